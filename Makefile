@@ -1,0 +1,138 @@
+# bach: complete hardware address traces of Intel Pentium machines.
+#
+# Targets
+#   make               build the programs into $(BUILD)/bin (default build/bin)
+#   make check         install missing packages, build, run the test suite, then
+#                      build and run it again with SANITIZE=address,undefined
+#   make check-fast    the suite once, without the sanitizer pass
+#   make demo          build, generate a trace, show what it holds
+#   make bench         performance figures (ratios measured in one run)
+#   make fuzz          longer libFuzzer runs of every parser (FUZZ_SECONDS each)
+#   make install       install programs (honours PREFIX and DESTDIR)
+#   make deps          install the Debian packages the build and tests need
+#   make format        clang-format the C sources
+#   make clean
+#
+# Knobs
+#   PREFIX=/usr/local  install prefix (install only)
+#   DESTDIR=           staging root (install only)
+#   CFLAGS=...         kept as given; the project's flags are added after
+#   V=1                show the commands
+#   SANITIZE=address,undefined   build everything sanitized (into build/san)
+#   DEVELOPER=1        add -Werror
+#   BUILD=build        build directory
+#   NO_DEPS=1          do not run scripts/deps.sh
+
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+CC ?= cc
+CFLAGS ?= -O2 -g
+FUZZ_SECONDS ?= 60
+
+ifdef SANITIZE
+BUILD ?= build/san
+SAN_FLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD ?= build
+SAN_FLAGS =
+endif
+
+WARN = -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow \
+       -Wpointer-arith -Wwrite-strings -Wformat=2 -Wvla
+ifdef DEVELOPER
+WARN += -Werror
+endif
+
+VERSION = 0.1.0
+BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $(WARN) -MMD -MP -pthread \
+	      $(SAN_FLAGS)
+LIBS = -lz -ldeflate -pthread
+ALL_CFLAGS = $(CFLAGS) $(BACH_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
+
+ifneq ($(V),1)
+Q = @
+QUIET_CC = @echo '   CC    ' $@;
+QUIET_LINK = @echo '   LINK  ' $@;
+QUIET_AR = @echo '   AR    ' $@;
+endif
+
+LIB_SRC = $(wildcard lib/*.c)
+LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
+BACH_SRC = $(wildcard tools/bach/*.c)
+BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC = $(wildcard tests/unit/test_*.c)
+TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_SRC = $(wildcard bench/*.c)
+BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+PROGRAMS = $(BUILD)/bin/bach
+
+DEPS_STAMP = build/.deps-ok
+
+all: $(PROGRAMS)
+
+ifndef NO_DEPS
+$(LIB_OBJ) $(BACH_OBJ): | $(DEPS_STAMP)
+endif
+
+$(DEPS_STAMP): scripts/deps.sh
+	$(Q)scripts/deps.sh
+	$(Q)mkdir -p $(dir $@) && touch $@
+
+deps:
+	scripts/deps.sh
+
+$(BUILD)/%.o: %.c
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libbach.a: $(LIB_OBJ)
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbach.a
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(BUILD)/libbach.a -lcmocka $(LIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(BUILD)/libbach.a $(LIBS)
+
+tests: $(PROGRAMS) $(TEST_BIN)
+
+check-fast: tests
+	$(Q)BUILD=$(BUILD) tests/run.sh
+
+check: tests
+	$(Q)BUILD=$(BUILD) tests/run.sh
+	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined tests
+	$(Q)BUILD=build/san BACH_SANITIZED=1 tests/run.sh
+
+fuzz: $(PROGRAMS)
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh long
+
+bench: $(PROGRAMS) $(BENCH_BIN)
+	$(Q)BUILD=$(BUILD) bench/run.sh
+
+demo: $(PROGRAMS)
+	$(Q)BUILD=$(BUILD) scripts/demo.sh
+
+install: $(PROGRAMS)
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build demo-capture
+
+.PHONY: all deps tests check check-fast fuzz bench demo install format clean
+.DELETE_ON_ERROR:
+
+-include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d)

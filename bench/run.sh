@@ -1,0 +1,81 @@
+#!/bin/sh
+# make bench: the performance targets of the foundation, each a ratio
+# measured in this one run on the same synthetic trace (BENCH_MB, default
+# 1024 MiB) in the page cache. Prints a table; exits 1 when a target is missed.
+set -eu
+BUILD=${BUILD:-build}
+BACH="$BUILD/bin/bach"
+MB=${BENCH_MB:-1024}
+D=${BENCH_DIR:-$BUILD/bench-data}
+mkdir -p "$D"
+N=$((MB * 1024 * 1024 / 6))
+T="$D/trace.byu"
+missed=0
+
+calc() { awk "BEGIN { print $1 }"; }
+now() { date +%s.%N; }
+# secs CMD...: wall time of CMD, output discarded
+secs() {
+	t0=$(now)
+	"$@" > /dev/null
+	t1=$(now)
+	calc "$t1 - $t0"
+}
+fmt() { printf '%.2f' "$1"; }
+check() { # NAME OK-EXPR DETAIL
+	if [ "$(calc "($2) ? 1 : 0")" -eq 1 ]; then r=MEETS; else r=MISSES; missed=1; fi
+	printf '%-58s %s  (%s)\n' "$1" "$r" "$3"
+}
+
+if [ ! -f "$T" ] || [ "$(wc -c < "$T")" -ne $((N * 6)) ]; then
+	echo "generating $MB MiB trace ($N records)..."
+	"$BACH" gen --records "$N" --seed 1 -o "$T"
+fi
+bytes=$(wc -c < "$T")
+cat "$T" > /dev/null # into the page cache
+echo "trace: $T, $bytes bytes, $(nproc) CPUs"
+echo
+
+# 1. dump against the fread/printf reader
+naive=$(secs "$BUILD/bench/naive_dump" "$T")
+dump=$(secs "$BACH" dump "$T")
+r=$(calc "$naive / $dump")
+check "dump to /dev/null >= 10x the fread+printf reader" "$r >= 10" \
+	"dump $(fmt "$dump") s, naive $(fmt "$naive") s, $(fmt "$r")x"
+
+# 2. stat and verify throughput
+st=$(secs "$BACH" stat "$T")
+gbs=$(calc "$bytes / $st / 1000000000")
+check "stat of a .byu in the page cache >= 1 GB/s" "$gbs >= 1" \
+	"$(fmt "$gbs") GB/s, $(fmt "$st") s"
+vf=$(secs "$BACH" verify "$T")
+gbs=$(calc "$bytes / $vf / 1000000000")
+check "verify of a .byu in the page cache >= 1 GB/s" "$gbs >= 1" \
+	"$(fmt "$gbs") GB/s, $(fmt "$vf") s"
+
+# 3. writing blocked gzip against pigz -1 -p 2, ratio against gzip -1
+w=$(secs "$BACH" convert -q --to byu.gz "$T" "$D/trace.byu.gz")
+p=$(secs sh -c "pigz -1 -p 2 -c '$T' > '$D/pigz.gz'")
+r=$(calc "$p / $w")
+check "write .byu.gz at least as fast as pigz -1 -p 2" "$r >= 1" \
+	"bach $(fmt "$w") s, pigz $(fmt "$p") s, $(fmt "$r")x"
+g=$(secs sh -c "gzip -1 -c '$T' > '$D/gzip1.gz'")
+ours=$(wc -c < "$D/trace.byu.gz")
+theirs=$(wc -c < "$D/gzip1.gz")
+check "ratio no worse than gzip -1" "$ours <= $theirs" \
+	"bach $(fmt "$(calc "$bytes / $ours")"), gzip -1 $(fmt "$(calc "$bytes / $theirs")") in $(fmt "$g") s"
+
+# 4. reading it back against zcat
+rd=$(secs "$BACH" convert -q --to byu "$D/trace.byu.gz" -)
+z=$(secs zcat "$D/trace.byu.gz")
+r=$(calc "$z / $rd")
+check "read .byu.gz at least as fast as zcat" "$r >= 1" \
+	"bach $(fmt "$rd") s, zcat $(fmt "$z") s, $(fmt "$r")x"
+zs=$(secs "$BACH" stat "$D/trace.byu.gz")
+echo "(bach stat of the .byu.gz: $(fmt "$zs") s)"
+
+echo
+echo "block compression, one thread, same blocks (bench/deflate_backends):"
+"$BUILD/bench/deflate_backends" "$T" 256
+rm -f "$D/pigz.gz" "$D/gzip1.gz"
+exit $missed

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Text forms of records, and the foreign trace formats `bach convert`
+ * imports and exports (docs/formats.md says what each direction loses).
+ *
+ * Imports describe a complete trace taken with the L1 caches off: an
+ * instruction fetch becomes NC_I_FETCH (0x90), a load NC_D_READ (0xD0), a
+ * store D_WRITE (0xF0); an access of size bytes at addr becomes one record
+ * per 8-byte-aligned quadword it touches, in address order, with BE#
+ * clearing exactly the bytes touched in that quadword.
+ */
+#ifndef BACH_CONVERT_H
+#define BACH_CONVERT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- text forms (bach dump, bach convert --to csv) --------------------- */
+
+/* Longest line any formatter below writes, newline included. */
+#define BACH_TEXT_MAX 160
+
+/* "%08x %02x %s\n", the reference form; returns the length written. */
+size_t bach_fmt_text(char *dst, const uint8_t *rec);
+/* the CSV header line; then one line per record */
+#define BACH_CSV_HEADER "index,address,be,control,type\n"
+size_t bach_fmt_csv(char *dst, const uint8_t *rec, uint64_t index);
+/* {"index":N,"address":"0x...","be":"0x..","control":"0x..","type":"..."} */
+size_t bach_fmt_jsonl(char *dst, const uint8_t *rec, uint64_t index);
+
+/* ---- imports ----------------------------------------------------------- */
+
+enum bach_import_format {
+	BACH_IMPORT_LACKEY,	/* valgrind --tool=lackey --trace-mem=yes */
+	BACH_IMPORT_DIN,	/* Dinero III/IV "label address" */
+	BACH_IMPORT_CIS501,	/* Penn CIS 501 micro-op traces */
+	BACH_IMPORT_P2,		/* BYU 12-byte Pentium II p2AddrTr records */
+};
+
+#define BACH_IMPORT_MASK_ADDRESS 0x1 /* keep the low 32 bits of wide addresses */
+
+/* Most records one input line or p2AddrTr record can produce. */
+#define BACH_IMPORT_MAX_RECS 64
+
+struct bach_import_stats {
+	uint64_t lines;		/* lines (or p2AddrTr records) read */
+	uint64_t records;	/* records produced */
+	uint64_t skipped;	/* inputs with no BYU equivalent, skipped */
+};
+
+struct bach_importer;
+
+/*
+ * Open PATH ("-" for standard input) in the given format. Returns 0 or
+ * -errno with a message in bach_importer_strerror().
+ */
+int bach_importer_open(struct bach_importer **ip,
+		       enum bach_import_format fmt, const char *path,
+		       unsigned flags);
+/*
+ * Next block of records, as bach_reader_read(): n > 0, 0 at the end, or
+ * -errno (-EBADMSG for malformed input, with the file and line number or
+ * byte offset in the message).
+ */
+ssize_t bach_importer_read(struct bach_importer *im, const uint8_t **recs);
+const char *bach_importer_strerror(const struct bach_importer *im);
+void bach_importer_stats(const struct bach_importer *im,
+			 struct bach_import_stats *st);
+void bach_importer_free(struct bach_importer *im);
+
+/*
+ * The pure parsers behind the importers, for tests and fuzzing. Text
+ * formats take one line without its newline; p2 takes one 12-byte record.
+ * Each writes up to BACH_IMPORT_MAX_RECS records to out and returns how
+ * many, 0 for a line that is skipped (and counted in *skipped), or
+ * -EBADMSG with a reason in *why.
+ */
+int bach_import_line(enum bach_import_format fmt, const char *line,
+		     size_t len, unsigned flags, uint8_t *out,
+		     uint64_t *skipped, const char **why);
+
+/* ---- exports ----------------------------------------------------------- */
+
+enum bach_export_format {
+	BACH_EXPORT_DIN,	/* "label address": 0 read, 1 write, 2 fetch */
+	BACH_EXPORT_DINX,	/* extended din: "r|w|i addr size" */
+	BACH_EXPORT_LAPLACE,	/* "r|w|i timestamp length asid address" */
+	BACH_EXPORT_CSV,	/* bach_fmt_csv with header */
+};
+
+/*
+ * Format records[0..n) into dst (room for n * BACH_TEXT_MAX bytes);
+ * index is the trace position of records[0]. Records the format cannot
+ * express are skipped and added to *skipped. Returns bytes written.
+ */
+size_t bach_export_block(enum bach_export_format fmt, char *dst,
+			 const uint8_t *recs, size_t n, uint64_t index,
+			 uint64_t *skipped);
+
+#endif

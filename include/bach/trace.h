@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streaming trace reader and writer (design section 4).
+ *
+ * Error convention: actions return 0 (or a count) on success and -errno on
+ * failure. -EBADMSG means the data is damaged (exit status 1); anything else
+ * is a usage or environment error (exit status 2). Every failing object keeps
+ * a message naming the file and the byte offset or record index, for
+ * bach_reader_strerror() / bach_writer_strerror().
+ */
+#ifndef BACH_TRACE_H
+#define BACH_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define BACH_EDATA EBADMSG
+
+/* Exit status for a result code, as in design section 7. */
+int bach_exit_status(int err);
+
+/* ---- reader ------------------------------------------------------------ */
+
+enum bach_file_kind {
+	BACH_FILE_RAW,	  /* .byu */
+	BACH_FILE_GZIP,	  /* .byu.gz: gzip, one or more members */
+};
+
+struct bach_reader;
+
+struct bach_reader *bach_reader_new(void);
+void bach_reader_free(struct bach_reader *r);
+
+/*
+ * Append a trace to the reader's list: a .byu or .byu.gz file ("-" is
+ * standard input, sniffed for the gzip magic), or a capture directory, whose
+ * closed seg-*.byu[.gz] segments are appended in name order. Paths ending in
+ * ".gz" are read as gzip; anything else as raw records. Fails with -errno and
+ * a message when the path cannot be opened or the directory listed.
+ */
+int bach_reader_add(struct bach_reader *r, const char *path);
+/* The same, read as the given kind whatever the name says (not for dirs). */
+int bach_reader_add_as(struct bach_reader *r, const char *path,
+		       enum bach_file_kind kind);
+
+/*
+ * Next block of whole records: *recs points at n * 6 bytes owned by the
+ * reader, valid until the next call. Returns n > 0, 0 at the end of the last
+ * file, or -errno. After an error, bach_reader_next_file() skips to the next
+ * file; otherwise further reads return the same error.
+ */
+ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs);
+int bach_reader_next_file(struct bach_reader *r);
+
+const char *bach_reader_strerror(const struct bach_reader *r);
+
+/* Where the reader is: file being read, records delivered from it and in all. */
+const char *bach_reader_file(const struct bach_reader *r);
+uint64_t bach_reader_file_records(const struct bach_reader *r);
+uint64_t bach_reader_records(const struct bach_reader *r);
+size_t bach_reader_nfiles(const struct bach_reader *r);
+
+/* Facts about the file being read (or just finished). */
+struct bach_file_info {
+	enum bach_file_kind kind;
+	bool blocked;	     /* gzip members carry the BC extra field */
+	bool eof_block;	     /* the file ended with the 28-byte EOF block */
+	uint64_t members;    /* gzip members, the EOF block included */
+	uint64_t in_bytes;   /* bytes of the file consumed */
+	uint64_t out_bytes;  /* record bytes delivered */
+};
+void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi);
+
+/*
+ * Capture directories: the closed segments of DIR, sorted, as malloc'd
+ * paths in *paths (free each and the array). Unfinished *.part segments are
+ * counted in *nparts when nparts is not NULL. Returns the count or -errno.
+ */
+ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts);
+
+/* ---- blocked gzip (BGZF-style) ----------------------------------------- */
+
+#define BACH_BGZF_HDR 18
+#define BACH_BGZF_TRAILER 8
+#define BACH_BGZF_MAX_BLOCK 65536
+/* Input per block: whole records, the largest multiple of 6 <= 0xff00. */
+#define BACH_BGZF_MAX_INPUT 65280
+#define BACH_BGZF_EOF_SIZE 28
+
+extern const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE];
+
+enum bach_deflate_backend {
+	BACH_DEFLATE_LIBDEFLATE,
+	BACH_DEFLATE_ZLIB,
+};
+
+struct bach_deflater;
+
+/* level 0..12 with libdeflate, 0..9 with zlib; NULL when out of memory. */
+struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
+					int level);
+void bach_deflater_free(struct bach_deflater *d);
+
+/*
+ * Compress len <= BACH_BGZF_MAX_INPUT bytes into one complete gzip member
+ * with the BC extra field, at dst (room for BACH_BGZF_MAX_BLOCK bytes).
+ * Falls back to a stored block when deflate does not shrink the data.
+ * Returns the member's size.
+ */
+size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
+		       const uint8_t *src, size_t len);
+
+/* ---- writer ------------------------------------------------------------ */
+
+enum bach_out_format {
+	BACH_OUT_BYU,	  /* raw records */
+	BACH_OUT_BYU_GZ,  /* blocked gzip with EOF block */
+};
+
+struct bach_writer_opts {
+	enum bach_out_format format;
+	int level;			   /* compression level; 0 = default */
+	int threads;			   /* compressing threads; 0 = online CPUs */
+	enum bach_deflate_backend backend;
+};
+
+#define BACH_DEFAULT_LEVEL 5
+
+struct bach_writer;
+
+/*
+ * Create PATH ("-" is standard output). A named file is written under a
+ * temporary name beside it and renamed into place by a successful
+ * bach_writer_close(), so a failed write never leaves a whole-looking file.
+ */
+int bach_writer_open(struct bach_writer **wp, const char *path,
+		     const struct bach_writer_opts *o);
+/* n whole records. Errors are sticky: later calls return the same error. */
+int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n);
+/* Flush, finish (EOF block), sync, rename into place. Returns the first error. */
+int bach_writer_close(struct bach_writer *w);
+/* Free; a writer not closed successfully removes its temporary file. */
+void bach_writer_free(struct bach_writer *w);
+const char *bach_writer_strerror(const struct bach_writer *w);
+uint64_t bach_writer_bytes(const struct bach_writer *w);
+
+#endif

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Exports for `bach convert --to din|dinx|laplace|csv`. These run once per
+ * record over whole traces, so digits are written by hand, never printf.
+ * docs/formats.md says what each format keeps and loses.
+ */
+#include <string.h>
+
+#include "bach/convert.h"
+#include "bach/record.h"
+
+static const char hex[] = "0123456789abcdef";
+
+/* Lowercase hex in as few digits as it takes, no prefix. */
+static inline char *put_hex(char *d, uint64_t v)
+{
+	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
+
+	for (int i = n - 1; i >= 0; i--) {
+		d[i] = hex[v & 15];
+		v >>= 4;
+	}
+	return d + n;
+}
+
+/*
+ * Direction of each cycle type: 'r' read, 'w' write, 'i' instruction
+ * fetch; 0 for the cycles din and its relatives cannot express (I/O,
+ * interrupt acknowledge, special cycles, INVALID types and gap markers).
+ */
+static const char dir[BACH_NTYPES] = {
+	[BACH_T_I_FETCH] = 'i',	   [BACH_T_NC_I_FETCH] = 'i',
+	[BACH_T_D_READ] = 'r',	   [BACH_T_NC_D_READ] = 'r',
+	[BACH_T_WRITE_BACK] = 'w', [BACH_T_D_WRITE] = 'w',
+};
+
+/*
+ * The requested bytes of a record: address of the lowest and the count
+ * from lowest to highest (BE# gaps included). BE# 0xff requests nothing;
+ * it is taken as the whole quadword.
+ */
+static inline uint64_t span(const uint8_t *rec, unsigned *size)
+{
+	unsigned want = (uint8_t)~rec[4];
+	unsigned lo, hi;
+
+	if (!want) {
+		*size = 8;
+		return get_be32(rec);
+	}
+	lo = (unsigned)__builtin_ctz(want);
+	hi = 31 - (unsigned)__builtin_clz(want);
+	*size = hi - lo + 1;
+	return (uint64_t)get_be32(rec) + lo;
+}
+
+static size_t export_csv(char *dst, const uint8_t *recs, size_t n,
+			 uint64_t index)
+{
+	char *d = dst;
+
+	for (size_t i = 0; i < n; i++)
+		d += bach_fmt_csv(d, recs + i * BACH_REC_SIZE, index + i);
+	return (size_t)(d - dst);
+}
+
+size_t bach_export_block(enum bach_export_format fmt, char *dst,
+			 const uint8_t *recs, size_t n, uint64_t index,
+			 uint64_t *skipped)
+{
+	char *d = dst;
+	uint64_t skip = 0;
+
+	if (fmt == BACH_EXPORT_CSV)
+		return export_csv(dst, recs, n, index);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *rec = recs + i * BACH_REC_SIZE;
+		char c = dir[rec[5] >> 4];
+		unsigned size;
+		uint64_t addr;
+
+		if (!c) {
+			skip++;
+			continue;
+		}
+		addr = span(rec, &size);
+		switch (fmt) {
+		case BACH_EXPORT_DIN:
+			/* 0 read, 1 write, 2 fetch */
+			*d++ = c == 'r' ? '0' : c == 'w' ? '1' : '2';
+			*d++ = ' ';
+			d = put_hex(d, addr);
+			break;
+		case BACH_EXPORT_DINX:
+			*d++ = c;
+			*d++ = ' ';
+			d = put_hex(d, addr);
+			*d++ = ' ';
+			*d++ = (char)('0' + size);
+			break;
+		case BACH_EXPORT_LAPLACE:
+			/* type timestamp length asid address */
+			*d++ = c;
+			*d++ = ' ';
+			d = put_hex(d, index + i);
+			*d++ = ' ';
+			*d++ = (char)('0' + size);
+			memcpy(d, " 0 ", 3);
+			d += 3;
+			d = put_hex(d, addr);
+			break;
+		default:
+			skip++;
+			continue;
+		}
+		*d++ = '\n';
+	}
+	*skipped += skip;
+	return (size_t)(d - dst);
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Importers: read a foreign trace a large block at a time, split it into
+ * lines (or 12-byte p2AddrTr records) and hand each to bach_import_line(),
+ * collecting the records it makes into blocks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bach/convert.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+
+#define IN_CAP (1u << 20)
+#define OUT_RECS 65536
+#define MAX_LINE 4096
+#define P2_SIZE 12
+
+struct bach_importer {
+	enum bach_import_format fmt;
+	unsigned flags;
+	int fd;
+	char *path;
+	char *in;		/* IN_CAP bytes */
+	size_t in_len, in_off;
+	bool eof;
+	uint64_t in_pos;	/* file offset of in[0] */
+	uint8_t *out;		/* OUT_RECS + BACH_IMPORT_MAX_RECS records */
+	struct bach_import_stats st;
+	int err;
+	char msg[512];
+};
+
+__attribute__((format(printf, 3, 4))) static int ifail(struct bach_importer *im,
+						       int err,
+						       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(im->msg, sizeof(im->msg), fmt, ap);
+	va_end(ap);
+	im->err = err;
+	return err;
+}
+
+static const char *iname(const struct bach_importer *im)
+{
+	return strcmp(im->path, "-") ? im->path : "<stdin>";
+}
+
+int bach_importer_open(struct bach_importer **ip, enum bach_import_format fmt,
+		       const char *path, unsigned flags)
+{
+	struct bach_importer *im = calloc(1, sizeof(*im));
+
+	*ip = im;
+	if (!im)
+		return -ENOMEM;
+	im->fmt = fmt;
+	im->flags = flags;
+	im->fd = -1;
+	im->path = strdup(path);
+	im->in = malloc(IN_CAP);
+	im->out = malloc((OUT_RECS + BACH_IMPORT_MAX_RECS) * BACH_REC_SIZE);
+	if (!im->path || !im->in || !im->out)
+		return ifail(im, -ENOMEM, "%s: out of memory", path);
+	if (!strcmp(path, "-")) {
+		im->fd = 0;
+		return 0;
+	}
+	im->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (im->fd < 0)
+		return ifail(im, -errno, "%s: %s", path, strerror(errno));
+	posix_fadvise(im->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
+
+void bach_importer_free(struct bach_importer *im)
+{
+	if (!im)
+		return;
+	if (im->fd > 0)
+		close(im->fd);
+	free(im->path);
+	free(im->in);
+	free(im->out);
+	free(im);
+}
+
+const char *bach_importer_strerror(const struct bach_importer *im)
+{
+	return im->msg[0] ? im->msg : "no error";
+}
+
+void bach_importer_stats(const struct bach_importer *im,
+			 struct bach_import_stats *st)
+{
+	*st = im->st;
+}
+
+/* Keep the unread tail, read more after it; false at the end of input. */
+static int refill(struct bach_importer *im)
+{
+	size_t keep = im->in_len - im->in_off;
+
+	memmove(im->in, im->in + im->in_off, keep);
+	im->in_pos += im->in_off;
+	im->in_off = 0;
+	im->in_len = keep;
+	while (im->in_len < IN_CAP && !im->eof) {
+		ssize_t n = read(im->fd, im->in + im->in_len, IN_CAP - im->in_len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ifail(im, -errno, "%s: read error at byte offset %llu: %s",
+				     iname(im),
+				     (unsigned long long)(im->in_pos + im->in_len),
+				     strerror(errno));
+		if (n == 0)
+			im->eof = true;
+		im->in_len += (size_t)n;
+	}
+	return 0;
+}
+
+/* One unit of input (a line, or a p2AddrTr record) into out; -errno. */
+static int one(struct bach_importer *im, const char *p, size_t len,
+	       uint8_t *out, size_t *made)
+{
+	const char *why = "malformed";
+	int n;
+
+	im->st.lines++;
+	n = bach_import_line(im->fmt, p, len, im->flags, out, &im->st.skipped,
+			     &why);
+	if (n < 0) {
+		if (im->fmt == BACH_IMPORT_P2)
+			return ifail(im, -BACH_EDATA,
+				     "%s: record %llu (byte offset %llu): %s",
+				     iname(im),
+				     (unsigned long long)(im->st.lines - 1),
+				     (unsigned long long)((im->st.lines - 1) *
+							  P2_SIZE),
+				     why);
+		return ifail(im, -BACH_EDATA, "%s: line %llu: %s: '%.*s'",
+			     iname(im), (unsigned long long)im->st.lines, why,
+			     (int)(len > 80 ? 80 : len), p);
+	}
+	*made += (size_t)n;
+	im->st.records += (uint64_t)n;
+	return 0;
+}
+
+ssize_t bach_importer_read(struct bach_importer *im, const uint8_t **recs)
+{
+	size_t made = 0;
+
+	if (im->err)
+		return im->err;
+	while (made < OUT_RECS) {
+		uint8_t *out = im->out + made * BACH_REC_SIZE;
+		size_t avail = im->in_len - im->in_off;
+		const char *p = im->in + im->in_off;
+
+		if (im->fmt == BACH_IMPORT_P2) {
+			if (avail < P2_SIZE) {
+				if (im->eof) {
+					if (avail)
+						return ifail(im, -BACH_EDATA,
+							     "%s: size is not a multiple of 12: %zu bytes left over at byte offset %llu",
+							     iname(im), avail,
+							     (unsigned long long)(im->in_pos + im->in_off));
+					if (im->in_pos + im->in_len == 0)
+						return ifail(im, -BACH_EDATA,
+							     "%s: empty file", iname(im));
+					break;
+				}
+				if (refill(im))
+					return im->err;
+				continue;
+			}
+			im->in_off += P2_SIZE;
+			if (one(im, p, P2_SIZE, out, &made))
+				return im->err;
+			continue;
+		}
+
+		const char *nl = memchr(p, '\n', avail);
+		size_t len;
+
+		if (!nl) {
+			if (!im->eof && avail < MAX_LINE) {
+				if (refill(im))
+					return im->err;
+				continue;
+			}
+			if (!im->eof)
+				return ifail(im, -BACH_EDATA,
+					     "%s: line %llu: longer than %d bytes",
+					     iname(im),
+					     (unsigned long long)im->st.lines + 1,
+					     MAX_LINE);
+			if (!avail) {
+				if (im->in_pos + im->in_len == 0)
+					return ifail(im, -BACH_EDATA,
+						     "%s: empty file", iname(im));
+				break;
+			}
+			len = avail; /* last line without a newline */
+			im->in_off += len;
+		} else {
+			len = (size_t)(nl - p);
+			im->in_off += len + 1;
+		}
+		if (len && p[len - 1] == '\r')
+			len--;
+		if (one(im, p, len, out, &made))
+			return im->err;
+	}
+	*recs = im->out;
+	return (ssize_t)made;
+}

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The parsers behind `bach convert --from lackey|din|cis501|p2`: one input
+ * line (or one 12-byte p2AddrTr record) in, up to BACH_IMPORT_MAX_RECS
+ * records out. docs/formats.md describes every field and what is lost.
+ *
+ * Imports describe a trace taken with the L1 caches off: a fetch is
+ * NC_I_FETCH, a load NC_D_READ, a store D_WRITE, and an access of size
+ * bytes becomes one record per quadword it touches, in address order.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bach/bytes.h"
+#include "bach/convert.h"
+#include "bach/record.h"
+
+#define CTL_I_FETCH 0x80
+#define CTL_NC_I_FETCH 0x90
+#define CTL_D_READ 0xc0
+#define CTL_NC_D_READ 0xd0
+#define CTL_WRITE_BACK 0xe0
+#define CTL_D_WRITE 0xf0
+#define CTL_INT_ACK 0x10
+#define CTL_SPECIAL 0x30
+#define CTL_IO_READ 0x50
+#define CTL_IO_WRITE 0x70
+
+/* Widest single access: lackey's own limit (MAX_DSIZE in lk_main.c). */
+#define MAX_ACCESS 512
+/* Longest x86 instruction. */
+#define MAX_INSN 15
+
+/* p2AddrTr request types (BYU byutr.h) */
+enum {
+	P2_FETCH = 0x00,
+	P2_MEMREAD = 0x01,
+	P2_MEMREADINV = 0x02,
+	P2_MEMWRITE = 0x03,
+	P2_IOREAD = 0x10,
+	P2_IOWRITE = 0x11,
+	P2_DEFERREPLY = 0x20,
+	P2_INTA = 0x21,
+	P2_CNTRLAGNTRES = 0x22,
+	P2_BRTRACEREC = 0x23,
+	P2_SHUTDOWN = 0x31,
+	P2_FLUSH = 0x32,
+	P2_HALT = 0x33,
+	P2_SYNC = 0x34,
+	P2_FLUSHACK = 0x35,
+	P2_STOPCLKACK = 0x36,
+	P2_SMIACK = 0x37,
+};
+
+#define P2_SIZE 12
+#define P2_LINE 32
+
+/* Reasons that name a value are formatted here; one per thread. */
+static _Thread_local char why_buf[96];
+
+__attribute__((format(printf, 2, 3))) static int bad(const char **why,
+						     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why_buf, sizeof(why_buf), fmt, ap);
+	va_end(ap);
+	*why = why_buf;
+	return -EBADMSG;
+}
+
+static int bad_str(const char **why, const char *reason)
+{
+	*why = reason;
+	return -EBADMSG;
+}
+
+/* ---- scanning ---------------------------------------------------------- */
+
+struct scan {
+	const char *p, *end;
+};
+
+static inline bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static void skip_ws(struct scan *s)
+{
+	while (s->p < s->end && is_space(*s->p))
+		s->p++;
+}
+
+static inline bool at_end(const struct scan *s)
+{
+	return s->p == s->end;
+}
+
+/* The next run of non-blank characters; false when there is none. */
+static bool token(struct scan *s, const char **tok, size_t *len)
+{
+	skip_ws(s);
+	if (at_end(s))
+		return false;
+	*tok = s->p;
+	while (s->p < s->end && !is_space(*s->p))
+		s->p++;
+	*len = (size_t)(s->p - *tok);
+	return true;
+}
+
+static inline int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Hex number of at most 16 digits at s->p, with an optional 0x when
+ * allow_0x; stops at the first non-digit. False when there is no digit or
+ * the value does not fit 64 bits.
+ */
+static bool get_hex(struct scan *s, bool allow_0x, uint64_t *v)
+{
+	const char *p = s->p;
+	unsigned n = 0;
+	uint64_t x = 0;
+	int d;
+
+	if (allow_0x && s->end - p > 2 && p[0] == '0' &&
+	    (p[1] == 'x' || p[1] == 'X') && hex_digit(p[2]) >= 0)
+		p += 2;
+	while (p < s->end && (d = hex_digit(*p)) >= 0) {
+		if (x >> 60)
+			return false;
+		x = x << 4 | (uint64_t)d;
+		p++;
+		n++;
+	}
+	if (!n)
+		return false;
+	s->p = p;
+	*v = x;
+	return true;
+}
+
+/* Unsigned decimal at s->p; false without a digit or on overflow. */
+static bool get_dec(struct scan *s, uint64_t *v)
+{
+	const char *p = s->p;
+	uint64_t x = 0;
+
+	if (p == s->end || *p < '0' || *p > '9')
+		return false;
+	while (p < s->end && *p >= '0' && *p <= '9') {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+		p++;
+	}
+	s->p = p;
+	*v = x;
+	return true;
+}
+
+/* A whole token: hex (optional 0x) / decimal with an optional sign. */
+static bool tok_hex(const char *t, size_t len, uint64_t *v)
+{
+	struct scan s = { t, t + len };
+
+	return get_hex(&s, true, v) && at_end(&s);
+}
+
+static bool tok_int(const char *t, size_t len, int64_t *v)
+{
+	struct scan s = { t, t + len };
+	bool neg = false;
+	uint64_t u;
+
+	if (len && (*t == '-' || *t == '+')) {
+		neg = *t == '-';
+		s.p++;
+	}
+	if (!get_dec(&s, &u) || !at_end(&s) || u > (uint64_t)INT64_MAX)
+		return false;
+	*v = neg ? -(int64_t)u : (int64_t)u;
+	return true;
+}
+
+/* ---- the quadword rule ------------------------------------------------- */
+
+/* BE# for bytes lo..hi (0..7) of a quadword: those bits clear. */
+static inline uint8_t be_bytes(unsigned lo, unsigned hi)
+{
+	unsigned want = (0xffu >> (7 - hi)) & (0xffu << lo);
+
+	return (uint8_t)~want;
+}
+
+/*
+ * size bytes at addr as one record per quadword touched, at most room
+ * records. Addresses above 4 GiB are an error unless flags masks them to
+ * their low 32 bits (each quadword's address is masked on its own, so an
+ * access across the 4 GiB line wraps to quadword 0).
+ */
+static int split(uint8_t *out, uint64_t addr, uint64_t size, uint8_t ctl,
+		 unsigned flags, unsigned room, const char **why)
+{
+	uint64_t q = addr & ~(uint64_t)7;
+	uint64_t last = addr + size - 1;
+	unsigned nq;
+
+	if (size == 0)
+		return bad_str(why, "size 0");
+	if (size > MAX_ACCESS)
+		return bad(why, "size %llu too large (at most %d bytes)",
+			   (unsigned long long)size, MAX_ACCESS);
+	if (!(flags & BACH_IMPORT_MASK_ADDRESS) &&
+	    (addr > 0xffffffffu || size - 1 > 0xffffffffu - addr))
+		return bad_str(why, "address above 4 GiB (--mask-address keeps the low 32 bits)");
+	nq = (unsigned)(((addr & 7) + size + 7) / 8);
+	if (nq > room)
+		return bad(why, "access of %llu bytes needs more than %u records",
+			   (unsigned long long)size, room);
+	for (unsigned i = 0; i < nq; i++) {
+		unsigned lo = i == 0 ? (unsigned)(addr & 7) : 0;
+		unsigned hi = i == nq - 1 ? (unsigned)(last & 7) : 7;
+
+		bach_rec_put(out + i * BACH_REC_SIZE,
+			     (uint32_t)(q + (uint64_t)i * 8), be_bytes(lo, hi),
+			     ctl);
+	}
+	return (int)nq;
+}
+
+/* ---- lackey ------------------------------------------------------------ */
+
+/*
+ * "I  04016a0e,3", " L 04222cac,8", " S 04222cac,4", " M 0421be08,4":
+ * operation, hex address, comma, decimal size. "==pid==" lines are
+ * valgrind's own and are passed over, as are blank lines.
+ */
+static int lackey_line(const char *line, size_t len, unsigned flags,
+		       uint8_t *out, const char **why)
+{
+	struct scan s = { line, line + len };
+	uint64_t addr, size;
+	const char *op;
+	size_t oplen;
+	int n, m;
+
+	if (len >= 2 && line[0] == '=' && line[1] == '=')
+		return 0;
+	if (!token(&s, &op, &oplen))
+		return 0;
+	if (oplen != 1 || !memchr("ILSM", *op, 4))
+		return bad(why, "unknown operation '%.*s'",
+			   (int)(oplen > 16 ? 16 : oplen), op);
+	skip_ws(&s);
+	if (!get_hex(&s, false, &addr))
+		return bad_str(why, "bad address");
+	if (at_end(&s) || *s.p != ',')
+		return bad_str(why, at_end(&s) || is_space(*s.p) ?
+					    "missing ',' before the size" :
+					    "bad address");
+	s.p++;
+	if (!get_dec(&s, &size))
+		return bad_str(why, "bad size");
+	skip_ws(&s);
+	if (!at_end(&s))
+		return bad_str(why, "unexpected text after the size");
+
+	switch (*op) {
+	case 'I':
+		return split(out, addr, size, CTL_NC_I_FETCH, flags,
+			     BACH_IMPORT_MAX_RECS, why);
+	case 'L':
+		return split(out, addr, size, CTL_NC_D_READ, flags,
+			     BACH_IMPORT_MAX_RECS, why);
+	case 'S':
+		return split(out, addr, size, CTL_D_WRITE, flags,
+			     BACH_IMPORT_MAX_RECS, why);
+	default: /* 'M': the read, then the write */
+		n = split(out, addr, size, CTL_NC_D_READ, flags,
+			  BACH_IMPORT_MAX_RECS / 2, why);
+		if (n < 0)
+			return n;
+		m = split(out + n * BACH_REC_SIZE, addr, size, CTL_D_WRITE,
+			  flags, BACH_IMPORT_MAX_RECS / 2, why);
+		return m < 0 ? m : n + m;
+	}
+}
+
+/* ---- din --------------------------------------------------------------- */
+
+/*
+ * "label address [ignored...]" as Dinero IV's dinfmt.c reads it: label
+ * and address in hex, each with an optional 0x; label 0 read, 1 write,
+ * 2 fetch. din has no size: 4 bytes at the address rounded down to 4.
+ * Other labels (3 misc, 4 copy-back, 5 invalidate, ...) have no bus cycle
+ * and are skipped.
+ */
+static int din_line(const char *line, size_t len, unsigned flags,
+		    uint8_t *out, uint64_t *skipped, const char **why)
+{
+	static const uint8_t ctl[3] = { CTL_NC_D_READ, CTL_D_WRITE,
+					CTL_NC_I_FETCH };
+	struct scan s = { line, line + len };
+	uint64_t label, addr;
+
+	skip_ws(&s);
+	if (at_end(&s))
+		return 0;
+	if (!get_hex(&s, true, &label) || (!at_end(&s) && !is_space(*s.p)))
+		return bad_str(why, "bad label");
+	if (label > 2) {
+		(*skipped)++;
+		return 0;
+	}
+	skip_ws(&s);
+	if (at_end(&s))
+		return bad_str(why, "missing address");
+	if (!get_hex(&s, true, &addr) || (!at_end(&s) && !is_space(*s.p)))
+		return bad_str(why, "bad address");
+	return split(out, addr & ~(uint64_t)3, 4, ctl[label], flags,
+		     BACH_IMPORT_MAX_RECS, why);
+}
+
+/* ---- CIS 501 ----------------------------------------------------------- */
+
+enum {
+	C_UOP, C_PC, C_SRC1, C_SRC2, C_DEST, C_FLAGS, C_BRANCH, C_LDST,
+	C_IMM, C_ADDR, C_FALL, C_TARGET, C_MACRO, C_MICRO, C_NFIELDS
+};
+
+/*
+ * One micro-op per line, 14 fields separated by blanks (Milo Martin's
+ * trace-format.html): uop-number PC src1 src2 dest flags branch ld/st
+ * immediate mem-address fallthrough-PC target-PC macro-op micro-op.
+ * Micro-op 1 fetches the macro-op: PC up to the fall-through PC. A load
+ * or store adds one record for its address's quadword, BE# 0x00.
+ */
+static int cis501_line(const char *line, size_t len, unsigned flags,
+		       uint8_t *out, const char **why)
+{
+	struct scan s = { line, line + len };
+	const char *f[C_NFIELDS + 1];
+	size_t fl[C_NFIELDS + 1];
+	unsigned nf = 0;
+	uint64_t uop, pc, addr, fall, target;
+	int64_t v;
+	int n = 0, m;
+
+	while (nf <= C_NFIELDS && token(&s, &f[nf], &fl[nf]))
+		nf++;
+	if (nf == 0)
+		return 0;
+	if (nf != C_NFIELDS)
+		return nf > C_NFIELDS ?
+			       bad_str(why, "more than 14 fields") :
+			       bad(why, "%u fields, expected 14", nf);
+	{
+		struct scan u = { f[C_UOP], f[C_UOP] + fl[C_UOP] };
+
+		if (!get_dec(&u, &uop) || !at_end(&u))
+			return bad_str(why, "bad micro-op number");
+	}
+	if (!tok_hex(f[C_PC], fl[C_PC], &pc))
+		return bad_str(why, "bad PC");
+	if (!tok_int(f[C_SRC1], fl[C_SRC1], &v) ||
+	    !tok_int(f[C_SRC2], fl[C_SRC2], &v) ||
+	    !tok_int(f[C_DEST], fl[C_DEST], &v))
+		return bad_str(why, "bad register number");
+	if (fl[C_FLAGS] != 1)
+		return bad_str(why, "bad flags field");
+	if (fl[C_BRANCH] != 1)
+		return bad_str(why, "bad branch field");
+	if (fl[C_LDST] != 1 || !memchr("LS-", f[C_LDST][0], 3))
+		return bad_str(why, "bad load/store field");
+	if (!tok_int(f[C_IMM], fl[C_IMM], &v))
+		return bad_str(why, "bad immediate");
+	if (!tok_hex(f[C_ADDR], fl[C_ADDR], &addr))
+		return bad_str(why, "bad memory address");
+	if (!tok_hex(f[C_FALL], fl[C_FALL], &fall))
+		return bad_str(why, "bad fall-through PC");
+	if (!tok_hex(f[C_TARGET], fl[C_TARGET], &target))
+		return bad_str(why, "bad target PC");
+
+	if (uop == 1) {
+		if (fall <= pc)
+			return bad_str(why, "fall-through PC not above PC");
+		if (fall - pc > MAX_INSN)
+			return bad(why, "instruction of %llu bytes (at most %d)",
+				   (unsigned long long)(fall - pc), MAX_INSN);
+		n = split(out, pc, fall - pc, CTL_NC_I_FETCH, flags,
+			  BACH_IMPORT_MAX_RECS, why);
+		if (n < 0)
+			return n;
+	}
+	if (f[C_LDST][0] == '-')
+		return n;
+	m = split(out + n * BACH_REC_SIZE, addr & ~(uint64_t)7, 8,
+		  f[C_LDST][0] == 'L' ? CTL_NC_D_READ : CTL_D_WRITE, flags,
+		  BACH_IMPORT_MAX_RECS - (unsigned)n, why);
+	return m < 0 ? m : n + m;
+}
+
+/* ---- BYU p2AddrTr ------------------------------------------------------ */
+
+/* A special cycle: BE# names the kind, A4 tells stop grant from halt. */
+static int special(uint8_t *out, uint32_t addr, uint8_t be)
+{
+	bach_rec_put(out, addr, be, CTL_SPECIAL);
+	return 1;
+}
+
+/*
+ * A memory transfer: a 32-byte line is one burst cycle, one record for
+ * the quadword the address names with BE# 0x00; up to 16 bytes follow the
+ * quadword rule.
+ */
+static int p2_mem(uint8_t *out, uint32_t addr, unsigned size, uint8_t ctl,
+		  unsigned flags, const char **why)
+{
+	if (size == P2_LINE) {
+		bach_rec_put(out, addr & ~7u, 0x00, ctl);
+		return 1;
+	}
+	if (size > 16)
+		return bad(why, "bad size %u (1 to 16, or 32 for a line)",
+			   size);
+	return split(out, addr, size, ctl, flags, BACH_IMPORT_MAX_RECS, why);
+}
+
+/*
+ * 12 bytes: address (LE32), request type, size, attribute, processor,
+ * delta time (LE32). Attribute bits 1..0 of 00 mean uncacheable.
+ */
+static int p2_record(const uint8_t *p, size_t len, unsigned flags,
+		     uint8_t *out, uint64_t *skipped, const char **why)
+{
+	uint32_t addr;
+	unsigned type, size;
+	bool cacheable;
+
+	if (len != P2_SIZE)
+		return bad(why, "p2AddrTr record of %zu bytes, not 12", len);
+	addr = get_le32(p);
+	type = p[4];
+	size = p[5];
+	cacheable = (p[6] & 3) != 0;
+
+	switch (type) {
+	case P2_FETCH:
+		return p2_mem(out, addr, size,
+			      cacheable ? CTL_I_FETCH : CTL_NC_I_FETCH, flags,
+			      why);
+	case P2_MEMREAD:
+	case P2_MEMREADINV:
+		return p2_mem(out, addr, size,
+			      cacheable ? CTL_D_READ : CTL_NC_D_READ, flags,
+			      why);
+	case P2_MEMWRITE:
+		/* a burst write of a whole line is the Pentium's writeback */
+		return p2_mem(out, addr, size,
+			      size == P2_LINE ? CTL_WRITE_BACK : CTL_D_WRITE,
+			      flags, why);
+	case P2_IOREAD:
+		return split(out, addr, size, CTL_IO_READ, flags, 8, why);
+	case P2_IOWRITE:
+		return split(out, addr, size, CTL_IO_WRITE, flags, 8, why);
+	case P2_INTA:
+		return split(out, addr, size ? size : 1, CTL_INT_ACK, flags, 8,
+			     why);
+	case P2_BRTRACEREC:
+		return special(out, 0, 0xdf);
+	case P2_SHUTDOWN:
+		return special(out, 0, 0xfe);
+	case P2_FLUSH:
+		return special(out, 0, 0xfd);
+	case P2_HALT:
+		return special(out, 0, 0xfb);
+	case P2_SYNC:
+		return special(out, 0, 0xf7);
+	case P2_FLUSHACK:
+		return special(out, 0, 0xef);
+	case P2_STOPCLKACK:
+		return special(out, 0x10, 0xfb);
+	case P2_DEFERREPLY:
+	case P2_CNTRLAGNTRES:
+	case P2_SMIACK:
+		(*skipped)++;
+		return 0;
+	default:
+		return bad(why, "unknown request type 0x%02x", type);
+	}
+}
+
+int bach_import_line(enum bach_import_format fmt, const char *line,
+		     size_t len, unsigned flags, uint8_t *out,
+		     uint64_t *skipped, const char **why)
+{
+	switch (fmt) {
+	case BACH_IMPORT_LACKEY:
+		return lackey_line(line, len, flags, out, why);
+	case BACH_IMPORT_DIN:
+		return din_line(line, len, flags, out, skipped, why);
+	case BACH_IMPORT_CIS501:
+		return cis501_line(line, len, flags, out, why);
+	case BACH_IMPORT_P2:
+		return p2_record((const uint8_t *)line, len, flags, out,
+				 skipped, why);
+	}
+	return bad_str(why, "unknown import format");
+}

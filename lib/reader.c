@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Streaming trace reader: raw .byu, gzip .byu.gz (one member, many
+ * concatenated members, the blocked form with its EOF block), standard
+ * input, and capture directories, delivered as blocks of whole records.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "bach/bytes.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+
+#define OUT_CAP (1u << 20)     /* record bytes per block handed out */
+#define IN_CAP (1u << 20)      /* compressed bytes read at a time */
+
+#define KIND_AUTO (-1)
+
+struct bach_reader {
+	char **paths;
+	int *kinds;		/* enum bach_file_kind, or KIND_AUTO */
+	size_t npaths, cap;
+	size_t cur;		/* index of the file being read */
+	bool open;		/* cur is open */
+	int fd;
+	bool own_fd;
+	int err;		/* sticky error for the current file */
+	char msg[512];
+
+	/* current file */
+	enum bach_file_kind kind;
+	uint64_t in_off;	/* bytes read from the file */
+	uint64_t out_off;	/* record bytes produced from it (incl. carry) */
+	uint64_t file_recs;
+	uint64_t total_recs;
+	bool file_eof;		/* read() returned 0 */
+
+	uint8_t *out;		/* OUT_CAP bytes */
+	size_t carry;		/* bytes of a partial record ... */
+	size_t tail;		/* ... at out[tail], moved to out[0] next call */
+
+	/* gzip state */
+	uint8_t *in;
+	z_stream zs;
+	bool zinit;
+	bool in_member;
+	uint64_t member_start;	/* file offset of the member being read */
+	uint64_t members;
+	bool blocked, eof_block;
+	gz_header head;
+	uint8_t extra[64];
+};
+
+int bach_exit_status(int err)
+{
+	if (err == 0)
+		return 0;
+	return err == -BACH_EDATA ? 1 : 2;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(struct bach_reader *r,
+						      int err, const char *fmt,
+						      ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	r->err = err;
+	return err;
+}
+
+struct bach_reader *bach_reader_new(void)
+{
+	struct bach_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->out = malloc(OUT_CAP);
+	r->in = malloc(IN_CAP);
+	if (!r->out || !r->in) {
+		free(r->out);
+		free(r->in);
+		free(r);
+		return NULL;
+	}
+	r->fd = -1;
+	return r;
+}
+
+static int push_path(struct bach_reader *r, const char *path, int kind)
+{
+	if (r->npaths == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 8;
+		char **p = realloc(r->paths, ncap * sizeof(*p));
+		int *k;
+
+		if (!p)
+			return -ENOMEM;
+		r->paths = p;
+		k = realloc(r->kinds, ncap * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		r->kinds = k;
+		r->cap = ncap;
+	}
+	r->kinds[r->npaths] = kind;
+	r->paths[r->npaths] = strdup(path);
+	if (!r->paths[r->npaths])
+		return -ENOMEM;
+	r->npaths++;
+	return 0;
+}
+
+static bool is_segment_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (strncmp(n, "seg-", 4) != 0)
+		return false;
+	return (len > 8 && !strcmp(n + len - 4, ".byu")) ||
+	       (len > 11 && !strcmp(n + len - 7, ".byu.gz"));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = NULL;
+	size_t n = 0, cap = 0, parts = 0;
+	int err = 0;
+
+	*paths = NULL;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+
+		if (len > 5 && !strcmp(de->d_name + len - 5, ".part") &&
+		    !strncmp(de->d_name, "seg-", 4))
+			parts++;
+		if (!is_segment_name(de->d_name))
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **nv = realloc(v, ncap * sizeof(*nv));
+
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		if (asprintf(&v[n], "%s/%s", dir, de->d_name) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (err) {
+		while (n)
+			free(v[--n]);
+		free(v);
+		return err;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*paths = v;
+	if (nparts)
+		*nparts = parts;
+	return (ssize_t)n;
+}
+
+int bach_reader_add_as(struct bach_reader *r, const char *path,
+		       enum bach_file_kind kind)
+{
+	if (strcmp(path, "-") && access(path, R_OK) < 0)
+		return fail(r, -errno, "%s: %s", path, strerror(errno));
+	return push_path(r, path, (int)kind);
+}
+
+int bach_reader_add(struct bach_reader *r, const char *path)
+{
+	struct stat st;
+	char **segs;
+	ssize_t n;
+	int err = 0;
+
+	if (strcmp(path, "-") == 0)
+		return push_path(r, path, KIND_AUTO);
+	if (stat(path, &st) < 0)
+		return fail(r, -errno, "%s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		if (access(path, R_OK) < 0)
+			return fail(r, -errno, "%s: %s", path,
+				    strerror(errno));
+		return push_path(r, path, KIND_AUTO);
+	}
+	n = bach_capture_segments(path, &segs, NULL);
+	if (n < 0)
+		return fail(r, (int)n, "%s: cannot list capture directory: %s",
+			    path, strerror((int)-n));
+	for (ssize_t i = 0; i < n; i++) {
+		if (!err)
+			err = push_path(r, segs[i], KIND_AUTO);
+		free(segs[i]);
+	}
+	free(segs);
+	if (err)
+		return fail(r, err, "%s: %s", path, strerror(-err));
+	return 0;
+}
+
+static void close_file(struct bach_reader *r)
+{
+	if (r->own_fd && r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	r->open = false;
+	if (r->zinit) {
+		inflateEnd(&r->zs);
+		r->zinit = false;
+	}
+}
+
+void bach_reader_free(struct bach_reader *r)
+{
+	if (!r)
+		return;
+	close_file(r);
+	for (size_t i = 0; i < r->npaths; i++)
+		free(r->paths[i]);
+	free(r->paths);
+	free(r->kinds);
+	free(r->out);
+	free(r->in);
+	free(r);
+}
+
+const char *bach_reader_strerror(const struct bach_reader *r)
+{
+	return r->msg[0] ? r->msg : "no error";
+}
+
+const char *bach_reader_file(const struct bach_reader *r)
+{
+	size_t i = r->cur < r->npaths ? r->cur : r->npaths - 1;
+
+	if (!r->npaths)
+		return "";
+	return strcmp(r->paths[i], "-") ? r->paths[i] : "<stdin>";
+}
+
+uint64_t bach_reader_file_records(const struct bach_reader *r)
+{
+	return r->file_recs;
+}
+
+uint64_t bach_reader_records(const struct bach_reader *r)
+{
+	return r->total_recs;
+}
+
+size_t bach_reader_nfiles(const struct bach_reader *r)
+{
+	return r->npaths;
+}
+
+void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi)
+{
+	fi->kind = r->kind;
+	fi->blocked = r->blocked;
+	fi->eof_block = r->eof_block;
+	fi->members = r->members;
+	fi->in_bytes = r->in_off - (r->kind == BACH_FILE_GZIP ? r->zs.avail_in : 0);
+	fi->out_bytes = r->out_off - r->carry;
+}
+
+/* read() until the buffer is full or the file ends; returns bytes or -errno */
+static ssize_t fill(struct bach_reader *r, uint8_t *buf, size_t cap)
+{
+	size_t got = 0;
+
+	while (got < cap && !r->file_eof) {
+		ssize_t n = read(r->fd, buf + got, cap - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(r, -errno, "%s: read error at byte offset %llu: %s",
+				    bach_reader_file(r),
+				    (unsigned long long)r->in_off, strerror(errno));
+		}
+		if (n == 0)
+			r->file_eof = true;
+		got += (size_t)n;
+		r->in_off += (uint64_t)n;
+		/* a pipe gives what it has; hand that out rather than wait */
+		if (n > 0 && got >= BACH_REC_SIZE && got % BACH_REC_SIZE == 0)
+			break;
+	}
+	return (ssize_t)got;
+}
+
+static int start_member(struct bach_reader *r)
+{
+	int ret;
+
+	if (r->zinit)
+		ret = inflateReset(&r->zs);
+	else
+		ret = inflateInit2(&r->zs, 15 + 16);
+	if (ret != Z_OK)
+		return fail(r, -ENOMEM, "%s: zlib: %s", bach_reader_file(r),
+			    r->zs.msg ? r->zs.msg : zError(ret));
+	r->zinit = true;
+	memset(&r->head, 0, sizeof(r->head));
+	r->head.extra = r->extra;
+	r->head.extra_max = sizeof(r->extra);
+	inflateGetHeader(&r->zs, &r->head);
+	r->member_start = r->in_off - r->zs.avail_in;
+	r->in_member = true;
+	return 0;
+}
+
+static bool head_has_bc(const gz_header *h)
+{
+	const uint8_t *p = h->extra;
+	unsigned len;
+
+	if (!p || h->extra_len < 4)
+		return false;
+	len = h->extra_len < h->extra_max ? h->extra_len : h->extra_max;
+	for (unsigned i = 0; i + 4 <= len;) {
+		unsigned slen = get_le16(p + i + 2);
+
+		if (p[i] == 'B' && p[i + 1] == 'C' && slen == 2)
+			return true;
+		i += 4 + slen;
+	}
+	return false;
+}
+
+static int open_file(struct bach_reader *r)
+{
+	const char *path = r->paths[r->cur];
+	size_t len = strlen(path);
+
+	r->err = 0;
+	r->msg[0] = 0;
+	r->in_off = r->out_off = r->file_recs = 0;
+	r->carry = r->tail = 0;
+	r->file_eof = false;
+	r->members = 0;
+	r->blocked = r->eof_block = false;
+	r->in_member = false;
+	r->zs.avail_in = 0;
+	r->zs.next_in = r->in;
+
+	if (!strcmp(path, "-")) {
+		ssize_t n;
+
+		r->fd = 0;
+		r->own_fd = false;
+		r->open = true;
+		/* sniff: gzip magic or raw records */
+		n = fill(r, r->in, 2);
+		if (n < 0)
+			return (int)n;
+		r->kind = n == 2 && r->in[0] == 0x1f && r->in[1] == 0x8b ?
+				  BACH_FILE_GZIP :
+				  BACH_FILE_RAW;
+		if (r->kinds[r->cur] != KIND_AUTO)
+			r->kind = (enum bach_file_kind)r->kinds[r->cur];
+		if (r->kind == BACH_FILE_RAW) {
+			memcpy(r->out, r->in, (size_t)n);
+			r->carry = (size_t)n;
+			r->out_off = (uint64_t)n;
+		} else {
+			r->zs.next_in = r->in;
+			r->zs.avail_in = (uInt)n;
+		}
+		return 0;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return fail(r, -errno, "%s: %s", path, strerror(errno));
+	r->own_fd = true;
+	r->open = true;
+	r->kind = len > 3 && !strcmp(path + len - 3, ".gz") ? BACH_FILE_GZIP :
+							      BACH_FILE_RAW;
+	if (r->kinds[r->cur] != KIND_AUTO)
+		r->kind = (enum bach_file_kind)r->kinds[r->cur];
+	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return 0;
+}
+
+/* Produce raw bytes into r->out after the carry; returns bytes added. */
+static ssize_t produce_raw(struct bach_reader *r)
+{
+	ssize_t n = fill(r, r->out + r->carry, OUT_CAP - r->carry);
+
+	if (n > 0)
+		r->out_off += (uint64_t)n;
+	return n;
+}
+
+static ssize_t produce_gzip(struct bach_reader *r)
+{
+	uint8_t *dst = r->out + r->carry;
+	size_t cap = OUT_CAP - r->carry;
+
+	r->zs.next_out = dst;
+	r->zs.avail_out = (uInt)cap;
+	while (r->zs.avail_out > 0) {
+		int ret;
+		uLong before;
+
+		if (r->zs.avail_in == 0 && !r->file_eof) {
+			ssize_t n = fill(r, r->in, IN_CAP);
+
+			if (n < 0)
+				return n;
+			r->zs.next_in = r->in;
+			r->zs.avail_in = (uInt)n;
+		}
+		if (!r->in_member) {
+			if (r->zs.avail_in == 0)
+				break;	/* clean end after a member */
+			if (start_member(r) < 0)
+				return r->err;
+		}
+		if (r->zs.avail_in == 0) {
+			/* the file ended inside a member */
+			return fail(r, -BACH_EDATA,
+				    "%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+				    bach_reader_file(r),
+				    (unsigned long long)r->member_start,
+				    (unsigned long long)r->in_off);
+		}
+		before = r->zs.total_out;
+		ret = inflate(&r->zs, Z_NO_FLUSH);
+		if (ret == Z_STREAM_END) {
+			bool bc = head_has_bc(&r->head);
+			bool empty = r->zs.total_out == 0;
+
+			(void)before;
+			if (r->members == 0)
+				r->blocked = bc;
+			r->members++;
+			r->eof_block = bc && empty;
+			r->in_member = false;
+			continue;
+		}
+		if (ret == Z_OK || ret == Z_BUF_ERROR) {
+			if (ret == Z_BUF_ERROR && r->zs.avail_in == 0 &&
+			    r->file_eof)
+				return fail(r, -BACH_EDATA,
+					    "%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+					    bach_reader_file(r),
+					    (unsigned long long)r->member_start,
+					    (unsigned long long)r->in_off);
+			continue;
+		}
+		if (ret == Z_MEM_ERROR)
+			return fail(r, -ENOMEM, "%s: out of memory",
+				    bach_reader_file(r));
+		{
+			uint64_t at = r->in_off - r->zs.avail_in;
+			const char *why = r->zs.msg ? r->zs.msg : zError(ret);
+
+			if (r->members > 0 && r->zs.total_in <= 2 &&
+			    !strcmp(why, "incorrect header check"))
+				return fail(r, -BACH_EDATA,
+					    "%s: not a gzip member at byte offset %llu (trailing garbage after member %llu)",
+					    bach_reader_file(r),
+					    (unsigned long long)r->member_start,
+					    (unsigned long long)r->members);
+			return fail(r, -BACH_EDATA,
+				    "%s: bad gzip member at byte offset %llu: %s (near byte %llu)",
+				    bach_reader_file(r),
+				    (unsigned long long)r->member_start, why,
+				    (unsigned long long)at);
+		}
+	}
+	{
+		size_t n = cap - r->zs.avail_out;
+
+		r->out_off += n;
+		return (ssize_t)n;
+	}
+}
+
+static int end_of_file(struct bach_reader *r)
+{
+	if (r->out_off == 0 && (r->kind == BACH_FILE_RAW || r->members == 0)) {
+		if (r->in_off == 0)
+			return fail(r, -BACH_EDATA, "%s: empty file (no records)",
+				    bach_reader_file(r));
+	}
+	if (r->carry)
+		return fail(r, -BACH_EDATA,
+			    "%s: truncated record at byte offset %llu (%zu of 6 bytes)",
+			    bach_reader_file(r),
+			    (unsigned long long)(r->out_off - r->carry),
+			    r->carry);
+	if (r->kind == BACH_FILE_GZIP && r->blocked && !r->eof_block)
+		return fail(r, -BACH_EDATA,
+			    "%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (truncated?)",
+			    bach_reader_file(r),
+			    (unsigned long long)r->in_off);
+	return 0;
+}
+
+ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
+{
+	for (;;) {
+		ssize_t n;
+		size_t have, whole;
+
+		if (r->err)
+			return r->err;
+		if (r->tail) {
+			memmove(r->out, r->out + r->tail, r->carry);
+			r->tail = 0;
+		}
+		if (!r->open) {
+			if (r->cur >= r->npaths)
+				return 0;
+			if (open_file(r) < 0)
+				return r->err;
+		}
+		if (r->kind == BACH_FILE_RAW)
+			n = produce_raw(r);
+		else
+			n = produce_gzip(r);
+		if (n < 0)
+			return n;
+		have = r->carry + (size_t)n;
+		whole = have - have % BACH_REC_SIZE;
+		if (n == 0 && (r->kind == BACH_FILE_RAW ? r->file_eof :
+				 !r->in_member && r->zs.avail_in == 0 &&
+					 r->file_eof)) {
+			if (end_of_file(r) < 0)
+				return r->err;
+			close_file(r);
+			r->cur++;	/* file_recs stays until the next opens */
+			continue;
+		}
+		if (whole == 0) {
+			r->carry = have;
+			continue;
+		}
+		/* hand out whole records; the partial tail waits its turn */
+		*recs = r->out;
+		r->file_recs += whole / BACH_REC_SIZE;
+		r->total_recs += whole / BACH_REC_SIZE;
+		r->carry = have - whole;
+		r->tail = r->carry ? whole : 0;
+		return (ssize_t)(whole / BACH_REC_SIZE);
+	}
+}
+
+int bach_reader_next_file(struct bach_reader *r)
+{
+	if (r->open)
+		close_file(r);
+	if (r->cur < r->npaths)
+		r->cur++;
+	r->err = 0;
+	r->file_recs = 0;
+	return r->cur < r->npaths;
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install the Debian 12 packages that bach's build and tests need, when any
+# is missing. Runs apt-get update first; needs root or sudo. Quiet and quick
+# when everything is already there.
+set -eu
+
+# build: compiler, zlib (required), libdeflate (block compression),
+# cmocka (unit tests); tests and bench: clang (libFuzzer smoke runs),
+# pigz and gzip (reference figures in make bench).
+PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+		grep -q '^install ok installed$'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing:$missing" >&2
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO="sudo"
+else
+	echo "deps: missing packages:$missing; run as root or install sudo" >&2
+	exit 2
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "deps: done" >&2

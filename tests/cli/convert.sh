@@ -1,0 +1,204 @@
+#!/bin/sh
+# bach convert: every import and export against golden files, byu <-> byu.gz
+# round trips, concatenated gzip members, and bad inputs with their exit
+# statuses. Set BACH_REGOLD=1 to rewrite the golden outputs on purpose.
+. "$TOP/tests/lib.sh"
+G="$GOLDEN/convert"
+
+# hex_bytes: the "%02x"-style byte values of awk's output, as a printf
+# format of octal escapes (dash's printf knows no \x).
+AWK_BYTES='
+function hex(s,    i, v) {
+	v = 0
+	s = tolower(s)
+	for (i = 1; i <= length(s); i++)
+		v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+	return v
+}
+function byte(v) { printf "\\%03o", v % 256 }
+function be32(v) { byte(int(v / 16777216)); byte(int(v / 65536)); byte(int(v / 256)); byte(v) }
+function le32(v) { byte(v); byte(int(v / 256)); byte(int(v / 65536)); byte(int(v / 16777216)) }
+'
+
+# p2bin TEXT OUT: p2.txt lines (address type size attr proc time) to
+# 12-byte p2AddrTr records
+p2bin() {
+	# shellcheck disable=SC2059
+	printf "$(awk "$AWK_BYTES"'
+		/^#/ || NF == 0 { next }
+		{ le32(hex($1)); byte(hex($2)); byte($3); byte(hex($4)); byte($5); le32($6) }
+	' "$1")" >"$2"
+}
+
+# byubin TEXT OUT: "address be control" lines to 6-byte records
+byubin() {
+	# shellcheck disable=SC2059
+	printf "$(awk "$AWK_BYTES"'
+		/^#/ || NF == 0 { next }
+		{ be32(hex($1)); byte(hex($2)); byte(hex($3)) }
+	' "$1")" >"$2"
+}
+
+# golden GOT NAME: GOT equals $G/NAME (or becomes it under BACH_REGOLD)
+golden() {
+	if [ -n "${BACH_REGOLD:-}" ]; then
+		cp "$1" "$G/$2"
+		return
+	fi
+	same "$1" "$G/$2"
+}
+
+# nothing named OUT, nor a temporary beside it, is left behind
+no_output() {
+	[ ! -e "$1" ] || fail "$1 left behind by a failed conversion"
+	for f in "$(dirname "$1")"/.*"$(basename "$1")"*; do
+		[ ! -e "$f" ] || fail "temporary $f left behind"
+	done
+}
+
+# ---- imports: through csv, and through byu (both must agree) ----------
+
+import_case() { # FORMAT INPUT GOLDEN SUMMARY [options...]
+	fmt=$1 in=$2 gold=$3 summary=$4
+	shift 4
+	expect_status 0 "$BACH" convert "$@" --from "$fmt" --to csv "$in" "$T/$gold"
+	expect_err "$summary"
+	golden "$T/$gold" "$gold"
+	expect_status 0 "$BACH" convert "$@" --from "$fmt" "$in" "$T/$gold.byu"
+	expect_status 0 "$BACH" convert "$T/$gold.byu" "$T/$gold.2.csv"
+	same "$T/$gold.2.csv" "$G/$gold"
+}
+
+import_case lackey "$G/lackey.txt" lackey.csv \
+	"20 lines read, 20 records written, 0 skipped"
+import_case din "$G/din.txt" din.csv \
+	"8 lines read, 6 records written, 2 skipped"
+import_case cis501 "$G/cis501.txt" cis501.csv \
+	"8 lines read, 12 records written, 0 skipped" --mask-address
+p2bin "$G/p2.txt" "$T/p2.bin"
+[ "$(wc -c <"$T/p2.bin")" -eq 264 ] || fail "p2.bin is not 22 records"
+import_case p2 "$T/p2.bin" p2.csv \
+	"22 p2AddrTr records read, 21 records written, 3 skipped"
+# p2AddrTr is another name for p2; standard input works too
+expect_status 0 "$BACH" convert -q --from p2AddrTr --to csv - "$T/p2-stdin.csv" \
+	<"$T/p2.bin"
+same "$T/p2-stdin.csv" "$G/p2.csv"
+
+# wide addresses: an error naming the line, or masked on request
+expect_status 1 "$BACH" convert --from lackey "$G/lackey64.txt" "$T/l64.byu"
+expect_err "line 3"
+expect_err "above 4 GiB"
+no_output "$T/l64.byu"
+import_case lackey "$G/lackey64.txt" lackey64.csv \
+	"5 lines read, 6 records written, 0 skipped" --mask-address
+expect_status 1 "$BACH" convert --from cis501 "$G/cis501.txt" "$T/c.byu"
+expect_err "cis501.txt: line 6: address above 4 GiB"
+
+# ---- exports ----------------------------------------------------------
+
+byubin "$G/mix.txt" "$T/mix.byu"
+[ "$(wc -c <"$T/mix.byu")" -eq 90 ] || fail "mix.byu is not 15 records"
+for to in din dinx laplace csv; do
+	expect_status 0 "$BACH" convert --to "$to" "$T/mix.byu" "$T/mix.$to"
+	golden "$T/mix.$to" "mix.$to"
+done
+expect_status 0 "$BACH" convert --to din "$T/mix.byu" "$T/mix2.din"
+expect_err "15 records read, 9 written, 6 skipped (no din equivalent)"
+expect_status 0 "$BACH" convert --to csv "$T/mix.byu" "$T/mix2.csv"
+expect_err "15 records read, 15 written, 0 skipped"
+# the format from the name; standard output; gzip input
+expect_status 0 "$BACH" convert "$T/mix.byu" "$T/mix3.din"
+same "$T/mix3.din" "$G/mix.din"
+expect_status 0 "$BACH" convert -q --to dinx "$T/mix.byu" -
+same "$T/out" "$G/mix.dinx"
+expect_status 0 "$BACH" convert "$T/mix.byu" "$T/mix.byu.gz"
+expect_status 0 "$BACH" convert --to laplace "$T/mix.byu.gz" "$T/mix2.laplace"
+same "$T/mix2.laplace" "$G/mix.laplace"
+# imports straight to exports
+expect_status 0 "$BACH" convert --from din --to din "$G/din.txt" "$T/din2.din"
+golden "$T/din2.din" din.din
+
+# ---- byu <-> byu.gz ---------------------------------------------------
+
+expect_status 0 "$BACH" gen --records 100000 --seed 3 -o "$T/a.byu"
+expect_status 0 "$BACH" convert "$T/a.byu" "$T/a.byu.gz"
+expect_status 0 "$BACH" convert "$T/a.byu.gz" "$T/a2.byu"
+cmp -s "$T/a.byu" "$T/a2.byu" || fail "byu -> byu.gz -> byu differs"
+if command -v gzip >/dev/null 2>&1; then
+	gzip -dc "$T/a.byu.gz" >"$T/a3.byu" || fail "gzip cannot read a.byu.gz"
+	cmp -s "$T/a.byu" "$T/a3.byu" || fail "gzip reads a.byu.gz differently"
+	# a plain single-member gzip file reads too
+	gzip -c "$T/a.byu" >"$T/plain.byu.gz"
+	expect_status 0 "$BACH" convert "$T/plain.byu.gz" "$T/a4.byu"
+	cmp -s "$T/a.byu" "$T/a4.byu" || fail "plain gzip differs"
+fi
+# every level gives the same records
+expect_status 0 "$BACH" convert --level 1 --threads 1 "$T/a.byu" "$T/a1.byu.gz"
+expect_status 0 "$BACH" convert --level 12 --threads 3 "$T/a.byu" "$T/a12.byu.gz"
+for f in a1 a12; do
+	expect_status 0 "$BACH" convert "$T/$f.byu.gz" "$T/$f.byu"
+	cmp -s "$T/a.byu" "$T/$f.byu" || fail "level file $f.byu.gz differs"
+done
+
+# concatenated members: one trace, the two in order
+expect_status 0 "$BACH" gen --records 54321 --seed 4 -o "$T/b.byu"
+expect_status 0 "$BACH" convert "$T/b.byu" "$T/b.byu.gz"
+cat "$T/a.byu.gz" "$T/b.byu.gz" >"$T/ab.byu.gz"
+cat "$T/a.byu" "$T/b.byu" >"$T/ab.byu"
+expect_status 0 "$BACH" convert "$T/ab.byu.gz" "$T/ab2.byu"
+cmp -s "$T/ab.byu" "$T/ab2.byu" || fail "concatenated members differ"
+expect_err "154321 records read"
+
+# ---- bad inputs -------------------------------------------------------
+
+# a malformed line: data error naming the line, no output
+expect_status 1 "$BACH" convert --from lackey "$G/lackey-bad.txt" "$T/bad.byu"
+expect_err "lackey-bad.txt: line 4: unknown operation 'Q'"
+no_output "$T/bad.byu"
+expect_status 1 "$BACH" convert --from lackey --to csv "$G/lackey-bad.txt" "$T/bad.csv"
+expect_err "line 4"
+no_output "$T/bad.csv"
+# a p2 file of 13 bytes
+head -c 13 "$T/p2.bin" >"$T/p2-13.bin"
+expect_status 1 "$BACH" convert --from p2 "$T/p2-13.bin" "$T/p13.byu"
+expect_err "multiple of 12"
+no_output "$T/p13.byu"
+# an unknown p2 request type, named by record and byte offset
+{ head -c 24 "$T/p2.bin"; printf '\000\020\000\000\004\004\000\000\000\000\000\000'; } >"$T/p2-type.bin"
+expect_status 1 "$BACH" convert --from p2 "$T/p2-type.bin" "$T/pt.byu"
+expect_err "record 2 (byte offset 24): unknown request type 0x04"
+no_output "$T/pt.byu"
+# empty files
+: >"$T/empty.txt"
+for from in lackey din cis501 p2 byu; do
+	expect_status 1 "$BACH" convert --from "$from" --to csv "$T/empty.txt" "$T/e.csv"
+	expect_err "empty"
+	no_output "$T/e.csv"
+done
+# a truncated byu.gz
+head -c 2000 "$T/a.byu.gz" >"$T/cut.byu.gz"
+expect_status 1 "$BACH" convert "$T/cut.byu.gz" "$T/cut.byu"
+no_output "$T/cut.byu"
+# a missing file, a directory where a file belongs: usage/environment
+expect_status 2 "$BACH" convert --from lackey "$T/nonexistent" "$T/m.byu"
+expect_err "nonexistent"
+no_output "$T/m.byu"
+mkdir "$T/dir"
+expect_status 2 "$BACH" convert --from din "$T/dir" "$T/d.byu"
+no_output "$T/d.byu"
+# unknown formats and missing arguments
+expect_status 2 "$BACH" convert --from nosuch "$G/din.txt" "$T/u.byu"
+expect_err "unknown format 'nosuch'"
+no_output "$T/u.byu"
+expect_status 2 "$BACH" convert --to nosuch "$T/mix.byu" "$T/u.txt"
+expect_err "unknown format 'nosuch'"
+expect_status 2 "$BACH" convert --from din --to din "$G/din.txt"
+expect_status 2 "$BACH" convert --from din "$G/din.txt" "$T/u.what"
+expect_err "cannot tell the output format"
+# a failed conversion leaves an existing OUT alone
+echo keep >"$T/keep.byu"
+expect_status 1 "$BACH" convert --from lackey "$G/lackey-bad.txt" "$T/keep.byu"
+[ "$(cat "$T/keep.byu")" = keep ] || fail "a failed conversion replaced OUT"
+
+[ -z "${BACH_REGOLD:-}" ] || echo "golden files rewritten in $G"
+exit 0

@@ -1,0 +1,98 @@
+# bach dump, stat, verify and gen through the real binary.
+. "$TOP/tests/lib.sh"
+G="$GOLDEN/tools"
+
+# gen: deterministic, golden first lines, .gz output is blocked gzip
+$BACH gen --records 5000 --seed 7 -o "$T/a.byu"
+$BACH gen --records 5000 --seed 7 > "$T/b.byu"
+same "$T/a.byu" "$T/b.byu"
+[ "$(wc -c < "$T/a.byu")" -eq 30000 ] || fail "gen wrote $(wc -c < "$T/a.byu") bytes"
+$BACH gen --records 5000 --seed 7 -o "$T/a.byu.gz"
+gzip -dc "$T/a.byu.gz" | cmp -s - "$T/a.byu" || fail "zcat of gen .gz differs"
+expect_status 2 $BACH gen --seed 7
+expect_err "--records N is required"
+expect_status 2 $BACH gen --records many
+expect_err "not a count: 'many'"
+
+# dump: the reference text line for every record
+$BACH dump "$T/a.byu" > "$T/dump.txt"
+[ "$(wc -l < "$T/dump.txt")" -eq 5000 ] || fail "dump printed $(wc -l < "$T/dump.txt") lines"
+head -n 40 "$T/dump.txt" > "$T/head.txt"
+same "$T/head.txt" "$G/gen-seed7-head40.txt"
+# an independent reader: od + awk prints the same reference lines
+od -An -v -tx1 -w6 "$T/a.byu" | awk '
+BEGIN { split("INVALID INT_ACK INVALID SPECIAL INVALID IO_READ INVALID IO_WRITE I_FETCH NC_I_FETCH INVALID INVALID D_READ NC_D_READ WRITE_BACK D_WRITE", n, " ") }
+{ t = index("0123456789abcdef", substr($6, 1, 1)); print $1 $2 $3 $4 " " $5 " " n[t] }' > "$T/od.txt"
+same "$T/dump.txt" "$T/od.txt"
+$BACH dump "$T/a.byu.gz" | cmp -s - "$T/dump.txt" || fail "dump of .gz differs"
+$BACH dump -n 3 --skip 10 "$T/a.byu" > "$T/part.txt"
+sed -n 11,13p "$T/dump.txt" | cmp -s - "$T/part.txt" || fail "-n/--skip"
+cat "$T/a.byu" | $BACH dump - | cmp -s - "$T/dump.txt" || fail "dump of stdin"
+cat "$T/a.byu.gz" | $BACH dump - | cmp -s - "$T/dump.txt" || fail "dump of gzip stdin"
+$BACH dump -n 2 --format csv "$T/a.byu" > "$T/csv"
+same "$T/csv" "$G/dump-2.csv"
+$BACH dump -n 2 --format jsonl "$T/a.byu" > "$T/jsonl"
+same "$T/jsonl" "$G/dump-2.jsonl"
+expect_status 2 $BACH dump --format xml "$T/a.byu"
+expect_err "unknown format 'xml'"
+# INVALID records are printed too
+printf '\000\020\000\000\000\140\000\020\000\010\000\220' > "$T/inv.byu"
+$BACH dump "$T/inv.byu" > "$T/inv.txt"
+printf '00100000 00 INVALID\n00100008 00 NC_I_FETCH\n' | cmp -s - "$T/inv.txt" || fail "INVALID dump: $(cat "$T/inv.txt")"
+
+# stat: golden text and JSON
+$BACH stat "$T/a.byu" > "$T/stat.txt"
+same "$T/stat.txt" "$G/gen-seed7-stat.txt"
+$BACH stat --json "$T/a.byu.gz" > "$T/stat.json"
+same "$T/stat.json" "$G/gen-seed7-stat.json"
+# type counts and distinct lines, counted independently with awk
+awk '{ c[$3]++; if ($3 ~ /FETCH|READ$|WRITE_BACK|D_WRITE/ && $3 !~ /^IO/) l[substr($1, 1, 6) int((index("0123456789abcdef", substr($1, 7, 1)) - 1) / 2)]++ }
+END { for (k in c) printf "%s %d\n", k, c[k]; n = 0; for (k in l) n++; printf "lines %d\n", n }' "$T/dump.txt" | sort > "$T/awk.txt"
+awk '/^  [A-Z_]+ +[0-9]+ / && $2 > 0 { print $1, $2 } /^distinct lines/ { print "lines", $3 }' "$T/stat.txt" | sort > "$T/statcounts.txt"
+same "$T/awk.txt" "$T/statcounts.txt"
+# several traces count as one
+$BACH stat --json "$T/a.byu" "$T/a.byu.gz" | grep -q '"records":10000,' || fail "two traces"
+
+# verify
+expect_status 0 $BACH verify "$T/a.byu" "$T/a.byu.gz"
+expect_out "a.byu.gz: OK, 5000 records, blocked gzip, 2 members"
+expect_out "verify: 2 files, 10000 records, 0 problems"
+expect_status 1 $BACH verify "$T/inv.byu"
+expect_out "inv.byu: record 0 (byte offset 0): INVALID cycle type"
+head -c 29999 "$T/a.byu" > "$T/trunc.byu"
+expect_status 1 $BACH verify "$T/trunc.byu"
+expect_out "truncated record at byte offset 29994 (5 of 6 bytes)"
+expect_status 1 $BACH dump "$T/trunc.byu"
+expect_err "truncated record at byte offset 29994"
+[ "$(wc -l < "$T/out")" -eq 4999 ] || fail "dump of a truncated file should print the whole records"
+n=$(wc -c < "$T/a.byu.gz")
+head -c $((n - 28)) "$T/a.byu.gz" > "$T/noeof.byu.gz"
+expect_status 1 $BACH verify "$T/noeof.byu.gz"
+expect_out "missing EOF block"
+: > "$T/empty.byu"
+expect_status 1 $BACH verify "$T/empty.byu"
+expect_out "empty file"
+expect_status 2 $BACH verify "$T/missing.byu"
+expect_err "missing.byu: No such file"
+expect_status 2 $BACH stat "$T/missing.byu"
+expect_status 2 $BACH dump "$T/missing.byu"
+# a capture directory verifies segment by segment; damage names the segment
+mkdir "$T/cap"
+$BACH gen --records 100 --seed 1 -o "$T/cap/seg-000001.byu.gz"
+cp "$T/noeof.byu.gz" "$T/cap/seg-000002.byu.gz"
+expect_status 1 $BACH verify "$T/cap"
+expect_out "seg-000001.byu.gz: OK, 100 records"
+expect_out "seg-000002.byu.gz: missing EOF block"
+mkdir "$T/empty-cap"
+expect_status 1 $BACH verify "$T/empty-cap"
+expect_out "no segments"
+
+# help
+expect_status 0 $BACH help dump
+expect_out "usage: bach dump"
+for c in dump stat verify convert gen; do
+	$BACH $c --help | grep -q "usage: bach $c" || fail "$c --help"
+done
+expect_status 2 $BACH frobnicate
+expect_status 2 $BACH
+echo ok

@@ -1,0 +1,44 @@
+# Helpers for tests/cli/*.sh (sourced, not run). $BACH is the binary under
+# test; every test works in its own temporary directory, removed on exit.
+set -eu
+: "${BACH:?BACH must name the bach binary}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/bach-test.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+GOLDEN="$TOP/tests/golden"
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# expect_status CODE CMD...: run CMD, require exit status CODE; its stdout
+# and stderr are left in $T/out and $T/err.
+expect_status() {
+	want=$1
+	shift
+	set +e
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	set -e
+	[ "$got" -eq "$want" ] ||
+		fail "'$*' exited $got, expected $want; stderr: $(cat "$T/err")"
+}
+
+# expect_err TEXT: stderr of the last expect_status contains TEXT
+expect_err() {
+	grep -qF -- "$1" "$T/err" || fail "stderr lacks '$1': $(cat "$T/err")"
+}
+
+expect_out() {
+	grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1': $(head -c 2000 "$T/out")"
+}
+
+# same FILE1 FILE2: byte-identical
+same() {
+	cmp -s "$1" "$2" || fail "$1 and $2 differ: $(cmp "$1" "$2" 2>&1)"
+}
+
+skip() {
+	echo "$*"
+	exit 77
+}

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: MIT
+/* Trace reader and writer: formats, round trips and every kind of damage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "bach/bytes.h"
+#include "bach/gen.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+
+static char dir[] = "/tmp/bach-test-trace.XXXXXX";
+
+static char *path(const char *name)
+{
+	static char buf[8][256];
+	static int i;
+
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+static uint8_t *gen(size_t n, uint64_t seed)
+{
+	uint8_t *p = malloc(n * 6 + 1);
+	struct bach_gen g;
+
+	bach_gen_init(&g, seed);
+	bach_gen_fill(&g, p, n);
+	return p;
+}
+
+static void write_file(const char *name, const void *p, size_t len)
+{
+	FILE *f = fopen(path(name), "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(p, 1, len, f), len);
+	fclose(f);
+}
+
+static uint8_t *read_file(const char *name, size_t *len)
+{
+	FILE *f = fopen(path(name), "rb");
+	uint8_t *p;
+	long n;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	p = malloc((size_t)n + 1);
+	assert_int_equal(fread(p, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+static void write_trace(const char *name, const uint8_t *recs, size_t n,
+			enum bach_out_format fmt, int threads)
+{
+	struct bach_writer_opts o = { .format = fmt, .threads = threads };
+	struct bach_writer *w;
+
+	assert_int_equal(bach_writer_open(&w, path(name), &o), 0);
+	/* in uneven pieces, to cross batch and block boundaries */
+	for (size_t off = 0; off < n;) {
+		size_t k = n - off < 7777 ? n - off : 7777;
+
+		assert_int_equal(bach_writer_write(w, recs + off * 6, k), 0);
+		off += k;
+	}
+	assert_int_equal(bach_writer_close(w), 0);
+	bach_writer_free(w);
+}
+
+/* Read a whole trace; returns the status and the records in *out. */
+static int read_trace(const char *p, uint8_t **out, size_t *n, char *msg,
+		      size_t msglen)
+{
+	struct bach_reader *r = bach_reader_new();
+	size_t cap = 1 << 16, len = 0;
+	uint8_t *buf = malloc(cap);
+	const uint8_t *recs;
+	ssize_t k;
+	int err;
+
+	err = bach_reader_add(r, p);
+	if (!err) {
+		while ((k = bach_reader_read(r, &recs)) > 0) {
+			while (len + (size_t)k * 6 > cap)
+				buf = realloc(buf, cap *= 2);
+			memcpy(buf + len, recs, (size_t)k * 6);
+			len += (size_t)k * 6;
+		}
+		err = (int)k;
+	}
+	if (msg)
+		snprintf(msg, msglen, "%s", bach_reader_strerror(r));
+	bach_reader_free(r);
+	*out = buf;
+	*n = len / 6;
+	return err;
+}
+
+static int expect_error(const char *name, int want, const char *text)
+{
+	char msg[512];
+	uint8_t *buf;
+	size_t n;
+	int err = read_trace(path(name), &buf, &n, msg, sizeof(msg));
+
+	free(buf);
+	if (err != want || !strstr(msg, text)) {
+		fail_msg("%s: got %d '%s', want %d '%s'", name, err, msg, want,
+			 text);
+	}
+	return 0;
+}
+
+static void raw_round_trip(void **state)
+{
+	size_t n = 1000003, got;
+	uint8_t *a = gen(n, 1), *b;
+
+	(void)state;
+	write_trace("a.byu", a, n, BACH_OUT_BYU, 0);
+	assert_int_equal(read_trace(path("a.byu"), &b, &got, NULL, 0), 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(a, b, n * 6);
+	free(a);
+	free(b);
+}
+
+static void gzip_round_trip_and_layout(void **state)
+{
+	size_t n = 500000, got, len;
+	uint8_t *a = gen(n, 2), *b, *f;
+	size_t off = 0, members = 0, data = 0;
+
+	(void)state;
+	for (int threads = 1; threads <= 3; threads++) {
+		write_trace("a.byu.gz", a, n, BACH_OUT_BYU_GZ, threads);
+		assert_int_equal(read_trace(path("a.byu.gz"), &b, &got, NULL, 0), 0);
+		assert_int_equal(got, n);
+		assert_memory_equal(a, b, n * 6);
+		free(b);
+	}
+	/* walk the members by their BC sizes */
+	f = read_file("a.byu.gz", &len);
+	while (off < len) {
+		uint32_t bsize, isize;
+
+		assert_true(len - off >= 28);
+		assert_memory_equal(f + off, "\x1f\x8b\x08\x04", 4);
+		assert_int_equal(get_le16(f + off + 10), 6);
+		assert_memory_equal(f + off + 12, "BC\x02\x00", 4);
+		bsize = get_le16(f + off + 16) + 1u;
+		assert_true(bsize <= 65536);
+		isize = get_le32(f + off + bsize - 4);
+		assert_true(isize <= BACH_BGZF_MAX_INPUT);
+		assert_int_equal(isize % 6, 0);	/* whole records */
+		data += isize;
+		members++;
+		off += bsize;
+	}
+	assert_int_equal(off, len);
+	assert_int_equal(data, n * 6);
+	/* the last member is the standard 28-byte EOF block */
+	assert_memory_equal(f + len - 28, bach_bgzf_eof, 28);
+	assert_int_equal(members, (n * 6 + BACH_BGZF_MAX_INPUT - 1) /
+					  BACH_BGZF_MAX_INPUT + 1);
+	free(f);
+	free(a);
+}
+
+static void stored_block_when_incompressible(void **state)
+{
+	uint8_t src[BACH_BGZF_MAX_INPUT], dst[BACH_BGZF_MAX_BLOCK];
+	uint64_t x = 88172645463325252ull;
+	struct bach_deflater *d = bach_deflater_new(BACH_DEFLATE_LIBDEFLATE, 5);
+	size_t len;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(src); i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		src[i] = (uint8_t)x;
+	}
+	len = bach_bgzf_block(d, dst, src, sizeof(src));
+	assert_int_equal(len, 18 + 5 + sizeof(src) + 8);
+	assert_int_equal(dst[18], 1); /* BFINAL, stored */
+	assert_int_equal(get_le16(dst + 16) + 1u, len);
+	assert_int_equal(get_le32(dst + len - 8), crc32(0, src, sizeof(src)));
+	write_file("stored.byu.gz", dst, len);
+	{
+		uint8_t *b;
+		size_t n;
+
+		/* a member without the EOF block after it is reported */
+		assert_int_equal(read_trace(path("stored.byu.gz"), &b, &n, NULL, 0),
+				 -BACH_EDATA);
+		assert_int_equal(n, sizeof(src) / 6);
+		assert_memory_equal(b, src, sizeof(src));
+		free(b);
+	}
+	bach_deflater_free(d);
+}
+
+static void zlib_backend_same_records(void **state)
+{
+	uint8_t src[60000], a[BACH_BGZF_MAX_BLOCK], b[BACH_BGZF_MAX_BLOCK];
+	struct bach_deflater *dz = bach_deflater_new(BACH_DEFLATE_ZLIB, 1);
+	struct bach_gen g;
+	size_t la;
+	z_stream zs = { 0 };
+
+	(void)state;
+	bach_gen_init(&g, 9);
+	bach_gen_fill(&g, src, sizeof(src) / 6);
+	la = bach_bgzf_block(dz, a, src, sizeof(src));
+	assert_true(la < sizeof(src));
+	/* zlib itself reads the member back */
+	assert_int_equal(inflateInit2(&zs, 31), Z_OK);
+	zs.next_in = a;
+	zs.avail_in = (uInt)la;
+	zs.next_out = b;
+	zs.avail_out = sizeof(b);
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(zs.total_out, sizeof(src));
+	assert_memory_equal(b, src, sizeof(src));
+	inflateEnd(&zs);
+	bach_deflater_free(dz);
+}
+
+static void plain_and_concatenated_gzip(void **state)
+{
+	size_t n = 100000, got;
+	uint8_t *a = gen(n, 3), *b;
+	char cmd[1024];
+
+	(void)state;
+	write_trace("p.byu", a, n, BACH_OUT_BYU, 0);
+	snprintf(cmd, sizeof(cmd),
+		 "gzip -c %s > %s && cat %s %s > %s", path("p.byu"),
+		 path("p.byu.gz"), path("p.byu.gz"), path("p.byu.gz"),
+		 path("pp.byu.gz"));
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(read_trace(path("p.byu.gz"), &b, &got, NULL, 0), 0);
+	assert_int_equal(got, n);
+	assert_memory_equal(a, b, n * 6);
+	free(b);
+	assert_int_equal(read_trace(path("pp.byu.gz"), &b, &got, NULL, 0), 0);
+	assert_int_equal(got, 2 * n);
+	assert_memory_equal(a, b, n * 6);
+	assert_memory_equal(a, b + n * 6, n * 6);
+	free(b);
+	free(a);
+}
+
+static void damage(void **state)
+{
+	size_t n = 30000, len;
+	uint8_t *a = gen(n, 4), *f;
+
+	(void)state;
+	/* truncated record: names the byte offset where it starts */
+	write_file("t.byu", a, n * 6 - 2);
+	expect_error("t.byu", -BACH_EDATA,
+		     "truncated record at byte offset 179994 (4 of 6 bytes)");
+	/* empty file */
+	write_file("e.byu", a, 0);
+	expect_error("e.byu", -BACH_EDATA, "empty file");
+	write_file("e.byu.gz", a, 0);
+	expect_error("e.byu.gz", -BACH_EDATA, "empty file");
+	/* missing path */
+	expect_error("nope.byu", -ENOENT, "No such file");
+
+	write_trace("g.byu.gz", a, n, BACH_OUT_BYU_GZ, 1);
+	f = read_file("g.byu.gz", &len);
+	/* missing EOF block */
+	write_file("noeof.byu.gz", f, len - 28);
+	expect_error("noeof.byu.gz", -BACH_EDATA, "missing EOF block");
+	/* cut inside the second member */
+	{
+		size_t second = get_le16(f + 16) + 1u;
+
+		write_file("cut.byu.gz", f, second + 100);
+		expect_error("cut.byu.gz", -BACH_EDATA, "truncated gzip member at byte offset");
+		{
+			char want[64];
+
+			snprintf(want, sizeof(want), "byte offset %zu", second);
+			expect_error("cut.byu.gz", -BACH_EDATA, want);
+		}
+	}
+	/* bad CRC in the first member */
+	{
+		size_t first = get_le16(f + 16) + 1u;
+
+		f[first - 8] ^= 0x55;
+		write_file("crc.byu.gz", f, len);
+		expect_error("crc.byu.gz", -BACH_EDATA,
+			     "bad gzip member at byte offset 0: incorrect data check");
+		f[first - 8] ^= 0x55;
+		/* corrupt deflate data in the first member */
+		memset(f + 30, 0xff, 64);
+		write_file("bad.byu.gz", f, len);
+		expect_error("bad.byu.gz", -BACH_EDATA,
+			     "bad gzip member at byte offset 0");
+	}
+	/* trailing garbage after the EOF block */
+	{
+		uint8_t *g;
+
+		free(f);
+		f = read_file("g.byu.gz", &len);
+		g = malloc(len + 5);
+		memcpy(g, f, len);
+		memcpy(g + len, "junk!", 5);
+		write_file("junk.byu.gz", g, len + 5);
+		expect_error("junk.byu.gz", -BACH_EDATA, "not a gzip member");
+		free(g);
+	}
+	free(f);
+	free(a);
+}
+
+static void capture_directory(void **state)
+{
+	size_t n = 20000, got;
+	uint8_t *a = gen(3 * n, 5), *b;
+	char **segs;
+	size_t parts;
+
+	(void)state;
+	mkdir(path("cap"), 0755);
+	/* written out of order: the reader goes by name */
+	write_trace("cap/seg-000003.byu.gz", a + 2 * n * 6, n, BACH_OUT_BYU_GZ, 0);
+	write_trace("cap/seg-000001.byu", a, n, BACH_OUT_BYU, 0);
+	write_trace("cap/seg-000002.byu.gz", a + n * 6, n, BACH_OUT_BYU_GZ, 0);
+	write_file("cap/seg-000004.byu.gz.part", a, 60);
+	write_file("cap/manifest.jsonl", "{}\n", 3);
+	assert_int_equal(bach_capture_segments(path("cap"), &segs, &parts), 3);
+	assert_int_equal(parts, 1);
+	assert_non_null(strstr(segs[0], "seg-000001.byu"));
+	for (int i = 0; i < 3; i++)
+		free(segs[i]);
+	free(segs);
+	assert_int_equal(read_trace(path("cap"), &b, &got, NULL, 0), 0);
+	assert_int_equal(got, 3 * n);
+	assert_memory_equal(a, b, 3 * n * 6);
+	free(b);
+	free(a);
+}
+
+static void writer_errors_are_sticky(void **state)
+{
+	struct bach_writer_opts o = { .format = BACH_OUT_BYU };
+	struct bach_writer *w;
+	uint8_t *a = gen(1 << 20, 6);
+	int err;
+
+	(void)state;
+	/* no such directory: nothing created, a message naming the path */
+	assert_int_equal(bach_writer_open(&w, path("no/such/dir.byu"), &o), -ENOENT);
+	assert_non_null(strstr(bach_writer_strerror(w), "no/such/dir.byu"));
+	bach_writer_free(w);
+
+	/* a full device: the error sticks, and no file appears */
+	w = NULL;
+	{
+		int fd = open("/dev/full", O_WRONLY);
+		int saved = dup(1);
+
+		assert_true(fd >= 0);
+		dup2(fd, 1);
+		assert_int_equal(bach_writer_open(&w, "-", &o), 0);
+		err = bach_writer_write(w, a, 1 << 20);
+		assert_int_equal(err, -ENOSPC);
+		assert_int_equal(bach_writer_write(w, a, 1), -ENOSPC);
+		assert_int_equal(bach_writer_close(w), -ENOSPC);
+		assert_non_null(strstr(bach_writer_strerror(w), "No space"));
+		bach_writer_free(w);
+		dup2(saved, 1);
+		close(saved);
+		close(fd);
+	}
+	free(a);
+}
+
+static void failed_writer_leaves_nothing(void **state)
+{
+	struct bach_writer_opts o = { .format = BACH_OUT_BYU_GZ };
+	struct bach_writer *w;
+	uint8_t *a = gen(1000, 7);
+	char cmd[600];
+
+	(void)state;
+	assert_int_equal(bach_writer_open(&w, path("gone.byu.gz"), &o), 0);
+	assert_int_equal(bach_writer_write(w, a, 1000), 0);
+	bach_writer_free(w); /* never closed */
+	assert_int_equal(access(path("gone.byu.gz"), F_OK), -1);
+	snprintf(cmd, sizeof(cmd), "ls -A %s | grep -q gone", dir);
+	assert_int_not_equal(system(cmd), 0);
+	free(a);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(raw_round_trip),
+		cmocka_unit_test(gzip_round_trip_and_layout),
+		cmocka_unit_test(stored_block_when_incompressible),
+		cmocka_unit_test(zlib_backend_same_records),
+		cmocka_unit_test(plain_and_concatenated_gzip),
+		cmocka_unit_test(damage),
+		cmocka_unit_test(capture_directory),
+		cmocka_unit_test(writer_errors_are_sticky),
+		cmocka_unit_test(failed_writer_leaves_nothing),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/* The `bach` tool: one binary, one file per subcommand. */
+#ifndef BACH_TOOL_H
+#define BACH_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bach/trace.h"
+
+/* Exit statuses of design section 7. */
+#define EXIT_OK 0
+#define EXIT_DATA 1
+#define EXIT_USAGE 2
+
+struct bach_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const char *help; /* usage and options, printed by `bach help NAME` */
+};
+
+extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
+	cmd_gen;
+
+/* Messages to stderr as "bach CMD: ...". */
+extern const char *prog_cmd;
+__attribute__((format(printf, 1, 2))) void errmsg(const char *fmt, ...);
+/* Usage error: message, a pointer to `bach help CMD`, returns EXIT_USAGE. */
+__attribute__((format(printf, 1, 2))) int usage_error(const char *fmt, ...);
+/* Print the command's help to stdout; returns EXIT_OK. */
+int print_help(const struct bach_cmd *c);
+
+/* Whole non-negative decimal (or 0x hex) number; false when malformed. */
+bool parse_u64(const char *s, uint64_t *v);
+
+/* Buffered output to a file descriptor, flushed in large writes. */
+struct obuf {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	int err; /* sticky -errno */
+};
+int obuf_init(struct obuf *o, int fd, size_t cap);
+int obuf_flush(struct obuf *o);
+void obuf_free(struct obuf *o);
+/* Room for at least n more bytes at o->buf + o->len (flushing if needed). */
+static inline char *obuf_room(struct obuf *o, size_t n)
+{
+	if (o->cap - o->len < n)
+		obuf_flush(o);
+	return o->buf + o->len;
+}
+
+/* Output format from a file name: blocked gzip when it ends in .gz. */
+enum bach_out_format out_format_for(const char *path);
+
+/* Open every TRACE argument into a reader; message and status on failure. */
+int open_traces(struct bach_reader **rp, int argc, char **argv);
+
+#endif

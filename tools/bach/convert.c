@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/* bach convert: between byu and byu.gz, and to and from foreign formats. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bach.h"
+#include "bach/convert.h"
+#include "bach/outfile.h"
+#include "bach/record.h"
+
+enum kind { K_BYU, K_BYU_GZ, K_IMPORT, K_EXPORT };
+
+struct fmt {
+	const char *name;
+	enum kind kind;
+	int code; /* enum bach_import_format / bach_export_format */
+	bool in, out;
+};
+
+static const struct fmt fmts[] = {
+	{ "byu", K_BYU, 0, true, true },
+	{ "byu.gz", K_BYU_GZ, 0, true, true },
+	{ "lackey", K_IMPORT, BACH_IMPORT_LACKEY, true, false },
+	{ "din", K_IMPORT, BACH_IMPORT_DIN, true, false },
+	{ "cis501", K_IMPORT, BACH_IMPORT_CIS501, true, false },
+	{ "p2", K_IMPORT, BACH_IMPORT_P2, true, false },
+	{ "din", K_EXPORT, BACH_EXPORT_DIN, false, true },
+	{ "dinx", K_EXPORT, BACH_EXPORT_DINX, false, true },
+	{ "laplace", K_EXPORT, BACH_EXPORT_LAPLACE, false, true },
+	{ "csv", K_EXPORT, BACH_EXPORT_CSV, false, true },
+};
+
+#define NFMTS (sizeof(fmts) / sizeof(*fmts))
+
+static const struct fmt *find_fmt(const char *name, bool in)
+{
+	for (size_t i = 0; i < NFMTS; i++)
+		if (!strcmp(fmts[i].name, name) && (in ? fmts[i].in : fmts[i].out))
+			return &fmts[i];
+	if (!strcmp(name, "p2AddrTr") && in)
+		return find_fmt("p2", true);
+	return NULL;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* The format a file name implies, or NULL. */
+static const struct fmt *guess_fmt(const char *path, bool in)
+{
+	struct stat st;
+
+	if (ends_with(path, ".byu.gz"))
+		return find_fmt("byu.gz", in);
+	if (ends_with(path, ".byu"))
+		return find_fmt("byu", in);
+	if (ends_with(path, ".din"))
+		return find_fmt("din", in);
+	if (ends_with(path, ".csv") && !in)
+		return find_fmt("csv", in);
+	if (in && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return find_fmt("byu", in);
+	return NULL;
+}
+
+/* Records in: a trace reader or an importer, behind one read call. */
+struct source {
+	struct bach_reader *r;
+	struct bach_importer *im;
+};
+
+static ssize_t source_read(struct source *s, const uint8_t **p)
+{
+	return s->r ? bach_reader_read(s->r, p) : bach_importer_read(s->im, p);
+}
+
+static const char *source_error(const struct source *s)
+{
+	return s->r ? bach_reader_strerror(s->r) : bach_importer_strerror(s->im);
+}
+
+static int open_source(struct source *s, const struct fmt *f, const char *in,
+		       unsigned flags)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (f->kind == K_IMPORT) {
+		err = bach_importer_open(&s->im, f->code, in, flags);
+		if (err)
+			errmsg("%s", s->im ? bach_importer_strerror(s->im) :
+					     strerror(-err));
+		return err;
+	}
+	s->r = bach_reader_new();
+	if (!s->r)
+		return -ENOMEM;
+	if (f->kind == K_BYU_GZ)
+		err = bach_reader_add_as(s->r, in, BACH_FILE_GZIP);
+	else
+		err = bach_reader_add(s->r, in);
+	if (err)
+		errmsg("%s", bach_reader_strerror(s->r));
+	return err;
+}
+
+static void close_source(struct source *s)
+{
+	bach_reader_free(s->r);
+	bach_importer_free(s->im);
+}
+
+/* records to byu / byu.gz */
+static int to_trace(struct source *s, const struct fmt *f, const char *out,
+		    const struct bach_writer_opts *base, uint64_t *nrec)
+{
+	struct bach_writer_opts wo = *base;
+	struct bach_writer *w;
+	const uint8_t *p;
+	ssize_t n;
+	int err;
+
+	wo.format = f->kind == K_BYU_GZ ? BACH_OUT_BYU_GZ : BACH_OUT_BYU;
+	err = bach_writer_open(&w, out, &wo);
+	if (err) {
+		errmsg("%s", bach_writer_strerror(w));
+		bach_writer_free(w);
+		return EXIT_USAGE;
+	}
+	while ((n = source_read(s, &p)) > 0) {
+		*nrec += (uint64_t)n;
+		if (bach_writer_write(w, p, (size_t)n))
+			break;
+	}
+	if (n < 0) {
+		errmsg("%s", source_error(s));
+		bach_writer_free(w); /* nothing whole-looking is left behind */
+		return bach_exit_status((int)n);
+	}
+	err = bach_writer_close(w);
+	if (err)
+		errmsg("%s", bach_writer_strerror(w));
+	bach_writer_free(w);
+	return err ? EXIT_USAGE : EXIT_OK;
+}
+
+/* records to a text format */
+static int to_text(struct source *s, const struct fmt *f, const char *out,
+		   uint64_t *nrec, uint64_t *skipped)
+{
+	struct bach_outfile of;
+	struct obuf o;
+	const uint8_t *p;
+	ssize_t n;
+	int err;
+
+	err = bach_outfile_open(&of, out);
+	if (err) {
+		errmsg("%s: cannot create: %s", out, strerror(-err));
+		return EXIT_USAGE;
+	}
+	if (obuf_init(&o, of.fd, 1u << 20)) {
+		bach_outfile_abort(&of);
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	if (f->code == BACH_EXPORT_CSV) {
+		memcpy(o.buf, BACH_CSV_HEADER, sizeof(BACH_CSV_HEADER) - 1);
+		o.len = sizeof(BACH_CSV_HEADER) - 1;
+	}
+	while ((n = source_read(s, &p)) > 0 && !o.err) {
+		/* format in slices that fit the buffer */
+		while (n > 0 && !o.err) {
+			size_t k = (size_t)n < 4096 ? (size_t)n : 4096;
+			char *d = obuf_room(&o, k * BACH_TEXT_MAX);
+
+			o.len += bach_export_block(f->code, d, p, k, *nrec,
+						   skipped);
+			*nrec += k;
+			p += k * BACH_REC_SIZE;
+			n -= (ssize_t)k;
+		}
+	}
+	obuf_flush(&o);
+	obuf_free(&o);
+	if (n < 0) {
+		errmsg("%s", source_error(s));
+		bach_outfile_abort(&of);
+		return bach_exit_status((int)n);
+	}
+	if (o.err) {
+		errmsg("%s: write error: %s", bach_outfile_name(&of),
+		       strerror(-o.err));
+		bach_outfile_abort(&of);
+		return EXIT_USAGE;
+	}
+	err = bach_outfile_commit(&of);
+	if (err) {
+		errmsg("%s: %s", out, strerror(-err));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 't' },
+		{ "mask-address", no_argument, NULL, 'm' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct fmt *from = NULL, *to = NULL;
+	struct bach_writer_opts wo = { 0 };
+	struct bach_import_stats ist = { 0 };
+	uint64_t nrec = 0, skipped = 0, v;
+	unsigned flags = 0;
+	bool quiet = false;
+	struct source s;
+	const char *in, *out;
+	int c, status;
+
+	while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			from = find_fmt(optarg, true);
+			if (!from)
+				return usage_error("--from: unknown format '%s' (byu, byu.gz, lackey, din, cis501, p2)",
+						   optarg);
+			break;
+		case 't':
+			to = find_fmt(optarg, false);
+			if (!to)
+				return usage_error("--to: unknown format '%s' (byu, byu.gz, din, dinx, laplace, csv)",
+						   optarg);
+			break;
+		case 'm':
+			flags |= BACH_IMPORT_MASK_ADDRESS;
+			break;
+		case 'l':
+			if (!parse_u64(optarg, &v) || v < 1 || v > 12)
+				return usage_error("--level: 1 to 12, not '%s'",
+						   optarg);
+			wo.level = (int)v;
+			break;
+		case 'j':
+			if (!parse_u64(optarg, &v) || v < 1 || v > 64)
+				return usage_error("--threads: 1 to 64, not '%s'",
+						   optarg);
+			wo.threads = (int)v;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		default:
+			return usage_error("bad option");
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("need IN and OUT");
+	in = argv[optind];
+	out = argv[optind + 1];
+	if (!from)
+		from = guess_fmt(in, true);
+	if (!to)
+		to = guess_fmt(out, false);
+	if (!from)
+		return usage_error("%s: cannot tell the input format; give --from", in);
+	if (!to)
+		return usage_error("%s: cannot tell the output format; give --to", out);
+
+	if (open_source(&s, from, in, flags)) {
+		close_source(&s);
+		return EXIT_USAGE;
+	}
+	if (to->kind == K_EXPORT)
+		status = to_text(&s, to, out, &nrec, &skipped);
+	else
+		status = to_trace(&s, to, out, &wo, &nrec);
+	if (s.im)
+		bach_importer_stats(s.im, &ist);
+	if (!quiet && status == EXIT_OK) {
+		if (s.im)
+			fprintf(stderr, "%s: %llu %s read, %llu records written, %llu skipped (no BYU equivalent)\n",
+				prog_cmd, (unsigned long long)ist.lines,
+				from->code == BACH_IMPORT_P2 ? "p2AddrTr records" : "lines",
+				(unsigned long long)ist.records,
+				(unsigned long long)ist.skipped);
+		else
+			fprintf(stderr, "%s: %llu records read, %llu written, %llu skipped (no %s equivalent)\n",
+				prog_cmd, (unsigned long long)nrec,
+				(unsigned long long)(nrec - skipped),
+				(unsigned long long)skipped, to->name);
+	}
+	close_source(&s);
+	return status;
+}
+
+const struct bach_cmd cmd_convert = {
+	.name = "convert",
+	.run = run,
+	.summary = "convert between trace formats",
+	.help = "usage: bach convert [--from FMT] [--to FMT] [--mask-address] IN OUT\n"
+		"\n"
+		"IN and OUT may be - for standard input and output; IN may be a\n"
+		"capture directory. A format a file name implies (.byu, .byu.gz, .din,\n"
+		".csv) need not be given.\n"
+		"\n"
+		"  --from FMT        byu, byu.gz, or an import:\n"
+		"                      lackey  valgrind --tool=lackey --trace-mem=yes\n"
+		"                      din     Dinero 'label address'\n"
+		"                      cis501  Penn CIS 501 micro-op traces\n"
+		"                      p2      BYU 12-byte Pentium II records (p2AddrTr)\n"
+		"  --to FMT          byu, byu.gz, or an export:\n"
+		"                      din     'label address' (0 read, 1 write, 2 fetch)\n"
+		"                      dinx    extended din 'r|w|i addr size'\n"
+		"                      laplace 'r|w|i timestamp length asid address'\n"
+		"                      csv     index,address,be,control,type\n"
+		"  --mask-address    keep the low 32 bits of wider addresses (imports)\n"
+		"  --level N         gzip level for byu.gz, 1 to 12 (default 4)\n"
+		"  --threads N       compressing threads (default: all CPUs)\n"
+		"  -q, --quiet       no summary line on standard error\n"
+		"\n"
+		"Imports describe a complete trace taken with the L1 caches off; see\n"
+		"docs/formats.md for what each direction keeps and what it loses.\n"
+		"A named OUT appears only when the conversion succeeds.\n"
+		"\n"
+		"examples: bach convert trace.byu trace.byu.gz\n"
+		"          bach convert --from lackey --to byu.gz lackey.out prog.byu.gz\n",
+};

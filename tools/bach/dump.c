@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/* bach dump: records as text, CSV or JSON lines. */
+#include <getopt.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bach.h"
+#include "bach/convert.h"
+#include "bach/record.h"
+
+enum fmt { F_TEXT, F_CSV, F_JSONL };
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "count", required_argument, NULL, 'n' },
+		{ "skip", required_argument, NULL, 's' },
+		{ "format", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t count = UINT64_MAX, skip = 0, index = 0;
+	enum fmt fmt = F_TEXT;
+	struct bach_reader *r;
+	struct obuf o;
+	int c, status;
+	ssize_t n;
+
+	while ((c = getopt_long(argc, argv, "n:f:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (!parse_u64(optarg, &count))
+				return usage_error("-n: not a count: '%s'", optarg);
+			break;
+		case 's':
+			if (!parse_u64(optarg, &skip))
+				return usage_error("--skip: not a count: '%s'",
+						   optarg);
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				fmt = F_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				fmt = F_CSV;
+			else if (!strcmp(optarg, "jsonl"))
+				fmt = F_JSONL;
+			else
+				return usage_error("--format: unknown format '%s' (text, csv, jsonl)",
+						   optarg);
+			break;
+		default:
+			return usage_error("bad option");
+		}
+	}
+	status = open_traces(&r, argc - optind, argv + optind);
+	if (status) {
+		bach_reader_free(r);
+		return status;
+	}
+	if (obuf_init(&o, STDOUT_FILENO, 1u << 20)) {
+		bach_reader_free(r);
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	if (fmt == F_CSV) {
+		memcpy(obuf_room(&o, sizeof(BACH_CSV_HEADER)), BACH_CSV_HEADER,
+		       sizeof(BACH_CSV_HEADER) - 1);
+		o.len += sizeof(BACH_CSV_HEADER) - 1;
+	}
+	n = 0;
+	while (count && !o.err) {
+		const uint8_t *p;
+		size_t k;
+
+		n = bach_reader_read(r, &p);
+		if (n <= 0)
+			break;
+		k = (size_t)n;
+		if (skip) {
+			size_t s = skip < k ? (size_t)skip : k;
+
+			skip -= s;
+			index += s;
+			p += s * BACH_REC_SIZE;
+			k -= s;
+		}
+		if (k > count)
+			k = (size_t)count;
+		count -= k;
+		for (size_t i = 0; i < k; i++, p += BACH_REC_SIZE, index++) {
+			char *d = obuf_room(&o, BACH_TEXT_MAX);
+
+			if (fmt == F_TEXT)
+				o.len += bach_fmt_text(d, p);
+			else if (fmt == F_CSV)
+				o.len += bach_fmt_csv(d, p, index);
+			else
+				o.len += bach_fmt_jsonl(d, p, index);
+		}
+	}
+	obuf_flush(&o);
+	status = EXIT_OK;
+	if (o.err) {
+		errmsg("write error on standard output: %s", strerror(-o.err));
+		status = EXIT_USAGE;
+	} else if (n < 0) {
+		errmsg("%s", bach_reader_strerror(r));
+		status = bach_exit_status((int)n);
+	}
+	obuf_free(&o);
+	bach_reader_free(r);
+	return status;
+}
+
+const struct bach_cmd cmd_dump = {
+	.name = "dump",
+	.run = run,
+	.summary = "print records as text, CSV or JSON lines",
+	.help = "usage: bach dump [-n N] [--skip N] [--format text|csv|jsonl] TRACE...\n"
+		"\n"
+		"  -n, --count N     print at most N records\n"
+		"      --skip N      skip the first N records\n"
+		"  -f, --format F    text (default): the BYU reference line\n"
+		"                      printf(\"%08x %02x %s\\n\", address, be, type)\n"
+		"                    csv: index,address,be,control,type\n"
+		"                    jsonl: one JSON object per record\n"
+		"\n"
+		"Every record is printed, INVALID ones included. Exit 1 when a file\n"
+		"is damaged (after printing what could be read), 2 on a usage error.\n"
+		"\n"
+		"example: bach dump -n 10 capture/20261121T223000Z\n",
+};
