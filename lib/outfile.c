@@ -13,12 +13,25 @@ int bach_outfile_open(struct bach_outfile *f, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	struct stat st;
 	int err;
 
 	f->fd = -1;
-	f->path = f->tmp = NULL;
+	f->path = f->tmp = f->direct = NULL;
 	if (!strcmp(path, "-")) {
 		f->fd = 1;
+		return 0;
+	}
+	/* a device, FIFO or terminal is written in place, never replaced */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		f->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (f->fd < 0)
+			return -errno;
+		f->direct = strdup(path);
+		if (!f->direct) {
+			close(f->fd);
+			return -ENOMEM;
+		}
 		return 0;
 	}
 	f->path = strdup(path);
@@ -44,6 +57,14 @@ int bach_outfile_commit(struct bach_outfile *f)
 {
 	int err = 0;
 
+	if (f->direct) {
+		if (close(f->fd) < 0)
+			err = -errno;
+		f->fd = -1;
+		free(f->direct);
+		f->direct = NULL;
+		return err;
+	}
 	if (!f->path)
 		return 0;
 	if (fsync(f->fd) < 0 && errno != EINVAL)
@@ -65,8 +86,10 @@ int bach_outfile_commit(struct bach_outfile *f)
 
 void bach_outfile_abort(struct bach_outfile *f)
 {
-	if (f->path && f->fd >= 0)
+	if ((f->path || f->direct) && f->fd >= 0)
 		close(f->fd);
+	free(f->direct);
+	f->direct = NULL;
 	f->fd = -1;
 	if (f->tmp)
 		unlink(f->tmp);
@@ -77,5 +100,7 @@ void bach_outfile_abort(struct bach_outfile *f)
 
 const char *bach_outfile_name(const struct bach_outfile *f)
 {
+	if (f->direct)
+		return f->direct;
 	return f->path ? f->path : "<stdout>";
 }

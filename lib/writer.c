@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Trace writer: raw .byu, or blocked .byu.gz. For gzip the caller's records
- * fill a ring of block slots; worker threads take filled slots in order and
- * compress each into one member; the caller writes finished members in
- * ring order, then the EOF block. No thread waits for a whole batch: a
- * worker starts the next block the moment it is filled.
+ * Trace writer: raw .byu, or blocked .byu.gz: the caller's records fill
+ * 64 KiB blocks that a pool of threads compresses (bach/zpool.h) while the
+ * next block fills; finished members are written in order, then the EOF
+ * block.
  *
  * A named output is written under a temporary name beside it and renamed
  * into place by a good close (bach/outfile.h).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,29 +18,11 @@
 #include "bach/outfile.h"
 #include "bach/record.h"
 #include "bach/trace.h"
+#include "bach/zpool.h"
 
 #define RAW_BUF (4u << 20)
-#define SLOTS_PER_THREAD 8
+#define BLOCKS_PER_THREAD 8
 #define MAX_THREADS 64
-
-struct bach_writer;
-
-struct worker {
-	struct bach_writer *w;
-	struct bach_deflater *d;
-	pthread_t tid;
-	bool started;
-};
-
-enum slot_state { SLOT_FREE, SLOT_FILLED, SLOT_DONE };
-
-struct slot {
-	uint8_t *in;		/* BACH_BGZF_MAX_INPUT */
-	size_t len;
-	uint8_t *out;		/* BACH_BGZF_MAX_BLOCK */
-	size_t olen;
-	enum slot_state state;	/* under mu */
-};
 
 struct bach_writer {
 	struct bach_writer_opts o;
@@ -56,22 +36,10 @@ struct bach_writer {
 	uint8_t *buf;		/* raw: the output buffer */
 	size_t fill, cap;
 
-	/*
-	 * gzip ring: slots [head, tail) are filled or done, in file order;
-	 * [take, tail) are filled and not yet taken by a worker; the caller
-	 * fills slot tail.
-	 */
-	struct slot *slots;
-	size_t nslot;
-	uint64_t head, tail, take;
-	struct worker *workers;
-	int nworkers;		/* started */
-	int nalloc;		/* allocated */
-	pthread_mutex_t mu;
-	pthread_cond_t work;	/* a slot was filled, or quit */
-	pthread_cond_t done;	/* a slot was compressed */
-	bool quit;
-	struct bach_deflater *own; /* compressor when there are no workers */
+	/* gzip: input blocks, one per pool slot, filled in ring order */
+	struct bach_zpool *pool;
+	uint8_t **in;
+	size_t nin, cur, cur_len;
 };
 
 __attribute__((format(printf, 3, 4))) static int wfail(struct bach_writer *w,
@@ -124,93 +92,38 @@ static int write_all(struct bach_writer *w, const uint8_t *p, size_t len)
 	return 0;
 }
 
-static struct slot *slot_at(struct bach_writer *w, uint64_t i)
+/* Write out finished members, oldest first; with wait, all of them. */
+static int drain(struct bach_writer *w, bool wait)
 {
-	return &w->slots[i % w->nslot];
-}
+	const uint8_t *out;
+	size_t len;
 
-static void *worker_main(void *arg)
-{
-	struct worker *wk = arg;
-	struct bach_writer *w = wk->w;
-
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		struct slot *s;
-
-		while (w->take == w->tail && !w->quit)
-			pthread_cond_wait(&w->work, &w->mu);
-		if (w->take == w->tail)
-			break; /* quit, and nothing left to do */
-		s = slot_at(w, w->take++);
-		pthread_mutex_unlock(&w->mu);
-		s->olen = bach_bgzf_block(wk->d, s->out, s->in, s->len);
-		pthread_mutex_lock(&w->mu);
-		s->state = SLOT_DONE;
-		pthread_cond_signal(&w->done);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-/*
- * Write out the finished slots at the head, in order; with wait_all, wait
- * for every filled slot. head and tail move only in the caller's thread.
- */
-static int drain(struct bach_writer *w, bool wait_all)
-{
-	for (;;) {
-		struct slot *s;
-		bool ready;
-
-		if (w->head == w->tail)
-			return w->err;
-		s = slot_at(w, w->head);
-		pthread_mutex_lock(&w->mu);
-		while (s->state != SLOT_DONE && wait_all)
-			pthread_cond_wait(&w->done, &w->mu);
-		ready = s->state == SLOT_DONE;
-		pthread_mutex_unlock(&w->mu);
-		if (!ready)
-			return w->err;
+	while (bach_zpool_peek(w->pool, wait, &out, &len, NULL)) {
 		if (!w->err)
-			write_all(w, s->out, s->olen);
-		s->state = SLOT_FREE;
-		s->len = 0;
-		w->head++;
-	}
-}
-
-/* The slot being filled is complete: hand it on. */
-static int submit(struct bach_writer *w)
-{
-	struct slot *s = slot_at(w, w->tail);
-
-	if (!s->len)
-		return 0;
-	if (!w->nworkers) {
-		s->olen = bach_bgzf_block(w->own, s->out, s->in, s->len);
-		s->state = SLOT_DONE;
-		w->tail++;
-		return drain(w, false);
-	}
-	pthread_mutex_lock(&w->mu);
-	s->state = SLOT_FILLED;
-	w->tail++;
-	pthread_cond_signal(&w->work);
-	pthread_mutex_unlock(&w->mu);
-	/* write what is finished; if the ring is full, wait for the head */
-	drain(w, false);
-	if (w->tail - w->head == w->nslot) {
-		struct slot *h = slot_at(w, w->head);
-
-		pthread_mutex_lock(&w->mu);
-		while (h->state != SLOT_DONE)
-			pthread_cond_wait(&w->done, &w->mu);
-		pthread_mutex_unlock(&w->mu);
-		drain(w, false);
+			write_all(w, out, len);
+		bach_zpool_release(w->pool);
 	}
 	return w->err;
+}
+
+/* The block being filled is complete: hand it to the pool. */
+static int submit(struct bach_writer *w)
+{
+	const uint8_t *out;
+	size_t len;
+
+	if (!w->cur_len)
+		return w->err;
+	if (bach_zpool_pending(w->pool) == bach_zpool_depth(w->pool) &&
+	    bach_zpool_peek(w->pool, true, &out, &len, NULL)) {
+		if (!w->err)
+			write_all(w, out, len);
+		bach_zpool_release(w->pool);
+	}
+	bach_zpool_submit(w->pool, w->in[w->cur], w->cur_len, NULL);
+	w->cur = (w->cur + 1) % w->nin;
+	w->cur_len = 0;
+	return drain(w, false);
 }
 
 int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n)
@@ -237,42 +150,16 @@ int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n)
 		return 0;
 	}
 	while (len) {
-		struct slot *s = slot_at(w, w->tail);
-		size_t k = BACH_BGZF_MAX_INPUT - s->len < len ?
-				   BACH_BGZF_MAX_INPUT - s->len :
+		size_t k = BACH_BGZF_MAX_INPUT - w->cur_len < len ?
+				   BACH_BGZF_MAX_INPUT - w->cur_len :
 				   len;
 
-		memcpy(s->in + s->len, recs, k);
-		s->len += k;
+		memcpy(w->in[w->cur] + w->cur_len, recs, k);
+		w->cur_len += k;
 		recs += k;
 		len -= k;
-		if (s->len == BACH_BGZF_MAX_INPUT && submit(w))
+		if (w->cur_len == BACH_BGZF_MAX_INPUT && submit(w))
 			return w->err;
-	}
-	return 0;
-}
-
-static int start_workers(struct bach_writer *w, int threads)
-{
-	if (threads == 1) {
-		w->own = bach_deflater_new(w->o.backend, w->o.level);
-		return w->own ? 0 : -ENOMEM;
-	}
-	w->workers = calloc((size_t)threads, sizeof(*w->workers));
-	if (!w->workers)
-		return -ENOMEM;
-	w->nalloc = threads;
-	for (int i = 0; i < threads; i++) {
-		struct worker *wk = &w->workers[i];
-
-		wk->w = w;
-		wk->d = bach_deflater_new(w->o.backend, w->o.level);
-		if (!wk->d)
-			return -ENOMEM;
-		if (pthread_create(&wk->tid, NULL, worker_main, wk))
-			return -EAGAIN;
-		wk->started = true;
-		w->nworkers++;
 	}
 	return 0;
 }
@@ -291,9 +178,6 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 	w->out.fd = -1;
 	if (!w->o.level)
 		w->o.level = BACH_DEFAULT_LEVEL;
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->work, NULL);
-	pthread_cond_init(&w->done, NULL);
 
 	ret = bach_outfile_open(&w->out, path);
 	if (ret < 0)
@@ -314,21 +198,22 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 		threads = 1;
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
-	w->nslot = (size_t)threads * SLOTS_PER_THREAD;
-	w->slots = calloc(w->nslot, sizeof(*w->slots));
-	if (!w->slots)
+	/* one input block per pool slot, plus the one being filled */
+	w->nin = (size_t)threads * BLOCKS_PER_THREAD + 1;
+	w->in = calloc(w->nin, sizeof(*w->in));
+	if (!w->in)
 		return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
-	for (size_t i = 0; i < w->nslot; i++) {
-		w->slots[i].in = malloc(BACH_BGZF_MAX_INPUT);
-		w->slots[i].out = malloc(BACH_BGZF_MAX_BLOCK);
-		if (!w->slots[i].in || !w->slots[i].out)
+	for (size_t i = 0; i < w->nin; i++) {
+		w->in[i] = malloc(BACH_BGZF_MAX_INPUT);
+		if (!w->in[i])
 			return wfail(w, -ENOMEM, "%s: out of memory",
 				     wname(w));
 	}
-	ret = start_workers(w, threads);
-	if (ret < 0)
-		return wfail(w, ret, "%s: cannot start compressor: %s",
-			     wname(w), strerror(-ret));
+	w->pool = bach_zpool_new(threads > 1 ? threads : 0, w->nin - 1,
+				 o->backend, w->o.level);
+	if (!w->pool)
+		return wfail(w, -ENOMEM, "%s: cannot start compressor",
+			     wname(w));
 	return 0;
 }
 
@@ -357,30 +242,12 @@ void bach_writer_free(struct bach_writer *w)
 {
 	if (!w)
 		return;
-	if (w->workers) {
-		/* workers finish the slots they hold, then leave */
-		pthread_mutex_lock(&w->mu);
-		w->quit = true;
-		pthread_cond_broadcast(&w->work);
-		pthread_mutex_unlock(&w->mu);
-		for (int i = 0; i < w->nalloc; i++) {
-			if (w->workers[i].started)
-				pthread_join(w->workers[i].tid, NULL);
-			bach_deflater_free(w->workers[i].d);
-		}
-		free(w->workers);
-	}
-	bach_deflater_free(w->own);
+	bach_zpool_free(w->pool);
 	if (!w->closed)
 		bach_outfile_abort(&w->out);
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->work);
-	pthread_cond_destroy(&w->done);
 	free(w->buf);
-	for (size_t i = 0; w->slots && i < w->nslot; i++) {
-		free(w->slots[i].in);
-		free(w->slots[i].out);
-	}
-	free(w->slots);
+	for (size_t i = 0; w->in && i < w->nin; i++)
+		free(w->in[i]);
+	free(w->in);
 	free(w);
 }

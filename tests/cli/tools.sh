@@ -87,6 +87,12 @@ mkdir "$T/empty-cap"
 expect_status 1 $BACH verify "$T/empty-cap"
 expect_out "no segments"
 
+# a device as output is written in place, never replaced by a file
+$BACH convert -q --to byu.gz "$T/a.byu" /dev/null
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+$BACH gen --records 10 -o /dev/null
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+
 # help
 expect_status 0 $BACH help dump
 expect_out "usage: bach dump"

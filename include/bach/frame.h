@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The capture board's USB protocol (docs/board-protocol.md): frames built
+ * by the board (and by the fake driver and the gateware simulation) and
+ * read by one parser on the host.
+ *
+ * Every frame, either direction:
+ *
+ *   off  size  field
+ *     0     4  magic "BACH"
+ *     4     1  protocol version (BACH_PROTO_VERSION)
+ *     5     1  type (enum bach_frame_type)
+ *     6     1  flags (BACH_FF_*)
+ *     7     1  header length (BACH_FRAME_HDR)
+ *     8     4  sequence number of this frame type, little-endian
+ *    12     4  payload length in bytes, little-endian
+ *    16     8  type-specific u64 (data: index of the first record)
+ *    24     8  type-specific u64 (data: board timestamp of the first record)
+ *    32     4  type-specific u32 (data: record count)
+ *    36     4  type-specific u32 (data: records lost before this frame)
+ *    40     n  payload
+ *  40+n     4  CRC-32 (IEEE 802.3, zlib's crc32) of bytes 0 .. 40+n-1
+ *
+ * Integers are little-endian; records in a data payload are BYU records
+ * (big-endian address) exactly as on disk. Values are stored on the board
+ * and on disk: never renumber, only append.
+ */
+#ifndef BACH_FRAME_H
+#define BACH_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BACH_FRAME_MAGIC "BACH"
+#define BACH_PROTO_VERSION 1
+#define BACH_FRAME_HDR 40
+#define BACH_FRAME_CRC 4
+#define BACH_FRAME_MAX_RECORDS 65535
+/* Largest payload a parser accepts: full records with 16-bit deltas. */
+#define BACH_FRAME_MAX_PAYLOAD (BACH_FRAME_MAX_RECORDS * 8)
+
+enum bach_frame_type {
+	BACH_FT_DATA = 1,	/* board -> host: records */
+	BACH_FT_STATUS = 2,	/* board -> host: counters */
+	BACH_FT_IDENTITY = 3,	/* board -> host: reply to IDENTIFY */
+	BACH_FT_ACK = 4,	/* board -> host: reply to any other command */
+	BACH_FT_COMMAND = 16,	/* host -> board */
+};
+
+/* Data frame flags. */
+#define BACH_FF_FIRST 0x01	/* first frame after START */
+#define BACH_FF_LAST 0x02	/* last frame before the board stopped */
+#define BACH_FF_OVERFLOW 0x04	/* the board lost records before this frame */
+#define BACH_FF_TIMING 0x08	/* payload starts with one u16 delta a record */
+
+/* Commands: in the first u32 type-specific field (offset 32) of a COMMAND. */
+enum bach_command {
+	BACH_CMD_IDENTIFY = 1,
+	BACH_CMD_START = 2,
+	BACH_CMD_STOP = 3,
+	BACH_CMD_CONFIGURE = 4,	/* payload: struct bach_board_config, 16 bytes */
+	BACH_CMD_STATUS = 5,
+	BACH_CMD_RESET_COUNTERS = 6,
+};
+
+enum bach_loss_policy {
+	BACH_POLICY_STALL = 0,
+	BACH_POLICY_DROP = 1,
+};
+
+/* CONFIGURE payload (16 bytes, little-endian). */
+struct bach_board_config {
+	uint8_t policy;		/* enum bach_loss_policy */
+	uint8_t timing;		/* 1: data frames carry per-record deltas */
+	uint8_t test_pattern;	/* 0 bus, 1 counter, 2 LFSR */
+	uint8_t reserved;
+	uint16_t type_filter;	/* bit t set: record cycles of type t; 0 = all */
+	uint16_t high_water;	/* stall: FIFO fill (1/65536ths) to hold */
+	uint16_t low_water;	/* stall: FIFO fill to release */
+	uint16_t reserved2[3];
+};
+
+/* STATUS payload (48 bytes, little-endian). */
+struct bach_board_status {
+	uint32_t fifo_fill;	/* records in the FIFO now */
+	uint32_t fifo_size;	/* its capacity, records */
+	uint64_t records;	/* records sampled since reset */
+	uint64_t overflow;	/* records lost to a full FIFO (drop) */
+	uint32_t stall_episodes;/* holds asserted (stall) */
+	uint32_t clock_hz;	/* bus clock, Hz */
+	uint64_t stalled_clocks;/* clocks spent holding the CPU */
+	uint64_t reserved;
+};
+
+/* IDENTITY payload (64 bytes). */
+struct bach_board_identity {
+	uint16_t vendor, product;
+	uint8_t gw_major, gw_minor;
+	uint16_t capabilities;	/* BACH_CAP_* */
+	uint32_t clock_hz;
+	uint32_t fifo_records;
+	char serial[16];	/* NUL-padded */
+	char name[32];		/* NUL-padded */
+};
+
+#define BACH_CAP_TIMING 0x1
+#define BACH_CAP_STALL 0x2
+#define BACH_CAP_TEST_PATTERN 0x4
+#define BACH_CAP_FILTER 0x8
+
+/* ---- building frames --------------------------------------------------- */
+
+/* Bytes a data frame of n records takes (with deltas when timing). */
+size_t bach_frame_data_size(size_t n, bool timing);
+
+/*
+ * Build a data frame at dst (room for bach_frame_data_size()). deltas may
+ * be NULL (no TIMING flag). lost: records the board lost before this
+ * frame (sets OVERFLOW when non-zero). Returns the frame's size.
+ */
+size_t bach_frame_build_data(uint8_t *dst, uint32_t seq, uint64_t index,
+			     uint64_t timestamp, uint8_t flags, uint32_t lost,
+			     const uint8_t *recs, size_t n,
+			     const uint16_t *deltas);
+
+size_t bach_frame_build_status(uint8_t *dst, uint32_t seq,
+			       const struct bach_board_status *st);
+size_t bach_frame_build_identity(uint8_t *dst, uint32_t seq,
+				 const struct bach_board_identity *id);
+size_t bach_frame_build_command(uint8_t *dst, uint32_t seq,
+				enum bach_command cmd,
+				const struct bach_board_config *cfg);
+
+/* ---- parsing frames ---------------------------------------------------- */
+
+enum bach_gap_cause {
+	BACH_GAP_OVERFLOW,	/* the board's FIFO overflowed (drop policy) */
+	BACH_GAP_FRAMES,	/* frames missing on the link */
+	BACH_GAP_CORRUPT,	/* frames rejected for a bad CRC or header */
+	BACH_GAP_RING,		/* the host's ring was full (drop policy) */
+	BACH_GAP_DEVICE,	/* the device went away mid-capture */
+};
+
+const char *bach_gap_cause_name(enum bach_gap_cause c);
+
+struct bach_parser_ops {
+	/* n whole records (pointer valid during the call only) */
+	void (*records)(void *ctx, const uint8_t *recs, size_t n,
+			uint64_t timestamp);
+	/* records lost at the current position */
+	void (*gap)(void *ctx, uint64_t lost, enum bach_gap_cause cause);
+	void (*status)(void *ctx, const struct bach_board_status *st);
+	void (*identity)(void *ctx, const struct bach_board_identity *id);
+	void (*ack)(void *ctx, uint32_t command, uint32_t result);
+};
+
+struct bach_parser_counters {
+	uint64_t frames;	/* good frames of any type */
+	uint64_t data_frames;
+	uint64_t records;	/* records delivered */
+	uint64_t lost_overflow, lost_frames, lost_corrupt;
+	uint64_t bad_crc;	/* frames rejected for their CRC */
+	uint64_t bad_header;	/* magic found, header impossible */
+	uint64_t resync_bytes;	/* bytes skipped looking for the magic */
+	uint64_t duplicates;	/* data frames with an index already seen */
+};
+
+struct bach_parser;
+
+struct bach_parser *bach_parser_new(const struct bach_parser_ops *ops,
+				    void *ctx);
+void bach_parser_free(struct bach_parser *p);
+
+/*
+ * Feed bytes as they arrive, in pieces of any size. Frames may straddle
+ * calls. Garbage is skipped up to the next magic; a frame with a bad CRC is
+ * dropped and counted, its records counted lost once the next good data
+ * frame shows how many there were.
+ */
+void bach_parser_feed(struct bach_parser *p, const uint8_t *buf, size_t len);
+
+/* Index the next data frame should start at (records seen + lost). */
+uint64_t bach_parser_next_index(const struct bach_parser *p);
+void bach_parser_counters(const struct bach_parser *p,
+			  struct bach_parser_counters *c);
+
+#endif
