@@ -47,6 +47,7 @@ VERSION = 0.1.0
 BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $(WARN) -MMD -MP -pthread \
 	      $(SAN_FLAGS)
 LIBS = -lz -ldeflate -pthread
+DAEMON_LIBS = -luring -linih -lsystemd
 ALL_CFLAGS = $(CFLAGS) $(BACH_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
@@ -61,18 +62,23 @@ LIB_SRC = $(wildcard lib/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 BACH_SRC = $(wildcard tools/bach/*.c)
 BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
+# the capture pipeline and the drivers, shared by bachd and `bach capture`
+CORE_SRC = $(filter-out daemon/bachd.c,$(wildcard daemon/*.c)) \
+	   $(wildcard drivers/*.c)
+CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
+BACHD_OBJ = $(BUILD)/daemon/bachd.o
 TEST_SRC = $(wildcard tests/unit/test_*.c)
 TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC = $(wildcard bench/*.c)
 BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-PROGRAMS = $(BUILD)/bin/bach
+PROGRAMS = $(BUILD)/bin/bach $(BUILD)/bin/bachd
 
 DEPS_STAMP = build/.deps-ok
 
 all: $(PROGRAMS)
 
 ifndef NO_DEPS
-$(LIB_OBJ) $(BACH_OBJ): | $(DEPS_STAMP)
+$(LIB_OBJ) $(BACH_OBJ) $(CORE_OBJ) $(BACHD_OBJ): | $(DEPS_STAMP)
 endif
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -89,9 +95,18 @@ $(BUILD)/%.o: %.c
 $(BUILD)/libbach.a: $(LIB_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbach.a
+$(BUILD)/libbachcore.a: $(CORE_OBJ)
+	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/daemon/%.o $(BUILD)/drivers/%.o: ALL_CFLAGS += -Idaemon
+
+$(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DAEMON_LIBS) $(LIBS)
+
+$(BUILD)/bin/bachd: $(BACHD_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DAEMON_LIBS) $(LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
 	$(Q)mkdir -p $(dir $@)
@@ -135,4 +150,4 @@ clean:
 .PHONY: all deps tests check check-fast fuzz bench demo install format clean
 .DELETE_ON_ERROR:
 
--include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d) $(CORE_OBJ:.o=.d) $(BACHD_OBJ:.o=.d)

@@ -59,7 +59,7 @@ void bach_stats_add(struct bach_stats *s, const uint8_t *p, size_t n)
 		uint8_t ctl = p[5];
 
 		s->lane[i % BACH_STATS_LANES][ctl << 8 | p[4]]++;
-		addr_low += (a & 7) != 0;
+		addr_low += (a & 7) != 0 && (ctl & 0x0f) != 0x0f; /* not markers */
 		if (__builtin_expect(is_mem(ctl), 1)) {
 			lo = a < lo ? a : lo;
 			hi = a > hi ? a : hi;

@@ -7,7 +7,10 @@ set -eu
 # build: compiler, zlib (required), libdeflate (block compression),
 # cmocka (unit tests); tests and bench: clang (libFuzzer smoke runs),
 # pigz and gzip (reference figures in make bench).
-PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip"
+# bachd: liburing (io_uring writes), libinih (configuration), libsystemd
+# (sd_notify).
+PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
+liburing-dev libinih-dev libsystemd-dev"
 
 missing=""
 for p in $PKGS; do

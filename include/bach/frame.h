@@ -39,6 +39,14 @@
 #define BACH_FRAME_MAX_RECORDS 65535
 /* Largest payload a parser accepts: full records with 16-bit deltas. */
 #define BACH_FRAME_MAX_PAYLOAD (BACH_FRAME_MAX_RECORDS * 8)
+/* Largest frame: header, largest payload, CRC. */
+#define BACH_FRAME_MAX                                                        \
+	(BACH_FRAME_HDR + BACH_FRAME_MAX_PAYLOAD + BACH_FRAME_CRC)
+
+/* Payload sizes in protocol 1 (later minor versions only append). */
+#define BACH_CONFIG_SIZE 16
+#define BACH_STATUS_SIZE 48
+#define BACH_IDENTITY_SIZE 64
 
 enum bach_frame_type {
 	BACH_FT_DATA = 1,	/* board -> host: records */
@@ -62,6 +70,15 @@ enum bach_command {
 	BACH_CMD_CONFIGURE = 4,	/* payload: struct bach_board_config, 16 bytes */
 	BACH_CMD_STATUS = 5,
 	BACH_CMD_RESET_COUNTERS = 6,
+};
+
+/* ACK result: in the second u32 type-specific field (offset 36). */
+enum bach_ack_result {
+	BACH_ACK_OK = 0,
+	BACH_ACK_UNKNOWN = 1,	  /* command not known to this gateware */
+	BACH_ACK_INVALID = 2,	  /* bad payload or out-of-range value */
+	BACH_ACK_BUSY = 3,	  /* not allowed while capturing */
+	BACH_ACK_UNSUPPORTED = 4, /* needs a capability the board lacks */
 };
 
 enum bach_loss_policy {
@@ -111,13 +128,20 @@ struct bach_board_identity {
 
 /* ---- building frames --------------------------------------------------- */
 
+/*
+ * Builders write one whole frame, CRC included, at dst and return its size.
+ * They cannot fail; dst must have room (BACH_FRAME_MAX always suffices).
+ */
+
 /* Bytes a data frame of n records takes (with deltas when timing). */
 size_t bach_frame_data_size(size_t n, bool timing);
 
 /*
- * Build a data frame at dst (room for bach_frame_data_size()). deltas may
- * be NULL (no TIMING flag). lost: records the board lost before this
- * frame (sets OVERFLOW when non-zero). Returns the frame's size.
+ * Build a data frame at dst (room for bach_frame_data_size()) of n <=
+ * BACH_FRAME_MAX_RECORDS records. flags: FIRST and/or LAST; TIMING is set
+ * when deltas is non-NULL (n of them) and cleared otherwise. lost: records
+ * the board lost before this frame (sets OVERFLOW when non-zero). Returns
+ * the frame's size.
  */
 size_t bach_frame_build_data(uint8_t *dst, uint32_t seq, uint64_t index,
 			     uint64_t timestamp, uint8_t flags, uint32_t lost,
@@ -128,6 +152,10 @@ size_t bach_frame_build_status(uint8_t *dst, uint32_t seq,
 			       const struct bach_board_status *st);
 size_t bach_frame_build_identity(uint8_t *dst, uint32_t seq,
 				 const struct bach_board_identity *id);
+/* A STATUS, IDENTITY or ACK frame answers the last command received. */
+size_t bach_frame_build_ack(uint8_t *dst, uint32_t seq, uint32_t command,
+			    uint32_t result);
+/* cfg: the CONFIGURE payload; ignored (may be NULL) for other commands. */
 size_t bach_frame_build_command(uint8_t *dst, uint32_t seq,
 				enum bach_command cmd,
 				const struct bach_board_config *cfg);
@@ -144,6 +172,11 @@ enum bach_gap_cause {
 
 const char *bach_gap_cause_name(enum bach_gap_cause c);
 
+/*
+ * Callbacks of a parser, called from bach_parser_feed() in stream order.
+ * Any member may be NULL. A gap is reported before the records of the
+ * frame that revealed it. Callbacks must not feed the same parser.
+ */
 struct bach_parser_ops {
 	/* n whole records (pointer valid during the call only) */
 	void (*records)(void *ctx, const uint8_t *recs, size_t n,
@@ -157,7 +190,7 @@ struct bach_parser_ops {
 
 struct bach_parser_counters {
 	uint64_t frames;	/* good frames of any type */
-	uint64_t data_frames;
+	uint64_t data_frames;	/* good data frames, duplicates included */
 	uint64_t records;	/* records delivered */
 	uint64_t lost_overflow, lost_frames, lost_corrupt;
 	uint64_t bad_crc;	/* frames rejected for their CRC */
@@ -168,6 +201,11 @@ struct bach_parser_counters {
 
 struct bach_parser;
 
+/*
+ * A parser for one capture (one START): the first data frame it sees, or
+ * any FIRST frame, sets the index it expects. ops is copied and may be
+ * NULL. Returns NULL when out of memory (it allocates BACH_FRAME_MAX).
+ */
 struct bach_parser *bach_parser_new(const struct bach_parser_ops *ops,
 				    void *ctx);
 void bach_parser_free(struct bach_parser *p);

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "bach/driver.h"
+
+enum {
+	OPT_CHECK = 256,
+	OPT_POLICY,
+	OPT_SET,
+	OPT_LIST,
+	OPT_NO_COMPRESS,
+	OPT_NO_MARKERS,
+	OPT_NO_URING,
+	OPT_SOCKET,
+};
+
+static const struct option opts[] = {
+	{ "driver", required_argument, NULL, 'd' },
+	{ "option", required_argument, NULL, 'o' },
+	{ "output", required_argument, NULL, 'O' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "set", required_argument, NULL, OPT_SET },
+	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
+	{ "no-gap-markers", no_argument, NULL, OPT_NO_MARKERS },
+	{ "no-io-uring", no_argument, NULL, OPT_NO_URING },
+	{ "control-socket", required_argument, NULL, OPT_SOCKET },
+	{ "check-config", no_argument, NULL, OPT_CHECK },
+	{ "list-drivers", no_argument, NULL, OPT_LIST },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void bachd_usage(const char *prog, bool daemon)
+{
+	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR [--config FILE]\n"
+	       "\n"
+	       "  -d, --driver NAME        source: %s\n"
+	       "  -o, --option KEY=VALUE   a driver option (repeatable; --list-drivers)\n"
+	       "  -O, --output DIR         where capture directories are made\n"
+	       "  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
+	       "      --policy stall|drop  what a full ring does (default stall)\n"
+	       "      --set KEY=VALUE      any [bachd] setting of the config file\n"
+	       "      --no-compress        .byu segments instead of .byu.gz\n"
+	       "      --no-gap-markers     drop: no marker records in the trace\n"
+	       "      --no-io-uring        write with pwrite\n"
+	       "      --control-socket P   Unix control socket%s\n"
+	       "      --check-config       check the configuration and exit\n"
+	       "      --list-drivers       the drivers and their options\n",
+	       prog, "fake, replay", daemon ? "" : " (bachd only)");
+	if (daemon)
+		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: start a new segment.\n"
+		       "Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"
+		       "environment error, 3 the disk was full, 4 the source failed.\n");
+}
+
+static void list_drivers(void)
+{
+	for (size_t i = 0; bach_drivers[i]; i++)
+		printf("%s: %s\n%s\n", bach_drivers[i]->name,
+		       bach_drivers[i]->summary, bach_drivers[i]->options_help);
+}
+
+int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
+		     char **argv, const char *prog)
+{
+	char msg[512];
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	/* the config file first, whatever its place on the line */
+	for (int i = 1; i < argc - 1; i++) {
+		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) {
+			if (bachd_config_load(c, argv[i + 1], msg, sizeof(msg))) {
+				fprintf(stderr, "%s: %s\n", prog, msg);
+				return 2;
+			}
+		} else if (!strncmp(argv[i], "--config=", 9) &&
+			   bachd_config_load(c, argv[i] + 9, msg, sizeof(msg))) {
+			fprintf(stderr, "%s: %s\n", prog, msg);
+			return 2;
+		}
+	}
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "d:o:O:c:h", opts, NULL)) != -1) {
+		int err = 0;
+
+		switch (ch) {
+		case 'd':
+			err = bachd_config_set(c, "driver", optarg, msg, sizeof(msg));
+			break;
+		case 'o':
+			if (capture_config_option(&c->cap, optarg)) {
+				fprintf(stderr, "%s: --option: want KEY=VALUE, not '%s'\n",
+					prog, optarg);
+				return 2;
+			}
+			break;
+		case 'O':
+			err = bachd_config_set(c, "output", optarg, msg, sizeof(msg));
+			break;
+		case 'c':
+			break;
+		case OPT_POLICY:
+			err = bachd_config_set(c, "policy", optarg, msg, sizeof(msg));
+			break;
+		case OPT_SET: {
+			char key[64];
+			const char *eq = strchr(optarg, '=');
+
+			if (!eq || eq - optarg >= (int)sizeof(key)) {
+				fprintf(stderr, "%s: --set: want KEY=VALUE, not '%s'\n",
+					prog, optarg);
+				return 2;
+			}
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg), optarg);
+			err = bachd_config_set(c, key, eq + 1, msg, sizeof(msg));
+			break;
+		}
+		case OPT_NO_COMPRESS:
+			c->cap.compress = false;
+			break;
+		case OPT_NO_MARKERS:
+			c->cap.gap_markers = false;
+			break;
+		case OPT_NO_URING:
+			c->cap.io_uring = false;
+			break;
+		case OPT_SOCKET:
+			err = bachd_config_set(c, "control_socket", optarg, msg,
+					       sizeof(msg));
+			break;
+		case OPT_CHECK:
+			a->check_config = true;
+			break;
+		case OPT_LIST:
+			list_drivers();
+			a->list_drivers = true;
+			return 0;
+		case 'h':
+			a->help = true;
+			return 0;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			return 2;
+		}
+		if (err) {
+			fprintf(stderr, "%s: %s\n", prog, msg);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
+			argv[optind]);
+		return 2;
+	}
+	if (!bach_driver_find(c->cap.driver)) {
+		fprintf(stderr, "%s: no driver '%s' (--list-drivers)\n", prog,
+			c->cap.driver);
+		return 2;
+	}
+	return 0;
+}

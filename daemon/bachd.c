@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bachd: the capture daemon. main() is the ordered list of what it sets
+ * up, undone in reverse by one cleanup path: arguments and configuration,
+ * logging, signals, the capture (output directory, device, first segment),
+ * the control socket, READY, the main loop, STOPPING, cleanup.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "capture.h"
+#include "config.h"
+#include "ctl.h"
+#include "log.h"
+
+#define TICK_MS 250
+
+struct bachd {
+	struct bachd_config cfg;
+	struct capture *cap;
+	struct capture_status last;
+	int status;		/* exit status of the last capture */
+	int sfd;
+	struct ctl ctl;
+	bool quit;
+	uint64_t wd_usec;
+	uint64_t wd_progress;	/* writer progress at the last ping */
+	int ticks;
+};
+
+static int start_capture(struct bachd *d)
+{
+	struct capture_config cc = d->cfg.cap;
+	int err;
+
+	/* the capture owns copies of the driver options */
+	for (size_t i = 0; i < cc.nopts; i++) {
+		cc.opts[i].key = strdup(cc.opts[i].key);
+		cc.opts[i].value = strdup(cc.opts[i].value);
+	}
+	err = capture_open(&d->cap, &cc);
+	if (!err)
+		err = capture_start(d->cap);
+	if (err) {
+		capture_close(d->cap, NULL);
+		d->cap = NULL;
+	}
+	return err;
+}
+
+static int finish_capture(struct bachd *d)
+{
+	struct capture_status st;
+
+	if (!d->cap)
+		return d->status;
+	d->status = capture_close(d->cap, &st);
+	d->cap = NULL;
+	d->last = st;
+	log_notice("capture ended: %llu records produced, %llu written, %llu lost, %llu segments, exit status %d",
+		   (unsigned long long)st.produced,
+		   (unsigned long long)st.written,
+		   (unsigned long long)st.lost,
+		   (unsigned long long)st.segments, d->status);
+	return d->status;
+}
+
+static void handle_request(struct bachd *d, int fd, char *req)
+{
+	char reply[8192], *arg = strchr(req, ' ');
+	struct capture_status st;
+	size_t n;
+
+	if (arg)
+		*arg++ = 0;
+	if (!strcmp(req, "status") && !arg) {
+		if (d->cap)
+			capture_status(d->cap, &st);
+		else
+			st = d->last, st.running = false;
+		n = (size_t)snprintf(reply, sizeof(reply), "{\"ok\":true,\"capturing\":%s,\"status\":",
+				     d->cap ? "true" : "false");
+		n += capture_status_json(&st, reply + n, sizeof(reply) - n - 2);
+		snprintf(reply + n, sizeof(reply) - n, "}");
+	} else if (!strcmp(req, "rotate") && !arg) {
+		if (d->cap)
+			capture_rotate(d->cap);
+		snprintf(reply, sizeof(reply), d->cap ? "{\"ok\":true}" :
+			 "{\"ok\":false,\"error\":\"not capturing\"}");
+	} else if (!strcmp(req, "mark") && arg && *arg) {
+		if (d->cap)
+			capture_mark(d->cap, arg);
+		snprintf(reply, sizeof(reply), d->cap ? "{\"ok\":true}" :
+			 "{\"ok\":false,\"error\":\"not capturing\"}");
+	} else if (!strcmp(req, "stop") && !arg) {
+		if (d->cap) {
+			capture_stop(d->cap);
+			while (!capture_done(d->cap))
+				usleep(10000);
+			finish_capture(d);
+			snprintf(reply, sizeof(reply), "{\"ok\":true}");
+		} else {
+			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"not capturing\"}");
+		}
+	} else if (!strcmp(req, "start") && !arg) {
+		if (d->cap)
+			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"already capturing\"}");
+		else if (start_capture(d))
+			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"cannot start: see the log\"}");
+		else
+			snprintf(reply, sizeof(reply), "{\"ok\":true}");
+	} else {
+		log_warn("unknown request '%.64s'", req);
+		snprintf(reply, sizeof(reply),
+			 "{\"ok\":false,\"error\":\"unknown request (status, start, stop, rotate, mark TEXT)\"}");
+	}
+	ctl_reply(fd, reply);
+}
+
+static void tick(struct bachd *d)
+{
+	struct capture_status st;
+	bool healthy;
+
+	if (!d->cap) {
+		sd_notify(0, "STATUS=idle: no capture (bach ctl start)");
+		if (d->wd_usec)
+			sd_notify(0, "WATCHDOG=1");
+		return;
+	}
+	capture_status(d->cap, &st);
+	/*
+	 * The watchdog is fed only while data really reaches the disk: the
+	 * writer moved on since the last ping, or it has nothing to write.
+	 */
+	healthy = !st.writer_blocked &&
+		  (st.writer_progress != d->wd_progress || st.ring_used == 0);
+	d->wd_progress = st.writer_progress;
+	if (d->wd_usec && healthy)
+		sd_notify(0, "WATCHDOG=1");
+	if (++d->ticks % 4 == 0) {
+		static uint64_t prev_written, prev_bytes;
+		char line[256];
+
+		snprintf(line, sizeof(line),
+			 "STATUS=%llu records/s, %.1f MB/s, ring %llu%%, %llu written, %llu lost",
+			 (unsigned long long)(st.written - prev_written),
+			 (double)(st.bytes - prev_bytes) / 1e6,
+			 (unsigned long long)(st.ring_blocks ?
+				 st.ring_used * 100 / st.ring_blocks : 0),
+			 (unsigned long long)st.written,
+			 (unsigned long long)st.lost);
+		prev_written = st.written;
+		prev_bytes = st.bytes;
+		sd_notify(0, line);
+	}
+}
+
+static int setup_signals(struct bachd *d)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	/* blocked before any thread starts, so only signalfd sees them */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL))
+		return -EINVAL;
+	signal(SIGPIPE, SIG_IGN);
+	d->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return d->sfd < 0 ? -errno : 0;
+}
+
+static void handle_signal(struct bachd *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			log_info("SIGHUP: starting a new segment");
+			if (d->cap)
+				capture_rotate(d->cap);
+			continue;
+		}
+		log_notice("%s: draining and stopping",
+			   si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+		d->quit = true;
+		sd_notify(0, "STOPPING=1");
+		if (d->cap)
+			capture_stop(d->cap);
+	}
+}
+
+static void main_loop(struct bachd *d)
+{
+	while (!d->quit || d->cap) {
+		struct pollfd p[2] = { { d->sfd, POLLIN, 0 },
+				       { d->ctl.fd, POLLIN, 0 } };
+
+		poll(p, d->ctl.fd >= 0 ? 2 : 1, TICK_MS);
+		if (p[0].revents)
+			handle_signal(d);
+		if (d->ctl.fd >= 0 && p[1].revents & POLLIN) {
+			char req[CTL_MAX_REQUEST + 1];
+			int fd = ctl_accept(&d->ctl, req, CTL_MAX_REQUEST);
+
+			if (fd >= 0)
+				handle_request(d, fd, req);
+		}
+		if (d->cap && capture_done(d->cap)) {
+			/* the source ended (or a write failed): we are done */
+			finish_capture(d);
+			d->quit = true;
+			sd_notify(0, "STOPPING=1");
+		}
+		if (d->cap || !d->quit)
+			tick(d);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct bachd d;
+	struct bachd_args a;
+	bool journal = getenv("JOURNAL_STREAM") || getenv("NOTIFY_SOCKET") ||
+		       !isatty(2);
+	int ret;
+
+	bachd_config_defaults(&d.cfg);
+	d.sfd = -1;
+	d.ctl.fd = -1;
+	ret = bachd_parse_args(&d.cfg, &a, argc, argv, "bachd");
+	if (ret)
+		return ret;
+	if (a.help) {
+		bachd_usage("bachd", true);
+		return 0;
+	}
+	if (a.list_drivers)
+		return 0;
+	if (a.check_config) {
+		printf("bachd: configuration OK (driver %s, output %s)\n",
+		       d.cfg.cap.driver, d.cfg.cap.output);
+		return 0;
+	}
+	log_init("bachd", journal, d.cfg.log_level);
+	if (sd_watchdog_enabled(0, &d.wd_usec) <= 0)
+		d.wd_usec = 0;
+	ret = setup_signals(&d);
+	if (ret) {
+		log_err("signals: %s", strerror(-ret));
+		return 2;
+	}
+	if (start_capture(&d)) {
+		/* unwritable output, no device, bad option: no restart spin */
+		close(d.sfd);
+		return 2;
+	}
+	if (d.cfg.control_socket[0]) {
+		ret = ctl_open(&d.ctl, d.cfg.control_socket, d.cfg.control_group);
+		if (ret) {
+			log_err("control socket %s: %s", d.cfg.control_socket,
+				strerror(-ret));
+			capture_stop(d.cap);
+			finish_capture(&d);
+			close(d.sfd);
+			return 2;
+		}
+	}
+	/* the source is open and the first segment exists */
+	sd_notify(0, "READY=1\nSTATUS=capturing");
+	main_loop(&d);
+	ctl_close(&d.ctl);
+	close(d.sfd);
+	return d.status;
+}

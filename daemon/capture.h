@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One capture session: a driver feeding the ring on the acquisition
+ * thread, the writer thread turning ring blocks into segments of a capture
+ * directory with its manifest (design sections 3, 4 and 6). bachd and
+ * `bach capture` both run exactly this.
+ */
+#ifndef BACHD_CAPTURE_H
+#define BACHD_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bach/driver.h"
+#include "bach/frame.h"
+
+#define CAPTURE_MAX_OPTIONS 32
+
+struct capture_config {
+	char output[4096];		/* directory the capture directory goes in */
+	char driver[64];
+	struct bach_option opts[CAPTURE_MAX_OPTIONS];
+	size_t nopts;
+	enum bach_loss_policy policy;
+	bool gap_markers;		/* drop: marker records in the trace */
+	bool compress;			/* .byu.gz segments (else .byu) */
+	int level;			/* deflate level */
+	int threads;			/* compressing threads, 0 = online CPUs */
+	uint64_t ring_bytes;
+	uint64_t rotate_bytes;		/* record bytes per segment, 0 = no limit */
+	uint64_t rotate_seconds;	/* 0 = no limit */
+	bool io_uring;
+	unsigned queue_depth;		/* writes in flight */
+	int test_writer_delay_ms;	/* test hook: slow every write */
+	char config_path[4096];		/* for the manifest; may be empty */
+};
+
+void capture_config_defaults(struct capture_config *c);
+/* KEY=VALUE driver option; copies into the config's own storage. */
+int capture_config_option(struct capture_config *c, const char *kv);
+
+/* Live figures; every member a total since the start. */
+struct capture_status {
+	uint64_t produced;	/* records the source produced (incl. lost) */
+	uint64_t written;	/* records in closed or open segments */
+	uint64_t lost;		/* records lost, all causes */
+	uint64_t lost_by[BACH_GAP_DEVICE + 1];
+	uint64_t lost_disk;	/* records a failed write took with it */
+	uint64_t markers;	/* gap marker records written */
+	uint64_t bytes;		/* bytes written to segments */
+	uint64_t segments;	/* segments closed */
+	uint64_t stalls;	/* times the ring was full under stall */
+	uint64_t stall_ns;	/* time spent stalled */
+	uint64_t ring_used, ring_blocks;
+	uint64_t corrupt_frames;
+	bool running;		/* the source is still producing */
+	bool writer_blocked;	/* a write has been pending for long */
+	uint64_t writer_progress; /* ticks whenever the writer moves on */
+	char capture_dir[4200];
+	char segment[80];	/* open segment's name */
+	char driver[64];
+};
+
+struct capture;
+
+/*
+ * Prepare a capture: recover *.part left in cfg->output by a crash, open
+ * the driver, create the capture directory, its manifest and the first
+ * segment. On failure returns -errno after logging why; the exit status
+ * for that is 2.
+ */
+int capture_open(struct capture **cp, const struct capture_config *cfg);
+/* Start the acquisition and writer threads. */
+int capture_start(struct capture *c);
+/* Ask the source to stop; the writer drains what the ring holds. */
+void capture_stop(struct capture *c);
+/* True once both threads are done. */
+bool capture_done(struct capture *c);
+void capture_rotate(struct capture *c);
+/* A user mark at the current position. */
+void capture_mark(struct capture *c, const char *text);
+void capture_status(struct capture *c, struct capture_status *st);
+/*
+ * Join the threads, close the last segment, write "ended" to the manifest,
+ * free. Returns the exit status: 0 clean, 1 data was lost to a disk error
+ * or the source failed, 3 the disk was full (ENOSPC).
+ */
+int capture_close(struct capture *c, struct capture_status *final);
+
+/* Status as one JSON object (no newline); returns its length. */
+size_t capture_status_json(const struct capture_status *st, char *buf,
+			   size_t cap);
+
+#define EXIT_ENOSPC 3
+#define EXIT_SOURCE 4
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bachd's configuration: an INI file (parsed by libinih) and command-line
+ * overrides. Every setting is documented in systemd/bachd.conf.example.
+ */
+#ifndef BACHD_CONFIG_H
+#define BACHD_CONFIG_H
+
+#include <stdbool.h>
+
+#include "capture.h"
+
+struct bachd_config {
+	struct capture_config cap;
+	char control_socket[108];
+	char control_group[64];
+	int log_level;
+};
+
+void bachd_config_defaults(struct bachd_config *c);
+
+/*
+ * Read FILE into c. On an error returns -EINVAL (or -errno when the file
+ * cannot be read) with "FILE:LINE: what is wrong" in msg.
+ */
+int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
+		      size_t msglen);
+
+/*
+ * One setting by name, as in the [bachd] section ("policy", "drop");
+ * returns 0 or -EINVAL with the reason in msg.
+ */
+int bachd_config_set(struct bachd_config *c, const char *key,
+		     const char *value, char *msg, size_t msglen);
+
+#endif

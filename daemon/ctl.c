@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#define LOG_PREFIX "control"
+#include "log.h"
+
+int ctl_open(struct ctl *c, const char *path, const char *group)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int err;
+
+	c->fd = -1;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (c->fd < 0)
+		return -errno;
+	unlink(path); /* a socket left by an earlier run */
+	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto out_err;
+	if (group && *group) {
+		struct group *g = getgrnam(group);
+
+		if (!g) {
+			log_warn("group '%s' does not exist: %s stays owner-only",
+				 group, path);
+			chmod(path, 0600);
+		} else if (chown(path, (uid_t)-1, g->gr_gid) < 0 ||
+			   chmod(path, 0660) < 0) {
+			goto out_err;
+		}
+	} else if (chmod(path, 0600) < 0) {
+		goto out_err;
+	}
+	if (listen(c->fd, 16) < 0)
+		goto out_err;
+	return 0;
+out_err:
+	err = -errno;
+	close(c->fd);
+	c->fd = -1;
+	return err;
+}
+
+void ctl_close(struct ctl *c)
+{
+	if (c->fd >= 0) {
+		close(c->fd);
+		unlink(c->path);
+	}
+	c->fd = -1;
+}
+
+void ctl_reply(int fd, const char *json_line)
+{
+	size_t n = strlen(json_line);
+
+	/* a client that went away must not kill the daemon: MSG_NOSIGNAL */
+	if (send(fd, json_line, n, MSG_NOSIGNAL) == (ssize_t)n)
+		send(fd, "\n", 1, MSG_NOSIGNAL);
+	close(fd);
+}
+
+int ctl_accept(struct ctl *c, char *req, size_t cap)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	size_t got = 0;
+	char *nl;
+	int fd;
+
+	fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+		log_info("request from pid %d uid %d gid %d", (int)cred.pid,
+			 (int)cred.uid, (int)cred.gid);
+	/* a line within a second, or no request at all */
+	while (got < cap) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&p, 1, 1000) <= 0) {
+			ctl_reply(fd, "{\"ok\":false,\"error\":\"no request line within 1 s\"}");
+			return -EBADMSG;
+		}
+		n = recv(fd, req + got, cap - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (memchr(req + got - (size_t)n, '\n', (size_t)n))
+			break;
+	}
+	if (got == cap) {
+		log_warn("request longer than %zu bytes refused", cap - 1);
+		ctl_reply(fd, "{\"ok\":false,\"error\":\"request too long\"}");
+		return -EBADMSG;
+	}
+	nl = memchr(req, '\n', got);
+	if (!nl) {
+		ctl_reply(fd, "{\"ok\":false,\"error\":\"a request is one line ending in a newline\"}");
+		return -EBADMSG;
+	}
+	if (nl > req && nl[-1] == '\r')
+		nl--;
+	if (memchr(req, 0, (size_t)(nl - req))) {
+		ctl_reply(fd, "{\"ok\":false,\"error\":\"malformed request: a NUL byte\"}");
+		return -EBADMSG;
+	}
+	*nl = 0;
+	return fd;
+}

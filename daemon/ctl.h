@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket: a Unix stream socket, one request line per
+ * connection, one JSON reply line (docs/control.md). Access is the
+ * socket file's: mode 0660, group control_group. Requests that are
+ * malformed or too long get an error reply and change nothing.
+ */
+#ifndef BACHD_CTL_H
+#define BACHD_CTL_H
+
+#include <stddef.h>
+
+#define CTL_MAX_REQUEST 4096
+
+struct ctl {
+	int fd;
+	char path[108];
+};
+
+/* Listen on path (replacing a stale socket); group may be empty. */
+int ctl_open(struct ctl *c, const char *path, const char *group);
+void ctl_close(struct ctl *c);
+
+/*
+ * Accept one connection and read its request line (without the newline)
+ * into req. Returns the connected fd (the caller replies with ctl_reply),
+ * or -errno; a request that is too long or not a line gets its error reply
+ * here and -EBADMSG.
+ */
+int ctl_accept(struct ctl *c, char *req, size_t cap);
+void ctl_reply(int fd, const char *json_line);
+
+#endif

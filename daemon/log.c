@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static const char *ident = "bachd";
+static bool prefixes = true;
+static int max_level = LOG_P_INFO;
+
+void log_init(const char *id, bool pfx, int level)
+{
+	ident = id;
+	prefixes = pfx;
+	max_level = level;
+}
+
+void log_msg(int prio, const char *where, const char *fmt, ...)
+{
+	char line[1024];
+	size_t n = 0;
+	va_list ap;
+
+	if (prio > max_level)
+		return;
+	if (prefixes)
+		n = (size_t)snprintf(line, sizeof(line), "<%d>", prio);
+	else
+		n = (size_t)snprintf(line, sizeof(line), "%s: ", ident);
+	if (where && n < sizeof(line))
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s: ", where);
+	if (n < sizeof(line)) {
+		va_start(ap, fmt);
+		n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+		va_end(ap);
+	}
+	if (n >= sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	/* one write per line, so that threads do not interleave */
+	if (write(2, line, n) < 0)
+		return;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * manifest.jsonl: one JSON object per line, appended, never rewritten
+ * (docs/capture-directory.md lists the events and their fields). Every
+ * line starts {"time":"<UTC ISO 8601>","event":"<name>" and the caller
+ * supplies the rest of the members.
+ */
+#ifndef BACHD_MANIFEST_H
+#define BACHD_MANIFEST_H
+
+#include <stddef.h>
+
+struct manifest {
+	int fd;
+};
+
+/* Open (creating) manifest.jsonl in the capture directory dirfd. */
+int manifest_open(struct manifest *m, int dirfd);
+void manifest_close(struct manifest *m);
+/* Append one event; members_fmt formats the members after "event". */
+__attribute__((format(printf, 3, 4))) int
+manifest_event(struct manifest *m, const char *event, const char *members_fmt,
+	       ...);
+int manifest_sync(struct manifest *m);
+
+/* JSON string contents for s (quotes not included), truncated to fit. */
+void json_escape(char *dst, size_t cap, const char *s);
+
+#endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ring between acquisition and disk: a preallocated single-producer,
+ * single-consumer ring of record blocks. A block holds up to
+ * RING_BLOCK_RECS records (exactly one blocked-gzip member's input) and the
+ * events that happened at positions inside it. The producer (acquisition
+ * thread) fills and publishes blocks; the consumer (writer thread) takes
+ * and releases them in order. Locks are taken once per block.
+ */
+#ifndef BACHD_RING_H
+#define BACHD_RING_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RING_BLOCK_RECS 10880 /* 65280 bytes: BACH_BGZF_MAX_INPUT */
+#define RING_MAX_EVENTS 8
+
+enum ring_event_kind {
+	RING_EV_GAP,		/* a = records lost, b = cause */
+	RING_EV_STALL,		/* a = start ns, b = end ns */
+	RING_EV_DEVICE_LOST,
+	RING_EV_DEVICE_BACK,
+};
+
+struct ring_event {
+	uint32_t at;		/* record offset in the block */
+	uint32_t kind;
+	uint64_t a, b;
+};
+
+struct ring_block {
+	uint8_t *data;
+	uint32_t nrec;		/* records in data, gap markers included */
+	uint32_t nmarkers;	/* of which gap markers */
+	uint32_t nev;
+	struct ring_event ev[RING_MAX_EVENTS];
+};
+
+struct ring {
+	struct ring_block *blocks;
+	size_t nblocks;
+	_Atomic uint64_t head;	/* next block the consumer takes */
+	_Atomic uint64_t tail;	/* next block the producer publishes */
+	pthread_mutex_t mu;
+	pthread_cond_t not_empty, not_full;
+	bool closed;		/* producer finished: no more blocks */
+	uint64_t taken;		/* consumer only: taken, not released */
+};
+
+int ring_init(struct ring *r, size_t nblocks);
+void ring_free(struct ring *r);
+
+/* Blocks published and not yet released. */
+static inline size_t ring_fill(struct ring *r)
+{
+	return (size_t)(atomic_load(&r->tail) - atomic_load(&r->head));
+}
+
+/*
+ * Producer: the block to fill (it is not visible to the consumer until
+ * published); NULL when the ring is full and !wait.
+ */
+struct ring_block *ring_producer_block(struct ring *r, bool wait);
+void ring_publish(struct ring *r);
+/* No more blocks will come; wakes the consumer. */
+void ring_close(struct ring *r);
+
+/*
+ * Consumer: the oldest published block, waiting at most timeout_ms (-1:
+ * forever); NULL on timeout, or when the ring is closed and empty (then
+ * *ended is set).
+ */
+struct ring_block *ring_consume(struct ring *r, int timeout_ms, bool *ended);
+/* The consumer's oldest taken block may be reused. */
+void ring_release(struct ring *r);
+
+#endif

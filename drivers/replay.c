@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * replay: a recorded capture through the whole pipeline again. The input is
+ * a trace (.byu, .byu.gz, a capture directory) delivered as records, or a
+ * raw board stream dump (a file that starts with the frame magic), fed to
+ * the frame parser exactly as the USB driver would feed it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bach/driver.h"
+#include "bach/frame.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+
+#define CHUNK (256u << 10)
+
+struct replay {
+	char *path;
+	uint64_t rate;		/* records/s (frames: bytes/6 per s); 0: max */
+	bool loop;
+	bool frames;		/* a board stream dump */
+	atomic_bool stop;
+	uint8_t *buf;
+};
+
+static int replay_open(struct bach_source *src, void *priv,
+		       const struct bach_option *opts, size_t nopts)
+{
+	struct replay *r = priv;
+	char head[4] = { 0 }, ident[1200], esc[1024];
+	int fd;
+
+	for (size_t i = 0; i < nopts; i++) {
+		const char *k = opts[i].key, *v = opts[i].value;
+		char *end;
+
+		if (!strcmp(k, "path")) {
+			free(r->path);
+			r->path = strdup(v);
+		} else if (!strcmp(k, "rate") || !strcmp(k, "loop")) {
+			unsigned long long x;
+
+			errno = 0;
+			x = strtoull(v, &end, 0);
+			if (errno || end == v || *end || *v == '-')
+				return bach_source_error(src, -EINVAL,
+							 "option %s: not a number: '%s'",
+							 k, v);
+			if (!strcmp(k, "rate"))
+				r->rate = x;
+			else
+				r->loop = x != 0;
+		} else {
+			return bach_source_error(src, -EINVAL,
+						 "unknown option '%s' (path, rate, loop)",
+						 k);
+		}
+	}
+	if (!r->path)
+		return bach_source_error(src, -EINVAL,
+					 "option path=FILE is required");
+	r->buf = malloc(CHUNK);
+	if (!r->buf)
+		return -ENOMEM;
+	fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno != EISDIR)
+		return bach_source_error(src, -errno, "%s: %s", r->path,
+					 strerror(errno));
+	if (fd >= 0) {
+		r->frames = read(fd, head, 4) == 4 &&
+			    !memcmp(head, BACH_FRAME_MAGIC, 4);
+		close(fd);
+	}
+	for (size_t i = 0, n = 0; r->path[i] && n + 2 < sizeof(esc); i++) {
+		if (r->path[i] == '"' || r->path[i] == '\\')
+			esc[n++] = '\\';
+		esc[n++] = r->path[i];
+		esc[n] = 0;
+	}
+	snprintf(ident, sizeof(ident), "\"name\":\"replay\",\"path\":\"%s\",\"input\":\"%s\"",
+		 esc, r->frames ? "board stream" : "trace");
+	bach_source_identity(src, ident);
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void pace(struct replay *r, uint64_t t0, uint64_t done)
+{
+	uint64_t due, now;
+
+	if (!r->rate)
+		return;
+	due = t0 + done * 1000000000ull / r->rate;
+	now = now_ns();
+	if (due > now) {
+		struct timespec d = { (time_t)((due - now) / 1000000000ull),
+				      (long)((due - now) % 1000000000ull) };
+
+		nanosleep(&d, NULL);
+	}
+}
+
+static int replay_frames(struct bach_source *src, struct replay *r,
+			 uint64_t t0, uint64_t *done)
+{
+	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return bach_source_error(src, -errno, "%s: %s", r->path,
+					 strerror(errno));
+	while (!atomic_load(&r->stop) &&
+	       (n = read(fd, r->buf, CHUNK)) > 0) {
+		bach_source_frames(src, r->buf, (size_t)n);
+		*done += (uint64_t)n / BACH_REC_SIZE;
+		pace(r, t0, *done);
+	}
+	close(fd);
+	return 0;
+}
+
+static int replay_trace(struct bach_source *src, struct replay *r,
+			uint64_t t0, uint64_t *done)
+{
+	struct bach_reader *rd = bach_reader_new();
+	const uint8_t *p;
+	ssize_t n = 0;
+	int err;
+
+	if (!rd)
+		return -ENOMEM;
+	err = bach_reader_add(rd, r->path);
+	if (err) {
+		err = bach_source_error(src, err, "%s",
+					bach_reader_strerror(rd));
+		bach_reader_free(rd);
+		return err;
+	}
+	while (!atomic_load(&r->stop) && (n = bach_reader_read(rd, &p)) > 0) {
+		/* in slices, so that pacing and stop stay responsive */
+		while (n > 0 && !atomic_load(&r->stop)) {
+			size_t k = n > 16384 ? 16384 : (size_t)n;
+
+			bach_source_records(src, p, k);
+			p += k * BACH_REC_SIZE;
+			n -= (ssize_t)k;
+			*done += k;
+			pace(r, t0, *done);
+		}
+	}
+	if (n < 0)
+		err = bach_source_error(src, (int)n, "%s",
+					bach_reader_strerror(rd));
+	bach_reader_free(rd);
+	return err;
+}
+
+static int replay_run(struct bach_source *src, void *priv)
+{
+	struct replay *r = priv;
+	uint64_t t0 = now_ns(), done = 0;
+	int err;
+
+	do {
+		err = r->frames ? replay_frames(src, r, t0, &done) :
+				  replay_trace(src, r, t0, &done);
+	} while (!err && r->loop && !atomic_load(&r->stop));
+	return err;
+}
+
+static void replay_stop(void *priv)
+{
+	struct replay *r = priv;
+
+	atomic_store(&r->stop, true);
+}
+
+static void replay_close(void *priv)
+{
+	struct replay *r = priv;
+
+	free(r->path);
+	free(r->buf);
+}
+
+const struct bach_driver bach_driver_replay = {
+	.name = "replay",
+	.summary = "a recorded trace, capture directory or board stream dump",
+	.options_help =
+		"path=FILE   .byu, .byu.gz, capture directory, or raw board stream dump (required)\n"
+		"rate=R      records per second (default: as fast as possible)\n"
+		"loop=1      start again at the end, until stopped\n",
+	.priv_size = sizeof(struct replay),
+	.open = replay_open,
+	.run = replay_run,
+	.stop = replay_stop,
+	.close = replay_close,
+};

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The driver contract: how a source of bus cycles (a capture board, a
+ * logic analyzer, a file being replayed, the fake board) plugs into the
+ * capture pipeline (design section 3). Every driver is one `const struct
+ * bach_driver` registered in drivers/registry.c.
+ *
+ * Threads. open() and close() run on the main thread. run() runs on the
+ * acquisition thread the core starts, and is the only member that delivers
+ * data. stop() is called from the main thread while run() is running, and
+ * must make run() return soon; it must not block.
+ *
+ * State. The core allocates priv_size zeroed bytes for the driver and
+ * passes them to every member; a driver keeps no global state.
+ *
+ * Errors. Members return 0 or -errno. A driver explains a failure with
+ * bach_source_error() (the message names the device or file and what went
+ * wrong, with the library's own name for the error where there is one);
+ * the core logs it. -ENODEV from run() means the device went away: the
+ * core closes the segment and records "device lost".
+ */
+#ifndef BACH_DRIVER_H
+#define BACH_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bach/frame.h"
+
+struct bach_source;
+
+struct bach_option {
+	const char *key;
+	const char *value;
+};
+
+struct bach_driver {
+	const char *name;
+	const char *summary;
+	/* one line per option: "key=VALUE  what it does" */
+	const char *options_help;
+	size_t priv_size;
+
+	/*
+	 * Parse the options (an unknown key or a bad value is an error that
+	 * names it) and open the device or file. Describe the device with
+	 * bach_source_identity(). Required.
+	 */
+	int (*open)(struct bach_source *src, void *priv,
+		    const struct bach_option *opts, size_t nopts);
+
+	/*
+	 * Acquire until the data ends (return 0), until stop() (return 0),
+	 * or until a failure (-errno). Deliver through bach_source_frames(),
+	 * bach_source_records() and bach_source_gap(). Required.
+	 */
+	int (*run)(struct bach_source *src, void *priv);
+
+	/* Ask run() to return soon. Required. */
+	void (*stop)(void *priv);
+
+	/* Release everything open() acquired. Optional. */
+	void (*close)(void *priv);
+};
+
+/* NULL-terminated table of every driver built in. */
+extern const struct bach_driver *const bach_drivers[];
+const struct bach_driver *bach_driver_find(const char *name);
+
+/* ---- services the core offers drivers ---------------------------------- */
+
+/*
+ * Board frames as bytes arrive (in pieces of any size): the frame parser
+ * turns them into records and exactly counted gaps.
+ */
+void bach_source_frames(struct bach_source *src, const uint8_t *buf,
+			size_t len);
+
+/* Whole records from a source that already has them (replay of a trace). */
+void bach_source_records(struct bach_source *src, const uint8_t *recs,
+			 size_t n);
+
+/* Records lost at the current position, and why. */
+void bach_source_gap(struct bach_source *src, uint64_t lost,
+		     enum bach_gap_cause cause);
+
+/*
+ * Under the stall policy a full ring holds the source back: true when the
+ * last delivery had to wait (the fake board counts that as a stall, as the
+ * real board counts holding the CPU).
+ */
+bool bach_source_stalled(struct bach_source *src);
+
+/* The device's identity for the manifest, a JSON object's members. */
+void bach_source_identity(struct bach_source *src, const char *json_members);
+
+/* Board status frames pass through here into the daemon's status. */
+void bach_source_board_status(struct bach_source *src,
+			      const struct bach_board_status *st);
+
+/* Manifest events: "device lost", "device back". */
+void bach_source_event(struct bach_source *src, const char *event,
+		       const char *detail);
+
+/* Log a driver failure; returns err. */
+__attribute__((format(printf, 3, 4))) int
+bach_source_error(struct bach_source *src, int err, const char *fmt, ...);
+
+#endif

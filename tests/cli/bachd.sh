@@ -1,0 +1,62 @@
+# bachd with the fake board: records, capture directory, manifest, faults.
+. "$TOP/tests/lib.sh"
+BACHD="$(dirname "$BACH")/bachd"
+
+# the last "ended" event's member KEY
+ended() { grep '"event":"ended"' "$1"/manifest.jsonl | tail -n 1 | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
+capdir() { ls -d "$1"/2*Z* | tail -n 1; }
+
+# N records: exit 0, verifies, zcat equals bach gen, manifest totals N
+mkdir "$T/out"
+$BACHD --driver fake --option records=300000 --option seed=11 --output "$T/out" 2> "$T/log" ||
+	fail "bachd exited $?: $(cat "$T/log")"
+C=$(capdir "$T/out")
+$BACH verify "$C" > /dev/null || fail "capture does not verify"
+$BACH gen --records 300000 --seed 11 -o "$T/gen.byu"
+zcat "$C"/seg-*.byu.gz | cmp -s - "$T/gen.byu" || fail "capture differs from bach gen"
+[ "$(ended "$C" produced)" = 300000 ] || fail "produced: $(ended "$C" produced)"
+[ "$(ended "$C" written)" = 300000 ] || fail "written: $(ended "$C" written)"
+[ "$(ended "$C" lost)" = 0 ] || fail "lost"
+grep -q '"event":"started".*"driver":"fake"' "$C/manifest.jsonl" || fail "no started event"
+grep -q '"event":"segment","name":"seg-000001.byu.gz","records":300000' "$C/manifest.jsonl" ||
+	fail "no segment event: $(cat "$C/manifest.jsonl")"
+ls "$C" | grep -q part && fail ".part left behind"
+
+# raw segments, rotation by size: several segments, in order, same records
+mkdir "$T/raw"
+$BACHD --driver fake --option records=300000 --option seed=11 --no-compress \
+	--set rotate_mb=1 --output "$T/raw" 2> "$T/log" || fail "raw: $(cat "$T/log")"
+C=$(capdir "$T/raw")
+[ "$(ls "$C"/seg-*.byu | wc -l)" -eq 2 ] || fail "expected 2 segments: $(ls "$C")"
+cat "$C"/seg-*.byu | cmp -s - "$T/gen.byu" || fail "raw segments differ"
+$BACH dump "$C" | cmp -s - "$(printf '%s' "$T/x")" 2>/dev/null || true
+$BACH convert -q "$C" "$T/back.byu" && same "$T/back.byu" "$T/gen.byu"
+
+# faults: corrupt CRCs, dropped frames and board overflows are exact gaps
+mkdir "$T/faults"
+$BACHD --driver fake --option records=200000 --option seed=5 --option frame=1000 \
+	--option corrupt_every=7 --option drop_every=11 --option overflow_every=13:250 \
+	--output "$T/faults" 2> "$T/log" || fail "faults: $(cat "$T/log")"
+C=$(capdir "$T/faults")
+[ "$(ended "$C" produced)" = 200000 ] || fail "faults produced $(ended "$C" produced)"
+w=$(ended "$C" written) l=$(ended "$C" lost)
+[ $((w + l)) -eq 200000 ] || fail "written $w + lost $l != 200000"
+# every cause shows up, and the causes add up to the total
+sum() { grep "\"cause\":\"$1\"" "$C/manifest.jsonl" | sed 's/.*"lost":\([0-9]*\).*/\1/' | awk '{s+=$1} END {print s+0}'; }
+for cause in frames corrupt overflow; do
+	[ "$(sum "$cause")" -gt 0 ] || fail "no $cause gaps"
+done
+[ $(($(sum frames) + $(sum corrupt) + $(sum overflow))) -eq "$l" ] || fail "causes do not add up to $l"
+# the trace is gen's stream with exactly the lost records missing, a marker
+# (INVALID, address = count) at each gap: walk both and compare
+$BACH gen --records 200000 --seed 5 | $BACH dump - > "$T/gen.txt"
+$BACH dump "$C" > "$T/cap.txt"
+awk 'function hex(s,  k, n) { n = 0; for (k = 1; k <= length(s); k++) n = n * 16 + index("0123456789abcdef", substr(s, k, 1)) - 1; return n }
+NR == FNR { g[NR] = $0; next }
+$3 == "INVALID" { i += hex($1); next }
+{ i++; if (g[i] != $0) { print "record " FNR " is " $0 ", gen " i " is " g[i]; bad = 1; exit } }
+END { if (!bad && i != 200000) { print "walked " i " records"; bad = 1 } exit bad }' "$T/gen.txt" "$T/cap.txt" ||
+	fail "capture is not gen minus its gaps"
+$BACH verify "$C" > "$T/v" || fail "faults capture does not verify"
+grep -q "gap marker" "$T/v" || fail "no gap markers listed"
+echo ok
