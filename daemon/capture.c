@@ -783,6 +783,13 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
+	/* the manifest and the logs name the capture by its absolute path */
+	if (!realpath(cfg->output, c->cfg.output)) {
+		err = -errno;
+		log_err("output directory %s: %s", cfg->output,
+			strerror(errno));
+		return err;
+	}
 	c->dirfd = c->segfd = -1;
 	c->man.fd = -1;
 	pthread_mutex_init(&c->mu, NULL);

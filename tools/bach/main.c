@@ -10,7 +10,8 @@
 #include "bach.h"
 
 static const struct bach_cmd *const cmds[] = {
-	&cmd_dump, &cmd_stat, &cmd_verify, &cmd_convert, &cmd_gen, NULL,
+	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
+	&cmd_capture, &cmd_ctl,	 &cmd_gen,    NULL,
 };
 
 const char *prog_cmd = "bach";
