@@ -98,7 +98,7 @@ $(BUILD)/libbach.a: $(LIB_OBJ)
 $(BUILD)/libbachcore.a: $(CORE_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/daemon/%.o $(BUILD)/drivers/%.o: ALL_CFLAGS += -Idaemon
+$(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Idaemon
 
 $(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)

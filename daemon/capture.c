@@ -783,6 +783,9 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
+	c->dirfd = c->segfd = -1;
+	c->man.fd = -1;
+	pthread_mutex_init(&c->mu, NULL);
 	/* the manifest and the logs name the capture by its absolute path */
 	if (!realpath(cfg->output, c->cfg.output)) {
 		err = -errno;
@@ -790,9 +793,6 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 			strerror(errno));
 		return err;
 	}
-	c->dirfd = c->segfd = -1;
-	c->man.fd = -1;
-	pthread_mutex_init(&c->mu, NULL);
 	c->src.c = c;
 
 	c->drv = bach_driver_find(cfg->driver);
