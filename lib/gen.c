@@ -69,6 +69,8 @@ void bach_gen_init(struct bach_gen *g, uint64_t seed)
 	g->sp = STACK_TOP;
 	g->arr = HEAP_BASE;
 	g->stride = 8;
+	for (unsigned i = 0; i < BACH_GEN_HOT; i++)
+		g->hot[i] = HEAP_BASE + ((uint32_t)(next(g) >> 20) & (HEAP_SIZE - 1) & ~31u);
 }
 
 /* BE# for size bytes at addr within its quadword (size 1, 2, 4 or 8). */
@@ -88,20 +90,21 @@ static inline uint8_t *put(uint8_t *o, uint32_t addr, uint8_t be, uint8_t ctl)
 
 static uint8_t *code_run(struct bach_gen *g, uint8_t *o, uint64_t r)
 {
-	unsigned lines = 1 + (r & 7);
-	bool rom = g->pc >= ROM_BASE && g->pc < ROM_BASE + ROM_SIZE;
+	unsigned lines = 2 + (r & 15);
+	uint32_t pc = g->pc;
 
-	for (unsigned i = 0; i < lines; i++) {
-		/* cacheable line fills in RAM, quadword fetches from ROM */
-		if (rom) {
-			o = put(o, g->pc, 0x00, C_NC_I_FETCH);
-			g->pc += 8;
-		} else {
-			o = put(o, g->pc & ~31u, 0x00, C_I_FETCH);
-			g->pc = (g->pc | 31) + 1;
-		}
+	if (pc >= ROM_BASE && pc < ROM_BASE + ROM_SIZE) {
+		/* the BIOS is not cached: quadword fetches */
+		for (unsigned i = 0; i < lines; i++, pc += 8)
+			o = put(o, pc, 0x00, C_NC_I_FETCH);
+	} else {
+		/* cacheable line fills, one bus cycle a 32-byte line */
+		pc &= ~31u;
+		for (unsigned i = 0; i < lines; i++, pc += 32)
+			o = put(o, pc, 0x00, C_I_FETCH);
 	}
-	r >>= 3;
+	g->pc = pc;
+	r >>= 4;
 	switch (r & 7) {
 	case 0:
 	case 1:
@@ -135,58 +138,75 @@ static uint8_t *code_run(struct bach_gen *g, uint8_t *o, uint64_t r)
 static uint8_t *stack(struct bach_gen *g, uint8_t *o, uint64_t r)
 {
 	unsigned pushes = 1 + (r & 7), pops = (r >> 3) & 7;
+	uint32_t sp = g->sp;
 
 	for (unsigned i = 0; i < pushes; i++) {
-		g->sp -= 4;
-		o = put(o, g->sp, be_for(g->sp, 4), C_D_WRITE);
+		sp -= 4;
+		o = put(o, sp, be_for(sp, 4), C_D_WRITE);
 	}
-	for (unsigned i = 0; i < pops && g->sp < STACK_TOP; i++) {
-		o = put(o, g->sp, be_for(g->sp, 4), C_NC_D_READ);
-		g->sp += 4;
-	}
-	if (g->sp < STACK_TOP - 0x10000)
-		g->sp = STACK_TOP - 0x100;
+	for (unsigned i = 0; i < pops && sp < STACK_TOP; i++, sp += 4)
+		o = put(o, sp, be_for(sp, 4), C_NC_D_READ);
+	if (sp < STACK_TOP - 0x10000)
+		sp = STACK_TOP - 0x100;
+	g->sp = sp;
 	return o;
 }
 
 static uint8_t *array_walk(struct bach_gen *g, uint8_t *o, uint64_t r)
 {
 	static const uint32_t strides[8] = { 4, 8, 8, 16, 32, 64, 128, 4096 };
-	unsigned n = 4 + (r & 15);
+	unsigned n = 8 + (r & 15);
 	bool write = (r >> 4 & 3) == 0;
+	uint8_t ctl;
+	unsigned size;
 
 	if (!g->arr_left) {
 		g->stride = strides[(r >> 6) & 7];
 		g->arr = HEAP_BASE + ((uint32_t)(r >> 9) & (HEAP_SIZE - 1) & ~7u);
 		g->arr_left = 64 + ((unsigned)(r >> 40) & 255);
 	}
-	for (unsigned i = 0; i < n && g->arr_left; i++, g->arr_left--) {
+	if (n > g->arr_left)
+		n = g->arr_left;
+	g->arr_left -= n;
+	size = g->stride == 4 ? 4 : 8;
+	ctl = write ? C_D_WRITE : C_NC_D_READ;
+	for (unsigned i = 0; i < n; i++) {
 		uint32_t a = HEAP_BASE + ((g->arr - HEAP_BASE) & (HEAP_SIZE - 1));
-		unsigned size = g->stride == 4 ? 4 : 8;
 
-		if (write)
-			o = put(o, a, be_for(a, size), C_D_WRITE);
-		else if (size == 8 && (a & 31) == 0)
-			o = put(o, a, 0x00, C_D_READ);	/* line fill */
+		if (!write && size == 8 && (a & 31) == 0)
+			o = put(o, a, 0x00, C_D_READ); /* line fill */
 		else
-			o = put(o, a, be_for(a, size), C_NC_D_READ);
+			o = put(o, a, be_for(a, size), ctl);
 		g->arr += g->stride;
 	}
 	return o;
 }
 
+/*
+ * Heap traffic with locality: most accesses go to a small set of lines
+ * touched recently, the rest to new lines anywhere in the heap, which
+ * then join the set (as a program's working set moves).
+ */
 static uint8_t *heap(struct bach_gen *g, uint8_t *o, uint64_t r)
 {
 	unsigned n = 1 + (r & 7);
+	uint64_t x = next(g);
 
-	r >>= 3;
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t x = next(g);
+	for (unsigned i = 0; i < n; i++, x >>= 16) {
 		unsigned size = 1u << (x & 3);
-		uint32_t a = HEAP_BASE + ((uint32_t)(x >> 8) & (HEAP_SIZE - 1));
+		uint32_t line, a;
 
-		a &= ~(size - 1);
-		switch ((x >> 2) & 3) {
+		if (i == 4)
+			x = next(g);
+		if ((x >> 2 & 7) == 0) {
+			line = HEAP_BASE + ((uint32_t)(x >> 5) << 13 & (HEAP_SIZE - 1));
+			line |= (uint32_t)(r >> 8 & 0xff) << 5;
+			g->hot[g->hot_next++ % BACH_GEN_HOT] = line;
+		} else {
+			line = g->hot[(x >> 5) % BACH_GEN_HOT];
+		}
+		a = (line | ((uint32_t)(x >> 11) & 31)) & ~(size - 1);
+		switch ((x >> 13) & 3) {
 		case 0:
 			o = put(o, a & ~31u, 0x00, C_D_READ);
 			break;
@@ -202,15 +222,14 @@ static uint8_t *heap(struct bach_gen *g, uint8_t *o, uint64_t r)
 	return o;
 }
 
+/* Dirty lines of the working set going back to memory. */
 static uint8_t *writeback(struct bach_gen *g, uint8_t *o, uint64_t r)
 {
 	unsigned n = 1 + (r & 3);
 
-	(void)g;
 	r >>= 2;
-	for (unsigned i = 0; i < n; i++, r >>= 12)
-		o = put(o, HEAP_BASE + ((uint32_t)(r & 0xfff) << 5), 0x00,
-			C_WRITE_BACK);
+	for (unsigned i = 0; i < n; i++, r >>= 6)
+		o = put(o, g->hot[r % BACH_GEN_HOT] & ~31u, 0x00, C_WRITE_BACK);
 	return o;
 }
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #define BACH_GEN_MAX_EVENT 64 /* records one workload event can produce */
+#define BACH_GEN_HOT 64	      /* heap lines in the working set */
 
 struct bach_gen {
 	uint64_t s[4];		/* xoshiro256** state */
@@ -22,6 +23,8 @@ struct bach_gen {
 	uint32_t arr, stride;	/* array walk */
 	uint32_t arr_left;
 	uint32_t loop_start, loop_left;
+	uint32_t hot[BACH_GEN_HOT];	/* the heap's working set, line addresses */
+	uint32_t hot_next;
 	uint8_t carry[BACH_GEN_MAX_EVENT * 6];
 	size_t carry_len, carry_off; /* bytes */
 };
