@@ -8,7 +8,9 @@
 #   make demo          build, generate a trace, show what it holds
 #   make bench         performance figures (ratios measured in one run)
 #   make fuzz          longer libFuzzer runs of every parser (FUZZ_SECONDS each)
-#   make install       install programs (honours PREFIX and DESTDIR)
+#   make install       install the programs, the systemd unit, sysusers,
+#                      tmpfiles and udev files and the example configuration
+#                      (honours PREFIX, DESTDIR and the directories below)
 #   make deps          install the Debian packages the build and tests need
 #   make format        clang-format the C sources
 #   make clean
@@ -16,6 +18,13 @@
 # Knobs
 #   PREFIX=/usr/local  install prefix (install only)
 #   DESTDIR=           staging root (install only)
+#   SYSCONFDIR=/etc    bach/bachd.conf.example goes in $(SYSCONFDIR)/bach,
+#                      and the unit reads $(SYSCONFDIR)/bach/bachd.conf
+#   SYSTEMDUNITDIR=$(PREFIX)/lib/systemd/system   bachd.service
+#   SYSUSERSDIR=$(PREFIX)/lib/sysusers.d          bach.conf (user bach)
+#   TMPFILESDIR=$(PREFIX)/lib/tmpfiles.d          bach.conf (/var/lib/bach)
+#   UDEVRULESDIR=/lib/udev/rules.d   60-bach.rules (udev does not read
+#                      /usr/local)
 #   CFLAGS=...         kept as given; the project's flags are added after
 #   V=1                show the commands
 #   SANITIZE=address,undefined   build everything sanitized (into build/san)
@@ -25,6 +34,11 @@
 
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+UDEVRULESDIR ?= /lib/udev/rules.d
 CC ?= cc
 CFLAGS ?= -O2 -g
 FUZZ_SECONDS ?= 60
@@ -138,8 +152,18 @@ demo: $(PROGRAMS)
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
 
 install: $(PROGRAMS)
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSCONFDIR)/bach
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
+	sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' \
+		systemd/bachd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/bachd.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/bachd.service
+	install -m 644 systemd/bach.sysusers $(DESTDIR)$(SYSUSERSDIR)/bach.conf
+	install -m 644 systemd/bach.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bach.conf
+	install -m 644 systemd/60-bach.rules $(DESTDIR)$(UDEVRULESDIR)/60-bach.rules
+	install -m 644 systemd/bachd.conf.example \
+		$(DESTDIR)$(SYSCONFDIR)/bach/bachd.conf.example
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

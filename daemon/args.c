@@ -45,7 +45,7 @@ void bachd_usage(const char *prog, bool daemon)
 	       "      --policy stall|drop  what a full ring does (default stall)\n"
 	       "      --set KEY=VALUE      any [bachd] setting of the config file\n"
 	       "      --no-compress        .byu segments instead of .byu.gz\n"
-	       "      --no-gap-markers     drop: no marker records in the trace\n"
+	       "      --no-gap-markers     no marker records in the trace at gaps\n"
 	       "      --no-io-uring        write with pwrite\n"
 	       "      --control-socket P   Unix control socket%s\n"
 	       "      --check-config       check the configuration and exit\n"
@@ -78,8 +78,15 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 				fprintf(stderr, "%s: %s\n", prog, msg);
 				return 2;
 			}
-		} else if (!strncmp(argv[i], "--config=", 9) &&
-			   bachd_config_load(c, argv[i] + 9, msg, sizeof(msg))) {
+		}
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *file = !strncmp(argv[i], "--config=", 9) ? argv[i] + 9 :
+				   !strncmp(argv[i], "-c", 2) && argv[i][2] ?
+								 argv[i] + 2 :
+								 NULL;
+
+		if (file && bachd_config_load(c, file, msg, sizeof(msg))) {
 			fprintf(stderr, "%s: %s\n", prog, msg);
 			return 2;
 		}

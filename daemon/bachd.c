@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -33,8 +34,18 @@ struct bachd {
 	bool quit;
 	uint64_t wd_usec;
 	uint64_t wd_progress;	/* writer progress at the last ping */
-	int ticks;
+	bool stopping;		/* a `stop` request is draining the capture */
+	uint64_t st_written, st_bytes; /* at the last STATUS line */
+	double st_time;
 };
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static int start_capture(struct bachd *d)
 {
@@ -53,6 +64,8 @@ static int start_capture(struct bachd *d)
 		capture_close(d->cap, NULL);
 		d->cap = NULL;
 	}
+	d->st_written = d->st_bytes = 0;
+	d->st_time = mono();
 	return err;
 }
 
@@ -96,22 +109,25 @@ static void handle_request(struct bachd *d, int fd, char *req)
 		snprintf(reply, sizeof(reply), d->cap ? "{\"ok\":true}" :
 			 "{\"ok\":false,\"error\":\"not capturing\"}");
 	} else if (!strcmp(req, "mark") && arg && *arg) {
-		if (d->cap)
-			capture_mark(d->cap, arg);
-		snprintf(reply, sizeof(reply), d->cap ? "{\"ok\":true}" :
-			 "{\"ok\":false,\"error\":\"not capturing\"}");
+		if (!d->cap)
+			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"not capturing\"}");
+		else if (capture_mark(d->cap, arg))
+			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"too many marks waiting: try again\"}");
+		else
+			snprintf(reply, sizeof(reply), "{\"ok\":true}");
 	} else if (!strcmp(req, "stop") && !arg) {
 		if (d->cap) {
+			/* the main loop closes it once drained; bachd stays */
 			capture_stop(d->cap);
-			while (!capture_done(d->cap))
-				usleep(10000);
-			finish_capture(d);
-			snprintf(reply, sizeof(reply), "{\"ok\":true}");
+			d->stopping = true;
+			snprintf(reply, sizeof(reply), "{\"ok\":true,\"state\":\"stopping\"}");
 		} else {
 			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"not capturing\"}");
 		}
 	} else if (!strcmp(req, "start") && !arg) {
-		if (d->cap)
+		if (d->cap && d->stopping)
+			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"still stopping: try again\"}");
+		else if (d->cap)
 			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"already capturing\"}");
 		else if (start_capture(d))
 			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"cannot start: see the log\"}");
@@ -146,20 +162,21 @@ static void tick(struct bachd *d)
 	d->wd_progress = st.writer_progress;
 	if (d->wd_usec && healthy)
 		sd_notify(0, "WATCHDOG=1");
-	if (++d->ticks % 4 == 0) {
-		static uint64_t prev_written, prev_bytes;
+	if (mono() - d->st_time >= 1.0) {
+		double dt = mono() - d->st_time;
 		char line[256];
 
 		snprintf(line, sizeof(line),
-			 "STATUS=%llu records/s, %.1f MB/s, ring %llu%%, %llu written, %llu lost",
-			 (unsigned long long)(st.written - prev_written),
-			 (double)(st.bytes - prev_bytes) / 1e6,
+			 "STATUS=%.0f records/s, %.1f MB/s, ring %llu%%, %llu written, %llu lost",
+			 (double)(st.written - d->st_written) / dt,
+			 (double)(st.bytes - d->st_bytes) / dt / 1e6,
 			 (unsigned long long)(st.ring_blocks ?
 				 st.ring_used * 100 / st.ring_blocks : 0),
 			 (unsigned long long)st.written,
 			 (unsigned long long)st.lost);
-		prev_written = st.written;
-		prev_bytes = st.bytes;
+		d->st_written = st.written;
+		d->st_bytes = st.bytes;
+		d->st_time = mono();
 		sd_notify(0, line);
 	}
 }
@@ -217,10 +234,15 @@ static void main_loop(struct bachd *d)
 				handle_request(d, fd, req);
 		}
 		if (d->cap && capture_done(d->cap)) {
-			/* the source ended (or a write failed): we are done */
+			bool asked = d->stopping;
+
 			finish_capture(d);
-			d->quit = true;
-			sd_notify(0, "STOPPING=1");
+			d->stopping = false;
+			/* the source ended (or a write failed): we are done */
+			if (!asked && !d->quit) {
+				d->quit = true;
+				sd_notify(0, "STOPPING=1");
+			}
 		}
 		if (d->cap || !d->quit)
 			tick(d);

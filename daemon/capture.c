@@ -30,6 +30,7 @@
 #include "ring.h"
 #include "segio.h"
 
+#define NCAUSES (BACH_GAP_DEVICE + 1)
 #define PUBLISH_AFTER_NS 200000000ull /* a partial block waits at most this */
 #define BLOCKED_AFTER_NS 2000000000ull /* a write this old: the writer is stuck */
 
@@ -48,12 +49,13 @@ struct capture {
 	/* producer (acquisition thread) */
 	struct ring_block *blk;
 	uint64_t blk_born;		/* ns when blk got its first record */
-	uint64_t pending_lost;		/* lost while no block could be had */
-	enum bach_gap_cause pending_cause;
+	uint64_t pending[NCAUSES];	/* lost while no block could be had */
 	bool stalled;
 	int run_err;
 	struct bach_board_status board;	/* the board's last status */
 	bool have_board_status;
+	uint64_t t0_ns;			/* when the capture started */
+	_Atomic uint32_t clock_hz;	/* the board's bus clock, once known */
 
 	/* writer thread */
 	struct zpool_state {
@@ -142,25 +144,41 @@ int capture_config_option(struct capture_config *c, const char *kv)
 
 /* ---- producer: the services drivers call ------------------------------- */
 
-static void add_event(struct ring_block *b, uint32_t kind, uint64_t a,
-		      uint64_t bb)
-{
-	if (b->nev < RING_MAX_EVENTS) {
-		struct ring_event *e = &b->ev[b->nev++];
-
-		e->at = b->nrec;
-		e->kind = kind;
-		e->a = a;
-		e->b = bb;
-	}
-}
-
 static void publish(struct capture *c)
 {
 	if (!c->blk)
 		return;
 	ring_publish(&c->ring);
 	c->blk = NULL;
+}
+
+static struct ring_block *fresh_block(struct capture *c, bool wait);
+
+/*
+ * Room for one more event in the block being filled: a full event list
+ * sends the block on as it is. NULL only under drop with a full ring.
+ */
+static struct ring_block *event_block(struct capture *c, bool wait)
+{
+	struct ring_block *b = c->blk ? c->blk : fresh_block(c, wait);
+
+	if (b && b->nev == RING_MAX_EVENTS) {
+		publish(c);
+		b = fresh_block(c, wait);
+	}
+	return b;
+}
+
+static void add_event(struct capture *c, uint32_t kind, uint64_t a,
+		      uint64_t bb)
+{
+	struct ring_block *b = event_block(c, true);
+	struct ring_event *e = &b->ev[b->nev++];
+
+	e->at = b->nrec;
+	e->kind = kind;
+	e->a = a;
+	e->b = bb;
 }
 
 /* Gap markers for lost records at the block's end; false when it is full. */
@@ -182,55 +200,69 @@ static bool put_markers(struct capture *c, struct ring_block *b,
 	return true;
 }
 
-static void record_gap(struct capture *c, struct ring_block *b, uint64_t lost,
+/* A gap at the current position of c->blk (which must exist). */
+static void record_gap(struct capture *c, uint64_t lost,
 		       enum bach_gap_cause cause)
 {
-	add_event(b, RING_EV_GAP, lost, cause);
-	if (c->cfg.gap_markers) {
-		uint64_t left = lost;
+	uint64_t left = lost;
 
-		while (!put_markers(c, b, &left)) {
-			/* rare: the marker spills into the next block */
-			publish(c);
-			b = c->blk = ring_producer_block(&c->ring, true);
-			b->nrec = b->nmarkers = b->nev = 0;
-			c->blk_born = now_ns();
+	add_event(c, RING_EV_GAP, lost, cause);
+	if (!c->cfg.gap_markers)
+		return;
+	while (!put_markers(c, c->blk, &left)) {
+		/* rare: the marker spills into the next block */
+		publish(c);
+		fresh_block(c, true);
+	}
+}
+
+/* Record the gaps that waited for room, one per cause. */
+static void record_pending(struct capture *c)
+{
+	for (int cause = 0; cause < NCAUSES; cause++) {
+		uint64_t lost = c->pending[cause];
+
+		if (lost) {
+			c->pending[cause] = 0;
+			record_gap(c, lost, cause);
 		}
 	}
 }
 
-/* The block to fill, or NULL (drop policy, ring full). */
-static struct ring_block *get_block(struct capture *c)
+/*
+ * A new block to fill. Under stall a full ring holds the source until the
+ * writer drains (a stall, recorded); under drop it gives NULL unless wait.
+ */
+static struct ring_block *fresh_block(struct capture *c, bool wait)
 {
-	struct ring_block *b;
+	struct ring_block *b = ring_producer_block(&c->ring, false);
+	uint64_t t0 = 0, t1 = 0;
 
-	if (c->blk)
-		return c->blk;
-	b = ring_producer_block(&c->ring, false);
 	c->stalled = false;
-	if (!b && c->cfg.policy == BACH_POLICY_STALL) {
-		uint64_t t0 = now_ns(), t1;
-
-		/* the ring is full: hold the source until the writer drains */
+	if (!b) {
+		if (c->cfg.policy == BACH_POLICY_DROP && !wait)
+			return NULL;
+		t0 = now_ns();
 		b = ring_producer_block(&c->ring, true);
 		t1 = now_ns();
-		c->stalled = true;
-		atomic_fetch_add(&c->stalls, 1);
-		atomic_fetch_add(&c->stall_ns, t1 - t0);
-		b->nrec = b->nmarkers = b->nev = 0;
-		add_event(b, RING_EV_STALL, t0, t1);
-	} else if (b) {
-		b->nrec = b->nmarkers = b->nev = 0;
-	} else {
-		return NULL;
+		if (c->cfg.policy == BACH_POLICY_STALL) {
+			c->stalled = true;
+			atomic_fetch_add(&c->stalls, 1);
+			atomic_fetch_add(&c->stall_ns, t1 - t0);
+		}
 	}
+	b->nrec = b->nmarkers = b->nev = 0;
 	c->blk = b;
 	c->blk_born = now_ns();
-	if (c->pending_lost) {
-		record_gap(c, c->blk, c->pending_lost, c->pending_cause);
-		c->pending_lost = 0;
-	}
+	if (c->stalled)
+		add_event(c, RING_EV_STALL, t0, t1);
+	record_pending(c);
 	return c->blk;
+}
+
+static struct ring_block *get_block(struct capture *c)
+{
+	return c->blk ? c->blk : fresh_block(c, false);
 }
 
 static void count_lost(struct capture *c, uint64_t n, enum bach_gap_cause cause)
@@ -251,14 +283,10 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs,
 
 		if (!b) { /* drop: counted now, recorded where room appears */
 			count_lost(c, n, BACH_GAP_RING);
-			if (c->pending_lost && c->pending_cause != BACH_GAP_RING)
-				c->pending_cause = BACH_GAP_RING;
-			c->pending_cause = BACH_GAP_RING;
-			c->pending_lost += n;
+			c->pending[BACH_GAP_RING] += n;
 			return;
 		}
-		k = RING_BLOCK_RECS - b->nrec;
-		if (k > n)
+		k = RING_BLOCK_RECS - b->nrec;		if (k > n)
 			k = n;
 		memcpy(b->data + (size_t)b->nrec * BACH_REC_SIZE, recs,
 		       k * BACH_REC_SIZE);
@@ -283,13 +311,12 @@ void bach_source_gap(struct bach_source *src, uint64_t lost,
 	if (!lost)
 		return;
 	count_lost(c, lost, cause);
-	b = get_block(c);
+	b = event_block(c, false);
 	if (!b) {
-		c->pending_lost += lost;
-		c->pending_cause = cause;
+		c->pending[cause] += lost;
 		return;
 	}
-	record_gap(c, b, lost, cause);
+	record_gap(c, lost, cause);
 }
 
 bool bach_source_stalled(struct bach_source *src)
@@ -313,20 +340,18 @@ void bach_source_board_status(struct bach_source *src,
 
 	c->board = *st;
 	c->have_board_status = true;
+	atomic_store(&c->clock_hz, st->clock_hz);
 }
 
 void bach_source_event(struct bach_source *src, const char *event,
 		       const char *detail)
 {
 	struct capture *c = src->c;
-	struct ring_block *b = get_block(c);
 
-	if (b) {
-		add_event(b, !strcmp(event, "device_lost") ? RING_EV_DEVICE_LOST :
-							      RING_EV_DEVICE_BACK,
-			  0, 0);
-		publish(c); /* the writer hears of it now */
-	}
+	add_event(c, !strcmp(event, "device_lost") ? RING_EV_DEVICE_LOST :
+						      RING_EV_DEVICE_BACK,
+		  0, 0);
+	publish(c); /* the writer hears of it now */
 	log_notice("%s: %s%s%s", c->cfg.driver, event, detail ? ": " : "",
 		   detail ? detail : "");
 }
@@ -390,16 +415,14 @@ static void *acq_main(void *arg)
 				c->board.records -
 					bach_parser_next_index(c->parser),
 				BACH_GAP_FRAMES);
-	if (c->pending_lost) {
-		/* losses at the very end still get their place in the trace */
-		struct ring_block *b = ring_producer_block(&c->ring, true);
-
-		if (!c->blk) {
-			b->nrec = b->nmarkers = b->nev = 0;
-			c->blk = b;
+	/* losses at the very end still get their place in the trace */
+	for (int cause = 0; cause < NCAUSES; cause++) {
+		if (c->pending[cause]) {
+			if (!c->blk)
+				fresh_block(c, true);
+			record_pending(c);
+			break;
 		}
-		record_gap(c, c->blk, c->pending_lost, c->pending_cause);
-		c->pending_lost = 0;
 	}
 	publish(c);
 	ring_close(&c->ring);
@@ -448,8 +471,11 @@ static void drain_pool(struct capture *c, bool wait)
 	size_t len;
 
 	while (bach_zpool_peek(c->z.pool, wait, &out, &len, NULL)) {
+		/* each member goes to the kernel whole: a crash loses no more */
 		if (!c->write_err)
 			c->write_err = segio_append(&c->io, out, len);
+		if (!c->write_err)
+			c->write_err = segio_push(&c->io);
 		bach_zpool_release(c->z.pool);
 		ring_release(&c->ring);
 		atomic_fetch_add(&c->progress, 1);
@@ -501,11 +527,12 @@ static int close_segment(struct capture *c)
 			return c->write_err;
 		}
 		manifest_event(&c->man, "segment",
-			       "\"name\":\"%s\",\"records\":%llu,\"bytes\":%llu,\"crc32\":\"%08x\",\"error\":\"%s\",\"cut_bytes\":%llu",
+			       "\"name\":\"%s\",\"records\":%llu,\"bytes\":%llu,\"crc32\":\"%08x\",\"error\":\"%s\",\"cut_bytes\":%llu%s",
 			       c->segname, (unsigned long long)r.records,
 			       (unsigned long long)r.bytes, r.crc,
 			       strerror(-c->write_err),
-			       (unsigned long long)r.cut);
+			       (unsigned long long)r.cut,
+			       r.removed ? ",\"removed\":true" : "");
 		/* what the cut took off was counted written: it is lost */
 		atomic_fetch_sub(&c->written, c->seg_records - r.records);
 		atomic_fetch_add(&c->lost, c->seg_records - r.records);
@@ -552,12 +579,20 @@ static void write_events(struct capture *c, const struct ring_block *b)
 				       (unsigned long long)e->a,
 				       bach_gap_cause_name((enum bach_gap_cause)e->b));
 			break;
-		case RING_EV_STALL:
+		case RING_EV_STALL: {
+			/* start and end in ns since the capture started */
+			uint64_t ns = e->b - e->a;
+			uint64_t hz = atomic_load(&c->clock_hz);
+
 			manifest_event(&c->man, "stall",
-				       "\"segment\":\"%s\",\"at\":%llu,\"ns\":%llu",
+				       "\"segment\":\"%s\",\"at\":%llu,\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"cycles\":%llu",
 				       c->segname, (unsigned long long)at,
-				       (unsigned long long)(e->b - e->a));
+				       (unsigned long long)(e->a - c->t0_ns),
+				       (unsigned long long)(e->b - c->t0_ns),
+				       (unsigned long long)ns,
+				       (unsigned long long)(hz ? ns * hz / 1000000000ull : 0));
 			break;
+		}
 		case RING_EV_DEVICE_LOST:
 			manifest_event(&c->man, "device_lost",
 				       "\"segment\":\"%s\",\"at\":%llu",
@@ -618,6 +653,8 @@ static void write_block(struct capture *c, struct ring_block *b)
 				if (!c->write_err)
 					c->write_err = segio_append(&c->io, out,
 								    olen);
+				if (!c->write_err)
+					c->write_err = segio_push(&c->io);
 				bach_zpool_release(c->z.pool);
 				ring_release(&c->ring);
 			}
@@ -627,6 +664,8 @@ static void write_block(struct capture *c, struct ring_block *b)
 	} else {
 		if (!c->write_err)
 			c->write_err = segio_append(&c->io, b->data, len);
+		if (!c->write_err)
+			c->write_err = segio_push(&c->io);
 		ring_release(&c->ring);
 	}
 	atomic_store(&c->write_started_ns, 0);
@@ -862,6 +901,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 
 int capture_start(struct capture *c)
 {
+	c->t0_ns = now_ns();
 	if (pthread_create(&c->wr_tid, NULL, wr_main, c))
 		return -EAGAIN;
 	if (pthread_create(&c->acq_tid, NULL, acq_main, c)) {
@@ -889,12 +929,22 @@ void capture_rotate(struct capture *c)
 	atomic_store(&c->rotate_requested, true);
 }
 
-void capture_mark(struct capture *c, const char *text)
+int capture_mark(struct capture *c, const char *text)
 {
+	int err = -ENOSPC;
+	char *t = strdup(text);
+
+	if (!t)
+		return -ENOMEM;
 	pthread_mutex_lock(&c->mu);
-	if (c->nmarks < sizeof(c->marks) / sizeof(*c->marks))
-		c->marks[c->nmarks++] = strdup(text);
+	if (c->nmarks < sizeof(c->marks) / sizeof(*c->marks)) {
+		c->marks[c->nmarks++] = t;
+		t = NULL;
+		err = 0;
+	}
 	pthread_mutex_unlock(&c->mu);
+	free(t);
+	return err;
 }
 
 void capture_status(struct capture *c, struct capture_status *st)

@@ -78,13 +78,13 @@ void capture_stop(struct capture *c);
 /* True once both threads are done. */
 bool capture_done(struct capture *c);
 void capture_rotate(struct capture *c);
-/* A user mark at the current position. */
-void capture_mark(struct capture *c, const char *text);
+/* A user mark at the current position; -ENOSPC when 64 are waiting. */
+int capture_mark(struct capture *c, const char *text);
 void capture_status(struct capture *c, struct capture_status *st);
 /*
  * Join the threads, close the last segment, write "ended" to the manifest,
- * free. Returns the exit status: 0 clean, 1 data was lost to a disk error
- * or the source failed, 3 the disk was full (ENOSPC).
+ * free. Returns the exit status: 0 clean, 1 records were lost to a failed
+ * write, 3 the disk was full (ENOSPC), 4 the source failed.
  */
 int capture_close(struct capture *c, struct capture_status *final);
 

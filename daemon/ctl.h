@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control socket: a Unix stream socket, one request line per
- * connection, one JSON reply line (docs/control.md). Access is the
+ * connection, one JSON reply line (docs/bachd.md). Access is the
  * socket file's: mode 0660, group control_group. Requests that are
  * malformed or too long get an error reply and change nothing.
  */
@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#define CTL_MAX_REQUEST 4096
+#define CTL_MAX_REQUEST 4096 /* bytes, the newline included */
 
 struct ctl {
 	int fd;

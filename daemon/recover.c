@@ -101,6 +101,13 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 	if (map)
 		munmap(map, (size_t)st.st_size);
 	res->cut = (uint64_t)st.st_size - keep;
+	if (!res->records) {
+		/* nothing whole survived: no segment is better than an empty one */
+		res->removed = true;
+		if (unlinkat(dirfd, part, 0) < 0 || fsync(dirfd) < 0)
+			err = -errno;
+		goto out_close;
+	}
 	/* cutting first frees the space the EOF block needs */
 	if (ftruncate(fd, (off_t)keep) < 0) {
 		err = -errno;
@@ -162,10 +169,15 @@ static int recover_capture(int outfd, const char *name)
 				strerror(-err));
 			continue;
 		}
-		log_notice("%s/%s: recovered %llu records, cut %llu bytes of an unfinished block",
+		log_notice("%s/%s: recovered %llu records, cut %llu bytes of an unfinished block%s",
 			   name, seg, (unsigned long long)r.records,
-			   (unsigned long long)r.cut);
-		if (m.fd >= 0)
+			   (unsigned long long)r.cut,
+			   r.removed ? " (nothing whole: removed)" : "");
+		if (m.fd >= 0 && r.removed)
+			manifest_event(&m, "segment",
+				       "\"name\":\"%s\",\"records\":0,\"bytes\":0,\"recovered\":true,\"removed\":true,\"cut_bytes\":%llu",
+				       seg, (unsigned long long)r.cut);
+		else if (m.fd >= 0)
 			manifest_event(&m, "segment",
 				       "\"name\":\"%s\",\"records\":%llu,\"bytes\":%llu,\"crc32\":\"%08x\",\"recovered\":true,\"cut_bytes\":%llu",
 				       seg, (unsigned long long)r.records,

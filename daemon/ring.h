@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define RING_BLOCK_RECS 10880 /* 65280 bytes: BACH_BGZF_MAX_INPUT */
-#define RING_MAX_EVENTS 8
+#define RING_MAX_EVENTS 32
 
 enum ring_event_kind {
 	RING_EV_GAP,		/* a = records lost, b = cause */

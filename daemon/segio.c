@@ -197,3 +197,8 @@ int segio_flush(struct segio *io)
 	}
 	return io->err;
 }
+
+int segio_push(struct segio *io)
+{
+	return io->err ? io->err : submit_cur(io);
+}

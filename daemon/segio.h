@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Appending to the open segment: data is copied into large buffers and
- * each full buffer is written with io_uring, a bounded number of writes in
+ * Appending to the open segment: data is copied into buffers, each written
+ * (when full, or pushed after a whole block) with io_uring, a bounded number of writes in
  * flight (after liburing's io-uring-cp: each request owns its buffer,
  * requeued on -EAGAIN and short writes, every one waited for before the
  * file is closed). Where io_uring is refused (a seccomp policy, an old
@@ -52,6 +52,8 @@ void segio_free(struct segio *io);
 /* Start appending to a new, empty file. */
 void segio_attach(struct segio *io, int fd);
 int segio_append(struct segio *io, const void *p, size_t len);
+/* Send what was appended to the kernel now, without waiting for it. */
+int segio_push(struct segio *io);
 /* Write everything appended and wait for it. */
 int segio_flush(struct segio *io);
 

@@ -33,6 +33,7 @@ struct bach_importer {
 	uint8_t *out;		/* OUT_RECS + BACH_IMPORT_MAX_RECS records */
 	struct bach_import_stats st;
 	int err;
+	int deferred;	/* reported after the records made before it */
 	char msg[512];
 };
 
@@ -158,14 +159,15 @@ static int one(struct bach_importer *im, const char *p, size_t len,
 	return 0;
 }
 
-ssize_t bach_importer_read(struct bach_importer *im, const uint8_t **recs)
+/* Records into im->out, *made of them even on failure; 0 or -errno. */
+static int import_some(struct bach_importer *im, size_t *made)
 {
-	size_t made = 0;
+	int err = 0;
 
-	if (im->err)
-		return im->err;
-	while (made < OUT_RECS) {
-		uint8_t *out = im->out + made * BACH_REC_SIZE;
+	*made = 0;
+
+	while (*made < OUT_RECS) {
+		uint8_t *out = im->out + *made * BACH_REC_SIZE;
 		size_t avail = im->in_len - im->in_off;
 		const char *p = im->in + im->in_off;
 
@@ -187,7 +189,7 @@ ssize_t bach_importer_read(struct bach_importer *im, const uint8_t **recs)
 				continue;
 			}
 			im->in_off += P2_SIZE;
-			if (one(im, p, P2_SIZE, out, &made))
+			if (one(im, p, P2_SIZE, out, made))
 				return im->err;
 			continue;
 		}
@@ -219,10 +221,42 @@ ssize_t bach_importer_read(struct bach_importer *im, const uint8_t **recs)
 			len = (size_t)(nl - p);
 			im->in_off += len + 1;
 		}
+		if (len > MAX_LINE) {
+			err = ifail(im, -BACH_EDATA,
+				    "%s: line %llu: longer than %d bytes",
+				    iname(im),
+				    (unsigned long long)im->st.lines + 1,
+				    MAX_LINE);
+			break;
+		}
 		if (len && p[len - 1] == '\r')
 			len--;
-		if (one(im, p, len, out, &made))
-			return im->err;
+		if (one(im, p, len, out, made)) {
+			err = im->err;
+			break;
+		}
+	}
+	return err;
+}
+
+ssize_t bach_importer_read(struct bach_importer *im, const uint8_t **recs)
+{
+	size_t made = 0;
+	int err;
+
+	if (im->deferred) {
+		im->err = im->deferred;
+		im->deferred = 0;
+	}
+	if (im->err)
+		return im->err;
+	err = import_some(im, &made);
+	if (err && !made)
+		return err;
+	if (err) {
+		/* the records before a bad line first, the error next */
+		im->deferred = err;
+		im->err = 0;
 	}
 	*recs = im->out;
 	return (ssize_t)made;

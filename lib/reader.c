@@ -33,6 +33,7 @@ struct bach_reader {
 	int fd;
 	bool own_fd;
 	int err;		/* sticky error for the current file */
+	int deferred;		/* an error to report after the records before it */
 	char msg[512];
 
 	/* current file */
@@ -362,7 +363,7 @@ static int open_file(struct bach_reader *r)
 	const char *path = r->paths[r->cur];
 	size_t len = strlen(path);
 
-	r->err = 0;
+	r->err = r->deferred = 0;
 	r->msg[0] = 0;
 	r->in_off = r->out_off = r->file_recs = 0;
 	r->carry = r->tail = 0;
@@ -421,7 +422,7 @@ static ssize_t produce_raw(struct bach_reader *r)
 	return n;
 }
 
-static ssize_t produce_gzip(struct bach_reader *r)
+static ssize_t inflate_some(struct bach_reader *r)
 {
 	uint8_t *dst = r->out + r->carry;
 	size_t cap = OUT_CAP - r->carry;
@@ -507,6 +508,25 @@ static ssize_t produce_gzip(struct bach_reader *r)
 	}
 }
 
+/*
+ * Decompress into r->out after the carry. When a member turns out damaged,
+ * what decoded well before the damage is handed out first and the error
+ * is reported by the next read.
+ */
+static ssize_t produce_gzip(struct bach_reader *r)
+{
+	ssize_t n = inflate_some(r);
+	size_t made = OUT_CAP - r->carry - r->zs.avail_out;
+
+	if (n < 0 && made) {
+		r->deferred = r->err;
+		r->err = 0;
+		r->out_off += made;
+		return (ssize_t)made;
+	}
+	return n;
+}
+
 static int end_of_file(struct bach_reader *r)
 {
 	if (r->out_off == 0 && (r->kind == BACH_FILE_RAW || r->members == 0)) {
@@ -534,6 +554,10 @@ ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
 		ssize_t n;
 		size_t have, whole;
 
+		if (r->deferred) {
+			r->err = r->deferred;
+			r->deferred = 0;
+		}
 		if (r->err)
 			return r->err;
 		if (r->tail) {
@@ -583,7 +607,7 @@ int bach_reader_next_file(struct bach_reader *r)
 		close_file(r);
 	if (r->cur < r->npaths)
 		r->cur++;
-	r->err = 0;
+	r->err = r->deferred = 0;
 	r->file_recs = 0;
 	return r->cur < r->npaths;
 }

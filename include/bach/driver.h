@@ -16,8 +16,9 @@
  * Errors. Members return 0 or -errno. A driver explains a failure with
  * bach_source_error() (the message names the device or file and what went
  * wrong, with the library's own name for the error where there is one);
- * the core logs it. -ENODEV from run() means the device went away: the
- * core closes the segment and records "device lost".
+ * the core logs it and the capture ends with exit status 4. A driver that
+ * rides out an unplug reports it with bach_source_event("device_lost")
+ * and ("device_back"): the core closes the segment at the loss.
  */
 #ifndef BACH_DRIVER_H
 #define BACH_DRIVER_H

@@ -329,7 +329,7 @@ const struct bach_cmd cmd_convert = {
 		"                      laplace 'r|w|i timestamp length asid address'\n"
 		"                      csv     index,address,be,control,type\n"
 		"  --mask-address    keep the low 32 bits of wider addresses (imports)\n"
-		"  --level N         gzip level for byu.gz, 1 to 12 (default 4)\n"
+		"  --level N         gzip level for byu.gz, 1 to 12 (default 5)\n"
 		"  --threads N       compressing threads (default: all CPUs)\n"
 		"  -q, --quiet       no summary line on standard error\n"
 		"\n"

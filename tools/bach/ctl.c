@@ -48,8 +48,9 @@ static int run(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		size_t len = strlen(argv[i]);
 
-		if (strchr(argv[i], '\n') || n + len + 2 > sizeof(req) - 1)
-			return usage_error("the request must be one line of at most 4096 bytes");
+		/* bachd takes 4096 bytes, the newline included */
+		if (strchr(argv[i], '\n') || n + len + 1 > 4096)
+			return usage_error("the request must be one line of at most 4095 bytes");
 		memcpy(req + n, argv[i], len);
 		n += len;
 		req[n++] = i + 1 < argc ? ' ' : '\n';

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bach.h"
 #include "bach/record.h"
@@ -113,9 +114,18 @@ static void verify_path(struct vstate *v, const char *path)
 			return;
 		}
 		if (n == 0 && !parts) {
-			printf("%s: no segments (seg-*.byu or seg-*.byu.gz) in capture directory\n",
-			       path);
-			v->problems++;
+			char man[4200];
+
+			/* a capture that ended before its first block is whole */
+			snprintf(man, sizeof(man), "%s/manifest.jsonl", path);
+			if (access(man, F_OK) == 0) {
+				printf("%s: no segments: the capture holds no records\n",
+				       path);
+			} else {
+				printf("%s: no segments (seg-*.byu or seg-*.byu.gz) in capture directory\n",
+				       path);
+				v->problems++;
+			}
 		}
 		for (ssize_t i = 0; i < n; i++) {
 			verify_file(v, segs[i]);

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: bach_export_block() and the one-record text forms.
+ * Byte 0 picks what runs (mod 7): the exports din, dinx, laplace and csv,
+ * then bach_fmt_text, bach_fmt_csv and bach_fmt_jsonl record by record;
+ * bytes 1..8 are the index of the first record (little-endian); the rest
+ * is records (a partial last record is dropped).
+ *
+ * Checks: the output fits a buffer of exactly n * BACH_TEXT_MAX bytes (an
+ * allocation of that size, so AddressSanitizer sees any write past it);
+ * one line per record not skipped, each at most BACH_TEXT_MAX bytes with
+ * its newline, printable ASCII; din and its relatives skip exactly the
+ * records that are not memory cycles, csv skips none.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach/bytes.h"
+#include "bach/convert.h"
+#include "bach/record.h"
+
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
+				__LINE__, #cond);                              \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+			abort();                                               \
+		}                                                              \
+	} while (0)
+
+enum { FMT_TEXT = 4, FMT_CSV_ONE, FMT_JSONL, NMODES };
+
+/* Lines in out[0..len): every one ends in '\n', fits, and is printable. */
+static size_t count_lines(const char *out, size_t len, int mode)
+{
+	size_t lines = 0, start = 0;
+
+	CHECK(len == 0 || out[len - 1] == '\n', "mode %d: no final newline",
+	      mode);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)out[i];
+
+		if (c == '\n') {
+			CHECK(i + 1 - start <= BACH_TEXT_MAX,
+			      "mode %d: line %zu is %zu bytes", mode, lines,
+			      i + 1 - start);
+			lines++;
+			start = i + 1;
+			continue;
+		}
+		CHECK(c >= 0x20 && c < 0x7f, "mode %d: byte 0x%02x in line %zu",
+		      mode, c, lines);
+	}
+	return lines;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *recs;
+	uint64_t index, skipped = 0, want_skip = 0;
+	size_t n, len = 0;
+	char *dst;
+	int mode;
+
+	if (size < 9)
+		return 0;
+	mode = data[0] % NMODES;
+	index = get_le64(data + 1);
+	recs = data + 9;
+	n = (size - 9) / BACH_REC_SIZE;
+	/* exactly n * BACH_TEXT_MAX bytes (one byte when n is 0) */
+	dst = malloc(n ? n * BACH_TEXT_MAX : 1);
+	CHECK(dst, "out of memory");
+
+	if (mode < FMT_TEXT) {
+		len = bach_export_block((enum bach_export_format)mode, dst,
+					recs, n, index, &skipped);
+		for (size_t i = 0; i < n; i++)
+			if (mode != BACH_EXPORT_CSV &&
+			    !bach_type_is_memory(
+				    bach_type_of(recs[i * BACH_REC_SIZE + 5])))
+				want_skip++;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *rec = recs + i * BACH_REC_SIZE;
+			size_t l;
+
+			if (mode == FMT_TEXT)
+				l = bach_fmt_text(dst + len, rec);
+			else if (mode == FMT_CSV_ONE)
+				l = bach_fmt_csv(dst + len, rec, index + i);
+			else
+				l = bach_fmt_jsonl(dst + len, rec, index + i);
+			CHECK(l <= BACH_TEXT_MAX, "mode %d: %zu bytes", mode,
+			      l);
+			len += l;
+		}
+	}
+	CHECK(len <= n * BACH_TEXT_MAX, "mode %d: %zu bytes for %zu records",
+	      mode, len, n);
+	CHECK(skipped == want_skip, "mode %d: skipped %llu of %zu, want %llu",
+	      mode, (unsigned long long)skipped, n,
+	      (unsigned long long)want_skip);
+	CHECK(count_lines(dst, len, mode) == n - skipped,
+	      "mode %d: lines for %zu records, %llu skipped", mode, n,
+	      (unsigned long long)skipped);
+	free(dst);
+	return 0;
+}

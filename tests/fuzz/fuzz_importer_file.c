@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: bach_importer_open()/read() over a file, the line (or
+ * 12-byte record) splitting in lib/import.c. Byte 0 picks the format
+ * (bits 1..0: lackey, din, cis501, p2) and bit 2 sets
+ * BACH_IMPORT_MASK_ADDRESS; the rest is the file.
+ *
+ * Oracle: the same file split here, in the simplest way (lines end at
+ * '\n', a '\r' before it is dropped, a last line needs no newline; p2 is
+ * 12-byte records with nothing left over; an empty file is an error), each
+ * unit passed to bach_import_line(). The importer must deliver a prefix of
+ * the oracle's records, all of them when it reaches the end, fail exactly
+ * when the oracle does (naming the line), and keep the same counts.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bach/convert.h"
+#include "bach/record.h"
+
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
+				__LINE__, #cond);                              \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+			abort();                                               \
+		}                                                              \
+	} while (0)
+
+static const char *put_file(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	size_t off = 0;
+
+	if (fd < 0) {
+		fd = memfd_create("fuzz.trace", MFD_CLOEXEC);
+		CHECK(fd >= 0, "memfd_create: %s", strerror(errno));
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate: %s", strerror(errno));
+	while (off < size) {
+		ssize_t n = pwrite(fd, data + off, size - off, (off_t)off);
+
+		CHECK(n > 0, "pwrite: %s", strerror(errno));
+		off += (size_t)n;
+	}
+	return path;
+}
+
+struct oracle {
+	uint8_t *recs;
+	size_t cap;
+	struct bach_import_stats st;
+	int err;    /* 0 or -EBADMSG */
+	bool empty; /* the error is the empty file */
+};
+
+static void one(struct oracle *o, enum bach_import_format fmt, unsigned flags,
+		const char *p, size_t len)
+{
+	uint8_t out[BACH_IMPORT_MAX_RECS * BACH_REC_SIZE];
+	const char *why;
+	size_t need;
+	int n;
+
+	o->st.lines++;
+	n = bach_import_line(fmt, p, len, flags, out, &o->st.skipped, &why);
+	if (n <= 0) {
+		o->err = n;
+		return;
+	}
+	need = (o->st.records + (size_t)n) * BACH_REC_SIZE;
+	if (need > o->cap) {
+		o->cap = need * 2;
+		o->recs = realloc(o->recs, o->cap);
+		CHECK(o->recs, "out of memory");
+	}
+	memcpy(o->recs + o->st.records * BACH_REC_SIZE, out,
+	       (size_t)n * BACH_REC_SIZE);
+	o->st.records += (uint64_t)n;
+}
+
+static void split(struct oracle *o, enum bach_import_format fmt, unsigned flags,
+		  const char *p, size_t size)
+{
+	size_t pos = 0;
+
+	o->st = (struct bach_import_stats){ 0 };
+	o->err = 0;
+	o->empty = size == 0;
+	if (o->empty) {
+		o->err = -EBADMSG;
+		return;
+	}
+	if (fmt == BACH_IMPORT_P2) {
+		for (; !o->err && pos + 12 <= size; pos += 12)
+			one(o, fmt, flags, p + pos, 12);
+		if (!o->err && pos < size)
+			o->err = -EBADMSG;
+		return;
+	}
+	while (!o->err && pos < size) {
+		const char *nl = memchr(p + pos, '\n', size - pos);
+		size_t len = nl ? (size_t)(nl - (p + pos)) : size - pos;
+		size_t next = pos + len + (nl ? 1 : 0);
+
+		if (len && p[pos + len - 1] == '\r')
+			len--;
+		one(o, fmt, flags, p + pos, len);
+		pos = next;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct oracle o;
+	enum bach_import_format fmt;
+	struct bach_importer *im;
+	struct bach_import_stats st;
+	const char *path;
+	const uint8_t *recs;
+	unsigned flags;
+	size_t off = 0;
+	ssize_t n;
+	int err;
+
+	if (size < 1)
+		return 0;
+	fmt = (enum bach_import_format)(data[0] & 3);
+	flags = data[0] & 4 ? BACH_IMPORT_MASK_ADDRESS : 0;
+	data++;
+	size--;
+	split(&o, fmt, flags, (const char *)data, size);
+	path = put_file(data, size);
+
+	err = bach_importer_open(&im, fmt, path, flags);
+	CHECK(err == 0, "open: %d", err);
+	while ((n = bach_importer_read(im, &recs)) > 0) {
+		size_t len = (size_t)n * BACH_REC_SIZE;
+
+		CHECK(off + len <= o.st.records * BACH_REC_SIZE,
+		      "format %d: %zd records past the oracle's %llu", fmt, n,
+		      (unsigned long long)o.st.records);
+		CHECK(!memcmp(recs, o.recs + off, len),
+		      "format %d: records from %zu differ", fmt,
+		      off / BACH_REC_SIZE);
+		off += len;
+	}
+	bach_importer_stats(im, &st);
+	CHECK(n == o.err, "format %d: importer ends %zd (%s), oracle %d", fmt,
+	      n, bach_importer_strerror(im), o.err);
+	CHECK(st.lines == o.st.lines && st.records == o.st.records &&
+		      st.skipped == o.st.skipped,
+	      "format %d: stats lines %llu records %llu skipped %llu, "
+	      "oracle %llu %llu %llu",
+	      fmt, (unsigned long long)st.lines, (unsigned long long)st.records,
+	      (unsigned long long)st.skipped, (unsigned long long)o.st.lines,
+	      (unsigned long long)o.st.records,
+	      (unsigned long long)o.st.skipped);
+	if (n == 0) {
+		CHECK(off == o.st.records * BACH_REC_SIZE,
+		      "format %d: %zu of %llu records delivered", fmt,
+		      off / BACH_REC_SIZE, (unsigned long long)o.st.records);
+		CHECK(bach_importer_read(im, &recs) == 0, "read after the end");
+	} else {
+		const char *msg = bach_importer_strerror(im);
+		char where[48];
+
+		CHECK(strstr(msg, path), "message does not name the file: %s",
+		      msg);
+		if (fmt != BACH_IMPORT_P2 && !o.empty) {
+			snprintf(where, sizeof(where),
+				 "line %llu:", (unsigned long long)o.st.lines);
+			CHECK(strstr(msg, where), "message lacks '%s': %s",
+			      where, msg);
+		}
+		CHECK(bach_importer_read(im, &recs) == n, "error not sticky");
+	}
+	bach_importer_free(im);
+	return 0;
+}

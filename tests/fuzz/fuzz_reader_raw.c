@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: the trace reader on a raw .byu file (the input, as is).
+ * A raw file has an exact oracle: the reader must hand back every whole
+ * record of the input, in order, and end with -EBADMSG exactly when the
+ * file is empty or ends in a partial record.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "bach/trace.h"
+
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
+				__LINE__, #cond);                              \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+			abort();                                               \
+		}                                                              \
+	} while (0)
+
+/* The input as a file: one memfd, rewritten each run, opened by path. */
+static const char *put_file(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	size_t off = 0;
+
+	if (fd < 0) {
+		fd = memfd_create("fuzz.byu", MFD_CLOEXEC);
+		CHECK(fd >= 0, "memfd_create: %s", strerror(errno));
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate: %s", strerror(errno));
+	while (off < size) {
+		ssize_t n = pwrite(fd, data + off, size - off, (off_t)off);
+
+		CHECK(n > 0, "pwrite: %s", strerror(errno));
+		off += (size_t)n;
+	}
+	return path;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *path = put_file(data, size);
+	struct bach_reader *r = bach_reader_new();
+	struct bach_file_info fi;
+	size_t whole = size - size % 6;
+	size_t off = 0;
+	const uint8_t *recs;
+	ssize_t n;
+
+	CHECK(r, "bach_reader_new failed");
+	CHECK(bach_reader_add(r, path) == 0, "add: %s",
+	      bach_reader_strerror(r));
+	while ((n = bach_reader_read(r, &recs)) > 0) {
+		size_t len = (size_t)n * 6;
+
+		CHECK(off + len <= whole, "%zd records past the end", n);
+		CHECK(!memcmp(recs, data + off, len),
+		      "records at byte %zu differ from the input", off);
+		off += len;
+		CHECK(bach_reader_records(r) == off / 6, "record count");
+	}
+	bach_reader_info(r, &fi);
+	CHECK(fi.kind == BACH_FILE_RAW, "kind %d", fi.kind);
+	CHECK(off == whole, "%zu of %zu record bytes delivered", off, whole);
+	if (size == 0 || size % 6) {
+		CHECK(n == -EBADMSG, "size %zu: got %zd, want -EBADMSG", size,
+		      n);
+		CHECK(strstr(bach_reader_strerror(r), path),
+		      "message does not name the file: %s",
+		      bach_reader_strerror(r));
+		/* errors are sticky until the next file */
+		CHECK(bach_reader_read(r, &recs) == n, "error not sticky");
+		CHECK(bach_reader_next_file(r) == 0, "a second file?");
+		CHECK(bach_reader_read(r, &recs) == 0,
+		      "read after the last file");
+	} else {
+		CHECK(n == 0, "size %zu: got %zd (%s)", size, n,
+		      bach_reader_strerror(r));
+		CHECK(fi.in_bytes == size && fi.out_bytes == size,
+		      "info: in %llu out %llu, size %zu",
+		      (unsigned long long)fi.in_bytes,
+		      (unsigned long long)fi.out_bytes, size);
+		CHECK(bach_reader_read(r, &recs) == 0, "read after the end");
+	}
+	bach_reader_free(r);
+	return 0;
+}
