@@ -56,6 +56,7 @@ struct capture {
 	bool have_board_status;
 	uint64_t t0_ns;			/* when the capture started */
 	_Atomic uint32_t clock_hz;	/* the board's bus clock, once known */
+	int dump_fd;			/* board-stream.bin, or -1 */
 
 	/* writer thread */
 	struct zpool_state {
@@ -394,7 +395,16 @@ static const struct bach_parser_ops parser_ops = {
 void bach_source_frames(struct bach_source *src, const uint8_t *buf,
 			size_t len)
 {
-	bach_parser_feed(src->c->parser, buf, len);
+	struct capture *c = src->c;
+
+	/* the board's bytes as they came, for replay (one write a transfer) */
+	if (c->dump_fd >= 0 && write(c->dump_fd, buf, len) != (ssize_t)len) {
+		log_warn("%s/board-stream.bin: %s: no longer kept", c->capdir,
+			 strerror(errno));
+		close(c->dump_fd);
+		c->dump_fd = -1;
+	}
+	bach_parser_feed(c->parser, buf, len);
 }
 
 static void *acq_main(void *arg)
@@ -800,7 +810,7 @@ static void manifest_started(struct capture *c)
 		       "\"version\":1,\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
 		       "\"config\":{\"file\":\"%s\",\"policy\":\"%s\",\"gap_markers\":%s,"
 		       "\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
-		       "\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\"}",
+		       "\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\",\"raw_dump\":%s}",
 		       c->cfg.driver, opts, c->identity, cfgp,
 		       c->cfg.policy == BACH_POLICY_STALL ? "stall" : "drop",
 		       c->cfg.gap_markers ? "true" : "false",
@@ -808,7 +818,8 @@ static void manifest_started(struct capture *c)
 		       (unsigned long long)c->cfg.ring_bytes,
 		       (unsigned long long)c->cfg.rotate_bytes,
 		       (unsigned long long)c->cfg.rotate_seconds,
-		       c->io.uring ? "io_uring" : "pwrite");
+		       c->io.uring ? "io_uring" : "pwrite",
+		       c->cfg.raw_dump ? "true" : "false");
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -822,7 +833,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
-	c->dirfd = c->segfd = -1;
+	c->dirfd = c->segfd = c->dump_fd = -1;
 	c->man.fd = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	/* the manifest and the logs name the capture by its absolute path */
@@ -890,6 +901,16 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	if (err) {
 		log_err("%s/manifest.jsonl: %s", c->capdir, strerror(-err));
 		return err;
+	}
+	if (cfg->raw_dump) {
+		c->dump_fd = openat(c->dirfd, "board-stream.bin",
+				    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (c->dump_fd < 0) {
+			err = -errno;
+			log_err("%s/board-stream.bin: %s", c->capdir,
+				strerror(errno));
+			return err;
+		}
 	}
 	manifest_started(c);
 	err = open_segment(c);
@@ -1061,6 +1082,10 @@ int capture_close(struct capture *c, struct capture_status *final)
 	if (c->ring.blocks)
 		ring_free(&c->ring);
 	manifest_close(&c->man);
+	if (c->dump_fd >= 0) {
+		fdatasync(c->dump_fd);
+		close(c->dump_fd);
+	}
 	if (c->dirfd >= 0)
 		close(c->dirfd);
 	for (size_t i = 0; i < c->nmarks; i++)

@@ -31,6 +31,7 @@ struct capture_config {
 	uint64_t rotate_bytes;		/* record bytes per segment, 0 = no limit */
 	uint64_t rotate_seconds;	/* 0 = no limit */
 	bool io_uring;
+	bool raw_dump;			/* keep board-stream.bin for replay */
 	unsigned queue_depth;		/* writes in flight */
 	int test_writer_delay_ms;	/* test hook: slow every write */
 	char config_path[4096];		/* for the manifest; may be empty */

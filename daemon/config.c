@@ -67,6 +67,9 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 	} else if (!strcmp(key, "compress")) {
 		if (parse_bool(v, &c->cap.compress))
 			goto bad;
+	} else if (!strcmp(key, "raw_dump")) {
+		if (parse_bool(v, &c->cap.raw_dump))
+			goto bad;
 	} else if (!strcmp(key, "io_uring")) {
 		if (parse_bool(v, &c->cap.io_uring))
 			goto bad;
