@@ -1,19 +1,28 @@
 #!/bin/sh
-# make demo: generate a synthetic Pentium trace, show what it holds.
+# make demo: capture a few seconds from the fake capture board into
+# ./demo-capture/, then show what was captured.
 set -eu
 BUILD=${BUILD:-build}
-BACH="$BUILD/bin/bach"
+BIN="$BUILD/bin"
 out=demo-capture
 mkdir -p "$out"
-echo "== bach gen --records 2000000 --seed 1 -o $out/demo.byu.gz"
-"$BACH" gen --records 2000000 --seed 1 -o "$out/demo.byu.gz"
-ls -l "$out/demo.byu.gz"
+echo "== bach capture --driver fake --option records=6000000 --option rate=2000000 --output $out"
+# 3 seconds at 2 million bus cycles a second: the fake board paces itself
+"$BIN/bach" capture --driver fake --option records=6000000 --option rate=2000000 \
+	--option seed=1 --output "$out"
+cap=$(ls -d "$out"/2*Z* | tail -n 1)
 echo
-echo "== bach verify $out/demo.byu.gz"
-"$BACH" verify "$out/demo.byu.gz"
+echo "== ls -l $cap"
+ls -l "$cap"
 echo
-echo "== bach stat $out/demo.byu.gz"
-"$BACH" stat "$out/demo.byu.gz"
+echo "== bach verify $cap"
+"$BIN/bach" verify "$cap"
 echo
-echo "== bach dump -n 20 $out/demo.byu.gz"
-"$BACH" dump -n 20 "$out/demo.byu.gz"
+echo "== bach stat $cap"
+"$BIN/bach" stat "$cap"
+echo
+echo "== bach dump -n 10 $cap"
+"$BIN/bach" dump -n 10 "$cap"
+echo
+echo "== $cap/manifest.jsonl"
+cat "$cap/manifest.jsonl"
