@@ -7,8 +7,15 @@
  * records equal `bach gen --seed S`; every fault is injected where the real
  * board or link would produce it, so that the parser and the manifest have
  * to account for it.
+ *
+ * Like the real board, the model runs beside the host: a board thread
+ * samples, frames and fills transfers (a few in flight, as USB keeps
+ * them), and run(), on the acquisition thread, hands each finished one to
+ * the parser. Sampling thus overlaps parsing and writing. A full queue
+ * holds the board back, as a host that stops reading does.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +28,15 @@
 #include "bach/record.h"
 
 #define FAKE_CLOCK_HZ 66666666u
-#define XFER_BYTES (256u << 10) /* one USB transfer's worth of frames */
+#define XFER_BYTES (512u << 10) /* one USB transfer's worth of frames */
+#define NXFER 4			 /* transfers in flight */
+
+struct xfer {
+	uint8_t *buf;
+	size_t len;
+	bool disconnect;	/* unplug once this one is delivered */
+	bool last;		/* the board has finished */
+};
 
 struct fake {
 	uint64_t records;	/* stop after this many sampled (0: never) */
@@ -40,9 +55,15 @@ struct fake {
 	struct bach_gen gen;
 	uint8_t *recs;
 	uint16_t *deltas;
-	uint8_t *xfer;
-	size_t xfer_len;
-	uint64_t stall_episodes, stalled_ns;
+
+	/* transfers: [head, tail) filled, waiting for the host */
+	struct xfer xfers[NXFER];
+	unsigned head, tail;		/* under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t filled, emptied;
+	bool sync_init;
+	struct xfer *cur;		/* board: the one being filled */
+	_Atomic uint64_t stall_episodes, stalled_ns; /* host -> board */
 };
 
 static int parse_u64(struct bach_source *src, const char *key,
@@ -143,10 +164,19 @@ static int fake_open(struct bach_source *src, void *priv,
 	}
 	f->recs = malloc((size_t)f->frame_recs * BACH_REC_SIZE);
 	f->deltas = malloc((size_t)f->frame_recs * sizeof(*f->deltas));
-	f->xfer = malloc(XFER_BYTES + bach_frame_data_size(f->frame_recs, true) +
-			 256);
-	if (!f->recs || !f->deltas || !f->xfer)
+	if (!f->recs || !f->deltas)
 		return -ENOMEM;
+	for (unsigned i = 0; i < NXFER; i++) {
+		f->xfers[i].buf = malloc(XFER_BYTES +
+					 bach_frame_data_size(f->frame_recs, true) +
+					 256);
+		if (!f->xfers[i].buf)
+			return -ENOMEM;
+	}
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->filled, NULL);
+	pthread_cond_init(&f->emptied, NULL);
+	f->sync_init = true;
 	for (unsigned i = 0; i < f->frame_recs; i++)
 		f->deltas[i] = 2; /* a bus cycle every two clocks */
 	bach_gen_init(&f->gen, f->seed);
@@ -165,43 +195,82 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Hand the transfer to the host, as a completed bulk IN transfer would. */
-static void flush_xfer(struct bach_source *src, struct fake *f)
+/* Sleep ns, or less once stop() is called (it must end run() soon). */
+static void nap(struct fake *f, uint64_t ns)
 {
-	uint64_t t0;
+	uint64_t end = now_ns() + ns;
 
-	if (!f->xfer_len)
-		return;
-	t0 = now_ns();
-	bach_source_frames(src, f->xfer, f->xfer_len);
-	if (bach_source_stalled(src)) {
-		/* the board held the CPU while the host caught up */
-		f->stall_episodes++;
-		f->stalled_ns += now_ns() - t0;
+	for (uint64_t t = now_ns(); t < end && !atomic_load(&f->stop);
+	     t = now_ns()) {
+		uint64_t d = end - t < 20000000u ? end - t : 20000000u;
+		struct timespec ts = { 0, (long)d };
+
+		nanosleep(&ts, NULL);
 	}
-	f->xfer_len = 0;
 }
 
-static void send_status(struct bach_source *src, struct fake *f, uint32_t seq,
-			uint64_t sampled, uint64_t lost)
+/* ---- the board thread ---------------------------------------------------- */
+
+/* A free transfer to fill (waiting for the host to give one back). */
+static struct xfer *xfer_get(struct fake *f)
 {
+	struct xfer *x;
+
+	pthread_mutex_lock(&f->mu);
+	while (f->tail - f->head == NXFER)
+		pthread_cond_wait(&f->emptied, &f->mu);
+	x = &f->xfers[f->tail % NXFER];
+	pthread_mutex_unlock(&f->mu);
+	x->len = 0;
+	x->disconnect = x->last = false;
+	return x;
+}
+
+/* The transfer being filled completes: the host may take it. */
+static void xfer_put(struct fake *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->tail++;
+	pthread_cond_signal(&f->filled);
+	pthread_mutex_unlock(&f->mu);
+	f->cur = NULL;
+}
+
+/* Complete the transfer being filled, if it holds anything. */
+static void flush_xfer(struct fake *f)
+{
+	if (f->cur && f->cur->len)
+		xfer_put(f);
+}
+
+static uint8_t *xfer_room(struct fake *f)
+{
+	if (!f->cur)
+		f->cur = xfer_get(f);
+	return f->cur->buf + f->cur->len;
+}
+
+static void send_status(struct fake *f, uint32_t seq, uint64_t sampled,
+			uint64_t lost)
+{
+	uint64_t stalled_ns = atomic_load(&f->stalled_ns);
 	struct bach_board_status st = {
 		.fifo_fill = 0,
 		.fifo_size = 1u << 16,
 		.records = sampled,
 		.overflow = lost,
-		.stall_episodes = (uint32_t)f->stall_episodes,
+		.stall_episodes = (uint32_t)atomic_load(&f->stall_episodes),
 		.clock_hz = FAKE_CLOCK_HZ,
-		.stalled_clocks = f->stalled_ns * (FAKE_CLOCK_HZ / 1000000u) / 1000u,
+		.stalled_clocks = stalled_ns * (FAKE_CLOCK_HZ / 1000000u) / 1000u,
 	};
+	uint8_t *p = xfer_room(f);
 
-	f->xfer_len += bach_frame_build_status(f->xfer + f->xfer_len, seq, &st);
-	(void)src;
+	f->cur->len += bach_frame_build_status(p, seq, &st);
 }
 
-static int fake_run(struct bach_source *src, void *priv)
+static void *board_main(void *arg)
 {
-	struct fake *f = priv;
+	struct fake *f = arg;
 	uint64_t index = 0, lost = 0, frames = 0, t_start = now_ns();
 	uint32_t seq = 0, status_seq = 0;
 	bool first = true;
@@ -236,7 +305,7 @@ static int fake_run(struct bach_source *src, void *priv)
 			n = f->records - index;
 		bach_gen_fill(&f->gen, f->recs, (size_t)n);
 		ts = index * 2; /* clocks: one cycle every two */
-		frame = f->xfer + f->xfer_len;
+		frame = xfer_room(f);
 		len = bach_frame_build_data(frame, seq++, index, ts,
 					    (first ? BACH_FF_FIRST : 0) |
 						    (f->records &&
@@ -253,20 +322,18 @@ static int fake_run(struct bach_source *src, void *priv)
 		} else {
 			if (f->corrupt_every && frames % f->corrupt_every == 0)
 				frame[len - 1] ^= 0x5a; /* bad CRC */
-			f->xfer_len += len;
+			f->cur->len += len;
 		}
 		if (f->status_every && frames % f->status_every == 0)
-			send_status(src, f, status_seq++, index, lost);
-		if (f->xfer_len >= XFER_BYTES)
-			flush_xfer(src, f);
+			send_status(f, status_seq++, index, lost);
+		if (f->cur->len >= XFER_BYTES)
+			flush_xfer(f);
 		if (f->disconnect_at && index >= f->disconnect_at) {
-			struct timespec ts2 = { f->disconnect_secs, 0 };
-
-			flush_xfer(src, f);
+			/* the host unplugs us once it has had this transfer */
+			xfer_room(f);
+			f->cur->disconnect = true;
+			xfer_put(f);
 			f->disconnect_at = 0;
-			bach_source_event(src, "device_lost", "fake board unplugged");
-			nanosleep(&ts2, NULL);
-			bach_source_event(src, "device_back", "fake board back");
 		}
 		if (f->rate) {
 			/* pace to the wanted rate */
@@ -274,18 +341,67 @@ static int fake_run(struct bach_source *src, void *priv)
 			uint64_t now = now_ns();
 
 			if (due > now) {
-				struct timespec d;
-
-				flush_xfer(src, f);
-				d.tv_sec = (time_t)((due - now) / 1000000000ull);
-				d.tv_nsec = (long)((due - now) % 1000000000ull);
-				nanosleep(&d, NULL);
+				flush_xfer(f);
+				nap(f, due - now);
 			}
 		}
 	}
 	/* the final status says how many records the board sampled */
-	send_status(src, f, status_seq++, index, lost);
-	flush_xfer(src, f);
+	send_status(f, status_seq++, index, lost);
+	f->cur->last = true;
+	xfer_put(f);
+	return NULL;
+}
+
+/* ---- the host side: run() on the acquisition thread --------------------- */
+
+/* Hand a transfer to the host, as a completed bulk IN transfer would. */
+static void deliver(struct bach_source *src, struct fake *f, struct xfer *x)
+{
+	uint64_t t0 = now_ns();
+
+	if (x->len)
+		bach_source_frames(src, x->buf, x->len);
+	if (x->len && bach_source_stalled(src)) {
+		/* the board held the CPU while the host caught up */
+		atomic_fetch_add(&f->stall_episodes, 1);
+		atomic_fetch_add(&f->stalled_ns, now_ns() - t0);
+	}
+	if (x->disconnect) {
+		bach_source_event(src, "device_lost", "fake board unplugged");
+		nap(f, f->disconnect_secs * 1000000000ull);
+		bach_source_event(src, "device_back", "fake board back");
+	}
+}
+
+static int fake_run(struct bach_source *src, void *priv)
+{
+	struct fake *f = priv;
+	pthread_t board;
+	bool last = false;
+	int err;
+
+	err = pthread_create(&board, NULL, board_main, f);
+	if (err)
+		return bach_source_error(src, -err,
+					 "cannot start the board thread: %s",
+					 strerror(err));
+	while (!last) {
+		struct xfer *x;
+
+		pthread_mutex_lock(&f->mu);
+		while (f->head == f->tail)
+			pthread_cond_wait(&f->filled, &f->mu);
+		x = &f->xfers[f->head % NXFER];
+		pthread_mutex_unlock(&f->mu);
+		deliver(src, f, x);
+		last = x->last;
+		pthread_mutex_lock(&f->mu);
+		f->head++;
+		pthread_cond_signal(&f->emptied);
+		pthread_mutex_unlock(&f->mu);
+	}
+	pthread_join(board, NULL);
 	return 0;
 }
 
@@ -302,7 +418,13 @@ static void fake_close(void *priv)
 
 	free(f->recs);
 	free(f->deltas);
-	free(f->xfer);
+	for (unsigned i = 0; i < NXFER; i++)
+		free(f->xfers[i].buf);
+	if (f->sync_init) {
+		pthread_mutex_destroy(&f->mu);
+		pthread_cond_destroy(&f->filled);
+		pthread_cond_destroy(&f->emptied);
+	}
 }
 
 const struct bach_driver bach_driver_fake = {
