@@ -474,6 +474,18 @@ static int open_segment(struct capture *c)
 	return 0;
 }
 
+/*
+ * Send what was appended to the kernel now, unless more blocks are already
+ * waiting in the ring: they join it in one write a moment later. Every
+ * finished block thus reaches the kernel whole and at once (a crash loses
+ * no more), in writes of up to SEGIO_BUF.
+ */
+static void push(struct capture *c)
+{
+	if (!c->write_err && !ring_waiting(&c->ring))
+		c->write_err = segio_push(&c->io);
+}
+
 /* Append finished members; with wait, every pending one. */
 static void drain_pool(struct capture *c, bool wait)
 {
@@ -481,15 +493,13 @@ static void drain_pool(struct capture *c, bool wait)
 	size_t len;
 
 	while (bach_zpool_peek(c->z.pool, wait, &out, &len, NULL)) {
-		/* each member goes to the kernel whole: a crash loses no more */
 		if (!c->write_err)
 			c->write_err = segio_append(&c->io, out, len);
-		if (!c->write_err)
-			c->write_err = segio_push(&c->io);
 		bach_zpool_release(c->z.pool);
 		ring_release(&c->ring);
 		atomic_fetch_add(&c->progress, 1);
 	}
+	push(c);
 	atomic_store(&c->bytes, c->bytes_closed + c->io.off);
 }
 
@@ -552,6 +562,13 @@ static int close_segment(struct capture *c)
 		atomic_store(&c->bytes, c->bytes_closed);
 		manifest_sync(&c->man);
 		return c->write_err;
+	}
+	if (!c->seg_records) {
+		/* nothing came: no segment rather than an empty one */
+		if (unlinkat(c->dirfd, part, 0) < 0 || fsync(c->dirfd) < 0)
+			log_warn("%s/%s: cannot remove: %s", c->capdir, part,
+				 strerror(errno));
+		return 0;
 	}
 	if (renameat(c->dirfd, part, c->dirfd, c->segname) < 0 ||
 	    fsync(c->dirfd) < 0) {
@@ -621,7 +638,7 @@ static void write_events(struct capture *c, const struct ring_block *b)
 
 static void write_marks(struct capture *c)
 {
-	char esc[1024];
+	static char esc[JSON_ESCAPED_MAX];
 
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->nmarks; i++) {
@@ -663,8 +680,6 @@ static void write_block(struct capture *c, struct ring_block *b)
 				if (!c->write_err)
 					c->write_err = segio_append(&c->io, out,
 								    olen);
-				if (!c->write_err)
-					c->write_err = segio_push(&c->io);
 				bach_zpool_release(c->z.pool);
 				ring_release(&c->ring);
 			}
@@ -674,9 +689,8 @@ static void write_block(struct capture *c, struct ring_block *b)
 	} else {
 		if (!c->write_err)
 			c->write_err = segio_append(&c->io, b->data, len);
-		if (!c->write_err)
-			c->write_err = segio_push(&c->io);
 		ring_release(&c->ring);
+		push(c);
 	}
 	atomic_store(&c->write_started_ns, 0);
 	atomic_fetch_add(&c->progress, 1);

@@ -32,7 +32,7 @@ int manifest_sync(struct manifest *m)
 int manifest_event(struct manifest *m, const char *event,
 		   const char *members_fmt, ...)
 {
-	char line[4096];
+	char line[MANIFEST_LINE_MAX];
 	struct timeval tv;
 	struct tm tm;
 	size_t n;
@@ -61,20 +61,55 @@ int manifest_event(struct manifest *m, const char *event,
 	return 0;
 }
 
-void json_escape(char *dst, size_t cap, const char *s)
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_len(const unsigned char *s)
 {
+	size_t n;
+	unsigned cp;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	cp = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* no overlong forms, no surrogates, nothing past U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void json_escape(char *dst, size_t cap, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
 	size_t n = 0;
 
-	for (; *s && n + 7 < cap; s++) {
-		unsigned char c = (unsigned char)*s;
+	/* whole characters only: a cut never splits one */
+	while (*s) {
+		size_t u = *s >= 0x80 ? utf8_len(s) : 1;
 
-		if (c == '"' || c == '\\') {
+		if (*s == '"' || *s == '\\') {
+			if (n + 2 >= cap)
+				break;
 			dst[n++] = '\\';
-			dst[n++] = (char)c;
-		} else if (c < 0x20) {
-			n += (size_t)snprintf(dst + n, cap - n, "\\u%04x", c);
+			dst[n++] = (char)*s++;
+		} else if (*s < 0x20 || (*s >= 0x80 && !u)) {
+			/* control characters escaped; bytes that are not UTF-8 become U+FFFD */
+			if (n + 6 >= cap)
+				break;
+			n += (size_t)snprintf(dst + n, cap - n, "\\u%04x",
+					      *s < 0x20 ? *s : 0xfffd);
+			s++;
 		} else {
-			dst[n++] = (char)c;
+			if (n + u >= cap)
+				break;
+			memcpy(dst + n, s, u);
+			n += u;
+			s += u;
 		}
 	}
 	dst[n] = 0;

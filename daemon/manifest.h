@@ -10,6 +10,10 @@
 
 #include <stddef.h>
 
+/* A mark of 4 KiB escaped (6 bytes a byte at worst) still fits. */
+#define MANIFEST_LINE_MAX 32768
+#define JSON_ESCAPED_MAX (6 * 4096 + 1)
+
 struct manifest {
 	int fd;
 };
@@ -23,7 +27,11 @@ manifest_event(struct manifest *m, const char *event, const char *members_fmt,
 	       ...);
 int manifest_sync(struct manifest *m);
 
-/* JSON string contents for s (quotes not included), truncated to fit. */
+/*
+ * JSON string contents for s (quotes not included): quotes, backslashes and
+ * control characters escaped, bytes that are not UTF-8 as U+FFFD, cut at a
+ * whole character when it does not fit.
+ */
 void json_escape(char *dst, size_t cap, const char *s);
 
 #endif

@@ -60,6 +60,13 @@ static inline size_t ring_fill(struct ring *r)
 	return (size_t)(atomic_load(&r->tail) - atomic_load(&r->head));
 }
 
+/* Consumer: blocks published and not yet taken. */
+static inline size_t ring_waiting(struct ring *r)
+{
+	return (size_t)(atomic_load(&r->tail) - atomic_load(&r->head) -
+			r->taken);
+}
+
 /*
  * Producer: the block to fill (it is not visible to the consumer until
  * published); NULL when the ring is full and !wait.

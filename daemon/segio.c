@@ -49,6 +49,7 @@ void segio_attach(struct segio *io, int fd)
 	io->fd = fd;
 	io->off = 0;
 	io->synced = 0;
+	io->kicked = 0;
 	io->crc = 0;
 	io->cur = 0;
 	for (unsigned i = 0; i < io->depth; i++)
@@ -139,6 +140,25 @@ static int write_sync(struct segio *io, struct segio_buf *b)
 	return 0;
 }
 
+/*
+ * Start writeback of the whole SEGIO_KICK pieces below the first byte not
+ * yet written (the oldest write in flight, else the buffer being filled).
+ * Advisory: an error here shows again at fdatasync.
+ */
+static void kick_writeback(struct segio *io)
+{
+	uint64_t done = io->off - io->bufs[io->cur].len;
+
+	for (unsigned i = 0; i < io->depth; i++)
+		if (io->bufs[i].busy && io->bufs[i].off < done)
+			done = io->bufs[i].off;
+	while (done - io->kicked >= SEGIO_KICK && done >= io->kicked) {
+		sync_file_range(io->fd, (off_t)io->kicked, SEGIO_KICK,
+				SYNC_FILE_RANGE_WRITE);
+		io->kicked += SEGIO_KICK;
+	}
+}
+
 /* Write the buffer being filled; move on to a free one. */
 static int submit_cur(struct segio *io)
 {
@@ -151,6 +171,7 @@ static int submit_cur(struct segio *io)
 	b->done = 0;
 	if (!io->uring) {
 		write_sync(io, b);
+		kick_writeback(io);
 		return io->err;
 	}
 	queue_write(io, io->cur);
@@ -158,6 +179,7 @@ static int submit_cur(struct segio *io)
 	io->cur = (io->cur + 1) % io->depth;
 	while (io->bufs[io->cur].busy && !io->err)
 		reap(io);
+	kick_writeback(io);
 	return io->err;
 }
 

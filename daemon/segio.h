@@ -17,6 +17,12 @@
 #include <stdint.h>
 
 #define SEGIO_BUF (1u << 20)
+/*
+ * Writeback of every SEGIO_KICK bytes whose writes completed is started
+ * at once (sync_file_range), not left for the close's fdatasync or the
+ * kernel's flusher: the disk works while the capture runs.
+ */
+#define SEGIO_KICK (8u << 20)
 
 struct segio_buf {
 	uint8_t *p;
@@ -36,6 +42,7 @@ struct segio {
 	unsigned inflight;
 	uint64_t off;		/* file offset of the next byte appended */
 	uint64_t synced;	/* bytes known written (completed) */
+	uint64_t kicked;	/* writeback started for the bytes below */
 	uint32_t crc;		/* CRC-32 of the file so far */
 	int err;
 	int delay_ms;		/* test hook: sleep before every write */

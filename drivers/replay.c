@@ -98,6 +98,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleep until done records are due, in slices short enough to stop. */
 static void pace(struct replay *r, uint64_t t0, uint64_t done)
 {
 	uint64_t due, now;
@@ -105,10 +106,9 @@ static void pace(struct replay *r, uint64_t t0, uint64_t done)
 	if (!r->rate)
 		return;
 	due = t0 + done * 1000000000ull / r->rate;
-	now = now_ns();
-	if (due > now) {
-		struct timespec d = { (time_t)((due - now) / 1000000000ull),
-				      (long)((due - now) % 1000000000ull) };
+	while (!atomic_load(&r->stop) && (now = now_ns()) < due) {
+		uint64_t ns = due - now < 50000000ull ? due - now : 50000000ull;
+		struct timespec d = { 0, (long)ns };
 
 		nanosleep(&d, NULL);
 	}
