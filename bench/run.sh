@@ -78,4 +78,5 @@ echo
 echo "block compression, one thread, same blocks (bench/deflate_backends):"
 "$BUILD/bench/deflate_backends" "$T" 256
 rm -f "$D/pigz.gz" "$D/gzip1.gz"
+echo; "$(dirname "$0")/capture.sh" || missed=1
 exit $missed

@@ -1,0 +1,176 @@
+# Helpers for the bachd_*.sh tests (sourced after tests/lib.sh): real
+# bachd processes, their notify socket, control socket and capture
+# directories. Every process a test starts is recorded and killed (by its
+# pid) on the way out; every mount is unmounted.
+BACHD="$(dirname "$BACH")/bachd"
+# capture ids sort by time in the C locale
+LC_ALL=C
+export LC_ALL
+[ -x "$BACHD" ] || fail "no bachd next to $BACH"
+PIDS=""
+MOUNTS=""
+
+cleanup() {
+	for p in $PIDS; do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	for m in $MOUNTS; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# helper NAME [LIBS...]: compile tests/helpers/NAME.c into $T/NAME
+helper() {
+	name=$1
+	shift
+	if [ -z "${HCC:-}" ]; then
+		HCC=$(command -v "${CC:-cc}" || command -v cc || command -v gcc || true)
+		[ -n "$HCC" ] || skip "no C compiler for the test helpers (tests/helpers/*.c)"
+	fi
+	"$HCC" -O1 -o "$T/$name" "$TOP/tests/helpers/$name.c" "$@" ||
+		fail "cannot build tests/helpers/$name.c"
+}
+
+# wait_until SECONDS WHAT CMD...: poll CMD every 50 ms until it succeeds
+wait_until() {
+	wu_n=$(($1 * 20))
+	wu_what=$2
+	shift 2
+	while ! "$@" > /dev/null 2>&1; do
+		wu_n=$((wu_n - 1))
+		[ "$wu_n" -gt 0 ] || fail "waited in vain for $wu_what"
+		sleep 0.05
+	done
+}
+
+# bg CMD...: start CMD in the background; its pid in $BGPID
+bg() {
+	"$@" &
+	BGPID=$!
+	PIDS="$PIDS $BGPID"
+}
+
+# reap PID: wait for it; its exit status in $RC
+reap() {
+	set +e
+	wait "$1"
+	RC=$?
+	set -e
+	np=""
+	for p in $PIDS; do
+		[ "$p" = "$1" ] || np="$np $p"
+	done
+	PIDS=$np
+}
+
+# reap_within SECONDS PID: the same, but fail when PID is still alive after
+# SECONDS (it must end by itself: no hang, no retry loop)
+reap_within() {
+	wait_until "$1" "pid $2 to exit" not_alive "$2"
+	reap "$2"
+}
+not_alive() { ! kill -0 "$1" 2>/dev/null; }
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# the newest capture directory in OUT (capture ids sort by time)
+capdir() { ls -d "$1"/2*Z* 2>/dev/null | tail -n 1; }
+# the number of capture directories in OUT
+ncaps() { ls -d "$1"/2*Z* 2>/dev/null | wc -l; }
+
+# the last "ended" event's numeric member KEY; ended_state DIR
+ended() { grep '"event":"ended"' "$1"/manifest.jsonl | tail -n 1 | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
+ended_state() { grep '"event":"ended"' "$1"/manifest.jsonl | tail -n 1 | sed -n 's/.*"state":"\([a-z_]*\)".*/\1/p'; }
+
+# jnum KEY FILE: the first numeric member KEY in FILE (a status reply)
+jnum() { sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p" "$2" | head -n 1; }
+
+# sum of member KEY over the manifest events EVENT of DIR
+evsum() {
+	grep "\"event\":\"$2\"" "$1/manifest.jsonl" |
+		sed -n "s/.*\"$3\":\([0-9]*\).*/\1/p" | awk '{ s += $1 } END { print s + 0 }'
+}
+evcount() { grep -c "\"event\":\"$2\"" "$1/manifest.jsonl" || true; }
+
+# records DIR FILE: the raw records of DIR's segments, in order, into FILE
+records() {
+	: > "$2"
+	for f in "$1"/seg-*; do
+		case $f in
+		*.part) fail "$f: unfinished segment left" ;;
+		*.gz) zcat "$f" >> "$2" || fail "$f: zcat failed" ;;
+		*) cat "$f" >> "$2" ;;
+		esac
+	done
+}
+
+# nrecs FILE: whole records in a raw file
+nrecs() { echo $(($(wc -c < "$1") / 6)); }
+
+# is_gen_prefix FILE SEED: FILE (raw) is the first records of bach gen SEED
+is_gen_prefix() {
+	n=$(nrecs "$1")
+	[ $((n * 6)) -eq "$(wc -c < "$1")" ] || fail "$1: not whole records"
+	"$BACH" gen --records "$n" --seed "$2" -o "$T/prefix.byu" ||
+		fail "bach gen --records $n failed"
+	cmp -s "$1" "$T/prefix.byu"
+}
+
+# check_closed DIR: no .part, every segment has its segment event with the
+# file's size and CRC, and the capture verifies
+check_closed() {
+	ls "$1" | grep -q '\.part$' && fail "$1: .part left: $(ls "$1")"
+	[ -n "$(ls "$1"/seg-* 2>/dev/null)" ] || fail "$1: no segments"
+	# a segment with no whole record may have been removed: it says so
+	for name in $(grep '"event":"segment".*"removed":true' "$1/manifest.jsonl" |
+		sed 's/.*"name":"\([^"]*\)".*/\1/'); do
+		[ -e "$1/$name" ] && fail "$1/$name: the manifest says removed"
+	done
+	grep '"event":"segment"' "$1/manifest.jsonl" | grep -v '"removed":true' |
+		sed 's/.*"name":"\([^"]*\)".*"bytes":\([0-9]*\).*"crc32":"\([0-9a-f]*\)".*/\1 \2 \3/' \
+			> "$T/segev"
+	[ "$(wc -l < "$T/segev")" -eq "$(ls "$1"/seg-* | wc -l)" ] ||
+		fail "$1: $(wc -l < "$T/segev") segment events for $(ls "$1"/seg-* | wc -l) segments"
+	while read -r name bytes crc; do
+		[ -f "$1/$name" ] || fail "$1: manifest names $name, not there"
+		[ "$(wc -c < "$1/$name")" -eq "$bytes" ] ||
+			fail "$1/$name: $(wc -c < "$1/$name") bytes, manifest says $bytes"
+		[ "$("$T/crc32" "$1/$name" | cut -d' ' -f1)" = "$crc" ] ||
+			fail "$1/$name: CRC differs from the manifest's $crc"
+	done < "$T/segev"
+	"$BACH" verify -q "$1" > "$T/verify.out" 2>&1 ||
+		fail "$1 does not verify: $(cat "$T/verify.out")"
+}
+
+# later MESSAGE: a failed check that need not stop the rest of the script;
+# finish reports them all (and fails) or prints ok
+later() {
+	echo "FAIL: $*" >&2
+	echo "$*" >> "$T/later"
+}
+finish() {
+	if [ -s "$T/later" ]; then
+		echo "$(wc -l < "$T/later") check(s) failed (above)" >&2
+		exit 1
+	fi
+	echo ok
+}
+
+# json_lines FILE: every line of FILE is one JSON object in UTF-8 (strictly
+# parsed with python3 where there is one; else only the UTF-8 is checked)
+json_lines() {
+	if command -v python3 > /dev/null 2>&1; then
+		python3 -c '
+import json, sys
+for i, l in enumerate(open(sys.argv[1], "rb"), 1):
+    try:
+        o = json.loads(l.decode("utf-8"))
+        assert isinstance(o, dict)
+    except Exception as e:
+        sys.exit("%s:%d: %s" % (sys.argv[1], i, e))' "$1"
+	elif command -v iconv > /dev/null 2>&1; then
+		iconv -f UTF-8 -t UTF-8 "$1" > /dev/null
+	fi
+}
