@@ -25,16 +25,8 @@
 #include "bach/bytes.h"
 #include "bach/trace.h"
 
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond);                              \
-			fprintf(stderr, __VA_ARGS__);                          \
-			fputc('\n', stderr);                                   \
-			abort();                                               \
-		}                                                              \
-	} while (0)
+#include "fuzz_check.h"
+
 
 #define MAX_BLOCKS 8
 

@@ -24,16 +24,8 @@
 #include "bach/convert.h"
 #include "bach/record.h"
 
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond);                              \
-			fprintf(stderr, __VA_ARGS__);                          \
-			fputc('\n', stderr);                                   \
-			abort();                                               \
-		}                                                              \
-	} while (0)
+#include "fuzz_check.h"
+
 
 static const char *put_file(const uint8_t *data, size_t size)
 {

@@ -24,16 +24,8 @@
 
 #include "bach/trace.h"
 
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond);                              \
-			fprintf(stderr, __VA_ARGS__);                          \
-			fputc('\n', stderr);                                   \
-			abort();                                               \
-		}                                                              \
-	} while (0)
+#include "fuzz_check.h"
+
 
 /* Deflate expands at most about 1032:1; inputs are capped well below. */
 #define ORACLE_CAP (80u << 20)
