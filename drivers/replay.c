@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bach/bytes.h"
 #include "bach/driver.h"
 #include "bach/frame.h"
 #include "bach/record.h"
@@ -26,6 +27,10 @@ struct replay {
 	uint64_t rate;		/* records/s (frames: bytes/6 per s); 0: max */
 	bool loop;
 	bool frames;		/* a board stream dump */
+	bool original;		/* pace by the frames' board timestamps */
+	uint64_t clock_hz;	/* the board clock those timestamps count */
+	bool have_ts0;
+	uint64_t ts0;		/* timestamp of the first data frame */
 	atomic_bool stop;
 	uint8_t *buf;
 };
@@ -44,7 +49,14 @@ static int replay_open(struct bach_source *src, void *priv,
 		if (!strcmp(k, "path")) {
 			free(r->path);
 			r->path = strdup(v);
-		} else if (!strcmp(k, "rate") || !strcmp(k, "loop")) {
+		} else if (!strcmp(k, "pace")) {
+			if (strcmp(v, "original"))
+				return bach_source_error(src, -EINVAL,
+							 "option pace: only 'original', not '%s' (rate=R sets a rate)",
+							 v);
+			r->original = true;
+		} else if (!strcmp(k, "rate") || !strcmp(k, "loop") ||
+			   !strcmp(k, "clock_hz")) {
 			unsigned long long x;
 
 			errno = 0;
@@ -55,11 +67,13 @@ static int replay_open(struct bach_source *src, void *priv,
 							 k, v);
 			if (!strcmp(k, "rate"))
 				r->rate = x;
+			else if (!strcmp(k, "clock_hz"))
+				r->clock_hz = x;
 			else
 				r->loop = x != 0;
 		} else {
 			return bach_source_error(src, -EINVAL,
-						 "unknown option '%s' (path, rate, loop)",
+						 "unknown option '%s' (path, rate, pace, clock_hz, loop)",
 						 k);
 		}
 	}
@@ -78,6 +92,12 @@ static int replay_open(struct bach_source *src, void *priv,
 			    !memcmp(head, BACH_FRAME_MAGIC, 4);
 		close(fd);
 	}
+	if (r->original && !r->frames)
+		return bach_source_error(src, -EINVAL,
+					 "%s: pace=original needs a board stream dump (its frames carry board timestamps); a trace has no timing: use rate=R",
+					 r->path);
+	if (!r->clock_hz)
+		r->clock_hz = 66666666; /* a 66 MHz Pentium bus, as the fake board */
 	for (size_t i = 0, n = 0; r->path[i] && n + 2 < sizeof(esc); i++) {
 		if (r->path[i] == '"' || r->path[i] == '\\')
 			esc[n++] = '\\';
@@ -98,20 +118,61 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Sleep until done records are due, in slices short enough to stop. */
-static void pace(struct replay *r, uint64_t t0, uint64_t done)
+/* Sleep until due (ns), in slices short enough to stop. */
+static void sleep_until(struct replay *r, uint64_t due)
 {
-	uint64_t due, now;
+	uint64_t now;
 
-	if (!r->rate)
-		return;
-	due = t0 + done * 1000000000ull / r->rate;
 	while (!atomic_load(&r->stop) && (now = now_ns()) < due) {
 		uint64_t ns = due - now < 50000000ull ? due - now : 50000000ull;
 		struct timespec d = { 0, (long)ns };
 
 		nanosleep(&d, NULL);
 	}
+}
+
+/* Sleep until done records are due at the set rate. */
+static void pace(struct replay *r, uint64_t t0, uint64_t done)
+{
+	if (r->rate)
+		sleep_until(r, t0 + done * 1000000000ull / r->rate);
+}
+
+/*
+ * Feed a chunk of a board stream dump, holding each data frame back until
+ * its board timestamp comes round (pace=original).
+ */
+static void feed_original(struct bach_source *src, struct replay *r,
+			  const uint8_t *p, size_t n, uint64_t t0)
+{
+	size_t fed = 0, i = 0;
+
+	while (i + BACH_FRAME_HDR <= n && !atomic_load(&r->stop)) {
+		const uint8_t *h = memmem(p + i, n - i, BACH_FRAME_MAGIC, 4);
+		uint32_t plen;
+
+		if (!h || (size_t)(h - p) + BACH_FRAME_HDR > n)
+			break;
+		i = (size_t)(h - p);
+		plen = get_le32(h + 12);
+		if (h[5] == BACH_FT_DATA && plen <= BACH_FRAME_MAX_PAYLOAD) {
+			uint64_t ts = get_le64(h + 24);
+
+			if (!r->have_ts0) {
+				r->ts0 = ts;
+				r->have_ts0 = true;
+			}
+			bach_source_frames(src, p + fed, i - fed);
+			fed = i;
+			if (ts >= r->ts0)
+				sleep_until(r, t0 + (ts - r->ts0) * 1000000000ull /
+							    r->clock_hz);
+		}
+		i += plen <= BACH_FRAME_MAX_PAYLOAD ?
+			     BACH_FRAME_HDR + plen + BACH_FRAME_CRC :
+			     4;
+	}
+	bach_source_frames(src, p + fed, n - fed);
 }
 
 static int replay_frames(struct bach_source *src, struct replay *r,
@@ -123,8 +184,13 @@ static int replay_frames(struct bach_source *src, struct replay *r,
 	if (fd < 0)
 		return bach_source_error(src, -errno, "%s: %s", r->path,
 					 strerror(errno));
+	r->have_ts0 = false;
 	while (!atomic_load(&r->stop) &&
 	       (n = read(fd, r->buf, CHUNK)) > 0) {
+		if (r->original) {
+			feed_original(src, r, r->buf, (size_t)n, t0);
+			continue;
+		}
 		bach_source_frames(src, r->buf, (size_t)n);
 		*done += (uint64_t)n / BACH_REC_SIZE;
 		pace(r, t0, *done);
@@ -203,6 +269,8 @@ const struct bach_driver bach_driver_replay = {
 	.options_help =
 		"path=FILE   .byu, .byu.gz, capture directory, or raw board stream dump (required)\n"
 		"rate=R      records per second (default: as fast as possible)\n"
+		"pace=original  a board stream dump at the pace its frames' board\n"
+		"            timestamps give (clock_hz=N, default 66666666)\n"
 		"loop=1      start again at the end, until stopped\n",
 	.priv_size = sizeof(struct replay),
 	.open = replay_open,

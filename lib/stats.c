@@ -8,10 +8,37 @@
 #define LINE_WORDS ((1u << 27) / 64)
 #define PAGE_WORDS ((1u << 20) / 64)
 
+/* control bytes of memory cycles with a clean low nibble */
+static bool is_mem(unsigned ctl)
+{
+	return ctl >= 0x80 && !(ctl & 0x0f) && bach_type_valid(ctl >> 4);
+}
+
+/* is_mem() for every control byte, for the hot loop */
+static uint8_t mem_ctl[256];
+
+static void init_tables(void)
+{
+	for (unsigned c = 0; c < 256; c++)
+		mem_ctl[c] = is_mem(c);
+}
+
+static void fold(struct bach_stats *s)
+{
+	for (int l = 0; l < BACH_STATS_LANES; l++)
+		for (unsigned i = 0; i < 65536; i++) {
+			s->by_ctl_be[i >> 8][i & 255] += s->lane[l][i];
+			s->lane[l][i] = 0;
+		}
+	s->in_lanes = 0;
+}
+
 int bach_stats_init(struct bach_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->lo = UINT32_MAX;
+	if (!mem_ctl[0x80])
+		init_tables();
 	s->lines = calloc(LINE_WORDS, sizeof(uint64_t));
 	s->pages = calloc(PAGE_WORDS, sizeof(uint64_t));
 	if (!s->lines || !s->pages) {
@@ -28,27 +55,10 @@ void bach_stats_free(struct bach_stats *s)
 	s->lines = s->pages = NULL;
 }
 
-/* control bytes of memory cycles with a clean low nibble */
-static inline int is_mem(uint8_t ctl)
-{
-	return ctl >= 0x80 && !(ctl & 0x0f) &&
-	       bach_type_valid((unsigned)ctl >> 4);
-}
-
-static void fold(struct bach_stats *s)
-{
-	for (int l = 0; l < BACH_STATS_LANES; l++)
-		for (unsigned i = 0; i < 65536; i++) {
-			s->by_ctl_be[i >> 8][i & 255] += s->lane[l][i];
-			s->lane[l][i] = 0;
-		}
-	s->in_lanes = 0;
-}
-
 void bach_stats_add(struct bach_stats *s, const uint8_t *p, size_t n)
 {
 	uint32_t lo = s->lo, hi = s->hi;
-	uint64_t addr_low = 0;
+	uint64_t addr_low = 0, *lines = s->lines;
 
 	/* a lane takes a quarter of the records: fold long before 2^32 */
 	if (s->in_lanes + n >= (1ull << 32))
@@ -60,11 +70,11 @@ void bach_stats_add(struct bach_stats *s, const uint8_t *p, size_t n)
 
 		s->lane[i % BACH_STATS_LANES][ctl << 8 | p[4]]++;
 		addr_low += (a & 7) != 0 && (ctl & 0x0f) != 0x0f; /* not markers */
-		if (__builtin_expect(is_mem(ctl), 1)) {
+		if (__builtin_expect(mem_ctl[ctl], 1)) {
+			/* pages are derived from the lines at the end */
 			lo = a < lo ? a : lo;
 			hi = a > hi ? a : hi;
-			s->lines[a >> 11] |= 1ull << (a >> 5 & 63);
-			s->pages[a >> 18] |= 1ull << (a >> 12 & 63);
+			lines[a >> 11] |= 1ull << (a >> 5 & 63);
 		} else if (ctl == (BACH_T_SPECIAL << 4) && p[4] == 0xfb &&
 			   (a & 0x10)) {
 			s->stop_grant++;
@@ -135,6 +145,10 @@ void bach_stats_summary(struct bach_stats *s, struct bach_summary *m)
 	m->special[BACH_SP_STOP_GRANT] += s->stop_grant;
 	m->lost = s->lost;
 	m->addr_low = s->addr_low;
+	/* a 4 KiB page is touched when any of its 128 lines is: 2 words */
+	for (size_t w = 0; w < LINE_WORDS; w += 2)
+		if (s->lines[w] | s->lines[w + 1])
+			s->pages[w >> 7] |= 1ull << (w >> 1 & 63);
 	m->lines = popcount_words(s->lines, LINE_WORDS);
 	m->pages = popcount_words(s->pages, PAGE_WORDS);
 	m->lo = s->lo;

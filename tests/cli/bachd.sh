@@ -76,4 +76,18 @@ for k in produced written lost; do
 	[ "$(ended "$C" $k)" = "$(ended "$R" $k)" ] || fail "replayed $k differs"
 done
 [ "$(ended "$R" lost)" -gt 0 ] || fail "the corrupt frames should show in the replay"
+# at the board's own pace (its timestamps: 2 clocks a record): the same trace
+mkdir "$T/paced"
+$BACHD --driver replay --option path="$C/board-stream.bin" --option pace=original \
+	--option clock_hz=2000000 --output "$T/paced" 2> "$T/log" || fail "paced replay: $(cat "$T/log")"
+$BACH dump "$(capdir "$T/paced")" > "$T/c.txt"
+same "$T/a.txt" "$T/c.txt"
+# a trace has no timing to pace by
+set +e
+$BACHD --driver replay --option path="$C/seg-000001.byu.gz" --option pace=original \
+	--output "$T/paced" 2> "$T/log"
+rc=$?
+set -e
+[ $rc -eq 2 ] || fail "pace=original on a trace exited $rc"
+grep -q "pace=original needs a board stream dump" "$T/log" || fail "no reason: $(cat "$T/log")"
 echo ok
