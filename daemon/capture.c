@@ -339,6 +339,17 @@ void bach_source_board_status(struct bach_source *src,
 {
 	struct capture *c = src->c;
 
+	/*
+	 * The board held the CPU since its last status (counters start at
+	 * zero with the capture): a stall of its own.
+	 */
+	if (st->stall_episodes > c->board.stall_episodes) {
+		add_event(c, RING_EV_BOARD_STALL,
+			  st->stall_episodes - c->board.stall_episodes,
+			  st->stalled_clocks - c->board.stalled_clocks);
+		atomic_fetch_add(&c->stalls, st->stall_episodes -
+						     c->board.stall_episodes);
+	}
 	c->board = *st;
 	c->have_board_status = true;
 	atomic_store(&c->clock_hz, st->clock_hz);
@@ -612,7 +623,7 @@ static void write_events(struct capture *c, const struct ring_block *b)
 			uint64_t hz = atomic_load(&c->clock_hz);
 
 			manifest_event(&c->man, "stall",
-				       "\"segment\":\"%s\",\"at\":%llu,\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"cycles\":%llu",
+				       "\"segment\":\"%s\",\"at\":%llu,\"source\":\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"cycles\":%llu",
 				       c->segname, (unsigned long long)at,
 				       (unsigned long long)(e->a - c->t0_ns),
 				       (unsigned long long)(e->b - c->t0_ns),
@@ -620,6 +631,13 @@ static void write_events(struct capture *c, const struct ring_block *b)
 				       (unsigned long long)(hz ? ns * hz / 1000000000ull : 0));
 			break;
 		}
+		case RING_EV_BOARD_STALL:
+			manifest_event(&c->man, "stall",
+				       "\"segment\":\"%s\",\"at\":%llu,\"source\":\"board\",\"episodes\":%llu,\"cycles\":%llu",
+				       c->segname, (unsigned long long)at,
+				       (unsigned long long)e->a,
+				       (unsigned long long)e->b);
+			break;
 		case RING_EV_DEVICE_LOST:
 			manifest_event(&c->man, "device_lost",
 				       "\"segment\":\"%s\",\"at\":%llu",

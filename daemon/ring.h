@@ -24,6 +24,7 @@ enum ring_event_kind {
 	RING_EV_STALL,		/* a = start ns, b = end ns */
 	RING_EV_DEVICE_LOST,
 	RING_EV_DEVICE_BACK,
+	RING_EV_BOARD_STALL,	/* a = episodes, b = bus clocks held */
 };
 
 struct ring_event {

@@ -46,6 +46,7 @@ struct fake {
 	bool timing;
 	/* faults: every Nth frame (0: never) */
 	uint64_t drop_every, corrupt_every, overflow_every;
+	uint64_t stall_every, stall_ms;	/* the board holds the CPU */
 	uint32_t overflow_count;
 	uint64_t disconnect_at;	/* sampled-record index (0: never) */
 	unsigned disconnect_secs;
@@ -115,6 +116,13 @@ static int fake_open(struct bach_source *src, void *priv,
 		const char *k = opts[i].key, *val = opts[i].value;
 		int err;
 
+		if (!strcmp(k, "stall_every")) {
+			err = parse_pair(src, k, val, &f->stall_every,
+					 &f->stall_ms);
+			if (err)
+				return err;
+			continue;
+		}
 		if (!strcmp(k, "overflow_every")) {
 			err = parse_pair(src, k, val, &f->overflow_every, &v);
 			if (err)
@@ -159,7 +167,7 @@ static int fake_open(struct bach_source *src, void *priv,
 						 BACH_FRAME_MAX_RECORDS, val);
 		else
 			return bach_source_error(src, -EINVAL,
-						 "unknown option '%s' (records, seed, rate, frame, timing, drop_every, corrupt_every, overflow_every, disconnect, status_every)",
+						 "unknown option '%s' (records, seed, rate, frame, timing, drop_every, corrupt_every, overflow_every, stall_every, disconnect, status_every)",
 						 k);
 	}
 	f->recs = malloc((size_t)f->frame_recs * BACH_REC_SIZE);
@@ -281,6 +289,16 @@ static void *board_main(void *arg)
 		uint8_t *frame;
 		size_t len;
 
+		/*
+		 * A stall: the board holds the CPU (HOLD/BOFF#) for a while;
+		 * its next status says so, and nothing is lost.
+		 */
+		if (f->stall_every && frames && frames % f->stall_every == 0) {
+			nap(f, f->stall_ms * 1000000ull);
+			atomic_fetch_add(&f->stall_episodes, 1);
+			atomic_fetch_add(&f->stalled_ns, f->stall_ms * 1000000ull);
+			send_status(f, status_seq++, index, lost);
+		}
 		/* a board overflow: sampled records that never reach a frame */
 		if (f->overflow_every && frames &&
 		    frames % f->overflow_every == 0) {
@@ -439,6 +457,7 @@ const struct bach_driver bach_driver_fake = {
 		"drop_every=N       lose every Nth frame on the link\n"
 		"corrupt_every=N    corrupt the CRC of every Nth frame\n"
 		"overflow_every=N:C before every Nth frame the FIFO overflows, losing C records\n"
+		"stall_every=N:MS   before every Nth frame the board holds the CPU for MS ms\n"
 		"disconnect=R:T     unplug after R records for T seconds, then come back\n"
 		"status_every=N     a status frame every N data frames (default 256)\n",
 	.priv_size = sizeof(struct fake),

@@ -60,6 +60,20 @@ END { if (!bad && i != 200000) { print "walked " i " records"; bad = 1 } exit ba
 $BACH verify "$C" > "$T/v" || fail "faults capture does not verify"
 grep -q "gap marker" "$T/v" || fail "no gap markers listed"
 
+# the board holding the CPU (stall_every): a board stall event each time,
+# with its bus cycles, and nothing lost
+mkdir "$T/bstall"
+$BACHD --driver fake --option records=100000 --option frame=1000 --option seed=4 \
+	--option stall_every=20:30 --output "$T/bstall" 2> "$T/log" || fail "board stall: $(cat "$T/log")"
+C=$(capdir "$T/bstall")
+# before frames 20, 40, 60 and 80: four episodes of 30 ms at 66.67 MHz
+[ "$(grep -c '"event":"stall".*"source":"board","episodes":1,"cycles":1980000' "$C/manifest.jsonl")" -eq 4 ] ||
+	fail "board stalls: $(grep stall "$C/manifest.jsonl")"
+[ "$(ended "$C" stalls)" = 4 ] || fail "stalls in ended: $(ended "$C" stalls)"
+[ "$(ended "$C" lost)" = 0 ] || fail "a stall lost records"
+$BACH gen --records 100000 --seed 4 -o "$T/g4.byu"
+zcat "$C"/seg-*.byu.gz | cmp -s - "$T/g4.byu" || fail "records differ from bach gen after board stalls"
+
 # a raw board stream dump of a live session replays to the same trace and totals
 mkdir "$T/dump" "$T/replayed"
 $BACHD --driver fake --option records=100000 --option seed=9 --option corrupt_every=5 \
