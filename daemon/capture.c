@@ -78,7 +78,8 @@ struct capture {
 	bool started;
 	_Atomic bool acq_done, wr_done, stop_requested, rotate_requested;
 	_Atomic uint64_t produced, written, lost, markers, bytes, segments,
-		stalls, stall_ns, progress, write_started_ns, lost_disk;
+		stalls, stall_ns, progress, write_started_ns, lost_disk,
+		board_stalls;
 	_Atomic uint64_t lost_by[BACH_GAP_DEVICE + 1];
 	pthread_mutex_t mu;		/* marks, identity, status strings */
 	char *marks[64];
@@ -347,8 +348,8 @@ void bach_source_board_status(struct bach_source *src,
 		add_event(c, RING_EV_BOARD_STALL,
 			  st->stall_episodes - c->board.stall_episodes,
 			  st->stalled_clocks - c->board.stalled_clocks);
-		atomic_fetch_add(&c->stalls, st->stall_episodes -
-						     c->board.stall_episodes);
+		atomic_fetch_add(&c->board_stalls, st->stall_episodes -
+							   c->board.stall_episodes);
 	}
 	c->board = *st;
 	c->have_board_status = true;
@@ -1016,6 +1017,7 @@ void capture_status(struct capture *c, struct capture_status *st)
 	st->bytes = atomic_load(&c->bytes);
 	st->segments = atomic_load(&c->segments);
 	st->stalls = atomic_load(&c->stalls);
+	st->board_stalls = atomic_load(&c->board_stalls);
 	st->stall_ns = atomic_load(&c->stall_ns);
 	st->ring_used = ring_fill(&c->ring);
 	st->ring_blocks = c->ring.nblocks;
@@ -1045,7 +1047,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		     "\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
 		     "\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
 		     "\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,"
-		     "\"stalls\":%llu,\"stall_ns\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,"
+		     "\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,"
 		     "\"corrupt_frames\":%llu,\"writer_blocked\":%s}",
 		     st->running ? "true" : "false", st->driver, dir, st->segment,
 		     (unsigned long long)st->produced,
@@ -1062,6 +1064,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		     (unsigned long long)st->segments,
 		     (unsigned long long)st->stalls,
 		     (unsigned long long)st->stall_ns,
+		     (unsigned long long)st->board_stalls,
 		     (unsigned long long)st->ring_used,
 		     (unsigned long long)st->ring_blocks,
 		     (unsigned long long)st->corrupt_frames,
@@ -1090,14 +1093,15 @@ int capture_close(struct capture *c, struct capture_status *final)
 
 		manifest_event(&c->man, "ended",
 			       "\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
-			       "\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,\"stalls\":%llu",
+			       "\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,\"stalls\":%llu,\"board_stalls\":%llu",
 			       state, (unsigned long long)final->produced,
 			       (unsigned long long)final->written,
 			       (unsigned long long)final->lost,
 			       (unsigned long long)final->markers,
 			       (unsigned long long)final->segments,
 			       (unsigned long long)final->bytes,
-			       (unsigned long long)final->stalls);
+			       (unsigned long long)final->stalls,
+			       (unsigned long long)final->board_stalls);
 		manifest_sync(&c->man);
 	}
 	if (c->write_err)

@@ -53,6 +53,7 @@ struct capture_status {
 	uint64_t segments;	/* segments closed */
 	uint64_t stalls;	/* times the ring was full under stall */
 	uint64_t stall_ns;	/* time spent stalled */
+	uint64_t board_stalls;	/* times the board held the CPU (its status) */
 	uint64_t ring_used, ring_blocks;
 	uint64_t corrupt_frames;
 	bool running;		/* the source is still producing */

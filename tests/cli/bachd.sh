@@ -69,7 +69,7 @@ C=$(capdir "$T/bstall")
 # before frames 20, 40, 60 and 80: four episodes of 30 ms at 66.67 MHz
 [ "$(grep -c '"event":"stall".*"source":"board","episodes":1,"cycles":1980000' "$C/manifest.jsonl")" -eq 4 ] ||
 	fail "board stalls: $(grep stall "$C/manifest.jsonl")"
-[ "$(ended "$C" stalls)" = 4 ] || fail "stalls in ended: $(ended "$C" stalls)"
+[ "$(ended "$C" board_stalls)" = 4 ] || fail "board stalls in ended: $(ended "$C" board_stalls)"
 [ "$(ended "$C" lost)" = 0 ] || fail "a stall lost records"
 $BACH gen --records 100000 --seed 4 -o "$T/g4.byu"
 zcat "$C"/seg-*.byu.gz | cmp -s - "$T/g4.byu" || fail "records differ from bach gen after board stalls"

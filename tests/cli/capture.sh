@@ -1,0 +1,59 @@
+# bach capture: one capture in the foreground, its summary, Ctrl-C.
+. "$TOP/tests/lib.sh"
+
+# N records: exit 0, a summary that adds up, exactly bach gen's records
+mkdir "$T/c"
+$BACH capture --driver fake --option records=50000 --option seed=8 --output "$T/c" \
+	2> "$T/err" || fail "bach capture exited $?: $(cat "$T/err")"
+grep -q "50000 records produced, 50000 written, 0 lost" "$T/err" || fail "summary: $(cat "$T/err")"
+C=$(ls -d "$T"/c/2*Z*)
+$BACH gen --records 50000 --seed 8 -o "$T/g.byu"
+zcat "$C"/seg-*.byu.gz | cmp -s - "$T/g.byu" || fail "bach capture differs from bach gen"
+$BACH verify "$C" > /dev/null || fail "does not verify"
+
+# Ctrl-C (SIGINT) drains and closes: exit 0, no .part, a prefix of gen's stream
+mkdir "$T/i"
+$BACH capture --driver fake --option rate=200000 --option seed=8 --output "$T/i" 2> "$T/err2" &
+pid=$!
+i=0
+until ls "$T"/i/2*Z*/seg-000001.byu.gz.part > /dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "no segment after 20 s"; sleep 0.1
+done
+sleep 0.5
+kill -INT $pid
+wait $pid || fail "bach capture exited $? after SIGINT: $(cat "$T/err2")"
+C=$(ls -d "$T"/i/2*Z*)
+ls "$C" | grep -q part && fail ".part left after SIGINT"
+n=$($BACH stat --json "$C" | sed 's/.*"records":\([0-9]*\).*/\1/')
+[ "$n" -gt 0 ] || fail "nothing captured before SIGINT"
+$BACH gen --records "$n" --seed 8 -o "$T/p.byu"
+$BACH convert -q "$C" "$T/cap.byu"
+same "$T/cap.byu" "$T/p.byu"
+grep -q '"event":"ended","state":"clean"' "$C/manifest.jsonl" || fail "no clean end"
+
+# usage errors exit 2 and name the problem
+expect_status 2 $BACH capture --driver nosuch --output "$T"
+expect_err "no driver 'nosuch'"
+expect_status 2 $BACH capture --driver fake --option records=x --output "$T"
+expect_err "records"
+expect_status 2 $BACH capture --driver fake --output "$T/missing"
+expect_status 2 $BACH ctl --socket "$T/none.sock" status
+expect_err "is bachd running"
+expect_status 2 $BACH ctl frobnicate
+
+# configuration errors name the file and the line (bachd and bach capture)
+BACHD="$(dirname "$BACH")/bachd"
+printf '[bachd]\noutput = %s\npolicy = stall\n\nring_mb = lots\n' "$T" > "$T/bad.conf"
+expect_status 2 "$BACHD" --check-config --config "$T/bad.conf"
+expect_err "$T/bad.conf:5: ring_mb: bad value 'lots'"
+printf '[bachd]\nfrobnicate = 1\n' > "$T/bad2.conf"
+expect_status 2 $BACH capture --config "$T/bad2.conf" --driver fake
+expect_err "$T/bad2.conf:2: unknown setting 'frobnicate'"
+printf '[bachd]\npolicy = drop\n[driver]\nrecords = 10\n[nonsense]\nx = 1\n' > "$T/bad3.conf"
+expect_status 2 "$BACHD" --check-config --config "$T/bad3.conf"
+expect_err "$T/bad3.conf:6: unknown section [nonsense]"
+printf '[bachd]\npolicy = drop\n' > "$T/good.conf"
+expect_status 0 "$BACHD" --check-config --config "$T/good.conf" --driver fake
+expect_status 2 "$BACHD" --check-config --config "$T/missing.conf"
+expect_err "missing.conf: No such file"
+echo ok
