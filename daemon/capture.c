@@ -89,14 +89,6 @@ struct capture {
 	char open_seg[80];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void capture_config_defaults(struct capture_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -244,9 +236,9 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 	if (!b) {
 		if (c->cfg.policy == BACH_POLICY_DROP && !wait)
 			return NULL;
-		t0 = now_ns();
+		t0 = bach_now_ns();
 		b = ring_producer_block(&c->ring, true);
-		t1 = now_ns();
+		t1 = bach_now_ns();
 		if (c->cfg.policy == BACH_POLICY_STALL) {
 			c->stalled = true;
 			atomic_fetch_add(&c->stalls, 1);
@@ -255,7 +247,7 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 	}
 	b->nrec = b->nmarkers = b->nev = 0;
 	c->blk = b;
-	c->blk_born = now_ns();
+	c->blk_born = bach_now_ns();
 	if (c->stalled)
 		add_event(c, RING_EV_STALL, t0, t1);
 	record_pending(c);
@@ -300,7 +292,7 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs,
 			publish(c);
 	}
 	/* a slow source still reaches the disk within a fraction of a second */
-	if (c->blk && c->blk->nrec && now_ns() - c->blk_born > PUBLISH_AFTER_NS)
+	if (c->blk && c->blk->nrec && bach_now_ns() - c->blk_born > PUBLISH_AFTER_NS)
 		publish(c);
 }
 
@@ -324,6 +316,11 @@ void bach_source_gap(struct bach_source *src, uint64_t lost,
 bool bach_source_stalled(struct bach_source *src)
 {
 	return src->c->stalled;
+}
+
+void bach_json_escape(char *dst, size_t cap, const char *s)
+{
+	json_escape(dst, cap, s);
 }
 
 void bach_source_identity(struct bach_source *src, const char *json_members)
@@ -479,7 +476,7 @@ static int open_segment(struct capture *c)
 	segio_attach(&c->io, c->segfd);
 	c->seg_records = c->seg_markers = 0;
 	c->seg_record_bytes = 0;
-	c->seg_started_ns = now_ns();
+	c->seg_started_ns = bach_now_ns();
 	pthread_mutex_lock(&c->mu);
 	snprintf(c->open_seg, sizeof(c->open_seg), "%s", part);
 	pthread_mutex_unlock(&c->mu);
@@ -689,7 +686,7 @@ static void write_block(struct capture *c, struct ring_block *b)
 		ring_release(&c->ring);
 		return;
 	}
-	atomic_store(&c->write_started_ns, now_ns());
+	atomic_store(&c->write_started_ns, bach_now_ns());
 	if (c->z.pool) {
 		if (bach_zpool_pending(c->z.pool) == bach_zpool_depth(c->z.pool)) {
 			const uint8_t *out;
@@ -728,7 +725,7 @@ static bool rotation_due(struct capture *c)
 	if (c->cfg.rotate_bytes && c->seg_record_bytes >= c->cfg.rotate_bytes)
 		return true;
 	return c->cfg.rotate_seconds &&
-	       now_ns() - c->seg_started_ns >= c->cfg.rotate_seconds * 1000000000ull;
+	       bach_now_ns() - c->seg_started_ns >= c->cfg.rotate_seconds * 1000000000ull;
 }
 
 static void *wr_main(void *arg)
@@ -923,6 +920,9 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		return -ENOMEM;
 	err = c->drv->open(&c->src, c->priv, cfg->opts, cfg->nopts);
 	if (err) {
+		/* close() releases whatever a failed open() got so far */
+		if (c->drv->close)
+			c->drv->close(c->priv);
 		free(c->priv);
 		c->priv = NULL;
 		return err;
@@ -955,7 +955,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 
 int capture_start(struct capture *c)
 {
-	c->t0_ns = now_ns();
+	c->t0_ns = bach_now_ns();
 	if (pthread_create(&c->wr_tid, NULL, wr_main, c))
 		return -EAGAIN;
 	if (pthread_create(&c->acq_tid, NULL, acq_main, c)) {
@@ -1023,7 +1023,7 @@ void capture_status(struct capture *c, struct capture_status *st)
 	st->ring_blocks = c->ring.nblocks;
 	st->running = c->started && !atomic_load(&c->acq_done);
 	st->writer_progress = atomic_load(&c->progress);
-	st->writer_blocked = ws && now_ns() - ws > BLOCKED_AFTER_NS;
+	st->writer_blocked = ws && bach_now_ns() - ws > BLOCKED_AFTER_NS;
 	if (c->parser) {
 		bach_parser_counters(c->parser, &pc);
 		st->corrupt_frames = pc.bad_crc + pc.bad_header;

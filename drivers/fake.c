@@ -195,26 +195,10 @@ static int fake_open(struct bach_source *src, void *priv,
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleep ns, or less once stop() is called (it must end run() soon). */
 static void nap(struct fake *f, uint64_t ns)
 {
-	uint64_t end = now_ns() + ns;
-
-	for (uint64_t t = now_ns(); t < end && !atomic_load(&f->stop);
-	     t = now_ns()) {
-		uint64_t d = end - t < 20000000u ? end - t : 20000000u;
-		struct timespec ts = { 0, (long)d };
-
-		nanosleep(&ts, NULL);
-	}
+	bach_sleep_until(bach_now_ns() + ns, &f->stop);
 }
 
 /* ---- the board thread ---------------------------------------------------- */
@@ -279,7 +263,7 @@ static void send_status(struct fake *f, uint32_t seq, uint64_t sampled,
 static void *board_main(void *arg)
 {
 	struct fake *f = arg;
-	uint64_t index = 0, lost = 0, frames = 0, t_start = now_ns();
+	uint64_t index = 0, lost = 0, frames = 0, t_start = bach_now_ns();
 	uint32_t seq = 0, status_seq = 0;
 	bool first = true;
 
@@ -356,7 +340,7 @@ static void *board_main(void *arg)
 		if (f->rate) {
 			/* pace to the wanted rate */
 			uint64_t due = t_start + index * 1000000000ull / f->rate;
-			uint64_t now = now_ns();
+			uint64_t now = bach_now_ns();
 
 			if (due > now) {
 				flush_xfer(f);
@@ -376,14 +360,14 @@ static void *board_main(void *arg)
 /* Hand a transfer to the host, as a completed bulk IN transfer would. */
 static void deliver(struct bach_source *src, struct fake *f, struct xfer *x)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bach_now_ns();
 
 	if (x->len)
 		bach_source_frames(src, x->buf, x->len);
 	if (x->len && bach_source_stalled(src)) {
 		/* the board held the CPU while the host caught up */
 		atomic_fetch_add(&f->stall_episodes, 1);
-		atomic_fetch_add(&f->stalled_ns, now_ns() - t0);
+		atomic_fetch_add(&f->stalled_ns, bach_now_ns() - t0);
 	}
 	if (x->disconnect) {
 		bach_source_event(src, "device_lost", "fake board unplugged");

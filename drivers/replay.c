@@ -98,44 +98,18 @@ static int replay_open(struct bach_source *src, void *priv,
 					 r->path);
 	if (!r->clock_hz)
 		r->clock_hz = 66666666; /* a 66 MHz Pentium bus, as the fake board */
-	for (size_t i = 0, n = 0; r->path[i] && n + 2 < sizeof(esc); i++) {
-		if (r->path[i] == '"' || r->path[i] == '\\')
-			esc[n++] = '\\';
-		esc[n++] = r->path[i];
-		esc[n] = 0;
-	}
+	bach_json_escape(esc, sizeof(esc), r->path);
 	snprintf(ident, sizeof(ident), "\"name\":\"replay\",\"path\":\"%s\",\"input\":\"%s\"",
 		 esc, r->frames ? "board stream" : "trace");
 	bach_source_identity(src, ident);
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Sleep until due (ns), in slices short enough to stop. */
-static void sleep_until(struct replay *r, uint64_t due)
-{
-	uint64_t now;
-
-	while (!atomic_load(&r->stop) && (now = now_ns()) < due) {
-		uint64_t ns = due - now < 50000000ull ? due - now : 50000000ull;
-		struct timespec d = { 0, (long)ns };
-
-		nanosleep(&d, NULL);
-	}
-}
-
 /* Sleep until done records are due at the set rate. */
 static void pace(struct replay *r, uint64_t t0, uint64_t done)
 {
 	if (r->rate)
-		sleep_until(r, t0 + done * 1000000000ull / r->rate);
+		bach_sleep_until(t0 + done * 1000000000ull / r->rate, &r->stop);
 }
 
 /*
@@ -165,8 +139,10 @@ static void feed_original(struct bach_source *src, struct replay *r,
 			bach_source_frames(src, p + fed, i - fed);
 			fed = i;
 			if (ts >= r->ts0)
-				sleep_until(r, t0 + (ts - r->ts0) * 1000000000ull /
-							    r->clock_hz);
+				bach_sleep_until(t0 + (ts - r->ts0) *
+							      1000000000ull /
+							      r->clock_hz,
+						 &r->stop);
 		}
 		i += plen <= BACH_FRAME_MAX_PAYLOAD ?
 			     BACH_FRAME_HDR + plen + BACH_FRAME_CRC :
@@ -238,7 +214,7 @@ static int replay_trace(struct bach_source *src, struct replay *r,
 static int replay_run(struct bach_source *src, void *priv)
 {
 	struct replay *r = priv;
-	uint64_t t0 = now_ns(), done = 0;
+	uint64_t t0 = bach_now_ns(), done = 0;
 	int err;
 
 	do {

@@ -23,6 +23,7 @@
 #ifndef BACH_DRIVER_H
 #define BACH_DRIVER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,7 +62,11 @@ struct bach_driver {
 	/* Ask run() to return soon. Required. */
 	void (*stop)(void *priv);
 
-	/* Release everything open() acquired. Optional. */
+	/*
+	 * Release everything open() acquired; also called after open()
+	 * failed half-way, so it must cope with any part left unset (the
+	 * private state starts zeroed). Optional.
+	 */
 	void (*close)(void *priv);
 };
 
@@ -103,6 +108,18 @@ void bach_source_board_status(struct bach_source *src,
 /* Manifest events: "device lost", "device back". */
 void bach_source_event(struct bach_source *src, const char *event,
 		       const char *detail);
+
+/* The monotonic clock in ns. */
+uint64_t bach_now_ns(void);
+
+/*
+ * Sleep until bach_now_ns() reaches due, looking at *stop at least every
+ * 20 ms, so that pacing never keeps run() from returning after stop().
+ */
+void bach_sleep_until(uint64_t due, const atomic_bool *stop);
+
+/* JSON string contents for s (no quotes), for identities; cut to fit. */
+void bach_json_escape(char *dst, size_t cap, const char *s);
 
 /* Log a driver failure; returns err. */
 __attribute__((format(printf, 3, 4))) int
