@@ -31,7 +31,6 @@
 #include "segio.h"
 
 #define NCAUSES (BACH_GAP_DEVICE + 1)
-#define PUBLISH_AFTER_NS 200000000ull /* a partial block waits at most this */
 #define BLOCKED_AFTER_NS 2000000000ull /* a write this old: the writer is stuck */
 
 struct bach_source {
@@ -50,6 +49,8 @@ struct capture {
 	struct ring_block *blk;
 	uint64_t blk_born;		/* ns when blk got its first record */
 	uint64_t pending[NCAUSES];	/* lost while no block could be had */
+	struct ring_event pend_ev[RING_MAX_EVENTS]; /* events, likewise */
+	unsigned npend_ev;
 	bool stalled;
 	int run_err;
 	struct bach_board_status board;	/* the board's last status */
@@ -103,6 +104,7 @@ void capture_config_defaults(struct capture_config *c)
 	c->rotate_seconds = 3600;
 	c->io_uring = true;
 	c->queue_depth = 8;
+	c->flush_ms = 200;
 }
 
 int capture_config_option(struct capture_config *c, const char *kv)
@@ -163,16 +165,36 @@ static struct ring_block *event_block(struct capture *c, bool wait)
 	return b;
 }
 
-static void add_event(struct capture *c, uint32_t kind, uint64_t a,
+static void put_event(struct ring_block *b, uint32_t kind, uint64_t a,
 		      uint64_t bb)
 {
-	struct ring_block *b = event_block(c, true);
 	struct ring_event *e = &b->ev[b->nev++];
 
 	e->at = b->nrec;
 	e->kind = kind;
 	e->a = a;
 	e->b = bb;
+}
+
+/*
+ * An event at the current position. Under drop with the ring full the
+ * source must not wait: the event waits instead, for the next block.
+ */
+static void add_event(struct capture *c, uint32_t kind, uint64_t a,
+		      uint64_t bb)
+{
+	struct ring_block *b =
+		event_block(c, c->cfg.policy != BACH_POLICY_DROP);
+
+	if (b) {
+		put_event(b, kind, a, bb);
+	} else if (c->npend_ev < RING_MAX_EVENTS) {
+		struct ring_event *e = &c->pend_ev[c->npend_ev++];
+
+		e->kind = kind;
+		e->a = a;
+		e->b = bb;
+	}
 }
 
 /* Gap markers for lost records at the block's end; false when it is full. */
@@ -199,8 +221,14 @@ static void record_gap(struct capture *c, uint64_t lost,
 		       enum bach_gap_cause cause)
 {
 	uint64_t left = lost;
+	struct ring_block *b =
+		event_block(c, c->cfg.policy != BACH_POLICY_DROP);
 
-	add_event(c, RING_EV_GAP, lost, cause);
+	if (!b) { /* drop, ring full: recorded where room appears */
+		c->pending[cause] += lost;
+		return;
+	}
+	put_event(b, RING_EV_GAP, lost, cause);
 	if (!c->cfg.gap_markers)
 		return;
 	while (!put_markers(c, c->blk, &left)) {
@@ -251,6 +279,16 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 	if (c->stalled)
 		add_event(c, RING_EV_STALL, t0, t1);
 	record_pending(c);
+	/* events that waited for room (taken first: add_event may recurse) */
+	if (c->npend_ev) {
+		struct ring_event ev[RING_MAX_EVENTS];
+		unsigned n = c->npend_ev;
+
+		memcpy(ev, c->pend_ev, n * sizeof(*ev));
+		c->npend_ev = 0;
+		for (unsigned i = 0; i < n; i++)
+			add_event(c, ev[i].kind, ev[i].a, ev[i].b);
+	}
 	return c->blk;
 }
 
@@ -292,7 +330,15 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs,
 			publish(c);
 	}
 	/* a slow source still reaches the disk within a fraction of a second */
-	if (c->blk && c->blk->nrec && bach_now_ns() - c->blk_born > PUBLISH_AFTER_NS)
+	bach_source_flush(src);
+}
+
+void bach_source_flush(struct bach_source *src)
+{
+	struct capture *c = src->c;
+
+	if (c->blk && c->blk->nrec &&
+	    bach_now_ns() - c->blk_born > c->cfg.flush_ms * 1000000ull)
 		publish(c);
 }
 
@@ -741,13 +787,24 @@ static void *wr_main(void *arg)
 		write_marks(c);
 		if (b)
 			write_block(c, b);
+		else if (c->z.pool)
+			/* the source is quiet: what is compressed goes out now */
+			drain_pool(c, true);
 		if (c->write_err)
 			break;
 		if (ended)
 			break;
 		if (c->seg_records && rotation_due(c)) {
-			if (close_segment(c) || open_segment(c))
+			int err = close_segment(c);
+
+			if (!err)
+				err = open_segment(c);
+			if (err) {
+				/* stop the source as for a failed write */
+				if (!c->write_err)
+					c->write_err = err;
 				break;
+			}
 		}
 	}
 	if (c->write_err) {
@@ -909,8 +966,16 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		int threads = cfg->threads > 0 ? cfg->threads :
 						 (int)sysconf(_SC_NPROCESSORS_ONLN);
 
-		/* the ring holds the input of every block in flight */
-		c->z.pool = bach_zpool_new(threads, (size_t)threads * 4,
+		/*
+		 * The ring holds the input of every block in flight: the pool
+		 * never takes more than half of it, so the source always has
+		 * room to go on.
+		 */
+		size_t depth = (size_t)threads * 4;
+
+		if (depth > c->ring.nblocks / 2)
+			depth = c->ring.nblocks / 2 ? c->ring.nblocks / 2 : 1;
+		c->z.pool = bach_zpool_new(threads, depth,
 					   BACH_DEFLATE_LIBDEFLATE, cfg->level);
 		if (!c->z.pool)
 			return -ENOMEM;

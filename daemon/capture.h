@@ -33,6 +33,7 @@ struct capture_config {
 	bool io_uring;
 	bool raw_dump;			/* keep board-stream.bin for replay */
 	unsigned queue_depth;		/* writes in flight */
+	uint64_t flush_ms;		/* a partial block waits at most this */
 	int test_writer_delay_ms;	/* test hook: slow every write */
 	char config_path[4096];		/* for the manifest; may be empty */
 };

@@ -93,6 +93,10 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 		if (parse_num(v, 1u << 30, &n))
 			goto bad;
 		c->cap.rotate_seconds = n;
+	} else if (!strcmp(key, "flush_ms")) {
+		if (parse_num(v, 3600000, &n) || n < 1)
+			goto bad;
+		c->cap.flush_ms = n;
 	} else if (!strcmp(key, "queue_depth")) {
 		if (parse_num(v, 256, &n) || n < 2)
 			goto bad;

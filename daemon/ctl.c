@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -76,6 +77,7 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	struct timespec t0;
 	size_t got = 0;
 	char *nl;
 	int fd;
@@ -86,12 +88,18 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
 		log_info("request from pid %d uid %d gid %d", (int)cred.pid,
 			 (int)cred.uid, (int)cred.gid);
-	/* a line within a second, or no request at all */
+	/* a whole line within a second, or no request at all */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (got < cap) {
 		struct pollfd p = { fd, POLLIN, 0 };
+		struct timespec now;
+		long left;
 		ssize_t n;
 
-		if (poll(&p, 1, 1000) <= 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = 1000 - ((now.tv_sec - t0.tv_sec) * 1000 +
+			       (now.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
 			ctl_reply(fd, "{\"ok\":false,\"error\":\"no request line within 1 s\"}");
 			return -EBADMSG;
 		}

@@ -36,6 +36,9 @@ int manifest_event(struct manifest *m, const char *event,
 	struct timeval tv;
 	struct tm tm;
 	size_t n;
+	ssize_t w;
+	off_t off;
+	int err;
 	va_list ap;
 
 	gettimeofday(&tv, NULL);
@@ -55,10 +58,18 @@ int manifest_event(struct manifest *m, const char *event,
 		n = sizeof(line) - 3;
 	line[n++] = '}';
 	line[n++] = '\n';
-	/* O_APPEND and one write: a line is whole or absent */
-	if (write(m->fd, line, n) != (ssize_t)n)
-		return -errno ? -errno : -EIO;
-	return 0;
+	/*
+	 * O_APPEND and one write; a short write (a full disk) is cut off
+	 * again, so that a line is whole or absent.
+	 */
+	off = lseek(m->fd, 0, SEEK_END);
+	w = write(m->fd, line, n);
+	if (w == (ssize_t)n)
+		return 0;
+	err = w < 0 ? -errno : -ENOSPC;
+	if (w > 0 && off >= 0 && ftruncate(m->fd, off) < 0)
+		return -errno;
+	return err;
 }
 
 /* Length of the valid UTF-8 sequence at s, or 0. */

@@ -392,8 +392,23 @@ static int fake_run(struct bach_source *src, void *priv)
 		struct xfer *x;
 
 		pthread_mutex_lock(&f->mu);
-		while (f->head == f->tail)
-			pthread_cond_wait(&f->filled, &f->mu);
+		while (f->head == f->tail) {
+			/* waiting for the board: what we hold goes on meanwhile */
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (pthread_cond_timedwait(&f->filled, &f->mu, &ts) ==
+			    ETIMEDOUT) {
+				pthread_mutex_unlock(&f->mu);
+				bach_source_flush(src);
+				pthread_mutex_lock(&f->mu);
+			}
+		}
 		x = &f->xfers[f->head % NXFER];
 		pthread_mutex_unlock(&f->mu);
 		deliver(src, f, x);

@@ -106,10 +106,13 @@ static int replay_open(struct bach_source *src, void *priv,
 }
 
 /* Sleep until done records are due at the set rate. */
-static void pace(struct replay *r, uint64_t t0, uint64_t done)
+static void pace(struct bach_source *src, struct replay *r, uint64_t t0,
+		 uint64_t done)
 {
-	if (r->rate)
-		bach_sleep_until(t0 + done * 1000000000ull / r->rate, &r->stop);
+	if (!r->rate)
+		return;
+	bach_source_flush(src);
+	bach_sleep_until(t0 + done * 1000000000ull / r->rate, &r->stop);
 }
 
 /*
@@ -138,6 +141,7 @@ static void feed_original(struct bach_source *src, struct replay *r,
 			}
 			bach_source_frames(src, p + fed, i - fed);
 			fed = i;
+			bach_source_flush(src);
 			if (ts >= r->ts0)
 				bach_sleep_until(t0 + (ts - r->ts0) *
 							      1000000000ull /
@@ -169,7 +173,7 @@ static int replay_frames(struct bach_source *src, struct replay *r,
 		}
 		bach_source_frames(src, r->buf, (size_t)n);
 		*done += (uint64_t)n / BACH_REC_SIZE;
-		pace(r, t0, *done);
+		pace(src, r, t0, *done);
 	}
 	close(fd);
 	return 0;
@@ -201,7 +205,7 @@ static int replay_trace(struct bach_source *src, struct replay *r,
 			p += k * BACH_REC_SIZE;
 			n -= (ssize_t)k;
 			*done += k;
-			pace(r, t0, *done);
+			pace(src, r, t0, *done);
 		}
 	}
 	if (n < 0)

@@ -59,6 +59,7 @@ struct bach_reader {
 	uint64_t member_start;	/* file offset of the member being read */
 	uint64_t members;
 	bool blocked, eof_block;
+	bool last_bc;		/* the last member carried the BC field */
 	gz_header head;
 	uint8_t extra[64];
 };
@@ -376,7 +377,7 @@ static int open_file(struct bach_reader *r)
 	r->carry = r->tail = 0;
 	r->file_eof = false;
 	r->members = 0;
-	r->blocked = r->eof_block = false;
+	r->blocked = r->eof_block = r->last_bc = false;
 	r->in_member = false;
 	r->zs.avail_in = 0;
 	r->zs.next_in = r->in;
@@ -511,6 +512,7 @@ static ssize_t inflate_some(struct bach_reader *r)
 				r->blocked = bc;
 			r->members++;
 			r->eof_block = bc && empty;
+			r->last_bc = bc;
 			r->in_member = false;
 			continue;
 		}
@@ -585,7 +587,8 @@ static int end_of_file(struct bach_reader *r)
 			    bach_reader_file(r),
 			    (unsigned long long)(r->out_off - r->carry),
 			    r->carry);
-	if (r->kind == BACH_FILE_GZIP && r->blocked && !r->eof_block)
+	/* a file that ends with a blocked member must end with the EOF block */
+	if (r->kind == BACH_FILE_GZIP && r->last_bc && !r->eof_block)
 		return fail(r, -BACH_EDATA,
 			    "%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (truncated?)",
 			    bach_reader_file(r),

@@ -83,6 +83,13 @@ const struct bach_driver *bach_driver_find(const char *name);
 void bach_source_frames(struct bach_source *src, const uint8_t *buf,
 			size_t len);
 
+/*
+ * A driver about to wait for data calls this: records it delivered that
+ * are still gathering into a block go on to the disk once they have
+ * waited 200 ms, so a quiet source loses nothing to a crash.
+ */
+void bach_source_flush(struct bach_source *src);
+
 /* Whole records from a source that already has them (replay of a trace). */
 void bach_source_records(struct bach_source *src, const uint8_t *recs,
 			 size_t n);

@@ -153,7 +153,9 @@ fi
 
 # -- io_uring refused: pwrite, and the very same bytes ---------------------
 mkdir "$T/uring" "$T/nouring"
-set -- --driver fake --option records=300000 --option seed=12 --set rotate_mb=1 --set ring_mb=16
+# (flush_ms: no block may be cut short by timing, so both runs cut alike)
+set -- --driver fake --option records=300000 --option seed=12 --set rotate_mb=1 --set ring_mb=16 \
+	--set flush_ms=600000
 "$BACHD" "$@" --output "$T/uring" 2> "$T/uring.log" || fail "io_uring run: $(cat "$T/uring.log")"
 if "$T/no_io_uring" true 2> "$T/seccomp.err"; then
 	"$T/no_io_uring" "$BACHD" "$@" --output "$T/nouring" 2> "$T/nouring.log" ||
