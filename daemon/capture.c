@@ -520,6 +520,7 @@ static int open_segment(struct capture *c)
 		return err;
 	}
 	segio_attach(&c->io, c->segfd);
+	manifest_reserve(&c->man, 256 << 10);
 	c->seg_records = c->seg_markers = 0;
 	c->seg_record_bytes = 0;
 	c->seg_started_ns = bach_now_ns();
@@ -572,6 +573,7 @@ static int close_segment(struct capture *c)
 {
 	char part[80];
 	struct seg_result r;
+	uint64_t cut;
 	int err;
 
 	if (c->segfd < 0)
@@ -608,10 +610,12 @@ static int close_segment(struct capture *c)
 			       strerror(-c->write_err),
 			       (unsigned long long)r.cut,
 			       r.removed ? ",\"removed\":true" : "");
-		/* what the cut took off was counted written: it is lost */
-		atomic_fetch_sub(&c->written, c->seg_records - r.records);
-		atomic_fetch_add(&c->lost, c->seg_records - r.records);
-		atomic_fetch_add(&c->lost_disk, c->seg_records - r.records);
+		/* real records the cut took off were counted written: lost */
+		cut = (c->seg_records - c->seg_markers) - (r.records - r.markers);
+		atomic_fetch_sub(&c->written, cut);
+		atomic_fetch_add(&c->lost, cut);
+		atomic_fetch_add(&c->lost_disk, cut);
+		c->trace_pos -= c->seg_records - r.records; /* the trace ends here */
 		atomic_fetch_add(&c->segments, 1);
 		c->bytes_closed += r.bytes;
 		atomic_store(&c->bytes, c->bytes_closed);
@@ -820,6 +824,13 @@ static void *wr_main(void *arg)
 			atomic_fetch_add(&c->lost_disk, b->nrec - b->nmarkers);
 			ring_release(&c->ring);
 		}
+		/* the manifest accounts for every record the disk took */
+		if (atomic_load(&c->lost_disk))
+			manifest_event(&c->man, "gap",
+				       "\"segment\":\"%s\",\"at\":%llu,\"lost\":%llu,\"cause\":\"disk\"",
+				       c->segname,
+				       (unsigned long long)c->trace_pos,
+				       (unsigned long long)atomic_load(&c->lost_disk));
 	} else {
 		close_segment(c);
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "manifest.h"
@@ -124,4 +125,16 @@ void json_escape(char *dst, size_t cap, const char *str)
 		}
 	}
 	dst[n] = 0;
+}
+
+int manifest_reserve(struct manifest *m, off_t bytes)
+{
+	struct stat st;
+
+	if (fstat(m->fd, &st) < 0)
+		return -errno;
+	/* blocks past the end, used by later appends: room for the last lines */
+	if (fallocate(m->fd, FALLOC_FL_KEEP_SIZE, st.st_size, bytes) < 0)
+		return -errno;
+	return 0;
 }

@@ -9,6 +9,7 @@
 #define BACHD_MANIFEST_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* A mark of 4 KiB escaped (6 bytes a byte at worst) still fits. */
 #define MANIFEST_LINE_MAX 32768
@@ -26,6 +27,12 @@ __attribute__((format(printf, 3, 4))) int
 manifest_event(struct manifest *m, const char *event, const char *members_fmt,
 	       ...);
 int manifest_sync(struct manifest *m);
+/*
+ * Reserve room on the disk past the manifest's end, so that a disk that
+ * fills up still takes the lines that say so. Advisory: -errno where the
+ * filesystem cannot.
+ */
+int manifest_reserve(struct manifest *m, off_t bytes);
 
 /*
  * JSON string contents for s (quotes not included): quotes, backslashes and

@@ -27,14 +27,24 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Bytes of p[0..size) made of complete, good members; records in them. */
+/* Gap marker records in p[0..len). */
+static uint64_t count_markers(const uint8_t *p, size_t len)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i + BACH_REC_SIZE <= len; i += BACH_REC_SIZE)
+		n += bach_rec_is_gap(p + i);
+	return n;
+}
+
 static uint64_t good_members(const uint8_t *p, uint64_t size, uint64_t *recs,
-			     bool *has_eof)
+			     uint64_t *markers, bool *has_eof)
 {
 	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
 	static uint8_t out[BACH_BGZF_MAX_BLOCK];
 	uint64_t off = 0;
 
-	*recs = 0;
+	*recs = *markers = 0;
 	*has_eof = false;
 	while (d && size - off >= BACH_BGZF_EOF_SIZE) {
 		const uint8_t *m = p + off;
@@ -52,6 +62,7 @@ static uint64_t good_members(const uint8_t *p, uint64_t size, uint64_t *recs,
 		    got % BACH_REC_SIZE)
 			break;
 		*recs += got / BACH_REC_SIZE;
+		*markers += count_markers(out, got);
 		off += bsize;
 		if (!got) { /* the EOF block: nothing may follow */
 			*has_eof = true;
@@ -91,11 +102,13 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 	}
 	if (gz) {
 		keep = map ? good_members(map, (uint64_t)st.st_size,
-					  &res->records, &has_eof) :
+					  &res->records, &res->markers,
+					  &has_eof) :
 			     0;
 	} else {
 		keep = (uint64_t)st.st_size - (uint64_t)st.st_size % BACH_REC_SIZE;
 		res->records = keep / BACH_REC_SIZE;
+		res->markers = map ? count_markers(map, keep) : 0;
 	}
 	res->crc = map ? libdeflate_crc32(0, map, keep) : 0;
 	if (map)

@@ -14,6 +14,7 @@
 
 struct seg_result {
 	uint64_t records;	/* whole records kept */
+	uint64_t markers;	/* of which gap markers */
 	uint64_t bytes;		/* final file size */
 	uint64_t cut;		/* bytes cut off the end */
 	uint32_t crc;		/* CRC-32 of the final file */
