@@ -164,6 +164,14 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			argv[optind]);
 		return 2;
 	}
+	if (!c->cap.driver[0] || !c->cap.output[0]) {
+		fprintf(stderr, "%s: %s (or %s in the configuration file)\nTry '%s --help'.\n",
+			prog,
+			!c->cap.driver[0] ? "no source: --driver NAME" :
+					    "no place to write: --output DIR",
+			!c->cap.driver[0] ? "driver =" : "output =", prog);
+		return 2;
+	}
 	if (!bach_driver_find(c->cap.driver)) {
 		fprintf(stderr, "%s: no driver '%s' (--list-drivers)\n", prog,
 			c->cap.driver);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ struct capture {
 	uint64_t t0_ns;			/* when the capture started */
 	_Atomic uint32_t clock_hz;	/* the board's bus clock, once known */
 	int dump_fd;			/* board-stream.bin, or -1 */
+	int lock_fd;			/* <output>/.bach.lock, held */
 
 	/* writer thread */
 	struct zpool_state {
@@ -93,8 +95,7 @@ struct capture {
 void capture_config_defaults(struct capture_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	snprintf(c->output, sizeof(c->output), ".");
-	snprintf(c->driver, sizeof(c->driver), "fake");
+	/* no default source and no default place: both must be said */
 	c->policy = BACH_POLICY_STALL;
 	c->gap_markers = true;
 	c->compress = true;
@@ -889,6 +890,30 @@ static int make_capture_dir(struct capture *c)
 	return -EEXIST;
 }
 
+static int lock_output(struct capture *c)
+{
+	char path[4200];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/.bach.lock", c->cfg.output);
+	c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (c->lock_fd < 0) {
+		err = -errno;
+		log_err("output directory %s: %s", c->cfg.output,
+			strerror(errno));
+		return err;
+	}
+	if (flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		err = -errno;
+		log_err("output directory %s: %s", c->cfg.output,
+			errno == EWOULDBLOCK ?
+				"another bachd or bach capture is writing there" :
+				strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
 static void manifest_started(struct capture *c)
 {
 	char opts[2048] = "", esc[1024], cfgp[4200];
@@ -931,7 +956,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
-	c->dirfd = c->segfd = c->dump_fd = -1;
+	c->dirfd = c->segfd = c->dump_fd = c->lock_fd = -1;
 	c->man.fd = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	/* the manifest and the logs name the capture by its absolute path */
@@ -943,6 +968,13 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	}
 	c->src.c = c;
 
+	/*
+	 * One writer per output directory: a second one would "recover" the
+	 * first one's open segment from under it.
+	 */
+	err = lock_output(c);
+	if (err)
+		return err;
 	c->drv = bach_driver_find(cfg->driver);
 	if (!c->drv) {
 		log_err("no driver '%s'", cfg->driver);
@@ -1200,6 +1232,8 @@ int capture_close(struct capture *c, struct capture_status *final)
 	}
 	if (c->dirfd >= 0)
 		close(c->dirfd);
+	if (c->lock_fd >= 0)
+		close(c->lock_fd); /* and the lock with it */
 	for (size_t i = 0; i < c->nmarks; i++)
 		free(c->marks[i]);
 	for (size_t i = 0; i < c->cfg.nopts; i++) {

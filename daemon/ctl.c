@@ -17,7 +17,7 @@
 int ctl_open(struct ctl *c, const char *path, const char *group)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int err;
+	int err, probe;
 
 	c->fd = -1;
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -27,7 +27,17 @@ int ctl_open(struct ctl *c, const char *path, const char *group)
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (c->fd < 0)
 		return -errno;
-	unlink(path); /* a socket left by an earlier run */
+	/* a socket left by an earlier run goes; one that answers stays */
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(probe);
+		close(c->fd);
+		c->fd = -1;
+		return -EADDRINUSE;
+	}
+	if (probe >= 0)
+		close(probe);
+	unlink(path);
 	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		goto out_err;
 	if (group && *group) {

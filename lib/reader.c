@@ -60,6 +60,7 @@ struct bach_reader {
 	uint64_t members;
 	bool blocked, eof_block;
 	bool last_bc;		/* the last member carried the BC field */
+	size_t good_made;	/* output of whole members in this call */
 	gz_header head;
 	uint8_t extra[64];
 };
@@ -475,6 +476,7 @@ static ssize_t inflate_some(struct bach_reader *r)
 
 	r->zs.next_out = dst;
 	r->zs.avail_out = (uInt)cap;
+	r->good_made = 0;
 	while (r->zs.avail_out > 0) {
 		int ret;
 		uLong before;
@@ -513,6 +515,7 @@ static ssize_t inflate_some(struct bach_reader *r)
 			r->members++;
 			r->eof_block = bc && empty;
 			r->last_bc = bc;
+			r->good_made = cap - r->zs.avail_out; /* checked by its CRC */
 			r->in_member = false;
 			continue;
 		}
@@ -557,13 +560,14 @@ static ssize_t inflate_some(struct bach_reader *r)
 
 /*
  * Decompress into r->out after the carry. When a member turns out damaged,
- * what decoded well before the damage is handed out first and the error
- * is reported by the next read.
+ * the members before it that decoded whole are handed out first and the
+ * error is reported by the next read.
  */
 static ssize_t produce_gzip(struct bach_reader *r)
 {
 	ssize_t n = inflate_some(r);
-	size_t made = OUT_CAP - r->carry - r->zs.avail_out;
+	/* of a damaged member nothing is handed out: its CRC cannot vouch */
+	size_t made = r->good_made;
 
 	if (n < 0 && made) {
 		r->deferred = r->err;

@@ -52,8 +52,33 @@ expect_err "$T/bad2.conf:2: unknown setting 'frobnicate'"
 printf '[bachd]\npolicy = drop\n[driver]\nrecords = 10\n[nonsense]\nx = 1\n' > "$T/bad3.conf"
 expect_status 2 "$BACHD" --check-config --config "$T/bad3.conf"
 expect_err "$T/bad3.conf:6: unknown section [nonsense]"
-printf '[bachd]\npolicy = drop\n' > "$T/good.conf"
+printf '[bachd]\npolicy = drop\noutput = %s\n' "$T" > "$T/good.conf"
 expect_status 0 "$BACHD" --check-config --config "$T/good.conf" --driver fake
 expect_status 2 "$BACHD" --check-config --config "$T/missing.conf"
 expect_err "missing.conf: No such file"
+
+# no source or no place is a usage error, never a capture into "."
+expect_status 2 "$BACHD"
+expect_err "no source: --driver NAME"
+expect_status 2 $BACH capture --driver fake
+expect_err "no place to write: --output DIR"
+# one writer per output directory, one bachd per control socket
+mkdir "$T/one"
+"$BACHD" --driver fake --option rate=50000 --output "$T/one" \
+	--control-socket "$T/one.sock" 2> "$T/first.log" &
+first=$!
+i=0
+until [ -S "$T/one.sock" ] && ls "$T"/one/2*Z*/seg-*.part > /dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "first bachd did not start"; sleep 0.1
+done
+expect_status 2 $BACH capture --driver fake --option records=10 --output "$T/one"
+expect_err "another bachd or bach capture is writing there"
+mkdir "$T/two"
+expect_status 2 "$BACHD" --driver fake --option records=10 --output "$T/two" --control-socket "$T/one.sock"
+expect_err "Address already in use"
+[ -z "$(ls "$T/two")" ] || fail "a refused bachd made a capture directory"
+$BACH ctl --socket "$T/one.sock" status > /dev/null || fail "the first bachd lost its socket"
+kill -TERM $first
+wait $first || fail "first bachd exited $?"
+ls "$T"/one/2*Z* | grep -q part && fail "the first capture was disturbed"
 echo ok
