@@ -282,20 +282,31 @@ int main(int argc, char **argv)
 		log_err("signals: %s", strerror(-ret));
 		return 2;
 	}
+	/* another bachd answering on the socket: refuse before making anything */
+	if (d.cfg.control_socket[0] && ctl_in_use(d.cfg.control_socket)) {
+		log_err("control socket %s: %s", d.cfg.control_socket,
+			strerror(EADDRINUSE));
+		close(d.sfd);
+		return 2;
+	}
+	if (start_capture(&d)) {
+		/* unwritable output, no device, bad option: no restart spin */
+		close(d.sfd);
+		return 2;
+	}
+	/* the socket appears once there is a capture to ask about */
 	if (d.cfg.control_socket[0]) {
 		ret = ctl_open(&d.ctl, d.cfg.control_socket, d.cfg.control_group);
 		if (ret) {
 			log_err("control socket %s: %s", d.cfg.control_socket,
 				strerror(-ret));
+			capture_stop(d.cap);
+			while (!capture_done(d.cap))
+				usleep(10000);
+			finish_capture(&d);
 			close(d.sfd);
 			return 2;
 		}
-	}
-	if (start_capture(&d)) {
-		/* unwritable output, no device, bad option: no restart spin */
-		ctl_close(&d.ctl);
-		close(d.sfd);
-		return 2;
 	}
 	/* the source is open and the first segment exists */
 	sd_notify(0, "READY=1\nSTATUS=capturing");

@@ -300,9 +300,10 @@ static struct ring_block *get_block(struct capture *c)
 
 static void count_lost(struct capture *c, uint64_t n, enum bach_gap_cause cause)
 {
-	atomic_fetch_add_explicit(&c->lost, n, memory_order_relaxed);
+	/* produced before lost: a reader of lost then produced never sees more lost */
+	atomic_fetch_add(&c->produced, n);
+	atomic_fetch_add(&c->lost, n);
 	atomic_fetch_add_explicit(&c->lost_by[cause], n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->produced, n, memory_order_relaxed);
 }
 
 void bach_source_records(struct bach_source *src, const uint8_t *recs,
@@ -1115,9 +1116,10 @@ void capture_status(struct capture *c, struct capture_status *st)
 	struct bach_parser_counters pc;
 
 	memset(st, 0, sizeof(*st));
-	st->produced = atomic_load(&c->produced);
+	/* written and lost first: then produced >= written + lost */
 	st->written = atomic_load(&c->written);
 	st->lost = atomic_load(&c->lost);
+	st->produced = atomic_load(&c->produced);
 	for (int i = 0; i <= BACH_GAP_DEVICE; i++)
 		st->lost_by[i] = atomic_load(&c->lost_by[i]);
 	st->lost_disk = atomic_load(&c->lost_disk);
@@ -1154,7 +1156,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		     "{\"running\":%s,\"driver\":\"%s\",\"capture\":\"%s\",\"segment\":\"%s\","
 		     "\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
 		     "\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
-		     "\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,"
+		     "\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,"
 		     "\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,"
 		     "\"corrupt_frames\":%llu,\"writer_blocked\":%s}",
 		     st->running ? "true" : "false", st->driver, dir, st->segment,
@@ -1167,6 +1169,9 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		     (unsigned long long)st->lost_by[BACH_GAP_RING],
 		     (unsigned long long)st->lost_by[BACH_GAP_DEVICE],
 		     (unsigned long long)st->lost_disk,
+		     (unsigned long long)(st->produced > st->written + st->lost ?
+						  st->produced - st->written - st->lost :
+						  0),
 		     (unsigned long long)st->markers,
 		     (unsigned long long)st->bytes,
 		     (unsigned long long)st->segments,

@@ -14,10 +14,27 @@
 #define LOG_PREFIX "control"
 #include "log.h"
 
+bool ctl_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+	bool busy;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	busy = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return busy;
+}
+
 int ctl_open(struct ctl *c, const char *path, const char *group)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int err, probe;
+	int err;
 
 	c->fd = -1;
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -28,15 +45,11 @@ int ctl_open(struct ctl *c, const char *path, const char *group)
 	if (c->fd < 0)
 		return -errno;
 	/* a socket left by an earlier run goes; one that answers stays */
-	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		close(probe);
+	if (ctl_in_use(path)) {
 		close(c->fd);
 		c->fd = -1;
 		return -EADDRINUSE;
 	}
-	if (probe >= 0)
-		close(probe);
 	unlink(path);
 	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		goto out_err;

@@ -8,6 +8,7 @@
 #ifndef BACHD_CTL_H
 #define BACHD_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CTL_MAX_REQUEST 4096 /* bytes, the newline included */
@@ -17,6 +18,8 @@ struct ctl {
 	char path[108];
 };
 
+/* True when a live bachd answers on path. */
+bool ctl_in_use(const char *path);
 /* Listen on path (replacing a stale socket); group may be empty. */
 int ctl_open(struct ctl *c, const char *path, const char *group);
 void ctl_close(struct ctl *c);

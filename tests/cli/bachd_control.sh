@@ -35,6 +35,9 @@ bg env NOTIFY_SOCKET="$T/notify.sock" "$BACHD" --driver fake --option seed=7 \
 	--control-socket "$S" 2> "$T/log"
 P=$BGPID
 wait_until 20 "the control socket" test -S "$S"
+# the socket opens before the capture starts: wait for its first segment too
+first_seg() { ls "$T"/caps/2*Z*/seg-000001.* > /dev/null 2>&1; }
+wait_until 20 "the first segment" first_seg
 [ "$(stat -c %a "$S")" = 600 ] || fail "control socket mode $(stat -c %a "$S"), want 600"
 C1=$(capdir "$T/caps")
 
