@@ -102,7 +102,14 @@ $(DEPS_STAMP): scripts/deps.sh
 deps:
 	scripts/deps.sh
 
-$(BUILD)/%.o: %.c
+# Objects depend on the flags they were built with: a changed CFLAGS,
+# DEVELOPER or CC rebuilds them.
+FLAGS_NOW = $(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS)
+$(BUILD)/.flags: FORCE
+	$(Q)mkdir -p $(BUILD)
+	$(Q)echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
+
+$(BUILD)/%.o: %.c $(BUILD)/.flags
 	$(Q)mkdir -p $(dir $@)
 	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -171,7 +178,7 @@ format:
 clean:
 	rm -rf build demo-capture
 
-.PHONY: all deps tests check check-fast fuzz bench demo install format clean
+.PHONY: all deps tests check check-fast fuzz bench demo install format clean FORCE
 .DELETE_ON_ERROR:
 
 -include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d) $(CORE_OBJ:.o=.d) $(BACHD_OBJ:.o=.d)
