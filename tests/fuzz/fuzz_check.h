@@ -3,8 +3,13 @@
 #ifndef BACH_FUZZ_CHECK_H
 #define BACH_FUZZ_CHECK_H
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define CHECK(cond, ...)                                                       \
 	do {                                                                   \
@@ -16,5 +21,28 @@
 			abort();                                               \
 		}                                                              \
 	} while (0)
+
+
+/* The input as a file: one memfd, rewritten each run, opened by path. */
+static inline const char *fuzz_put_file(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	size_t off = 0;
+
+	if (fd < 0) {
+		fd = memfd_create("fuzz-input", MFD_CLOEXEC);
+		CHECK(fd >= 0, "memfd_create: %s", strerror(errno));
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	CHECK(ftruncate(fd, 0) == 0, "ftruncate: %s", strerror(errno));
+	while (off < size) {
+		ssize_t n = pwrite(fd, data + off, size - off, (off_t)off);
+
+		CHECK(n > 0, "pwrite: %s", strerror(errno));
+		off += (size_t)n;
+	}
+	return path;
+}
 
 #endif

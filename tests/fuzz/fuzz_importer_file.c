@@ -27,26 +27,6 @@
 #include "fuzz_check.h"
 
 
-static const char *put_file(const uint8_t *data, size_t size)
-{
-	static int fd = -1;
-	static char path[64];
-	size_t off = 0;
-
-	if (fd < 0) {
-		fd = memfd_create("fuzz.trace", MFD_CLOEXEC);
-		CHECK(fd >= 0, "memfd_create: %s", strerror(errno));
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	CHECK(ftruncate(fd, 0) == 0, "ftruncate: %s", strerror(errno));
-	while (off < size) {
-		ssize_t n = pwrite(fd, data + off, size - off, (off_t)off);
-
-		CHECK(n > 0, "pwrite: %s", strerror(errno));
-		off += (size_t)n;
-	}
-	return path;
-}
 
 struct oracle {
 	uint8_t *recs;
@@ -134,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	split(&o, fmt, flags, (const char *)data, size);
-	path = put_file(data, size);
+	path = fuzz_put_file(data, size);
 
 	err = bach_importer_open(&im, fmt, path, flags);
 	CHECK(err == 0, "open: %d", err);

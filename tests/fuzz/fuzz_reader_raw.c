@@ -18,33 +18,12 @@
 #include "fuzz_check.h"
 
 
-/* The input as a file: one memfd, rewritten each run, opened by path. */
-static const char *put_file(const uint8_t *data, size_t size)
-{
-	static int fd = -1;
-	static char path[64];
-	size_t off = 0;
-
-	if (fd < 0) {
-		fd = memfd_create("fuzz.byu", MFD_CLOEXEC);
-		CHECK(fd >= 0, "memfd_create: %s", strerror(errno));
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	CHECK(ftruncate(fd, 0) == 0, "ftruncate: %s", strerror(errno));
-	while (off < size) {
-		ssize_t n = pwrite(fd, data + off, size - off, (off_t)off);
-
-		CHECK(n > 0, "pwrite: %s", strerror(errno));
-		off += (size_t)n;
-	}
-	return path;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *path = put_file(data, size);
+	const char *path = fuzz_put_file(data, size);
 	struct bach_reader *r = bach_reader_new();
 	struct bach_file_info fi;
 	size_t whole = size - size % 6;
