@@ -61,7 +61,10 @@ VERSION = 0.1.0
 BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $(WARN) -MMD -MP -pthread \
 	      $(SAN_FLAGS)
 LIBS = -lz -ldeflate -pthread
-DAEMON_LIBS = -luring -linih -lsystemd
+# pkg-config runs when a command needs these (after scripts/deps.sh)
+EXT_CFLAGS = $(shell pkg-config --cflags libusb-1.0 libsigrok)
+EXT_LIBS = $(shell pkg-config --libs libusb-1.0 libsigrok)
+DAEMON_LIBS = -luring -linih -lsystemd $(EXT_LIBS)
 ALL_CFLAGS = $(CFLAGS) $(BACH_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
@@ -78,7 +81,7 @@ BACH_SRC = $(wildcard tools/bach/*.c)
 BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
 # the capture pipeline and the drivers, shared by bachd and `bach capture`
 CORE_SRC = $(filter-out daemon/bachd.c,$(wildcard daemon/*.c)) \
-	   $(wildcard drivers/*.c)
+	   $(wildcard drivers/*.c drivers/*/*.c)
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 BACHD_OBJ = $(BUILD)/daemon/bachd.o
 TEST_SRC = $(wildcard tests/unit/test_*.c)
@@ -120,6 +123,7 @@ $(BUILD)/libbachcore.a: $(CORE_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Idaemon
+$(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
 
 $(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
@@ -180,5 +184,8 @@ clean:
 
 .PHONY: all deps tests check check-fast fuzz bench demo install format clean FORCE
 .DELETE_ON_ERROR:
+
+# the gateware: make fpga-lint, fpga-sim, fpga-synth
+-include fpga/fpga.mk
 
 -include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d) $(CORE_OBJ:.o=.d) $(BACHD_OBJ:.o=.d)
