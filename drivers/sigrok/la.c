@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Recorded logic-analyzer captures through libsigrok (include/bach/la.h).
+ *
+ * A .sr file is a libsigrok session (sr_session_load), anything else goes
+ * through an input module fed the file in large chunks. Either way the
+ * samples arrive as SR_DF_LOGIC packets in the datafeed callback, where the
+ * bus decoder turns each whole packet into records, a block at a time.
+ *
+ * libsigrok reports problems through its log; while a decode runs, the
+ * log's errors and warnings are kept, so that our message can say what
+ * libsigrok found wrong rather than only that something failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <libsigrok/libsigrok.h>
+
+#include "bach/la.h"
+#include "bach/record.h"
+#include "la_priv.h"
+
+#define CHUNK (4u << 20)	/* bytes of a file per sr_input_send */
+#define OUT_RECS 65536u		/* records per sink call */
+
+/* ---- libsigrok's log ------------------------------------------------------ */
+
+static char sr_last[512];
+
+static int log_keep(void *cb_data, int level, const char *fmt, va_list args)
+{
+	(void)cb_data;
+	if (level <= SR_LOG_WARN && !sr_last[0])
+		vsnprintf(sr_last, sizeof sr_last, fmt, args);
+	return SR_OK;
+}
+
+void la_log_begin(void)
+{
+	sr_last[0] = '\0';
+	sr_log_loglevel_set(SR_LOG_WARN);
+	sr_log_callback_set(log_keep, NULL);
+}
+
+const char *la_log_said(void)
+{
+	return sr_last[0] ? sr_last : NULL;
+}
+
+/* ---- the decoding side of the datafeed ------------------------------------ */
+
+static void la_fail(struct la_feed *f, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void la_fail(struct la_feed *f, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->status)
+		return;
+	f->status = status;
+	va_start(ap, fmt);
+	vsnprintf(f->err, sizeof f->err, fmt, ap);
+	va_end(ap);
+}
+
+int la_feed_init(struct la_feed *f, const char *what, const char *map,
+		 bach_la_sink_fn sink, void *arg)
+{
+	memset(f, 0, sizeof *f);
+	f->what = what;
+	f->sink = sink;
+	f->arg = arg;
+	f->out = malloc(OUT_RECS * BACH_REC_SIZE);
+	if (!f->out) {
+		la_fail(f, BACH_LA_BAD_INPUT, "out of memory");
+		return -1;
+	}
+	if (map && bach_mapspec_load(&f->spec, map, f->err, sizeof f->err)) {
+		f->status = BACH_LA_BAD_INPUT;
+		return -1;
+	}
+	return 0;
+}
+
+void la_feed_free(struct la_feed *f)
+{
+	bach_busdec_free(f->dec);
+	bach_mapspec_free(&f->spec);
+	free(f->out);
+	f->dec = NULL;
+	f->out = NULL;
+}
+
+/* The capture's channels are known: resolve the map against them. */
+int la_feed_channels(struct la_feed *f, const struct sr_dev_inst *sdi)
+{
+	const char *names[BACH_BUS_MAX_UNIT * 8] = { NULL };
+	unsigned n = 0;
+
+	for (GSList *l = sr_dev_inst_channels_get(sdi); l; l = l->next) {
+		const struct sr_channel *ch = l->data;
+
+		if (ch->type != SR_CHANNEL_LOGIC)
+			continue;
+		if (ch->index < 0 || ch->index >= BACH_BUS_MAX_UNIT * 8) {
+			la_fail(f, BACH_LA_BAD_INPUT,
+				"%s: channel %s is number %d; the decoder "
+				"takes at most %u channels",
+				f->what, ch->name, ch->index,
+				BACH_BUS_MAX_UNIT * 8);
+			return -1;
+		}
+		names[ch->index] = ch->name;
+		if ((unsigned)ch->index + 1 > n)
+			n = (unsigned)ch->index + 1;
+	}
+	f->channels = n;
+	if (bach_busmap_resolve(&f->map, &f->spec, names, n, f->err,
+				sizeof f->err)) {
+		char msg[sizeof f->err];
+
+		/* name the capture too */
+		snprintf(msg, sizeof msg, "%s", f->err);
+		f->err[0] = '\0';
+		la_fail(f, BACH_LA_BAD_INPUT, "%s: %s", f->what, msg);
+		return -1;
+	}
+	f->resolved = true;
+	return 0;
+}
+
+static void flush_out(struct la_feed *f, size_t k)
+{
+	if (k && !f->status && f->sink(f->arg, f->out, k))
+		la_fail(f, BACH_LA_SINK, "the output refused the records");
+}
+
+static void logic(struct la_feed *f, const struct sr_datafeed_logic *lg)
+{
+	const uint8_t *s = lg->data;
+	size_t n = (size_t)lg->length / (lg->unitsize ? lg->unitsize : 1);
+
+	if (!f->resolved) {
+		la_fail(f, BACH_LA_BAD_INPUT,
+			"%s: samples came before the channel list", f->what);
+		return;
+	}
+	if (!f->dec) {
+		f->unitsize = lg->unitsize;
+		f->dec = bach_busdec_new(&f->map, lg->unitsize, f->err,
+					 sizeof f->err);
+		if (!f->dec) {
+			char msg[sizeof f->err];
+
+			snprintf(msg, sizeof msg, "%s", f->err);
+			f->err[0] = '\0';
+			la_fail(f, BACH_LA_BAD_INPUT, "%s: %s", f->what, msg);
+			return;
+		}
+	} else if (lg->unitsize != f->unitsize) {
+		la_fail(f, BACH_LA_BAD_INPUT,
+			"%s: samples changed from %u to %u bytes", f->what,
+			f->unitsize, lg->unitsize);
+		return;
+	}
+	while (n && !f->status) {
+		size_t used;
+		size_t k = bach_busdec_feed(f->dec, s, n, &used, f->out,
+					    OUT_RECS);
+
+		flush_out(f, k);
+		s += used * f->unitsize;
+		n -= used;
+	}
+}
+
+void la_feed_packet(struct la_feed *f, const struct sr_datafeed_packet *pkt)
+{
+	if (f->status)
+		return;
+	switch (pkt->type) {
+	case SR_DF_META: {
+		const struct sr_datafeed_meta *m = pkt->payload;
+
+		for (GSList *l = m->config; l; l = l->next) {
+			const struct sr_config *c = l->data;
+
+			if (c->key == SR_CONF_SAMPLERATE)
+				f->samplerate = g_variant_get_uint64(c->data);
+		}
+		break;
+	}
+	case SR_DF_LOGIC:
+		logic(f, pkt->payload);
+		break;
+	case SR_DF_END:
+		f->ended = true;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The capture is over: cycles still open become records. */
+void la_feed_finish(struct la_feed *f)
+{
+	size_t k;
+
+	while (f->dec && !f->status &&
+	       (k = bach_busdec_finish(f->dec, f->out, OUT_RECS)) > 0)
+		flush_out(f, k);
+}
+
+static void datafeed(const struct sr_dev_inst *sdi,
+		     const struct sr_datafeed_packet *pkt, void *cb_data)
+{
+	(void)sdi;
+	la_feed_packet(cb_data, pkt);
+}
+
+/* ---- files ------------------------------------------------------------------ */
+
+static bool has_ext(const char *path, const char *ext)
+{
+	size_t lp = strlen(path), le = strlen(ext);
+
+	return lp > le + 1 && path[lp - le - 1] == '.' &&
+	       !strcasecmp(path + lp - le, ext);
+}
+
+/* The input module whose extensions include the file's. */
+static const struct sr_input_module *module_for(const char *path)
+{
+	const struct sr_input_module **mods = sr_input_list();
+
+	for (size_t i = 0; mods && mods[i]; i++) {
+		const char *const *ext = sr_input_extensions_get(mods[i]);
+
+		for (size_t e = 0; ext && ext[e]; e++)
+			if (has_ext(path, ext[e]))
+				return mods[i];
+	}
+	return NULL;
+}
+
+/* "key=value" options, typed as the module's own defaults are. */
+static GHashTable *module_options(const struct sr_input_module *imod,
+				  const char *const *kv, size_t n, char *err,
+				  size_t errlen)
+{
+	const struct sr_option **opts = sr_input_options_get(imod);
+	GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					      (GDestroyNotify)g_variant_unref);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(kv[i], '=');
+		const struct sr_option *o = NULL;
+		GVariant *v = NULL;
+		char key[64], *end;
+
+		if (!eq || eq == kv[i] || (size_t)(eq - kv[i]) >= sizeof key) {
+			snprintf(err, errlen, "--option %s: expected KEY=VALUE",
+				 kv[i]);
+			goto fail;
+		}
+		memcpy(key, kv[i], (size_t)(eq - kv[i]));
+		key[eq - kv[i]] = '\0';
+		for (size_t k = 0; opts && opts[k]; k++)
+			if (!strcmp(opts[k]->id, key))
+				o = opts[k];
+		if (!o) {
+			size_t off = (size_t)snprintf(
+				err, errlen,
+				"--option %s: the %s input has no option '%s' "
+				"(it has:",
+				kv[i], sr_input_id_get(imod), key);
+			for (size_t k = 0; opts && opts[k] && off < errlen; k++)
+				off += (size_t)snprintf(err + off, errlen - off,
+							" %s", opts[k]->id);
+			if (off < errlen)
+				snprintf(err + off, errlen - off, ")");
+			goto fail;
+		}
+		const char *val = eq + 1;
+
+		errno = 0;
+		if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_UINT64)) {
+			uint64_t x = strtoull(val, &end, 0);
+
+			if (!*end && !errno && *val != '-')
+				v = g_variant_new_uint64(x);
+		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_UINT32)) {
+			unsigned long x = strtoul(val, &end, 0);
+
+			if (!*end && !errno && *val != '-' && x <= UINT32_MAX)
+				v = g_variant_new_uint32((uint32_t)x);
+		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_INT32)) {
+			long x = strtol(val, &end, 0);
+
+			if (!*end && !errno && x >= INT32_MIN && x <= INT32_MAX)
+				v = g_variant_new_int32((int32_t)x);
+		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_DOUBLE)) {
+			double x = strtod(val, &end);
+
+			if (!*end && !errno)
+				v = g_variant_new_double(x);
+		} else if (g_variant_is_of_type(o->def,
+						G_VARIANT_TYPE_BOOLEAN)) {
+			if (!strcmp(val, "1") || !strcasecmp(val, "true") ||
+			    !strcasecmp(val, "yes"))
+				v = g_variant_new_boolean(TRUE);
+			else if (!strcmp(val, "0") ||
+				 !strcasecmp(val, "false") ||
+				 !strcasecmp(val, "no"))
+				v = g_variant_new_boolean(FALSE);
+		} else if (g_variant_is_of_type(o->def,
+						G_VARIANT_TYPE_STRING)) {
+			v = g_variant_new_string(val);
+		}
+		if (!v || *val == '\0') {
+			if (v)
+				g_variant_unref(g_variant_ref_sink(v));
+			snprintf(err, errlen,
+				 "--option %s: not a valid value for %s (%s)",
+				 kv[i], key, o->desc ? o->desc : "");
+			goto fail;
+		}
+		g_hash_table_insert(h, g_strdup(key), g_variant_ref_sink(v));
+	}
+	sr_input_options_free(opts);
+	return h;
+fail:
+	sr_input_options_free(opts);
+	g_hash_table_destroy(h);
+	return NULL;
+}
+
+/* A VCD cut short ends in the middle of a line. */
+static int check_text_whole(const char *path, int fd, char *err,
+			    size_t errlen)
+{
+	struct stat st;
+	char last;
+
+	if (fstat(fd, &st) || st.st_size == 0)
+		return 0;
+	if (pread(fd, &last, 1, st.st_size - 1) != 1)
+		return 0;
+	if (last != '\n') {
+		snprintf(err, errlen,
+			 "%s: truncated: the last line (ending at byte %jd) "
+			 "is incomplete",
+			 path, (intmax_t)st.st_size);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_session_file(struct sr_context *ctx, const char *path,
+			    struct la_feed *f)
+{
+	struct sr_session *sess = NULL;
+	GSList *devs = NULL;
+	int rc;
+
+	rc = sr_session_load(ctx, path, &sess);
+	if (rc != SR_OK) {
+		la_fail(f, BACH_LA_BAD_INPUT,
+			"%s: not a readable libsigrok session (.sr) file: %s",
+			path, la_log_said() ? la_log_said() : sr_strerror(rc));
+		return -1;
+	}
+	if (sr_session_dev_list(sess, &devs) != SR_OK || !devs) {
+		la_fail(f, BACH_LA_BAD_INPUT, "%s: the session has no device",
+			path);
+		goto out;
+	}
+	if (la_feed_channels(f, devs->data))
+		goto out;
+	sr_session_datafeed_callback_add(sess, datafeed, f);
+	rc = sr_session_start(sess);
+	if (rc == SR_OK)
+		rc = sr_session_run(sess);
+	if (rc != SR_OK)
+		la_fail(f, BACH_LA_BAD_INPUT, "%s: %s", path,
+			la_log_said() ? la_log_said() : sr_strerror(rc));
+	else if (la_log_said())
+		/* the session driver logs a damaged member, then ends */
+		la_fail(f, BACH_LA_BAD_INPUT, "%s: damaged: %s", path,
+			la_log_said());
+out:
+	g_slist_free(devs);
+	sr_session_destroy(sess);
+	return f->status ? -1 : 0;
+}
+
+static int run_input_module(struct sr_context *ctx, const char *path,
+			    const struct sr_input_module *imod,
+			    const struct bach_la_params *p, struct la_feed *f)
+{
+	struct sr_session *sess = NULL;
+	const struct sr_input *in;
+	GHashTable *opts;
+	GString *buf = NULL;
+	bool added = false;
+	int fd, rc = SR_OK;
+
+	opts = module_options(imod, p->options, p->noptions, f->err,
+			      sizeof f->err);
+	if (!opts) {
+		f->status = BACH_LA_BAD_INPUT;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		la_fail(f, BACH_LA_BAD_INPUT, "%s: %s", path, strerror(errno));
+		g_hash_table_destroy(opts);
+		return -1;
+	}
+	if (!strcmp(sr_input_id_get(imod), "vcd") &&
+	    check_text_whole(path, fd, f->err, sizeof f->err)) {
+		f->status = BACH_LA_BAD_INPUT;
+		g_hash_table_destroy(opts);
+		close(fd);
+		return -1;
+	}
+	in = sr_input_new(imod, opts);
+	g_hash_table_destroy(opts);
+	if (!in) {
+		la_fail(f, BACH_LA_BAD_INPUT, "%s: the %s input refused: %s",
+			path, sr_input_id_get(imod),
+			la_log_said() ? la_log_said() : "its options");
+		close(fd);
+		return -1;
+	}
+	sr_session_new(ctx, &sess);
+	sr_session_datafeed_callback_add(sess, datafeed, f);
+	buf = g_string_sized_new(CHUNK);
+	for (;;) {
+		ssize_t got = read(fd, buf->str, CHUNK);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			la_fail(f, BACH_LA_BAD_INPUT, "%s: %s", path,
+				strerror(errno));
+			break;
+		}
+		buf->len = (gsize)got;
+		/* a zero-length send lets small files set up the device */
+		rc = sr_input_send(in, buf);
+		if (rc != SR_OK) {
+			la_fail(f, BACH_LA_BAD_INPUT, "%s: not valid %s input: %s",
+				path, sr_input_id_get(imod),
+				la_log_said() ? la_log_said() : sr_strerror(rc));
+			break;
+		}
+		if (!added) {
+			struct sr_dev_inst *sdi = sr_input_dev_inst_get(in);
+
+			if (sdi) {
+				if (la_feed_channels(f, sdi))
+					break;
+				sr_session_dev_add(sess, sdi);
+				added = true;
+			}
+		}
+		if (f->status || got == 0)
+			break;
+	}
+	if (!f->status) {
+		rc = sr_input_end(in);
+		if (rc != SR_OK)
+			la_fail(f, BACH_LA_BAD_INPUT, "%s: not valid %s input: %s",
+				path, sr_input_id_get(imod),
+				la_log_said() ? la_log_said() :
+						sr_strerror(rc));
+	}
+	if (!f->status && !added)
+		la_fail(f, BACH_LA_BAD_INPUT,
+			"%s: no channels found: not %s input%s%s", path,
+			sr_input_id_get(imod), la_log_said() ? ": " : "",
+			la_log_said() ? la_log_said() : "");
+	g_string_free(buf, TRUE);
+	sr_input_free(in);
+	sr_session_destroy(sess);
+	close(fd);
+	return f->status ? -1 : 0;
+}
+
+int bach_la_decode_file(const char *path, const struct bach_la_params *p,
+			struct bach_la_report *rep, char *err, size_t errlen)
+{
+	struct sr_context *ctx = NULL;
+	const struct sr_input_module *imod = NULL;
+	struct la_feed f;
+	bool session;
+	int rc;
+
+	memset(rep, 0, sizeof *rep);
+	if (access(path, R_OK)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return BACH_LA_BAD_INPUT;
+	}
+	if (la_feed_init(&f, path, p->map, p->sink, p->arg)) {
+		snprintf(err, errlen, "%s", f.err);
+		la_feed_free(&f);
+		return BACH_LA_BAD_INPUT;
+	}
+	la_log_begin();
+	rc = sr_init(&ctx);
+	if (rc != SR_OK) {
+		snprintf(err, errlen, "libsigrok: %s", sr_strerror(rc));
+		la_feed_free(&f);
+		return BACH_LA_BAD_INPUT;
+	}
+	session = p->format ? !strcmp(p->format, "srzip") : has_ext(path, "sr");
+	if (!session) {
+		imod = p->format ? sr_input_find((char *)p->format) :
+				   module_for(path);
+		if (!imod) {
+			if (p->format)
+				snprintf(err, errlen,
+					 "--format %s: no such input format "
+					 "(bach decode --list-formats lists "
+					 "them)",
+					 p->format);
+			else
+				snprintf(err, errlen,
+					 "%s: cannot tell the format from the "
+					 "name; say it with --format (bach "
+					 "decode --list-formats lists them)",
+					 path);
+			sr_exit(ctx);
+			la_feed_free(&f);
+			return BACH_LA_BAD_INPUT;
+		}
+	} else if (p->noptions) {
+		snprintf(err, errlen,
+			 "%s: a .sr session takes no --option (it says its "
+			 "own channels and rate)",
+			 path);
+		sr_exit(ctx);
+		la_feed_free(&f);
+		return BACH_LA_BAD_INPUT;
+	}
+	snprintf(rep->format, sizeof rep->format, "%s",
+		 session ? "srzip" : sr_input_id_get(imod));
+	if (session)
+		run_session_file(ctx, path, &f);
+	else
+		run_input_module(ctx, path, imod, p, &f);
+	if (!f.status && !f.dec)
+		la_fail(&f, BACH_LA_BAD_INPUT, "%s: no logic samples", path);
+	la_feed_finish(&f);
+	rep->samplerate = f.samplerate;
+	rep->channels = f.channels;
+	rep->unitsize = f.unitsize;
+	if (f.resolved)
+		bach_busmap_describe(&f.map, rep->assumed,
+				     sizeof rep->assumed);
+	if (f.dec)
+		bach_busdec_stats(f.dec, &rep->st);
+	rc = f.status;
+	if (rc)
+		snprintf(err, errlen, "%s", f.err);
+	la_feed_free(&f);
+	sr_log_callback_set_default();
+	sr_exit(ctx);
+	return rc;
+}
+
+size_t bach_la_formats(char *buf, size_t len)
+{
+	struct sr_context *ctx = NULL;
+	const struct sr_input_module **mods;
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	if (sr_init(&ctx) != SR_OK)
+		return 0;
+	off += (size_t)snprintf(buf + off, len - off, "  %-14s %s\n", "srzip",
+				"sigrok session file (.sr)");
+	mods = sr_input_list();
+	for (size_t i = 0; mods && mods[i] && off < len; i++) {
+		const char *const *ext = sr_input_extensions_get(mods[i]);
+		char exts[64] = "";
+		size_t eo = 0;
+
+		for (size_t e = 0; ext && ext[e] && eo < sizeof exts; e++)
+			eo += (size_t)snprintf(exts + eo, sizeof exts - eo,
+					       "%s.%s", e ? " " : " (", ext[e]);
+		if (eo && eo < sizeof exts)
+			snprintf(exts + eo, sizeof exts - eo, ")");
+		off += (size_t)snprintf(buf + off, len - off, "  %-14s %s%s\n",
+					sr_input_id_get(mods[i]),
+					sr_input_description_get(mods[i]),
+					exts);
+	}
+	sr_exit(ctx);
+	return off;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Logic-analyzer data through libsigrok into the bus decoder: recorded
+ * captures in any libsigrok input format (srzip .sr sessions, VCD, CSV,
+ * raw binary, ...) for `bach decode` and the replay driver, and live
+ * devices for the sigrok driver. Records leave through a sink in blocks.
+ * No glib or libsigrok type appears here.
+ */
+#ifndef BACH_LA_H
+#define BACH_LA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bach/busdecode.h"
+
+/* Take n records; nonzero stops the decode (the sink says why itself). */
+typedef int (*bach_la_sink_fn)(void *arg, const uint8_t *recs, size_t n);
+
+struct bach_la_params {
+	const char *map;		/* map file, or NULL: default names */
+	const char *format;		/* input module id; NULL: by extension */
+	const char *const *options;	/* "key=value" for the input module */
+	size_t noptions;
+	bach_la_sink_fn sink;
+	void *arg;
+};
+
+struct bach_la_report {
+	char format[32];	/* the input module used ("srzip" for .sr) */
+	uint64_t samplerate;	/* 0 when the capture does not say */
+	unsigned channels;	/* logic channels in the capture */
+	unsigned unitsize;	/* bytes per sample */
+	char assumed[1024];	/* bach_busmap_describe() of the capture */
+	struct bach_busdec_stats st;
+};
+
+/* Why a decode failed. */
+enum bach_la_status {
+	BACH_LA_OK = 0,
+	BACH_LA_BAD_INPUT = -1,	/* the capture, the map or an option */
+	BACH_LA_SINK = -2,	/* the sink refused (its own message) */
+};
+
+/*
+ * Decode a recorded capture. The format follows the extension (.sr is a
+ * libsigrok session, others by the input modules' own extensions) unless
+ * params->format names a module. Errors name the file and the problem.
+ */
+int bach_la_decode_file(const char *path, const struct bach_la_params *p,
+			struct bach_la_report *rep, char *err, size_t errlen);
+
+/* The input formats libsigrok offers, one "id  description" per line. */
+size_t bach_la_formats(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The bus decoder (include/bach/busdecode.h, design section 5).
+ *
+ * Speed comes from two things. Most bus clocks open no cycle, so a clock
+ * costs one byte test of ADS# (and, in clock mode, one of clk) and nothing
+ * else. When a clock does open one, the record is assembled from per-byte
+ * lookup tables: for each byte of the sample, a table gives that byte's
+ * contribution to the 48-bit record, so any channel order costs `unitsize`
+ * loads and ORs rather than one bit shuffle per signal.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach/busdecode.h"
+#include "bach/record.h"
+
+static const char *const sig_names[BACH_NSIG] = {
+	"clk",	  "ads_n",  "a3",     "a4",    "a5",     "a6",	"a7",
+	"a8",	  "a9",	    "a10",    "a11",   "a12",    "a13",	"a14",
+	"a15",	  "a16",    "a17",    "a18",   "a19",    "a20",	"a21",
+	"a22",	  "a23",    "a24",    "a25",   "a26",    "a27",	"a28",
+	"a29",	  "a30",    "a31",    "be0_n", "be1_n",  "be2_n",	"be3_n",
+	"be4_n",  "be5_n",  "be6_n",  "be7_n", "mio",    "dc",	"wr",
+	"cache_n", "brdy_n", "na_n",  "ken_n", "boff_n", "lock_n", "hlda",
+};
+
+const char *bach_sig_name(int sig)
+{
+	return sig >= 0 && sig < BACH_NSIG ? sig_names[sig] : "?";
+}
+
+int bach_sig_find(const char *name)
+{
+	for (int i = 0; i < BACH_NSIG; i++)
+		if (!strcasecmp(sig_names[i], name))
+			return i;
+	return -1;
+}
+
+/* The record bit (of rec48: address 47..16, BE# 15..8, control 7..0). */
+static int rec_bit(int sig)
+{
+	if (sig >= BACH_SIG_A3 && sig < BACH_SIG_A3 + 29)
+		return 16 + 3 + (sig - BACH_SIG_A3);
+	if (sig >= BACH_SIG_BE0 && sig < BACH_SIG_BE0 + 8)
+		return 8 + (sig - BACH_SIG_BE0);
+	switch (sig) {
+	case BACH_SIG_MIO: return 7;
+	case BACH_SIG_DC: return 6;
+	case BACH_SIG_WR: return 5;
+	case BACH_SIG_CACHE: return 4;
+	default: return -1;
+	}
+}
+
+static uint8_t default_level(int sig)
+{
+	switch (sig) {
+	case BACH_SIG_MIO:
+	case BACH_SIG_DC:
+	case BACH_SIG_CACHE:
+	case BACH_SIG_ADS:
+	case BACH_SIG_BRDY:
+	case BACH_SIG_NA:
+	case BACH_SIG_BOFF:
+	case BACH_SIG_LOCK:
+		return 1;
+	default:
+		return 0;	/* address, BE#, W/R#, KEN#, HLDA, clk */
+	}
+}
+
+/* ---- map files ------------------------------------------------------------ */
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+void bach_mapspec_free(struct bach_mapspec *spec)
+{
+	for (size_t i = 0; i < spec->n; i++)
+		free(spec->e[i].channel);
+	free(spec->e);
+	spec->e = NULL;
+	spec->n = 0;
+}
+
+int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
+		      size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	unsigned lineno = 0;
+
+	spec->path = path;
+	spec->e = NULL;
+	spec->n = 0;
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof line, f)) {
+		char *hash, *eq, *lhs, *rhs;
+		struct bach_mapentry *e;
+		int sig;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "%s:%u: line too long", path,
+				 lineno);
+			goto fail;
+		}
+		if ((hash = strchr(line, '#')))
+			*hash = '\0';
+		lhs = trim(line);
+		if (!*lhs)
+			continue;
+		eq = strchr(lhs, '=');
+		if (!eq) {
+			snprintf(err, errlen,
+				 "%s:%u: expected 'signal = channel'", path,
+				 lineno);
+			goto fail;
+		}
+		*eq = '\0';
+		lhs = trim(lhs);
+		rhs = trim(eq + 1);
+		sig = bach_sig_find(lhs);
+		if (sig < 0) {
+			snprintf(err, errlen,
+				 "%s:%u: unknown signal '%s' (the names are "
+				 "those of design section 5: clk ads_n a3..a31 "
+				 "be0_n..be7_n mio dc wr cache_n brdy_n na_n "
+				 "ken_n boff_n lock_n hlda)",
+				 path, lineno, lhs);
+			goto fail;
+		}
+		if (!*rhs || strchr(rhs, '=')) {
+			snprintf(err, errlen,
+				 "%s:%u: expected a channel name or low/high "
+				 "after '%s ='",
+				 path, lineno, lhs);
+			goto fail;
+		}
+		for (size_t i = 0; i < spec->n; i++)
+			if (spec->e[i].sig == sig) {
+				snprintf(err, errlen,
+					 "%s:%u: %s already mapped on line %u",
+					 path, lineno, lhs, spec->e[i].line);
+				goto fail;
+			}
+		e = realloc(spec->e, (spec->n + 1) * sizeof *e);
+		if (!e) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			goto fail;
+		}
+		spec->e = e;
+		e = &spec->e[spec->n];
+		e->sig = sig;
+		e->line = lineno;
+		e->channel = NULL;
+		if (!strcasecmp(rhs, "low") || !strcasecmp(rhs, "high")) {
+			e->level = !strcasecmp(rhs, "high");
+		} else {
+			e->level = -1;
+			e->channel = strdup(rhs);
+			if (!e->channel) {
+				snprintf(err, errlen, "%s: out of memory",
+					 path);
+				goto fail;
+			}
+		}
+		spec->n++;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		goto fail;
+	}
+	fclose(f);
+	return 0;
+fail:
+	fclose(f);
+	bach_mapspec_free(spec);
+	return -1;
+}
+
+static int find_channel(const char *const *names, size_t n, const char *name,
+			bool nocase)
+{
+	for (size_t i = 0; i < n; i++)
+		if (names[i] && (nocase ? !strcasecmp(names[i], name) :
+					  !strcmp(names[i], name)))
+			return (int)i;
+	return -1;
+}
+
+int bach_busmap_resolve(struct bach_busmap *map,
+			const struct bach_mapspec *spec,
+			const char *const *names, size_t nnames, char *err,
+			size_t errlen)
+{
+	const char *path = spec && spec->path ? spec->path : "map";
+
+	for (int s = 0; s < BACH_NSIG; s++) {
+		map->chan[s] = -1;
+		map->level[s] = default_level(s);
+		map->mapped[s] = false;
+	}
+	for (size_t i = 0; spec && i < spec->n; i++) {
+		const struct bach_mapentry *e = &spec->e[i];
+
+		map->mapped[e->sig] = true;
+		if (e->level >= 0) {
+			map->level[e->sig] = (uint8_t)e->level;
+			continue;
+		}
+		map->chan[e->sig] = find_channel(names, nnames, e->channel,
+						 false);
+		if (map->chan[e->sig] < 0) {
+			size_t off;
+
+			off = (size_t)snprintf(err, errlen,
+					       "%s:%u: %s = %s: the capture has "
+					       "no channel '%s' (it has:",
+					       path, e->line,
+					       bach_sig_name(e->sig),
+					       e->channel, e->channel);
+			for (size_t c = 0; c < nnames && off < errlen; c++)
+				off += (size_t)snprintf(err + off, errlen - off,
+							" %s", names[c]);
+			if (off < errlen)
+				snprintf(err + off, errlen - off, ")");
+			return -1;
+		}
+	}
+	for (int s = 0; s < BACH_NSIG; s++)
+		if (!map->mapped[s])
+			map->chan[s] = find_channel(names, nnames,
+						    sig_names[s], true);
+	if (map->chan[BACH_SIG_ADS] < 0) {
+		snprintf(err, errlen,
+			 "ads_n is not captured: no channel named ads_n%s; "
+			 "name the channel that carries ADS# in a map file "
+			 "(ads_n = CHANNEL)",
+			 spec && spec->n ? " and the map does not name one" :
+					   "");
+		return -1;
+	}
+	return 0;
+}
+
+/* "a3-a10=0 " for runs of not-captured signals at one level. */
+static size_t describe_missing(const struct bach_busmap *map, int from,
+			       int to, char *buf, size_t len, size_t off)
+{
+	for (int s = from; s < to; s++) {
+		int e = s;
+
+		if (map->chan[s] >= 0)
+			continue;
+		while (e + 1 < to && map->chan[e + 1] < 0 &&
+		       map->level[e + 1] == map->level[s])
+			e++;
+		if (off < len && e > s)
+			off += (size_t)snprintf(buf + off, len - off,
+						" %s-%s=%u", sig_names[s],
+						sig_names[e], map->level[s]);
+		else if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, " %s=%u",
+						sig_names[s], map->level[s]);
+		s = e;
+	}
+	return off;
+}
+
+size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
+			    size_t len)
+{
+	size_t off = 0;
+	bool brdy = map->chan[BACH_SIG_BRDY] >= 0;
+
+#define PUT(...)                                                              \
+	do {                                                                  \
+		if (off < len)                                                \
+			off += (size_t)snprintf(buf + off, len - off,         \
+						__VA_ARGS__);                 \
+	} while (0)
+	if (len)
+		buf[0] = '\0';
+	if (map->chan[BACH_SIG_CLK] >= 0)
+		PUT("clock mode: pins taken at each rising edge of clk\n");
+	else
+		PUT("state mode: each sample is one bus clock\n");
+	PUT("not captured, taken as constant levels:");
+	off = describe_missing(map, BACH_SIG_A3, BACH_SIG_BE0, buf, len, off);
+	off = describe_missing(map, BACH_SIG_BE0, BACH_SIG_MIO, buf, len, off);
+	off = describe_missing(map, BACH_SIG_MIO, BACH_SIG_CACHE + 1, buf, len,
+			       off);
+	if (map->chan[BACH_SIG_KEN] < 0)
+		PUT(" ken_n=%u", map->level[BACH_SIG_KEN]);
+	PUT("\n");
+	if (!brdy) {
+		PUT("brdy_n not captured: every ADS# is one record; KEN#, NA# "
+		    "and BOFF# are not used\n");
+		return off;
+	}
+	PUT("brdy_n: cycles are followed to their last BRDY#\n");
+	if (map->chan[BACH_SIG_KEN] >= 0)
+		PUT("ken_n: sampled at the first BRDY# or NA# of a cycle, "
+		    "decides whether a cacheable read was cacheable\n");
+	else
+		PUT("ken_n not captured: CACHE# alone decides cacheability\n");
+	if (map->chan[BACH_SIG_NA] >= 0)
+		PUT("na_n: pipelined cycles are matched to their BRDY#s in "
+		    "order\n");
+	if (map->chan[BACH_SIG_BOFF] >= 0)
+		PUT("boff_n: cycles aborted by BOFF# are dropped; the CPU's "
+		    "restart is recorded\n");
+	else
+		PUT("boff_n not captured: a back-off would go unseen\n");
+#undef PUT
+	return off;
+}
+
+/* ---- the decoder ---------------------------------------------------------- */
+
+struct pin {
+	bool on;	/* captured */
+	uint8_t level;	/* when not */
+	uint16_t byte;
+	uint8_t mask;
+};
+
+#define PIPE 2		/* the Pentium keeps at most two cycles open */
+
+struct cyc {
+	uint64_t rec;
+	uint8_t xfers, need;
+	bool ken_done, na_seen;
+};
+
+struct bach_busdec {
+	unsigned unit;
+	unsigned nrb;			/* bytes that carry record signals */
+	uint8_t rb[BACH_BUS_MAX_UNIT];	/* which */
+	uint64_t konst;			/* constant levels, as record bits */
+	struct pin clk, ads, brdy, na, ken, boff;
+	bool clock_mode, track;
+	bool clk_prev;
+	uint8_t prev[BACH_BUS_MAX_UNIT];	/* the last sample fed */
+	struct cyc q[PIPE];
+	unsigned qn;
+	struct bach_busdec_stats st;
+	uint64_t tbl[BACH_BUS_MAX_UNIT][256];
+};
+
+static struct pin pin_of(const struct bach_busmap *map, int sig)
+{
+	struct pin p = { .level = map->level[sig] };
+
+	if (map->chan[sig] >= 0) {
+		p.on = true;
+		p.byte = (uint16_t)(map->chan[sig] / 8);
+		p.mask = (uint8_t)(1u << (map->chan[sig] % 8));
+	}
+	return p;
+}
+
+static inline bool level(const uint8_t *s, struct pin p)
+{
+	return p.on ? (s[p.byte] & p.mask) != 0 : p.level;
+}
+
+struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
+				    unsigned unitsize, char *err,
+				    size_t errlen)
+{
+	struct bach_busdec *d;
+	bool used[BACH_BUS_MAX_UNIT] = { false };
+
+	if (unitsize < 1 || unitsize > BACH_BUS_MAX_UNIT) {
+		snprintf(err, errlen,
+			 "samples of %u bytes: the decoder takes 1 to %u",
+			 unitsize, BACH_BUS_MAX_UNIT);
+		return NULL;
+	}
+	for (int s = 0; s < BACH_NSIG; s++)
+		if (map->chan[s] >= (int)(unitsize * 8)) {
+			snprintf(err, errlen,
+				 "%s is channel %d, beyond the %u channels of "
+				 "a sample",
+				 bach_sig_name(s), map->chan[s], unitsize * 8);
+			return NULL;
+		}
+	if (map->chan[BACH_SIG_ADS] < 0) {
+		snprintf(err, errlen, "ads_n is not captured");
+		return NULL;
+	}
+	d = calloc(1, sizeof *d);
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	d->unit = unitsize;
+	for (int s = 0; s < BACH_NSIG; s++) {
+		int bit = rec_bit(s);
+
+		if (bit < 0)
+			continue;
+		if (map->chan[s] < 0) {
+			d->konst |= (uint64_t)(map->level[s] & 1) << bit;
+			continue;
+		}
+		unsigned byte = (unsigned)map->chan[s] / 8;
+		unsigned mask = 1u << (map->chan[s] % 8);
+
+		used[byte] = true;
+		for (unsigned v = 0; v < 256; v++)
+			if (v & mask)
+				d->tbl[byte][v] |= 1ull << bit;
+	}
+	for (unsigned b = 0; b < unitsize; b++)
+		if (used[b])
+			d->rb[d->nrb++] = (uint8_t)b;
+	d->clk = pin_of(map, BACH_SIG_CLK);
+	d->ads = pin_of(map, BACH_SIG_ADS);
+	d->brdy = pin_of(map, BACH_SIG_BRDY);
+	d->na = pin_of(map, BACH_SIG_NA);
+	d->ken = pin_of(map, BACH_SIG_KEN);
+	d->boff = pin_of(map, BACH_SIG_BOFF);
+	d->clock_mode = d->clk.on;
+	d->track = d->brdy.on;
+	d->clk_prev = true;	/* the first sample is never an edge */
+	return d;
+}
+
+void bach_busdec_free(struct bach_busdec *d)
+{
+	free(d);
+}
+
+static inline uint64_t rec_of(const struct bach_busdec *d, const uint8_t *s)
+{
+	uint64_t r = d->konst;
+
+	for (unsigned i = 0; i < d->nrb; i++)
+		r |= d->tbl[d->rb[i]][s[d->rb[i]]];
+	return r;
+}
+
+static inline void put_rec(uint8_t *o, uint64_t r)
+{
+	o[0] = (uint8_t)(r >> 40);
+	o[1] = (uint8_t)(r >> 32);
+	o[2] = (uint8_t)(r >> 24);
+	o[3] = (uint8_t)(r >> 16);
+	o[4] = (uint8_t)(r >> 8);
+	o[5] = (uint8_t)r;
+}
+
+/* KEN#, sampled now, settles the cycle's cacheability and length. */
+static void decide(struct bach_busdec *d, struct cyc *c, bool ken_n)
+{
+	uint8_t ctl = (uint8_t)c->rec;
+	bool mem = ctl & BACH_CTL_MIO, write = ctl & BACH_CTL_WR;
+	bool cache_req = !(ctl & BACH_CTL_CACHE);
+
+	c->ken_done = true;
+	if (mem && cache_req && !write && ken_n) {
+		c->rec |= BACH_CTL_CACHE;	/* the system said no */
+		d->st.ken_uncached++;
+		cache_req = false;
+	}
+	/* line fills and writebacks are bursts of four transfers */
+	c->need = mem && cache_req ? 4 : 1;
+}
+
+static void pop(struct bach_busdec *d, uint8_t *out)
+{
+	put_rec(out, d->q[0].rec);
+	d->st.records++;
+	d->q[0] = d->q[1];
+	d->qn--;
+}
+
+/* One bus clock, following cycles to their end. Returns records written. */
+static unsigned clock_track(struct bach_busdec *d, const uint8_t *s,
+			    uint8_t *out)
+{
+	bool ads = !level(s, d->ads), ken_n;
+	unsigned k = 0;
+
+	d->st.clocks++;
+	if (ads)
+		d->st.cycles++;
+	if (d->boff.on && !level(s, d->boff)) {
+		/* back off: everything open is restarted later */
+		d->st.aborted += d->qn + ads;
+		d->qn = 0;
+		return 0;
+	}
+	ken_n = level(s, d->ken);
+	if (d->qn && !level(s, d->na)) {
+		struct cyc *c = &d->q[d->qn - 1];
+
+		if (!c->na_seen) {
+			c->na_seen = true;
+			if (!c->ken_done)
+				decide(d, c, ken_n);
+		}
+	}
+	if (!level(s, d->brdy)) {
+		if (d->qn) {
+			struct cyc *c = &d->q[0];
+
+			if (!c->ken_done)
+				decide(d, c, ken_n);
+			if (++c->xfers >= c->need)
+				pop(d, out + BACH_REC_SIZE * k++);
+		} else {
+			d->st.stray_brdy++;
+		}
+	}
+	if (ads) {
+		if (d->qn == PIPE) {
+			d->st.overlapped++;
+			pop(d, out + BACH_REC_SIZE * k++);
+		}
+		d->q[d->qn++] = (struct cyc){ .rec = rec_of(d, s) };
+	}
+	return k;
+}
+
+size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
+			size_t n, size_t *used, uint8_t *out, size_t cap)
+{
+	const unsigned unit = d->unit;
+	const uint16_t ab = d->ads.byte;
+	const uint8_t am = d->ads.mask;
+	size_t i = 0, k = 0;
+
+	if (!d->clock_mode && !d->track) {
+		/* the fast path: state mode, one record per ADS# */
+		const uint8_t *s = samples;
+
+		for (; i < n && k < cap; i++, s += unit)
+			if (!(s[ab] & am)) {
+				put_rec(out + BACH_REC_SIZE * k++,
+					rec_of(d, s));
+			}
+		d->st.clocks += i;
+		d->st.cycles += k;
+		d->st.records += k;
+	} else if (!d->clock_mode) {
+		for (; i < n && k + 2 <= cap; i++)
+			k += clock_track(d, samples + i * unit,
+					 out + BACH_REC_SIZE * k);
+	} else {
+		const uint16_t cb = d->clk.byte;
+		const uint8_t cm = d->clk.mask;
+		bool prev = d->clk_prev;
+
+		for (; i < n && k + 2 <= cap; i++) {
+			const uint8_t *s = samples + i * unit;
+			bool c = (s[cb] & cm) != 0;
+
+			if (c && !prev) {
+				/* the pins as they stood at the edge */
+				const uint8_t *p = i ? s - unit : d->prev;
+
+				if (d->track) {
+					k += clock_track(
+						d, p, out + BACH_REC_SIZE * k);
+				} else {
+					d->st.clocks++;
+					if (!(p[ab] & am)) {
+						put_rec(out +
+								BACH_REC_SIZE *
+									k++,
+							rec_of(d, p));
+						d->st.cycles++;
+						d->st.records++;
+					}
+				}
+			}
+			prev = c;
+		}
+		d->clk_prev = prev;
+	}
+	if (i)
+		memcpy(d->prev, samples + (i - 1) * unit, unit);
+	d->st.samples += i;
+	*used = i;
+	return k;
+}
+
+size_t bach_busdec_finish(struct bach_busdec *d, uint8_t *out, size_t cap)
+{
+	size_t k = 0;
+
+	while (d->qn && k < cap) {
+		d->st.unfinished++;
+		pop(d, out + BACH_REC_SIZE * k++);
+	}
+	return k;
+}
+
+void bach_busdec_stats(const struct bach_busdec *d,
+		       struct bach_busdec_stats *st)
+{
+	*st = d->st;
+}

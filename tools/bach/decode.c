@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/* bach decode: a logic-analyzer capture of the bus pins to a trace. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach.h"
+#include "bach/la.h"
+
+#define MAX_OPTIONS 32
+
+static int to_writer(void *arg, const uint8_t *recs, size_t n)
+{
+	return bach_writer_write(arg, recs, n);
+}
+
+static void report(const char *in, const char *out,
+		   const struct bach_la_report *r)
+{
+	const struct bach_busdec_stats *s = &r->st;
+
+	fprintf(stderr, "bach decode: %s: %s, %u channels, %" PRIu64
+			" samples",
+		in, r->format, r->channels, s->samples);
+	if (r->samplerate)
+		fprintf(stderr, " at %" PRIu64 " Hz", r->samplerate);
+	fprintf(stderr, "\n%s", r->assumed);
+	fprintf(stderr,
+		"bach decode: %" PRIu64 " bus clocks, %" PRIu64
+		" cycles, %" PRIu64 " records to %s\n",
+		s->clocks, s->cycles, s->records, out);
+	if (s->aborted)
+		fprintf(stderr, "  %" PRIu64 " attempts aborted by BOFF# and "
+				"restarted (recorded once)\n",
+			s->aborted);
+	if (s->ken_uncached)
+		fprintf(stderr, "  %" PRIu64 " cacheable reads made "
+				"noncacheable by KEN#\n",
+			s->ken_uncached);
+	if (s->stray_brdy)
+		fprintf(stderr, "  warning: %" PRIu64 " BRDY# with no cycle "
+				"open\n",
+			s->stray_brdy);
+	if (s->overlapped)
+		fprintf(stderr, "  warning: %" PRIu64 " cycles began with two "
+				"already open (the oldest was closed early)\n",
+			s->overlapped);
+	if (s->unfinished)
+		fprintf(stderr, "  %" PRIu64 " cycles still open when the "
+				"capture ended (recorded as they stood)\n",
+			s->unfinished);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "map", required_argument, NULL, 'm' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "option", required_argument, NULL, 'O' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "list-formats", no_argument, NULL, 'L' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *options[MAX_OPTIONS];
+	struct bach_la_params p = { .options = options, .sink = to_writer };
+	struct bach_writer_opts wo = { 0 };
+	struct bach_la_report rep;
+	struct bach_writer *w;
+	const char *out = NULL;
+	bool quiet = false;
+	char err[2048];
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "m:f:O:o:q", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			p.map = optarg;
+			break;
+		case 'f':
+			p.format = optarg;
+			break;
+		case 'O':
+			if (p.noptions == MAX_OPTIONS)
+				return usage_error("more than %d --option",
+						   MAX_OPTIONS);
+			options[p.noptions++] = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'L': {
+			static char buf[8192];
+
+			bach_la_formats(buf, sizeof buf);
+			fputs(buf, stdout);
+			return EXIT_OK;
+		}
+		default:
+			return usage_error("bad option");
+		}
+	}
+	if (optind == argc)
+		return usage_error("which capture? (bach decode CAPTURE -o OUT)");
+	if (argc - optind > 1)
+		return usage_error("one capture at a time: unexpected '%s'",
+				   argv[optind + 1]);
+	if (!out)
+		return usage_error("-o OUT is required (a .byu, .byu.gz or -)");
+	wo.format = out_format_for(out);
+	if (bach_writer_open(&w, out, &wo)) {
+		errmsg("%s", bach_writer_strerror(w));
+		bach_writer_free(w);
+		return EXIT_USAGE;
+	}
+	p.arg = w;
+	rc = bach_la_decode_file(argv[optind], &p, &rep, err, sizeof err);
+	if (rc == BACH_LA_SINK)
+		errmsg("%s", bach_writer_strerror(w));
+	else if (rc)
+		errmsg("%s", err);
+	if (!rc && bach_writer_close(w)) {
+		errmsg("%s", bach_writer_strerror(w));
+		rc = BACH_LA_SINK;
+	}
+	/* a failed decode leaves no output behind */
+	bach_writer_free(w);
+	if (rc)
+		return EXIT_USAGE;
+	if (!quiet)
+		report(argv[optind], out, &rep);
+	return EXIT_OK;
+}
+
+const struct bach_cmd cmd_decode = {
+	.name = "decode",
+	.run = run,
+	.summary = "decode a logic-analyzer capture of the bus into a trace",
+	.help = "usage: bach decode [--map FILE] [--format NAME] [--option KEY=VALUE]...\n"
+		"                   CAPTURE -o OUT\n"
+		"       bach decode --list-formats\n"
+		"\n"
+		"Reads a logic-analyzer capture of the Pentium bus pins through libsigrok\n"
+		"(a .sr session, VCD, CSV, raw binary, ...) and writes one record per bus\n"
+		"cycle (docs/decoding.md). Channels named as in the design (clk ads_n\n"
+		"a3..a31 be0_n..be7_n mio dc wr cache_n, and brdy_n na_n ken_n boff_n) are\n"
+		"found by name; a map file renames others. Signals not captured take\n"
+		"constant levels; the summary on stderr says which, and which bus rules\n"
+		"(KEN#, BOFF#, NA#) the decoder could follow.\n"
+		"\n"
+		"  -m, --map FILE       'signal = channel' or 'signal = low|high' lines,\n"
+		"                       '#' comments\n"
+		"  -f, --format NAME    the input format (default: from the extension:\n"
+		"                       .sr, .vcd, .csv, ...); --list-formats lists them\n"
+		"  -O, --option K=V     an option of the input format, for example\n"
+		"                       numchannels=48 and samplerate=100000000 for binary\n"
+		"  -o, --output OUT     the trace: .byu, .byu.gz (blocked gzip) or -\n"
+		"  -q, --quiet          no summary\n"
+		"\n"
+		"A capture that cannot be read whole leaves no output and exits 2.\n"
+		"\n"
+		"examples:\n"
+		"  bach decode bus.vcd -o bus.byu.gz\n"
+		"  bach decode --map kc85.map kc85.sr -o kc85.byu\n"
+		"  bach decode --format binary --option numchannels=48 \\\n"
+		"      --option samplerate=66000000 --map pins.map dump.bin -o t.byu\n",
+};
