@@ -173,6 +173,8 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 		e->channel = NULL;
 		if (!strcasecmp(rhs, "low") || !strcasecmp(rhs, "high")) {
 			e->level = !strcasecmp(rhs, "high");
+		} else if (!strcasecmp(rhs, "none")) {
+			e->level = BACH_MAP_NONE;
 		} else {
 			e->level = -1;
 			e->channel = strdup(rhs);
@@ -218,10 +220,13 @@ int bach_busmap_resolve(struct bach_busmap *map,
 		map->level[s] = default_level(s);
 		map->mapped[s] = false;
 	}
+	map->ads_edge = false;
 	for (size_t i = 0; spec && i < spec->n; i++) {
 		const struct bach_mapentry *e = &spec->e[i];
 
 		map->mapped[e->sig] = true;
+		if (e->level == BACH_MAP_NONE)
+			continue;
 		if (e->level >= 0) {
 			map->level[e->sig] = (uint8_t)e->level;
 			continue;
@@ -303,13 +308,19 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 		PUT("clock mode: pins taken at each rising edge of clk\n");
 	else
 		PUT("state mode: each sample is one bus clock\n");
+	if (map->ads_edge)
+		PUT("a cycle opens where ads_n falls (one record per strobe)\n");
 	PUT("not captured, taken as constant levels:");
+	size_t before = off;
+
 	off = describe_missing(map, BACH_SIG_A3, BACH_SIG_BE0, buf, len, off);
 	off = describe_missing(map, BACH_SIG_BE0, BACH_SIG_MIO, buf, len, off);
 	off = describe_missing(map, BACH_SIG_MIO, BACH_SIG_CACHE + 1, buf, len,
 			       off);
 	if (map->chan[BACH_SIG_KEN] < 0)
 		PUT(" ken_n=%u", map->level[BACH_SIG_KEN]);
+	if (off == before)
+		PUT(" none");
 	PUT("\n");
 	if (!brdy) {
 		PUT("brdy_n not captured: every ADS# is one record; KEN#, NA# "
@@ -357,7 +368,8 @@ struct bach_busdec {
 	uint8_t rb[BACH_BUS_MAX_UNIT];	/* which */
 	uint64_t konst;			/* constant levels, as record bits */
 	struct pin clk, ads, brdy, na, ken, boff;
-	bool clock_mode, track;
+	bool clock_mode, track, edge;
+	bool ads_prev;			/* edge: ADS# was low last clock */
 	bool clk_prev;
 	uint8_t prev[BACH_BUS_MAX_UNIT];	/* the last sample fed */
 	struct cyc q[PIPE];
@@ -442,6 +454,7 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 	d->boff = pin_of(map, BACH_SIG_BOFF);
 	d->clock_mode = d->clk.on;
 	d->track = d->brdy.on;
+	d->edge = map->ads_edge;
 	d->clk_prev = true;	/* the first sample is never an edge */
 	return d;
 }
@@ -502,6 +515,13 @@ static unsigned clock_track(struct bach_busdec *d, const uint8_t *s,
 	bool ads = !level(s, d->ads), ken_n;
 	unsigned k = 0;
 
+	if (d->edge) {
+		bool low = ads;
+
+		ads = low && !d->ads_prev;
+		d->ads_prev = low;
+	}
+
 	d->st.clocks++;
 	if (ads)
 		d->st.cycles++;
@@ -551,7 +571,7 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 	const uint8_t am = d->ads.mask;
 	size_t i = 0, k = 0;
 
-	if (!d->clock_mode && !d->track) {
+	if (!d->clock_mode && !d->track && !d->edge) {
 		/* the fast path: state mode, one record per ADS# */
 		const uint8_t *s = samples;
 
@@ -560,6 +580,24 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 				put_rec(out + BACH_REC_SIZE * k++,
 					rec_of(d, s));
 			}
+		d->st.clocks += i;
+		d->st.cycles += k;
+		d->st.records += k;
+	} else if (!d->clock_mode && !d->track) {
+		/* state mode, a record where ADS# falls */
+		const uint8_t *s = samples;
+		bool prev = d->ads_prev;
+
+		for (; i < n && k < cap; i++, s += unit) {
+			bool low = !(s[ab] & am);
+
+			if (low && !prev) {
+				put_rec(out + BACH_REC_SIZE * k++,
+					rec_of(d, s));
+			}
+			prev = low;
+		}
+		d->ads_prev = prev;
 		d->st.clocks += i;
 		d->st.cycles += k;
 		d->st.records += k;
@@ -580,7 +618,7 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 				/* the pins as they stood at the edge */
 				const uint8_t *p = i ? s - unit : d->prev;
 
-				if (d->track) {
+				if (d->track || d->edge) {
 					k += clock_track(
 						d, p, out + BACH_REC_SIZE * k);
 				} else {

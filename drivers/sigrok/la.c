@@ -125,6 +125,13 @@ int la_feed_channels(struct la_feed *f, const struct sr_dev_inst *sdi)
 			n = (unsigned)ch->index + 1;
 	}
 	f->channels = n;
+	if (!n) {
+		la_fail(f, BACH_LA_BAD_INPUT,
+			"%s: no logic channels (if this is not %s data, say "
+			"the format with --format)",
+			f->what, f->format ? f->format : "logic");
+		return -1;
+	}
 	if (bach_busmap_resolve(&f->map, &f->spec, names, n, f->err,
 				sizeof f->err)) {
 		char msg[sizeof f->err];
@@ -135,6 +142,7 @@ int la_feed_channels(struct la_feed *f, const struct sr_dev_inst *sdi)
 		la_fail(f, BACH_LA_BAD_INPUT, "%s: %s", f->what, msg);
 		return -1;
 	}
+	f->map.ads_edge = f->ads_edge;
 	f->resolved = true;
 	return 0;
 }
@@ -238,11 +246,16 @@ static bool has_ext(const char *path, const char *ext)
 	       !strcasecmp(path + lp - le, ext);
 }
 
-/* The input module whose extensions include the file's. */
+/*
+ * The input module whose extensions include the file's. A .bin of a logic
+ * analyzer is raw logic data, whatever raw_analog claims.
+ */
 static const struct sr_input_module *module_for(const char *path)
 {
 	const struct sr_input_module **mods = sr_input_list();
 
+	if (has_ext(path, "bin"))
+		return sr_input_find((char *)"binary");
 	for (size_t i = 0; mods && mods[i]; i++) {
 		const char *const *ext = sr_input_extensions_get(mods[i]);
 
@@ -376,8 +389,10 @@ static int run_session_file(struct sr_context *ctx, const char *path,
 	rc = sr_session_load(ctx, path, &sess);
 	if (rc != SR_OK) {
 		la_fail(f, BACH_LA_BAD_INPUT,
-			"%s: not a readable libsigrok session (.sr) file: %s",
-			path, la_log_said() ? la_log_said() : sr_strerror(rc));
+			"%s: not a readable libsigrok session (.sr): %s", path,
+			la_log_said() ? la_log_said() :
+					"no zip archive with a 'metadata' "
+					"member here, or a damaged one");
 		return -1;
 	}
 	if (sr_session_dev_list(sess, &devs) != SR_OK || !devs) {
@@ -517,6 +532,7 @@ int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 		la_feed_free(&f);
 		return BACH_LA_BAD_INPUT;
 	}
+	f.ads_edge = p->ads_edge;
 	la_log_begin();
 	rc = sr_init(&ctx);
 	if (rc != SR_OK) {
@@ -556,6 +572,7 @@ int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 	}
 	snprintf(rep->format, sizeof rep->format, "%s",
 		 session ? "srzip" : sr_input_id_get(imod));
+	f.format = rep->format;
 	if (session)
 		run_session_file(ctx, path, &f);
 	else

@@ -18,10 +18,12 @@
 
 struct la_feed {
 	const char *what;	/* the file or device, for messages */
+	const char *format;	/* the input module's id, for messages */
 	bach_la_sink_fn sink;
 	void *arg;
 	struct bach_mapspec spec;
 	struct bach_busmap map;
+	bool ads_edge;
 	bool resolved, ended;
 	unsigned channels, unitsize;
 	uint64_t samplerate;

@@ -55,9 +55,12 @@ const char *bach_sig_name(int sig);
 int bach_sig_find(const char *name);
 
 /* A channel map as written in a map file, before it meets a capture. */
+#define BACH_MAP_NONE (-2)
+
 struct bach_mapentry {
 	int sig;
-	int level;	/* -1: a channel; 0 or 1: a constant level */
+	int level;	/* -1: a channel; 0 or 1: a constant level;
+			   BACH_MAP_NONE: not captured */
 	char *channel;	/* the capture's channel name */
 	unsigned line;	/* where the map file said so (0: not from a file) */
 };
@@ -69,8 +72,9 @@ struct bach_mapspec {
 };
 
 /*
- * Read a map file: `signal = channel` or `signal = low|high` lines, `#`
- * comments, blank lines. Returns 0, or -1 with a message naming the file
+ * Read a map file: `signal = channel`, `signal = low|high` (a constant
+ * level) or `signal = none` (not captured, even where a channel has the
+ * signal's name) lines, `#` comments, blank lines. Returns 0, or -1 with a message naming the file
  * and line in err.
  */
 int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
@@ -82,6 +86,13 @@ struct bach_busmap {
 	int chan[BACH_NSIG];	/* channel index, or -1: not captured */
 	uint8_t level[BACH_NSIG]; /* the constant level when not captured */
 	bool mapped[BACH_NSIG];	/* the map file named it */
+	/*
+	 * A cycle opens where ADS# falls rather than on every clock it is
+	 * low: the same on a Pentium bus, whose ADS# lasts one clock, and
+	 * one record per strobe on buses whose strobe lasts longer. Set
+	 * it after bach_busmap_resolve().
+	 */
+	bool ads_edge;
 };
 
 /*

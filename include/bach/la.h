@@ -9,6 +9,7 @@
 #ifndef BACH_LA_H
 #define BACH_LA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,7 @@ typedef int (*bach_la_sink_fn)(void *arg, const uint8_t *recs, size_t n);
 
 struct bach_la_params {
 	const char *map;		/* map file, or NULL: default names */
+	bool ads_edge;			/* struct bach_busmap's ads_edge */
 	const char *format;		/* input module id; NULL: by extension */
 	const char *const *options;	/* "key=value" for the input module */
 	size_t noptions;

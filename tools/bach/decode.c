@@ -62,6 +62,7 @@ static int run(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "list-formats", no_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "edge", no_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *options[MAX_OPTIONS];
@@ -93,6 +94,9 @@ static int run(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'e':
+			p.ads_edge = true;
 			break;
 		case 'L': {
 			static char buf[8192];
@@ -142,7 +146,7 @@ const struct bach_cmd cmd_decode = {
 	.run = run,
 	.summary = "decode a logic-analyzer capture of the bus into a trace",
 	.help = "usage: bach decode [--map FILE] [--format NAME] [--option KEY=VALUE]...\n"
-		"                   CAPTURE -o OUT\n"
+		"                   [--edge] CAPTURE -o OUT\n"
 		"       bach decode --list-formats\n"
 		"\n"
 		"Reads a logic-analyzer capture of the Pentium bus pins through libsigrok\n"
@@ -153,8 +157,11 @@ const struct bach_cmd cmd_decode = {
 		"constant levels; the summary on stderr says which, and which bus rules\n"
 		"(KEN#, BOFF#, NA#) the decoder could follow.\n"
 		"\n"
-		"  -m, --map FILE       'signal = channel' or 'signal = low|high' lines,\n"
-		"                       '#' comments\n"
+		"  -m, --map FILE       'signal = channel', 'signal = low|high' (a constant\n"
+		"                       level) or 'signal = none' (not captured) lines,\n"
+		"                       '#' comments; 'clk = none' forces state mode\n"
+		"  -e, --edge           a cycle opens where ads_n falls, not on every clock\n"
+		"                       it is low (for strobes longer than one clock)\n"
 		"  -f, --format NAME    the input format (default: from the extension:\n"
 		"                       .sr, .vcd, .csv, ...); --list-formats lists them\n"
 		"  -O, --option K=V     an option of the input format, for example\n"

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* bach gen: the synthetic Pentium workload, as a trace file. */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bach.h"
+#include "bach/busdecode.h"
+#include "bach/busmodel.h"
 #include "bach/gen.h"
 #include "bach/record.h"
 
@@ -19,14 +22,174 @@ enum bach_out_format out_format_for(const char *path)
 							   BACH_OUT_BYU;
 }
 
+/* ---- --pins: the workload as a logic analyzer would capture it ---------- */
+
+struct pins {
+	const char *format;	/* bin, vcd, csv */
+	unsigned oversample;	/* 0: state mode; else samples per clock */
+	bool basic;		/* no brdy_n na_n ken_n boff_n lock_n */
+	struct bach_busmodel_opts bus;
+};
+
+static int parse_bus(const char *spec, struct bach_busmodel_opts *o)
+{
+	char *copy = strdup(spec), *save = NULL, *tok;
+	int rc = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		uint64_t v;
+
+		if (!eq || !parse_u64(eq + 1, &v) || v > 100000) {
+			rc = -1;
+			break;
+		}
+		*eq = '\0';
+		if (!strcmp(tok, "wait"))
+			o->max_wait = (unsigned)v;
+		else if (!strcmp(tok, "pipeline") && v <= 100)
+			o->pipeline_pct = (unsigned)v;
+		else if (!strcmp(tok, "boff"))
+			o->boff_every = (unsigned)v;
+		else if (!strcmp(tok, "ken") && v <= 100)
+			o->ken_pct = (unsigned)v;
+		else
+			rc = -1;
+	}
+	free(copy);
+	return rc;
+}
+
+/* The channels written, in order: signals of enum bach_sig. */
+static unsigned pin_channels(const struct pins *p, int *sig)
+{
+	unsigned n = 0;
+
+	for (int s = 0; s < BACH_SIG_HLDA; s++) {
+		if (s == BACH_SIG_CLK && !p->oversample)
+			continue;
+		if (p->basic && s >= BACH_SIG_BRDY)
+			continue;
+		sig[n++] = s;
+	}
+	return n;
+}
+
+static int write_pins(const char *out, uint64_t records, uint64_t seed,
+		      const struct pins *p)
+{
+	int sig[BACH_NSIG];
+	unsigned nch = pin_channels(p, sig), unit = (nch + 7) / 8;
+	unsigned per = p->oversample ? p->oversample : 1;
+	struct bach_busmodel_opts bo = p->bus;
+	struct bach_gen g;
+	uint8_t *recs;
+	uint64_t *clk = NULL, last = 0;
+	size_t nclk;
+	FILE *f;
+	int rc = EXIT_OK;
+
+	if (records > (1u << 24)) {
+		errmsg("--pins: at most %u records", 1u << 24);
+		return EXIT_USAGE;
+	}
+	recs = malloc((size_t)(records ? records : 1) * BACH_REC_SIZE);
+	if (!recs) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	bach_gen_init(&g, seed);
+	bach_gen_fill(&g, recs, (size_t)records);
+	bo.seed = seed;
+	nclk = bach_busmodel_run(recs, (size_t)records, &bo, &clk);
+	free(recs);
+	if (!nclk) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	f = strcmp(out, "-") ? fopen(out, "w") : stdout;
+	if (!f) {
+		errmsg("%s: %m", out);
+		free(clk);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(p->format, "vcd")) {
+		fprintf(f, "$date bach gen --records %llu --seed %llu $end\n"
+			   "$timescale 1 ns $end\n$scope module bus $end\n",
+			(unsigned long long)records, (unsigned long long)seed);
+		for (unsigned c = 0; c < nch; c++)
+			fprintf(f, "$var wire 1 %c %s $end\n", '!' + c,
+				bach_sig_name(sig[c]));
+		fputs("$upscope $end\n$enddefinitions $end\n", f);
+	} else if (!strcmp(p->format, "csv")) {
+		for (unsigned c = 0; c < nch; c++)
+			fprintf(f, "%s%s", c ? "," : "", bach_sig_name(sig[c]));
+		fputc('\n', f);
+	}
+	for (size_t c = 0, t = 0; c < nclk; c++) {
+		for (unsigned k = 0; k < per; k++, t++) {
+			/* pins change at the rising edge (mid-clock) */
+			bool high = p->oversample && k >= per / 2;
+			uint64_t w = high && c + 1 < nclk ? clk[c + 1] : clk[c];
+			uint64_t v = 0;	/* bit i = channel i */
+			uint8_t b[8];
+
+			w = (w & ~1ull) | (high ? 1u : 0u);
+			for (unsigned i = 0; i < nch; i++)
+				v |= (w >> sig[i] & 1) << i;
+			if (!strcmp(p->format, "bin")) {
+				for (unsigned i = 0; i < unit; i++)
+					b[i] = (uint8_t)(v >> (8 * i));
+				fwrite(b, 1, unit, f);
+			} else if (!strcmp(p->format, "csv")) {
+				char line[2 * BACH_NSIG + 2];
+
+				for (unsigned i = 0; i < nch; i++) {
+					line[2 * i] = (char)('0' + (v >> i & 1));
+					line[2 * i + 1] = ',';
+				}
+				line[2 * nch - 1] = '\n';
+				fwrite(line, 1, 2 * nch, f);
+			} else if (t == 0 || v != last) {
+				fprintf(f, "#%zu\n", t);
+				for (unsigned i = 0; i < nch; i++)
+					if (t == 0 || ((v ^ last) >> i & 1))
+						fprintf(f, "%c%c\n",
+							(int)('0' + (v >> i & 1)),
+							'!' + i);
+			}
+			last = v;
+		}
+	}
+	if (!strcmp(p->format, "vcd"))
+		fprintf(f, "#%zu\n", nclk * per);
+	if (fflush(f) || ferror(f)) {
+		errmsg("%s: write error", out);
+		rc = EXIT_USAGE;
+	}
+	if (f != stdout)
+		fclose(f);
+	free(clk);
+	return rc;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "records", required_argument, NULL, 'n' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "pins", required_argument, NULL, 'P' },
+		{ "oversample", required_argument, NULL, 'V' },
+		{ "bus", required_argument, NULL, 'B' },
+		{ "basic", no_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct pins pins = { 0 };
+	uint64_t v;
 	struct bach_writer_opts wo = { 0 };
 	uint64_t records = 0, seed = 1;
 	bool have_n = false;
@@ -52,6 +215,33 @@ static int run(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case 'P':
+			if (strcmp(optarg, "bin") && strcmp(optarg, "vcd") &&
+			    strcmp(optarg, "csv"))
+				return usage_error("--pins: bin, vcd or csv, "
+						   "not '%s'",
+						   optarg);
+			pins.format = optarg;
+			break;
+		case 'V':
+			if (!parse_u64(optarg, &v) || v == 1 || v % 2 ||
+			    v > 64)
+				return usage_error("--oversample: an even "
+						   "number of samples per "
+						   "clock (2..64), not '%s'",
+						   optarg);
+			pins.oversample = (unsigned)v;
+			break;
+		case 'B':
+			if (parse_bus(optarg, &pins.bus))
+				return usage_error("--bus: expected "
+						   "wait=N,pipeline=PCT,boff=N,"
+						   "ken=PCT, not '%s'",
+						   optarg);
+			break;
+		case 'b':
+			pins.basic = true;
+			break;
 		default:
 			return usage_error("bad option");
 		}
@@ -60,6 +250,8 @@ static int run(int argc, char **argv)
 		return usage_error("--records N is required");
 	if (optind != argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (pins.format)
+		return write_pins(out, records, seed, &pins);
 	wo.format = out_format_for(out);
 	err = bach_writer_open(&w, out, &wo);
 	if (err) {
@@ -95,6 +287,8 @@ const struct bach_cmd cmd_gen = {
 	.run = run,
 	.summary = "write a synthetic Pentium workload",
 	.help = "usage: bach gen --records N [--seed S] [-o FILE]\n"
+		"       bach gen --records N [--seed S] --pins bin|vcd|csv [--oversample K]\n"
+		"                [--bus SPEC] [--basic] -o FILE\n"
 		"\n"
 		"A deterministic synthetic workload: sequential code runs with loops\n"
 		"and branches, stack pushes and pops, strided arrays, random heap\n"
@@ -107,5 +301,24 @@ const struct bach_cmd cmd_gen = {
 		"  -o, --output F    output file (default - for standard output);\n"
 		"                    a name ending in .gz is written as blocked gzip\n"
 		"\n"
-		"example: bach gen --records 1000000 --seed 7 -o work.byu.gz\n",
+		"The same workload as a logic analyzer would capture it on a Pentium bus\n"
+		"(to try bach decode and a channel map; bach decode gives the records\n"
+		"back exactly):\n"
+		"  --pins bin|vcd|csv  write pin samples instead of records: channels\n"
+		"                    named as in the design (bin: channel i = bit i, in\n"
+		"                    the order ads_n a3..a31 be0_n..be7_n mio dc wr\n"
+		"                    cache_n brdy_n na_n ken_n boff_n lock_n, clk first\n"
+		"                    when oversampled)\n"
+		"  --oversample K    K samples per bus clock with a clk channel (clock\n"
+		"                    mode); default one sample per clock (state mode)\n"
+		"  --bus wait=N,pipeline=PCT,boff=N,ken=PCT\n"
+		"                    timing: up to N wait states, PCT%% of cycles\n"
+		"                    pipelined with NA#, every Nth cycle backed off with\n"
+		"                    BOFF#, PCT%% of noncacheable reads refused by KEN#\n"
+		"  --basic           only ads_n, address, BE#, mio dc wr cache_n (no\n"
+		"                    brdy_n na_n ken_n boff_n lock_n)\n"
+		"\n"
+		"examples: bach gen --records 1000000 --seed 7 -o work.byu.gz\n"
+		"          bach gen --records 1000 --pins vcd --oversample 4 \\\n"
+		"              --bus wait=2,pipeline=30,boff=50,ken=20 -o bus.vcd\n",
 };
