@@ -62,8 +62,8 @@ BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $
 	      $(SAN_FLAGS)
 LIBS = -lz -ldeflate -pthread
 # pkg-config runs when a command needs these (after scripts/deps.sh)
-EXT_CFLAGS = $(shell pkg-config --cflags libusb-1.0 libsigrok)
-EXT_LIBS = $(shell pkg-config --libs libusb-1.0 libsigrok)
+EXT_CFLAGS = $(shell pkg-config --cflags libusb-1.0 libsigrok libzip)
+EXT_LIBS = $(shell pkg-config --libs libusb-1.0 libsigrok libzip)
 DAEMON_LIBS = -luring -linih -lsystemd $(EXT_LIBS)
 ALL_CFLAGS = $(CFLAGS) $(BACH_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)

@@ -122,8 +122,13 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 				 lineno);
 			goto fail;
 		}
-		if ((hash = strchr(line, '#')))
-			*hash = '\0';
+		/* '#' starts a comment at a line's start or after a blank;
+		 * inside a name (ADS#) it is part of the name */
+		for (hash = line; (hash = strchr(hash, '#')); hash++)
+			if (hash == line || isspace((unsigned char)hash[-1])) {
+				*hash = '\0';
+				break;
+			}
 		lhs = trim(line);
 		if (!*lhs)
 			continue;

@@ -12,13 +12,14 @@ set -eu
 # the capture board: libusb (drivers/usb), umockdev (an emulated board for
 # its tests), iverilog and verilator (make fpga-sim, make fpga-lint), yosys,
 # nextpnr and icestorm (make fpga-synth).
-# the logic-analyzer path: libsigrok (drivers/sigrok, bach decode) and
-# sigrok-cli (reference figures in make bench).
+# the logic-analyzer path: libsigrok (drivers/sigrok, bach decode), libzip
+# (checks a .sr session's members, which libsigrok reads unchecked) and
+# sigrok-cli (tests and reference figures in make bench).
 PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm
-libsigrok-dev sigrok-cli"
+libsigrok-dev libzip-dev sigrok-cli"
 
 missing=""
 for p in $PKGS; do

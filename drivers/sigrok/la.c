@@ -24,6 +24,7 @@
 
 #include <glib.h>
 #include <libsigrok/libsigrok.h>
+#include <zip.h>
 
 #include "bach/la.h"
 #include "bach/record.h"
@@ -379,6 +380,50 @@ static int check_text_whole(const char *path, int fd, char *err,
 	return 0;
 }
 
+/*
+ * libsigrok reads a session's members without checking their CRCs, so a
+ * damaged member would decode as garbage: read each whole through libzip
+ * first, which does check them.
+ */
+static int check_srzip(const char *path, struct la_feed *f)
+{
+	static char buf[1 << 20];
+	zip_t *z;
+	int zerr;
+
+	z = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+	if (!z) {
+		zip_error_t e;
+
+		zip_error_init_with_code(&e, zerr);
+		la_fail(f, BACH_LA_BAD_INPUT,
+			"%s: not a readable libsigrok session (.sr): %s", path,
+			zip_error_strerror(&e));
+		zip_error_fini(&e);
+		return -1;
+	}
+	for (zip_int64_t i = 0, n = zip_get_num_entries(z, 0); i < n; i++) {
+		zip_file_t *m = zip_fopen_index(z, (zip_uint64_t)i, 0);
+		zip_int64_t got = 0;
+
+		while (m && (got = zip_fread(m, buf, sizeof buf)) > 0)
+			;
+		if (!m || got < 0) {
+			la_fail(f, BACH_LA_BAD_INPUT,
+				"%s: damaged: member %s: %s", path,
+				zip_get_name(z, (zip_uint64_t)i, 0),
+				m ? zip_file_strerror(m) : zip_strerror(z));
+			if (m)
+				zip_fclose(m);
+			zip_discard(z);
+			return -1;
+		}
+		zip_fclose(m);
+	}
+	zip_discard(z);
+	return 0;
+}
+
 static int run_session_file(struct sr_context *ctx, const char *path,
 			    struct la_feed *f)
 {
@@ -386,6 +431,8 @@ static int run_session_file(struct sr_context *ctx, const char *path,
 	GSList *devs = NULL;
 	int rc;
 
+	if (check_srzip(path, f))
+		return -1;
 	rc = sr_session_load(ctx, path, &sess);
 	if (rc != SR_OK) {
 		la_fail(f, BACH_LA_BAD_INPUT,

@@ -74,7 +74,8 @@ struct bach_mapspec {
 /*
  * Read a map file: `signal = channel`, `signal = low|high` (a constant
  * level) or `signal = none` (not captured, even where a channel has the
- * signal's name) lines, `#` comments, blank lines. Returns 0, or -1 with a message naming the file
+ * signal's name) lines, blank lines and `#` comments (a `#` at the start
+ * of a line or after a blank; inside a name, as in ADS#, it is the name's). Returns 0, or -1 with a message naming the file
  * and line in err.
  */
 int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
