@@ -6,7 +6,8 @@
 #                      build and run it again with SANITIZE=address,undefined
 #   make check-fast    the suite once, without the sanitizer pass
 #   make demo          build, generate a trace, show what it holds
-#   make bench         performance figures (ratios measured in one run)
+#   make bench         performance figures (ratios measured in one run):
+#                      bench/run.sh (trace files), bench/decode.sh (decoder)
 #   make fuzz          longer libFuzzer runs of every parser (FUZZ_SECONDS each)
 #   make install       install the programs, the systemd unit, sysusers,
 #                      tmpfiles and udev files and the example configuration
@@ -157,7 +158,8 @@ fuzz: $(PROGRAMS)
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh long
 
 bench: $(PROGRAMS) $(BENCH_BIN)
-	$(Q)BUILD=$(BUILD) bench/run.sh
+	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; exit $$rc
 
 demo: $(PROGRAMS)
 	$(Q)BUILD=$(BUILD) scripts/demo.sh

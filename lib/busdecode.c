@@ -360,6 +360,7 @@ struct pin {
 };
 
 #define PIPE 2		/* the Pentium keeps at most two cycles open */
+#define NEED_UNKNOWN 0xff	/* transfers, until KEN# has been sampled */
 
 struct cyc {
 	uint64_t rec;
@@ -373,6 +374,14 @@ struct bach_busdec {
 	uint8_t rb[BACH_BUS_MAX_UNIT];	/* which */
 	uint64_t konst;			/* constant levels, as record bits */
 	struct pin clk, ads, brdy, na, ken, boff;
+	/*
+	 * The strobes of a clock as S_* bits (the pin levels), gathered like
+	 * the record: per sample byte that carries one, a table of its bits.
+	 */
+	unsigned nsb;
+	uint16_t sb_byte[5];
+	uint8_t sb_konst;		/* levels of the strobes not captured */
+	uint8_t sb_tbl[5][256];
 	bool clock_mode, track, edge;
 	bool ads_prev;			/* edge: ADS# was low last clock */
 	bool clk_prev;
@@ -457,10 +466,30 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 	d->na = pin_of(map, BACH_SIG_NA);
 	d->ken = pin_of(map, BACH_SIG_KEN);
 	d->boff = pin_of(map, BACH_SIG_BOFF);
+	const struct pin *strobe[] = { &d->ads, &d->brdy, &d->na, &d->boff,
+				       &d->ken };
+
+	for (unsigned i = 0; i < 5; i++) {
+		unsigned j;
+
+		if (!strobe[i]->on) {
+			d->sb_konst |= (uint8_t)(strobe[i]->level << i);
+			continue;
+		}
+		for (j = 0; j < d->nsb; j++)
+			if (d->sb_byte[j] == strobe[i]->byte)
+				break;
+		if (j == d->nsb)
+			d->sb_byte[d->nsb++] = strobe[i]->byte;
+		for (unsigned v = 0; v < 256; v++)
+			if (v & strobe[i]->mask)
+				d->sb_tbl[j][v] |= (uint8_t)(1u << i);
+	}
 	d->clock_mode = d->clk.on;
 	d->track = d->brdy.on;
 	d->edge = map->ads_edge;
 	d->clk_prev = true;	/* the first sample is never an edge */
+	d->q[0] = d->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
 	return d;
 }
 
@@ -472,9 +501,22 @@ void bach_busdec_free(struct bach_busdec *d)
 static inline uint64_t rec_of(const struct bach_busdec *d, const uint8_t *s)
 {
 	uint64_t r = d->konst;
+	const uint8_t *rb = d->rb;
 
-	for (unsigned i = 0; i < d->nrb; i++)
-		r |= d->tbl[d->rb[i]][s[d->rb[i]]];
+	switch (d->nrb) {	/* unrolled for up to 8 bytes */
+	case 8: r |= d->tbl[rb[7]][s[rb[7]]]; /* fall through */
+	case 7: r |= d->tbl[rb[6]][s[rb[6]]]; /* fall through */
+	case 6: r |= d->tbl[rb[5]][s[rb[5]]]; /* fall through */
+	case 5: r |= d->tbl[rb[4]][s[rb[4]]]; /* fall through */
+	case 4: r |= d->tbl[rb[3]][s[rb[3]]]; /* fall through */
+	case 3: r |= d->tbl[rb[2]][s[rb[2]]]; /* fall through */
+	case 2: r |= d->tbl[rb[1]][s[rb[1]]]; /* fall through */
+	case 1: r |= d->tbl[rb[0]][s[rb[0]]]; /* fall through */
+	case 0: break;
+	default:
+		for (unsigned i = 0; i < d->nrb; i++)
+			r |= d->tbl[rb[i]][s[rb[i]]];
+	}
 	return r;
 }
 
@@ -510,60 +552,89 @@ static void pop(struct bach_busdec *d, uint8_t *out)
 	put_rec(out, d->q[0].rec);
 	d->st.records++;
 	d->q[0] = d->q[1];
+	d->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
 	d->qn--;
 }
 
-/* One bus clock, following cycles to their end. Returns records written. */
-static unsigned clock_track(struct bach_busdec *d, const uint8_t *s,
-			    uint8_t *out)
-{
-	bool ads = !level(s, d->ads), ken_n;
-	unsigned k = 0;
+/* The strobes' levels: bit i of the order in bach_busdec_new(). */
+#define S_ADS 0x01
+#define S_BRDY 0x02
+#define S_NA 0x04
+#define S_BOFF 0x08
+#define S_KEN 0x10
+#define S_IDLE (S_ADS | S_BRDY | S_NA | S_BOFF)
 
-	if (d->edge) {
+static inline unsigned strobes(const struct bach_busdec *d, const uint8_t *s)
+{
+	/* rows past nsb are all zero: two lookups cover the usual case */
+	unsigned c = d->sb_konst | d->sb_tbl[0][s[d->sb_byte[0]]] |
+		     d->sb_tbl[1][s[d->sb_byte[1]]];
+
+	for (unsigned j = 2; j < d->nsb; j++)
+		c |= d->sb_tbl[j][s[d->sb_byte[j]]];
+	return c;
+}
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * One bus clock, following cycles to their end (and, in edge mode, ADS#
+ * to its fall). Returns records written. Clocks are counted by the caller.
+ */
+static inline __attribute__((always_inline)) unsigned
+clock_track(struct bach_busdec *d, const uint8_t *s, uint8_t *out)
+{
+	unsigned c = strobes(d, s), k = 0, brdy;
+	struct cyc *h = &d->q[0];
+	bool ads = !(c & S_ADS);
+
+	/*
+	 * Branches here cost more than work: a wait state, a transfer and an
+	 * idle clock take the same path, and what branches there are fire
+	 * about once per cycle (its ADS#, its first BRDY#, its end).
+	 */
+	if (unlikely(d->edge)) {
 		bool low = ads;
 
 		ads = low && !d->ads_prev;
 		d->ads_prev = low;
 	}
-
-	d->st.clocks++;
-	if (ads)
-		d->st.cycles++;
-	if (d->boff.on && !level(s, d->boff)) {
-		/* back off: everything open is restarted later */
-		d->st.aborted += d->qn + ads;
-		d->qn = 0;
-		return 0;
-	}
-	ken_n = level(s, d->ken);
-	if (d->qn && !level(s, d->na)) {
-		struct cyc *c = &d->q[d->qn - 1];
-
-		if (!c->na_seen) {
-			c->na_seen = true;
-			if (!c->ken_done)
-				decide(d, c, ken_n);
+	d->st.cycles += ads;
+	if (unlikely((c & (S_BOFF | S_NA)) != (S_BOFF | S_NA))) {
+		if (!(c & S_BOFF)) {
+			/* back off: everything open is restarted later */
+			d->st.aborted += d->qn + ads;
+			d->qn = 0;
+			d->q[0] = d->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
+			return 0;
 		}
-	}
-	if (!level(s, d->brdy)) {
 		if (d->qn) {
-			struct cyc *c = &d->q[0];
+			struct cyc *y = &d->q[d->qn - 1];
 
-			if (!c->ken_done)
-				decide(d, c, ken_n);
-			if (++c->xfers >= c->need)
-				pop(d, out + BACH_REC_SIZE * k++);
-		} else {
-			d->st.stray_brdy++;
+			if (!y->na_seen) {
+				y->na_seen = true;
+				if (!y->ken_done)
+					decide(d, y, c & S_KEN);
+			}
 		}
 	}
+	brdy = !(c & S_BRDY);
+	d->st.stray_brdy += brdy & (d->qn == 0);
+	brdy &= d->qn != 0;
+	if (unlikely(brdy & !h->ken_done))
+		decide(d, h, c & S_KEN);
+	h->xfers = (uint8_t)(h->xfers + brdy);
+	/* never true of an empty slot: its need is NEED_UNKNOWN */
+	if (h->xfers >= h->need)
+		pop(d, out + BACH_REC_SIZE * k++);
 	if (ads) {
-		if (d->qn == PIPE) {
+		if (unlikely(d->qn == PIPE)) {
 			d->st.overlapped++;
 			pop(d, out + BACH_REC_SIZE * k++);
 		}
-		d->q[d->qn++] = (struct cyc){ .rec = rec_of(d, s) };
+		d->q[d->qn++] = (struct cyc){ .rec = rec_of(d, s),
+					      .need = NEED_UNKNOWN };
 	}
 	return k;
 }
@@ -610,6 +681,7 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 		for (; i < n && k + 2 <= cap; i++)
 			k += clock_track(d, samples + i * unit,
 					 out + BACH_REC_SIZE * k);
+		d->st.clocks += i;
 	} else {
 		const uint16_t cb = d->clk.byte;
 		const uint8_t cm = d->clk.mask;
@@ -623,11 +695,11 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 				/* the pins as they stood at the edge */
 				const uint8_t *p = i ? s - unit : d->prev;
 
+				d->st.clocks++;
 				if (d->track || d->edge) {
 					k += clock_track(
 						d, p, out + BACH_REC_SIZE * k);
 				} else {
-					d->st.clocks++;
 					if (!(p[ab] & am)) {
 						put_rec(out +
 								BACH_REC_SIZE *

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The bus decoder's speed, in one process: 48-channel samples (6 bytes,
+ * channel i = signal i of design section 5) of the bach gen workload played
+ * by the bus model, decoded whole several times; the best pass counts.
+ * usage: busdecode [RECORDS]
+ * Prints one line per case: "NAME samples/s records/s".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bach/busdecode.h"
+#include "bach/busmodel.h"
+#include "bach/gen.h"
+#include "bach/record.h"
+
+#define UNIT 6
+#define PASSES 5
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ov 0: state mode, one sample per clock; else ov samples per clock. */
+static uint8_t *samples(const uint64_t *clk, size_t nclk, unsigned ov,
+			size_t *ns)
+{
+	size_t per = ov ? ov : 1, n = nclk * per;
+	uint8_t *s = malloc(n * UNIT), *p = s;
+
+	if (!s)
+		exit(1);
+	for (size_t c = 0; c < nclk; c++)
+		for (size_t k = 0; k < per; k++, p += UNIT) {
+			bool high = ov && k >= per / 2;
+			uint64_t w = high && c + 1 < nclk ? clk[c + 1] : clk[c];
+
+			w = (w & ~1ull) | (high ? 1u : 0u);
+			for (unsigned b = 0; b < UNIT; b++)
+				p[b] = (uint8_t)(w >> (8 * b));
+		}
+	*ns = n;
+	return s;
+}
+
+static void run(const char *name, const uint8_t *s, size_t ns, bool clock,
+		bool brdy, const uint8_t *want, size_t nwant)
+{
+	const char *names[UNIT * 8];
+	struct bach_busmap map;
+	struct bach_busdec_stats st;
+	char err[256];
+	size_t cap = 1 << 16;
+	uint8_t *out = malloc(cap * BACH_REC_SIZE);
+	double best = 1e30;
+	size_t recs = 0;
+
+	for (int i = 0; i < UNIT * 8; i++)
+		names[i] = bach_sig_name(i);
+	if (!clock)
+		names[BACH_SIG_CLK] = "unused";
+	if (!brdy) {
+		names[BACH_SIG_BRDY] = names[BACH_SIG_NA] = "unused";
+		names[BACH_SIG_KEN] = names[BACH_SIG_BOFF] = "unused";
+	}
+	if (!out || bach_busmap_resolve(&map, NULL, names, UNIT * 8, err,
+					sizeof err)) {
+		fprintf(stderr, "busdecode: %s\n", err);
+		exit(1);
+	}
+	for (int pass = 0; pass < PASSES; pass++) {
+		struct bach_busdec *d = bach_busdec_new(&map, UNIT, err,
+							sizeof err);
+		size_t off = 0, k = 0, used;
+		double t0 = now(), t;
+		bool same = true;
+
+		while (off < ns) {
+			size_t got = bach_busdec_feed(d, s + off * UNIT,
+						      ns - off, &used, out,
+						      cap);
+
+			/* check as we go, outside nothing but the memcmp */
+			if (want && k + got <= nwant)
+				same = same && !memcmp(out, want + k * 6,
+						       got * 6);
+			k += got;
+			off += used;
+		}
+		k += bach_busdec_finish(d, out, cap);
+		t = now() - t0;
+		bach_busdec_stats(d, &st);
+		bach_busdec_free(d);
+		if (want && (!same || k != nwant)) {
+			fprintf(stderr, "busdecode: %s: wrong records\n",
+				name);
+			exit(1);
+		}
+		recs = k;
+		if (t < best)
+			best = t;
+	}
+	printf("%-34s %8.1f M samples/s %7.1f M records/s\n", name,
+	       (double)ns / best / 1e6, (double)recs / best / 1e6);
+	free(out);
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 4000000;
+	struct bach_busmodel_opts plain = { .seed = 1, .max_wait = 1 };
+	struct bach_busmodel_opts full = { .seed = 1,	   .max_wait = 2,
+					   .pipeline_pct = 20, .boff_every = 500,
+					   .ken_pct = 10 };
+	uint8_t *recs = malloc(n * BACH_REC_SIZE), *s;
+	uint64_t *clk;
+	size_t nclk, ns;
+	struct bach_gen g;
+
+	if (!recs)
+		return 1;
+	bach_gen_init(&g, 1);
+	bach_gen_fill(&g, recs, n);
+
+	nclk = bach_busmodel_run(recs, n, &plain, &clk);
+	s = samples(clk, nclk, 0, &ns);
+	run("state mode, no BRDY# (fast path)", s, ns, false, false, recs, n);
+	free(s);
+	free(clk);
+
+	nclk = bach_busmodel_run(recs, n, &full, &clk);
+	s = samples(clk, nclk, 0, &ns);
+	run("state mode, 48 ch, BRDY#/KEN#/BOFF#", s, ns, false, true, recs, n);
+	free(s);
+	s = samples(clk, nclk, 4, &ns);
+	run("clock mode x4, 48 ch, BRDY#/KEN#", s, ns, true, true, recs, n);
+	free(s);
+	free(clk);
+	free(recs);
+	return 0;
+}
