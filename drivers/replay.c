@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * replay: a recorded capture through the whole pipeline again. The input is
- * a trace (.byu, .byu.gz, a capture directory) delivered as records, or a
+ * a trace (.byu, .byu.gz, a capture directory) delivered as records, a
  * raw board stream dump (a file that starts with the frame magic), fed to
- * the frame parser exactly as the USB driver would feed it.
+ * the frame parser exactly as the USB driver would feed it, or a logic
+ * analyzer's capture (.sr, .vcd, .csv, ... as bach decode reads them)
+ * through the bus decoder.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,7 @@
 #include "bach/bytes.h"
 #include "bach/driver.h"
 #include "bach/frame.h"
+#include "bach/la.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 
@@ -27,6 +30,12 @@ struct replay {
 	uint64_t rate;		/* records/s (frames: bytes/6 per s); 0: max */
 	bool loop;
 	bool frames;		/* a board stream dump */
+	bool analyzer;		/* a logic-analyzer capture */
+	char *map, *format;	/* the analyzer's channel map and format */
+	bool edge;
+	char *input[16];	/* its input module's options, KEY=VALUE */
+	size_t ninput;
+	struct bach_source *src;
 	bool original;		/* pace by the frames' board timestamps */
 	uint64_t clock_hz;	/* the board clock those timestamps count */
 	bool have_ts0;
@@ -46,9 +55,26 @@ static int replay_open(struct bach_source *src, void *priv,
 		const char *k = opts[i].key, *v = opts[i].value;
 		char *end;
 
-		if (!strcmp(k, "path")) {
-			free(r->path);
-			r->path = strdup(v);
+		if (!strcmp(k, "path") || !strcmp(k, "map") ||
+		    !strcmp(k, "format")) {
+			char **dst = !strcmp(k, "path") ? &r->path :
+				     !strcmp(k, "map")	? &r->map :
+							  &r->format;
+
+			free(*dst);
+			*dst = strdup(v);
+			if (!*dst)
+				return -ENOMEM;
+		} else if (!strcmp(k, "input")) {
+			if (r->ninput == sizeof r->input / sizeof *r->input)
+				return bach_source_error(src, -EINVAL,
+							 "option input: at most %zu",
+							 r->ninput);
+			r->input[r->ninput] = strdup(v);
+			if (!r->input[r->ninput++])
+				return -ENOMEM;
+		} else if (!strcmp(k, "edge")) {
+			r->edge = !strcmp(v, "1");
 		} else if (!strcmp(k, "pace")) {
 			if (strcmp(v, "original"))
 				return bach_source_error(src, -EINVAL,
@@ -73,7 +99,7 @@ static int replay_open(struct bach_source *src, void *priv,
 				r->loop = x != 0;
 		} else {
 			return bach_source_error(src, -EINVAL,
-						 "unknown option '%s' (path, rate, pace, clock_hz, loop)",
+						 "unknown option '%s' (path, rate, pace, clock_hz, loop; for analyzer captures map, format, input, edge)",
 						 k);
 		}
 	}
@@ -92,6 +118,8 @@ static int replay_open(struct bach_source *src, void *priv,
 			    !memcmp(head, BACH_FRAME_MAGIC, 4);
 		close(fd);
 	}
+	r->analyzer = !r->frames &&
+		      (r->format || r->map || bach_la_is_capture(r->path));
 	if (r->original && !r->frames)
 		return bach_source_error(src, -EINVAL,
 					 "%s: pace=original needs a board stream dump (its frames carry board timestamps); a trace has no timing: use rate=R",
@@ -100,7 +128,7 @@ static int replay_open(struct bach_source *src, void *priv,
 		r->clock_hz = 66666666; /* a 66 MHz Pentium bus, as the fake board */
 	bach_json_escape(esc, sizeof(esc), r->path);
 	snprintf(ident, sizeof(ident), "\"name\":\"replay\",\"path\":\"%s\",\"input\":\"%s\"",
-		 esc, r->frames ? "board stream" : "trace");
+		 esc, r->frames ? "board stream" : r->analyzer ? "analyzer capture" : "trace");
 	bach_source_identity(src, ident);
 	return 0;
 }
@@ -215,6 +243,47 @@ static int replay_trace(struct bach_source *src, struct replay *r,
 	return err;
 }
 
+struct la_pace {
+	struct replay *r;
+	uint64_t t0, *done;
+};
+
+static int la_records(void *arg, const uint8_t *recs, size_t n)
+{
+	struct la_pace *lp = arg;
+	struct replay *r = lp->r;
+
+	if (atomic_load(&r->stop))
+		return 1;	/* stopped: not an error */
+	bach_source_records(r->src, recs, n);
+	*lp->done += n;
+	pace(r->src, r, lp->t0, *lp->done);
+	return 0;
+}
+
+/* A logic-analyzer capture, through libsigrok and the bus decoder. */
+static int replay_analyzer(struct bach_source *src, struct replay *r,
+			   uint64_t t0, uint64_t *done)
+{
+	struct la_pace lp = { .r = r, .t0 = t0, .done = done };
+	struct bach_la_params p = {
+		.map = r->map, .format = r->format, .ads_edge = r->edge,
+		.options = (const char *const *)r->input, .noptions = r->ninput,
+		.sink = la_records, .arg = &lp,
+	};
+	struct bach_la_report rep;
+	char err[2048];
+	int rc;
+
+	r->src = src;
+	rc = bach_la_decode_file(r->path, &p, &rep, err, sizeof err);
+	if (rc == BACH_LA_SINK && atomic_load(&r->stop))
+		return 0;
+	if (rc)
+		return bach_source_error(src, -EINVAL, "%s", err);
+	return 0;
+}
+
 static int replay_run(struct bach_source *src, void *priv)
 {
 	struct replay *r = priv;
@@ -222,8 +291,9 @@ static int replay_run(struct bach_source *src, void *priv)
 	int err;
 
 	do {
-		err = r->frames ? replay_frames(src, r, t0, &done) :
-				  replay_trace(src, r, t0, &done);
+		err = r->frames	  ? replay_frames(src, r, t0, &done) :
+		      r->analyzer ? replay_analyzer(src, r, t0, &done) :
+				    replay_trace(src, r, t0, &done);
 	} while (!err && r->loop && !atomic_load(&r->stop));
 	return err;
 }
@@ -240,6 +310,10 @@ static void replay_close(void *priv)
 	struct replay *r = priv;
 
 	free(r->path);
+	free(r->map);
+	free(r->format);
+	for (size_t i = 0; i < r->ninput; i++)
+		free(r->input[i]);
 	free(r->buf);
 }
 
@@ -247,11 +321,16 @@ const struct bach_driver bach_driver_replay = {
 	.name = "replay",
 	.summary = "a recorded trace, capture directory or board stream dump",
 	.options_help =
-		"path=FILE   .byu, .byu.gz, capture directory, or raw board stream dump (required)\n"
+		"path=FILE   .byu, .byu.gz, capture directory, raw board stream dump, or a\n"
+		"            logic-analyzer capture (.sr .vcd .csv ...) (required)\n"
 		"rate=R      records per second (default: as fast as possible)\n"
 		"pace=original  a board stream dump at the pace its frames' board\n"
 		"            timestamps give (clock_hz=N, default 66666666)\n"
-		"loop=1      start again at the end, until stopped\n",
+		"loop=1      start again at the end, until stopped\n"
+		"map=FILE    an analyzer capture's channel map (as bach decode --map)\n"
+		"format=NAME its libsigrok input format (as bach decode --format)\n"
+		"input=K=V   an option of that input format (as bach decode --option)\n"
+		"edge=1      a cycle opens where ads_n falls (as bach decode --edge)\n",
 	.priv_size = sizeof(struct replay),
 	.open = replay_open,
 	.run = replay_run,

@@ -644,6 +644,20 @@ int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 	return rc;
 }
 
+bool bach_la_is_capture(const char *path)
+{
+	struct sr_context *ctx = NULL;
+	bool yes;
+
+	if (has_ext(path, "sr"))
+		return true;
+	if (sr_init(&ctx) != SR_OK)
+		return false;
+	yes = module_for(path) != NULL;
+	sr_exit(ctx);
+	return yes;
+}
+
 size_t bach_la_formats(char *buf, size_t len)
 {
 	struct sr_context *ctx = NULL;

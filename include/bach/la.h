@@ -52,6 +52,9 @@ enum bach_la_status {
 int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 			struct bach_la_report *rep, char *err, size_t errlen);
 
+/* Whether the name says a logic-analyzer capture (.sr, .vcd, .csv, ...). */
+bool bach_la_is_capture(const char *path);
+
 /* The input formats libsigrok offers, one "id  description" per line. */
 size_t bach_la_formats(char *buf, size_t len);
 

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sigrok: a live logic analyzer through libsigrok, its samples through the
+ * bus decoder (design section 5) into the capture pipeline.
+ *
+ * Any libsigrok device, named as sigrok-cli names it: a driver and its scan
+ * options, "demo", "fx2lafw:conn=1.5", "dreamsourcelab-dslogic". open()
+ * scans, opens and configures it (samplerate, external clock, channels, a
+ * sample limit); run() runs a libsigrok session whose datafeed hands each
+ * logic packet whole to the decoder and each block of records to the ring.
+ * stop() asks the session to stop, which libsigrok allows from any thread.
+ * The end of the acquisition (a limit reached, the device gone) ends run()
+ * and with it the capture; a device error is reported as such.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+#include <libsigrok/libsigrok.h>
+
+#include "bach/driver.h"
+#include "la_priv.h"
+
+struct sigrok {
+	char *device;		/* "driver[:key=value...]" */
+	char *map;
+	char *channels;		/* comma-separated names to enable, or NULL */
+	uint64_t samplerate, limit;
+	int external_clock;	/* -1: leave as it is */
+	bool edge;
+
+	struct sr_context *ctx;
+	struct sr_dev_driver *drv;
+	struct sr_dev_inst *sdi;
+	bool opened;
+	struct sr_session *sess;
+	atomic_bool stop;
+	struct bach_source *src;
+	struct la_feed feed;
+	bool feed_init;
+};
+
+/* A GVariant of the type libsigrok wants for config key `id`. */
+static GVariant *config_value(const struct sr_key_info *ki, const char *v)
+{
+	uint64_t u;
+	char *end;
+
+	switch (ki->datatype) {
+	case SR_T_UINT64:
+		if (sr_parse_sizestring(v, &u) != SR_OK)
+			return NULL;
+		return g_variant_new_uint64(u);
+	case SR_T_STRING:
+		return g_variant_new_string(v);
+	case SR_T_BOOL:
+		if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true") ||
+		    !strcmp(v, "on"))
+			return g_variant_new_boolean(TRUE);
+		if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false") ||
+		    !strcmp(v, "off"))
+			return g_variant_new_boolean(FALSE);
+		return NULL;
+	case SR_T_INT32: {
+		long x = strtol(v, &end, 0);
+
+		return *v && !*end ? g_variant_new_int32((int32_t)x) : NULL;
+	}
+	case SR_T_FLOAT: {
+		double x = strtod(v, &end);
+
+		return *v && !*end ? g_variant_new_double(x) : NULL;
+	}
+	default:
+		return NULL;
+	}
+}
+
+static void free_config(void *p)
+{
+	struct sr_config *c = p;
+
+	g_variant_unref(c->data);
+	g_free(c);
+}
+
+/* "driver:key=value:key=value" into the driver and its scan options. */
+static int find_device(struct bach_source *src, struct sigrok *s)
+{
+	gchar **parts = g_strsplit(s->device, ":", 0);
+	struct sr_dev_driver **drivers = sr_driver_list(s->ctx);
+	GSList *scan_opts = NULL, *devs;
+	int err = 0;
+
+	for (size_t i = 0; drivers && drivers[i]; i++)
+		if (!strcmp(drivers[i]->name, parts[0]))
+			s->drv = drivers[i];
+	if (!s->drv) {
+		err = bach_source_error(src, -ENODEV,
+					"device=%s: libsigrok has no driver "
+					"'%s' (sigrok-cli --list-supported "
+					"lists them)",
+					s->device, parts[0]);
+		goto out;
+	}
+	for (size_t i = 1; parts[i]; i++) {
+		char *eq = strchr(parts[i], '=');
+		const struct sr_key_info *ki;
+		struct sr_config *c;
+		GVariant *v;
+
+		if (eq)
+			*eq = '\0';
+		ki = sr_key_info_name_get(SR_KEY_CONFIG, parts[i]);
+		v = ki ? config_value(ki, eq ? eq + 1 : "1") : NULL;
+		if (!v) {
+			err = bach_source_error(src, -EINVAL,
+						"device=%s: %s '%s'", s->device,
+						ki ? "bad value for" :
+						     "no such option",
+						parts[i]);
+			goto out;
+		}
+		c = g_malloc0(sizeof *c);
+		c->key = ki->key;
+		c->data = g_variant_ref_sink(v);
+		scan_opts = g_slist_append(scan_opts, c);
+	}
+	if (sr_driver_init(s->ctx, s->drv) != SR_OK) {
+		err = bach_source_error(src, -EIO,
+					"device=%s: the %s driver would not "
+					"start: %s",
+					s->device, s->drv->name,
+					la_log_said() ? la_log_said() : "?");
+		goto out;
+	}
+	devs = sr_driver_scan(s->drv, scan_opts);
+	if (!devs) {
+		err = bach_source_error(src, -ENODEV,
+					"device=%s: no such device found%s%s",
+					s->device, la_log_said() ? ": " : "",
+					la_log_said() ? la_log_said() : "");
+		goto out;
+	}
+	s->sdi = devs->data;	/* the first one found */
+	g_slist_free(devs);
+out:
+	g_slist_free_full(scan_opts, free_config);
+	g_strfreev(parts);
+	return err;
+}
+
+static int set_u64(struct bach_source *src, struct sigrok *s, uint32_t key,
+		   const char *what, uint64_t v)
+{
+	if (sr_config_set(s->sdi, NULL, key, g_variant_new_uint64(v)) != SR_OK)
+		return bach_source_error(src, -EINVAL,
+					 "%s: cannot set %s to %" PRIu64 "%s%s",
+					 s->device, what, v,
+					 la_log_said() ? ": " : "",
+					 la_log_said() ? la_log_said() : "");
+	return 0;
+}
+
+static int select_channels(struct bach_source *src, struct sigrok *s)
+{
+	gchar **want = g_strsplit(s->channels, ",", 0);
+	int err = 0;
+
+	for (size_t i = 0; want[i]; i++) {
+		bool found = false;
+
+		for (GSList *l = sr_dev_inst_channels_get(s->sdi); l;
+		     l = l->next)
+			found |= !strcmp(((struct sr_channel *)l->data)->name,
+					 want[i]);
+		if (!found) {
+			err = bach_source_error(src, -EINVAL,
+						"channels: %s has no channel "
+						"'%s'",
+						s->device, want[i]);
+			goto out;
+		}
+	}
+	for (GSList *l = sr_dev_inst_channels_get(s->sdi); l; l = l->next) {
+		struct sr_channel *ch = l->data;
+
+		sr_dev_channel_enable(ch, g_strv_contains((const gchar *const *)
+								  want,
+							  ch->name));
+	}
+out:
+	g_strfreev(want);
+	return err;
+}
+
+static int sigrok_open(struct bach_source *src, void *priv,
+		       const struct bach_option *opts, size_t nopts)
+{
+	struct sigrok *s = priv;
+	char ident[2048], e1[256], e2[256], e3[256], e4[256];
+	int err;
+
+	s->src = src;
+	s->external_clock = -1;
+	for (size_t i = 0; i < nopts; i++) {
+		const char *k = opts[i].key, *v = opts[i].value;
+		char **dst = NULL;
+
+		if (!strcmp(k, "device"))
+			dst = &s->device;
+		else if (!strcmp(k, "map"))
+			dst = &s->map;
+		else if (!strcmp(k, "channels"))
+			dst = &s->channels;
+		if (dst) {
+			free(*dst);
+			*dst = strdup(v);
+			if (!*dst)
+				return -ENOMEM;
+			continue;
+		}
+		if (!strcmp(k, "samplerate") || !strcmp(k, "limit")) {
+			uint64_t x;
+
+			if (sr_parse_sizestring(v, &x) != SR_OK || !x)
+				return bach_source_error(
+					src, -EINVAL,
+					"option %s: not a number: '%s'", k, v);
+			*(!strcmp(k, "limit") ? &s->limit : &s->samplerate) = x;
+		} else if (!strcmp(k, "external_clock") || !strcmp(k, "edge")) {
+			if (strcmp(v, "0") && strcmp(v, "1"))
+				return bach_source_error(
+					src, -EINVAL, "option %s: 0 or 1, not '%s'",
+					k, v);
+			if (!strcmp(k, "edge"))
+				s->edge = v[0] == '1';
+			else
+				s->external_clock = v[0] == '1';
+		} else {
+			return bach_source_error(
+				src, -EINVAL,
+				"unknown option '%s' (device, samplerate, "
+				"external_clock, channels, map, edge, limit)",
+				k);
+		}
+	}
+	if (!s->device)
+		return bach_source_error(src, -EINVAL,
+					 "option device=DRIVER[:KEY=VALUE...] "
+					 "is required (for example demo)");
+	if (la_feed_init(&s->feed, s->device, s->map, NULL, NULL)) {
+		s->feed_init = true;
+		return bach_source_error(src, -EINVAL, "%s", s->feed.err);
+	}
+	s->feed_init = true;
+	s->feed.ads_edge = s->edge;
+	la_log_begin();
+	if (sr_init(&s->ctx) != SR_OK)
+		return bach_source_error(src, -EIO, "libsigrok would not start");
+	err = find_device(src, s);
+	if (err)
+		return err;
+	if (sr_dev_open(s->sdi) != SR_OK)
+		return bach_source_error(src, -EIO, "%s: cannot open%s%s",
+					 s->device, la_log_said() ? ": " : "",
+					 la_log_said() ? la_log_said() : "");
+	s->opened = true;
+	if (s->channels && (err = select_channels(src, s)))
+		return err;
+	if (s->external_clock >= 0 &&
+	    sr_config_set(s->sdi, NULL, SR_CONF_EXTERNAL_CLOCK,
+			  g_variant_new_boolean(s->external_clock)) != SR_OK)
+		return bach_source_error(src, -EINVAL,
+					 "%s: has no external clock input to "
+					 "switch",
+					 s->device);
+	if (s->samplerate &&
+	    (err = set_u64(src, s, SR_CONF_SAMPLERATE, "samplerate",
+			   s->samplerate)))
+		return err;
+	if (s->limit && (err = set_u64(src, s, SR_CONF_LIMIT_SAMPLES,
+				       "limit_samples", s->limit)))
+		return err;
+	/* the map must fit the channels before anything is captured */
+	if (la_feed_channels(&s->feed, s->sdi))
+		return bach_source_error(src, -EINVAL, "%s", s->feed.err);
+	bach_json_escape(e1, sizeof e1, s->device);
+	bach_json_escape(e2, sizeof e2, sr_dev_inst_vendor_get(s->sdi) ?
+						sr_dev_inst_vendor_get(s->sdi) :
+						"");
+	bach_json_escape(e3, sizeof e3, sr_dev_inst_model_get(s->sdi) ?
+						sr_dev_inst_model_get(s->sdi) :
+						"");
+	bach_json_escape(e4, sizeof e4, s->map ? s->map : "");
+	snprintf(ident, sizeof ident,
+		 "\"name\":\"sigrok\",\"device\":\"%s\",\"vendor\":\"%s\","
+		 "\"model\":\"%s\",\"channels\":%u,\"samplerate\":%" PRIu64
+		 ",\"map\":\"%s\"",
+		 e1, e2, e3, s->feed.channels, s->samplerate, e4);
+	bach_source_identity(src, ident);
+	return 0;
+}
+
+static int to_ring(void *arg, const uint8_t *recs, size_t n)
+{
+	struct sigrok *s = arg;
+
+	bach_source_records(s->src, recs, n);
+	return 0;
+}
+
+static void datafeed(const struct sr_dev_inst *sdi,
+		     const struct sr_datafeed_packet *pkt, void *cb_data)
+{
+	struct sigrok *s = cb_data;
+
+	(void)sdi;
+	la_feed_packet(&s->feed, pkt);
+	if (pkt->type == SR_DF_LOGIC)
+		bach_source_flush(s->src);
+}
+
+static int sigrok_run(struct bach_source *src, void *priv)
+{
+	struct sigrok *s = priv;
+	int rc;
+
+	s->feed.sink = to_ring;
+	s->feed.arg = s;
+	if (sr_session_new(s->ctx, &s->sess) != SR_OK)
+		return bach_source_error(src, -EIO, "libsigrok: no session");
+	sr_session_dev_add(s->sess, s->sdi);
+	sr_session_datafeed_callback_add(s->sess, datafeed, s);
+	rc = sr_session_start(s->sess);
+	if (rc != SR_OK)
+		return bach_source_error(src, -EIO,
+					 "%s: acquisition would not start: %s",
+					 s->device,
+					 la_log_said() ? la_log_said() :
+							 sr_strerror(rc));
+	if (!atomic_load(&s->stop))
+		rc = sr_session_run(s->sess);
+	la_feed_finish(&s->feed);
+	if (s->feed.status)
+		return bach_source_error(src, -EIO, "%s", s->feed.err);
+	if (rc != SR_OK)
+		return bach_source_error(src, -EIO, "%s: acquisition failed: %s",
+					 s->device,
+					 la_log_said() ? la_log_said() :
+							 sr_strerror(rc));
+	return 0;
+}
+
+static void sigrok_stop(void *priv)
+{
+	struct sigrok *s = priv;
+
+	atomic_store(&s->stop, true);
+	if (s->sess)
+		sr_session_stop(s->sess);
+}
+
+static void sigrok_close(void *priv)
+{
+	struct sigrok *s = priv;
+
+	if (s->sess)
+		sr_session_destroy(s->sess);
+	if (s->opened)
+		sr_dev_close(s->sdi);
+	if (s->ctx)
+		sr_exit(s->ctx);
+	if (s->feed_init)
+		la_feed_free(&s->feed);
+	sr_log_callback_set_default();
+	free(s->device);
+	free(s->map);
+	free(s->channels);
+}
+
+const struct bach_driver bach_driver_sigrok = {
+	.name = "sigrok",
+	.summary = "a live logic analyzer on the bus pins, through libsigrok",
+	.options_help =
+		"device=SPEC        a libsigrok driver and its scan options, as sigrok-cli\n"
+		"                   names them: demo, fx2lafw:conn=1.5, ... (required)\n"
+		"samplerate=HZ      sample rate (k, M, G suffixes)\n"
+		"external_clock=1   sample on the device's clock input (the bus clock)\n"
+		"channels=A,B,...   the channels to capture (default: the device's)\n"
+		"map=FILE           channel map (docs/decoding.md); default: channels\n"
+		"                   named as in the design\n"
+		"edge=1             a cycle opens where ads_n falls\n"
+		"limit=N            stop after N samples (default: until stopped)\n",
+	.priv_size = sizeof(struct sigrok),
+	.open = sigrok_open,
+	.run = sigrok_run,
+	.stop = sigrok_stop,
+	.close = sigrok_close,
+};

@@ -1,0 +1,107 @@
+#!/bin/sh
+# The logic-analyzer path through bachd: libsigrok's demo device live (the
+# records equal bach decode of sigrok-cli's own recording of the same device),
+# stopped by its sample limit or by a signal, always ending cleanly; device
+# and map errors refused at the start; and recorded analyzer captures
+# replayed through the whole pipeline.
+. "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/bachd_lib.sh"
+command -v sigrok-cli >/dev/null || fail "sigrok-cli missing (scripts/deps.sh installs it)"
+helper crc32 -lz
+
+# the demo device's 8 logic channels as a small bus: its default pattern
+# drives them, so cycles open wherever D0 is low
+cat > "$T/demo.map" <<'EOF'
+ads_n = D0
+a3 = D1
+a4 = D2
+a5 = D3
+a12 = D4
+mio = D5
+wr = D6
+be0_n = D7
+EOF
+DEV=demo:analog_channels=0
+
+# 1. a sample limit: the acquisition ends by itself, the capture cleanly
+mkdir "$T/o1"
+expect_status 0 "$BACHD" --driver sigrok --option device=$DEV --option samplerate=1M \
+	--option limit=300000 --option map="$T/demo.map" --output "$T/o1"
+C=$(capdir "$T/o1")
+[ "$(ended_state "$C")" = clean ] || fail "not a clean end: $(cat "$C/manifest.jsonl")"
+check_closed "$C"
+grep -q '"event":"started".*"driver":"sigrok".*"model":"Demo device".*"channels":8' \
+	"$C/manifest.jsonl" || fail "no device identity: $(head -n 1 "$C/manifest.jsonl")"
+records "$C" "$T/live.byu"
+n=$(nrecs "$T/live.byu")
+[ "$n" -gt 1000 ] || fail "only $n records from 300000 samples"
+[ "$(ended "$C" produced)" -eq "$n" ] || fail "produced $(ended "$C" produced), $n in segments"
+# the same device and settings recorded by sigrok-cli, decoded by bach decode
+sigrok-cli -d $DEV --config samplerate=1M --samples 300000 -o "$T/demo.sr" 2>/dev/null ||
+	fail "sigrok-cli could not record the demo device"
+expect_status 0 "$BACH" decode --map "$T/demo.map" "$T/demo.sr" -o "$T/rec.byu"
+same "$T/live.byu" "$T/rec.byu"
+echo "demo: $n records live, equal to sigrok-cli's recording decoded"
+
+# 2. no limit: bach capture runs until Ctrl-C, then ends cleanly
+mkdir "$T/o2"
+bg "$BACH" capture --driver sigrok --option device=$DEV --option samplerate=200k \
+	--option map="$T/demo.map" --output "$T/o2"
+pid=$BGPID
+wait_until 20 "a segment" sh -c "ls '$T'/o2/2*Z*/seg-000001.byu.gz.part"
+sleep 1
+kill -INT "$pid"
+reap_within 10 "$pid"
+[ "$RC" -eq 0 ] || fail "bach capture exited $RC after SIGINT"
+C=$(capdir "$T/o2")
+[ "$(ended_state "$C")" = clean ] || fail "not a clean end after SIGINT"
+check_closed "$C"
+records "$C" "$T/run.byu"
+[ "$(nrecs "$T/run.byu")" -gt 0 ] || fail "nothing captured in a second"
+# the demo pattern repeats: the capture is a prefix of a longer recording
+expect_status 0 "$BACH" dump -n 64 "$T/run.byu"
+cp "$T/out" "$T/run.txt"
+expect_status 0 "$BACH" dump -n 64 "$T/rec.byu"
+same "$T/run.txt" "$T/out"
+
+# 3. errors at the start: exit 2, the device or map named
+expect_status 2 "$BACHD" --driver sigrok --option device=nosuchdriver --output "$T"
+expect_err "libsigrok has no driver 'nosuchdriver'"
+expect_status 2 "$BACHD" --driver sigrok --output "$T"
+expect_err "device=DRIVER"
+expect_status 2 "$BACHD" --driver sigrok --option device=$DEV --output "$T"
+expect_err "ads_n is not captured"
+printf 'ads_n = D0\na3 = D9\n' > "$T/bad.map"
+expect_status 2 "$BACHD" --driver sigrok --option device=$DEV --option map="$T/bad.map" --output "$T"
+expect_err "bad.map:2: a3 = D9: the capture has no channel 'D9'"
+expect_status 2 "$BACHD" --driver sigrok --option device=$DEV --option channels=D0,Q7 \
+	--option map="$T/demo.map" --output "$T"
+expect_err "has no channel 'Q7'"
+expect_status 2 "$BACHD" --driver sigrok --option device=$DEV --option frobnicate=1 --output "$T"
+expect_err "unknown option 'frobnicate'"
+ls "$T"/2*Z* > /dev/null 2>&1 && fail "a capture directory was made for a refused start"
+
+# 4. a recorded analyzer capture replayed through bachd: bach gen's records
+"$BACH" gen --records 5000 --seed 4 -o "$T/ref.byu"
+"$BACH" gen --records 5000 --seed 4 --pins vcd --oversample 4 \
+	--bus wait=2,pipeline=30,boff=25,ken=20 -o "$T/bus.vcd"
+mkdir "$T/o4"
+expect_status 0 "$BACHD" --driver replay --option path="$T/bus.vcd" --output "$T/o4"
+C=$(capdir "$T/o4")
+check_closed "$C"
+grep -q '"input":"analyzer capture"' "$C/manifest.jsonl" || fail "not replayed as a capture"
+records "$C" "$T/replayed.byu"
+same "$T/replayed.byu" "$T/ref.byu"
+# binary needs its channel count and a map, passed through
+"$BACH" gen --records 5000 --seed 4 --pins bin --basic -o "$T/bus.bin"
+i=0
+for s in ads_n $(seq -f 'a%g' 3 31) $(seq -f 'be%g_n' 0 7) mio dc wr cache_n; do
+	echo "$s = $i"
+	i=$((i + 1))
+done > "$T/bin.map"
+mkdir "$T/o5"
+expect_status 0 "$BACHD" --driver replay --option path="$T/bus.bin" --option map="$T/bin.map" \
+	--option input=numchannels=$i --output "$T/o5"
+records "$(capdir "$T/o5")" "$T/replayed2.byu"
+same "$T/replayed2.byu" "$T/ref.byu"
+echo "sigrok: ok"
