@@ -372,6 +372,7 @@ struct bach_busdec {
 	unsigned unit;
 	unsigned nrb;			/* bytes that carry record signals */
 	uint8_t rb[BACH_BUS_MAX_UNIT];	/* which */
+	uint8_t row[8];			/* their table rows; ZERO_ROW beyond */
 	uint64_t konst;			/* constant levels, as record bits */
 	struct pin clk, ads, brdy, na, ken, boff;
 	/*
@@ -389,8 +390,10 @@ struct bach_busdec {
 	struct cyc q[PIPE];
 	unsigned qn;
 	struct bach_busdec_stats st;
-	uint64_t tbl[BACH_BUS_MAX_UNIT][256];
+	uint64_t tbl[BACH_BUS_MAX_UNIT + 1][256];	/* + ZERO_ROW */
 };
+
+#define ZERO_ROW BACH_BUS_MAX_UNIT
 
 static struct pin pin_of(const struct bach_busmap *map, int sig)
 {
@@ -402,11 +405,6 @@ static struct pin pin_of(const struct bach_busmap *map, int sig)
 		p.mask = (uint8_t)(1u << (map->chan[sig] % 8));
 	}
 	return p;
-}
-
-static inline bool level(const uint8_t *s, struct pin p)
-{
-	return p.on ? (s[p.byte] & p.mask) != 0 : p.level;
 }
 
 struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
@@ -460,6 +458,8 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 	for (unsigned b = 0; b < unitsize; b++)
 		if (used[b])
 			d->rb[d->nrb++] = (uint8_t)b;
+	for (unsigned i = 0; i < 8; i++)
+		d->row[i] = i < d->nrb ? d->rb[i] : ZERO_ROW;
 	d->clk = pin_of(map, BACH_SIG_CLK);
 	d->ads = pin_of(map, BACH_SIG_ADS);
 	d->brdy = pin_of(map, BACH_SIG_BRDY);
@@ -501,22 +501,16 @@ void bach_busdec_free(struct bach_busdec *d)
 static inline uint64_t rec_of(const struct bach_busdec *d, const uint8_t *s)
 {
 	uint64_t r = d->konst;
-	const uint8_t *rb = d->rb;
 
-	switch (d->nrb) {	/* unrolled for up to 8 bytes */
-	case 8: r |= d->tbl[rb[7]][s[rb[7]]]; /* fall through */
-	case 7: r |= d->tbl[rb[6]][s[rb[6]]]; /* fall through */
-	case 6: r |= d->tbl[rb[5]][s[rb[5]]]; /* fall through */
-	case 5: r |= d->tbl[rb[4]][s[rb[4]]]; /* fall through */
-	case 4: r |= d->tbl[rb[3]][s[rb[3]]]; /* fall through */
-	case 3: r |= d->tbl[rb[2]][s[rb[2]]]; /* fall through */
-	case 2: r |= d->tbl[rb[1]][s[rb[1]]]; /* fall through */
-	case 1: r |= d->tbl[rb[0]][s[rb[0]]]; /* fall through */
-	case 0: break;
-	default:
-		for (unsigned i = 0; i < d->nrb; i++)
-			r |= d->tbl[rb[i]][s[rb[i]]];
+	if (d->nrb <= 8) {
+		/* a fixed count the compiler unrolls; spare slots read a
+		 * row of zeros */
+		for (unsigned i = 0; i < 8; i++)
+			r |= d->tbl[d->row[i]][s[d->rb[i]]];
+		return r;
 	}
+	for (unsigned i = 0; i < d->nrb; i++)
+		r |= d->tbl[d->rb[i]][s[d->rb[i]]];
 	return r;
 }
 

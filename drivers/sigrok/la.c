@@ -37,7 +37,8 @@
 
 static char sr_last[512];
 
-static int log_keep(void *cb_data, int level, const char *fmt, va_list args)
+__attribute__((format(printf, 3, 0))) static int
+log_keep(void *cb_data, int level, const char *fmt, va_list args)
 {
 	(void)cb_data;
 	if (level <= SR_LOG_WARN && !sr_last[0])
