@@ -35,7 +35,10 @@ struct la_feed {
 
 int la_feed_init(struct la_feed *f, const char *what, const char *map,
 		 bach_la_sink_fn sink, void *arg);
+int la_feed_names(struct la_feed *f, const char *const *names, unsigned n);
 int la_feed_channels(struct la_feed *f, const struct sr_dev_inst *sdi);
+void la_feed_logic(struct la_feed *f, const uint8_t *s, size_t len,
+		   unsigned unitsize);
 void la_feed_packet(struct la_feed *f, const struct sr_datafeed_packet *pkt);
 void la_feed_finish(struct la_feed *f);
 void la_feed_free(struct la_feed *f);
