@@ -38,13 +38,7 @@ BYTES=$((N * 6))
 missed=0
 deleter=""
 
-calc() { awk "BEGIN { print $1 }"; }
-now() { date +%s.%N; }
-fmt() { printf '%.2f' "$1"; }
-check() { # NAME OK-EXPR DETAIL
-	if [ "$(calc "($2) ? 1 : 0")" -eq 1 ]; then r=MEETS; else r=MISSES; missed=1; fi
-	printf '%-58s %s  (%s)\n' "$1" "$r" "$3"
-}
+. "$(dirname "$0")/lib.sh"
 cleanup() {
 	[ -z "$deleter" ] || kill "$deleter" 2>/dev/null || true
 	rm -rf "$D"

@@ -11,13 +11,7 @@ RECS=${BENCH_DECODE_RECORDS:-400000}
 mkdir -p "$D"
 missed=0
 
-calc() { awk "BEGIN { print $1 }"; }
-now() { date +%s.%N; }
-fmt() { printf '%.2f' "$1"; }
-check() { # NAME OK-EXPR DETAIL
-	if [ "$(calc "($2) ? 1 : 0")" -eq 1 ]; then r=MEETS; else r=MISSES; missed=1; fi
-	printf '%-58s %s  (%s)\n' "$1" "$r" "$3"
-}
+. "$(dirname "$0")/lib.sh"
 
 echo "bus decoder, one core, 48 channels (6 bytes per sample):"
 "$BUILD/bench/busdecode" 4000000 | tee "$D/busdecode.txt"

@@ -503,11 +503,13 @@ static inline uint64_t rec_of(const struct bach_busdec *d, const uint8_t *s)
 	uint64_t r = d->konst;
 
 	if (d->nrb <= 8) {
-		/* a fixed count the compiler unrolls; spare slots read a
-		 * row of zeros */
-		for (unsigned i = 0; i < 8; i++)
-			r |= d->tbl[d->row[i]][s[d->rb[i]]];
-		return r;
+		/* eight lookups, no loop; spare slots read a row of zeros */
+		const uint8_t *row = d->row, *rb = d->rb;
+
+		return r | d->tbl[row[0]][s[rb[0]]] | d->tbl[row[1]][s[rb[1]]] |
+		       d->tbl[row[2]][s[rb[2]]] | d->tbl[row[3]][s[rb[3]]] |
+		       d->tbl[row[4]][s[rb[4]]] | d->tbl[row[5]][s[rb[5]]] |
+		       d->tbl[row[6]][s[rb[6]]] | d->tbl[row[7]][s[rb[7]]];
 	}
 	for (unsigned i = 0; i < d->nrb; i++)
 		r |= d->tbl[d->rb[i]][s[d->rb[i]]];
@@ -524,30 +526,53 @@ static inline void put_rec(uint8_t *o, uint64_t r)
 	o[5] = (uint8_t)r;
 }
 
-/* KEN#, sampled now, settles the cycle's cacheability and length. */
-static void decide(struct bach_busdec *d, struct cyc *c, bool ken_n)
-{
-	uint8_t ctl = (uint8_t)c->rec;
-	bool mem = ctl & BACH_CTL_MIO, write = ctl & BACH_CTL_WR;
-	bool cache_req = !(ctl & BACH_CTL_CACHE);
+/*
+ * What clock_track() changes, held in locals while a block is decoded:
+ * records go out through a uint8_t pointer, which may alias anything, so
+ * state kept in *d would be reloaded after every record.
+ */
+struct trk {
+	struct cyc q[PIPE];
+	unsigned qn;
+	bool ads_prev;
+	uint64_t cycles, records, aborted, ken_uncached, stray_brdy,
+		overlapped;
+	/* the strobes' lookup, copied */
+	const uint8_t *t0, *t1;
+	uint16_t b0, b1;
+	unsigned konst;
+	bool edge, more;	/* more: strobes in more than two bytes */
+};
 
-	c->ken_done = true;
-	if (mem && cache_req && !write && ken_n) {
-		c->rec |= BACH_CTL_CACHE;	/* the system said no */
-		d->st.ken_uncached++;
-		cache_req = false;
-	}
-	/* line fills and writebacks are bursts of four transfers */
-	c->need = mem && cache_req ? 4 : 1;
+static inline void trk_load(const struct bach_busdec *d, struct trk *t)
+{
+	memset(t, 0, sizeof *t);
+	t->q[0] = d->q[0];
+	t->q[1] = d->q[1];
+	t->qn = d->qn;
+	t->ads_prev = d->ads_prev;
+	/* rows past nsb are all zero: two lookups cover the usual case */
+	t->t0 = d->sb_tbl[0];
+	t->t1 = d->sb_tbl[1];
+	t->b0 = d->sb_byte[0];
+	t->b1 = d->sb_byte[1];
+	t->konst = d->sb_konst;
+	t->edge = d->edge;
+	t->more = d->nsb > 2;
 }
 
-static void pop(struct bach_busdec *d, uint8_t *out)
+static inline void trk_store(struct bach_busdec *d, const struct trk *t)
 {
-	put_rec(out, d->q[0].rec);
-	d->st.records++;
-	d->q[0] = d->q[1];
-	d->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
-	d->qn--;
+	d->q[0] = t->q[0];
+	d->q[1] = t->q[1];
+	d->qn = t->qn;
+	d->ads_prev = t->ads_prev;
+	d->st.cycles += t->cycles;
+	d->st.records += t->records;
+	d->st.aborted += t->aborted;
+	d->st.ken_uncached += t->ken_uncached;
+	d->st.stray_brdy += t->stray_brdy;
+	d->st.overlapped += t->overlapped;
 }
 
 /* The strobes' levels: bit i of the order in bach_busdec_new(). */
@@ -558,15 +583,41 @@ static void pop(struct bach_busdec *d, uint8_t *out)
 #define S_KEN 0x10
 #define S_IDLE (S_ADS | S_BRDY | S_NA | S_BOFF)
 
-static inline unsigned strobes(const struct bach_busdec *d, const uint8_t *s)
+static inline unsigned strobes(const struct bach_busdec *d,
+			       const struct trk *t, const uint8_t *s)
 {
-	/* rows past nsb are all zero: two lookups cover the usual case */
-	unsigned c = d->sb_konst | d->sb_tbl[0][s[d->sb_byte[0]]] |
-		     d->sb_tbl[1][s[d->sb_byte[1]]];
+	unsigned c = t->konst | t->t0[s[t->b0]] | t->t1[s[t->b1]];
 
-	for (unsigned j = 2; j < d->nsb; j++)
-		c |= d->sb_tbl[j][s[d->sb_byte[j]]];
+	if (t->more)
+		for (unsigned j = 2; j < d->nsb; j++)
+			c |= d->sb_tbl[j][s[d->sb_byte[j]]];
 	return c;
+}
+
+/* KEN#, sampled now, settles the cycle's cacheability and length. */
+static inline void decide(struct trk *t, struct cyc *c, bool ken_n)
+{
+	uint8_t ctl = (uint8_t)c->rec;
+	bool mem = ctl & BACH_CTL_MIO, write = ctl & BACH_CTL_WR;
+	bool cache_req = !(ctl & BACH_CTL_CACHE);
+
+	c->ken_done = true;
+	if (mem && cache_req && !write && ken_n) {
+		c->rec |= BACH_CTL_CACHE;	/* the system said no */
+		t->ken_uncached++;
+		cache_req = false;
+	}
+	/* line fills and writebacks are bursts of four transfers */
+	c->need = mem && cache_req ? 4 : 1;
+}
+
+static inline void pop(struct trk *t, uint8_t *out)
+{
+	put_rec(out, t->q[0].rec);
+	t->records++;
+	t->q[0] = t->q[1];
+	t->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
+	t->qn--;
 }
 
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -577,10 +628,11 @@ static inline unsigned strobes(const struct bach_busdec *d, const uint8_t *s)
  * to its fall). Returns records written. Clocks are counted by the caller.
  */
 static inline __attribute__((always_inline)) unsigned
-clock_track(struct bach_busdec *d, const uint8_t *s, uint8_t *out)
+clock_track(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
+	    uint8_t *out)
 {
-	unsigned c = strobes(d, s), k = 0, brdy;
-	struct cyc *h = &d->q[0];
+	unsigned c = strobes(d, t, s), k = 0, brdy;
+	struct cyc *h = &t->q[0];
 	bool ads = !(c & S_ADS);
 
 	/*
@@ -588,46 +640,46 @@ clock_track(struct bach_busdec *d, const uint8_t *s, uint8_t *out)
 	 * idle clock take the same path, and what branches there are fire
 	 * about once per cycle (its ADS#, its first BRDY#, its end).
 	 */
-	if (unlikely(d->edge)) {
+	if (unlikely(t->edge)) {
 		bool low = ads;
 
-		ads = low && !d->ads_prev;
-		d->ads_prev = low;
+		ads = low && !t->ads_prev;
+		t->ads_prev = low;
 	}
-	d->st.cycles += ads;
+	t->cycles += ads;
 	if (unlikely((c & (S_BOFF | S_NA)) != (S_BOFF | S_NA))) {
 		if (!(c & S_BOFF)) {
 			/* back off: everything open is restarted later */
-			d->st.aborted += d->qn + ads;
-			d->qn = 0;
-			d->q[0] = d->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
+			t->aborted += t->qn + ads;
+			t->qn = 0;
+			t->q[0] = t->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
 			return 0;
 		}
-		if (d->qn) {
-			struct cyc *y = &d->q[d->qn - 1];
+		if (t->qn) {
+			struct cyc *y = &t->q[t->qn - 1];
 
 			if (!y->na_seen) {
 				y->na_seen = true;
 				if (!y->ken_done)
-					decide(d, y, c & S_KEN);
+					decide(t, y, c & S_KEN);
 			}
 		}
 	}
 	brdy = !(c & S_BRDY);
-	d->st.stray_brdy += brdy & (d->qn == 0);
-	brdy &= d->qn != 0;
+	t->stray_brdy += brdy & (t->qn == 0);
+	brdy &= t->qn != 0;
 	if (unlikely(brdy & !h->ken_done))
-		decide(d, h, c & S_KEN);
+		decide(t, h, c & S_KEN);
 	h->xfers = (uint8_t)(h->xfers + brdy);
 	/* never true of an empty slot: its need is NEED_UNKNOWN */
 	if (h->xfers >= h->need)
-		pop(d, out + BACH_REC_SIZE * k++);
+		pop(t, out + BACH_REC_SIZE * k++);
 	if (ads) {
-		if (unlikely(d->qn == PIPE)) {
-			d->st.overlapped++;
-			pop(d, out + BACH_REC_SIZE * k++);
+		if (unlikely(t->qn == PIPE)) {
+			t->overlapped++;
+			pop(t, out + BACH_REC_SIZE * k++);
 		}
-		d->q[d->qn++] = (struct cyc){ .rec = rec_of(d, s),
+		t->q[t->qn++] = (struct cyc){ .rec = rec_of(d, s),
 					      .need = NEED_UNKNOWN };
 	}
 	return k;
@@ -672,15 +724,21 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 		d->st.cycles += k;
 		d->st.records += k;
 	} else if (!d->clock_mode) {
+		struct trk t;
+
+		trk_load(d, &t);
 		for (; i < n && k + 2 <= cap; i++)
-			k += clock_track(d, samples + i * unit,
+			k += clock_track(d, &t, samples + i * unit,
 					 out + BACH_REC_SIZE * k);
+		trk_store(d, &t);
 		d->st.clocks += i;
 	} else {
 		const uint16_t cb = d->clk.byte;
 		const uint8_t cm = d->clk.mask;
 		bool prev = d->clk_prev;
+		struct trk t;
 
+		trk_load(d, &t);
 		for (; i < n && k + 2 <= cap; i++) {
 			const uint8_t *s = samples + i * unit;
 			bool c = (s[cb] & cm) != 0;
@@ -692,7 +750,7 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 				d->st.clocks++;
 				if (d->track || d->edge) {
 					k += clock_track(
-						d, p, out + BACH_REC_SIZE * k);
+						d, &t, p, out + BACH_REC_SIZE * k);
 				} else {
 					if (!(p[ab] & am)) {
 						put_rec(out +
@@ -706,6 +764,7 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 			}
 			prev = c;
 		}
+		trk_store(d, &t);
 		d->clk_prev = prev;
 	}
 	if (i)
@@ -718,11 +777,14 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 size_t bach_busdec_finish(struct bach_busdec *d, uint8_t *out, size_t cap)
 {
 	size_t k = 0;
+	struct trk t;
 
-	while (d->qn && k < cap) {
+	trk_load(d, &t);
+	while (t.qn && k < cap) {
 		d->st.unfinished++;
-		pop(d, out + BACH_REC_SIZE * k++);
+		pop(&t, out + BACH_REC_SIZE * k++);
 	}
+	trk_store(d, &t);
 	return k;
 }
 

@@ -393,14 +393,9 @@ static int check_text_whole(const char *path, int fd, char *err,
 	return 0;
 }
 
-/*
- * libsigrok reads a session's members without checking their CRCs, so a
- * damaged member would decode as garbage: read each whole through libzip
- * first, which does check them.
- */
-static int check_srzip(const char *path, struct la_feed *f)
+/* A session's zip archive, or NULL with the feed failed. */
+static zip_t *open_srzip(const char *path, struct la_feed *f)
 {
-	static char buf[1 << 20];
 	zip_t *z;
 	int zerr;
 
@@ -413,8 +408,23 @@ static int check_srzip(const char *path, struct la_feed *f)
 			"%s: not a readable libsigrok session (.sr): %s", path,
 			zip_error_strerror(&e));
 		zip_error_fini(&e);
-		return -1;
 	}
+	return z;
+}
+
+/*
+ * libsigrok reads a session's members without checking their CRCs, so a
+ * damaged member would decode as garbage: read each whole through libzip
+ * first, which does check them.
+ */
+static int check_srzip(const char *path, struct la_feed *f)
+{
+	static char buf[1 << 20];
+	zip_t *z;
+
+	z = open_srzip(path, f);
+	if (!z)
+		return -1;
 	for (zip_int64_t i = 0, n = zip_get_num_entries(z, 0); i < n; i++) {
 		zip_file_t *m = zip_fopen_index(z, (zip_uint64_t)i, 0);
 		zip_int64_t got = 0;
@@ -523,20 +533,12 @@ static int run_srzip(const char *path, struct la_feed *f)
 	GError *gerr = NULL;
 	uint8_t *buf = NULL;
 	const char *why = "";
-	int rc = 1, zerr, unit, nprobes;
+	int rc = 1, unit, nprobes;
 	zip_t *z;
 
-	z = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
-	if (!z) {
-		zip_error_t e;
-
-		zip_error_init_with_code(&e, zerr);
-		la_fail(f, BACH_LA_BAD_INPUT,
-			"%s: not a readable libsigrok session (.sr): %s", path,
-			zip_error_strerror(&e));
-		zip_error_fini(&e);
+	z = open_srzip(path, f);
+	if (!z)
 		return -1;
-	}
 	ver = read_member(z, "version", 16, &why);
 	if (!ver || strcmp(g_strstrip(ver), "2"))
 		goto out;	/* libsigrok's (or its error) */

@@ -31,26 +31,25 @@ static void report(const char *in, const char *out,
 		"bach decode: %" PRIu64 " bus clocks, %" PRIu64
 		" cycles, %" PRIu64 " records to %s\n",
 		s->clocks, s->cycles, s->records, out);
-	if (s->aborted)
-		fprintf(stderr, "  %" PRIu64 " attempts aborted by BOFF# and "
-				"restarted (recorded once)\n",
-			s->aborted);
-	if (s->ken_uncached)
-		fprintf(stderr, "  %" PRIu64 " cacheable reads made "
-				"noncacheable by KEN#\n",
-			s->ken_uncached);
-	if (s->stray_brdy)
-		fprintf(stderr, "  warning: %" PRIu64 " BRDY# with no cycle "
-				"open\n",
-			s->stray_brdy);
-	if (s->overlapped)
-		fprintf(stderr, "  warning: %" PRIu64 " cycles began with two "
-				"already open (the oldest was closed early)\n",
-			s->overlapped);
-	if (s->unfinished)
-		fprintf(stderr, "  %" PRIu64 " cycles still open when the "
-				"capture ended (recorded as they stood)\n",
-			s->unfinished);
+	const struct {
+		uint64_t n;
+		const char *what;
+	} notes[] = {
+		{ s->aborted, "attempts aborted by BOFF# and restarted "
+			      "(recorded once)" },
+		{ s->ken_uncached, "cacheable reads made noncacheable by "
+				   "KEN#" },
+		{ s->stray_brdy, "BRDY# with no cycle open (warning)" },
+		{ s->overlapped, "cycles began with two already open, the "
+				 "oldest closed early (warning)" },
+		{ s->unfinished, "cycles still open when the capture ended "
+				 "(recorded as they stood)" },
+	};
+
+	for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
+		if (notes[i].n)
+			fprintf(stderr, "  %" PRIu64 " %s\n", notes[i].n,
+				notes[i].what);
 }
 
 static int run(int argc, char **argv)
