@@ -10,8 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cmocka.h>
@@ -379,6 +381,52 @@ static void bgzf_members(void **state)
 	free(src);
 }
 
+/*
+ * A writer given no level or backend (what bach convert and bach gen
+ * pass) makes the record encoder's members; a level makes libdeflate's.
+ */
+static void writer_default_is_the_record_encoder(void **state)
+{
+	static const int levels[] = { 0, 1 };
+	char path[] = "/tmp/bach-test-recdeflate.XXXXXX";
+	uint8_t *src = gen(BACH_BGZF_MAX_INPUT / 6, 6);
+	uint8_t want[BACH_BGZF_MAX_BLOCK];
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	for (size_t i = 0; i < sizeof(levels) / sizeof(*levels); i++) {
+		struct bach_writer_opts o = { .format = BACH_OUT_BYU_GZ,
+					      .level = levels[i] };
+		struct bach_deflater *d = bach_deflater_new(
+			levels[i] ? BACH_DEFLATE_LIBDEFLATE :
+				    BACH_DEFLATE_RECORD,
+			levels[i]);
+		struct bach_writer *w;
+		uint8_t got[BACH_BGZF_MAX_BLOCK + BACH_BGZF_EOF_SIZE + 1];
+		size_t wlen = bach_bgzf_block(d, want, src,
+					      BACH_BGZF_MAX_INPUT);
+		FILE *f;
+
+		assert_int_equal(bach_writer_open(&w, path, &o), 0);
+		assert_int_equal(bach_writer_write(w, src,
+						   BACH_BGZF_MAX_INPUT / 6),
+				 0);
+		assert_int_equal(bach_writer_close(w), 0);
+		bach_writer_free(w);
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		assert_int_equal(fread(got, 1, sizeof(got), f),
+				 wlen + BACH_BGZF_EOF_SIZE);
+		fclose(f);
+		assert_memory_equal(got, want, wlen);
+		bach_deflater_free(d);
+	}
+	unlink(path);
+	free(src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -389,6 +437,7 @@ int main(void)
 		cmocka_unit_test(blocks_stand_alone),
 		cmocka_unit_test(levels_out_of_range_are_clamped),
 		cmocka_unit_test(bgzf_members),
+		cmocka_unit_test(writer_default_is_the_record_encoder),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
