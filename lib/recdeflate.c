@@ -228,6 +228,8 @@ static inline struct match find_rec(struct bach_recdeflate *c,
 		if (l > best.len) {
 			best.len = l;
 			best.dist = dist;
+			if (l == max)
+				break;
 		}
 	}
 	for (unsigned w = c->ways - 1; w > 0; w--)
@@ -323,6 +325,10 @@ static void parse(struct bach_recdeflate *c, const uint8_t *src, size_t len)
 
 			looked = q;
 			fe = 0;
+			if (q + 2 * REC <= len)
+				__builtin_prefetch(c->tab +
+						   (size_t)rec_hash(src + q + REC) *
+							   MAX_WAYS);
 			if (f.len >= REC) {
 				if (back > q - f.dist)
 					back = q - f.dist;
