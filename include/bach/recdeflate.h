@@ -5,6 +5,8 @@
  * and between them only a few short distances (the last records, the last
  * match's distance) are tried. One dynamic (or fixed, when smaller) Huffman
  * block per call. The output is standard deflate that any inflater reads.
+ * It is made for records: bytes that are not (text, code) come out larger
+ * than a general encoder makes them, though still correct.
  */
 #ifndef BACH_RECDEFLATE_H
 #define BACH_RECDEFLATE_H
