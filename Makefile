@@ -62,6 +62,8 @@ VERSION = 0.1.0
 BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $(WARN) -MMD -MP -pthread \
 	      $(SAN_FLAGS)
 LIBS = -lz -ldeflate -pthread
+# ISA-L's igzip, compared with the block compressors in make bench only
+BENCH_LIBS = -lisal
 # pkg-config runs when a command needs these (after scripts/deps.sh)
 EXT_CFLAGS = $(shell pkg-config --cflags libusb-1.0 libsigrok libzip)
 EXT_LIBS = $(shell pkg-config --libs libusb-1.0 libsigrok libzip)
@@ -142,7 +144,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
 	$(Q)mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
-		$(BUILD)/libbach.a $(LIBS)
+		$(BUILD)/libbach.a $(BENCH_LIBS) $(LIBS)
 
 tests: $(PROGRAMS) $(TEST_BIN)
 

@@ -3,8 +3,9 @@
  * Blocked gzip members (design section 4, after htslib's BGZF): each member
  * holds at most 64 KiB of whole records, carries its own total size in a
  * "BC" extra subfield, and falls back to a stored deflate block when
- * compression does not shrink the data. Whole blocks are compressed with
- * libdeflate (default) or zlib (for comparison in bench/).
+ * compression does not shrink the data. Whole blocks are compressed by
+ * the record encoder (bach/recdeflate.h, the default), libdeflate (any
+ * level asked for) or zlib (for comparison in bench/).
  */
 #include <libdeflate.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <zlib.h>
 
 #include "bach/bytes.h"
+#include "bach/recdeflate.h"
 #include "bach/trace.h"
 
 const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE] = {
@@ -22,6 +24,7 @@ const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE] = {
 struct bach_deflater {
 	enum bach_deflate_backend backend;
 	struct libdeflate_compressor *ld;
+	struct bach_recdeflate *rec;
 	z_stream zs;
 	bool zinit;
 };
@@ -33,7 +36,16 @@ struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 
 	if (!d)
 		return NULL;
+	if (backend == BACH_DEFLATE_AUTO)
+		backend = level ? BACH_DEFLATE_LIBDEFLATE : BACH_DEFLATE_RECORD;
 	d->backend = backend;
+	if (backend == BACH_DEFLATE_RECORD) {
+		d->rec = bach_recdeflate_new(level ? level :
+					     BACH_RECDEFLATE_DEFAULT_LEVEL);
+		if (!d->rec)
+			goto out_free;
+		return d;
+	}
 	if (backend == BACH_DEFLATE_LIBDEFLATE) {
 		d->ld = libdeflate_alloc_compressor(level);
 		if (!d->ld)
@@ -56,6 +68,7 @@ void bach_deflater_free(struct bach_deflater *d)
 		return;
 	if (d->ld)
 		libdeflate_free_compressor(d->ld);
+	bach_recdeflate_free(d->rec);
 	if (d->zinit)
 		deflateEnd(&d->zs);
 	free(d);
@@ -65,6 +78,8 @@ void bach_deflater_free(struct bach_deflater *d)
 static size_t deflate_raw(struct bach_deflater *d, uint8_t *dst, size_t cap,
 			  const uint8_t *src, size_t len)
 {
+	if (d->rec)
+		return bach_recdeflate(d->rec, src, len, dst, cap);
 	if (d->ld)
 		return libdeflate_deflate_compress(d->ld, src, len, dst, cap);
 	deflateReset(&d->zs);
@@ -94,10 +109,10 @@ size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 		memcpy(body + 5, src, len);
 		clen = len + 5;
 	}
-	if (d->ld)
-		crc = libdeflate_crc32(0, src, len);
-	else
+	if (d->backend == BACH_DEFLATE_ZLIB)
 		crc = (uint32_t)crc32(0, src, (uInt)len);
+	else
+		crc = libdeflate_crc32(0, src, len);
 	total = BACH_BGZF_HDR + clen + BACH_BGZF_TRAILER;
 
 	memcpy(dst, bach_bgzf_eof, 16); /* same fixed header up to SLEN */

@@ -3,7 +3,8 @@
  * Trace writer: raw .byu, or blocked .byu.gz: the caller's records fill
  * 64 KiB blocks that a pool of threads compresses (bach/zpool.h) while the
  * next block fills; finished members are written in order, then the EOF
- * block.
+ * block. Blocks are compressed by the record encoder unless a level (or a
+ * backend) is asked for (bach_deflater_new()).
  *
  * A named output is written under a temporary name beside it and renamed
  * into place by a good close (bach/outfile.h).
@@ -176,7 +177,8 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 	w->o = *o;
 	w->fd = -1;
 	w->out.fd = -1;
-	if (!w->o.level)
+	/* no level: the record encoder, unless a library was named */
+	if (!w->o.level && w->o.backend != BACH_DEFLATE_AUTO)
 		w->o.level = BACH_DEFAULT_LEVEL;
 
 	ret = bach_outfile_open(&w->out, path);

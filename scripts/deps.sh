@@ -6,7 +6,9 @@ set -eu
 
 # build: compiler, zlib (required), libdeflate (block compression),
 # cmocka (unit tests); tests and bench: clang (libFuzzer smoke runs),
-# pigz and gzip (reference figures in make bench).
+# pigz and gzip (reference figures in make bench), libisal (ISA-L's igzip,
+# measured beside the block compressors in make bench; not used to write:
+# it compresses traces less than gzip -1).
 # bachd: liburing (io_uring writes), libinih (configuration), libsystemd
 # (sd_notify).
 # the capture board: libusb (drivers/usb), umockdev (an emulated board for
@@ -16,6 +18,7 @@ set -eu
 # (checks a .sr session's members, which libsigrok reads unchecked) and
 # sigrok-cli (tests and reference figures in make bench).
 PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
+libisal-dev
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm

@@ -92,13 +92,20 @@ ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts);
 extern const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE];
 
 enum bach_deflate_backend {
+	/* level 0: the record encoder at its default; 1..12: libdeflate */
+	BACH_DEFLATE_AUTO,
 	BACH_DEFLATE_LIBDEFLATE,
 	BACH_DEFLATE_ZLIB,
+	BACH_DEFLATE_RECORD, /* bach/recdeflate.h */
 };
 
 struct bach_deflater;
 
-/* level 0..12 with libdeflate, 0..9 with zlib; NULL when out of memory. */
+/*
+ * level 0..12 with libdeflate, 0..9 with zlib, 1..2 with the record encoder
+ * (0: its default), as above with BACH_DEFLATE_AUTO; NULL when out of
+ * memory.
+ */
 struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 					int level);
 void bach_deflater_free(struct bach_deflater *d);
@@ -126,6 +133,10 @@ struct bach_writer_opts {
 	enum bach_deflate_backend backend;
 };
 
+/*
+ * The level when a writer names libdeflate or zlib without one. With
+ * BACH_DEFLATE_AUTO (zero), level 0 is the record encoder.
+ */
 #define BACH_DEFAULT_LEVEL 5
 
 struct bach_writer;
