@@ -12,19 +12,13 @@ N=$((MB * 1024 * 1024 / 6))
 T="$D/trace.byu"
 missed=0
 
-calc() { awk "BEGIN { print $1 }"; }
-now() { date +%s.%N; }
+. "$(dirname "$0")/lib.sh"
 # secs CMD...: wall time of CMD, output discarded
 secs() {
 	t0=$(now)
 	"$@" > /dev/null
 	t1=$(now)
 	calc "$t1 - $t0"
-}
-fmt() { printf '%.2f' "$1"; }
-check() { # NAME OK-EXPR DETAIL
-	if [ "$(calc "($2) ? 1 : 0")" -eq 1 ]; then r=MEETS; else r=MISSES; missed=1; fi
-	printf '%-58s %s  (%s)\n' "$1" "$r" "$3"
 }
 
 if [ ! -f "$T" ] || [ "$(wc -c < "$T")" -ne $((N * 6)) ]; then

@@ -99,7 +99,7 @@ void capture_config_defaults(struct capture_config *c)
 	c->policy = BACH_POLICY_STALL;
 	c->gap_markers = true;
 	c->compress = true;
-	c->level = 1; /* live capture: speed first (bach convert uses 5) */
+	c->level = 1; /* live capture: speed first (libdeflate -1) */
 	c->ring_bytes = 256ull << 20;
 	c->rotate_bytes = 1ull << 30;
 	c->rotate_seconds = 3600;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: blocks made by bach_bgzf_block(), read back through
- * the trace reader. Byte 0: bit 7 picks zlib over libdeflate, bit 6
- * appends the EOF block, bits 3..0 the level (mod 13, or mod 10 for zlib);
+ * the trace reader. Byte 0: bit 5 picks the record encoder, else bit 7
+ * zlib over libdeflate; bit 6 appends the EOF block; bits 3..0 the level
+ * (mod 13, mod 10 for zlib, mod the record encoder's levels + 1, 0 being
+ * its default);
  * byte 1: records per block (0 = as many as fit); the rest is the data,
  * cut to whole records and to 8 blocks' worth.
  *
@@ -23,6 +25,7 @@
 #include <zlib.h>
 
 #include "bach/bytes.h"
+#include "bach/recdeflate.h"
 #include "bach/trace.h"
 
 #include "fuzz_check.h"
@@ -47,16 +50,15 @@ static void put(const void *p, size_t len, size_t *off)
 	*off += len;
 }
 
-static struct bach_deflater *deflater(bool zlib, int level)
+static struct bach_deflater *deflater(enum bach_deflate_backend b,
+				      int level)
 {
-	static struct bach_deflater *cache[2][13];
-	struct bach_deflater **d = &cache[zlib][level];
+	static struct bach_deflater *cache[BACH_DEFLATE_RECORD + 1][13];
+	struct bach_deflater **d = &cache[b][level];
 
 	if (!*d)
-		*d = bach_deflater_new(zlib ? BACH_DEFLATE_ZLIB
-					    : BACH_DEFLATE_LIBDEFLATE,
-				       level);
-	CHECK(*d, "bach_deflater_new(%d, %d) failed", zlib, level);
+		*d = bach_deflater_new(b, level);
+	CHECK(*d, "bach_deflater_new(%d, %d) failed", (int)b, level);
 	return *d;
 }
 
@@ -65,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t *block;
-	bool zlib, eof;
+	enum bach_deflate_backend backend;
+	bool eof;
 	int level;
 	size_t chunk, len, pos = 0, fsize = 0, off = 0;
 	uint64_t blocks = 0;
@@ -77,9 +80,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	zlib = data[0] & 0x80;
 	eof = data[0] & 0x40;
-	level = (data[0] & 15) % (zlib ? 10 : 13);
+	if (data[0] & 0x20) {
+		backend = BACH_DEFLATE_RECORD;
+		level = (data[0] & 15) % (BACH_RECDEFLATE_MAX_LEVEL + 1);
+	} else if (data[0] & 0x80) {
+		backend = BACH_DEFLATE_ZLIB;
+		level = (data[0] & 15) % 10;
+	} else {
+		backend = BACH_DEFLATE_LIBDEFLATE;
+		level = (data[0] & 15) % 13;
+	}
 	chunk = data[1] ? data[1] * 6u : BACH_BGZF_MAX_INPUT;
 	data += 2;
 	size -= 2;
@@ -100,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* at least one block, even for no data */
 	do {
 		size_t in = len - pos < chunk ? len - pos : chunk;
-		size_t out = bach_bgzf_block(deflater(zlib, level), block,
+		size_t out = bach_bgzf_block(deflater(backend, level), block,
 					     data + pos, in);
 
 		CHECK(out >= BACH_BGZF_HDR + BACH_BGZF_TRAILER + 2 &&
