@@ -5,6 +5,7 @@
  *
  *   usb_board [KEY=VALUE]... [--pid-file F] -- PROGRAM [ARG]...
  *   usb_board --lfsr N FILE      the LFSR test pattern's first N records
+ *   usb_board --check            exit 0 if umockdev can run here, 77 if not
  *
  * It builds a umockdev testbed holding one board (a USB device with the
  * descriptors of docs/board-protocol.md section 1), runs PROGRAM under
@@ -31,6 +32,8 @@
  *   port=P          the board sits on bus 1, port P (path 1-P; default 2)
  *   second=S        a second board, serial S, on the next port
  *   replug=0        after disconnect=R:T, stay unplugged
+ *   running=1       the board is capturing when the host first opens it
+ *                   (an earlier host left it running)
  *   cut=B           unplug B bytes before the end of the frame that
  *                   crossed R (the host gets part of a frame)
  *   halt=B:K        once B bytes went in, the IN endpoint halts (STALL);
@@ -124,6 +127,7 @@ struct emu {
 	struct board_opts o;
 	unsigned gw_major, gw_minor, caps, speed;
 	bool replug;
+	bool running;
 	uint64_t cut;
 	uint64_t halt_at;
 	unsigned halt_count;
@@ -281,6 +285,8 @@ static void plug_in(struct board *b)
 	b->hold_until = 0;
 	b->halted = false;
 	b->plug = p;
+	if (e->running)
+		board_start(&b->m); /* an earlier host's capture goes on */
 	g_mutex_unlock(&e->mu);
 
 	snprintf(sys, sizeof(sys), "/sys%s", b->syspath);
@@ -654,6 +660,9 @@ static void submit(struct board *b, struct plug *p, UMockdevIoctlClient *c)
 			u->data, offsetof(struct usbdevfs_urb, buffer),
 			(size_t)u->len, NULL);
 
+		/* what the board sampled meanwhile is in its FIFO, ahead of
+		 * the reply */
+		produce(b, (size_t)BOARD_FIFO_RECORDS * BACH_REC_SIZE);
 		if (buf) {
 			board_write(&b->m, buf->data, (size_t)u->len, reply, b);
 			g_object_unref(buf);
@@ -878,6 +887,8 @@ int main(int argc, char **argv)
 	struct rusage self, kids;
 	int i;
 
+	bool check = argc == 2 && !strcmp(argv[1], "--check");
+
 	if (argc == 4 && !strcmp(argv[1], "--lfsr"))
 		return write_lfsr(num("--lfsr", argv[2]), argv[3]);
 	/*
@@ -902,7 +913,7 @@ int main(int argc, char **argv)
 		 BACH_CAP_FILTER;
 	e.speed = 480;
 	e.replug = true;
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+	for (i = 1; !check && i < argc && strcmp(argv[i], "--"); i++) {
 		char *k = argv[i], *v = strchr(k, '=');
 		int r;
 
@@ -933,6 +944,8 @@ int main(int argc, char **argv)
 			port = (unsigned)num(k, v);
 		else if (!strcmp(k, "replug"))
 			e.replug = num(k, v) != 0;
+		else if (!strcmp(k, "running"))
+			e.running = num(k, v) != 0;
 		else if (!strcmp(k, "cut"))
 			e.cut = num(k, v);
 		else if (!strcmp(k, "short"))
@@ -949,15 +962,24 @@ int main(int argc, char **argv)
 		} else
 			die("unknown option '%s'", k);
 	}
-	if (i + 1 >= argc)
+	if (i + 1 >= argc && !check)
 		die("usage: usb_board [KEY=VALUE]... [--pid-file F] -- PROGRAM [ARG]...");
 	if (!serial[0])
 		snprintf(serial, 17, "EMU-%llu", (unsigned long long)e.o.seed);
 
 	g_mutex_init(&e.mu);
 	e.tb = umockdev_testbed_new();
-	if (!e.tb)
-		die("cannot make a umockdev testbed");
+	if (!e.tb) {
+		note("cannot make a umockdev testbed");
+		return check ? 77 : 2;
+	}
+	if (!umockdev_in_mock_environment()) {
+		note("libumockdev-preload.so.0 is not loaded (LD_PRELOAD=%s)",
+		     getenv("LD_PRELOAD"));
+		return 77;
+	}
+	if (check)
+		return 0;
 	e.loop = g_main_loop_new(NULL, FALSE);
 	board_setup(&e, &e.boards[0], serial, port);
 	e.nboards = 1;
