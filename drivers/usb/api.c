@@ -12,8 +12,8 @@
 #include "protocol.h"
 
 #define OPTION_KEYS                                                           \
-	"vid_pid, serial, path, policy, timing, pattern, filter, high_water, " \
-	"low_water, xfers, xfer_kib, timeout, status_ms, reconnect"
+	"vid_pid, serial, path, bridge, policy, timing, pattern, filter, "    \
+	"high_water, low_water, xfers, xfer_kib, timeout, status_ms, reconnect"
 
 static int number(struct bach_source *src, const char *key, const char *v,
 		  unsigned long long lo, unsigned long long hi,
@@ -78,6 +78,17 @@ static int parse_option(struct bach_source *src, struct usb *u,
 						 "option path: want BUS-PORT[.PORT]... as in /sys/bus/usb/devices (e.g. 1-2.3), not '%s'",
 						 v);
 		strcpy(u->want_path, v);
+	} else if (!strcmp(k, "bridge")) {
+		if (!strcmp(v, "auto"))
+			u->bridge = USB_BRIDGE_AUTO;
+		else if (!strcmp(v, "plain"))
+			u->bridge = USB_BRIDGE_PLAIN;
+		else if (!strcmp(v, "ftdi"))
+			u->bridge = USB_BRIDGE_FTDI;
+		else
+			return bach_source_error(src, -EINVAL,
+						 "option bridge: auto, plain or ftdi, not '%s'",
+						 v);
 	} else if (!strcmp(k, "policy")) {
 		if (!strcmp(v, "stall"))
 			u->cfg.policy = BACH_POLICY_STALL;
@@ -173,6 +184,56 @@ static const char *speed_name(int speed)
 	}
 }
 
+/* FTDI's chips give their type in bcdDevice, whatever VID:PID they carry */
+static bool ftdi_chip(uint16_t bcd)
+{
+	return bcd == 0x0500 || bcd == 0x0700 || bcd == 0x0800 ||
+	       bcd == 0x0900;
+}
+
+/* The bulk endpoints of our interface, and which bridge carries them. */
+static int endpoints(struct usb *u, libusb_device *dev,
+		     const struct libusb_device_descriptor *d)
+{
+	struct libusb_config_descriptor *cfg;
+	const struct libusb_interface_descriptor *alt;
+	int r = libusb_get_active_config_descriptor(dev, &cfg);
+
+	if (r)
+		return bach_source_error(u->src, -EIO,
+					 "board %s at %s: no active configuration: %s",
+					 u->serial, u->path,
+					 libusb_error_name(r));
+	u->ep_in = u->ep_out = 0;
+	if (cfg->bNumInterfaces > USB_IFACE &&
+	    cfg->interface[USB_IFACE].num_altsetting) {
+		alt = &cfg->interface[USB_IFACE].altsetting[0];
+		for (int i = 0; i < alt->bNumEndpoints; i++) {
+			const struct libusb_endpoint_descriptor *e =
+				&alt->endpoint[i];
+
+			if ((e->bmAttributes & 3) != LIBUSB_TRANSFER_TYPE_BULK)
+				continue;
+			if (e->bEndpointAddress & LIBUSB_ENDPOINT_IN) {
+				if (!u->ep_in) {
+					u->ep_in = e->bEndpointAddress;
+					u->mps = e->wMaxPacketSize & 0x7ff;
+				}
+			} else if (!u->ep_out) {
+				u->ep_out = e->bEndpointAddress;
+			}
+		}
+	}
+	libusb_free_config_descriptor(cfg);
+	if (!u->ep_in || !u->ep_out || !u->mps)
+		return bach_source_error(u->src, -EPROTO,
+					 "board %s at %s: interface %d has no bulk IN and bulk OUT endpoints (is it a bach board?)",
+					 u->serial, u->path, USB_IFACE);
+	u->ftdi = u->bridge == USB_BRIDGE_FTDI ||
+		  (u->bridge == USB_BRIDGE_AUTO && ftdi_chip(d->bcdDevice));
+	return 0;
+}
+
 void usb_close_board(struct usb *u)
 {
 	if (u->claimed)
@@ -190,6 +251,7 @@ void usb_close_board(struct usb *u)
 int usb_find_open(struct usb *u, bool quiet)
 {
 	libusb_device **list, *found = NULL;
+	struct libusb_device_descriptor fd = { 0 };
 	libusb_device_handle *h = NULL;
 	char others[256] = "", denied[32] = "", serial[64] = "", path[32];
 	int n, matches = 0, err = 0, r;
@@ -234,6 +296,7 @@ int usb_find_open(struct usb *u, bool quiet)
 			continue;
 		}
 		found = list[i];
+		fd = d;
 		h = dh;
 		snprintf(serial, sizeof(serial), "%s", (char *)s);
 		snprintf(u->path, sizeof(u->path), "%s", path);
@@ -282,6 +345,11 @@ int usb_find_open(struct usb *u, bool quiet)
 	u->h = h;
 	u->claimed = true;
 	snprintf(u->serial, sizeof(u->serial), "%s", serial);
+	err = endpoints(u, found, &fd);
+	if (!err)
+		err = usb_bridge_init(u);
+	if (err)
+		usb_close_board(u);
 out:
 	libusb_free_device_list(list, 1);
 	return err;
@@ -314,11 +382,13 @@ static void describe(struct bach_source *src, struct usb *u)
 	snprintf(ident, sizeof(ident),
 		 "\"name\":\"%s\",\"serial\":\"%s\",\"gateware\":\"%u.%u\",\"clock_hz\":%u,"
 		 "\"fifo_records\":%u,\"capabilities\":%u,\"usb\":\"%04x:%04x\","
-		 "\"usb_path\":\"%s\",\"usb_speed\":\"%s\",\"transfers\":%u,\"transfer_bytes\":%u,"
+		 "\"usb_path\":\"%s\",\"usb_speed\":\"%s\",\"bridge\":\"%s\",\"endpoints\":\"%02x %02x\","
+		 "\"transfers\":%u,\"transfer_bytes\":%u,"
 		 "\"policy\":\"%s\",\"timing\":%s,\"source\":\"%s\",\"filter\":%u",
 		 name, serial, u->id.gw_major, u->id.gw_minor, u->id.clock_hz,
 		 u->id.fifo_records, u->id.capabilities, u->vid, u->pid, path,
-		 speed_name(u->speed), u->nx, u->xfer_bytes,
+		 speed_name(u->speed), u->ftdi ? "ftdi" : "plain", u->ep_out,
+		 u->ep_in, u->nx, u->xfer_bytes,
 		 u->cfg.policy == BACH_POLICY_DROP ? "drop" : "stall",
 		 u->cfg.timing ? "true" : "false",
 		 sources[u->cfg.test_pattern], u->cfg.type_filter);
@@ -491,6 +561,7 @@ const struct bach_driver bach_driver_usb = {
 		"vid_pid=VVVV:PPPP  the board's USB IDs (default 1209:4243)\n"
 		"serial=S           the board with this serial number\n"
 		"path=B-P[.P]...    the board on this USB port (as in /sys/bus/usb/devices)\n"
+		"bridge=B           auto (default), plain, or ftdi (FT2232H/FT232H, 245 sync FIFO)\n"
 		"policy=stall|drop  the board's loss policy (default stall: it holds the CPU)\n"
 		"timing=1           frames carry per-record clock deltas\n"
 		"pattern=P          bus (default), or a test pattern: counter, lfsr\n"

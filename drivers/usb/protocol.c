@@ -31,6 +31,8 @@ const char *usb_ack_name(uint32_t result)
 	return ack_names[result];
 }
 
+static int libusb_err(int r);
+
 static const char *const cmd_names[] = {
 	[BACH_CMD_IDENTIFY] = "IDENTIFY",   [BACH_CMD_START] = "START",
 	[BACH_CMD_STOP] = "STOP",	    [BACH_CMD_CONFIGURE] = "CONFIGURE",
@@ -223,11 +225,89 @@ void usb_walk_feed(struct usb_walk *w, const uint8_t *buf, size_t len,
 	}
 }
 
+/* ---- the bridge ---------------------------------------------------------- */
+
+/*
+ * An FTDI bridge starts every packet of the IN endpoint's size with two
+ * modem status bytes (and sends them alone when it has nothing): squeeze
+ * them out in place. Returns the bytes of the board's stream left.
+ */
+static size_t ftdi_strip(uint8_t *buf, size_t len, unsigned mps)
+{
+	size_t out = 0;
+
+	for (size_t off = 0; off < len; off += mps) {
+		size_t n = len - off < mps ? len - off : mps;
+
+		if (n <= FTDI_STATUS_BYTES)
+			continue;
+		memmove(buf + out, buf + off + FTDI_STATUS_BYTES,
+			n - FTDI_STATUS_BYTES);
+		out += n - FTDI_STATUS_BYTES;
+	}
+	return out;
+}
+
+/* libftdi's names for the requests (ftdi.h) */
+#define SIO_RESET 0x00
+#define SIO_SET_FLOW_CTRL 0x02
+#define SIO_SET_LATENCY_TIMER 0x09
+#define SIO_SET_BITMODE 0x0b
+#define SIO_RESET_SIO 0
+#define SIO_RESET_PURGE_RX 1
+#define SIO_RESET_PURGE_TX 2
+#define SIO_RTS_CTS_HS 0x0100
+#define BITMODE_RESET 0x00
+#define BITMODE_SYNCFF 0x40
+
+/*
+ * Put channel A of an FTDI bridge into 245 synchronous FIFO mode (FTDI
+ * AN_130): reset, bit mode reset then synchronous FIFO, latency timer,
+ * RTS/CTS flow control, both buffers purged. A plain board needs nothing.
+ */
+int usb_bridge_init(struct usb *u)
+{
+	static const struct {
+		uint8_t req;
+		uint16_t value, index;
+		const char *what;
+	} steps[] = {
+		{ SIO_RESET, SIO_RESET_SIO, 1, "reset" },
+		{ SIO_SET_BITMODE, BITMODE_RESET << 8 | 0xff, 1, "bit mode reset" },
+		{ SIO_SET_BITMODE, BITMODE_SYNCFF << 8 | 0xff, 1,
+		  "245 synchronous FIFO mode" },
+		{ SIO_SET_LATENCY_TIMER, FTDI_LATENCY_MS, 1, "latency timer" },
+		{ SIO_SET_FLOW_CTRL, 0, SIO_RTS_CTS_HS | 1, "RTS/CTS flow control" },
+		{ SIO_RESET, SIO_RESET_PURGE_RX, 1, "purging its receive buffer" },
+		{ SIO_RESET, SIO_RESET_PURGE_TX, 1, "purging its send buffer" },
+	};
+
+	if (!u->ftdi)
+		return 0;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
+		int r = libusb_control_transfer(u->h,
+						LIBUSB_REQUEST_TYPE_VENDOR |
+							LIBUSB_RECIPIENT_DEVICE |
+							LIBUSB_ENDPOINT_OUT,
+						steps[i].req, steps[i].value,
+						steps[i].index, NULL, 0,
+						USB_CMD_TIMEOUT_MS);
+
+		if (r < 0)
+			return bach_source_error(u->src, libusb_err(r),
+						 "board %s at %s (FTDI bridge): %s: %s",
+						 u->serial, u->path, steps[i].what,
+						 libusb_error_name(r));
+	}
+	return 0;
+}
+
 /* ---- the handshake: synchronous commands at open ----------------------- */
 
 struct sync_wait {
 	uint32_t cmd;
 	bool got;
+	uint64_t frames, bytes;	/* seen while waiting */
 	struct usb_frame f;
 	uint8_t payload[USB_SMALL_MAX];
 };
@@ -236,6 +316,7 @@ static void sync_frame(void *ctx, const struct usb_frame *f)
 {
 	struct sync_wait *s = ctx;
 
+	s->frames++;
 	if (s->got)
 		return;
 	if ((f->type == BACH_FT_ACK && f->c == s->cmd) ||
@@ -280,16 +361,17 @@ static int command_sync(struct usb *u, uint32_t cmd,
 
 	s->cmd = cmd;
 	s->got = false;
+	s->frames = s->bytes = 0;
 	for (int tries = 0; tries < USB_CMD_TRIES && !atomic_load(&u->stop);
 	     tries++) {
 		size_t n = bach_frame_build_command(frame, u->cmd_seq++, cmd,
 						    cfg);
 		uint64_t now = bach_now_ns(),
 			 due = now + USB_CMD_TIMEOUT_MS * 1000000ull,
-			 limit = now + SYNC_MAX_NS;
+			 limit = now + SYNC_MAX_NS, frames;
 		int r, done;
 
-		r = libusb_bulk_transfer(u->h, USB_EP_OUT, frame, (int)n,
+		r = libusb_bulk_transfer(u->h, u->ep_out, frame, (int)n,
 					 &done, USB_CMD_TIMEOUT_MS);
 		if (r == LIBUSB_ERROR_TIMEOUT)
 			continue; /* the board did not take it: again */
@@ -299,10 +381,10 @@ static int command_sync(struct usb *u, uint32_t cmd,
 						 u->path, cmd_name(cmd),
 						 libusb_error_name(r));
 		while (!s->got && (now = bach_now_ns()) < due) {
-			r = libusb_bulk_transfer(u->h, USB_EP_IN, in, SYNC_BUF,
+			r = libusb_bulk_transfer(u->h, u->ep_in, in, SYNC_BUF,
 						 &done, SYNC_READ_MS);
 			if (r == LIBUSB_ERROR_PIPE) {
-				libusb_clear_halt(u->h, USB_EP_IN);
+				libusb_clear_halt(u->h, u->ep_in);
 				continue;
 			}
 			if (r && r != LIBUSB_ERROR_TIMEOUT)
@@ -310,19 +392,30 @@ static int command_sync(struct usb *u, uint32_t cmd,
 							 "board at %s: reading the reply to %s: %s",
 							 u->path, cmd_name(cmd),
 							 libusb_error_name(r));
+			if (done > 0 && u->ftdi)
+				done = (int)ftdi_strip(in, (size_t)done, u->mps);
 			if (done <= 0)
 				continue;
+			frames = s->frames;
+			s->bytes += (uint64_t)done;
 			usb_walk_feed(&u->w, in, (size_t)done, sync_frame, s);
-			/* still emptying an old capture: wait while it flows */
-			due = now + USB_CMD_TIMEOUT_MS * 1000000ull;
-			if (due > limit)
-				due = limit;
+			/* an old capture's tail: wait while its frames flow */
+			if (s->frames > frames) {
+				due = now + USB_CMD_TIMEOUT_MS * 1000000ull;
+				if (due > limit)
+					due = limit;
+			}
 		}
 		if (s->got)
 			return 0;
 	}
 	if (atomic_load(&u->stop))
 		return -EINTR;
+	if (s->bytes && !s->frames)
+		return bach_source_error(u->src, -ETIMEDOUT,
+					 "board at %s does not answer %s: %llu bytes came, not one frame (an FTDI bridge not in 245 FIFO mode? see the option bridge=)",
+					 u->path, cmd_name(cmd),
+					 (unsigned long long)s->bytes);
 	return bach_source_error(u->src, -ETIMEDOUT,
 				 "board at %s does not answer %s (no reply in %d s): is it a bach board with gateware %d.x?",
 				 u->path, cmd_name(cmd), USB_CMD_TRIES,
@@ -460,7 +553,7 @@ static void send_command(struct usb *u, uint32_t cmd)
 					    NULL);
 	int r;
 
-	libusb_fill_bulk_transfer(u->cmd, u->h, USB_EP_OUT, u->cmd_buf,
+	libusb_fill_bulk_transfer(u->cmd, u->h, u->ep_out, u->cmd_buf,
 				  (int)n, cmd_done, u, USB_CMD_TIMEOUT_MS);
 	u->tries = u->pending == cmd ? u->tries + 1 : 1;
 	u->pending = cmd;
@@ -551,14 +644,18 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
 {
 	struct usb_xfer *x = t->user_data;
 	struct usb *u = x->u;
+	size_t len = t->actual_length > 0 ? (size_t)t->actual_length : 0;
 
 	x->busy = false;
 	u->in_flight--;
-	if (t->actual_length > 0)
-		feed(u, t->buffer, (size_t)t->actual_length);
+	if (len && u->ftdi)
+		len = ftdi_strip(t->buffer, len, u->mps);
+	if (len)
+		feed(u, t->buffer, len);
 	switch (t->status) {
 	case LIBUSB_TRANSFER_COMPLETED:
 		if (t->actual_length > 0) {
+			/* (an FTDI bridge's status alone says it is alive) */
 			u->fails = u->empties = 0;
 		} else if (++u->empties == USB_MAX_EMPTY) {
 			fail(u, bach_source_error(u->src, -EPROTO,
@@ -669,7 +766,7 @@ int usb_alloc_transfers(struct usb *u)
 		x->t = libusb_alloc_transfer(0);
 		if (!x->t || posix_memalign(&buf, 4096, size))
 			return -ENOMEM;
-		libusb_fill_bulk_transfer(x->t, u->h, USB_EP_IN, buf,
+		libusb_fill_bulk_transfer(x->t, u->h, u->ep_in, buf,
 					  (int)size, in_done, x, 0);
 	}
 	return 0;
@@ -705,7 +802,7 @@ static void clear_halt(struct usb *u)
 		cancel_all(u);
 		return;
 	}
-	r = libusb_clear_halt(u->h, USB_EP_IN);
+	r = libusb_clear_halt(u->h, u->ep_in);
 	if (r == LIBUSB_ERROR_NO_DEVICE) {
 		u->lost = true;
 		return;

@@ -24,9 +24,24 @@
 #define USB_VID 0x1209		/* pid.codes (systemd/60-bach.rules) */
 #define USB_PID 0x4243
 #define USB_IFACE 0
-#define USB_EP_OUT 0x01		/* commands */
-#define USB_EP_IN 0x81		/* frames */
 #define USB_GW_MAJOR 1		/* the gateware major version we speak */
+
+/*
+ * The USB side of the board (docs/usb.md section 3): a plain vendor
+ * interface (bulk OUT 0x01, bulk IN 0x81, as docs/board-protocol.md
+ * section 1), or an FTDI FT2232H/FT232H in 245 synchronous FIFO mode,
+ * whose channel A has bulk IN 0x81 and OUT 0x02, needs vendor requests to
+ * enter that mode, and starts every IN packet with two modem status
+ * bytes. The endpoints are read from the descriptors either way.
+ */
+enum usb_bridge {
+	USB_BRIDGE_AUTO,	/* FTDI if bcdDevice names an FTDI chip */
+	USB_BRIDGE_PLAIN,
+	USB_BRIDGE_FTDI,
+};
+
+#define FTDI_STATUS_BYTES 2	/* at the start of every IN packet */
+#define FTDI_LATENCY_MS 2	/* the chip sends what it holds this often */
 
 #define USB_CMD_TIMEOUT_MS 1000	/* a command's reply (protocol section 1) */
 #define USB_CMD_TRIES 3
@@ -99,6 +114,7 @@ struct usb {
 	unsigned nxfer, xfer_bytes;	/* 0: from the link's speed */
 	unsigned timeout_ms, status_ms;
 	bool reconnect;
+	enum usb_bridge bridge;
 
 	/* the board */
 	libusb_context *ctx;
@@ -109,6 +125,9 @@ struct usb {
 	char path[32];		/* where it is plugged in: "1-2.3" */
 	char serial[64];	/* its USB serial number */
 	int speed;
+	bool ftdi;		/* the bridge is an FTDI chip */
+	uint8_t ep_in, ep_out;
+	unsigned mps;		/* the IN endpoint's packet size */
 	struct bach_board_identity id;
 	uint32_t cmd_seq;
 
@@ -147,6 +166,7 @@ int usb_find_open(struct usb *u, bool quiet);
 void usb_close_board(struct usb *u);
 
 /* protocol.c */
+int usb_bridge_init(struct usb *u);
 int usb_handshake(struct usb *u);
 int usb_alloc_transfers(struct usb *u);
 void usb_free_transfers(struct usb *u);

@@ -97,6 +97,18 @@ man_has '"transfers":4,"transfer_bytes":16384'
 $BACH convert -q "$C" "$T/big.byu"
 same "$T/big.byu" "$T/g3.byu"
 
+# 2b. the board's FT2232H bridge: 245 synchronous FIFO mode set by vendor
+# requests, two status bytes at the start of every packet (and alone once
+# per latency timer), channel A on endpoints 0x81 and 0x02
+cap ftdi bridge=ftdi records=300000 seed=3 short=3000 -- --option timing=1
+[ $RC -eq 0 ] || fail "ftdi bridge: exit $RC: $(tail -n 5 "$T/ftdi.log")"
+man_has '"bridge":"ftdi","endpoints":"02 81"'
+$BACH convert -q "$C" "$T/ftdi.byu"
+same "$T/ftdi.byu" "$T/g3.byu"
+cap ftdiplain bridge=ftdi records=1000 -- --option bridge=plain
+[ $RC -eq 2 ] || fail "ftdi bridge taken as plain: exit $RC, expected 2"
+log_has ftdiplain "bytes came, not one frame (an FTDI bridge not in 245 FIFO mode? see the option bridge=)"
+
 # 3. the same board as fake: with link and FIFO faults, the usb capture
 # and the fake capture hold the same trace and the same gaps
 F="records=300000 seed=4 frame=1000 drop_every=7 corrupt_every=5 overflow_every=3:100 status_every=4"
@@ -192,6 +204,10 @@ log_has silent "is silent: not a byte in 2 s, though STATUS was asked every 500 
 no_part
 $BACH convert -q "$C" "$T/silent.byu"
 prefix "$T/silent.byu" 3
+# ... also behind an FTDI bridge, whose status packets keep coming
+cap ftdisilent bridge=ftdi records=300000 seed=3 silent_at=100000 -- --option timeout=2 --option status_ms=500
+[ $RC -eq 4 ] || fail "silent board behind FTDI: exit $RC, expected 4: $(tail -n 5 "$T/ftdisilent.log")"
+log_has ftdisilent "is silent: not a byte in 2 s"
 
 # 9. gateware of another major version is refused (exit 2, no capture)
 cap major gw=2.1 --

@@ -34,6 +34,13 @@
  *   replug=0        after disconnect=R:T, stay unplugged
  *   running=1       the board is capturing when the host first opens it
  *                   (an earlier host left it running)
+ *   bridge=ftdi     the board's USB side is an FTDI FT2232H in 245
+ *                   synchronous FIFO mode (fpga/boards): bcdDevice 0700,
+ *                   two interfaces, channel A on bulk IN 0x81 and OUT
+ *                   0x02; nothing flows until the host sets that mode
+ *                   (vendor request SET_BITMODE 0x40); every IN packet
+ *                   starts with two modem status bytes, which come alone
+ *                   once per latency timer when there is nothing to send
  *   cut=B           unplug B bytes before the end of the frame that
  *                   crossed R (the host gets part of a frame)
  *   halt=B:K        once B bytes went in, the IN endpoint halts (STALL);
@@ -114,6 +121,9 @@ struct board {
 	unsigned halts_left;
 	bool halt_armed;
 	uint32_t prng;
+	/* FTDI bridge */
+	unsigned bitmode, latency_ms;
+	uint64_t last_status;		/* ns: the last status-only packet */
 };
 
 struct emu {
@@ -128,6 +138,7 @@ struct emu {
 	unsigned gw_major, gw_minor, caps, speed;
 	bool replug;
 	bool running;
+	bool ftdi;
 	uint64_t cut;
 	uint64_t halt_at;
 	unsigned halt_count;
@@ -171,6 +182,11 @@ static size_t descriptors(const struct emu *e, uint8_t *d)
 	bool ss = e->speed >= 5000;
 	unsigned mps = ss ? 1024 : 512;
 	size_t n = 0, cfg;
+	/* an FT2232H: channel A IN 0x81, OUT 0x02; channel B 0x83, 0x04 */
+	static const uint8_t plain_eps[] = { 0x01, 0x81 },
+			     ftdi_eps[] = { 0x81, 0x02, 0x83, 0x04 };
+	const uint8_t *eps = e->ftdi ? ftdi_eps : plain_eps;
+	unsigned nif = e->ftdi ? 2 : 1;
 
 	/* device */
 	d[n++] = 18;
@@ -185,7 +201,7 @@ static size_t descriptors(const struct emu *e, uint8_t *d)
 	n += 2;
 	put_le16(d + n, 0x4243);
 	n += 2;
-	put_le16(d + n, 0x0100);
+	put_le16(d + n, e->ftdi ? 0x0700 : 0x0100);
 	n += 2;
 	d[n++] = 1;	/* iManufacturer */
 	d[n++] = 2;	/* iProduct */
@@ -196,36 +212,38 @@ static size_t descriptors(const struct emu *e, uint8_t *d)
 	d[n++] = 9;
 	d[n++] = 2;
 	n += 2;		/* wTotalLength, below */
-	d[n++] = 1;
+	d[n++] = (uint8_t)nif;
 	d[n++] = 1;
 	d[n++] = 0;
 	d[n++] = 0x80;
 	d[n++] = 50;
-	/* interface 0: vendor class, two endpoints */
-	d[n++] = 9;
-	d[n++] = 4;
-	d[n++] = 0;
-	d[n++] = 0;
-	d[n++] = 2;
-	d[n++] = 0xff;
-	d[n++] = 0;
-	d[n++] = 0;
-	d[n++] = 0;
-	for (int i = 0; i < 2; i++) {
-		d[n++] = 7;
-		d[n++] = 5;
-		d[n++] = i ? 0x81 : 0x01;
-		d[n++] = 2;	/* bulk */
-		put_le16(d + n, (uint16_t)mps);
-		n += 2;
+	for (unsigned f = 0; f < nif; f++) {
+		/* vendor class, two bulk endpoints */
+		d[n++] = 9;
+		d[n++] = 4;
+		d[n++] = (uint8_t)f;
 		d[n++] = 0;
-		if (ss) {	/* SuperSpeed endpoint companion */
-			d[n++] = 6;
-			d[n++] = 0x30;
-			d[n++] = 15;	/* bursts of 16 */
+		d[n++] = 2;
+		d[n++] = 0xff;
+		d[n++] = 0xff;
+		d[n++] = 0xff;
+		d[n++] = 0;
+		for (int i = 0; i < 2; i++) {
+			d[n++] = 7;
+			d[n++] = 5;
+			d[n++] = eps[2 * f + (unsigned)i];
+			d[n++] = 2;
+			put_le16(d + n, (uint16_t)mps);
+			n += 2;
 			d[n++] = 0;
-			d[n++] = 0;
-			d[n++] = 0;
+			if (ss) { /* SuperSpeed endpoint companion */
+				d[n++] = 6;
+				d[n++] = 0x30;
+				d[n++] = 15; /* bursts of 16 */
+				d[n++] = 0;
+				d[n++] = 0;
+				d[n++] = 0;
+			}
 		}
 	}
 	put_le16(d + cfg + 2, (uint16_t)(n - cfg));
@@ -284,6 +302,8 @@ static void plug_in(struct board *b)
 	b->unplug_at = b->silent_at_off = b->hold_off = UINT64_MAX;
 	b->hold_until = 0;
 	b->halted = false;
+	b->bitmode = 0;		/* an FTDI chip wakes up as a serial port */
+	b->latency_ms = 16;
 	b->plug = p;
 	if (e->running)
 		board_start(&b->m); /* an earlier host's capture goes on */
@@ -458,6 +478,58 @@ static size_t sendable(struct board *b, size_t cap)
 
 /* ---- URBs -------------------------------------------------------------------------- */
 
+/*
+ * The FT2232H's IN packets: two modem status bytes, then up to 510 of the
+ * board's. With nothing to send, a status-only packet once per latency
+ * timer; a transfer whose data ends on a whole packet ends with one too.
+ */
+#define FTDI_MPS 512
+static const uint8_t ftdi_status[2] = { 0x32, 0x60 };
+
+static void fill_ftdi(struct board *b, struct plug *p, struct urb *u,
+		      size_t cap)
+{
+	size_t room = cap / FTDI_MPS * (FTDI_MPS - 2) +
+		      (cap % FTDI_MPS > 2 ? cap % FTDI_MPS - 2 : 0);
+	uint64_t now = bach_now_ns();
+	UMockdevIoctlData *buf;
+	uint8_t *d;
+	size_t n = 0, pos = 0, left;
+
+	if (b->bitmode == 0x40) {
+		produce(b, room);
+		n = sendable(b, room);
+	}
+	if (!n && now - b->last_status < b->latency_ms * 1000000ull)
+		return;
+	d = g_malloc(cap);
+	for (left = n; left || !pos;) {
+		size_t k = left < FTDI_MPS - 2 ? left : FTDI_MPS - 2;
+
+		memcpy(d + pos, ftdi_status, 2);
+		memcpy(d + pos + 2, b->out + b->head + (n - left), k);
+		pos += 2 + k;
+		left -= k;
+		if (!left && k == FTDI_MPS - 2 && pos + 2 <= cap) {
+			memcpy(d + pos, ftdi_status, 2); /* the short packet */
+			pos += 2;
+		}
+	}
+	g_queue_pop_head(&p->in_pending);
+	buf = umockdev_ioctl_data_resolve(u->data,
+					  offsetof(struct usbdevfs_urb, buffer),
+					  pos, NULL);
+	if (!buf)
+		die("cannot resolve an IN buffer of %zu bytes", pos);
+	memcpy(buf->data, d, pos);
+	g_object_unref(buf);
+	g_free(d);
+	b->head += n;
+	b->sent += n;
+	b->last_status = now;
+	finish_urb(p, u, 0, (int)pos);
+}
+
 /* Fill the first waiting IN URB, if the board has something to send. */
 static void fill_in(struct board *b, struct plug *p)
 {
@@ -484,21 +556,25 @@ static void fill_in(struct board *b, struct plug *p)
 		if (n < cap)
 			cap = n;
 	}
-	produce(b, cap);
-	n = sendable(b, cap);
-	if (!n)
-		return;
-	g_queue_pop_head(&p->in_pending);
-	buf = umockdev_ioctl_data_resolve(u->data,
-					  offsetof(struct usbdevfs_urb, buffer),
-					  n, NULL);
-	if (!buf)
-		die("cannot resolve an IN buffer of %zu bytes", n);
-	memcpy(buf->data, b->out + b->head, n);
-	g_object_unref(buf);
-	b->head += n;
-	b->sent += n;
-	finish_urb(p, u, 0, (int)n);
+	if (e->ftdi) {
+		fill_ftdi(b, p, u, cap);
+	} else {
+		produce(b, cap);
+		n = sendable(b, cap);
+		if (!n)
+			return;
+		g_queue_pop_head(&p->in_pending);
+		buf = umockdev_ioctl_data_resolve(u->data,
+						  offsetof(struct usbdevfs_urb, buffer),
+						  n, NULL);
+		if (!buf)
+			die("cannot resolve an IN buffer of %zu bytes", n);
+		memcpy(buf->data, b->out + b->head, n);
+		g_object_unref(buf);
+		b->head += n;
+		b->sent += n;
+		finish_urb(p, u, 0, (int)n);
+	}
 	if (e->halt_at && b->sent >= e->halt_at) {
 		b->halts_left = e->halt_count;
 		b->halted = true;
@@ -609,6 +685,14 @@ static void control(struct board *b, struct plug *p, struct urb *u)
 	type = s[3];
 	idx = s[2];
 	n = 0;
+	if (s[0] == 0x40 && b->e->ftdi) { /* FTDI vendor requests */
+		if (s[1] == 0x0b)
+			b->bitmode = s[3];
+		else if (s[1] == 0x09)
+			b->latency_ms = s[2] ? s[2] : 1;
+		finish_urb(p, u, 0, 0);
+		goto out;
+	}
 	if (s[0] == 0x80 && s[1] == 6 && type == 3)
 		n = string_descriptor(b, idx, d, get_le16(s + 6));
 	else if (s[0] == 0x80 && s[1] == 6 && (type == 1 || type == 2)) {
@@ -649,12 +733,14 @@ static void submit(struct board *b, struct plug *p, UMockdevIoctlClient *c)
 	if (u->type == USBDEVFS_URB_TYPE_CONTROL) {
 		control(b, p, u);
 	} else if (u->type != USBDEVFS_URB_TYPE_BULK ||
-		   (u->ep != 0x81 && u->ep != 0x01)) {
+		   (u->ep != 0x81 && u->ep != (b->e->ftdi ? 0x02 : 0x01))) {
 		finish_urb(p, u, -EPIPE, 0);
 	} else if (u->ep == 0x81) {
 		g_queue_push_tail(&p->in_pending, u);
 	} else if (b->silent) {
 		g_queue_push_tail(&p->out_pending, u); /* NAKed for ever */
+	} else if (b->e->ftdi && b->bitmode != 0x40) {
+		finish_urb(p, u, 0, u->len); /* a serial port: lost to us */
 	} else {
 		UMockdevIoctlData *buf = umockdev_ioctl_data_resolve(
 			u->data, offsetof(struct usbdevfs_urb, buffer),
@@ -946,6 +1032,11 @@ int main(int argc, char **argv)
 			e.replug = num(k, v) != 0;
 		else if (!strcmp(k, "running"))
 			e.running = num(k, v) != 0;
+		else if (!strcmp(k, "bridge")) {
+			if (strcmp(v, "ftdi") && strcmp(v, "plain"))
+				die("option bridge: plain or ftdi, not '%s'", v);
+			e.ftdi = !strcmp(v, "ftdi");
+		}
 		else if (!strcmp(k, "cut"))
 			e.cut = num(k, v);
 		else if (!strcmp(k, "short"))
@@ -966,6 +1057,8 @@ int main(int argc, char **argv)
 		die("usage: usb_board [KEY=VALUE]... [--pid-file F] -- PROGRAM [ARG]...");
 	if (!serial[0])
 		snprintf(serial, 17, "EMU-%llu", (unsigned long long)e.o.seed);
+	if (e.ftdi && e.speed != 480)
+		die("an FT2232H is a high-speed (480 Mbit/s) device");
 
 	g_mutex_init(&e.mu);
 	e.tb = umockdev_testbed_new();
