@@ -440,10 +440,12 @@ static int usb_open(struct bach_source *src, void *priv,
 		    &u->hotplug))
 		u->have_hotplug = true;
 	err = usb_alloc_transfers(u);
+	if (err == -ENOMEM && !u->x)
+		return err; /* said why */
 	if (err)
 		return bach_source_error(src, err,
 					 "%u transfers of %u bytes: %s",
-					 u->nxfer, u->xfer_bytes, strerror(-err));
+					 u->nx, u->xfer_bytes, strerror(-err));
 	describe(src, u);
 	return 0;
 }

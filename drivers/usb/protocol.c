@@ -530,6 +530,11 @@ static void submit(struct usb_xfer *x)
 		u->in_flight++;
 	} else if (r == LIBUSB_ERROR_NO_DEVICE) {
 		u->lost = true;
+	} else if (r == LIBUSB_ERROR_NO_MEM) {
+		fail(u, bach_source_error(u->src, -ENOMEM,
+					  "board at %s: the kernel refused IN transfer %u of %u (%u bytes each): %s: raise /sys/module/usbcore/parameters/usbfs_memory_mb, or lower xfers= or xfer_kib= (docs/usb.md section 6)",
+					  u->path, u->in_flight + 1, u->nx,
+					  u->xfer_bytes, libusb_error_name(r)));
 	} else {
 		fail(u, bach_source_error(u->src, libusb_err(r),
 					  "board at %s: cannot submit an IN transfer: %s",
@@ -752,6 +757,12 @@ int usb_alloc_transfers(struct usb *u)
 		if (n > 1024)
 			n = 1024;
 	}
+	if (n * size > usbfs_budget())
+		return bach_source_error(u->src, -ENOMEM,
+					 "%llu transfers of %llu bytes are more than the kernel lets usbfs hold (%llu MiB: /sys/module/usbcore/parameters/usbfs_memory_mb, docs/usb.md section 6)",
+					 (unsigned long long)n,
+					 (unsigned long long)size,
+					 (unsigned long long)(usbfs_budget() >> 20));
 	u->x = calloc(n, sizeof(*u->x));
 	u->cmd = libusb_alloc_transfer(0);
 	if (!u->x || !u->cmd)

@@ -262,4 +262,14 @@ log_has nocap "policy=stall needs the hold output (capability STALL)"
 cap invalid records=1000 -- --option high_water=100 --option low_water=200
 [ $RC -eq 2 ] || fail "watermarks: exit $RC, expected 2"
 log_has invalid "refused CONFIGURE: INVALID"
+
+# 13. usbfs's memory budget: too much asked is refused at open (exit 2);
+# a kernel that refuses a transfer halfway ends the capture (exit 4)
+# after the ones already out came back
+cap toobig records=1000 -- --option xfers=64 --option xfer_kib=1024
+[ $RC -eq 2 ] || fail "64 MiB of transfers: exit $RC, expected 2"
+log_has toobig "64 transfers of 1048576 bytes are more than the kernel lets usbfs hold (16 MiB"
+cap nomem records=1000 mem=4000000 --
+[ $RC -eq 4 ] || fail "ENOMEM on submit: exit $RC, expected 4: $(tail -n 5 "$T/nomem.log")"
+log_has nomem "the kernel refused IN transfer 11 of 32 (393216 bytes each): LIBUSB_ERROR_NO_MEM"
 echo ok

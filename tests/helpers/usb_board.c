@@ -47,6 +47,8 @@
  *                   each CLEAR_HALT lets one more URB fail, K in all
  *   short=S         end every IN URB after 1..S bytes (short packets)
  *   silent_at=R     after R records the board answers nothing at all
+ *   mem=B           IN URBs of more than B bytes in all are refused with
+ *                   ENOMEM (usbcore's usbfs_memory_mb)
  *
  * poll() on an emulated node always reports it ready, where the kernel
  * would wake the host only when an URB completes; so a REAPURBNDELAY
@@ -144,6 +146,7 @@ struct emu {
 	unsigned halt_count;
 	unsigned short_max;
 	uint64_t silent_at;
+	uint64_t mem;			/* usbfs's budget for IN URBs, bytes */
 	unsigned devnum;		/* the last address given out */
 	GPid child;
 	int status;
@@ -718,6 +721,15 @@ out:
 		g_object_unref(buf);
 }
 
+static uint64_t pending_bytes(struct plug *p)
+{
+	uint64_t n = 0;
+
+	for (GList *l = p->in_pending.head; l; l = l->next)
+		n += (uint64_t)((struct urb *)l->data)->len;
+	return n;
+}
+
 static void submit(struct board *b, struct plug *p, UMockdevIoctlClient *c)
 {
 	UMockdevIoctlData *arg = umockdev_ioctl_client_get_arg(c);
@@ -729,12 +741,21 @@ static void submit(struct board *b, struct plug *p, UMockdevIoctlClient *c)
 	u->type = k->type;
 	u->ep = k->endpoint;
 	u->len = k->buffer_length;
-	umockdev_ioctl_client_complete(c, 0, 0);
+	if (u->ep != 0x81 || !b->e->mem ||
+	    pending_bytes(p) + (uint64_t)u->len <= b->e->mem)
+		umockdev_ioctl_client_complete(c, 0, 0);
 	if (u->type == USBDEVFS_URB_TYPE_CONTROL) {
 		control(b, p, u);
 	} else if (u->type != USBDEVFS_URB_TYPE_BULK ||
 		   (u->ep != 0x81 && u->ep != (b->e->ftdi ? 0x02 : 0x01))) {
 		finish_urb(p, u, -EPIPE, 0);
+	} else if (u->ep == 0x81 && b->e->mem &&
+		   pending_bytes(p) + (uint64_t)u->len > b->e->mem) {
+		/* usbfs_memory_mb: the submit fails, the URB never was */
+		umockdev_ioctl_client_complete(c, -1, ENOMEM);
+		g_object_unref(u->data);
+		g_free(u);
+		return;
 	} else if (u->ep == 0x81) {
 		g_queue_push_tail(&p->in_pending, u);
 	} else if (b->silent) {
@@ -1043,6 +1064,8 @@ int main(int argc, char **argv)
 			e.short_max = (unsigned)num(k, v);
 		else if (!strcmp(k, "silent_at"))
 			e.silent_at = num(k, v);
+		else if (!strcmp(k, "mem"))
+			e.mem = num(k, v);
 		else if (!strcmp(k, "halt")) {
 			unsigned long long at, n;
 
