@@ -498,6 +498,8 @@ static int wait_back(struct usb *u)
 		if (!err)
 			return 0;
 		usb_close_board(u);
+		if (atomic_load(&u->stop))
+			break;
 		if (err != -ETIMEDOUT && err != -ENODEV && err != -EIO)
 			return err; /* a board we must refuse */
 	}
