@@ -31,7 +31,26 @@ const char *usb_ack_name(uint32_t result)
 	return ack_names[result];
 }
 
-static int libusb_err(int r);
+/* A libusb error as -errno (the library's own name goes in messages). */
+static int libusb_err(int r)
+{
+	switch (r) {
+	case LIBUSB_ERROR_NO_DEVICE:
+		return -ENODEV;
+	case LIBUSB_ERROR_ACCESS:
+		return -EACCES;
+	case LIBUSB_ERROR_BUSY:
+		return -EBUSY;
+	case LIBUSB_ERROR_TIMEOUT:
+		return -ETIMEDOUT;
+	case LIBUSB_ERROR_NO_MEM:
+		return -ENOMEM;
+	case LIBUSB_ERROR_INTERRUPTED:
+		return -EINTR;
+	default:
+		return -EIO;
+	}
+}
 
 static const char *const cmd_names[] = {
 	[BACH_CMD_IDENTIFY] = "IDENTIFY",   [BACH_CMD_START] = "START",
@@ -183,17 +202,22 @@ void usb_walk_feed(struct usb_walk *w, const uint8_t *buf, size_t len,
 				resync(w, 1);
 				continue;
 			}
-			if (w->buf[5] == BACH_FT_DATA ||
-			    size > sizeof(w->buf)) {
+			if (size > sizeof(w->buf) && w->buf[5] != BACH_FT_DATA) {
+				/*
+				 * No reply is this big: a damaged length,
+				 * which must not make us pass over the
+				 * replies behind it. Search on, as the
+				 * parser does once the CRC has failed.
+				 */
+				resync(w, 1);
+				continue;
+			}
+			if (w->buf[5] == BACH_FT_DATA) {
 				/* passed over (any bytes buffered beyond the
 				 * header belong to it or come after it) */
 				size_t in = w->have < size ? w->have : size;
 
-				if (w->buf[5] == BACH_FT_DATA)
-					data_header(w, w->buf, size - in, pos,
-						    fn, ctx);
-				else
-					w->skip = size - in;
+				data_header(w, w->buf, size - in, pos, fn, ctx);
 				memmove(w->buf, w->buf + in, w->have - in);
 				w->have -= in;
 				continue;
@@ -326,26 +350,6 @@ static void sync_frame(void *ctx, const struct usb_frame *f)
 		memcpy(s->payload, f->payload, f->plen);
 		s->f.payload = s->payload;
 		s->got = true;
-	}
-}
-
-static int libusb_err(int r)
-{
-	switch (r) {
-	case LIBUSB_ERROR_NO_DEVICE:
-		return -ENODEV;
-	case LIBUSB_ERROR_ACCESS:
-		return -EACCES;
-	case LIBUSB_ERROR_BUSY:
-		return -EBUSY;
-	case LIBUSB_ERROR_TIMEOUT:
-		return -ETIMEDOUT;
-	case LIBUSB_ERROR_NO_MEM:
-		return -ENOMEM;
-	case LIBUSB_ERROR_INTERRUPTED:
-		return -EINTR;
-	default:
-		return -EIO;
 	}
 }
 
