@@ -530,7 +530,6 @@ static void submit(struct usb_xfer *x)
 	r = libusb_submit_transfer(x->t);
 	if (!r) {
 		x->busy = true;
-		x->stalled = false;
 		u->in_flight++;
 	} else if (r == LIBUSB_ERROR_NO_DEVICE) {
 		u->lost = true;
@@ -674,8 +673,7 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
 		break;
 	case LIBUSB_TRANSFER_CANCELLED:
 		return; /* we are stopping, or clearing a halt */
-	case LIBUSB_TRANSFER_STALL:
-		x->stalled = true;
+	case LIBUSB_TRANSFER_STALL: /* resubmitted once the halt is cleared */
 		u->halted = true;
 		u->stalls++;
 		if (++u->fails == USB_MAX_FAILS)

@@ -57,9 +57,11 @@ enum usb_bridge {
  * the small frames (ACK, STATUS, IDENTITY) are assembled and checked with
  * their CRC; data frames are passed over by their length, their header
  * read but their CRC left to the frame parser, which sees every byte.
- * Garbage is skipped to the next magic, as the parser does.
+ * Garbage and damaged headers are skipped to the next magic, as the
+ * parser does, so the walker finds exactly the replies the parser finds
+ * (tests/helpers/usb_walk.c checks it).
  */
-#define USB_SMALL_MAX 1024	/* a bigger non-data frame is passed over */
+#define USB_SMALL_MAX 1024	/* no reply is bigger: a damaged header is */
 
 struct usb_frame {
 	uint8_t type, flags;
@@ -95,7 +97,6 @@ struct usb_xfer {
 	struct usb *u;
 	struct libusb_transfer *t;
 	bool busy;		/* submitted and not yet back */
-	bool stalled;		/* back with STALL: resubmit after CLEAR_HALT */
 };
 
 enum usb_state {
