@@ -8,6 +8,8 @@
  * board or link would produce it, so that the parser and the manifest have
  * to account for it.
  *
+ * The board itself (sampling, framing, faults, status) is the model in
+ * board_model.c, which the emulated USB board of the tests runs too.
  * Like the real board, the model runs beside the host: a board thread
  * samples, frames and fills transfers (a few in flight, as USB keeps
  * them), and run(), on the acquisition thread, hands each finished one to
@@ -24,10 +26,8 @@
 
 #include "bach/driver.h"
 #include "bach/frame.h"
-#include "bach/gen.h"
-#include "bach/record.h"
+#include "board_model.h"
 
-#define FAKE_CLOCK_HZ 66666666u
 #define XFER_BYTES (512u << 10) /* one USB transfer's worth of frames */
 #define NXFER 4			 /* transfers in flight */
 
@@ -39,23 +39,11 @@ struct xfer {
 };
 
 struct fake {
-	uint64_t records;	/* stop after this many sampled (0: never) */
-	uint64_t seed;
-	uint64_t rate;		/* records/s, 0: as fast as possible */
-	unsigned frame_recs;
-	bool timing;
-	/* faults: every Nth frame (0: never) */
-	uint64_t drop_every, corrupt_every, overflow_every;
-	uint64_t stall_every, stall_ms;	/* the board holds the CPU */
-	uint32_t overflow_count;
-	uint64_t disconnect_at;	/* sampled-record index (0: never) */
-	unsigned disconnect_secs;
-	uint64_t status_every;	/* frames between status frames */
+	struct board_opts o;
+	struct board_model m;
+	bool board_init;
 
 	atomic_bool stop;
-	struct bach_gen gen;
-	uint8_t *recs;
-	uint16_t *deltas;
 
 	/* transfers: [head, tail) filled, waiting for the host */
 	struct xfer xfers[NXFER];
@@ -64,119 +52,44 @@ struct fake {
 	pthread_cond_t filled, emptied;
 	bool sync_init;
 	struct xfer *cur;		/* board: the one being filled */
-	_Atomic uint64_t stall_episodes, stalled_ns; /* host -> board */
 };
 
-static int parse_u64(struct bach_source *src, const char *key,
-		     const char *v, uint64_t *out)
+/* Sleep ns, or less once stop() is called (it must end run() soon). */
+static void nap(struct fake *f, uint64_t ns)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	if (errno || end == v || *end || *v == '-')
-		return bach_source_error(src, -EINVAL,
-					 "option %s: not a number: '%s'", key,
-					 v);
-	return 0;
+	bach_sleep_until(bach_now_ns() + ns, &f->stop);
 }
 
-/* "A:B" */
-static int parse_pair(struct bach_source *src, const char *key,
-		      const char *v, uint64_t *a, uint64_t *b)
+static void board_nap(void *ctx, uint64_t ns)
 {
-	const char *p;
-	char *end;
-
-	errno = 0;
-	*a = strtoull(v, &end, 0);
-	if (errno || end == v || *end != ':' || *v == '-')
-		goto bad;
-	p = end + 1;
-	*b = strtoull(p, &end, 0);
-	if (errno || end == p || *end || *p == '-')
-		goto bad;
-	return 0;
-bad:
-	return bach_source_error(src, -EINVAL, "option %s: want N:M, not '%s'",
-				 key, v);
+	nap(ctx, ns);
 }
 
 static int fake_open(struct bach_source *src, void *priv,
 		     const struct bach_option *opts, size_t nopts)
 {
 	struct fake *f = priv;
-	uint64_t v;
-	char ident[512];
+	char ident[512], msg[256];
+	int err;
 
-	f->seed = 1;
-	f->frame_recs = 4096;
-	f->status_every = 256;
+	board_opts_defaults(&f->o);
 	for (size_t i = 0; i < nopts; i++) {
-		const char *k = opts[i].key, *val = opts[i].value;
-		int err;
-
-		if (!strcmp(k, "stall_every")) {
-			err = parse_pair(src, k, val, &f->stall_every,
-					 &f->stall_ms);
-			if (err)
-				return err;
-			continue;
-		}
-		if (!strcmp(k, "overflow_every")) {
-			err = parse_pair(src, k, val, &f->overflow_every, &v);
-			if (err)
-				return err;
-			f->overflow_count = (uint32_t)v;
-			continue;
-		}
-		if (!strcmp(k, "disconnect")) {
-			err = parse_pair(src, k, val, &f->disconnect_at, &v);
-			if (err)
-				return err;
-			f->disconnect_secs = (unsigned)v;
-			continue;
-		}
-		err = parse_u64(src, k, val, &v);
-		if (err && (!strcmp(k, "records") || !strcmp(k, "seed") ||
-			    !strcmp(k, "rate") || !strcmp(k, "frame") ||
-			    !strcmp(k, "timing") || !strcmp(k, "drop_every") ||
-			    !strcmp(k, "corrupt_every") ||
-			    !strcmp(k, "status_every")))
-			return err;
-		if (!strcmp(k, "records"))
-			f->records = v;
-		else if (!strcmp(k, "seed"))
-			f->seed = v;
-		else if (!strcmp(k, "rate"))
-			f->rate = v;
-		else if (!strcmp(k, "frame") && v >= 1 &&
-			 v <= BACH_FRAME_MAX_RECORDS)
-			f->frame_recs = (unsigned)v;
-		else if (!strcmp(k, "timing"))
-			f->timing = v != 0;
-		else if (!strcmp(k, "drop_every"))
-			f->drop_every = v;
-		else if (!strcmp(k, "corrupt_every"))
-			f->corrupt_every = v;
-		else if (!strcmp(k, "status_every"))
-			f->status_every = v;
-		else if (!strcmp(k, "frame"))
+		err = board_opts_set(&f->o, opts[i].key, opts[i].value, msg,
+				     sizeof(msg));
+		if (err == -ENOENT)
 			return bach_source_error(src, -EINVAL,
-						 "option frame: 1 to %d records, not '%s'",
-						 BACH_FRAME_MAX_RECORDS, val);
-		else
-			return bach_source_error(src, -EINVAL,
-						 "unknown option '%s' (records, seed, rate, frame, timing, drop_every, corrupt_every, overflow_every, stall_every, disconnect, status_every)",
-						 k);
+						 "unknown option '%s' (" BOARD_OPTS_KEYS ")",
+						 opts[i].key);
+		if (err)
+			return bach_source_error(src, err, "%s", msg);
 	}
-	f->recs = malloc((size_t)f->frame_recs * BACH_REC_SIZE);
-	f->deltas = malloc((size_t)f->frame_recs * sizeof(*f->deltas));
-	if (!f->recs || !f->deltas)
+	if (board_init(&f->m, &f->o))
 		return -ENOMEM;
+	f->board_init = true;
+	f->m.nap = board_nap;
+	f->m.nap_ctx = f;
 	for (unsigned i = 0; i < NXFER; i++) {
-		f->xfers[i].buf = malloc(XFER_BYTES +
-					 bach_frame_data_size(f->frame_recs, true) +
+		f->xfers[i].buf = malloc(XFER_BYTES + board_step_room(&f->m) +
 					 256);
 		if (!f->xfers[i].buf)
 			return -ENOMEM;
@@ -185,20 +98,12 @@ static int fake_open(struct bach_source *src, void *priv,
 	pthread_cond_init(&f->filled, NULL);
 	pthread_cond_init(&f->emptied, NULL);
 	f->sync_init = true;
-	for (unsigned i = 0; i < f->frame_recs; i++)
-		f->deltas[i] = 2; /* a bus cycle every two clocks */
-	bach_gen_init(&f->gen, f->seed);
 	snprintf(ident, sizeof(ident),
 		 "\"name\":\"fake capture board\",\"serial\":\"FAKE-%llu\",\"gateware\":\"%d.0\",\"clock_hz\":%u",
-		 (unsigned long long)f->seed, BACH_PROTO_VERSION, FAKE_CLOCK_HZ);
+		 (unsigned long long)f->o.seed, BACH_PROTO_VERSION,
+		 BOARD_CLOCK_HZ);
 	bach_source_identity(src, ident);
 	return 0;
-}
-
-/* Sleep ns, or less once stop() is called (it must end run() soon). */
-static void nap(struct fake *f, uint64_t ns)
-{
-	bach_sleep_until(bach_now_ns() + ns, &f->stop);
 }
 
 /* ---- the board thread ---------------------------------------------------- */
@@ -242,105 +147,28 @@ static uint8_t *xfer_room(struct fake *f)
 	return f->cur->buf + f->cur->len;
 }
 
-static void send_status(struct fake *f, uint32_t seq, uint64_t sampled,
-			uint64_t lost)
-{
-	uint64_t stalled_ns = atomic_load(&f->stalled_ns);
-	struct bach_board_status st = {
-		.fifo_fill = 0,
-		.fifo_size = 1u << 16,
-		.records = sampled,
-		.overflow = lost,
-		.stall_episodes = (uint32_t)atomic_load(&f->stall_episodes),
-		.clock_hz = FAKE_CLOCK_HZ,
-		.stalled_clocks = stalled_ns * (FAKE_CLOCK_HZ / 1000000u) / 1000u,
-	};
-	uint8_t *p = xfer_room(f);
-
-	f->cur->len += bach_frame_build_status(p, seq, &st);
-}
-
 static void *board_main(void *arg)
 {
 	struct fake *f = arg;
-	uint64_t index = 0, lost = 0, frames = 0, t_start = bach_now_ns();
-	uint32_t seq = 0, status_seq = 0;
-	bool first = true;
+	struct board_model *m = &f->m;
 
-	while (!atomic_load(&f->stop) && (!f->records || index < f->records)) {
-		uint64_t n = f->frame_recs, ts;
-		uint32_t flost = 0;
-		uint8_t *frame;
-		size_t len;
+	board_start(m);
+	while (!atomic_load(&f->stop) && board_sampling(m)) {
+		unsigned ev;
 
-		/*
-		 * A stall: the board holds the CPU (HOLD/BOFF#) for a while;
-		 * its next status says so, and nothing is lost.
-		 */
-		if (f->stall_every && frames && frames % f->stall_every == 0) {
-			nap(f, f->stall_ms * 1000000ull);
-			atomic_fetch_add(&f->stall_episodes, 1);
-			atomic_fetch_add(&f->stalled_ns, f->stall_ms * 1000000ull);
-			send_status(f, status_seq++, index, lost);
-		}
-		/* a board overflow: sampled records that never reach a frame */
-		if (f->overflow_every && frames &&
-		    frames % f->overflow_every == 0) {
-			uint64_t k = f->overflow_count;
-
-			if (f->records && k > f->records - index)
-				k = f->records - index;
-			for (uint64_t left = k; left;) {
-				size_t m = left < f->frame_recs ? (size_t)left :
-								  f->frame_recs;
-
-				bach_gen_fill(&f->gen, f->recs, m);
-				left -= m;
-			}
-			index += k;
-			lost += k;
-			flost = (uint32_t)k;
-			if (f->records && index >= f->records)
-				break;
-		}
-		if (f->records && n > f->records - index)
-			n = f->records - index;
-		bach_gen_fill(&f->gen, f->recs, (size_t)n);
-		ts = index * 2; /* clocks: one cycle every two */
-		frame = xfer_room(f);
-		len = bach_frame_build_data(frame, seq++, index, ts,
-					    (first ? BACH_FF_FIRST : 0) |
-						    (f->records &&
-							     index + n >= f->records ?
-						     BACH_FF_LAST :
-						     0),
-					    flost, f->recs, (size_t)n,
-					    f->timing ? f->deltas : NULL);
-		first = false;
-		frames++;
-		index += n;
-		if (f->drop_every && frames % f->drop_every == 0) {
-			/* lost on the link: never reaches the host */
-		} else {
-			if (f->corrupt_every && frames % f->corrupt_every == 0)
-				frame[len - 1] ^= 0x5a; /* bad CRC */
-			f->cur->len += len;
-		}
-		if (f->status_every && frames % f->status_every == 0)
-			send_status(f, status_seq++, index, lost);
+		xfer_room(f);
+		f->cur->len += board_step(m, f->cur->buf + f->cur->len, &ev);
 		if (f->cur->len >= XFER_BYTES)
 			flush_xfer(f);
-		if (f->disconnect_at && index >= f->disconnect_at) {
+		if (ev & BOARD_EV_DISCONNECT) {
 			/* the host unplugs us once it has had this transfer */
 			xfer_room(f);
 			f->cur->disconnect = true;
 			xfer_put(f);
-			f->disconnect_at = 0;
 		}
-		if (f->rate) {
+		if (m->o.rate) {
 			/* pace to the wanted rate */
-			uint64_t due = t_start + index * 1000000000ull / f->rate;
-			uint64_t now = bach_now_ns();
+			uint64_t due = board_due_ns(m), now = bach_now_ns();
 
 			if (due > now) {
 				flush_xfer(f);
@@ -349,7 +177,8 @@ static void *board_main(void *arg)
 		}
 	}
 	/* the final status says how many records the board sampled */
-	send_status(f, status_seq++, index, lost);
+	xfer_room(f);
+	f->cur->len += board_status(m, f->cur->buf + f->cur->len);
 	f->cur->last = true;
 	xfer_put(f);
 	return NULL;
@@ -366,12 +195,12 @@ static void deliver(struct bach_source *src, struct fake *f, struct xfer *x)
 		bach_source_frames(src, x->buf, x->len);
 	if (x->len && bach_source_stalled(src)) {
 		/* the board held the CPU while the host caught up */
-		atomic_fetch_add(&f->stall_episodes, 1);
-		atomic_fetch_add(&f->stalled_ns, bach_now_ns() - t0);
+		atomic_fetch_add(&f->m.stall_episodes, 1);
+		atomic_fetch_add(&f->m.stalled_ns, bach_now_ns() - t0);
 	}
 	if (x->disconnect) {
 		bach_source_event(src, "device_lost", "fake board unplugged");
-		nap(f, f->disconnect_secs * 1000000000ull);
+		nap(f, f->o.disconnect_secs * 1000000000ull);
 		bach_source_event(src, "device_back", "fake board back");
 	}
 }
@@ -433,8 +262,8 @@ static void fake_close(void *priv)
 {
 	struct fake *f = priv;
 
-	free(f->recs);
-	free(f->deltas);
+	if (f->board_init)
+		board_free(&f->m);
 	for (unsigned i = 0; i < NXFER; i++)
 		free(f->xfers[i].buf);
 	if (f->sync_init) {

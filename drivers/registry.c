@@ -8,11 +8,13 @@
 extern const struct bach_driver bach_driver_fake;
 extern const struct bach_driver bach_driver_replay;
 extern const struct bach_driver bach_driver_sigrok;
+extern const struct bach_driver bach_driver_usb;
 
 const struct bach_driver *const bach_drivers[] = {
 	&bach_driver_fake,
 	&bach_driver_replay,
 	&bach_driver_sigrok,
+	&bach_driver_usb,
 	NULL,
 };
 

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: MIT
+/* The capture board in software (board_model.h). */
+#include <errno.h>
+#include <libdeflate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach/bytes.h"
+#include "bach/driver.h"
+#include "bach/record.h"
+#include "board_model.h"
+
+/* ---- options ------------------------------------------------------------ */
+
+void board_opts_defaults(struct board_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->seed = 1;
+	o->frame_recs = 4096;
+	o->status_every = 256;
+}
+
+static int parse_u64(const char *key, const char *v, uint64_t *out,
+		     char *msg, size_t cap)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(v, &end, 0);
+	if (errno || end == v || *end || *v == '-') {
+		snprintf(msg, cap, "option %s: not a number: '%s'", key, v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "A:B" */
+static int parse_pair(const char *key, const char *v, uint64_t *a,
+		      uint64_t *b, char *msg, size_t cap)
+{
+	const char *p;
+	char *end;
+
+	errno = 0;
+	*a = strtoull(v, &end, 0);
+	if (errno || end == v || *end != ':' || *v == '-')
+		goto bad;
+	p = end + 1;
+	*b = strtoull(p, &end, 0);
+	if (errno || end == p || *end || *p == '-')
+		goto bad;
+	return 0;
+bad:
+	snprintf(msg, cap, "option %s: want N:M, not '%s'", key, v);
+	return -EINVAL;
+}
+
+int board_opts_set(struct board_opts *o, const char *k, const char *val,
+		   char *msg, size_t cap)
+{
+	uint64_t v;
+	int err;
+
+	if (!strcmp(k, "stall_every"))
+		return parse_pair(k, val, &o->stall_every, &o->stall_ms, msg,
+				  cap);
+	if (!strcmp(k, "overflow_every")) {
+		err = parse_pair(k, val, &o->overflow_every, &v, msg, cap);
+		o->overflow_count = (uint32_t)v;
+		return err;
+	}
+	if (!strcmp(k, "disconnect")) {
+		err = parse_pair(k, val, &o->disconnect_at, &v, msg, cap);
+		o->disconnect_secs = (unsigned)v;
+		return err;
+	}
+	if (strcmp(k, "records") && strcmp(k, "seed") && strcmp(k, "rate") &&
+	    strcmp(k, "frame") && strcmp(k, "timing") &&
+	    strcmp(k, "drop_every") && strcmp(k, "corrupt_every") &&
+	    strcmp(k, "status_every"))
+		return -ENOENT;
+	err = parse_u64(k, val, &v, msg, cap);
+	if (err)
+		return err;
+	if (!strcmp(k, "records"))
+		o->records = v;
+	else if (!strcmp(k, "seed"))
+		o->seed = v;
+	else if (!strcmp(k, "rate"))
+		o->rate = v;
+	else if (!strcmp(k, "timing"))
+		o->timing = v != 0;
+	else if (!strcmp(k, "drop_every"))
+		o->drop_every = v;
+	else if (!strcmp(k, "corrupt_every"))
+		o->corrupt_every = v;
+	else if (!strcmp(k, "status_every"))
+		o->status_every = v;
+	else if (v >= 1 && v <= BACH_FRAME_MAX_RECORDS)
+		o->frame_recs = (unsigned)v;
+	else {
+		snprintf(msg, cap, "option frame: 1 to %d records, not '%s'",
+			 BACH_FRAME_MAX_RECORDS, val);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- the board ---------------------------------------------------------- */
+
+int board_init(struct board_model *m, const struct board_opts *o)
+{
+	memset(m, 0, sizeof(*m));
+	m->o = *o;
+	m->recs = malloc((size_t)o->frame_recs * BACH_REC_SIZE);
+	m->tmp = malloc((size_t)o->frame_recs * BACH_REC_SIZE);
+	m->deltas = malloc((size_t)o->frame_recs * sizeof(*m->deltas));
+	if (!m->recs || !m->tmp || !m->deltas) {
+		board_free(m);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < o->frame_recs; i++)
+		m->deltas[i] = 2; /* a bus cycle every two clocks */
+	m->id.clock_hz = BOARD_CLOCK_HZ;
+	m->id.fifo_records = BOARD_FIFO_RECORDS;
+	board_power_on(m);
+	return 0;
+}
+
+void board_free(struct board_model *m)
+{
+	free(m->recs);
+	free(m->tmp);
+	free(m->deltas);
+	m->recs = m->tmp = NULL;
+	m->deltas = NULL;
+}
+
+void board_power_on(struct board_model *m)
+{
+	memset(&m->cfg, 0, sizeof(m->cfg));
+	m->cfg.timing = m->o.timing;
+	m->running = false;
+	m->status_seq = m->ident_seq = m->ack_seq = 0;
+	m->cmd_have = 0;
+	atomic_store(&m->stall_episodes, 0);
+	atomic_store(&m->stalled_ns, 0);
+	board_start(m);
+	m->running = false;
+}
+
+void board_start(struct board_model *m)
+{
+	bach_gen_init(&m->gen, m->o.seed);
+	m->lfsr = 1;
+	m->index = m->lost = m->frames = 0;
+	m->counted_from = m->lost_from = 0;
+	m->data_seq = 0;
+	m->last_sent = false;
+	m->t_start = bach_now_ns();
+	m->running = true;
+	atomic_store(&m->stall_episodes, 0);
+	atomic_store(&m->stalled_ns, 0);
+	m->tmp_len = m->tmp_off = 0;
+}
+
+bool board_sampling(const struct board_model *m)
+{
+	return m->running && (!m->o.records || m->index < m->o.records);
+}
+
+size_t board_step_room(const struct board_model *m)
+{
+	/* a status before and after the frame */
+	return bach_frame_data_size(m->o.frame_recs, true) +
+	       2 * (BACH_FRAME_HDR + BACH_STATUS_SIZE + BACH_FRAME_CRC);
+}
+
+uint64_t board_due_ns(const struct board_model *m)
+{
+	if (!m->o.rate)
+		return 0;
+	return m->t_start + m->index * 1000000000ull / m->o.rate;
+}
+
+/* The workload through the cycle-type filter, one record at a time. */
+static void fill_filtered(struct board_model *m, uint8_t *out, size_t n)
+{
+	while (n) {
+		const uint8_t *r;
+
+		if (m->tmp_off == m->tmp_len) {
+			bach_gen_fill(&m->gen, m->tmp, m->o.frame_recs);
+			m->tmp_len = m->o.frame_recs;
+			m->tmp_off = 0;
+		}
+		r = m->tmp + m->tmp_off++ * BACH_REC_SIZE;
+		if (m->cfg.type_filter & (1u << (r[5] >> 4))) {
+			memcpy(out, r, BACH_REC_SIZE);
+			out += BACH_REC_SIZE;
+			n--;
+		}
+	}
+}
+
+/* Sample n records, the first at index idx, into out. */
+static void fill(struct board_model *m, uint8_t *out, size_t n, uint64_t idx)
+{
+	uint32_t s = m->lfsr;
+
+	switch (m->cfg.test_pattern) {
+	case 1: /* counter */
+		for (size_t i = 0; i < n; i++, out += BACH_REC_SIZE) {
+			put_be32(out, (uint32_t)((idx + i) << 3));
+			out[4] = 0x00;
+			out[5] = 0xc0;
+		}
+		break;
+	case 2: /* LFSR, x^32 + x^22 + x^2 + x + 1, Galois form */
+		for (size_t i = 0; i < n; i++, out += BACH_REC_SIZE) {
+			put_be32(out, s & 0xfffffff8u);
+			out[4] = (uint8_t)s;
+			out[5] = 0xc0;
+			s = (s >> 1) ^ (s & 1 ? 0x80200003u : 0);
+		}
+		m->lfsr = s;
+		break;
+	default:
+		if (m->cfg.type_filter)
+			fill_filtered(m, out, n);
+		else
+			bach_gen_fill(&m->gen, out, n);
+	}
+}
+
+size_t board_status(struct board_model *m, uint8_t *out)
+{
+	uint64_t stalled_ns = atomic_load(&m->stalled_ns);
+	struct bach_board_status st = {
+		.fifo_fill = 0,
+		.fifo_size = BOARD_FIFO_RECORDS,
+		.records = m->index - m->counted_from,
+		.overflow = m->lost - m->lost_from,
+		.stall_episodes = (uint32_t)atomic_load(&m->stall_episodes),
+		.clock_hz = BOARD_CLOCK_HZ,
+		.stalled_clocks =
+			stalled_ns * (BOARD_CLOCK_HZ / 1000000u) / 1000u,
+	};
+
+	return bach_frame_build_status(out, m->status_seq++, &st);
+}
+
+size_t board_step(struct board_model *m, uint8_t *out, unsigned *ev)
+{
+	const struct board_opts *o = &m->o;
+	uint64_t n = o->frame_recs;
+	uint32_t flost = 0;
+	size_t len = 0, flen;
+	uint8_t *frame;
+
+	*ev = 0;
+	/*
+	 * A stall: the board holds the CPU (HOLD/BOFF#) for a while; its next
+	 * status says so, and nothing is lost.
+	 */
+	if (o->stall_every && m->frames && m->frames % o->stall_every == 0) {
+		if (m->nap)
+			m->nap(m->nap_ctx, o->stall_ms * 1000000ull);
+		atomic_fetch_add(&m->stall_episodes, 1);
+		atomic_fetch_add(&m->stalled_ns, o->stall_ms * 1000000ull);
+		len += board_status(m, out + len);
+	}
+	/* a FIFO overflow: sampled records that never reach a frame */
+	if (o->overflow_every && m->frames && m->frames % o->overflow_every == 0) {
+		uint64_t k = o->overflow_count;
+
+		if (o->records && k > o->records - m->index)
+			k = o->records - m->index;
+		for (uint64_t left = k; left;) {
+			size_t c = left < o->frame_recs ? (size_t)left :
+							  o->frame_recs;
+
+			fill(m, m->recs, c, m->index + (k - left));
+			left -= c;
+		}
+		m->index += k;
+		m->lost += k;
+		flost = (uint32_t)k;
+		if (o->records && m->index >= o->records)
+			return len;
+	}
+	if (o->records && n > o->records - m->index)
+		n = o->records - m->index;
+	fill(m, m->recs, (size_t)n, m->index);
+	frame = out + len;
+	flen = bach_frame_build_data(frame, m->data_seq++, m->index,
+				     m->index * 2, /* a cycle every two clocks */
+				     (m->frames ? 0 : BACH_FF_FIRST) |
+					     (o->records &&
+							      m->index + n >= o->records ?
+						      BACH_FF_LAST :
+						      0),
+				     flost, m->recs, (size_t)n,
+				     m->cfg.timing ? m->deltas : NULL);
+	if (frame[6] & BACH_FF_LAST)
+		m->last_sent = true;
+	m->frames++;
+	m->index += n;
+	if (o->drop_every && m->frames % o->drop_every == 0) {
+		/* lost on the link: never reaches the host */
+	} else {
+		if (o->corrupt_every && m->frames % o->corrupt_every == 0)
+			frame[flen - 1] ^= 0x5a; /* bad CRC */
+		len += flen;
+	}
+	if (o->status_every && m->frames % o->status_every == 0)
+		len += board_status(m, out + len);
+	if (o->disconnect_at && m->index >= o->disconnect_at) {
+		m->o.disconnect_at = 0;
+		*ev |= BOARD_EV_DISCONNECT;
+	}
+	return len;
+}
+
+size_t board_finish(struct board_model *m, uint8_t *out)
+{
+	size_t n = 0;
+
+	m->running = false;
+	if (!m->last_sent)
+		n = bach_frame_build_data(out, m->data_seq++, m->index,
+					  m->index * 2, BACH_FF_LAST, 0, NULL,
+					  0, NULL);
+	m->last_sent = true;
+	return n + board_status(m, out + n);
+}
+
+/* ---- commands ----------------------------------------------------------- */
+
+static void ack(struct board_model *m, uint32_t cmd, uint32_t result,
+		void (*emit)(void *, const uint8_t *, size_t), void *ctx)
+{
+	uint8_t f[BACH_FRAME_HDR + BACH_FRAME_CRC];
+
+	emit(ctx, f, bach_frame_build_ack(f, m->ack_seq++, cmd, result));
+}
+
+/* CONFIGURE's payload against the protocol's ranges and our abilities. */
+static uint32_t configure(struct board_model *m, const uint8_t *p,
+			  uint32_t plen)
+{
+	struct bach_board_config c = { 0 };
+	unsigned caps = m->id.capabilities;
+	uint32_t hi, lo;
+
+	if (m->running)
+		return BACH_ACK_BUSY;
+	if (plen < BACH_CONFIG_SIZE)
+		return BACH_ACK_INVALID;
+	c.policy = p[0];
+	c.timing = p[1];
+	c.test_pattern = p[2];
+	c.type_filter = get_le16(p + 4);
+	c.high_water = get_le16(p + 6);
+	c.low_water = get_le16(p + 8);
+	hi = c.high_water ? c.high_water : 49152;
+	lo = c.low_water ? c.low_water : 16384;
+	if (c.policy > BACH_POLICY_DROP || c.timing > 1 ||
+	    c.test_pattern > 2 || lo >= hi)
+		return BACH_ACK_INVALID;
+	if ((c.policy == BACH_POLICY_STALL && !(caps & BACH_CAP_STALL)) ||
+	    (c.timing && !(caps & BACH_CAP_TIMING)) ||
+	    (c.test_pattern && !(caps & BACH_CAP_TEST_PATTERN)) ||
+	    (c.type_filter && !(caps & BACH_CAP_FILTER)))
+		return BACH_ACK_UNSUPPORTED;
+	m->cfg = c;
+	return BACH_ACK_OK;
+}
+
+static void execute(struct board_model *m, const uint8_t *f,
+		    void (*emit)(void *, const uint8_t *, size_t), void *ctx)
+{
+	uint8_t out[2 * (BACH_FRAME_HDR + BACH_IDENTITY_SIZE + BACH_FRAME_CRC)];
+	uint32_t cmd = get_le32(f + 32), plen = get_le32(f + 12);
+
+	if (f[5] != BACH_FT_COMMAND)
+		return;
+	switch (cmd) {
+	case BACH_CMD_IDENTIFY:
+		emit(ctx, out,
+		     bach_frame_build_identity(out, m->ident_seq++, &m->id));
+		break;
+	case BACH_CMD_START:
+		if (m->running) {
+			ack(m, cmd, BACH_ACK_BUSY, emit, ctx);
+			break;
+		}
+		board_start(m);
+		ack(m, cmd, BACH_ACK_OK, emit, ctx);
+		break;
+	case BACH_CMD_STOP:
+		if (m->running)
+			emit(ctx, out, board_finish(m, out));
+		ack(m, cmd, BACH_ACK_OK, emit, ctx);
+		break;
+	case BACH_CMD_CONFIGURE:
+		ack(m, cmd, configure(m, f + BACH_FRAME_HDR, plen), emit, ctx);
+		break;
+	case BACH_CMD_STATUS:
+		emit(ctx, out, board_status(m, out));
+		break;
+	case BACH_CMD_RESET_COUNTERS:
+		m->counted_from = m->index;
+		m->lost_from = m->lost;
+		atomic_store(&m->stall_episodes, 0);
+		atomic_store(&m->stalled_ns, 0);
+		ack(m, cmd, BACH_ACK_OK, emit, ctx);
+		break;
+	default:
+		ack(m, cmd, BACH_ACK_UNKNOWN, emit, ctx);
+	}
+}
+
+/*
+ * Handle the whole commands in m->cmd[0..have); returns the bytes used.
+ * The rules are the frame parser's (docs/board-protocol.md section 7).
+ */
+static size_t scan_commands(struct board_model *m,
+			    void (*emit)(void *, const uint8_t *, size_t),
+			    void *ctx)
+{
+	const uint8_t *b = m->cmd;
+	size_t pos = 0, have = m->cmd_have;
+
+	while (pos < have) {
+		const uint8_t *f = b + pos;
+		size_t left = have - pos, k = left < 4 ? left : 4, size;
+		uint32_t plen;
+
+		if (memcmp(f, BACH_FRAME_MAGIC, k)) {
+			pos++;
+			continue;
+		}
+		if (left < BACH_FRAME_HDR)
+			break;
+		plen = get_le32(f + 12);
+		if (f[4] != BACH_PROTO_VERSION || f[7] != BACH_FRAME_HDR ||
+		    plen > sizeof(m->cmd) - BACH_FRAME_HDR - BACH_FRAME_CRC) {
+			pos++;
+			continue;
+		}
+		size = BACH_FRAME_HDR + plen + BACH_FRAME_CRC;
+		if (left < size)
+			break;
+		if (libdeflate_crc32(0, f, size - BACH_FRAME_CRC) !=
+		    get_le32(f + size - BACH_FRAME_CRC)) {
+			pos += 4; /* damaged: ignored, no reply */
+			continue;
+		}
+		execute(m, f, emit, ctx);
+		pos += size;
+	}
+	return pos;
+}
+
+void board_write(struct board_model *m, const uint8_t *buf, size_t len,
+		 void (*emit)(void *ctx, const uint8_t *frames, size_t n),
+		 void *ctx)
+{
+	do {
+		size_t take = sizeof(m->cmd) - m->cmd_have, used;
+
+		if (take > len)
+			take = len;
+		memcpy(m->cmd + m->cmd_have, buf, take);
+		m->cmd_have += take;
+		buf += take;
+		len -= take;
+		used = scan_commands(m, emit, ctx);
+		if (!used && m->cmd_have == sizeof(m->cmd))
+			used = 1; /* cannot happen: a full buffer holds a frame */
+		memmove(m->cmd, m->cmd + used, m->cmd_have - used);
+		m->cmd_have -= used;
+	} while (len);
+}
