@@ -27,6 +27,7 @@
  * Level 1: one position per bucket, boundaries inside a match not entered.
  * Level 2: four positions per bucket, every boundary entered.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -221,6 +222,8 @@ static inline struct match find_rec(struct bach_recdeflate *c,
 		if (e < c->base)
 			break;
 		off = e - c->base;
+		if (off >= q)
+			continue; /* q itself, or later: never a match */
 		dist = (unsigned)(q - off);
 		if (dist > WINDOW)
 			break;
@@ -276,8 +279,13 @@ static inline void put_lit(struct bach_recdeflate *c, uint8_t b)
 static inline void put_match(struct bach_recdeflate *c, unsigned len,
 			     unsigned dist)
 {
-	unsigned lc = len_code[len], dc = dist_slot(dist);
+	unsigned lc, dc;
 
+	/* deflate's limits; anything else would index past the tables */
+	assert(len >= MIN_MATCH && len <= MAX_MATCH);
+	assert(dist >= 1 && dist <= WINDOW);
+	lc = len_code[len];
+	dc = dist_slot(dist);
 	c->tok[c->ntok++] = TOK_MATCH(len, dist);
 	c->lfreq[257 + lc]++;
 	c->dfreq[dc]++;
@@ -316,7 +324,12 @@ static void parse(struct bach_recdeflate *c, const uint8_t *src, size_t len)
 		struct match m;
 		size_t take;
 
-		if (q != looked && q + REC <= len) {
+		/*
+		 * Only boundaries past the last one looked up: a far match
+		 * may have moved p back over boundaries already in their
+		 * buckets, and looking one up again would find itself.
+		 */
+		if ((looked == SIZE_MAX || q > looked) && q + REC <= len) {
 			size_t qleft = len - q, back = q - p + lits, b = 0;
 			struct match f = find_rec(c, src, q,
 						  qleft < MAX_MATCH ?
