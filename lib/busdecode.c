@@ -248,8 +248,10 @@ int bach_busmap_resolve(struct bach_busmap *map,
 					       bach_sig_name(e->sig),
 					       e->channel, e->channel);
 			for (size_t c = 0; c < nnames && off < errlen; c++)
-				off += (size_t)snprintf(err + off, errlen - off,
-							" %s", names[c]);
+				if (names[c])
+					off += (size_t)snprintf(
+						err + off, errlen - off, " %s",
+						names[c]);
 			if (off < errlen)
 				snprintf(err + off, errlen - off, ")");
 			return -1;
@@ -330,7 +332,7 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	if (!brdy) {
 		PUT("brdy_n not captured: every ADS# is one record; KEN#, NA# "
 		    "and BOFF# are not used\n");
-		return off;
+		return off < len ? off : (len ? len - 1 : 0);
 	}
 	PUT("brdy_n: cycles are followed to their last BRDY#\n");
 	if (map->chan[BACH_SIG_KEN] >= 0)
@@ -347,7 +349,7 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	else
 		PUT("boff_n not captured: a back-off would go unseen\n");
 #undef PUT
-	return off;
+	return off < len ? off : (len ? len - 1 : 0);
 }
 
 /* ---- the decoder ---------------------------------------------------------- */
@@ -748,18 +750,22 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 				const uint8_t *p = i ? s - unit : d->prev;
 
 				d->st.clocks++;
-				if (d->track || d->edge) {
+				if (d->track) {
 					k += clock_track(
 						d, &t, p, out + BACH_REC_SIZE * k);
 				} else {
-					if (!(p[ab] & am)) {
+					/* a record at ADS# (or where it falls) */
+					bool low = !(p[ab] & am);
+
+					if (low && !(d->edge && t.ads_prev)) {
 						put_rec(out +
 								BACH_REC_SIZE *
 									k++,
 							rec_of(d, p));
-						d->st.cycles++;
-						d->st.records++;
+						t.cycles++;
+						t.records++;
 					}
+					t.ads_prev = low;
 				}
 			}
 			prev = c;

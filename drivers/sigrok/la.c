@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,27 +36,42 @@
 
 /* ---- libsigrok's log ------------------------------------------------------ */
 
+/*
+ * libsigrok's log is process-wide and may be written from its own
+ * threads: the first error or warning since la_log_begin() is kept under a
+ * lock, and la_log_said() hands out a copy.
+ */
+static pthread_mutex_t sr_mu = PTHREAD_MUTEX_INITIALIZER;
 static char sr_last[512];
 
 __attribute__((format(printf, 3, 0))) static int
 log_keep(void *cb_data, int level, const char *fmt, va_list args)
 {
 	(void)cb_data;
+	pthread_mutex_lock(&sr_mu);
 	if (level <= SR_LOG_WARN && !sr_last[0])
 		vsnprintf(sr_last, sizeof sr_last, fmt, args);
+	pthread_mutex_unlock(&sr_mu);
 	return SR_OK;
 }
 
 void la_log_begin(void)
 {
+	pthread_mutex_lock(&sr_mu);
 	sr_last[0] = '\0';
+	pthread_mutex_unlock(&sr_mu);
 	sr_log_loglevel_set(SR_LOG_WARN);
 	sr_log_callback_set(log_keep, NULL);
 }
 
 const char *la_log_said(void)
 {
-	return sr_last[0] ? sr_last : NULL;
+	static __thread char copy[sizeof sr_last];
+
+	pthread_mutex_lock(&sr_mu);
+	memcpy(copy, sr_last, sizeof copy);
+	pthread_mutex_unlock(&sr_mu);
+	return copy[0] ? copy : NULL;
 }
 
 /* ---- the decoding side of the datafeed ------------------------------------ */
@@ -138,7 +154,7 @@ int la_feed_channels(struct la_feed *f, const struct sr_dev_inst *sdi)
 	for (GSList *l = sr_dev_inst_channels_get(sdi); l; l = l->next) {
 		const struct sr_channel *ch = l->data;
 
-		if (ch->type != SR_CHANNEL_LOGIC)
+		if (ch->type != SR_CHANNEL_LOGIC || !ch->enabled)
 			continue;
 		if (ch->index < 0 || ch->index >= BACH_BUS_MAX_UNIT * 8) {
 			la_fail(f, BACH_LA_BAD_INPUT,
@@ -447,32 +463,40 @@ static int check_srzip(const char *path, struct la_feed *f)
 	return 0;
 }
 
-/* A member's whole text, NUL-terminated, or NULL (set *why). */
-static char *read_member(zip_t *z, const char *name, size_t max,
-			 const char **why)
+/*
+ * A member's whole text, NUL-terminated, read to its end so that libzip
+ * checks its CRC; or NULL with the reason in why.
+ */
+static char *read_member(zip_t *z, const char *name, size_t max, char *why,
+			 size_t whylen)
 {
 	zip_stat_t st;
 	zip_file_t *m;
 	char *buf;
-	zip_int64_t got;
+	zip_int64_t got = 0, n;
 
 	if (zip_stat(z, name, 0, &st) || !(st.valid & ZIP_STAT_SIZE) ||
 	    st.size > max) {
-		*why = "missing or too large";
+		snprintf(why, whylen, "member %s missing or too large", name);
 		return NULL;
 	}
 	m = zip_fopen(z, name, 0);
 	buf = malloc((size_t)st.size + 1);
 	if (!m || !buf) {
-		*why = m ? "out of memory" : zip_strerror(z);
+		snprintf(why, whylen, "member %s: %s", name,
+			 m ? "out of memory" : zip_strerror(z));
 		free(buf);
 		if (m)
 			zip_fclose(m);
 		return NULL;
 	}
-	got = zip_fread(m, buf, st.size);
-	if (got != (zip_int64_t)st.size || zip_fread(m, buf, 0) < 0) {
-		*why = zip_file_strerror(m);
+	/* one byte of room past the size: the last read sees the end */
+	while ((n = zip_fread(m, buf + got, st.size + 1 - (zip_uint64_t)got)) >
+	       0)
+		got += n;
+	if (n < 0 || got != (zip_int64_t)st.size) {
+		snprintf(why, whylen, "damaged: member %s: %s", name,
+			 n < 0 ? zip_file_strerror(m) : "wrong size");
 		zip_fclose(m);
 		free(buf);
 		return NULL;
@@ -532,17 +556,17 @@ static int run_srzip(const char *path, struct la_feed *f)
 	GKeyFile *kf = NULL;
 	GError *gerr = NULL;
 	uint8_t *buf = NULL;
-	const char *why = "";
+	char why[256] = "";
 	int rc = 1, unit, nprobes;
 	zip_t *z;
 
 	z = open_srzip(path, f);
 	if (!z)
 		return -1;
-	ver = read_member(z, "version", 16, &why);
+	ver = read_member(z, "version", 16, why, sizeof why);
 	if (!ver || strcmp(g_strstrip(ver), "2"))
 		goto out;	/* libsigrok's (or its error) */
-	meta = read_member(z, "metadata", 1u << 20, &why);
+	meta = read_member(z, "metadata", 1u << 20, why, sizeof why);
 	kf = g_key_file_new();
 	if (!meta || !g_key_file_load_from_data(kf, meta, strlen(meta),
 						G_KEY_FILE_NONE, &gerr)) {
@@ -649,6 +673,7 @@ static int run_session_file(struct sr_context *ctx, const char *path,
 	if (la_feed_channels(f, devs->data))
 		goto out;
 	sr_session_datafeed_callback_add(sess, datafeed, f);
+	la_log_begin();	/* what the acquisition says, not the loading */
 	rc = sr_session_start(sess);
 	if (rc == SR_OK)
 		rc = sr_session_run(sess);

@@ -14,7 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +37,11 @@ struct sigrok {
 	struct sr_dev_driver *drv;
 	struct sr_dev_inst *sdi;
 	bool opened;
+	/* the session, once made; stop() may run on another thread */
+	pthread_mutex_t mu;
+	bool mu_init;
 	struct sr_session *sess;
-	atomic_bool stop;
+	bool stopping;		/* under mu: a stop was asked for */
 	struct bach_source *src;
 	struct la_feed feed;
 	bool feed_init;
@@ -96,7 +99,7 @@ static int find_device(struct bach_source *src, struct sigrok *s)
 	GSList *scan_opts = NULL, *devs;
 	int err = 0;
 
-	for (size_t i = 0; drivers && drivers[i]; i++)
+	for (size_t i = 0; parts[0] && drivers && drivers[i]; i++)
 		if (!strcmp(drivers[i]->name, parts[0]))
 			s->drv = drivers[i];
 	if (!s->drv) {
@@ -104,7 +107,7 @@ static int find_device(struct bach_source *src, struct sigrok *s)
 					"device=%s: libsigrok has no driver "
 					"'%s' (sigrok-cli --list-supported "
 					"lists them)",
-					s->device, parts[0]);
+					s->device, parts[0] ? parts[0] : "");
 		goto out;
 	}
 	for (size_t i = 1; parts[i]; i++) {
@@ -207,6 +210,8 @@ static int sigrok_open(struct bach_source *src, void *priv,
 
 	s->src = src;
 	s->external_clock = -1;
+	pthread_mutex_init(&s->mu, NULL);
+	s->mu_init = true;
 	for (size_t i = 0; i < nopts; i++) {
 		const char *k = opts[i].key, *v = opts[i].value;
 		char **dst = NULL;
@@ -323,28 +328,45 @@ static void datafeed(const struct sr_dev_inst *sdi,
 	la_feed_packet(&s->feed, pkt);
 	if (pkt->type == SR_DF_LOGIC)
 		bach_source_flush(s->src);
+	if (s->feed.status && !s->feed.ended) {
+		/* the decoder cannot go on: end the acquisition now, rather
+		 * than run on recording nothing */
+		s->feed.ended = true;
+		sr_session_stop(s->sess);
+	}
 }
 
 static int sigrok_run(struct bach_source *src, void *priv)
 {
 	struct sigrok *s = priv;
+	struct sr_session *sess;
 	int rc;
 
 	s->feed.sink = to_ring;
 	s->feed.arg = s;
-	if (sr_session_new(s->ctx, &s->sess) != SR_OK)
+	if (sr_session_new(s->ctx, &sess) != SR_OK)
 		return bach_source_error(src, -EIO, "libsigrok: no session");
-	sr_session_dev_add(s->sess, s->sdi);
-	sr_session_datafeed_callback_add(s->sess, datafeed, s);
-	rc = sr_session_start(s->sess);
+	sr_session_dev_add(sess, s->sdi);
+	sr_session_datafeed_callback_add(sess, datafeed, s);
+	la_log_begin();	/* what the acquisition says, not the opening */
+	pthread_mutex_lock(&s->mu);
+	s->sess = sess;
+	if (s->stopping) {
+		/* stopped before it started: nothing to acquire */
+		pthread_mutex_unlock(&s->mu);
+		return 0;
+	}
+	rc = sr_session_start(sess);
+	pthread_mutex_unlock(&s->mu);
 	if (rc != SR_OK)
 		return bach_source_error(src, -EIO,
 					 "%s: acquisition would not start: %s",
 					 s->device,
 					 la_log_said() ? la_log_said() :
 							 sr_strerror(rc));
-	if (!atomic_load(&s->stop))
-		rc = sr_session_run(s->sess);
+	/* a stop asked for from here on stops the running session, which
+	 * sr_session_run() then drains */
+	rc = sr_session_run(sess);
 	la_feed_finish(&s->feed);
 	if (s->feed.status)
 		return bach_source_error(src, -EIO, "%s", s->feed.err);
@@ -360,9 +382,13 @@ static void sigrok_stop(void *priv)
 {
 	struct sigrok *s = priv;
 
-	atomic_store(&s->stop, true);
+	if (!s->mu_init)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stopping = true;
 	if (s->sess)
 		sr_session_stop(s->sess);
+	pthread_mutex_unlock(&s->mu);
 }
 
 static void sigrok_close(void *priv)
@@ -371,6 +397,8 @@ static void sigrok_close(void *priv)
 
 	if (s->sess)
 		sr_session_destroy(s->sess);
+	if (s->mu_init)
+		pthread_mutex_destroy(&s->mu);
 	if (s->opened)
 		sr_dev_close(s->sdi);
 	if (s->ctx)

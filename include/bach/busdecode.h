@@ -113,7 +113,8 @@ int bach_busmap_resolve(struct bach_busmap *map,
 /*
  * What the decoder assumed and which rules it follows, as lines of text
  * (for a log or stderr): the signals not captured and their levels, and
- * whether KEN#, BOFF# and NA# are used. Returns the length written.
+ * whether KEN#, BOFF# and NA# are used. Returns the length written (cut
+ * to fit len).
  */
 size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 			    size_t len);
@@ -144,7 +145,8 @@ void bach_busdec_free(struct bach_busdec *d);
 /*
  * Decode samples[0 .. n) into out (room for `cap` records, at least 2).
  * Returns the records written; *used says how many samples were taken,
- * fewer than n only when out filled up (call again with the rest).
+ * fewer than n only when out is full or, following BRDY#, has room for
+ * just one more (a clock may emit two): call again with the rest.
  */
 size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 			size_t n, size_t *used, uint8_t *out, size_t cap);

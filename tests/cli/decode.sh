@@ -131,7 +131,11 @@ cp "$T/bus4.sr" "$T/damaged.sr"
 size=$(wc -c < "$T/damaged.sr")
 printf '\377\377\377\377\377\377\377\377\377\377\377\377' |
 	dd of="$T/damaged.sr" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
-bad "damaged.sr: " "$T/damaged.sr"
+bad "damaged.sr: damaged: member logic-1-" "$T/damaged.sr"
+# and in its metadata (channel names, sample size: as dangerous)
+cp "$T/bus4.sr" "$T/meta.sr"
+printf '\125' | dd of="$T/meta.sr" bs=1 seek=90 conv=notrunc 2>/dev/null
+bad "meta.sr: metadata: damaged: member metadata" "$T/meta.sr"
 bad "--format nosuch: no such input format" --format nosuch "$T/bus0.vcd"
 cp "$T/bus0.vcd" "$T/bus0.xyz"
 bad "bus0.xyz: cannot tell the format from the name" "$T/bus0.xyz"
@@ -162,7 +166,7 @@ if [ -f "$KC" ]; then
 		echo "clk = none   # sampled on the CPU clock: state mode"
 		echo "dc = low"
 	} > "$T/kc85.map"
-	expect_status 0 "$BACH" decode --edge --map "$T/kc85.map" "$KC" -o "$T/kc85.byu"
+	expect_status 0 "$BACH" decode -e --map "$T/kc85.map" "$KC" -o "$T/kc85.byu"
 	expect_err "34 channels, 5000 samples"
 	expect_err "a cycle opens where ads_n falls"
 	"$BACH" dump "$T/kc85.byu" > "$T/kc85.txt"

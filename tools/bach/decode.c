@@ -74,7 +74,7 @@ static int run(int argc, char **argv)
 	char err[2048];
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "m:f:O:o:q", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:f:O:o:qe", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			p.map = optarg;

@@ -28,6 +28,7 @@ struct pins {
 	const char *format;	/* bin, vcd, csv */
 	unsigned oversample;	/* 0: state mode; else samples per clock */
 	bool basic;		/* no brdy_n na_n ken_n boff_n lock_n */
+	bool bus_given;
 	struct bach_busmodel_opts bus;
 };
 
@@ -224,7 +225,7 @@ static int run(int argc, char **argv)
 			pins.format = optarg;
 			break;
 		case 'V':
-			if (!parse_u64(optarg, &v) || v == 1 || v % 2 ||
+			if (!parse_u64(optarg, &v) || v < 2 || v % 2 ||
 			    v > 64)
 				return usage_error("--oversample: an even "
 						   "number of samples per "
@@ -233,6 +234,7 @@ static int run(int argc, char **argv)
 			pins.oversample = (unsigned)v;
 			break;
 		case 'B':
+			pins.bus_given = true;
 			if (parse_bus(optarg, &pins.bus))
 				return usage_error("--bus: expected "
 						   "wait=N,pipeline=PCT,boff=N,"
@@ -252,6 +254,9 @@ static int run(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (pins.format)
 		return write_pins(out, records, seed, &pins);
+	if (pins.oversample || pins.basic || pins.bus_given)
+		return usage_error("--oversample, --bus and --basic go with "
+				   "--pins");
 	wo.format = out_format_for(out);
 	err = bach_writer_open(&w, out, &wo);
 	if (err) {
