@@ -11,6 +11,11 @@ export BACH="$TOP/$BUILD/bin/bach"
 export BUILD TOP
 export TESTDATA="${TESTDATA:-$TOP/../shared/testdata}"
 LIMIT=${TEST_TIMEOUT:-300}
+if [ -n "${BACH_SANITIZED:-}" ]; then
+	# libsigrok's own leaks (tests/lsan.supp says which and why)
+	LSAN_OPTIONS="suppressions=$TOP/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+	export LSAN_OPTIONS
+fi
 pass=0 fail=0 skip=0 failed=""
 log=$(mktemp -d "${TMPDIR:-/tmp}/bach-check.XXXXXX")
 
