@@ -2,18 +2,27 @@
 # Makefile, whose $(BUILD), $(Q) and library rules it uses.
 #
 #   make fpga-lint    verilator --lint-only -Wall: the RTL and the board top
+#   make fpga-sim     the self-checking testbench (Icarus Verilog) and the C
+#                     check of its byte stream; ends with PASS. Part of
+#                     make check, through tests/cli/fpga.sh
 #   make fpga-synth   yosys and nextpnr for the iCE40HX8K-CT256; prints the
 #                     Max frequency lines and fails when a clock misses its
 #                     target (bus 66.67 MHz, FT2232H 60 MHz)
 #
 # Knobs
 #   FPGA_SEED=1       nextpnr placement seed
+#   FPGA_SCENARIOS="bus drop filter counter lfsr cmds"   what fpga-sim runs
+#
+# fpga-sim leaves $(BUILD)/fpga/bus.vcd (the bus pins of the bus scenario,
+# channels named as design section 5) and $(BUILD)/fpga/bus.byu (the
+# records they carry), for the logic-analyzer decoder's tests.
 
 FPGA_RTL = $(sort $(wildcard fpga/rtl/*.v))
 FPGA_BOARD = fpga/boards/ice40hx8k
 FPGA_BOARD_V = $(FPGA_BOARD)/top.v $(FPGA_BOARD)/bus_in.v
 FPGA_OUT = $(BUILD)/fpga
 FPGA_SEED ?= 1
+FPGA_SCENARIOS ?= bus drop filter counter lfsr cmds
 
 fpga-lint:
 	$(Q)verilator --lint-only -Wall --top-module bach_core $(FPGA_RTL)
@@ -54,4 +63,29 @@ fpga-synth: $(FPGA_OUT)/bach.bin
 	$(Q)! grep 'Max frequency for clock' $(FPGA_OUT)/nextpnr.log | \
 		tail -n 2 | grep -q FAIL
 
-.PHONY: fpga-lint fpga-synth
+# ---- simulation ----------------------------------------------------------
+
+FPGA_BENCH_V = fpga/bench/tb_bach.v fpga/bench/pentium_bus.v
+
+$(FPGA_OUT)/tb.vvp: $(FPGA_BENCH_V) $(FPGA_RTL)
+	$(Q)mkdir -p $(dir $@)
+	@echo '   IVERILOG' $@
+	$(Q)iverilog -g2005 -o $@ -s tb_bach $(FPGA_BENCH_V) $(FPGA_RTL)
+
+$(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream: $(FPGA_OUT)/%: fpga/bench/%.c \
+		$(BUILD)/libbach.a
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(BUILD)/libbach.a $(LIBS)
+
+# the workload the bus cycles come from
+$(FPGA_OUT)/gen.byu: $(BUILD)/bin/bach
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(BUILD)/bin/bach gen --records 5000 --seed 7 -o $@
+
+fpga-sim: $(FPGA_OUT)/tb.vvp $(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream \
+	  $(FPGA_OUT)/gen.byu
+	$(Q)fpga/bench/run.sh $(FPGA_OUT) $(FPGA_OUT)/gen.byu $(FPGA_OUT)/tb.vvp \
+		$(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream $(FPGA_SCENARIOS)
+
+.PHONY: fpga-lint fpga-sim fpga-synth
