@@ -10,7 +10,7 @@
 set -u
 out=$1 gen=$2 vvp=$3 tbgen=$4 check=$5
 shift 5
-scenarios=${*:-"bus drop filter counter lfsr cmds"}
+scenarios=${*:-"bus drop filter counter lfsr cmds nocpu nobus"}
 failed=""
 
 rm -f "$out/bus.vcd" "$out/bus.byu"
@@ -20,7 +20,10 @@ for s in $scenarios; do
 	mkdir -p "$d"
 	start=$(date +%s)
 	extra=""
-	[ "$s" = bus ] && extra="+vcd=$d/bus.vcd"
+	case $s in
+	bus) extra="+vcd=$d/bus.vcd" ;;
+	no*) extra="+nobclk" ;;
+	esac
 	if ! "$tbgen" "$s" "$gen" "$d"; then
 		failed="$failed $s"
 		continue

@@ -9,6 +9,7 @@
 //              cycle, from the bus model) and DIR/summary.txt (what the
 //              testbench measured: the hold output, protocol errors)
 //   +vcd=FILE  the bus pins as a VCD (pentium_bus.v)
+//   +nobclk    no bus clock at all, as with no CPU attached
 //
 // The checks on the stream are check_stream's; this bench checks the pins:
 // the FT2232H protocol (RD# only with OE#, no two drivers on the data bus)
@@ -23,8 +24,13 @@ module tb_bach;
 	localparam BCLK_HALF = 7500, UCLK_HALF = 8333;
 
 	reg bclk = 1'b0, uclk = 1'b0;
+	reg bclk_on = 1'b1;		// +nobclk: no CPU, no bus clock
 
-	always #(BCLK_HALF) bclk = ~bclk;
+	initial
+		if ($test$plusargs("nobclk"))
+			bclk_on = 1'b0;
+
+	always #(BCLK_HALF) bclk = ~bclk & bclk_on;
 	always #(UCLK_HALF) uclk = ~uclk;
 
 	integer errors = 0;

@@ -17,6 +17,8 @@
  *   replies.txt  the replies the board must send, in order;
  *   check.args   the options of check_stream for this scenario.
  *
+ * Scenarios whose name starts with "no" run with the bus clock stopped.
+ *
  * Bus cycles come from the `bach gen` workload in GEN.byu, with waits,
  * NA# pipelining, BOFF# restarts and KEN# decisions drawn from a fixed
  * seed, after a list of hand-written corner cases.
@@ -506,9 +508,27 @@ int main(int argc, char **argv)
 		identify();
 		fprintf(args, "--policy drop --pattern counter "
 			      "--counters-reset\n");
+	} else if (!strcmp(sc, "nocpu")) {
+		/* no bus clock (no CPU): the link checked with the pattern */
+		identify();
+		configure(BACH_POLICY_DROP, 1, 2, 0);
+		start();
+		fprintf(script, "idle 20000\n");
+		status();
+		stop();
+		fprintf(args, "--policy drop --timing --pattern lfsr "
+			      "--no-bus-clock\n");
+	} else if (!strcmp(sc, "nobus")) {
+		/* a capture of a bus whose clock is off: STOP still ends it */
+		configure(BACH_POLICY_STALL, 0, 0, 0);
+		start();
+		fprintf(script, "idle 5000\n");
+		status();
+		stop();
+		fprintf(args, "--policy stall --no-bus-clock\n");
 	} else {
 		die("unknown scenario '%s' (bus, drop, filter, counter, lfsr, "
-		    "cmds)", sc);
+		    "cmds, nocpu, nobus)", sc);
 	}
 	write_cycles(dir);
 	fprintf(script, "end\n");

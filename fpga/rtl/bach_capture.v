@@ -67,10 +67,11 @@ module bach_capture #(
 	input  wire [BAW:0]   i_bfill,
 
 	// counters as copied at the last i_snap_tgl, and the answer toggle
-	output reg  [TW-1:0]  o_records,	// sampled (lost ones included)
-	output reg  [TW-1:0]  o_lost,	// lost to a full FIFO
-	output reg  [31:0]    o_episodes,	// times o_hold rose
-	output reg  [TW-1:0]  o_stalled,	// clocks with o_hold high
+	// (zero before the first copy: the bus clock may never have run)
+	output reg  [TW-1:0]  o_records = 0,	// sampled (lost ones included)
+	output reg  [TW-1:0]  o_lost = 0,	// lost to a full FIFO
+	output reg  [31:0]    o_episodes = 0,	// times o_hold rose
+	output reg  [TW-1:0]  o_stalled = 0,	// clocks with o_hold high
 	output wire           o_snap_ack
 );
 	localparam [1:0] B_IDLE = 2'd0, B_RUN = 2'd1, B_FLUSH = 2'd2,
