@@ -16,8 +16,9 @@
 //   - BOFF# instead of a BRDY# aborts every open cycle; the CPU restarts
 //     them, in order, a clock after BOFF# ends (once per cycle: a restart
 //     runs through). A cycle may also get BOFF# in the clock of its ADS#;
-//   - HOLD from the board: no new cycle once HOLD is seen, HLDA when the bus
-//     is idle, until HOLD goes (never inside a locked pair).
+//   - HOLD from the board (ignored with +deaf): no new cycle once HOLD is
+//     seen, HLDA when the bus is idle, until HOLD goes (never inside a
+//     locked pair).
 //
 // Pins change TCO after the rising edge. Each completed cycle's ADS# clock
 // goes to the timestamp log, in completion (= issue) order; with +vcd=FILE
@@ -325,8 +326,14 @@ module pentium_bus #(
 		end
 	endtask
 
+	reg deaf = 1'b0;		// +deaf: the CPU ignores HOLD
+
+	initial
+		if ($test$plusargs("deaf"))
+			deaf = 1'b1;
+
 	always @(posedge clk) begin
-		hold_q = hold;
+		hold_q = hold && !deaf;
 		#(TCO);
 		if (play && !playing) begin
 			playing = 1'b1;

@@ -10,7 +10,7 @@
 set -u
 out=$1 gen=$2 vvp=$3 tbgen=$4 check=$5
 shift 5
-scenarios=${*:-"bus drop filter counter lfsr cmds nocpu nobus"}
+scenarios=${*:-"bus drop filter counter lfsr cmds deaf nocpu nobus"}
 failed=""
 
 rm -f "$out/bus.vcd" "$out/bus.byu"
@@ -22,6 +22,7 @@ for s in $scenarios; do
 	extra=""
 	case $s in
 	bus) extra="+vcd=$d/bus.vcd" ;;
+	deaf) extra="+deaf" ;;
 	no*) extra="+nobclk" ;;
 	esac
 	if ! "$tbgen" "$s" "$gen" "$d"; then

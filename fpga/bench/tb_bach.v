@@ -10,6 +10,7 @@
 //              testbench measured: the hold output, protocol errors)
 //   +vcd=FILE  the bus pins as a VCD (pentium_bus.v)
 //   +nobclk    no bus clock at all, as with no CPU attached
+//   +deaf      the CPU ignores the hold output
 //
 // The checks on the stream are check_stream's; this bench checks the pins:
 // the FT2232H protocol (RD# only with OE#, no two drivers on the data bus)

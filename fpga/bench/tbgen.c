@@ -17,7 +17,8 @@
  *   replies.txt  the replies the board must send, in order;
  *   check.args   the options of check_stream for this scenario.
  *
- * Scenarios whose name starts with "no" run with the bus clock stopped.
+ * Scenarios whose name starts with "no" run with the bus clock stopped;
+ * in "deaf" the CPU ignores the hold output.
  *
  * Bus cycles come from the `bach gen` workload in GEN.byu, with waits,
  * NA# pipelining, BOFF# restarts and KEN# decisions drawn from a fixed
@@ -508,6 +509,19 @@ int main(int argc, char **argv)
 		identify();
 		fprintf(args, "--policy drop --pattern counter "
 			      "--counters-reset\n");
+	} else if (!strcmp(sc, "deaf")) {
+		/*
+		 * stall, but the CPU does not heed the hold output (not
+		 * wired, or a chipset that ignores it): the FIFO overflows
+		 * all the same, and the board says what it lost
+		 */
+		load_gen(gen, 3000, 1, 0);
+		configure(BACH_POLICY_STALL, 0, 0, 0);
+		start();
+		fprintf(script, "pause 8000 6000\nbus %zu\nbuswait\n"
+				"pause 0 0\nidle 3000\n", ncyc);
+		stop();
+		fprintf(args, "--policy drop --need-loss --need-stall\n");
 	} else if (!strcmp(sc, "nocpu")) {
 		/* no bus clock (no CPU): the link checked with the pattern */
 		identify();
@@ -528,7 +542,7 @@ int main(int argc, char **argv)
 		fprintf(args, "--policy stall --no-bus-clock\n");
 	} else {
 		die("unknown scenario '%s' (bus, drop, filter, counter, lfsr, "
-		    "cmds, nocpu, nobus)", sc);
+		    "cmds, deaf, nocpu, nobus)", sc);
 	}
 	write_cycles(dir);
 	fprintf(script, "end\n");
