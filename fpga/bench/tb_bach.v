@@ -109,6 +109,11 @@ module tb_bach;
 	integer    stream = 0, nbytes = 0, siwu = 0;
 	integer    pause_every = 0, pause_len = 0, pause_left = 0;
 	integer    tick = 0, packet = 0, blip = 0;
+	// the link's use: clocks with TXE# low and bytes written, from the
+	// first data frame on, until the last byte
+	integer    ready_clocks = 0, ready_bytes = 0, ready_mark = 0;
+	integer    bytes_mark = 0;
+	reg        counting = 1'b0;
 
 	// the frames on the way to the host: which replies went by
 	integer    f_pos = 0, n_ack = 0, n_ident = 0, n_status = 0;
@@ -140,6 +145,13 @@ module tb_bach;
 			end
 			$fwrite(stream, "%c", data_out);
 			track(data_out);
+			if (f_pos == 6 && f_type == 8'd1)
+				counting = 1'b1;
+			if (counting) begin
+				ready_bytes = ready_bytes + 1;
+				ready_mark = ready_clocks;
+				bytes_mark = ready_bytes;
+			end
 			nbytes = nbytes + 1;
 			packet = packet + 1;
 		end
@@ -156,6 +168,8 @@ module tb_bach;
 		end
 		if (!siwu_n)
 			siwu = siwu + 1;
+		if (counting && !txe_n)
+			ready_clocks = ready_clocks + 1;
 		// then the chip's outputs change
 		#1000;
 		tick = tick + 1;
@@ -299,10 +313,13 @@ module tb_bach;
 		$fwrite(sf, "hold_clocks %0d\n", hold_clocks);
 		$fwrite(sf, "bytes %0d\n", nbytes);
 		$fwrite(sf, "siwu %0d\n", siwu);
+		$fwrite(sf, "ready_clocks %0d\n", ready_mark);
+		$fwrite(sf, "ready_bytes %0d\n", bytes_mark);
 		$fwrite(sf, "errors %0d\n", errors);
 		$fclose(sf);
-		$display("tb: %0d bytes, %0d bus cycles, hold %0d times for %0d clocks, SIWU# %0d times",
-			 nbytes, completed, hold_episodes, hold_clocks, siwu);
+		$display("tb: %0d bytes, %0d bus cycles, hold %0d times for %0d clocks, SIWU# %0d times; from the first data frame, %0d bytes in %0d clocks with TXE# low",
+			 nbytes, completed, hold_episodes, hold_clocks, siwu,
+			 bytes_mark, ready_mark);
 		if (errors == 0)
 			$display("PASS");
 		else
