@@ -13,8 +13,8 @@ shift 5
 scenarios=${*:-"bus drop filter counter lfsr cmds deaf nocpu nobus"}
 failed=""
 
-rm -f "$out/bus.vcd" "$out/bus.byu"
 for s in $scenarios; do
+	[ "$s" = bus ] && rm -f "$out/bus.vcd" "$out/bus.byu"
 	d=$out/sim/$s
 	rm -rf "$d"
 	mkdir -p "$d"
