@@ -24,7 +24,8 @@
 //
 // Configuration inputs come from the USB clock but change only while no
 // capture runs (CONFIGURE is refused then); they are read here well after
-// they settled.
+// they settled. Every register here is on the bus clock: b_ for the
+// capture's state, k_ for the record stage after the sampler.
 module bach_capture #(
 	parameter AW = 10,		// record FIFO: 2^AW entries
 	parameter BAW = 8,		// boundary FIFO: 2^BAW entries

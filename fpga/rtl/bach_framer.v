@@ -26,6 +26,10 @@
 // Every byte passes a one-clock stage (o_valid, o_byte) where the CRC is
 // taken; the CRC bytes follow a clock later. i_room says the byte queue
 // has room for the byte in that stage and one more.
+//
+// Every register here is on the USB clock. Prefixes name their group:
+// u_ the frame being built, h_ its header, d_ the capture, e_ and f_ the
+// decision on the next data frame, p_ the test pattern, s_ STATUS values.
 module bach_framer #(
 	parameter AW = 10,
 	parameter BAW = 8,

@@ -53,6 +53,7 @@ module bach_ft245 (
 	reg  [2:0] q_rd = 3'd0, q_wr = 3'd0;
 	reg  [3:0] q_n = 4'd0;
 	wire       q_any = q_n != 4'd0;
+	wire [7:0] q_head = q_mem[q_rd];
 	reg        q_pop;
 
 	assign o_tx_room = q_n <= 4'd6;
@@ -104,7 +105,7 @@ module bach_ft245 (
 				o_data_oe_d = 1'b1;
 				if (!pending && q_any) begin
 					q_pop = 1'b1;
-					o_data_d = q_mem[q_rd];
+					o_data_d = q_head;
 					txv = 1'b1;
 				end
 				o_wr_n_d = !txv;
