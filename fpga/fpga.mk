@@ -1,0 +1,92 @@
+# The capture board's gateware (fpga/, docs/fpga.md). Included by the top
+# Makefile, whose $(BUILD), $(Q) and library rules it uses.
+#
+#   make fpga-lint    verilator --lint-only -Wall: the RTL and the board top
+#   make fpga-sim     the self-checking testbench (Icarus Verilog) and the C
+#                     check of its byte stream; ends with PASS. Part of
+#                     make check, through tests/cli/fpga.sh
+#   make fpga-synth   yosys and nextpnr for the iCE40HX8K-CT256; prints the
+#                     Max frequency lines and fails when a clock misses its
+#                     target (bus 66.67 MHz, FT2232H 60 MHz)
+#
+# Knobs
+#   FPGA_SEED=1       nextpnr placement seed
+#   FPGA_SCENARIOS="bus drop filter counter lfsr cmds deaf nocpu nobus"
+#                     what fpga-sim runs
+#
+# fpga-sim leaves $(BUILD)/fpga/bus.vcd (the bus pins of the bus scenario,
+# channels named as design section 5) and $(BUILD)/fpga/bus.byu (the
+# records they carry), for the logic-analyzer decoder's tests.
+
+FPGA_RTL = $(sort $(wildcard fpga/rtl/*.v))
+FPGA_BOARD = fpga/boards/ice40hx8k
+FPGA_BOARD_V = $(FPGA_BOARD)/top.v $(FPGA_BOARD)/bus_in.v
+FPGA_OUT = $(BUILD)/fpga
+FPGA_SEED ?= 1
+FPGA_SCENARIOS ?= bus drop filter counter lfsr cmds deaf nocpu nobus
+
+fpga-lint:
+	$(Q)verilator --lint-only -Wall --top-module bach_core $(FPGA_RTL)
+	$(Q)verilator --lint-only -Wall --top-module top \
+		$(FPGA_BOARD)/lint/SB_IO.v $(FPGA_BOARD)/lint/bus_in.v \
+		$(FPGA_RTL) $(FPGA_BOARD)/top.v
+	@echo "fpga-lint: clean"
+
+# ---- synthesis ---------------------------------------------------------
+
+$(FPGA_OUT)/top.json: $(FPGA_RTL) $(FPGA_BOARD_V)
+	$(Q)mkdir -p $(dir $@)
+	@echo '   YOSYS ' $@
+	$(Q)yosys -q -l $(FPGA_OUT)/yosys.log \
+		-p 'synth_ice40 -top top -json $@' $(FPGA_RTL) $(FPGA_BOARD_V)
+
+# nextpnr exits non-zero when a clock misses its target (clocks.py)
+$(FPGA_OUT)/top.asc: $(FPGA_OUT)/top.json $(FPGA_BOARD)/bach.pcf \
+		     $(FPGA_BOARD)/clocks.py
+	@echo '   PNR   ' $@
+	$(Q)nextpnr-ice40 -q --hx8k --package ct256 --seed $(FPGA_SEED) \
+		--json $< --pcf $(FPGA_BOARD)/bach.pcf \
+		--pre-pack $(FPGA_BOARD)/clocks.py \
+		--asc $@ -l $(FPGA_OUT)/nextpnr.log || \
+		{ grep 'Max frequency' $(FPGA_OUT)/nextpnr.log; rm -f $@; exit 1; }
+
+$(FPGA_OUT)/bach.bin: $(FPGA_OUT)/top.asc
+	$(Q)icepack $< $@
+
+# nextpnr reports each figure after placement and again after routing: the
+# last ones count
+fpga-synth: $(FPGA_OUT)/bach.bin
+	$(Q)for r in ICESTORM_LC ICESTORM_RAM SB_IO; do \
+		grep -m 1 "$$r:" $(FPGA_OUT)/nextpnr.log; done
+	$(Q)grep 'Max delay .*ft_clk' $(FPGA_OUT)/nextpnr.log | \
+		grep async | tail -n 2
+	$(Q)grep 'Max frequency for clock' $(FPGA_OUT)/nextpnr.log | tail -n 2
+	$(Q)! grep 'Max frequency for clock' $(FPGA_OUT)/nextpnr.log | \
+		tail -n 2 | grep -q FAIL
+
+# ---- simulation ----------------------------------------------------------
+
+FPGA_BENCH_V = fpga/bench/tb_bach.v fpga/bench/pentium_bus.v
+
+$(FPGA_OUT)/tb.vvp: $(FPGA_BENCH_V) $(FPGA_RTL)
+	$(Q)mkdir -p $(dir $@)
+	@echo '   IVERILOG' $@
+	$(Q)iverilog -g2005 -o $@ -s tb_bach $(FPGA_BENCH_V) $(FPGA_RTL)
+
+$(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream: $(FPGA_OUT)/%: fpga/bench/%.c \
+		$(BUILD)/libbach.a
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
+		$(BUILD)/libbach.a $(LIBS)
+
+# the workload the bus cycles come from
+$(FPGA_OUT)/gen.byu: $(BUILD)/bin/bach
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(BUILD)/bin/bach gen --records 5000 --seed 7 -o $@
+
+fpga-sim: $(FPGA_OUT)/tb.vvp $(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream \
+	  $(FPGA_OUT)/gen.byu
+	$(Q)fpga/bench/run.sh $(FPGA_OUT) $(FPGA_OUT)/gen.byu $(FPGA_OUT)/tb.vvp \
+		$(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream $(FPGA_SCENARIOS)
+
+.PHONY: fpga-lint fpga-sim fpga-synth

@@ -1,0 +1,184 @@
+`default_nettype none
+// bach_cmd: reads command frames from the host's byte stream with the
+// rules the host applies to its own (docs/board-protocol.md sections 6
+// and 7): find the magic; check the version, the header length and a
+// payload length of at most 524280 bytes, else skip one byte past the
+// magic and search again; once the frame is in, check the CRC, else skip
+// the four magic bytes and search again. A good frame of another type is
+// skipped whole; a good COMMAND frame becomes o_cmd (the command word at
+// offset 32) with the first 16 bytes of its payload (CONFIGURE), held
+// until bach_ctrl takes it.
+//
+// To search again inside bytes already looked at, the bytes since the
+// start of the current candidate frame stay in a ring of RING bytes (block
+// RAM). The USB adapter reads from the host only while the ring has room
+// (o_ready). A frame longer than the ring (no command is; a later minor
+// version could append to a payload) cannot be kept whole: its start is
+// let go as the ring fills, and a search after its failure resumes from
+// the oldest byte still kept.
+module bach_cmd #(
+	parameter RW = 9		// ring: 2^RW bytes
+) (
+	input  wire         i_clk,
+	input  wire         i_rst,
+	input  wire         i_valid,	// a byte from the host
+	input  wire [7:0]   i_byte,
+	output wire         o_ready,	// room for a few more
+
+	output reg          o_cmd_valid = 1'b0,
+	output reg  [31:0]  o_cmd = 32'd0,
+	output reg  [127:0] o_cfg = 128'd0,	// payload bytes 0..15, 0 low
+	output reg          o_cfg_ok = 1'b0,	// the payload had 16 bytes
+	input  wire         i_take
+);
+	localparam [31:0] CRC_MAGIC = 32'h3dad82c6; // CRC register after it
+	localparam [19:0] PLEN_MAX = 20'd524280;
+	localparam [7:0] T_COMMAND = 8'd16;
+	localparam [RW:0] ROOM = (1 << RW) - 8;	// keep 8 for bytes in flight
+	localparam [RW:0] FOUR = 4;
+
+	// the ring: bytes [u_fs, u_w) kept, u_r the next to look at
+	reg  [7:0]  mem [0:(1 << RW) - 1];
+	reg  [RW:0] u_w = 0, u_r = 0, u_fs = 0;
+	reg  [7:0]  u_b;		// mem[u_r] as read at the last edge
+	reg         u_bv = 1'b0;	// it was there, and u_r has not moved
+
+	always @(posedge i_clk)
+		if (i_valid)
+			mem[u_w[RW-1:0]] <= i_byte;
+
+	assign o_ready = u_w - u_fs < ROOM;
+
+	// the parser
+	localparam [1:0] P_MAGIC = 2'd0, P_HDR = 2'd1, P_PAY = 2'd2,
+			 P_CRC = 2'd3;
+	reg  [1:0]  u_st = P_MAGIC;
+	reg  [5:0]  u_pos = 6'd0;	// bytes of the frame seen (to 40)
+	reg  [19:0] u_left = 20'd0;	// payload bytes still to come
+	reg  [1:0]  u_crcb = 2'd0;	// CRC bytes seen
+	reg  [31:0] u_crc = 32'd0;
+	reg  [7:0]  u_type = 8'd0;
+	reg  [31:0] u_plen = 32'd0, u_c = 32'd0;
+	reg         u_plen_big = 1'b0;	// u_plen > PLEN_MAX (a clock late)
+	reg  [127:0] u_pay = 128'd0;
+	reg  [4:0]  u_npay = 5'd0;	// payload bytes kept (up to 16)
+	wire [31:0] crc_next;
+	wire [7:0]  crc_byte = ~u_crc[8 * u_crcb +: 8];
+
+	bach_crc32_8 crc8 (.i_crc(u_crc), .i_byte(u_b), .o_crc(crc_next));
+
+	// a byte to look at this clock (none while a command waits: the ring
+	// fills and the host is read no more)
+	wire        take = u_bv && !o_cmd_valid;
+	// magic bytes in order: where in "BACH" this byte would be
+	wire [7:0]  magic_at = u_pos == 6'd0 ? 8'h42 : u_pos == 6'd1 ? 8'h41 :
+			       u_pos == 6'd2 ? 8'h43 : 8'h48;
+
+	always @(posedge i_clk) begin
+		u_b <= mem[u_r[RW-1:0]];
+		u_bv <= u_r != u_w && !take;
+		u_plen_big <= u_plen > {12'd0, PLEN_MAX};
+		if (i_valid)
+			u_w <= u_w + 1'b1;
+		if (i_take)
+			o_cmd_valid <= 1'b0;
+
+		if (i_rst) begin
+			u_st <= P_MAGIC;
+			u_pos <= 6'd0;
+			u_r <= u_w;
+			u_fs <= u_w;
+			u_bv <= 1'b0;
+		end else if (take) begin
+			// a byte every other clock: u_r moves, the RAM reads
+			// the next at the next edge
+			u_r <= u_r + 1'b1;
+			case (u_st)
+			P_MAGIC:
+				if (u_b != magic_at) begin
+					// not the magic: the next byte starts
+					// the search; a B may start it again
+					u_pos <= 6'd0;
+					if (u_pos != 6'd0) begin
+						u_r <= u_fs + 1'b1;
+						u_fs <= u_fs + 1'b1;
+					end else begin
+						u_fs <= u_r + 1'b1;
+					end
+				end else if (u_pos == 6'd3) begin
+					u_st <= P_HDR;
+					u_pos <= 6'd4;
+					u_crc <= CRC_MAGIC;
+					u_pay <= 128'd0;
+					u_npay <= 5'd0;
+					u_crcb <= 2'd0;
+				end else begin
+					u_pos <= u_pos + 6'd1;
+				end
+			P_HDR: begin
+				u_crc <= crc_next;
+				u_pos <= u_pos + 6'd1;
+				case (u_pos)
+				6'd5: u_type <= u_b;
+				6'd12: u_plen[7:0] <= u_b;
+				6'd13: u_plen[15:8] <= u_b;
+				6'd14: u_plen[23:16] <= u_b;
+				6'd15: u_plen[31:24] <= u_b;
+				6'd32: u_c[7:0] <= u_b;
+				6'd33: u_c[15:8] <= u_b;
+				6'd34: u_c[23:16] <= u_b;
+				6'd35: u_c[31:24] <= u_b;
+				default: ;
+				endcase
+				if ((u_pos == 6'd4 && u_b != 8'd1) ||
+				    (u_pos == 6'd7 && u_b != 8'd40) ||
+				    (u_pos == 6'd16 && u_plen_big)) begin
+					// an impossible header: one byte on
+					u_st <= P_MAGIC;
+					u_pos <= 6'd0;
+					u_r <= u_fs + 1'b1;
+					u_fs <= u_fs + 1'b1;
+				end else if (u_pos == 6'd39) begin
+					u_left <= u_plen[19:0];
+					u_st <= u_plen == 0 ? P_CRC : P_PAY;
+				end
+			end
+			P_PAY: begin
+				u_crc <= crc_next;
+				u_left <= u_left - 20'd1;
+				if (u_npay != 5'd16) begin
+					u_pay[8 * u_npay[3:0] +: 8] <= u_b;
+					u_npay <= u_npay + 5'd1;
+				end
+				if (u_left == 20'd1)
+					u_st <= P_CRC;
+			end
+			default: begin
+				// P_CRC, little-endian
+				u_crcb <= u_crcb + 2'd1;
+				if (u_b != crc_byte) begin
+					// a bad CRC: four bytes on
+					u_st <= P_MAGIC;
+					u_pos <= 6'd0;
+					u_r <= u_fs + FOUR;
+					u_fs <= u_fs + FOUR;
+				end else if (u_crcb == 2'd3) begin
+					// a good frame, whole: past it
+					u_st <= P_MAGIC;
+					u_pos <= 6'd0;
+					u_fs <= u_r + 1'b1;
+					if (u_type == T_COMMAND && !o_cmd_valid) begin
+						o_cmd_valid <= 1'b1;
+						o_cmd <= u_c;
+						o_cfg <= u_pay;
+						o_cfg_ok <= u_npay == 5'd16;
+					end
+				end
+			end
+			endcase
+		end else if (u_st == P_PAY && u_w - u_fs >= ROOM && u_fs != u_r) begin
+			// a frame longer than the ring: let its start go
+			u_fs <= u_fs + 1'b1;
+		end
+	end
+endmodule

@@ -1,0 +1,613 @@
+`default_nettype none
+// bach_framer: builds every frame the board sends (docs/board-protocol.md
+// sections 2 to 5), a byte a clock, on the USB clock: data frames from the
+// record FIFO or the test pattern, and the STATUS, IDENTITY and ACK replies
+// that bach_ctrl asks for. Between frames it picks the next: a reply if one
+// is waiting, else a data frame once one is due. It works that out in a
+// few clocks (S_EV1 to S_DEC), a register stage each, for a 60 MHz clock.
+//
+// A data frame of the bus is due when it can be closed: it holds FRAME_MAX
+// records, or reaches the next boundary (a loss, a timestamp jump, the END
+// of the capture), or its first record waited AGE clocks (1 ms), or the
+// board holds the CPU (no more records come until the FIFO drains). Its
+// records stay in the FIFO until sent: the header needs their count, and
+// with TIMING the deltas go before the records, so they are read twice
+// (pass 1 the deltas, pass 2 the records, which frees each entry as it
+// goes). A boundary at the head of the FIFO is taken in before the frame
+// that starts there: its loss goes in the frame's `lost`, its timestamp is
+// the frame's. Losses above 2^32 - 1 go out in empty frames first.
+//
+// Test-pattern frames hold PAT_FRAME records each, from bach_pattern. With
+// `drop` the pattern runs on, a record a clock, and a frame takes the last
+// PAT_FRAME records sampled once there are that many since the previous
+// frame (the records skipped are lost indices); with `stall` it waits for
+// the link and loses nothing.
+//
+// Every byte passes a one-clock stage (o_valid, o_byte) where the CRC is
+// taken; the CRC bytes follow a clock later. i_room says the byte queue
+// has room for the byte in that stage and one more.
+//
+// Every register here is on the USB clock. Prefixes name their group:
+// u_ the frame being built, h_ its header, d_ the capture, e_ and f_ the
+// decision on the next data frame, p_ the test pattern, s_ STATUS values.
+module bach_framer #(
+	parameter AW = 10,
+	parameter BAW = 8,
+	parameter TW = 48,
+	parameter BW = 1 + (AW + 1) + 2 * TW,
+	parameter FRAME_MAX = 512,	// records in a data frame of the bus
+	parameter PAT_FRAME = 512,	// records in a test-pattern frame
+	parameter AGE = 60000,		// USB clocks a frame may wait: 1 ms
+	parameter [511:0] IDENT = 512'd0 // the IDENTITY payload, byte 0 low
+) (
+	input  wire          i_clk,
+	input  wire          i_rst,
+
+	// capture control, from bach_ctrl
+	input  wire          i_start,	// pulse: START
+	input  wire          i_stop,	// pulse: STOP
+	input  wire [1:0]    i_src,	// 0 bus, 1 counter, 2 LFSR
+	input  wire          i_timing,	// data frames carry deltas
+	input  wire          i_drop,	// policy drop (the pattern's losses)
+	input  wire          i_zero,	// pulse: RESET_COUNTERS
+	output reg           o_last_sent = 1'b0, // pulse: LAST frame sent
+
+	// replies, from bach_ctrl: i_rq stays up until o_rq_done
+	input  wire          i_rq,
+	input  wire [7:0]    i_rq_type,	// STATUS, IDENTITY or ACK
+	input  wire [31:0]   i_rq_cmd,
+	input  wire [31:0]   i_rq_result,
+	output reg           o_rq_done = 1'b0,
+
+	// STATUS values of the bus side (stable while a STATUS is built)
+	input  wire [TW-1:0] i_st_records,
+	input  wire [TW-1:0] i_st_lost,
+	input  wire [31:0]   i_st_episodes,
+	input  wire [TW-1:0] i_st_stalled,
+	input  wire [31:0]   i_st_hz,
+
+	// record FIFO, read side
+	input  wire [AW:0]   i_wptr,
+	output wire [AW-1:0] o_raddr,
+	input  wire [63:0]   i_rdata,
+	output wire [AW:0]   o_free,
+	// boundary FIFO, read side
+	input  wire [BAW:0]  i_bwptr,
+	output wire [BAW-1:0] o_braddr,
+	input  wire [BW-1:0] i_bdata,
+	output wire [BAW:0]  o_bfree,
+	input  wire          i_bus_alive,	// the bus clock runs
+	input  wire          i_holding,	// the CPU is held: no more soon
+
+	// bytes out
+	output reg           o_valid = 1'b0,
+	output reg  [7:0]    o_byte = 8'd0,
+	input  wire          i_room
+);
+	localparam [7:0] T_DATA = 8'd1, T_STATUS = 8'd2, T_IDENTITY = 8'd3;
+	localparam [7:0] F_FIRST = 8'h01, F_LAST = 8'h02, F_OVERFLOW = 8'h04,
+			 F_TIMING = 8'h08;
+	localparam [4:0] S_IDLE = 5'd0, S_EV1 = 5'd1, S_EV2 = 5'd2,
+			 S_EV3 = 5'd3, S_DEC = 5'd4, S_PLANW = 5'd5,
+			 S_PLAN = 5'd6, S_HEAD = 5'd7, S_HDR = 5'd8,
+			 S_STAT = 5'd9, S_IDENT = 5'd10, S_DELTA = 5'd11,
+			 S_PREW = 5'd12, S_PRE = 5'd13, S_REC = 5'd14,
+			 S_CRCW = 5'd15, S_CRC = 5'd16, S_DONE = 5'd17;
+	localparam [TW-1:0] LOST_MAX = {{(TW - 32){1'b0}}, 32'hffffffff};
+	localparam [AW:0] FMAX = FRAME_MAX[AW:0];
+	localparam [16:0] AGE_MAX = AGE[16:0];
+	localparam [15:0] PAT_N = PAT_FRAME[15:0];
+
+	// ---- state ----------------------------------------------------------
+	reg  [4:0]    u_st = S_IDLE;	// what is being built
+	reg  [6:0]    u_k = 7'd0;	// byte within header, payload or CRC
+	reg  [2:0]    u_kb = 3'd0;	// byte within a record or delta
+	reg  [15:0]   u_ri = 16'd0;	// record within the frame
+	reg  [31:0]   u_crc = 32'd0;	// CRC register
+	reg  [31:0]   u_crc_out = 32'd0; // the frame's CRC, as sent
+	reg           u_first_byte = 1'b0; // o_byte starts a frame
+
+	// header fields of the frame being built
+	reg  [7:0]    h_type = 8'd0, h_flags = 8'd0;
+	reg  [31:0]   h_seq = 32'd0, h_plen = 32'd0, h_c = 32'd0, h_d = 32'd0;
+	reg  [TW-1:0] h_a = 0, h_b = 0;
+	reg  [TW-1:0] h_lost = 0;	// data: lost before it, all of it
+	reg           h_last = 1'b0;	// data: LAST, the capture ends
+	reg           h_bus = 1'b0;	// data: B is the first record's time
+	reg           h_pop_end = 1'b0;	// data: the END boundary goes with it
+
+	// sequence numbers, per frame type
+	reg  [31:0]   u_seq_data = 32'd0, u_seq_status = 32'd0;
+	reg  [31:0]   u_seq_ident = 32'd0, u_seq_ack = 32'd0;
+
+	// the capture
+	reg           d_on = 1'b0;	// data frames are due until LAST
+	reg           d_stop = 1'b0;	// STOP asked
+	reg           d_first = 1'b0;	// the next data frame is FIRST
+	reg  [TW-1:0] d_e = 0;		// index of the next record
+	reg  [TW-1:0] d_ts = 0;		// timestamp of the last record sent
+	reg  [TW-1:0] d_lost = 0;	// lost before the next record
+	reg           d_tsv = 1'b0;	// d_tsa: the next record's timestamp
+	reg  [TW-1:0] d_tsa = 0;
+	reg           d_end = 1'b0;	// the END is taken in
+	reg  [AW:0]   d_fp = 0;		// FIFO position of the next record
+	reg           d_has = 1'b0;	// a record waits in the FIFO
+	reg  [16:0]   d_age = 17'd0;	// clocks it waited
+	reg           d_aged = 1'b0;	// AGE clocks or more
+	reg           d_pat = 1'b0;	// pattern: the next frame is placed
+	reg  [BAW:0]  u_brp = 0;	// boundary FIFO: the head
+
+	// the test pattern (USB clock: one index a clock)
+	reg  [TW-1:0] p_clk = 0;	// clocks since START: index reached
+	reg  [TW-1:0] p_lag = 0;	// PAT_FRAME behind (the free generator)
+	reg           p_lagging = 1'b0;	// p_lag runs
+	reg           p_ready = 1'b0;	// a frame's worth since the last frame
+	reg  [TW-1:0] p_records = 0, p_lost = 0; // its STATUS counters
+	wire          pat = i_src != 2'd0;
+	wire          pat_run = d_on && pat && !d_stop;
+	wire [TW-1:0] p_since = p_clk - d_e;
+	wire [47:0]   p_rec;
+	wire          p_load, p_step;
+
+	bach_pattern pattern (.i_clk(i_clk), .i_start(i_start),
+		.i_lfsr(i_src == 2'd2), .i_free_step(pat_run && p_lagging),
+		.i_load(p_load),
+		.i_step(p_step), .o_rec(p_rec));
+
+	// STATUS values that move, taken when a STATUS frame starts
+	reg  [AW:0]   s_fill = 0;
+	reg  [TW-1:0] s_records = 0, s_lost = 0;
+	reg  [31:0]   s_hz = 32'd0;
+
+	// the record FIFO: entry `ent` is being sent, `u_ra` is read ahead
+	reg  [AW:0]   u_ra = 0;
+	reg  [63:0]   ent = 64'd0;
+	assign o_raddr = u_ra[AW-1:0];
+	assign o_free = d_fp;
+	assign o_braddr = u_brp[BAW-1:0];
+	assign o_bfree = u_brp;
+
+	// ---- the next data frame: S_EV1 to S_DEC ----------------------------
+	reg           e_bv = 1'b0;	// a boundary waits
+	reg  [AW:0]   e_wptr = 0;
+	// the boundary at the head: the RAM keeps reading it while u_brp
+	// stays, and the writer leaves it alone until it is freed
+	wire          e_bend = i_bdata[BW-1];	// it is the END
+	wire [AW:0]   e_bpos = i_bdata[BW-2 -: AW + 1];
+	wire [TW-1:0] e_blost = i_bdata[2 * TW - 1 -: TW];
+	wire [TW-1:0] e_bts = i_bdata[TW-1:0];
+	reg  [AW:0]   e_avail = 0;	// records in the FIFO
+	reg  [AW:0]   e_bdist = 0;	// records before the boundary
+	reg  [TW-1:0] e_index = 0;	// index of the next record
+	reg  [TW-1:0] e_index_big = 0;	// that of an empty frame of 2^32 - 1
+	reg           e_bigloss = 1'b0;	// d_lost needs an empty frame first
+	reg           f_bz = 1'b0;	// the boundary is at the head
+	reg           f_b_le_a = 1'b0;	// all records up to it are here
+	reg           f_b_le_max = 1'b0; // a frame can reach it
+	reg           f_a_ge_max = 1'b0; // a full frame is here
+	reg           f_az = 1'b0;	// no record is here
+	reg  [AW:0]   e_n = 0;		// records in the frame to send
+
+	wire          take_rq = u_st == S_IDLE && i_rq && !o_rq_done;
+	reg  [TW-1:0] e_plost = 0;	// pattern: lost before the frame
+	reg  [TW-1:0] e_pts = 0;	// its timestamp
+	reg           e_final = 1'b0;	// it is the last
+	wire          e_pbig = e_plost > LOST_MAX;
+	wire          place = u_st == S_IDLE && !take_rq && d_on && pat &&
+			      !d_pat && (p_ready || !i_drop || d_stop);
+	// the decision of S_DEC, on the registers of S_EV3
+	wire          to_b = e_bv && f_b_le_a && f_b_le_max && !f_bz;
+	wire          close = to_b || f_a_ge_max ||
+			      (!f_az && (d_aged || i_holding ||
+					 (d_stop && !i_bus_alive)));
+	wire          absorb = u_st == S_DEC && !pat && !d_end && e_bv && f_bz;
+	wire [AW:0]   n_bus = to_b ? e_bdist : f_a_ge_max ? FMAX : e_avail;
+
+	// the pattern cursor: to the free generator's index when a frame is
+	// placed (drop), a step for each record sent
+	assign p_load = place && i_drop;
+
+	// ---- the byte of this clock -----------------------------------------
+	wire [319:0]  hdr = {h_d, h_c, {(64 - TW){1'b0}}, h_b,
+			     {(64 - TW){1'b0}}, h_a, h_plen, h_seq, 8'd40,
+			     h_flags, h_type, 8'd1, 8'h48, 8'h43, 8'h41, 8'h42};
+	wire [383:0]  stat = {64'd0, {(64 - TW){1'b0}}, i_st_stalled, s_hz,
+			      i_st_episodes, {(64 - TW){1'b0}}, s_lost,
+			      {(64 - TW){1'b0}}, s_records, 32'd1 << AW,
+			      {(31 - AW){1'b0}}, s_fill};
+	wire [47:0]   rec = pat ? p_rec : ent[63:16];
+	wire [15:0]   delta = u_ri == 16'd0 ? 16'd0 : pat ? 16'd1 : ent[15:0];
+	wire [31:0]   crc_next;
+	reg  [7:0]    byte_now;
+
+	always @* begin
+		case (u_st)
+		S_HDR:   byte_now = hdr[8 * u_k[5:0] +: 8];
+		S_STAT:  byte_now = stat[8 * u_k[5:0] +: 8];
+		S_IDENT: byte_now = IDENT[8 * u_k[5:0] +: 8];
+		S_DELTA: byte_now = u_kb[0] ? delta[15:8] : delta[7:0];
+		S_REC:   byte_now = rec[47 - 8 * u_kb -: 8];
+		default: byte_now = u_crc_out[8 * u_k[1:0] +: 8];
+		endcase
+	end
+
+	// the stage where bytes are counted in the CRC
+	bach_crc32_8 crc8 (.i_crc(u_first_byte ? 32'hffffffff : u_crc),
+			   .i_byte(o_byte), .o_crc(crc_next));
+
+	always @(posedge i_clk)
+		if (o_valid)
+			u_crc <= crc_next;
+
+	// states that send a byte this clock, when there is room
+	wire sending = u_st == S_HDR || u_st == S_STAT || u_st == S_IDENT ||
+		       u_st == S_DELTA || u_st == S_REC || u_st == S_CRC;
+	wire go = sending && i_room;
+
+	always @(posedge i_clk) begin
+		o_valid <= go;
+		if (go) begin
+			o_byte <= byte_now;
+			u_first_byte <= u_st == S_HDR && u_k == 7'd0;
+		end
+	end
+
+	assign p_step = u_st == S_REC && go && u_kb == 3'd5 && pat;
+
+	// ---- the frame state machine ----------------------------------------
+	// A data frame of n records, `lost` before it, the first at `index`,
+	// at time `ts`: S_HEAD works out the rest of its header.
+	task data_frame(input [15:0] n, input [TW-1:0] lost,
+			input [TW-1:0] index, input [TW-1:0] ts, input last);
+		begin
+			h_type <= T_DATA;
+			h_a <= index;
+			h_b <= ts;
+			h_c <= {16'd0, n};
+			h_lost <= lost;
+			h_last <= last;
+			h_bus <= 1'b0;
+			u_st <= S_HEAD;
+		end
+	endtask
+
+	// the first record's time (ent holds it from S_PLAN): from a
+	// boundary, or the last one's plus its delta
+	wire [TW-1:0] ts_first = d_tsv ? d_tsa :
+				 d_ts + {{(TW - 16){1'b0}}, ent[15:0]};
+
+	always @(posedge i_clk) begin
+		o_rq_done <= 1'b0;
+		o_last_sent <= 1'b0;
+
+		// the head record's wait, for the 1 ms rule
+		d_has <= i_wptr != d_fp;
+		if (u_st == S_PLAN || !d_has) begin
+			d_age <= 17'd0;
+			d_aged <= 1'b0;
+		end else begin
+			if (d_age != 17'h1ffff)
+				d_age <= d_age + 17'd1;
+			d_aged <= d_age >= AGE_MAX;
+		end
+
+		// the pattern's index and counters: with drop a record a
+		// clock, with stall each one sent
+		if (pat_run) begin
+			p_clk <= p_clk + 1'b1;
+			if (p_clk == PAT_FRAME - 1)
+				p_lagging <= 1'b1;
+			if (p_lagging)
+				p_lag <= p_lag + 1'b1;
+		end
+		p_ready <= p_since >= PAT_FRAME;
+		if (i_zero) begin
+			p_records <= 0;
+			p_lost <= 0;
+		end else if ((pat_run && i_drop) || (p_step && !i_drop))
+			p_records <= p_records + 1'b1;
+
+		case (u_st)
+		S_IDLE:
+			if (take_rq) begin
+				// a reply
+				h_type <= i_rq_type;
+				h_flags <= 8'd0;
+				h_a <= 0;
+				h_b <= 0;
+				h_c <= i_rq_cmd;
+				h_d <= i_rq_result;
+				h_last <= 1'b0;
+				h_pop_end <= 1'b0;
+				u_k <= 7'd0;
+				case (i_rq_type)
+				T_STATUS: begin
+					h_seq <= u_seq_status;
+					h_plen <= 32'd48;
+					h_c <= 32'd0;
+					h_d <= 32'd0;
+				end
+				T_IDENTITY: begin
+					h_seq <= u_seq_ident;
+					h_plen <= 32'd64;
+				end
+				default: begin
+					h_seq <= u_seq_ack;
+					h_plen <= 32'd0;
+				end
+				endcase
+				s_fill <= pat ? 0 : i_wptr - d_fp;
+				s_records <= pat ? p_records : i_st_records;
+				s_lost <= pat ? p_lost : i_st_lost;
+				s_hz <= i_st_hz;
+				u_st <= S_HDR;
+			end else if (place) begin
+				// the pattern: place the next frame, with drop
+				// a frame's worth behind the index reached (the
+				// cursor is loaded there)
+				d_pat <= 1'b1;
+				d_tsa <= i_drop && !d_stop ? p_lag : p_clk;
+			end else if (d_on) begin
+				u_st <= S_EV1;
+			end
+
+		S_EV1: begin
+			// the heads of both FIFOs, settled since the last pop
+			e_wptr <= i_wptr;
+			e_bv <= i_bwptr != u_brp;
+			u_st <= S_EV2;
+		end
+
+		S_EV2: begin
+			e_avail <= e_wptr - d_fp;
+			e_bdist <= e_bpos - d_fp;
+			// the pattern: its last frame counts all sampled
+			// until STOP
+			e_index <= !pat ? d_e + d_lost :
+				   !i_drop ? d_e : d_stop ? p_clk : d_tsa;
+			e_pts <= d_stop ? p_clk : d_tsa;
+			e_final <= d_stop;
+			e_index_big <= d_e + LOST_MAX;
+			e_bigloss <= d_lost > LOST_MAX;
+			u_st <= S_EV3;
+		end
+
+		S_EV3: begin
+			f_bz <= e_bdist == 0;
+			f_b_le_a <= e_bdist <= e_avail;
+			f_b_le_max <= e_bdist <= FMAX;
+			f_a_ge_max <= e_avail >= FMAX;
+			f_az <= e_avail == 0;
+			e_plost <= e_index - d_e;
+			u_st <= S_DEC;
+		end
+
+		S_DEC: begin
+			u_st <= S_IDLE;
+			h_pop_end <= 1'b0;
+			if (pat) begin
+				// a test-pattern frame (the last one empty)
+				if (e_pbig)
+					data_frame(16'd0, LOST_MAX, e_index_big,
+						   e_pts, 1'b0);
+				else
+					data_frame(e_final ? 16'd0 : PAT_N,
+						   e_plost, e_index, e_pts,
+						   e_final);
+			end else if (absorb) begin
+				// the boundary at the head goes in
+				u_brp <= u_brp + 1'b1;
+				d_lost <= d_lost + e_blost;
+				d_tsv <= 1'b1;
+				d_tsa <= e_bts;
+				d_end <= e_bend;
+			end else if (e_bigloss) begin
+				data_frame(16'd0, LOST_MAX, e_index_big, d_ts,
+					   1'b0);
+			end else if (d_end) begin
+				// the last frame, empty
+				data_frame(16'd0, d_lost, e_index,
+					   d_tsv ? d_tsa : d_ts, 1'b1);
+			end else if (close) begin
+				h_last <= to_b && e_bend && e_blost == 0;
+				h_pop_end <= to_b && e_bend && e_blost == 0;
+				e_n <= n_bus;
+				u_ra <= d_fp;
+				u_st <= S_PLANW;
+			end else if (d_stop && !i_bus_alive && f_az && !e_bv) begin
+				// no bus clock: no END will come
+				d_end <= 1'b1;
+			end
+		end
+
+		S_PLANW:
+			// the RAM reads the head record
+			u_st <= S_PLAN;
+
+		S_PLAN: begin
+			// its delta gives the frame's timestamp, in S_HEAD
+			ent <= i_rdata;
+			u_ra <= u_ra + 1'b1;
+			data_frame({{(15 - AW){1'b0}}, e_n}, d_lost, e_index,
+				   0, h_last);
+			h_bus <= 1'b1;
+		end
+
+		S_HEAD: begin
+			h_flags <= (d_first ? F_FIRST : 8'd0) |
+				   (h_last ? F_LAST : 8'd0) |
+				   (h_lost != 0 ? F_OVERFLOW : 8'd0) |
+				   (i_timing ? F_TIMING : 8'd0);
+			h_seq <= u_seq_data;
+			h_plen <= i_timing ? {h_c[28:0], 3'd0} :
+					     {h_c[29:0], 2'd0} + {h_c[30:0], 1'd0};
+			h_d <= h_lost[31:0];
+			if (h_bus) begin
+				h_b <= ts_first;
+				d_ts <= ts_first;
+			end
+			d_e <= h_a + {{(TW - 16){1'b0}}, h_c[15:0]};
+			if (!pat)
+				d_lost <= d_lost - h_lost;
+			else
+				p_lost <= p_lost + h_lost;
+			d_tsv <= 1'b0;
+			u_k <= 7'd0;
+			u_ri <= 16'd0;
+			u_kb <= 3'd0;
+			u_st <= S_HDR;
+		end
+
+		S_HDR:
+			if (go) begin
+				u_k <= u_k + 7'd1;
+				if (u_k == 7'd39) begin
+					u_k <= 7'd0;
+					if (h_type == T_STATUS)
+						u_st <= S_STAT;
+					else if (h_type == T_IDENTITY)
+						u_st <= S_IDENT;
+					else if (h_type != T_DATA || h_c == 0)
+						u_st <= S_CRCW;
+					else if (i_timing)
+						u_st <= S_DELTA;
+					else
+						u_st <= S_REC;
+				end
+			end
+
+		S_STAT:
+			if (go) begin
+				u_k <= u_k + 7'd1;
+				if (u_k == 7'd47) begin
+					u_k <= 7'd0;
+					u_st <= S_CRCW;
+				end
+			end
+
+		S_IDENT:
+			if (go) begin
+				u_k <= u_k + 7'd1;
+				if (u_k == 7'd63) begin
+					u_k <= 7'd0;
+					u_st <= S_CRCW;
+				end
+			end
+
+		S_DELTA:
+			if (go) begin
+				u_kb <= u_kb + 3'd1;
+				if (u_kb == 3'd1) begin
+					u_kb <= 3'd0;
+					u_ri <= u_ri + 16'd1;
+					ent <= i_rdata;
+					u_ra <= u_ra + 1'b1;
+					if (u_ri == h_c[15:0] - 16'd1) begin
+						// the records next, from the top
+						u_ri <= 16'd0;
+						u_ra <= d_fp;
+						u_st <= S_PREW;
+					end
+				end
+			end
+
+		S_PREW:
+			u_st <= S_PRE;
+
+		S_PRE: begin
+			// i_rdata is the first record again
+			ent <= i_rdata;
+			u_ra <= u_ra + 1'b1;
+			u_st <= S_REC;
+		end
+
+		S_REC:
+			if (go) begin
+				u_kb <= u_kb + 3'd1;
+				if (u_kb == 3'd5) begin
+					u_kb <= 3'd0;
+					u_ri <= u_ri + 16'd1;
+					if (!pat) begin
+						d_fp <= d_fp + 1'b1;
+						if (u_ri != 16'd0)
+							d_ts <= d_ts +
+							  {{(TW - 16){1'b0}},
+							   ent[15:0]};
+					end
+					ent <= i_rdata;
+					u_ra <= u_ra + 1'b1;
+					if (u_ri == h_c[15:0] - 16'd1)
+						u_st <= S_CRCW;
+				end
+			end
+
+		S_CRCW: begin
+			u_crc_out <= ~crc_next;
+			u_k <= 7'd0;
+			u_st <= S_CRC;
+		end
+
+		S_CRC:
+			if (go) begin
+				u_k <= u_k + 7'd1;
+				if (u_k == 7'd3)
+					u_st <= S_DONE;
+			end
+
+		default: begin
+			// S_DONE: the frame is out
+			u_st <= S_IDLE;
+			case (h_type)
+			T_DATA: begin
+				u_seq_data <= u_seq_data + 32'd1;
+				d_first <= 1'b0;
+				d_pat <= 1'b0;
+				if (h_pop_end)
+					u_brp <= u_brp + 1'b1;
+				if (h_last) begin
+					d_on <= 1'b0;
+					o_last_sent <= 1'b1;
+				end
+			end
+			T_STATUS: begin
+				u_seq_status <= u_seq_status + 32'd1;
+				o_rq_done <= 1'b1;
+			end
+			T_IDENTITY: begin
+				u_seq_ident <= u_seq_ident + 32'd1;
+				o_rq_done <= 1'b1;
+			end
+			default: begin
+				u_seq_ack <= u_seq_ack + 32'd1;
+				o_rq_done <= 1'b1;
+			end
+			endcase
+		end
+		endcase
+
+		// a capture starts, or is asked to stop
+		if (i_start) begin
+			d_on <= 1'b1;
+			d_stop <= 1'b0;
+			d_first <= 1'b1;
+			d_e <= 0;
+			d_ts <= 0;
+			d_lost <= 0;
+			d_tsv <= 1'b0;
+			d_end <= 1'b0;
+			d_pat <= 1'b0;
+			u_seq_data <= 32'd0;
+			p_clk <= 0;
+			p_lag <= 0;
+			p_lagging <= 1'b0;
+			p_records <= 0;
+			p_lost <= 0;
+		end
+		if (i_stop)
+			d_stop <= 1'b1;
+		if (i_rst) begin
+			u_st <= S_IDLE;
+			d_on <= 1'b0;
+		end
+	end
+endmodule

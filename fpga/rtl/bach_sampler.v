@@ -1,0 +1,164 @@
+`default_nettype none
+// bach_sampler: Pentium bus cycles to BYU records, on the bus clock.
+//
+// The pins arrive registered at the pads (one clock late, which shifts
+// every timestamp by the same amount). The rules are those of design
+// section 5, for a capture board that has every control pin wired:
+//
+//   - a clock with ADS# low opens a cycle: A31..A3, BE7#..BE0#, M/IO#,
+//     D/C#, W/R# and CACHE# are taken in that clock, with the timestamp;
+//   - BRDY# belongs to the oldest open cycle. A cycle ends with its last
+//     BRDY#: the fourth of a burst (a line fill: a memory read with CACHE#
+//     and KEN# low; a writeback: a memory write with CACHE# low), else the
+//     first. The record leaves then, in issue order;
+//   - KEN# is taken at the first BRDY# or NA# of a memory read with CACHE#
+//     low, and KEN# high there makes the record non-cacheable (its CACHE#
+//     bit is set: I_FETCH becomes NC_I_FETCH, D_READ becomes NC_D_READ);
+//   - NA# belongs to the oldest open cycle that has not had one: it only
+//     decides KEN#; the CPU's next ADS# is what opens the next cycle;
+//   - BOFF# low aborts every open cycle, including one whose ADS# is in the
+//     same clock, and BRDY#, NA# and ADS# of that clock count for nothing.
+//     The CPU restarts the aborted cycles later with new ADS#s, which are
+//     the ones recorded: no cycle is recorded twice.
+//
+// A Pentium has at most two cycles open. Should a third ADS# come while two
+// are open (BRDY# not wired, or a bus this model does not know), the
+// oldest is forced out as it is, so that no ADS# is ever lost; i_flush
+// (at STOP) forces the open cycles out the same way, one a clock.
+//
+// Each record carries the timestamp of its ADS# (of the ADS# that
+// restarted it, after a BOFF#).
+module bach_sampler #(
+	parameter TW = 48		// timestamp bits
+) (
+	input  wire          i_clk,
+	input  wire          i_clear,	// START: forget open cycles
+	input  wire          i_sample,	// capturing: look at the pins
+	input  wire          i_flush,	// stopping: force open cycles out
+	input  wire [TW-1:0] i_ts,	// timestamp of this clock's pins
+
+	input  wire          i_ads_n,
+	input  wire [31:3]   i_a,
+	input  wire [7:0]    i_be_n,
+	input  wire          i_mio,
+	input  wire          i_dc,
+	input  wire          i_wr,
+	input  wire          i_cache_n,
+	input  wire          i_brdy_n,
+	input  wire          i_na_n,
+	input  wire          i_ken_n,
+	input  wire          i_boff_n,
+
+	output reg           o_valid = 1'b0, // a record this clock
+	output reg  [47:0]   o_rec,	// address BE, BE#, control (design 2)
+	output reg  [TW-1:0] o_ts,	// timestamp of its ADS#
+	output wire          o_open	// cycles are open
+);
+	// An open cycle. Slot 0 is the oldest.
+	//   f: A31..A3, BE#, M/IO#, D/C#, W/R#, CACHE# (41 bits)
+	//   nk: waits for KEN# (a memory read with CACHE# low)
+	//   c: the record's CACHE# bit; l4: a four-transfer burst
+	//   n: transfers done; na: NA# seen
+	reg         b_v0 = 1'b0, b_v1 = 1'b0;
+	reg [40:0]  b_f0, b_f1;
+	reg [TW-1:0] b_t0, b_t1;
+	reg         b_nk0, b_nk1, b_c0, b_c1, b_l40, b_l41, b_na0, b_na1;
+	reg [1:0]   b_n0, b_n1;
+
+	assign o_open = b_v0 | b_v1;
+
+	// the pins this clock
+	wire ads = ~i_ads_n, brdy = ~i_brdy_n, na = ~i_na_n, boff = ~i_boff_n;
+	// a new cycle's fields, and whether it waits for KEN#
+	wire [40:0] nf = {i_a, i_be_n, i_mio, i_dc, i_wr, i_cache_n};
+	wire        n_nk = i_mio & ~i_wr & ~i_cache_n;
+	wire        n_l4 = i_mio & i_wr & ~i_cache_n;	// writeback
+
+	// next state, worked out in order: BRDY#, NA#, ADS#
+	reg         v0, v1, nk0, nk1, c0, c1, l40, l41, na0, na1;
+	reg [40:0]  f0, f1;
+	reg [TW-1:0] t0, t1;
+	reg [1:0]   n0, n1;
+	reg         emit;
+	reg [40:1]  ef;	// the emitted cycle (its raw CACHE# aside)
+	reg         ec;
+	reg [TW-1:0] et;
+
+	always @* begin
+		v0 = b_v0; f0 = b_f0; t0 = b_t0; nk0 = b_nk0;
+		c0 = b_c0; l40 = b_l40; na0 = b_na0; n0 = b_n0;
+		v1 = b_v1; f1 = b_f1; t1 = b_t1; nk1 = b_nk1;
+		c1 = b_c1; l41 = b_l41; na1 = b_na1; n1 = b_n1;
+		emit = 1'b0; ef = b_f0[40:1]; ec = b_c0; et = b_t0;
+
+		if (i_clear || (i_sample && boff)) begin
+			// START; or BOFF#: abort everything open, and an ADS#
+			// of this clock
+			v0 = 1'b0; v1 = 1'b0;
+		end else if (i_sample) begin
+			// NA#: KEN# of the oldest cycle without an NA#
+			if (na && v0 && !na0) begin
+				na0 = 1'b1;
+				if (nk0) begin
+					nk0 = 1'b0; c0 = i_ken_n; l40 = ~i_ken_n;
+				end
+			end else if (na && v1 && !na1) begin
+				na1 = 1'b1;
+				if (nk1) begin
+					nk1 = 1'b0; c1 = i_ken_n; l41 = ~i_ken_n;
+				end
+			end
+			// BRDY#: a transfer of the oldest cycle
+			if (brdy && v0) begin
+				if (nk0) begin
+					nk0 = 1'b0; c0 = i_ken_n; l40 = ~i_ken_n;
+				end
+				if (!l40 || n0 == 2'd3) begin
+					emit = 1'b1; ef = f0[40:1]; ec = c0; et = t0;
+					v0 = v1; f0 = f1; t0 = t1;
+					nk0 = nk1; c0 = c1; l40 = l41; na0 = na1;
+					n0 = n1; v1 = 1'b0;
+				end else begin
+					n0 = n0 + 2'd1;
+				end
+			end
+			// ADS#: open a cycle; with two open, force the oldest out
+			if (ads) begin
+				if (v1) begin
+					emit = 1'b1; ef = f0[40:1]; ec = c0; et = t0;
+					v0 = v1; f0 = f1; t0 = t1;
+					nk0 = nk1; c0 = c1; l40 = l41; na0 = na1;
+					n0 = n1; v1 = 1'b0;
+				end
+				if (v0) begin
+					v1 = 1'b1; f1 = nf; t1 = i_ts; nk1 = n_nk;
+					c1 = i_cache_n; l41 = n_l4; na1 = 1'b0;
+					n1 = 2'd0;
+				end else begin
+					v0 = 1'b1; f0 = nf; t0 = i_ts; nk0 = n_nk;
+					c0 = i_cache_n; l40 = n_l4; na0 = 1'b0;
+					n0 = 2'd0;
+				end
+			end
+		end else if (i_flush && v0) begin
+			emit = 1'b1; ef = f0[40:1]; ec = c0; et = t0;
+			v0 = v1; f0 = f1; t0 = t1; nk0 = nk1; c0 = c1;
+			l40 = l41; na0 = na1; n0 = n1; v1 = 1'b0;
+		end
+	end
+
+	// the open cycles
+	always @(posedge i_clk) begin
+		b_v0 <= v0; b_f0 <= f0; b_t0 <= t0; b_nk0 <= nk0;
+		b_c0 <= c0; b_l40 <= l40; b_na0 <= na0; b_n0 <= n0;
+		b_v1 <= v1; b_f1 <= f1; b_t1 <= t1; b_nk1 <= nk1;
+		b_c1 <= c1; b_l41 <= l41; b_na1 <= na1; b_n1 <= n1;
+	end
+
+	// the record of a cycle that ended this clock
+	always @(posedge i_clk) begin
+		o_valid <= emit;
+		o_rec <= {ef[40:12], 3'b000, ef[11:4], ef[3:1], ec, 4'b0000};
+		o_ts <= et;
+	end
+endmodule
