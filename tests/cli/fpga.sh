@@ -45,6 +45,13 @@ if command -v sigrok-cli > /dev/null; then
 	want="$want mio dc wr cache_n brdy_n na_n ken_n boff_n lock_n hlda"
 	got=$(sed -n 's/^- \([a-z0-9_]*\): logic$/\1/p' "$T/show" | tr '\n' ' ')
 	[ "$got" = "$want " ] || fail "VCD channels: $got"
+	# the logic-analyzer path: the same bus decodes to the records the
+	# gateware delivered (KEN#, BOFF#, NA# as design section 5 says)
+	$BACH decode "$F/bus.vcd" -o "$T/decoded.byu" 2> "$T/err" ||
+		fail "bach decode of bus.vcd: $(cat "$T/err")"
+	same "$T/decoded.byu" "$F/bus.byu"
+	grep -q "aborted by BOFF#" "$T/err" || fail "no BOFF# in the bus VCD: $(cat "$T/err")"
+	echo "bus.vcd decodes to bus.byu: $(($(wc -c < "$F/bus.byu") / 6)) records"
 else
 	echo "sigrok-cli is not installed: the VCD was not loaded"
 fi
