@@ -396,8 +396,10 @@ void bach_source_board_status(struct bach_source *src,
 		atomic_fetch_add(&c->board_stalls, st->stall_episodes -
 							   c->board.stall_episodes);
 	}
+	pthread_mutex_lock(&c->mu);	/* capture_status() reads it */
 	c->board = *st;
 	c->have_board_status = true;
+	pthread_mutex_unlock(&c->mu);
 	atomic_store(&c->clock_hz, st->clock_hz);
 }
 
@@ -1139,6 +1141,8 @@ void capture_status(struct capture *c, struct capture_status *st)
 		st->corrupt_frames = pc.bad_crc + pc.bad_header;
 	}
 	pthread_mutex_lock(&c->mu);
+	st->have_board = c->have_board_status;
+	st->board = c->board;
 	snprintf(st->capture_dir, sizeof(st->capture_dir), "%s", c->capdir);
 	snprintf(st->segment, sizeof(st->segment), "%s", c->open_seg);
 	pthread_mutex_unlock(&c->mu);
@@ -1182,6 +1186,23 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		     (unsigned long long)st->ring_blocks,
 		     (unsigned long long)st->corrupt_frames,
 		     st->writer_blocked ? "true" : "false");
+	if (n > 0 && (size_t)n < cap && st->have_board) {
+		/* the board's last status frame, in place of the closing } */
+		const struct bach_board_status *b = &st->board;
+		int m = snprintf(buf + n - 1, cap - (size_t)n + 1,
+				 ",\"board\":{\"fifo_fill\":%u,\"fifo_size\":%u,"
+				 "\"records\":%llu,\"overflow\":%llu,"
+				 "\"stall_episodes\":%u,\"stalled_clocks\":%llu,"
+				 "\"clock_hz\":%u}}",
+				 b->fifo_fill, b->fifo_size,
+				 (unsigned long long)b->records,
+				 (unsigned long long)b->overflow,
+				 b->stall_episodes,
+				 (unsigned long long)b->stalled_clocks,
+				 b->clock_hz);
+
+		n = m < 0 ? n : n - 1 + m;
+	}
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 

@@ -57,6 +57,8 @@ struct capture_status {
 	uint64_t board_stalls;	/* times the board held the CPU (its status) */
 	uint64_t ring_used, ring_blocks;
 	uint64_t corrupt_frames;
+	bool have_board;	/* a board status frame has come */
+	struct bach_board_status board;	/* the board's last one */
 	bool running;		/* the source is still producing */
 	bool writer_blocked;	/* a write has been pending for long */
 	uint64_t writer_progress; /* ticks whenever the writer moves on */

@@ -56,6 +56,9 @@ for k in '"ok":true' '"capturing":true' '"running":true' '"driver":"fake"' \
 	grep -qF -- "$k" "$T/st" || fail "status lacks $k: $(cat "$T/st")"
 done
 [ "$(wc -l < "$T/st")" -eq 1 ] || fail "status is not one line"
+# the board's own figures, from its last status frame (one each 1M records)
+wait_until 15 "the board's status in bach ctl status" sh -c \
+	"'$BACH' ctl --socket '$S' status | grep -q '\"board\":{\"fifo_fill\":[0-9]*,\"fifo_size\":65536,\"records\":[1-9][0-9]*,.*\"clock_hz\":66666666}}'"
 grep -q "request from pid $CPID uid $(id -u) gid $(id -g)" "$T/log" ||
 	fail "peer credentials of pid $CPID not logged: $(cat "$T/log")"
 
