@@ -16,6 +16,11 @@
  *   --counters-reset      RESET_COUNTERS ran during the capture
  *   --no-bus-clock        the bus clock was off: STATUS says 0 Hz
  *
+ * A scenario may run a capture of the other source first (bus before a
+ * pattern, pattern before the bus); summary.txt's mark_byte says where
+ * the capture checked in full begins. Before it, the frames are checked
+ * as frames, and their replies as replies.
+ *
  * It checks, and says which check failed (exit 1):
  *   - every byte is in a good frame (no resync, no bad CRC or header);
  *   - the replies (IDENTITY, STATUS, ACK) are replies.txt, in order, with
@@ -294,7 +299,14 @@ static void file_args(struct opts *o)
 	free(text);
 }
 
+static uint64_t summary_or(const char *key, int must, uint64_t dflt);
+
 static uint64_t summary(const char *key)
+{
+	return summary_or(key, 1, 0);
+}
+
+static uint64_t summary_or(const char *key, int must, uint64_t dflt)
 {
 	size_t len, kl = strlen(key);
 	char *text = (char *)slurp("summary.txt", &len, 1), *p = text;
@@ -311,9 +323,9 @@ static uint64_t summary(const char *key)
 			p++;
 	}
 	free(text);
-	if (!found)
+	if (!found && must)
 		die("summary.txt: no '%s'", key);
-	return v;
+	return found ? v : dflt;
 }
 
 /* ---- the checks ------------------------------------------------------------ */
@@ -326,8 +338,10 @@ int main(int argc, char **argv)
 		.records = on_records, .gap = on_gap, .status = on_status,
 		.identity = on_identity, .ack = on_ack,
 	};
-	struct bach_parser *p;
+	struct bach_parser *p, *pre;
 	struct bach_parser_counters c;
+	struct got g_pre = { 0 };
+	size_t mark;
 	uint8_t *s, *exp = NULL;
 	size_t len, nexp = 0, nts = 0, nidx = 0, pos, ndata = 0;
 	uint64_t *ts = NULL, *idx = NULL, total;
@@ -353,20 +367,42 @@ int main(int argc, char **argv)
 			die("expect.idx: %zu lines for %zu records", nidx, nexp);
 	}
 
-	/* 1. the project's parser */
+	/* 1. the project's parser: the earlier capture, then this one */
+	mark = (size_t)summary_or("mark_byte", 0, 0);
+	if (mark > len)
+		die("mark_byte %zu beyond the stream's %zu bytes", mark, len);
+	pre = bach_parser_new(&ops, &g_pre);
 	p = bach_parser_new(&ops, &g);
-	if (!p)
+	if (!p || !pre)
 		die("out of memory");
-	bach_parser_feed(p, s, len);
-	bach_parser_counters(p, &c);
-	if (c.bad_crc || c.bad_header || c.resync_bytes || c.duplicates)
-		fail("damaged stream: %" PRIu64 " bad CRCs, %" PRIu64
-		     " bad headers, %" PRIu64 " bytes skipped, %" PRIu64
-		     " duplicates", c.bad_crc, c.bad_header, c.resync_bytes,
-		     c.duplicates);
-	if (c.lost_frames || c.lost_corrupt)
-		fail("records lost on the link: %" PRIu64 " + %" PRIu64,
-		     c.lost_frames, c.lost_corrupt);
+	bach_parser_feed(pre, s, mark);
+	bach_parser_feed(p, s + mark, len - mark);
+	for (int k = 0; k < 2; k++) {
+		bach_parser_counters(k ? p : pre, &c);
+		if (c.bad_crc || c.bad_header || c.resync_bytes || c.duplicates)
+			fail("damaged stream%s: %" PRIu64 " bad CRCs, %" PRIu64
+			     " bad headers, %" PRIu64 " bytes skipped, %" PRIu64
+			     " duplicates", k ? "" : " before the mark",
+			     c.bad_crc, c.bad_header, c.resync_bytes,
+			     c.duplicates);
+		if (c.lost_frames || c.lost_corrupt)
+			fail("records lost on the link: %" PRIu64 " + %" PRIu64,
+			     c.lost_frames, c.lost_corrupt);
+	}
+	/* the replies in stream order: those before the mark first */
+	if (g_pre.nreplies + g.nreplies > 64)
+		fail("more than 64 replies");
+	else {
+		memmove(g.replies[g_pre.nreplies], g.replies[0],
+			g.nreplies * sizeof(g.replies[0]));
+		memcpy(g.replies[0], g_pre.replies[0],
+		       g_pre.nreplies * sizeof(g.replies[0]));
+		g.nreplies += g_pre.nreplies;
+	}
+	if (!g.nident && g_pre.nident) {
+		g.ident = g_pre.ident;
+		g.nident = g_pre.nident;
+	}
 
 	/* 2. frame by frame: flags, sequence numbers, deltas, timestamps */
 	for (pos = 0; pos + BACH_FRAME_HDR + BACH_FRAME_CRC <= len;) {
@@ -389,6 +425,13 @@ int main(int argc, char **argv)
 		}
 		if (type >= 1 && type <= 4)
 			seq[type] = fseq + 1;
+		if (pos < mark) {
+			/* the earlier capture: frames and replies only */
+			if (type == BACH_FT_DATA && (flags & BACH_FF_LAST))
+				seq[BACH_FT_DATA] = 0;
+			pos += size;
+			continue;
+		}
 		if (type == BACH_FT_ACK && get_le32(f + 32) == BACH_CMD_START &&
 		    get_le32(f + 36) == BACH_ACK_OK)
 			saw_start_ack = 1;
@@ -573,5 +616,6 @@ int main(int argc, char **argv)
 	       dir, ndata, g.n, g.lost, g.nreplies, summary("hold_episodes"),
 	       failures ? "FAIL" : "ok");
 	bach_parser_free(p);
+	bach_parser_free(pre);
 	return failures ? 1 : 0;
 }

@@ -5,8 +5,10 @@
 #
 #   run.sh OUT GEN.byu TB.vvp TBGEN CHECK [SCENARIO...]
 #
-# OUT/sim/SCENARIO/ keeps each run's files; the bus scenario's pins and
-# records go to OUT/bus.vcd and OUT/bus.byu for the logic-analyzer path.
+# OUT/sim/SCENARIO/ keeps each run's files (stream.bin: all the board
+# wrote; capture.bin: the capture checked in full, after the one of the
+# other source that precedes it); the bus scenario's pins and records go
+# to OUT/bus.vcd and OUT/bus.byu for the logic-analyzer path.
 set -u
 out=$1 gen=$2 vvp=$3 tbgen=$4 check=$5
 shift 5
@@ -41,6 +43,10 @@ for s in $scenarios; do
 		failed="$failed $s"
 		continue
 	fi
+	# the capture checked in full, alone: a raw dump for bach capture's
+	# replay driver
+	mark=$(sed -n 's/^mark_byte //p' "$d/summary.txt")
+	tail -c +$((mark + 1)) "$d/stream.bin" > "$d/capture.bin"
 	echo "fpga-sim: $s: $(tail -n 2 "$d/tb.log" | head -n 1 | sed 's/^tb: //') ($(($(date +%s) - start)) s)"
 	if [ "$s" = bus ]; then
 		cp "$d/bus.vcd" "$out/bus.vcd"

@@ -114,6 +114,7 @@ module tb_bach;
 	integer    ready_clocks = 0, ready_bytes = 0, ready_mark = 0;
 	integer    bytes_mark = 0;
 	reg        counting = 1'b0;
+	integer    mark_byte = 0;	// where the capture checked in full starts
 
 	// the frames on the way to the host: which replies went by
 	integer    f_pos = 0, n_ack = 0, n_ident = 0, n_status = 0;
@@ -295,6 +296,15 @@ module tb_bach;
 				end
 				if (!bus_done)
 					fail("the bus model did not finish");
+			end else if (op == "mark") begin
+				// what comes next is checked in full: count the
+				// hold output and the link from here
+				mark_byte = nbytes;
+				hold_clocks = 0;
+				hold_episodes = 0;
+				counting = 1'b0;
+				ready_clocks = 0;
+				ready_bytes = 0;
 			end else if (op == "idle") begin
 				rc = $fscanf(sf, "%d", n);
 				repeat (n) @(posedge uclk);
@@ -315,6 +325,7 @@ module tb_bach;
 		$fwrite(sf, "siwu %0d\n", siwu);
 		$fwrite(sf, "ready_clocks %0d\n", ready_mark);
 		$fwrite(sf, "ready_bytes %0d\n", bytes_mark);
+		$fwrite(sf, "mark_byte %0d\n", mark_byte);
 		$fwrite(sf, "errors %0d\n", errors);
 		$fclose(sf);
 		$display("tb: %0d bytes, %0d bus cycles, hold %0d times for %0d clocks, SIWU# %0d times; from the first data frame, %0d bytes in %0d clocks with TXE# low",

@@ -366,6 +366,41 @@ static void configure_sized(const struct bach_board_config *cfg, size_t n,
 	fputc('\n', script);
 }
 
+/*
+ * Before the capture a scenario checks in full, a capture of the other
+ * source, so that nothing of one capture leaks into the next: a short
+ * counter pattern before a capture of the bus, the first `n` cycles of
+ * the bus (with stalls) before a pattern. The checker looks at it only as
+ * frames and replies (`mark` separates them).
+ */
+static void prelude_pattern(void)
+{
+	configure(BACH_POLICY_DROP, 0, 1, 0);
+	start();
+	fprintf(script, "idle 6000\n");
+	stop();
+	fprintf(script, "mark\n");
+}
+
+static void prelude_bus(const char *gen, size_t n)
+{
+	struct bach_board_config c = { .policy = BACH_POLICY_STALL,
+				       .high_water = 4096, .low_water = 2048 };
+
+	load_gen(gen, n, 1, 0);
+	for (size_t i = 0; i < ncyc; i++)
+		cyc[i].filtered = 1;	/* not part of the capture checked */
+	/* low watermarks (64 and 32 records): it holds the CPU, and the
+	   pattern's STATUS after it must not report those stalls */
+	cmd(BACH_CMD_CONFIGURE, &c, 'A');
+	reply("ACK 4 0");
+	start();
+	fprintf(script, "pause 3000 1500\nbus %zu\nbuswait\npause 0 0\n"
+			"idle 3000\n", ncyc);
+	stop();
+	fprintf(script, "mark\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *sc, *gen, *dir;
@@ -394,6 +429,7 @@ int main(int argc, char **argv)
 		load_gen(gen, 3000, 0, 0);
 		raw(junk, sizeof(junk));
 		identify();
+		prelude_pattern();
 		configure(BACH_POLICY_STALL, 1, 0, 0);
 		start();
 		fprintf(script, "pause 24000 9000\nbus %zu\nidle 40000\n",
@@ -421,6 +457,7 @@ int main(int argc, char **argv)
 			c->boff_at = 15;
 			c->boff_len = 1 + (uint8_t)rnd(3);
 		}
+		prelude_pattern();
 		configure(BACH_POLICY_DROP, 0, 0, 0);
 		start();
 		fprintf(script, "pause 12000 6000\nbus %zu\nbuswait\n"
@@ -439,18 +476,21 @@ int main(int argc, char **argv)
 					    1);
 			k += !cyc[i].filtered;
 		}
+		prelude_pattern();
 		configure(BACH_POLICY_STALL, 1, 0, keep);
 		start();
 		fprintf(script, "bus %zu\nbuswait\nidle 3000\n", ncyc);
 		stop();
 		fprintf(args, "--policy stall --timing --filtered %zu\n", k);
 	} else if (!strcmp(sc, "counter")) {
+		prelude_bus(gen, 300);
 		configure(BACH_POLICY_DROP, 0, 1, 0);
 		start();
 		fprintf(script, "pause 9000 3000\nidle 40000\npause 0 0\n");
 		stop();
 		fprintf(args, "--policy drop --pattern counter --need-loss\n");
 	} else if (!strcmp(sc, "lfsr")) {
+		prelude_bus(gen, 300);
 		configure(BACH_POLICY_STALL, 1, 2, 0);
 		start();
 		fprintf(script, "pause 9000 3000\nidle 40000\npause 0 0\n");
@@ -466,6 +506,7 @@ int main(int argc, char **argv)
 		uint8_t f[64];
 		size_t n;
 
+		prelude_bus(gen, 300);
 		/* a bad CRC, a DATA frame, a bad version: no reply */
 		n = bach_frame_build_command(f, cmd_seq++, BACH_CMD_IDENTIFY,
 					     NULL);
@@ -516,6 +557,7 @@ int main(int argc, char **argv)
 		 * all the same, and the board says what it lost
 		 */
 		load_gen(gen, 3000, 1, 0);
+		prelude_pattern();
 		configure(BACH_POLICY_STALL, 0, 0, 0);
 		start();
 		fprintf(script, "pause 8000 6000\nbus %zu\nbuswait\n"
@@ -525,6 +567,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(sc, "nocpu")) {
 		/* no bus clock (no CPU): the link checked with the pattern */
 		identify();
+		prelude_pattern();
 		configure(BACH_POLICY_DROP, 1, 2, 0);
 		start();
 		fprintf(script, "idle 20000\n");
@@ -534,6 +577,7 @@ int main(int argc, char **argv)
 			      "--no-bus-clock\n");
 	} else if (!strcmp(sc, "nobus")) {
 		/* a capture of a bus whose clock is off: STOP still ends it */
+		prelude_pattern();
 		configure(BACH_POLICY_STALL, 0, 0, 0);
 		start();
 		fprintf(script, "idle 5000\n");

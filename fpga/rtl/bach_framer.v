@@ -145,7 +145,9 @@ module bach_framer #(
 	reg  [TW-1:0] p_records = 0, p_lost = 0; // its STATUS counters
 	wire          pat = i_src != 2'd0;
 	wire          pat_run = d_on && pat && !d_stop;
-	wire [TW-1:0] p_since = p_clk - d_e;
+	// records sampled since the last frame (none when a bus capture left
+	// its index ahead of the pattern's)
+	wire [TW:0]   p_since = {1'b0, p_clk} - {1'b0, d_e};
 	wire [47:0]   p_rec;
 	wire          p_load, p_step;
 
@@ -187,12 +189,13 @@ module bach_framer #(
 	reg           f_a_ge_max = 1'b0; // a full frame is here
 	reg           f_az = 1'b0;	// no record is here
 	reg  [AW:0]   e_n = 0;		// records in the frame to send
-
-	wire          take_rq = u_st == S_IDLE && i_rq && !o_rq_done;
 	reg  [TW-1:0] e_plost = 0;	// pattern: lost before the frame
 	reg  [TW-1:0] e_pts = 0;	// its timestamp
 	reg           e_final = 1'b0;	// it is the last
 	wire          e_pbig = e_plost > LOST_MAX;
+
+	wire          take_rq = u_st == S_IDLE && i_rq && !o_rq_done;
+	// the pattern: a frame is placed once there are records for it
 	wire          place = u_st == S_IDLE && !take_rq && d_on && pat &&
 			      !d_pat && (p_ready || !i_drop || d_stop);
 	// the decision of S_DEC, on the registers of S_EV3
@@ -211,8 +214,12 @@ module bach_framer #(
 	wire [319:0]  hdr = {h_d, h_c, {(64 - TW){1'b0}}, h_b,
 			     {(64 - TW){1'b0}}, h_a, h_plen, h_seq, 8'd40,
 			     h_flags, h_type, 8'd1, 8'h48, 8'h43, 8'h41, 8'h42};
-	wire [383:0]  stat = {64'd0, {(64 - TW){1'b0}}, i_st_stalled, s_hz,
-			      i_st_episodes, {(64 - TW){1'b0}}, s_lost,
+	// (the pattern never holds the CPU: no stalls to report, whatever
+	// the bus side counted in an earlier capture)
+	wire [TW-1:0] st_stalled = pat ? {TW{1'b0}} : i_st_stalled;
+	wire [31:0]   st_episodes = pat ? 32'd0 : i_st_episodes;
+	wire [383:0]  stat = {64'd0, {(64 - TW){1'b0}}, st_stalled, s_hz,
+			      st_episodes, {(64 - TW){1'b0}}, s_lost,
 			      {(64 - TW){1'b0}}, s_records, 32'd1 << AW,
 			      {(31 - AW){1'b0}}, s_fill};
 	wire [47:0]   rec = pat ? p_rec : ent[63:16];
@@ -300,7 +307,8 @@ module bach_framer #(
 			if (p_lagging)
 				p_lag <= p_lag + 1'b1;
 		end
-		p_ready <= p_since >= PAT_FRAME;
+		p_ready <= !p_since[TW] && p_since[TW-1:0] >= PAT_FRAME &&
+			   !i_start;
 		if (i_zero) begin
 			p_records <= 0;
 			p_lost <= 0;
@@ -347,7 +355,8 @@ module bach_framer #(
 				// cursor is loaded there)
 				d_pat <= 1'b1;
 				d_tsa <= i_drop && !d_stop ? p_lag : p_clk;
-			end else if (d_on) begin
+			end else if (d_on && (!pat || d_pat)) begin
+				// the bus, or a pattern frame placed
 				u_st <= S_EV1;
 			end
 

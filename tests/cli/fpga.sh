@@ -21,14 +21,14 @@ cat "$T/sim.log"
 
 # the host reads the board's bytes as a raw stream dump: the same records
 mkdir "$T/c"
-$BACH capture --driver replay --option path="$F/sim/bus/stream.bin" \
+$BACH capture --driver replay --option path="$F/sim/bus/capture.bin" \
 	--output "$T/c" 2> "$T/err" || fail "replay of the stream: $(cat "$T/err")"
 $BACH convert -q "$T"/c/2*Z* "$T/replayed.byu"
 same "$T/replayed.byu" "$F/bus.byu"
 grep -q "0 lost" "$T/err" || fail "replay summary: $(cat "$T/err")"
 # with the drop policy the losses reach the manifest as overflow gaps
 mkdir "$T/d"
-$BACH capture --driver replay --option path="$F/sim/drop/stream.bin" \
+$BACH capture --driver replay --option path="$F/sim/drop/capture.bin" \
 	--policy drop --output "$T/d" 2> "$T/err" ||
 	fail "replay of the drop stream: $(cat "$T/err")"
 grep -q '"cause":"overflow"' "$T"/d/2*Z*/manifest.jsonl ||
