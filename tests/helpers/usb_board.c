@@ -152,17 +152,13 @@ struct emu {
 	int status;
 };
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void die(const char *fmt, ...)
+static void vnote(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
+static void vnote(const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	fputs("usb_board: ", stderr);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
-	exit(2);
 }
 
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -170,11 +166,20 @@ static void note(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("usb_board: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vnote(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnote(fmt, ap);
+	va_end(ap);
+	exit(2);
 }
 
 /* ---- descriptors ---------------------------------------------------------- */
