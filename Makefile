@@ -82,9 +82,11 @@ LIB_SRC = $(wildcard lib/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 BACH_SRC = $(wildcard tools/bach/*.c)
 BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
-# the capture pipeline and the drivers, shared by bachd and `bach capture`
-CORE_SRC = $(filter-out daemon/bachd.c,$(wildcard daemon/*.c)) \
-	   $(wildcard drivers/*.c drivers/*/*.c)
+# the capture engine (core/), the drivers and the analyzer file reader, and
+# bachd's command line and configuration: shared by bachd and `bach capture`
+CORE_SRC = $(wildcard core/*.c) \
+	   $(filter-out daemon/bachd.c,$(wildcard daemon/*.c)) \
+	   $(wildcard drivers/*.c drivers/*/*.c analyzer/*.c)
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 BACHD_OBJ = $(BUILD)/daemon/bachd.o
 TEST_SRC = $(wildcard tests/unit/test_*.c)
@@ -125,8 +127,9 @@ $(BUILD)/libbach.a: $(LIB_OBJ)
 $(BUILD)/libbachcore.a: $(CORE_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Idaemon
-$(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
+$(BUILD)/core/%.o $(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Icore -Idaemon
+$(BUILD)/drivers/%.o $(BUILD)/analyzer/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
+$(BUILD)/drivers/sigrok/%.o: ALL_CFLAGS += -Ianalyzer
 
 $(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
