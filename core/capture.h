@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "bach/driver.h"
+#include "bach/exit.h"
 #include "bach/frame.h"
 
 #define CAPTURE_MAX_OPTIONS 32
@@ -47,7 +48,7 @@ struct capture_status {
 	uint64_t produced;	/* records the source produced (incl. lost) */
 	uint64_t written;	/* records in closed or open segments */
 	uint64_t lost;		/* records lost, all causes */
-	uint64_t lost_by[BACH_GAP_DEVICE + 1];
+	uint64_t lost_by[BACH_GAP_NCAUSES];
 	uint64_t lost_disk;	/* records a failed write took with it */
 	uint64_t markers;	/* gap marker records written */
 	uint64_t bytes;		/* bytes written to segments */
@@ -96,8 +97,5 @@ int capture_close(struct capture *c, struct capture_status *final);
 /* Status as one JSON object (no newline); returns its length. */
 size_t capture_status_json(const struct capture_status *st, char *buf,
 			   size_t cap);
-
-#define EXIT_ENOSPC 3
-#define EXIT_SOURCE 4
 
 #endif

@@ -11,6 +11,9 @@
 
 #include "manifest.h"
 
+#define U(x) ((unsigned long long)(x))
+#define TF(x) ((x) ? "true" : "false")
+
 int manifest_open(struct manifest *m, int dirfd)
 {
 	m->fd = openat(dirfd, "manifest.jsonl",
@@ -30,8 +33,9 @@ int manifest_sync(struct manifest *m)
 	return fdatasync(m->fd) < 0 ? -errno : 0;
 }
 
-int manifest_event(struct manifest *m, const char *event,
-		   const char *members_fmt, ...)
+__attribute__((format(printf, 3, 4))) static int
+manifest_event(struct manifest *m, const char *event, const char *members_fmt,
+	       ...)
 {
 	char line[MANIFEST_LINE_MAX];
 	struct timeval tv;
@@ -137,4 +141,109 @@ int manifest_reserve(struct manifest *m, off_t bytes)
 	if (fallocate(m->fd, FALLOC_FL_KEEP_SIZE, st.st_size, bytes) < 0)
 		return -errno;
 	return 0;
+}
+
+int manifest_started(struct manifest *m, const struct manifest_started *s)
+{
+	char opts[8192];
+	char k[256], v[1024], cfgp[4200];
+	size_t n = 0;
+
+	opts[0] = 0;
+	for (size_t i = 0; i < s->nopts && n < sizeof(opts) - 1; i++) {
+		json_escape(k, sizeof(k), s->opts[i].key);
+		json_escape(v, sizeof(v), s->opts[i].value);
+		n += (size_t)snprintf(opts + n, sizeof(opts) - n,
+				      "%s\"%s\":\"%s\"", i ? "," : "", k, v);
+	}
+	json_escape(cfgp, sizeof(cfgp), s->config_file);
+	return manifest_event(m, "started",
+			      "\"version\":1,\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
+			      "\"config\":{\"file\":\"%s\",\"policy\":\"%s\",\"gap_markers\":%s,"
+			      "\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
+			      "\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\",\"raw_dump\":%s}",
+			      s->driver, opts, s->device, cfgp, s->policy,
+			      TF(s->gap_markers), TF(s->compress), s->level,
+			      U(s->ring_bytes), U(s->rotate_bytes),
+			      U(s->rotate_seconds), s->io, TF(s->raw_dump));
+}
+
+int manifest_segment(struct manifest *m, const struct manifest_segment *s)
+{
+	char crc[32] = "", why[300] = "", cut[48] = "", err[256];
+
+	if (!s->removed)
+		snprintf(crc, sizeof(crc), ",\"crc32\":\"%08x\"", s->crc);
+	if (s->error) {
+		json_escape(err, sizeof(err), s->error);
+		snprintf(why, sizeof(why), ",\"error\":\"%s\"", err);
+	}
+	if (s->error || s->recovered)
+		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu", U(s->cut_bytes));
+	return manifest_event(m, "segment",
+			      "\"name\":\"%s\",\"records\":%llu,\"gap_markers\":%llu,\"bytes\":%llu%s%s%s%s%s",
+			      s->name, U(s->records), U(s->gap_markers),
+			      U(s->bytes), crc, why,
+			      s->recovered ? ",\"recovered\":true" : "",
+			      s->removed ? ",\"removed\":true" : "", cut);
+}
+
+int manifest_gap(struct manifest *m, const char *seg, uint64_t at,
+		 uint64_t lost, enum bach_gap_cause cause)
+{
+	return manifest_event(m, "gap",
+			      "\"segment\":\"%s\",\"at\":%llu,\"lost\":%llu,\"cause\":\"%s\"",
+			      seg, U(at), U(lost), bach_gap_cause_name(cause));
+}
+
+int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
+			uint64_t start_ns, uint64_t end_ns, uint64_t cycles)
+{
+	return manifest_event(m, "stall",
+			      "\"segment\":\"%s\",\"at\":%llu,\"source\":\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"cycles\":%llu",
+			      seg, U(at), U(start_ns), U(end_ns),
+			      U(end_ns - start_ns), U(cycles));
+}
+
+int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
+			 uint64_t episodes, uint64_t cycles)
+{
+	return manifest_event(m, "stall",
+			      "\"segment\":\"%s\",\"at\":%llu,\"source\":\"board\",\"episodes\":%llu,\"cycles\":%llu",
+			      seg, U(at), U(episodes), U(cycles));
+}
+
+int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
+		  const char *text)
+{
+	static char esc[JSON_ESCAPED_MAX];	/* the writer thread's alone */
+
+	json_escape(esc, sizeof(esc), text);
+	return manifest_event(m, "mark",
+			      "\"segment\":\"%s\",\"at\":%llu,\"text\":\"%s\"",
+			      seg, U(at), esc);
+}
+
+int manifest_device(struct manifest *m, bool lost, const char *seg,
+		    uint64_t at)
+{
+	return manifest_event(m, lost ? "device_lost" : "device_back",
+			      "\"segment\":\"%s\",\"at\":%llu", seg, U(at));
+}
+
+int manifest_ended(struct manifest *m, const struct manifest_ended *e)
+{
+	return manifest_event(m, "ended",
+			      "\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
+			      "\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,\"stalls\":%llu,\"board_stalls\":%llu",
+			      e->state, U(e->produced), U(e->written),
+			      U(e->lost), U(e->gap_markers), U(e->segments),
+			      U(e->bytes), U(e->stalls), U(e->board_stalls));
+}
+
+int manifest_ended_recovered(struct manifest *m, unsigned segments)
+{
+	return manifest_event(m, "ended",
+			      "\"state\":\"recovered\",\"segments_recovered\":%u",
+			      segments);
 }

@@ -186,23 +186,17 @@ static int recover_capture(int outfd, const char *name)
 			   name, seg, (unsigned long long)r.records,
 			   (unsigned long long)r.cut,
 			   r.removed ? " (nothing whole: removed)" : "");
-		if (m.fd >= 0 && r.removed)
-			manifest_event(&m, "segment",
-				       "\"name\":\"%s\",\"records\":0,\"bytes\":0,\"recovered\":true,\"removed\":true,\"cut_bytes\":%llu",
-				       seg, (unsigned long long)r.cut);
-		else if (m.fd >= 0)
-			manifest_event(&m, "segment",
-				       "\"name\":\"%s\",\"records\":%llu,\"bytes\":%llu,\"crc32\":\"%08x\",\"recovered\":true,\"cut_bytes\":%llu",
-				       seg, (unsigned long long)r.records,
-				       (unsigned long long)r.bytes, r.crc,
-				       (unsigned long long)r.cut);
+		if (m.fd >= 0)
+			manifest_segment(&m, &(struct manifest_segment){
+				.name = seg, .records = r.records,
+				.gap_markers = r.markers, .bytes = r.bytes,
+				.crc = r.crc, .recovered = true,
+				.removed = r.removed, .cut_bytes = r.cut });
 		n++;
 	}
 	closedir(d);
 	if (n && m.fd >= 0) {
-		manifest_event(&m, "ended",
-			       "\"state\":\"recovered\",\"segments_recovered\":%d",
-			       n);
+		manifest_ended_recovered(&m, (unsigned)n);
 		manifest_sync(&m);
 	}
 	manifest_close(&m);

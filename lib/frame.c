@@ -23,8 +23,10 @@
 static const char *const cause_names[] = {
 	[BACH_GAP_OVERFLOW] = "overflow", [BACH_GAP_FRAMES] = "frames",
 	[BACH_GAP_CORRUPT] = "corrupt",	  [BACH_GAP_RING] = "ring",
-	[BACH_GAP_DEVICE] = "device",
+	[BACH_GAP_DEVICE] = "device",	  [BACH_GAP_DISK] = "disk",
 };
+_Static_assert(sizeof(cause_names) / sizeof(*cause_names) == BACH_GAP_NCAUSES,
+	       "every gap cause has a name");
 
 const char *bach_gap_cause_name(enum bach_gap_cause c)
 {

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "bach/bytes.h"
+#include "bach/exit.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 
@@ -68,8 +69,8 @@ struct bach_reader {
 int bach_exit_status(int err)
 {
 	if (err == 0)
-		return 0;
-	return err == -BACH_EDATA ? 1 : 2;
+		return EXIT_OK;
+	return err == -BACH_EDATA ? EXIT_DATA : EXIT_USAGE;
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct bach_reader *r,

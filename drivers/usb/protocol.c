@@ -827,9 +827,9 @@ static void clear_halt(struct usb *u)
 		return;
 	}
 	if (u->stalls <= 5 || u->stalls % 1000 == 0)
-		bach_source_error(u->src, 0,
-				  "board %s: the IN endpoint stalled (%llu so far); halt cleared, capture goes on",
-				  u->serial, (unsigned long long)u->stalls);
+		bach_source_warn(u->src,
+				 "board %s: the IN endpoint stalled (%llu so far); halt cleared, capture goes on",
+				 u->serial, (unsigned long long)u->stalls);
 	u->halted = false;
 	for (unsigned i = 0; i < u->nx && !u->lost && !u->fatal; i++)
 		if (!u->x[i].busy)
@@ -868,9 +868,9 @@ static void step(struct usb *u, uint64_t now)
 						  "board %s does not acknowledge START (%d tries)",
 						  u->serial, USB_CMD_TRIES));
 		} else if (cmd == BACH_CMD_STOP) {
-			bach_source_error(u->src, 0,
-					  "board %s does not acknowledge STOP (%d tries): ending the capture without it",
-					  u->serial, USB_CMD_TRIES);
+			bach_source_warn(u->src,
+					 "board %s does not acknowledge STOP (%d tries): ending the capture without it",
+					 u->serial, USB_CMD_TRIES);
 			u->stop_acked = true;
 			u->pending = 0;
 		} else {

@@ -132,4 +132,11 @@ void bach_json_escape(char *dst, size_t cap, const char *s);
 __attribute__((format(printf, 3, 4))) int
 bach_source_error(struct bach_source *src, int err, const char *fmt, ...);
 
+/*
+ * Log something the driver rode out (a cleared STALL, a retried command):
+ * a warning, not an error. Not for the hot path: rate-limit repeats.
+ */
+__attribute__((format(printf, 2, 3))) void
+bach_source_warn(struct bach_source *src, const char *fmt, ...);
+
 #endif

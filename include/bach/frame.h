@@ -168,6 +168,9 @@ enum bach_gap_cause {
 	BACH_GAP_CORRUPT,	/* frames rejected for a bad CRC or header */
 	BACH_GAP_RING,		/* the host's ring was full (drop policy) */
 	BACH_GAP_DEVICE,	/* the device went away mid-capture */
+	BACH_GAP_DISK,		/* the disk refused them (a failed write, full) */
+	/* append new causes above this line; names in lib/frame.c */
+	BACH_GAP_NCAUSES
 };
 
 const char *bach_gap_cause_name(enum bach_gap_cause c);

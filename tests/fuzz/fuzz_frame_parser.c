@@ -43,7 +43,7 @@
 struct seen {
 	uint64_t hash;
 	uint64_t records, events;
-	uint64_t lost[BACH_GAP_DEVICE + 1];
+	uint64_t lost[BACH_GAP_NCAUSES];
 	uint64_t status, identity, ack;
 	struct bach_board_status st;
 	struct bach_board_identity id;

@@ -7,12 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bach/exit.h"
 #include "bach/trace.h"
-
-/* Exit statuses of design section 7. */
-#define EXIT_OK 0
-#define EXIT_DATA 1
-#define EXIT_USAGE 2
 
 struct bach_cmd {
 	const char *name;

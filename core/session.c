@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A capture session (capture.h): its configuration, the capture directory
+ * and its lock, the threads, status and the final accounting.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bach/frame.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+#include "bach/zpool.h"
+#include "capture_priv.h"
+#define LOG_PREFIX NULL
+#include "log.h"
+#include "recover.h"
+
+void capture_config_defaults(struct capture_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	/* no default source and no default place: both must be said */
+	c->policy = BACH_POLICY_STALL;
+	c->gap_markers = true;
+	c->compress = true;
+	c->level = 1; /* live capture: speed first (libdeflate -1) */
+	c->ring_bytes = 256ull << 20;
+	c->rotate_bytes = 1ull << 30;
+	c->rotate_seconds = 3600;
+	c->io_uring = true;
+	c->queue_depth = 8;
+	c->flush_ms = 200;
+}
+
+int capture_config_option(struct capture_config *c, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	char *k, *v;
+
+	if (!eq || eq == kv)
+		return -EINVAL;
+	if (c->nopts == CAPTURE_MAX_OPTIONS)
+		return -E2BIG;
+	k = strndup(kv, (size_t)(eq - kv));
+	v = strdup(eq + 1);
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	/* a later setting of the same key wins */
+	for (size_t i = 0; i < c->nopts; i++) {
+		if (!strcmp(c->opts[i].key, k)) {
+			free(k);
+			free((char *)c->opts[i].value);
+			c->opts[i].value = v;
+			return 0;
+		}
+	}
+	c->opts[c->nopts].key = k;
+	c->opts[c->nopts].value = v;
+	c->nopts++;
+	return 0;
+}
+
+/* ---- session ----------------------------------------------------------- */
+
+static int make_capture_dir(struct capture *c)
+{
+	char id[64];
+	time_t t = time(NULL);
+	struct tm tm;
+	int outfd, err;
+
+	gmtime_r(&t, &tm);
+	strftime(id, sizeof(id), "%Y%m%dT%H%M%SZ", &tm);
+	outfd = open(c->cfg.output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (outfd < 0) {
+		err = -errno;
+		log_err("output directory %s: %s", c->cfg.output,
+			strerror(errno));
+		return err;
+	}
+	for (int i = 1; i < 100; i++) {
+		char name[80];
+
+		if (i == 1)
+			snprintf(name, sizeof(name), "%s", id);
+		else
+			snprintf(name, sizeof(name), "%s-%d", id, i);
+		if (mkdirat(outfd, name, 0755) == 0) {
+			snprintf(c->capdir, sizeof(c->capdir), "%s/%s",
+				 c->cfg.output, name);
+			c->dirfd = openat(outfd, name,
+					  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			err = c->dirfd < 0 ? -errno : 0;
+			if (!err)
+				fsync(outfd);
+			close(outfd);
+			if (err)
+				log_err("%s: %s", c->capdir, strerror(-err));
+			return err;
+		}
+		if (errno != EEXIST) {
+			err = -errno;
+			log_err("cannot create a capture directory in %s: %s",
+				c->cfg.output, strerror(errno));
+			close(outfd);
+			return err;
+		}
+	}
+	close(outfd);
+	log_err("%s: too many captures started in this second", c->cfg.output);
+	return -EEXIST;
+}
+
+static int lock_output(struct capture *c)
+{
+	char path[4200];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/.bach.lock", c->cfg.output);
+	c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (c->lock_fd < 0) {
+		err = -errno;
+		log_err("output directory %s: %s", c->cfg.output,
+			strerror(errno));
+		return err;
+	}
+	if (flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		err = -errno;
+		log_err("output directory %s: %s", c->cfg.output,
+			errno == EWOULDBLOCK ?
+				"another bachd or bach capture is writing there" :
+				strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+static void write_started(struct capture *c)
+{
+	pthread_mutex_lock(&c->mu);	/* the identity */
+	manifest_started(&c->man, &(struct manifest_started){
+		.driver = c->cfg.driver, .opts = c->cfg.opts,
+		.nopts = c->cfg.nopts, .device = c->identity,
+		.config_file = c->cfg.config_path,
+		.policy = c->cfg.policy == BACH_POLICY_STALL ? "stall" : "drop",
+		.gap_markers = c->cfg.gap_markers, .compress = c->cfg.compress,
+		.raw_dump = c->cfg.raw_dump, .level = c->cfg.level,
+		.ring_bytes = c->cfg.ring_bytes,
+		.rotate_bytes = c->cfg.rotate_bytes,
+		.rotate_seconds = c->cfg.rotate_seconds,
+		.io = c->io.uring ? "io_uring" : "pwrite" });
+	pthread_mutex_unlock(&c->mu);
+}
+
+int capture_open(struct capture **cp, const struct capture_config *cfg)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	size_t nblocks;
+	int err, uring_err, n;
+
+	*cp = c;
+	if (!c)
+		return -ENOMEM;
+	c->cfg = *cfg;
+	c->dirfd = c->segfd = c->dump_fd = c->lock_fd = -1;
+	c->man.fd = -1;
+	pthread_mutex_init(&c->mu, NULL);
+	/* the manifest and the logs name the capture by its absolute path */
+	if (!realpath(cfg->output, c->cfg.output)) {
+		err = -errno;
+		log_err("output directory %s: %s", cfg->output,
+			strerror(errno));
+		return err;
+	}
+	c->src.c = c;
+
+	/*
+	 * One writer per output directory: a second one would "recover" the
+	 * first one's open segment from under it.
+	 */
+	err = lock_output(c);
+	if (err)
+		return err;
+	c->drv = bach_driver_find(cfg->driver);
+	if (!c->drv) {
+		log_err("no driver '%s'", cfg->driver);
+		return -ENOENT;
+	}
+	n = recover_outdir(cfg->output);
+	if (n < 0 && n != -ENOENT) {
+		log_err("output directory %s: %s", cfg->output, strerror(-n));
+		return n;
+	}
+	if (n > 0)
+		log_notice("%s: recovered %d unfinished segment%s left by an earlier run",
+			   cfg->output, n, n == 1 ? "" : "s");
+	nblocks = (size_t)(cfg->ring_bytes / (RING_BLOCK_RECS * BACH_REC_SIZE));
+	err = ring_init(&c->ring, nblocks);
+	if (err) {
+		log_err("ring of %llu bytes: %s",
+			(unsigned long long)cfg->ring_bytes, strerror(-err));
+		return err;
+	}
+	c->parser = bach_parser_new(&capture_parser_ops, &c->src);
+	if (!c->parser)
+		return -ENOMEM;
+	err = segio_init(&c->io, cfg->queue_depth, cfg->io_uring, &uring_err);
+	if (err)
+		return err;
+	c->io.delay_ms = cfg->test_writer_delay_ms;
+	if (cfg->io_uring && uring_err)
+		log_warn("io_uring refused (%s): writing with pwrite instead",
+			 strerror(-uring_err));
+	if (cfg->compress) {
+		int threads = cfg->threads > 0 ? cfg->threads :
+						 (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+		/*
+		 * The ring holds the input of every block in flight: the pool
+		 * never takes more than half of it, so the source always has
+		 * room to go on.
+		 */
+		size_t depth = (size_t)threads * 4;
+
+		if (depth > c->ring.nblocks / 2)
+			depth = c->ring.nblocks / 2 ? c->ring.nblocks / 2 : 1;
+		c->z.pool = bach_zpool_new(threads, depth,
+					   BACH_DEFLATE_LIBDEFLATE, cfg->level);
+		if (!c->z.pool)
+			return -ENOMEM;
+	}
+	c->priv = calloc(1, c->drv->priv_size ? c->drv->priv_size : 1);
+	if (!c->priv)
+		return -ENOMEM;
+	err = c->drv->open(&c->src, c->priv, cfg->opts, cfg->nopts);
+	if (err) {
+		/* close() releases whatever a failed open() got so far */
+		if (c->drv->close)
+			c->drv->close(c->priv);
+		free(c->priv);
+		c->priv = NULL;
+		return err;
+	}
+	err = make_capture_dir(c);
+	if (err)
+		return err;
+	err = manifest_open(&c->man, c->dirfd);
+	if (err) {
+		log_err("%s/manifest.jsonl: %s", c->capdir, strerror(-err));
+		return err;
+	}
+	if (cfg->raw_dump) {
+		c->dump_fd = openat(c->dirfd, "board-stream.bin",
+				    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (c->dump_fd < 0) {
+			err = -errno;
+			log_err("%s/board-stream.bin: %s", c->capdir,
+				strerror(errno));
+			return err;
+		}
+	}
+	write_started(c);
+	err = capture_open_segment(c);
+	if (err)
+		return err;
+	log_info("capturing from %s into %s", cfg->driver, c->capdir);
+	return 0;
+}
+
+int capture_start(struct capture *c)
+{
+	c->t0_ns = bach_now_ns();
+	if (pthread_create(&c->wr_tid, NULL, capture_wr_main, c))
+		return -EAGAIN;
+	if (pthread_create(&c->acq_tid, NULL, capture_acq_main, c)) {
+		ring_close(&c->ring);
+		pthread_join(c->wr_tid, NULL);
+		return -EAGAIN;
+	}
+	c->started = true;
+	return 0;
+}
+
+void capture_stop(struct capture *c)
+{
+	if (!atomic_exchange(&c->stop_requested, true) && c->started)
+		c->drv->stop(c->priv);
+}
+
+bool capture_done(struct capture *c)
+{
+	return atomic_load(&c->acq_done) && atomic_load(&c->wr_done);
+}
+
+void capture_rotate(struct capture *c)
+{
+	atomic_store(&c->rotate_requested, true);
+}
+
+int capture_mark(struct capture *c, const char *text)
+{
+	int err = -ENOSPC;
+	char *t = strdup(text);
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->mu);
+	if (c->nmarks < sizeof(c->marks) / sizeof(*c->marks)) {
+		c->marks[c->nmarks++] = t;
+		t = NULL;
+		err = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(t);
+	return err;
+}
+
+void capture_status(struct capture *c, struct capture_status *st)
+{
+	uint64_t ws = atomic_load(&c->write_started_ns);
+	struct bach_parser_counters pc;
+
+	memset(st, 0, sizeof(*st));
+	/* written and lost first: then produced >= written + lost */
+	st->written = atomic_load(&c->written);
+	st->lost = atomic_load(&c->lost);
+	st->produced = atomic_load(&c->produced);
+	for (int i = 0; i < BACH_GAP_NCAUSES; i++)
+		st->lost_by[i] = atomic_load(&c->lost_by[i]);
+	st->lost_disk = atomic_load(&c->lost_disk);
+	st->markers = atomic_load(&c->markers);
+	st->bytes = atomic_load(&c->bytes);
+	st->segments = atomic_load(&c->segments);
+	st->stalls = atomic_load(&c->stalls);
+	st->board_stalls = atomic_load(&c->board_stalls);
+	st->stall_ns = atomic_load(&c->stall_ns);
+	st->ring_used = ring_fill(&c->ring);
+	st->ring_blocks = c->ring.nblocks;
+	st->running = c->started && !atomic_load(&c->acq_done);
+	st->writer_progress = atomic_load(&c->progress);
+	st->writer_blocked = ws && bach_now_ns() - ws > BLOCKED_AFTER_NS;
+	if (c->parser) {
+		bach_parser_counters(c->parser, &pc);
+		st->corrupt_frames = pc.bad_crc + pc.bad_header;
+	}
+	pthread_mutex_lock(&c->mu);
+	st->have_board = c->have_board_status;
+	st->board = c->board;
+	snprintf(st->capture_dir, sizeof(st->capture_dir), "%s", c->capdir);
+	snprintf(st->segment, sizeof(st->segment), "%s", c->open_seg);
+	pthread_mutex_unlock(&c->mu);
+	snprintf(st->driver, sizeof(st->driver), "%s", c->cfg.driver);
+}
+
+size_t capture_status_json(const struct capture_status *st, char *buf,
+			   size_t cap)
+{
+	char dir[4400];
+	int n;
+
+	json_escape(dir, sizeof(dir), st->capture_dir);
+	n = snprintf(buf, cap,
+		     "{\"running\":%s,\"driver\":\"%s\",\"capture\":\"%s\",\"segment\":\"%s\","
+		     "\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
+		     "\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
+		     "\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,"
+		     "\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,"
+		     "\"corrupt_frames\":%llu,\"writer_blocked\":%s}",
+		     st->running ? "true" : "false", st->driver, dir, st->segment,
+		     (unsigned long long)st->produced,
+		     (unsigned long long)st->written,
+		     (unsigned long long)st->lost,
+		     (unsigned long long)st->lost_by[BACH_GAP_OVERFLOW],
+		     (unsigned long long)st->lost_by[BACH_GAP_FRAMES],
+		     (unsigned long long)st->lost_by[BACH_GAP_CORRUPT],
+		     (unsigned long long)st->lost_by[BACH_GAP_RING],
+		     (unsigned long long)st->lost_by[BACH_GAP_DEVICE],
+		     (unsigned long long)st->lost_disk,
+		     (unsigned long long)(st->produced > st->written + st->lost ?
+						  st->produced - st->written - st->lost :
+						  0),
+		     (unsigned long long)st->markers,
+		     (unsigned long long)st->bytes,
+		     (unsigned long long)st->segments,
+		     (unsigned long long)st->stalls,
+		     (unsigned long long)st->stall_ns,
+		     (unsigned long long)st->board_stalls,
+		     (unsigned long long)st->ring_used,
+		     (unsigned long long)st->ring_blocks,
+		     (unsigned long long)st->corrupt_frames,
+		     st->writer_blocked ? "true" : "false");
+	if (n > 0 && (size_t)n < cap && st->have_board) {
+		/* the board's last status frame, in place of the closing } */
+		const struct bach_board_status *b = &st->board;
+		int m = snprintf(buf + n - 1, cap - (size_t)n + 1,
+				 ",\"board\":{\"fifo_fill\":%u,\"fifo_size\":%u,"
+				 "\"records\":%llu,\"overflow\":%llu,"
+				 "\"stall_episodes\":%u,\"stalled_clocks\":%llu,"
+				 "\"clock_hz\":%u}}",
+				 b->fifo_fill, b->fifo_size,
+				 (unsigned long long)b->records,
+				 (unsigned long long)b->overflow,
+				 b->stall_episodes,
+				 (unsigned long long)b->stalled_clocks,
+				 b->clock_hz);
+
+		n = m < 0 ? n : n - 1 + m;
+	}
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+int capture_close(struct capture *c, struct capture_status *final)
+{
+	int status = 0;
+
+	if (!c)
+		return 2;
+	if (c->started) {
+		pthread_join(c->acq_tid, NULL);
+		pthread_join(c->wr_tid, NULL);
+	} else if (c->segfd >= 0) {
+		capture_close_segment(c);
+	}
+	if (final)
+		capture_status(c, final);
+	if (c->man.fd >= 0 && final) {
+		const char *state = c->write_err ? "error" :
+				    c->run_err	 ? "source_error" :
+						   "clean";
+
+		manifest_ended(&c->man, &(struct manifest_ended){
+			.state = state, .produced = final->produced,
+			.written = final->written, .lost = final->lost,
+			.gap_markers = final->markers,
+			.segments = final->segments, .bytes = final->bytes,
+			.stalls = final->stalls,
+			.board_stalls = final->board_stalls });
+		manifest_sync(&c->man);
+	}
+	if (c->write_err)
+		status = c->write_err == -ENOSPC ? EXIT_ENOSPC : 1;
+	else if (c->run_err)
+		status = EXIT_SOURCE;
+	if (c->priv && c->drv->close)
+		c->drv->close(c->priv);
+	free(c->priv);
+	bach_zpool_free(c->z.pool);
+	segio_free(&c->io);
+	if (c->parser)
+		bach_parser_free(c->parser);
+	if (c->ring.blocks)
+		ring_free(&c->ring);
+	manifest_close(&c->man);
+	if (c->dump_fd >= 0) {
+		fdatasync(c->dump_fd);
+		close(c->dump_fd);
+	}
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	if (c->lock_fd >= 0)
+		close(c->lock_fd); /* and the lock with it */
+	for (size_t i = 0; i < c->nmarks; i++)
+		free(c->marks[i]);
+	for (size_t i = 0; i < c->cfg.nopts; i++) {
+		free((char *)c->cfg.opts[i].key);
+		free((char *)c->cfg.opts[i].value);
+	}
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	return status;
+}
+
