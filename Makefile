@@ -61,7 +61,7 @@ endif
 VERSION = 0.1.0
 BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $(WARN) -MMD -MP -pthread \
 	      $(SAN_FLAGS)
-LIBS = -lz -ldeflate -pthread
+LIBS = -lz -ldeflate -ljansson -pthread
 # ISA-L's igzip, compared with the block compressors in make bench only
 BENCH_LIBS = -lisal
 # pkg-config runs when a command needs these (after scripts/deps.sh)

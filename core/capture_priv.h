@@ -49,7 +49,7 @@ struct capture {
 	uint64_t t0_ns;			/* when the capture started */
 	_Atomic uint32_t clock_hz;	/* the board's bus clock, once known */
 	int dump_fd;			/* board-stream.bin, or -1 */
-	int lock_fd;			/* <output>/.bach.lock, held */
+	int out_fd;			/* the output directory, locked */
 
 	/* writer thread */
 	struct zpool_state {

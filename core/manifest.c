@@ -9,16 +9,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bach/manifest.h"
 #include "manifest.h"
 
 #define U(x) ((unsigned long long)(x))
 #define TF(x) ((x) ? "true" : "false")
 
-int manifest_open(struct manifest *m, int dirfd)
+int manifest_open(struct manifest *m, int dirfd, bool create)
 {
-	m->fd = openat(dirfd, "manifest.jsonl",
-		       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	return m->fd < 0 ? -errno : 0;
+	struct stat st;
+
+	m->fd = openat(dirfd, BACH_MANIFEST_NAME,
+		       O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+			       (create ? O_CREAT | O_EXCL : 0),
+		       0644);
+	if (m->fd < 0)
+		return -errno;
+	if (fstat(m->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(m->fd);
+		m->fd = -1;
+		return -EINVAL;
+	}
+	return 0;
 }
 
 void manifest_close(struct manifest *m)
@@ -181,10 +193,11 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 	if (s->error || s->recovered)
 		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu", U(s->cut_bytes));
 	return manifest_event(m, "segment",
-			      "\"name\":\"%s\",\"records\":%llu,\"gap_markers\":%llu,\"bytes\":%llu%s%s%s%s%s",
+			      "\"name\":\"%s\",\"records\":%llu,\"gap_markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s",
 			      s->name, U(s->records), U(s->gap_markers),
 			      U(s->bytes), crc, why,
 			      s->recovered ? ",\"recovered\":true" : "",
+			      s->orphan ? ",\"orphan\":true" : "",
 			      s->removed ? ",\"removed\":true" : "", cut);
 }
 
@@ -241,9 +254,12 @@ int manifest_ended(struct manifest *m, const struct manifest_ended *e)
 			      U(e->bytes), U(e->stalls), U(e->board_stalls));
 }
 
-int manifest_ended_recovered(struct manifest *m, unsigned segments)
+int manifest_ended_recovered(struct manifest *m,
+			     const struct manifest_recovered *r)
 {
 	return manifest_event(m, "ended",
-			      "\"state\":\"recovered\",\"segments_recovered\":%u",
-			      segments);
+			      "\"state\":\"recovered\",\"segments_recovered\":%u,\"written\":%llu,"
+			      "\"lost\":%llu,\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu",
+			      r->segments_recovered, U(r->written), U(r->lost),
+			      U(r->gap_markers), U(r->segments), U(r->bytes));
 }

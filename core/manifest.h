@@ -26,8 +26,12 @@ struct manifest {
 	int fd;
 };
 
-/* Open (creating) manifest.jsonl in the capture directory dirfd. */
-int manifest_open(struct manifest *m, int dirfd);
+/*
+ * Open manifest.jsonl in the capture directory dirfd to append to it:
+ * create a new one (create true), or open the one there, which must be a
+ * regular file (never through a symbolic link).
+ */
+int manifest_open(struct manifest *m, int dirfd, bool create);
 void manifest_close(struct manifest *m);
 int manifest_sync(struct manifest *m);
 
@@ -55,6 +59,7 @@ struct manifest_segment {
 	uint32_t crc;			/* CRC-32 of the whole file */
 	const char *error;		/* the write error that cut it, or NULL */
 	bool recovered;			/* closed by a later start */
+	bool orphan;			/* recovered: closed, never named */
 	bool removed;			/* nothing whole was left: no file */
 	uint64_t cut_bytes;		/* with error or recovered */
 };
@@ -86,8 +91,17 @@ struct manifest_ended {
 		stalls, board_stalls;
 };
 int manifest_ended(struct manifest *m, const struct manifest_ended *e);
-/* The last line of a capture a later start recovered. */
-int manifest_ended_recovered(struct manifest *m, unsigned segments);
+/*
+ * The last line of a capture a later start recovered. Its totals come
+ * from the manifest's own events: records in flight at the crash were
+ * never counted, so there is no "produced".
+ */
+struct manifest_recovered {
+	unsigned segments_recovered;
+	uint64_t written, lost, gap_markers, segments, bytes;
+};
+int manifest_ended_recovered(struct manifest *m,
+			     const struct manifest_recovered *r);
 /*
  * Reserve room on the disk past the manifest's end, so that a disk that
  * fills up still takes the lines that say so. Advisory: -errno where the

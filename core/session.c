@@ -79,17 +79,10 @@ static int make_capture_dir(struct capture *c)
 	char id[64];
 	time_t t = time(NULL);
 	struct tm tm;
-	int outfd, err;
+	int err;
 
 	gmtime_r(&t, &tm);
 	strftime(id, sizeof(id), "%Y%m%dT%H%M%SZ", &tm);
-	outfd = open(c->cfg.output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (outfd < 0) {
-		err = -errno;
-		log_err("output directory %s: %s", c->cfg.output,
-			strerror(errno));
-		return err;
-	}
 	for (int i = 1; i < 100; i++) {
 		char name[80];
 
@@ -97,15 +90,15 @@ static int make_capture_dir(struct capture *c)
 			snprintf(name, sizeof(name), "%s", id);
 		else
 			snprintf(name, sizeof(name), "%s-%d", id, i);
-		if (mkdirat(outfd, name, 0755) == 0) {
+		if (mkdirat(c->out_fd, name, 0755) == 0) {
 			snprintf(c->capdir, sizeof(c->capdir), "%s/%s",
 				 c->cfg.output, name);
-			c->dirfd = openat(outfd, name,
-					  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			c->dirfd = openat(c->out_fd, name,
+					  O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						  O_CLOEXEC);
 			err = c->dirfd < 0 ? -errno : 0;
 			if (!err)
-				fsync(outfd);
-			close(outfd);
+				fsync(c->out_fd);
 			if (err)
 				log_err("%s: %s", c->capdir, strerror(-err));
 			return err;
@@ -114,37 +107,11 @@ static int make_capture_dir(struct capture *c)
 			err = -errno;
 			log_err("cannot create a capture directory in %s: %s",
 				c->cfg.output, strerror(errno));
-			close(outfd);
 			return err;
 		}
 	}
-	close(outfd);
 	log_err("%s: too many captures started in this second", c->cfg.output);
 	return -EEXIST;
-}
-
-static int lock_output(struct capture *c)
-{
-	char path[4200];
-	int err;
-
-	snprintf(path, sizeof(path), "%s/.bach.lock", c->cfg.output);
-	c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (c->lock_fd < 0) {
-		err = -errno;
-		log_err("output directory %s: %s", c->cfg.output,
-			strerror(errno));
-		return err;
-	}
-	if (flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
-		err = -errno;
-		log_err("output directory %s: %s", c->cfg.output,
-			errno == EWOULDBLOCK ?
-				"another bachd or bach capture is writing there" :
-				strerror(errno));
-		return err;
-	}
-	return 0;
 }
 
 static void write_started(struct capture *c)
@@ -174,7 +141,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
-	c->dirfd = c->segfd = c->dump_fd = c->lock_fd = -1;
+	c->dirfd = c->segfd = c->dump_fd = c->out_fd = -1;
 	c->man.fd = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	/* the manifest and the logs name the capture by its absolute path */
@@ -190,22 +157,22 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	 * One writer per output directory: a second one would "recover" the
 	 * first one's open segment from under it.
 	 */
-	err = lock_output(c);
-	if (err)
-		return err;
+	c->out_fd = outdir_lock(c->cfg.output);
+	if (c->out_fd < 0)
+		return c->out_fd;
 	c->drv = bach_driver_find(cfg->driver);
 	if (!c->drv) {
 		log_err("no driver '%s'", cfg->driver);
 		return -ENOENT;
 	}
-	n = recover_outdir(cfg->output);
-	if (n < 0 && n != -ENOENT) {
-		log_err("output directory %s: %s", cfg->output, strerror(-n));
+	n = recover_outdir(c->out_fd, c->cfg.output);
+	if (n < 0) {
+		log_err("output directory %s: %s", c->cfg.output, strerror(-n));
 		return n;
 	}
 	if (n > 0)
-		log_notice("%s: recovered %d unfinished segment%s left by an earlier run",
-			   cfg->output, n, n == 1 ? "" : "s");
+		log_notice("%s: recovered %d capture%s left unfinished by an earlier run",
+			   c->cfg.output, n, n == 1 ? "" : "s");
 	nblocks = (size_t)(cfg->ring_bytes / (RING_BLOCK_RECS * BACH_REC_SIZE));
 	err = ring_init(&c->ring, nblocks);
 	if (err) {
@@ -256,7 +223,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	err = make_capture_dir(c);
 	if (err)
 		return err;
-	err = manifest_open(&c->man, c->dirfd);
+	err = manifest_open(&c->man, c->dirfd, true);
 	if (err) {
 		log_err("%s/manifest.jsonl: %s", c->capdir, strerror(-err));
 		return err;
@@ -469,8 +436,8 @@ int capture_close(struct capture *c, struct capture_status *final)
 	}
 	if (c->dirfd >= 0)
 		close(c->dirfd);
-	if (c->lock_fd >= 0)
-		close(c->lock_fd); /* and the lock with it */
+	if (c->out_fd >= 0)
+		close(c->out_fd); /* and the lock with it */
 	for (size_t i = 0; i < c->nmarks; i++)
 		free(c->marks[i]);
 	for (size_t i = 0; i < c->cfg.nopts; i++) {

@@ -1,0 +1,105 @@
+# What an adversarial user tried on bachd (issue 14): recovery never
+# follows a symbolic link or touches a file outside the capture, a crash
+# at any point leaves nothing the next start does not close and name, and
+# one writer per output directory holds whatever a user deletes.
+. "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/bachd_lib.sh"
+helper crc32 -lz
+
+# crash OUT: a capture in OUT killed with SIGKILL mid-segment; its
+# directory in $A
+crash() {
+	bg "$BACHD" --driver fake --option seed=3 --option rate=200000 \
+		--set ring_mb=4 --output "$1" 2> "$T/crash.log"
+	P=$BGPID
+	wait_until 20 "a segment with data" sh -c "[ -s \"\$(ls '$1'/2*Z*/seg-000001.byu.gz.part 2>/dev/null)\" ]"
+	sleep 0.3
+	kill -KILL "$P"
+	reap "$P"
+	A=$(capdir "$1")
+}
+
+# -- 1. recovery follows no symbolic link ------------------------------------
+mkdir "$T/out1" "$T/outside"
+"$BACH" gen --records 50000 --seed 1 -o "$T/outside/victim.byu.gz"
+printf 'do not touch\n' > "$T/outside/victim.txt"
+cp "$T/outside/victim.byu.gz" "$T/victim.copy"
+cp "$T/outside/victim.txt" "$T/victim.txt.copy"
+crash "$T/out1"
+part=$(ls "$A" | grep '\.part$')
+rm "$A/$part" "$A/manifest.jsonl"
+ln -s "$T/outside/victim.byu.gz" "$A/$part"
+ln -s "$T/outside/victim.txt" "$A/manifest.jsonl"
+"$BACHD" --driver fake --option records=1000 --set ring_mb=4 --output "$T/out1" \
+	2> "$T/b.log" || fail "the start after the crash exited $?: $(cat "$T/b.log")"
+same "$T/outside/victim.byu.gz" "$T/victim.copy"
+same "$T/outside/victim.txt" "$T/victim.txt.copy"
+grep -q "manifest.jsonl: a symbolic link, not read" "$T/b.log" ||
+	fail "the refusal does not name the link: $(cat "$T/b.log")"
+[ -L "$A/$part" ] || fail "the link itself was replaced"
+# a link among the segments of a capture whose manifest is real
+crash "$T/out1"
+part=$(ls "$A" | grep '\.part$')
+mv "$A/$part" "$T/real.part"
+ln -s "$T/outside/victim.byu.gz" "$A/$part"
+ln -s "$T/outside/victim.byu.gz" "$A/seg-000009.byu.gz"
+mkfifo "$A/seg-000010.byu.gz.part"
+"$BACHD" --driver fake --option records=1000 --set ring_mb=4 --output "$T/out1" \
+	2> "$T/b.log" || fail "the start after the second crash exited $?: $(cat "$T/b.log")"
+same "$T/outside/victim.byu.gz" "$T/victim.copy"
+grep -q "$A/$part: a symbolic link: left alone" "$T/b.log" ||
+	fail "the link is not named: $(cat "$T/b.log")"
+grep -q "$A/seg-000009.byu.gz: a symbolic link: left alone" "$T/b.log" ||
+	fail "the closed-looking link is not named: $(cat "$T/b.log")"
+grep -q "$A/seg-000010.byu.gz.part: not a regular file: left alone" "$T/b.log" ||
+	fail "the FIFO is not named: $(cat "$T/b.log")"
+grep -q '"name":"seg-000009' "$A/manifest.jsonl" && fail "a link was named as a segment"
+[ "$(ended_state "$A")" = recovered ] || fail "the capture was not closed: $(tail -n 1 "$A/manifest.jsonl")"
+
+# -- 7. a crash between a segment's rename and its manifest line --------------
+mkdir "$T/out7"
+"$BACHD" --driver fake --option records=600000 --set rotate_mb=1 \
+	--set ring_mb=4 --output "$T/out7" 2> "$T/a.log" || fail "capture: $(cat "$T/a.log")"
+C=$(capdir "$T/out7")
+n=$(ls "$C" | grep -c '^seg-')
+[ "$n" -ge 3 ] || fail "only $n segments"
+# the manifest as a kill after the last rename leaves it: without the last
+# segment's line and without "ended"
+last=$(ls "$C" | grep '^seg-' | tail -n 1)
+grep -v "\"name\":\"$last\"" "$C/manifest.jsonl" | grep -v '"event":"ended"' > "$T/m"
+cp "$T/m" "$C/manifest.jsonl"
+# and a line cut in the middle by a crash of the machine
+printf '{"time":"2026-11-21T22:30:00.123Z","event":"ga' >> "$C/manifest.jsonl"
+"$BACHD" --driver fake --option records=1000 --set ring_mb=4 --output "$T/out7" \
+	2> "$T/b.log" || fail "the start after: $(cat "$T/b.log")"
+grep -q "$C/$last: closed but never named in the manifest" "$T/b.log" ||
+	fail "the orphan is not named in the log: $(cat "$T/b.log")"
+grep -q "cut an unfinished last line" "$T/b.log" || fail "the cut line is not logged: $(cat "$T/b.log")"
+ev=$(grep "\"name\":\"$last\"" "$C/manifest.jsonl") || fail "no segment event for $last"
+echo "$ev" | grep -q '"orphan":true' || fail "$ev"
+[ "$(ended_state "$C")" = recovered ] || fail "not closed: $(tail -n 1 "$C/manifest.jsonl")"
+check_closed "$C"
+# every line of the manifest is whole JSON again
+grep -c '' "$C/manifest.jsonl" > /dev/null
+! grep -q '"event":"ga$' "$C/manifest.jsonl" || fail "the cut line is still there"
+# recovery happens once
+"$BACHD" --driver fake --option records=1000 --set ring_mb=4 --output "$T/out7" \
+	2> "$T/b.log" || fail "the third start: $(cat "$T/b.log")"
+[ "$(evcount "$C" ended)" -eq 1 ] || fail "$C: $(evcount "$C" ended) ended events"
+
+# -- 9. one writer per output directory, whatever a user deletes --------------
+mkdir "$T/out9"
+bg "$BACHD" --driver fake --option seed=3 --option rate=200000 --set ring_mb=4 \
+	--output "$T/out9" 2> "$T/first.log"
+P=$BGPID
+wait_until 20 "the first segment" sh -c "ls '$T/out9'/2*Z*/seg-000001.byu.gz.part"
+rm -f "$T/out9/.bach.lock"
+expect_status 2 "$BACHD" --driver fake --option records=1000 --output "$T/out9"
+expect_err "another bachd or bach capture is writing there"
+alive "$P" || fail "the first bachd died"
+ls "$T/out9"/2*Z*/seg-000001.byu.gz.part > /dev/null || fail "the live segment was touched"
+kill -TERM "$P"
+reap "$P"
+[ "$RC" -eq 0 ] || fail "the first bachd exited $RC: $(cat "$T/first.log")"
+check_closed "$(capdir "$T/out9")"
+echo ok
