@@ -48,8 +48,7 @@ struct capture_status {
 	uint64_t produced;	/* records the source produced (incl. lost) */
 	uint64_t written;	/* records in closed or open segments */
 	uint64_t lost;		/* records lost, all causes */
-	uint64_t lost_by[BACH_GAP_NCAUSES];
-	uint64_t lost_disk;	/* records a failed write took with it */
+	uint64_t lost_by[BACH_GAP_NCAUSES]; /* [BACH_GAP_DISK]: a failed write */
 	uint64_t markers;	/* gap marker records written */
 	uint64_t bytes;		/* bytes written to segments */
 	uint64_t segments;	/* segments closed */
@@ -89,8 +88,10 @@ int capture_mark(struct capture *c, const char *text);
 void capture_status(struct capture *c, struct capture_status *st);
 /*
  * Join the threads, close the last segment, write "ended" to the manifest,
- * free. Returns the exit status: 0 clean, 1 records were lost to a failed
- * write, 3 the disk was full (ENOSPC), 4 the source failed.
+ * free. Returns the exit status (bach/exit.h): 0 clean, 1 records were
+ * lost to a failed write, 3 the disk was full (ENOSPC), 4 the source
+ * failed, 5 the manifest could not be written. A capture whose open
+ * failed leaves no capture directory behind.
  */
 int capture_close(struct capture *c, struct capture_status *final);
 

@@ -22,6 +22,8 @@
 #include "segio.h"
 
 #define NCAUSES BACH_GAP_NCAUSES
+/* manifest room kept for the lines that say the disk is full */
+#define MANIFEST_RESERVE (256 << 10)
 #define BLOCKED_AFTER_NS 2000000000ull /* a write this old: the writer is stuck */
 
 struct bach_source {
@@ -65,13 +67,14 @@ struct capture {
 	uint64_t trace_pos;		/* records in segments, markers included */
 	uint64_t bytes_closed;		/* bytes of the closed segments */
 	int write_err;
+	int manifest_err;		/* a manifest line failed: -errno */
 
 	/* shared */
 	pthread_t acq_tid, wr_tid;
 	bool started;
 	_Atomic bool acq_done, wr_done, stop_requested, rotate_requested;
 	_Atomic uint64_t produced, written, lost, markers, bytes, segments,
-		stalls, stall_ns, progress, write_started_ns, lost_disk,
+		stalls, stall_ns, progress, write_started_ns,
 		board_stalls;
 	_Atomic uint64_t lost_by[BACH_GAP_NCAUSES];
 	pthread_mutex_t mu;		/* marks, identity, status strings */
@@ -79,6 +82,8 @@ struct capture {
 	size_t nmarks;
 	char identity[1024];
 	char capdir[4200];
+	char capname[80];		/* its name in the output directory */
+	bool opened;			/* capture_open() went all the way */
 	char open_seg[80];
 };
 

@@ -42,7 +42,11 @@ void manifest_close(struct manifest *m)
 
 int manifest_sync(struct manifest *m)
 {
-	return fdatasync(m->fd) < 0 ? -errno : 0;
+	int err = fdatasync(m->fd) < 0 ? -errno : 0;
+
+	if (err && !m->err)
+		m->err = err;
+	return err;
 }
 
 __attribute__((format(printf, 3, 4))) static int
@@ -81,11 +85,17 @@ manifest_event(struct manifest *m, const char *event, const char *members_fmt,
 	 */
 	off = lseek(m->fd, 0, SEEK_END);
 	w = write(m->fd, line, n);
-	if (w == (ssize_t)n)
+	if (w == (ssize_t)n) {
+		m->since += (off_t)n;
+		if (m->reserve && m->since >= m->reserve / 4)
+			manifest_reserve(m, m->reserve);
 		return 0;
+	}
 	err = w < 0 ? -errno : -ENOSPC;
 	if (w > 0 && off >= 0 && ftruncate(m->fd, off) < 0)
-		return -errno;
+		err = -errno;
+	if (!m->err)
+		m->err = err;
 	return err;
 }
 
@@ -147,6 +157,8 @@ int manifest_reserve(struct manifest *m, off_t bytes)
 {
 	struct stat st;
 
+	m->reserve = bytes;
+	m->since = 0;
 	if (fstat(m->fd, &st) < 0)
 		return -errno;
 	/* blocks past the end, used by later appends: room for the last lines */

@@ -24,6 +24,9 @@
 
 struct manifest {
 	int fd;
+	int err;	/* the first failed write's -errno, sticky */
+	off_t reserve;	/* manifest_reserve()'s, kept up as lines are added */
+	off_t since;	/* bytes appended since the reserve was last topped up */
 };
 
 /*
@@ -104,7 +107,8 @@ int manifest_ended_recovered(struct manifest *m,
 			     const struct manifest_recovered *r);
 /*
  * Reserve room on the disk past the manifest's end, so that a disk that
- * fills up still takes the lines that say so. Advisory: -errno where the
+ * fills up still takes the lines that say so; it is topped up again after
+ * every quarter of it that lines use. Advisory: -errno where the
  * filesystem cannot.
  */
 int manifest_reserve(struct manifest *m, off_t bytes);

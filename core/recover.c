@@ -329,7 +329,7 @@ static void recover_seg(int dfd, const char *where, const char *name,
 
 int recover_capture(int outfd, const char *outdir, const char *name)
 {
-	struct manifest m = { -1 };
+	struct manifest m = { .fd = -1 };
 	struct bach_manifest man;
 	struct totals t = { 0 };
 	struct dirent **ents = NULL;

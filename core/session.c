@@ -20,6 +20,7 @@
 #include "bach/record.h"
 #include "bach/trace.h"
 #include "bach/zpool.h"
+#include "bach/manifest.h"
 #include "capture_priv.h"
 #define LOG_PREFIX NULL
 #include "log.h"
@@ -91,6 +92,7 @@ static int make_capture_dir(struct capture *c)
 		else
 			snprintf(name, sizeof(name), "%s-%d", id, i);
 		if (mkdirat(c->out_fd, name, 0755) == 0) {
+			snprintf(c->capname, sizeof(c->capname), "%s", name);
 			snprintf(c->capdir, sizeof(c->capdir), "%s/%s",
 				 c->cfg.output, name);
 			c->dirfd = openat(c->out_fd, name,
@@ -114,10 +116,12 @@ static int make_capture_dir(struct capture *c)
 	return -EEXIST;
 }
 
-static void write_started(struct capture *c)
+static int write_started(struct capture *c)
 {
+	int err;
+
 	pthread_mutex_lock(&c->mu);	/* the identity */
-	manifest_started(&c->man, &(struct manifest_started){
+	err = manifest_started(&c->man, &(struct manifest_started){
 		.driver = c->cfg.driver, .opts = c->cfg.opts,
 		.nopts = c->cfg.nopts, .device = c->identity,
 		.config_file = c->cfg.config_path,
@@ -129,6 +133,32 @@ static void write_started(struct capture *c)
 		.rotate_seconds = c->cfg.rotate_seconds,
 		.io = c->io.uring ? "io_uring" : "pwrite" });
 	pthread_mutex_unlock(&c->mu);
+	return err ? err : manifest_sync(&c->man);
+}
+
+/*
+ * A capture whose start failed half-way holds nothing: its directory goes
+ * (only the names this session made in it, never anything else).
+ */
+static void discard_capture_dir(struct capture *c)
+{
+	static const char *const made[] = { BACH_MANIFEST_NAME,
+					    "board-stream.bin" };
+	char part[80];
+
+	if (c->segfd >= 0) {
+		close(c->segfd);
+		c->segfd = -1;
+		snprintf(part, sizeof(part), "%s.part", c->segname);
+		unlinkat(c->dirfd, part, 0);
+	}
+	for (size_t i = 0; i < sizeof(made) / sizeof(*made); i++)
+		unlinkat(c->dirfd, made[i], 0);
+	if (unlinkat(c->out_fd, c->capname, AT_REMOVEDIR) == 0)
+		fsync(c->out_fd);
+	else
+		log_warn("%s: cannot remove after the failed start: %s",
+			 c->capdir, strerror(errno));
 }
 
 int capture_open(struct capture **cp, const struct capture_config *cfg)
@@ -225,7 +255,20 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		return err;
 	err = manifest_open(&c->man, c->dirfd, true);
 	if (err) {
-		log_err("%s/manifest.jsonl: %s", c->capdir, strerror(-err));
+		log_err("%s/%s: %s", c->capdir, BACH_MANIFEST_NAME,
+			strerror(-err));
+		return err;
+	}
+	/*
+	 * Room for the lines that say the disk filled up. Without it those
+	 * lines could be lost: a disk too full for it refuses the start (a
+	 * filesystem that cannot reserve at all is taken as it is).
+	 */
+	err = manifest_reserve(&c->man, MANIFEST_RESERVE);
+	if (err == -ENOSPC) {
+		log_err("%s/%s: cannot reserve %d KiB for it: %s", c->capdir,
+			BACH_MANIFEST_NAME, MANIFEST_RESERVE >> 10,
+			strerror(-err));
 		return err;
 	}
 	if (cfg->raw_dump) {
@@ -238,10 +281,16 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 			return err;
 		}
 	}
-	write_started(c);
+	err = write_started(c);
+	if (err) {
+		log_err("%s/%s: cannot write: %s", c->capdir,
+			BACH_MANIFEST_NAME, strerror(-err));
+		return err;
+	}
 	err = capture_open_segment(c);
 	if (err)
 		return err;
+	c->opened = true;
 	log_info("capturing from %s into %s", cfg->driver, c->capdir);
 	return 0;
 }
@@ -306,7 +355,6 @@ void capture_status(struct capture *c, struct capture_status *st)
 	st->produced = atomic_load(&c->produced);
 	for (int i = 0; i < BACH_GAP_NCAUSES; i++)
 		st->lost_by[i] = atomic_load(&c->lost_by[i]);
-	st->lost_disk = atomic_load(&c->lost_disk);
 	st->markers = atomic_load(&c->markers);
 	st->bytes = atomic_load(&c->bytes);
 	st->segments = atomic_load(&c->segments);
@@ -354,7 +402,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		     (unsigned long long)st->lost_by[BACH_GAP_CORRUPT],
 		     (unsigned long long)st->lost_by[BACH_GAP_RING],
 		     (unsigned long long)st->lost_by[BACH_GAP_DEVICE],
-		     (unsigned long long)st->lost_disk,
+		     (unsigned long long)st->lost_by[BACH_GAP_DISK],
 		     (unsigned long long)(st->produced > st->written + st->lost ?
 						  st->produced - st->written - st->lost :
 						  0),
@@ -407,19 +455,29 @@ int capture_close(struct capture *c, struct capture_status *final)
 				    c->run_err	 ? "source_error" :
 						   "clean";
 
-		manifest_ended(&c->man, &(struct manifest_ended){
-			.state = state, .produced = final->produced,
-			.written = final->written, .lost = final->lost,
-			.gap_markers = final->markers,
-			.segments = final->segments, .bytes = final->bytes,
-			.stalls = final->stalls,
-			.board_stalls = final->board_stalls });
-		manifest_sync(&c->man);
+		if (manifest_ended(&c->man, &(struct manifest_ended){
+			    .state = state, .produced = final->produced,
+			    .written = final->written, .lost = final->lost,
+			    .gap_markers = final->markers,
+			    .segments = final->segments, .bytes = final->bytes,
+			    .stalls = final->stalls,
+			    .board_stalls = final->board_stalls }) ||
+		    manifest_sync(&c->man)) {
+			if (!c->manifest_err)
+				log_err("%s/%s: cannot write the ended event: %s",
+					c->capdir, BACH_MANIFEST_NAME,
+					strerror(-c->man.err));
+			c->manifest_err = c->man.err;
+		}
 	}
-	if (c->write_err)
-		status = c->write_err == -ENOSPC ? EXIT_ENOSPC : 1;
+	if (c->manifest_err)
+		status = EXIT_MANIFEST;
+	else if (c->write_err)
+		status = c->write_err == -ENOSPC ? EXIT_ENOSPC : EXIT_DATA;
 	else if (c->run_err)
 		status = EXIT_SOURCE;
+	if (!c->opened && c->dirfd >= 0)
+		discard_capture_dir(c);
 	if (c->priv && c->drv->close)
 		c->drv->close(c->priv);
 	free(c->priv);

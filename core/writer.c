@@ -21,6 +21,7 @@
 #include "bach/record.h"
 #include "bach/trace.h"
 #include "bach/zpool.h"
+#include "bach/manifest.h"
 #include "capture_priv.h"
 #define LOG_PREFIX NULL
 #include "log.h"
@@ -51,7 +52,7 @@ int capture_open_segment(struct capture *c)
 		return err;
 	}
 	segio_attach(&c->io, c->segfd);
-	manifest_reserve(&c->man, 256 << 10);
+	manifest_reserve(&c->man, MANIFEST_RESERVE);
 	c->seg_records = c->seg_markers = 0;
 	c->seg_record_bytes = 0;
 	c->seg_started_ns = bach_now_ns();
@@ -88,6 +89,22 @@ static void drain_pool(struct capture *c, bool wait)
 	}
 	push(c);
 	atomic_store(&c->bytes, c->bytes_closed + c->io.off);
+}
+
+/*
+ * A manifest line that cannot be written leaves the capture without its
+ * accounting: it stops as for a failed write, and says why once.
+ */
+static bool manifest_failed(struct capture *c)
+{
+	if (!c->man.err || c->manifest_err)
+		return c->manifest_err != 0;
+	c->manifest_err = c->man.err;
+	log_err("%s/%s: cannot write: %s: stopping, since what is captured could no longer be accounted for",
+		c->capdir, BACH_MANIFEST_NAME, strerror(-c->man.err));
+	if (!c->write_err)
+		c->write_err = c->man.err;
+	return true;
 }
 
 static void note_write_error(struct capture *c)
@@ -143,9 +160,10 @@ int capture_close_segment(struct capture *c)
 		cut = (c->seg_records - c->seg_markers) - (r.records - r.markers);
 		atomic_fetch_sub(&c->written, cut);
 		atomic_fetch_add(&c->lost, cut);
-		atomic_fetch_add(&c->lost_disk, cut);
+		atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], cut);
 		c->trace_pos -= c->seg_records - r.records; /* the trace ends here */
-		atomic_fetch_add(&c->segments, 1);
+		if (!r.removed)
+			atomic_fetch_add(&c->segments, 1);
 		c->bytes_closed += r.bytes;
 		atomic_store(&c->bytes, c->bytes_closed);
 		manifest_sync(&c->man);
@@ -179,11 +197,16 @@ int capture_close_segment(struct capture *c)
 	return 0;
 }
 
-static void write_events(struct capture *c, const struct ring_block *b)
+/*
+ * The manifest events a block carries, at their positions; with at_end
+ * (the block's records never reach the trace) all at the trace's end.
+ */
+static void write_events(struct capture *c, const struct ring_block *b,
+			 bool at_end)
 {
 	for (uint32_t i = 0; i < b->nev; i++) {
 		const struct ring_event *e = &b->ev[i];
-		uint64_t at = c->trace_pos + e->at;
+		uint64_t at = c->trace_pos + (at_end ? 0 : e->at);
 
 		switch (e->kind) {
 		case RING_EV_GAP:
@@ -230,7 +253,7 @@ static void write_block(struct capture *c, struct ring_block *b)
 	size_t len = (size_t)b->nrec * BACH_REC_SIZE;
 	uint64_t real = b->nrec - b->nmarkers;
 
-	write_events(c, b);
+	write_events(c, b, false);
 	if (!len) {
 		/*
 		 * Events only: an empty member would read as the end of the
@@ -290,18 +313,18 @@ void *capture_wr_main(void *arg)
 
 	for (;;) {
 		bool ended;
-		struct ring_block *b = ring_consume(&c->ring, 200, &ended);
+		struct ring_block *b;
 
-		if (c->write_err)
+		/* a block taken after a failure would be neither written nor lost */
+		if (c->write_err || manifest_failed(c))
 			break;
+		b = ring_consume(&c->ring, 200, &ended);
 		write_marks(c);
 		if (b)
 			write_block(c, b);
 		else if (c->z.pool)
 			/* the source is quiet: what is compressed goes out now */
 			drain_pool(c, true);
-		if (c->write_err)
-			break;
 		if (ended)
 			break;
 		if (c->seg_records && rotation_due(c)) {
@@ -317,26 +340,34 @@ void *capture_wr_main(void *arg)
 			}
 		}
 	}
+	/* a failed write, or one at the close itself: the disk took records */
+	capture_close_segment(c);
 	if (c->write_err) {
-		/* stop the source; release what the ring holds, counted lost */
+		/*
+		 * Stop the source and release what the ring holds, counted
+		 * lost; the events those blocks carry (gaps the source had
+		 * before) still go in the manifest, at the trace's end.
+		 */
 		bool ended;
 		struct ring_block *b;
 
-		capture_close_segment(c);
 		c->drv->stop(c->priv);
 		atomic_store(&c->stop_requested, true);
 		while ((b = ring_consume(&c->ring, -1, &ended))) {
-			atomic_fetch_add(&c->lost, b->nrec - b->nmarkers);
-			atomic_fetch_add(&c->lost_disk, b->nrec - b->nmarkers);
+			uint64_t real = b->nrec - b->nmarkers;
+
+			write_events(c, b, true);
+			atomic_fetch_add(&c->lost, real);
+			atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], real);
 			ring_release(&c->ring);
 		}
-		/* the manifest accounts for every record the disk took */
-		if (atomic_load(&c->lost_disk))
-			manifest_gap(&c->man, c->segname, c->trace_pos,
-				     atomic_load(&c->lost_disk), BACH_GAP_DISK);
-	} else {
-		capture_close_segment(c);
 	}
+	/* the manifest accounts for every record the disk took */
+	if (atomic_load(&c->lost_by[BACH_GAP_DISK]))
+		manifest_gap(&c->man, c->segname, c->trace_pos,
+			     atomic_load(&c->lost_by[BACH_GAP_DISK]),
+			     BACH_GAP_DISK);
+	manifest_failed(c);
 	atomic_store(&c->wr_done, true);
 	return NULL;
 }

@@ -17,5 +17,7 @@
 #define EXIT_ENOSPC 3
 /* a capture's source failed (device, file being replayed) */
 #define EXIT_SOURCE 4
+/* a capture's manifest could not be written: its accounting is incomplete */
+#define EXIT_MANIFEST 5
 
 #endif

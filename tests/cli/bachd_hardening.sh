@@ -102,4 +102,56 @@ kill -TERM "$P"
 reap "$P"
 [ "$RC" -eq 0 ] || fail "the first bachd exited $RC: $(cat "$T/first.log")"
 check_closed "$(capdir "$T/out9")"
+
+# -- 5 and 6. the manifest adds up when the disk fills ------------------------
+mkdir "$T/small"
+if ! mount -t tmpfs -o size=8m tmpfs "$T/small" 2> /dev/null; then
+	echo "SKIPPED the full disk: a tmpfs mount is not permitted here"
+	echo ok
+	exit 0
+fi
+MOUNTS="$T/small"
+# gap_sum DIR: the gap events' lost, summed (by cause: gap_sum DIR CAUSE)
+gap_sum() {
+	grep '"event":"gap"' "$1/manifest.jsonl" | grep "\"cause\":\"${2:-}" |
+		sed -n 's/.*"lost":\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
+full=0
+i=1
+while [ "$i" -le 6 ]; do
+	rm -rf "$T/small"/*
+	dd if=/dev/zero of="$T/small/fill" bs=1K count=$((7200 + i * 100)) 2> /dev/null
+	set +e
+	"$BACHD" --driver fake --option records=3000000 --option overflow_every=2:5 \
+		--policy drop --no-gap-markers --set ring_mb=1 --output "$T/small" 2> "$T/f.log"
+	rc=$?
+	set -e
+	C=$(capdir "$T/small")
+	[ "$rc" -eq 3 ] && full=$((full + 1))
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || fail "run $i: exit $rc: $(cat "$T/f.log")"
+	# a manifest write must never be what fails: its reserve holds
+	l=$(ended "$C" lost) g=$(gap_sum "$C")
+	[ "$l" -eq "$g" ] || fail "run $i (exit $rc): gap events sum to $g, ended.lost is $l"
+	w=$(ended "$C" written) p=$(ended "$C" produced)
+	[ $((w + l)) -eq "$p" ] || fail "run $i: written $w + lost $l != produced $p"
+	records "$C" "$T/f.byu"
+	[ "$(nrecs "$T/f.byu")" -eq "$w" ] || fail "run $i: $(nrecs "$T/f.byu") records on disk, written $w"
+	if [ "$rc" -eq 3 ]; then
+		[ "$(gap_sum "$C" disk)" -gt 0 ] || fail "run $i: the disk's loss has no gap event"
+		grep '"event":"segment"' "$C/manifest.jsonl" | grep -q '"removed":true' &&
+			[ "$(ended "$C" segments)" -ne 0 ] && fail "run $i: a removed segment was counted"
+	fi
+	i=$((i + 1))
+done
+[ "$full" -ge 3 ] || fail "only $full of 6 runs met the full disk"
+# a disk with no room at all: the start fails, saying why, and leaves no
+# capture behind (the old one: a 0-byte manifest and "1 segments")
+rm -rf "$T/small"/*
+dd if=/dev/zero of="$T/small/fill" bs=1M count=9 2> /dev/null || true
+expect_status 2 "$BACHD" --driver fake --option records=100000 --set ring_mb=1 --output "$T/small"
+expect_err "manifest.jsonl: "
+expect_err "No space left on device"
+[ "$(ncaps "$T/small")" -eq 0 ] || fail "a failed start left $(ls "$T/small")"
+umount "$T/small"
+MOUNTS=""
 echo ok
