@@ -103,6 +103,15 @@ reap "$P"
 [ "$RC" -eq 0 ] || fail "the first bachd exited $RC: $(cat "$T/first.log")"
 check_closed "$(capdir "$T/out9")"
 
+# -- 3. --control-socket names a file that is not a socket: refused, kept --
+mkdir "$T/out3"
+printf 'precious\n' > "$T/notes.txt"
+expect_status 2 "$BACHD" --driver fake --option records=1000 --output "$T/out3" \
+	--control-socket "$T/notes.txt"
+expect_err "$T/notes.txt: exists and is not a socket: not replaced"
+[ "$(cat "$T/notes.txt")" = precious ] || fail "the file named as the socket was destroyed"
+[ "$(ncaps "$T/out3")" -eq 0 ] || fail "a refused start made a capture directory"
+
 # -- 5 and 6. the manifest adds up when the disk fills ------------------------
 mkdir "$T/small"
 if ! mount -t tmpfs -o size=8m tmpfs "$T/small" 2> /dev/null; then
