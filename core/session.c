@@ -165,6 +165,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 {
 	struct capture *c = calloc(1, sizeof(*c));
 	size_t nblocks;
+	uint64_t avail;
 	int err, uring_err, n;
 
 	*cp = c;
@@ -204,12 +205,24 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		log_notice("%s: recovered %d capture%s left unfinished by an earlier run",
 			   c->cfg.output, n, n == 1 ? "" : "s");
 	nblocks = (size_t)(cfg->ring_bytes / (RING_BLOCK_RECS * BACH_REC_SIZE));
+	/* refused now rather than killed by the OOM killer when it fills */
+	avail = ring_memory_available();
+	if (cfg->ring_bytes > avail) {
+		log_err("cannot allocate the ring: %llu MiB, %llu MiB available (ring_mb)",
+			(unsigned long long)(cfg->ring_bytes >> 20),
+			(unsigned long long)(avail >> 20));
+		return -ENOMEM;
+	}
 	err = ring_init(&c->ring, nblocks);
 	if (err) {
-		log_err("ring of %llu bytes: %s",
-			(unsigned long long)cfg->ring_bytes, strerror(-err));
+		log_err("cannot allocate the ring: %llu MiB: %s (ring_mb)",
+			(unsigned long long)(cfg->ring_bytes >> 20),
+			strerror(-err));
 		return err;
 	}
+	if (!c->ring.locked)
+		log_info("the ring (%llu MiB) is not locked in memory: RLIMIT_MEMLOCK is lower (LimitMEMLOCK= in the unit)",
+			 (unsigned long long)(cfg->ring_bytes >> 20));
 	c->parser = bach_parser_new(&capture_parser_ops, &c->src);
 	if (!c->parser)
 		return -ENOMEM;

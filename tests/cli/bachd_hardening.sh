@@ -112,6 +112,14 @@ expect_err "$T/notes.txt: exists and is not a socket: not replaced"
 [ "$(cat "$T/notes.txt")" = precious ] || fail "the file named as the socket was destroyed"
 [ "$(ncaps "$T/out3")" -eq 0 ] || fail "a refused start made a capture directory"
 
+# -- 16. a ring larger than the memory: refused at the start, not OOM-killed
+mkdir "$T/out16"
+expect_status 2 "$BACHD" --driver fake --option records=1000 --output "$T/out16" \
+	--set ring_mb=1048576
+expect_err "cannot allocate the ring: 1048576 MiB,"
+expect_err "MiB available (ring_mb)"
+[ "$(ncaps "$T/out16")" -eq 0 ] || fail "a refused start made a capture directory"
+
 # -- 5 and 6. the manifest adds up when the disk fills ------------------------
 mkdir "$T/small"
 if ! mount -t tmpfs -o size=8m tmpfs "$T/small" 2> /dev/null; then
