@@ -24,6 +24,8 @@
 #define NCAUSES BACH_GAP_NCAUSES
 /* manifest room kept for the lines that say the disk is full */
 #define MANIFEST_RESERVE (256 << 10)
+/* ring stalls within this time make one manifest event */
+#define STALL_MERGE_NS 1000000000ull
 #define BLOCKED_AFTER_NS 2000000000ull /* a write this old: the writer is stuck */
 
 struct bach_source {
@@ -45,6 +47,12 @@ struct capture {
 	struct ring_event pend_ev[RING_MAX_EVENTS]; /* events, likewise */
 	unsigned npend_ev;
 	bool stalled;
+	struct {			/* ring stalls not yet in an event */
+		uint64_t first_ns, last_ns, held_ns, count;
+	} stall;
+	struct {			/* the board's, likewise */
+		uint64_t first_ns, episodes, clocks;
+	} bstall;
 	int run_err;
 	struct bach_board_status board;	/* the board's last status */
 	bool have_board_status;

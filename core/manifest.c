@@ -222,12 +222,13 @@ int manifest_gap(struct manifest *m, const char *seg, uint64_t at,
 }
 
 int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
-			uint64_t start_ns, uint64_t end_ns, uint64_t cycles)
+			uint64_t start_ns, uint64_t end_ns, uint64_t held_ns,
+			uint64_t count, uint64_t cycles)
 {
 	return manifest_event(m, "stall",
-			      "\"segment\":\"%s\",\"at\":%llu,\"source\":\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"cycles\":%llu",
-			      seg, U(at), U(start_ns), U(end_ns),
-			      U(end_ns - start_ns), U(cycles));
+			      "\"segment\":\"%s\",\"at\":%llu,\"source\":\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"count\":%llu,\"cycles\":%llu",
+			      seg, U(at), U(start_ns), U(end_ns), U(held_ns),
+			      U(count), U(cycles));
 }
 
 int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,

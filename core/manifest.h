@@ -72,9 +72,13 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s);
 int manifest_gap(struct manifest *m, const char *seg, uint64_t at,
 		 uint64_t lost, enum bach_gap_cause cause);
 
-/* The ring was full under stall: times since the capture started. */
+/*
+ * The ring was full under stall, count times between start_ns and end_ns
+ * (since the capture started), holding the source held_ns in all.
+ */
 int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
-			uint64_t start_ns, uint64_t end_ns, uint64_t cycles);
+			uint64_t start_ns, uint64_t end_ns, uint64_t held_ns,
+			uint64_t count, uint64_t cycles);
 /* The board's status says it held the CPU since its last status. */
 int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
 			 uint64_t episodes, uint64_t cycles);

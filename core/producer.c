@@ -54,36 +54,61 @@ static struct ring_block *event_block(struct capture *c, bool wait)
 	return b;
 }
 
-static void put_event(struct ring_block *b, uint32_t kind, uint64_t a,
-		      uint64_t bb)
+static void put_event(struct ring_block *b, const struct ring_event *ev)
 {
 	struct ring_event *e = &b->ev[b->nev++];
 
+	*e = *ev;
 	e->at = b->nrec;
-	e->kind = kind;
-	e->a = a;
-	e->b = bb;
 }
 
 /*
  * An event at the current position. Under drop with the ring full the
  * source must not wait: the event waits instead, for the next block.
  */
-static void add_event(struct capture *c, uint32_t kind, uint64_t a,
-		      uint64_t bb)
+static void add_event(struct capture *c, const struct ring_event *ev)
 {
 	struct ring_block *b =
 		event_block(c, c->cfg.policy != BACH_POLICY_DROP);
 
-	if (b) {
-		put_event(b, kind, a, bb);
-	} else if (c->npend_ev < RING_MAX_EVENTS) {
-		struct ring_event *e = &c->pend_ev[c->npend_ev++];
+	if (b)
+		put_event(b, ev);
+	else if (c->npend_ev < RING_MAX_EVENTS)
+		c->pend_ev[c->npend_ev++] = *ev;
+}
 
-		e->kind = kind;
-		e->a = a;
-		e->b = bb;
+/*
+ * Ring stalls are merged: one event for the stalls of up to a second
+ * (about a thousand of them at full speed), with their count and the time
+ * the source was held.
+ */
+static void flush_stalls(struct capture *c)
+{
+	struct ring_event e = { .kind = RING_EV_STALL,
+				.a = c->stall.first_ns,
+				.b = c->stall.last_ns,
+				.c = c->stall.held_ns,
+				.d = c->stall.count };
+	struct ring_event be = { .kind = RING_EV_BOARD_STALL,
+				 .a = c->bstall.episodes,
+				 .b = c->bstall.clocks };
+
+	if (c->stall.count) {
+		memset(&c->stall, 0, sizeof(c->stall));
+		add_event(c, &e);
 	}
+	if (c->bstall.episodes) {
+		memset(&c->bstall, 0, sizeof(c->bstall));
+		add_event(c, &be);
+	}
+}
+
+/* The board's own stalls (its status) are merged the same way. */
+static void stalls_due(struct capture *c, uint64_t now)
+{
+	if ((c->stall.count && now - c->stall.first_ns >= STALL_MERGE_NS) ||
+	    (c->bstall.episodes && now - c->bstall.first_ns >= STALL_MERGE_NS))
+		flush_stalls(c);
 }
 
 /* Gap markers for lost records at the block's end; false when it is full. */
@@ -117,7 +142,8 @@ static void record_gap(struct capture *c, uint64_t lost,
 		c->pending[cause] += lost;
 		return;
 	}
-	put_event(b, RING_EV_GAP, lost, cause);
+	put_event(b, &(struct ring_event){ .kind = RING_EV_GAP, .a = lost,
+					   .b = cause });
 	if (!c->cfg.gap_markers)
 		return;
 	while (!put_markers(c, c->blk, &left)) {
@@ -165,8 +191,14 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 	b->nrec = b->nmarkers = b->nev = 0;
 	c->blk = b;
 	c->blk_born = bach_now_ns();
-	if (c->stalled)
-		add_event(c, RING_EV_STALL, t0, t1);
+	if (c->stalled) {
+		if (!c->stall.count)
+			c->stall.first_ns = t0;
+		c->stall.last_ns = t1;
+		c->stall.held_ns += t1 - t0;
+		c->stall.count++;
+	}
+	stalls_due(c, c->blk_born);
 	record_pending(c);
 	/* events that waited for room (taken first: add_event may recurse) */
 	if (c->npend_ev) {
@@ -176,7 +208,7 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 		memcpy(ev, c->pend_ev, n * sizeof(*ev));
 		c->npend_ev = 0;
 		for (unsigned i = 0; i < n; i++)
-			add_event(c, ev[i].kind, ev[i].a, ev[i].b);
+			add_event(c, &ev[i]);
 	}
 	return c->blk;
 }
@@ -226,9 +258,14 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs,
 void bach_source_flush(struct bach_source *src)
 {
 	struct capture *c = src->c;
+	bool waiting = c->blk && c->blk->nrec;
+	uint64_t now;
 
-	if (c->blk && c->blk->nrec &&
-	    bach_now_ns() - c->blk_born > c->cfg.flush_ms * 1000000ull)
+	if (!waiting && !c->stall.count && !c->bstall.episodes)
+		return;
+	now = bach_now_ns();
+	stalls_due(c, now);
+	if (waiting && c->blk && now - c->blk_born > c->cfg.flush_ms * 1000000ull)
 		publish(c);
 }
 
@@ -278,11 +315,13 @@ void bach_source_board_status(struct bach_source *src,
 	 * zero with the capture): a stall of its own.
 	 */
 	if (st->stall_episodes > c->board.stall_episodes) {
-		add_event(c, RING_EV_BOARD_STALL,
-			  st->stall_episodes - c->board.stall_episodes,
-			  st->stalled_clocks - c->board.stalled_clocks);
+		if (!c->bstall.episodes)
+			c->bstall.first_ns = bach_now_ns();
+		c->bstall.episodes += st->stall_episodes - c->board.stall_episodes;
+		c->bstall.clocks += st->stalled_clocks - c->board.stalled_clocks;
 		atomic_fetch_add(&c->board_stalls, st->stall_episodes -
 							   c->board.stall_episodes);
+		stalls_due(c, bach_now_ns());
 	}
 	pthread_mutex_lock(&c->mu);	/* capture_status() reads it */
 	c->board = *st;
@@ -296,9 +335,9 @@ void bach_source_event(struct bach_source *src, const char *event,
 {
 	struct capture *c = src->c;
 
-	add_event(c, !strcmp(event, "device_lost") ? RING_EV_DEVICE_LOST :
-						      RING_EV_DEVICE_BACK,
-		  0, 0);
+	add_event(c, &(struct ring_event){
+		.kind = !strcmp(event, "device_lost") ? RING_EV_DEVICE_LOST :
+							 RING_EV_DEVICE_BACK });
 	publish(c); /* the writer hears of it now */
 	log_notice("%s: %s%s%s", c->cfg.driver, event, detail ? ": " : "",
 		   detail ? detail : "");
@@ -388,6 +427,7 @@ void *capture_acq_main(void *arg)
 				c->board.records -
 					bach_parser_next_index(c->parser),
 				BACH_GAP_FRAMES);
+	flush_stalls(c);
 	/* losses at the very end still get their place in the trace */
 	for (int cause = 0; cause < NCAUSES; cause++) {
 		if (c->pending[cause]) {

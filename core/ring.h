@@ -21,7 +21,8 @@
 
 enum ring_event_kind {
 	RING_EV_GAP,		/* a = records lost, b = cause */
-	RING_EV_STALL,		/* a = start ns, b = end ns */
+	RING_EV_STALL,		/* a = first start ns, b = last end ns,
+				   c = ns held, d = stalls merged */
 	RING_EV_DEVICE_LOST,
 	RING_EV_DEVICE_BACK,
 	RING_EV_BOARD_STALL,	/* a = episodes, b = bus clocks held */
@@ -30,7 +31,7 @@ enum ring_event_kind {
 struct ring_event {
 	uint32_t at;		/* record offset in the block */
 	uint32_t kind;
-	uint64_t a, b;
+	uint64_t a, b, c, d;
 };
 
 struct ring_block {

@@ -217,8 +217,9 @@ static void write_events(struct capture *c, const struct ring_block *b,
 			uint64_t hz = atomic_load(&c->clock_hz);
 
 			manifest_stall_ring(&c->man, c->segname, at,
-					    e->a - c->t0_ns, e->b - c->t0_ns,
-					    hz ? (e->b - e->a) * hz / 1000000000ull : 0);
+					    e->a - c->t0_ns, e->b - c->t0_ns, e->c,
+					    e->d,
+					    hz ? e->c * hz / 1000000000ull : 0);
 			break;
 		}
 		case RING_EV_BOARD_STALL:

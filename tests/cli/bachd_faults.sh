@@ -72,8 +72,8 @@ check_closed "$C"
 	[ "$(ended "$C" produced)" = 800000 ] || fail "stall: totals: $(grep ended "$C/manifest.jsonl")"
 s=$(ended "$C" stalls)
 [ "$s" -gt 0 ] || fail "stall: no stalls counted"
-rs=$(grep -c '"event":"stall".*"source":"ring"' "$C/manifest.jsonl")
-[ "$rs" -eq "$s" ] || fail "stall: $rs ring stall events, ended says $s"
+rs=$(evsum "$C" stall count)
+[ "$rs" -eq "$s" ] || fail "stall: ring stall events count $rs stalls, ended says $s"
 grep '"event":"stall".*"source":"ring"' "$C/manifest.jsonl" | grep -qv '"ns":[0-9]' &&
 	fail "stall: a stall event without its duration"
 grep '"event":"stall"' "$C/manifest.jsonl" | grep -qv '"at":[0-9]' &&

@@ -120,6 +120,28 @@ expect_err "cannot allocate the ring: 1048576 MiB,"
 expect_err "MiB available (ring_mb)"
 [ "$(ncaps "$T/out16")" -eq 0 ] || fail "a refused start made a capture directory"
 
+# -- 19. stalls at full speed: one manifest event a second, not a thousand ---
+mkdir "$T/out19"
+"$BACHD" --driver fake --option records=30000000 --policy stall --set ring_mb=2 \
+	--set test_writer_delay_ms=1 --output "$T/out19" 2> "$T/s.log" ||
+	fail "stall capture: $(cat "$T/s.log")"
+C=$(capdir "$T/out19")
+s=$(ended "$C" stalls)
+n=$(grep -c '"event":"stall".*"source":"ring"' "$C/manifest.jsonl")
+nb=$(grep -c '"event":"stall".*"source":"board"' "$C/manifest.jsonl" || true)
+[ "$s" -gt 100 ] || fail "only $s stalls: the writer kept up"
+[ "$(evsum "$C" stall count)" -eq "$s" ] || fail "stall events count $(evsum "$C" stall count) stalls, ended says $s"
+[ "$(evsum "$C" stall episodes)" -eq "$(ended "$C" board_stalls)" ] ||
+	fail "board stall events count $(evsum "$C" stall episodes), ended says $(ended "$C" board_stalls)"
+# the events span the capture's time, at most one a second (and the last)
+secs=$(grep '"event":"stall"' "$C/manifest.jsonl" | sed -n 's/.*"end_ns":\([0-9]*\).*/\1/p' |
+	sort -n | tail -n 1 | awk '{ print int($1 / 1e9) + 2 }')
+[ "$n" -le "$secs" ] || fail "$n ring stall events for $s stalls in under $secs s"
+[ "$nb" -le "$secs" ] || fail "$nb board stall events in under $secs s"
+grep '"event":"stall".*"ring"' "$C/manifest.jsonl" | grep -v '"ns":[0-9]*,"count":[0-9]*,"cycles"' &&
+	fail "a stall event without its held time and count"
+echo "19: $s stalls in $n events"
+
 # -- 5 and 6. the manifest adds up when the disk fills ------------------------
 mkdir "$T/small"
 if ! mount -t tmpfs -o size=8m tmpfs "$T/small" 2> /dev/null; then
