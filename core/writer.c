@@ -251,8 +251,13 @@ static void write_marks(struct capture *c)
 
 static void write_block(struct capture *c, struct ring_block *b)
 {
-	size_t len = (size_t)b->nrec * BACH_REC_SIZE;
-	uint64_t real = b->nrec - b->nmarkers;
+	/*
+	 * Read once: once released (below, or by drain_pool) the block is
+	 * the producer's again, and it may already be filling it.
+	 */
+	uint32_t nrec = b->nrec, nmarkers = b->nmarkers;
+	size_t len = (size_t)nrec * BACH_REC_SIZE;
+	uint64_t real = nrec - nmarkers;
 
 	write_events(c, b, false);
 	if (!len) {
@@ -290,9 +295,9 @@ static void write_block(struct capture *c, struct ring_block *b)
 	}
 	atomic_store(&c->write_started_ns, 0);
 	atomic_fetch_add(&c->progress, 1);
-	c->trace_pos += b->nrec;
-	c->seg_records += b->nrec;
-	c->seg_markers += b->nmarkers;
+	c->trace_pos += nrec;
+	c->seg_records += nrec;
+	c->seg_markers += nmarkers;
 	c->seg_record_bytes += len;
 	atomic_fetch_add_explicit(&c->written, real, memory_order_relaxed);
 	atomic_store(&c->bytes, c->bytes_closed + c->io.off);
