@@ -8,6 +8,9 @@
 #   make demo          build, generate a trace, show what it holds
 #   make bench         performance figures (ratios measured in one run):
 #                      bench/run.sh (trace files), bench/decode.sh (decoder)
+#   make soak          long fault runs, out of make check: bench/fault_soak.sh
+#                      (SOAK_CYCLES=40 kills of bachd amid SIGHUP storms, then
+#                      every capture recovered, whole and adding up)
 #   make fuzz          longer libFuzzer runs of every parser (FUZZ_SECONDS each)
 #   make install       install the programs, the systemd unit, sysusers,
 #                      tmpfiles and udev files and the example configuration
@@ -166,6 +169,9 @@ bench: $(PROGRAMS) $(BENCH_BIN)
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; exit $$rc
 
+soak: $(PROGRAMS)
+	$(Q)BUILD=$(BUILD) bench/fault_soak.sh
+
 demo: $(PROGRAMS)
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
 
@@ -189,7 +195,7 @@ format:
 clean:
 	rm -rf build demo-capture
 
-.PHONY: all deps tests check check-fast fuzz bench demo install format clean FORCE
+.PHONY: all deps tests check check-fast fuzz bench soak demo install format clean FORCE
 .DELETE_ON_ERROR:
 
 # the gateware: make fpga-lint, fpga-sim, fpga-synth
