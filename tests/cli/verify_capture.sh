@@ -86,4 +86,21 @@ K=$(capdir "$T/crash")
 expect_status 0 "$BACH" verify "$K"
 expect_out "seg-000001.byu.gz.part: unfinished segment:"
 expect_out "no ended event"
+# bach recover closes it offline, as a bachd start would; once
+expect_status 0 "$BACH" recover "$K"
+expect_out "$K: recovered"
+expect_status 0 "$BACH" recover "$T/crash"
+expect_out "0 captures recovered"
+expect_status 0 "$BACH" verify "$K"
+expect_out "0 problems"
+grep -q '"event":"ended","state":"recovered"' "$K/manifest.jsonl" || fail "not closed"
+# never under a running writer
+bg "$BACHD" --driver fake --option rate=100000 --set ring_mb=4 --output "$T/crash" 2> /dev/null
+P=$BGPID
+wait_until 20 "a second capture" sh -c "[ \$(ls -d '$T/crash'/2*Z* | wc -l) -eq 2 ]"
+expect_status 2 "$BACH" recover "$T/crash"
+expect_err "another bachd or bach capture is writing there"
+expect_status 2 "$BACH" recover "$(capdir "$T/crash")"
+kill -TERM "$P"
+reap "$P"
 echo ok
