@@ -87,6 +87,13 @@ mkdir "$T/empty-cap"
 expect_status 1 $BACH verify "$T/empty-cap"
 expect_out "no segments"
 
+# a failed write to standard output is an error (exit 2), never success
+for c in "stat" "stat --json" "verify" "dump" "help stat"; do
+	# shellcheck disable=SC2086
+	expect_status 2 sh -c "$BACH $c '$T/a.byu' > /dev/full"
+	expect_err "standard output: No space left on device"
+done
+
 # a device as output is written in place, never replaced by a file
 $BACH convert -q --to byu.gz "$T/a.byu" /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a device"

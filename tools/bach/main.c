@@ -126,6 +126,30 @@ static void usage(FILE *f)
 		"Exit status: 0 success, 1 the data is bad, 2 usage or environment error.\n");
 }
 
+/*
+ * Whatever a command printed must have reached standard output: a full
+ * disk or a closed pipe is an error, not success (status 2 unless the
+ * command failed worse).
+ */
+static int close_stdout(int status)
+{
+	bool bad;
+	int err;
+
+	errno = 0;
+	bad = fflush(stdout) != 0 || ferror(stdout);
+	err = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = true;
+		err = errno;
+	}
+	if (!bad)
+		return status;
+	fprintf(stderr, "%s: standard output: %s\n", prog_cmd,
+		err ? strerror(err) : "write error");
+	return status > EXIT_USAGE ? status : EXIT_USAGE;
+}
+
 static const struct bach_cmd *find(const char *name)
 {
 	for (int i = 0; cmds[i]; i++)
@@ -147,18 +171,18 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "-h")) {
 		if (argc < 3) {
 			usage(stdout);
-			return EXIT_OK;
+			return close_stdout(EXIT_OK);
 		}
 		c = find(argv[2]);
 		if (!c) {
 			fprintf(stderr, "bach: no command '%s'\n", argv[2]);
 			return EXIT_USAGE;
 		}
-		return print_help(c);
+		return close_stdout(print_help(c));
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("bach %s\n", BACH_VERSION);
-		return EXIT_OK;
+		return close_stdout(EXIT_OK);
 	}
 	c = find(argv[1]);
 	if (!c) {
@@ -172,7 +196,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return print_help(c);
+			return close_stdout(print_help(c));
 	}
-	return c->run(argc - 1, argv + 1);
+	return close_stdout(c->run(argc - 1, argv + 1));
 }
