@@ -83,9 +83,34 @@ cp "$T/noeof.byu.gz" "$T/cap/seg-000002.byu.gz"
 expect_status 1 $BACH verify "$T/cap"
 expect_out "seg-000001.byu.gz: OK, 100 records"
 expect_out "seg-000002.byu.gz: missing EOF block"
-mkdir "$T/empty-cap"
+# one rule for directories, in every command: a directory that holds
+# neither a manifest nor a segment is not a capture (exit 2); a capture
+# without a closed segment holds no records (exit 1)
+mkdir "$T/notcap" "$T/empty-cap"
+echo '{"event":"started"}' > "$T/empty-cap/manifest.jsonl"
+for d in "$T/notcap" /etc; do
+	for c in dump stat verify; do
+		expect_status 2 $BACH $c "$d"
+		expect_err "$d: not a capture directory"
+	done
+	expect_status 2 $BACH convert "$d" "$T/fromdir.byu"
+	expect_err "$d: not a capture directory"
+	[ ! -e "$T/fromdir.byu" ] || fail "convert of $d left an output"
+done
+for c in dump stat; do
+	expect_status 1 $BACH $c "$T/empty-cap"
+	expect_err "empty-cap: no segments"
+done
 expect_status 1 $BACH verify "$T/empty-cap"
-expect_out "no segments"
+expect_out "empty-cap: no segments"
+expect_status 1 $BACH convert "$T/empty-cap" "$T/fromdir.byu"
+expect_err "empty-cap: no segments"
+[ ! -e "$T/fromdir.byu" ] || fail "convert of an empty capture left an output"
+# a crash before the first segment closed: no manifest, a .part only
+mkdir "$T/part-cap"
+: > "$T/part-cap/seg-000001.byu.gz.part"
+expect_status 1 $BACH stat "$T/part-cap"
+expect_err "part-cap: no segments"
 
 # a failed write to standard output is an error (exit 2), never success
 for c in "stat" "stat --json" "verify" "dump" "help stat"; do

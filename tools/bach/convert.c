@@ -281,9 +281,10 @@ static int run(int argc, char **argv)
 	if (!to)
 		return usage_error("%s: cannot tell the output format; give --to", out);
 
-	if (open_source(&s, from, in, flags)) {
+	status = open_source(&s, from, in, flags);
+	if (status) {
 		close_source(&s);
-		return EXIT_USAGE;
+		return bach_exit_status(status);
 	}
 	if (to->kind == K_EXPORT)
 		status = to_text(&s, to, out, &nrec, &skipped);

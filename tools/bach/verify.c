@@ -2,6 +2,7 @@
 /* bach verify: is every record valid and every file whole? */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,43 +102,53 @@ static void verify_file(struct vstate *v, const char *path)
 static void verify_path(struct vstate *v, const char *path)
 {
 	struct stat st;
-	char **segs;
+	char **segs, msg[PATH_MAX + 128];
 	size_t parts = 0;
 	ssize_t n;
 
-	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		n = bach_capture_segments(path, &segs, &parts);
-		if (n < 0) {
-			printf("%s: cannot list capture directory: %s\n", path,
-			       strerror((int)-n));
-			v->problems++;
-			return;
-		}
-		if (n == 0 && !parts) {
-			char man[4200];
-
-			/* a capture that ended before its first block is whole */
-			snprintf(man, sizeof(man), "%s/manifest.jsonl", path);
-			if (access(man, F_OK) == 0) {
-				printf("%s: no segments: the capture holds no records\n",
-				       path);
-			} else {
-				printf("%s: no segments (seg-*.byu or seg-*.byu.gz) in capture directory\n",
-				       path);
-				v->problems++;
-			}
-		}
-		for (ssize_t i = 0; i < n; i++) {
-			verify_file(v, segs[i]);
-			free(segs[i]);
-		}
-		free(segs);
-		if (parts)
-			printf("%s: %zu unfinished segment%s (*.part): being written, or left by a crash and recovered at the next bachd start\n",
-			       path, parts, parts == 1 ? "" : "s");
+	if (!strcmp(path, "-") || stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		verify_file(v, path);
 		return;
 	}
-	verify_file(v, path);
+	n = bach_capture_open(path, &segs, &parts, msg, sizeof(msg));
+	if (n < 0) {
+		printf("%s\n", msg);
+		v->problems++;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		verify_file(v, segs[i]);
+		free(segs[i]);
+	}
+	free(segs);
+	if (parts)
+		printf("%s: %zu unfinished segment%s (*.part): being written, or left by a crash and recovered at the next bachd start\n",
+		       path, parts, parts == 1 ? "" : "s");
+}
+
+/* A missing path or a directory that is no capture: usage, not damage. */
+static int check_path(const char *path)
+{
+	struct stat st;
+	char **segs, msg[PATH_MAX + 128];
+	ssize_t n;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) < 0) {
+		errmsg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	n = bach_capture_open(path, &segs, NULL, msg, sizeof(msg));
+	for (ssize_t i = 0; i < n; i++)
+		free(segs[i]);
+	free(segs);
+	if (n < 0 && n != -BACH_EDATA) {
+		errmsg("%s", msg);
+		return -1;
+	}
+	return 0;
 }
 
 static int run(int argc, char **argv)
@@ -156,15 +167,9 @@ static int run(int argc, char **argv)
 	}
 	if (optind == argc)
 		return usage_error("no TRACE given");
-	for (int i = optind; i < argc; i++) {
-		struct stat st;
-
-		/* a missing path is a usage error, not damage */
-		if (strcmp(argv[i], "-") && stat(argv[i], &st) < 0) {
-			errmsg("%s: %s", argv[i], strerror(errno));
+	for (int i = optind; i < argc; i++)
+		if (check_path(argv[i]))
 			return EXIT_USAGE;
-		}
-	}
 	for (int i = optind; i < argc; i++)
 		verify_path(&v, argv[i]);
 	printf("verify: %llu file%s, %llu records, %llu problem%s",
@@ -194,7 +199,8 @@ const struct bach_cmd cmd_verify = {
 		"\n"
 		"  -q, --quiet   list problems only\n"
 		"\n"
-		"Exit status: 0 all good, 1 damage found, 2 usage error or missing file.\n"
+		"Exit status: 0 all good, 1 damage found (an empty capture too), 2 usage\n"
+		"error, a missing file or a directory that is not a capture.\n"
 		"\n"
 		"example: bach verify captures/20261121T223000Z\n",
 };
