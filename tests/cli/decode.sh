@@ -153,6 +153,26 @@ expect_status 2 "$BACH" decode "$T/cut.vcd" -o "$T/keep.byu"
 same "$T/keep.byu" "$T/keep.ref"
 expect_status 2 "$BACH" decode "$T/bus0.vcd"
 expect_err "-o OUT is required"
+# an output that is the capture (or the map) is refused, the input kept
+for f in bus0.vcd bus0.sr; do
+	cp "$T/$f" "$T/keep.$f"
+	expect_status 2 "$BACH" decode "$T/$f" -o "$T/$f"
+	expect_err "the same file as the input"
+	same "$T/$f" "$T/keep.$f"
+done
+cp "$T/map" "$T/map.byu"
+expect_status 2 "$BACH" decode --map "$T/map.byu" "$T/renamed.vcd" -o "$T/map.byu"
+expect_err "the same file as the input"
+same "$T/map.byu" "$T/map"
+# records go to a trace: .byu, .byu.gz, - or a device; other names refused
+for o in t.csv t.din t.vcd t.gz noext; do
+	expect_status 2 "$BACH" decode "$T/bus0.vcd" -o "$T/$o"
+	expect_err "$o: bach decode writes a trace"
+	[ ! -e "$T/$o" ] || fail "decode wrote $o"
+done
+expect_status 0 "$BACH" decode -q "$T/bus0.vcd" -o /dev/null
+expect_status 0 "$BACH" decode -q "$T/bus0.vcd" -o -
+cmp -s "$T/out" "$T/keep.byu" || fail "decode -o - differs from decode -o keep.byu"
 expect_status 0 "$BACH" decode --list-formats
 expect_out "srzip"
 expect_out "vcd"
