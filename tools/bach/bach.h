@@ -55,6 +55,13 @@ enum bach_out_format out_format_for(const char *path);
 bool ends_with(const char *s, const char *suffix);
 
 /*
+ * For commands that write files: SIGHUP, SIGINT and SIGTERM remove the
+ * temporary output (bach/outfile.h) and then kill the process as they
+ * would have, so the shell sees the signal. Ignored signals stay ignored.
+ */
+void catch_signals(void);
+
+/*
  * Refuse an output that would destroy an input: OUT is the same file as
  * one of the nin inputs (device and inode, so through links too; "-" is
  * standard input or output), or OUT would be created inside an input that

@@ -277,6 +277,7 @@ static int run(int argc, char **argv)
 	status = check_output(out, &in, 1);
 	if (status)
 		return status;
+	catch_signals();
 	status = open_source(&s, from, in, flags);
 	if (status) {
 		close_source(&s);

@@ -145,6 +145,7 @@ static int run(int argc, char **argv)
 		rc = out_format(out, &wo.format);
 	if (rc)
 		return rc;
+	catch_signals();
 	if (bach_writer_open(&w, out, &wo)) {
 		errmsg("%s", bach_writer_strerror(w));
 		bach_writer_free(w);

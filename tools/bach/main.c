@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* `bach CMD ...`: dispatch, help, and helpers shared by the subcommands. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "bach.h"
+#include "bach/outfile.h"
 
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
@@ -89,6 +91,33 @@ void obuf_free(struct obuf *o)
 {
 	free(o->buf);
 	o->buf = NULL;
+}
+
+static void die_by_signal(int sig)
+{
+	/* SA_RESETHAND made the action the default: the signal kills, once
+	 * this handler returns */
+	bach_outfile_remove_temps();
+	raise(sig);
+}
+
+void catch_signals(void)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM };
+	struct sigaction sa = { .sa_handler = die_by_signal,
+				.sa_flags = SA_RESETHAND };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++) {
+		struct sigaction old;
+
+		/* an ignored signal (nohup, a background job) stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 }
 
 bool ends_with(const char *s, const char *suffix)
