@@ -429,6 +429,46 @@ static zip_t *open_srzip(const char *path, struct la_feed *f)
 }
 
 /*
+ * A session's samples are in numbered members, NAME-1, NAME-2, ...
+ * (logic-1-1, analog-1-3-1), read in order until one is missing: a hole
+ * would silently cut the capture short, and an empty member hides one. Each
+ * numbered member must follow its predecessor and hold bytes.
+ */
+static int check_members(const char *path, zip_t *z, struct la_feed *f)
+{
+	for (zip_int64_t i = 0, n = zip_get_num_entries(z, 0); i < n; i++) {
+		const char *name = zip_get_name(z, (zip_uint64_t)i, 0);
+		const char *dash = name ? strrchr(name, '-') : NULL;
+		char prev[256], *end;
+		unsigned long k;
+		zip_stat_t st;
+
+		if (!dash || (strncmp(name, "logic-", 6) &&
+			      strncmp(name, "analog-", 7)))
+			continue;
+		k = strtoul(dash + 1, &end, 10);
+		if (*end || !k || dash[1] < '1' || dash[1] > '9')
+			continue;
+		if (zip_stat_index(z, (zip_uint64_t)i, 0, &st) == 0 &&
+		    (st.valid & ZIP_STAT_SIZE) && st.size == 0) {
+			la_fail(f, BACH_LA_BAD_INPUT,
+				"%s: damaged: member %s is empty (no samples)",
+				path, name);
+			return -1;
+		}
+		snprintf(prev, sizeof prev, "%.*s-%lu", (int)(dash - name),
+			 name, k - 1);
+		if (k > 1 && zip_name_locate(z, prev, 0) < 0) {
+			la_fail(f, BACH_LA_BAD_INPUT,
+				"%s: damaged: member %s is missing (%s follows)",
+				path, prev, name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * libsigrok reads a session's members without checking their CRCs, so a
  * damaged member would decode as garbage: read each whole through libzip
  * first, which does check them.
@@ -563,6 +603,10 @@ static int run_srzip(const char *path, struct la_feed *f)
 	z = open_srzip(path, f);
 	if (!z)
 		return -1;
+	if (check_members(path, z, f)) {
+		zip_discard(z);
+		return -1;
+	}
 	ver = read_member(z, "version", 16, why, sizeof why);
 	if (!ver || strcmp(g_strstrip(ver), "2"))
 		goto out;	/* libsigrok's (or its error) */

@@ -177,7 +177,28 @@ expect_status 0 "$BACH" decode --list-formats
 expect_out "srzip"
 expect_out "vcd"
 
-# 5. a capture a real analyzer made (skipped when ../shared/testdata is
+# 5. damaged analyzer files: each an error naming the file and the place
+HCC=$(command -v "${CC:-cc}" || command -v gcc || true)
+[ -n "$HCC" ] || fail "no C compiler for tests/helpers/srzip_edit.c"
+# shellcheck disable=SC2046
+"$HCC" -O1 -o "$T/srzip_edit" "$TOP/tests/helpers/srzip_edit.c" \
+	$(pkg-config --cflags --libs libzip) || fail "cannot build srzip_edit"
+# a session's samples in three members decode as in one
+cp "$T/bus4.sr" "$T/split.sr"
+"$T/srzip_edit" "$T/split.sr" split logic-1-1 3 6
+decoded "$T/split.sr"
+# one of them missing (1, then 3), or empty: damage, not a shorter capture
+cp "$T/split.sr" "$T/hole.sr"
+"$T/srzip_edit" "$T/hole.sr" delete logic-1-2
+bad "hole.sr: damaged: member logic-1-2 is missing (logic-1-3 follows)" "$T/hole.sr"
+cp "$T/split.sr" "$T/empty2.sr"
+"$T/srzip_edit" "$T/empty2.sr" empty logic-1-2
+bad "empty2.sr: damaged: member logic-1-2 is empty" "$T/empty2.sr"
+cp "$T/bus4.sr" "$T/empty1.sr"
+"$T/srzip_edit" "$T/empty1.sr" empty logic-1-1
+bad "empty1.sr: damaged: member logic-1-1 is empty" "$T/empty1.sr"
+
+# 6. a capture a real analyzer made (skipped when ../shared/testdata is
 # absent): a Z80 as a bus with ADS# = /M1, one record per opcode fetch,
 # checked against sigrok-cli's own reading of the samples
 KC=$TESTDATA/external/kc85-cpuclk.sr
