@@ -197,6 +197,22 @@ bad "empty2.sr: damaged: member logic-1-2 is empty" "$T/empty2.sr"
 cp "$T/bus4.sr" "$T/empty1.sr"
 "$T/srzip_edit" "$T/empty1.sr" empty logic-1-1
 bad "empty1.sr: damaged: member logic-1-1 is empty" "$T/empty1.sr"
+# a VCD whose time goes back at line L (libsigrok stops there, silently)
+L=$(grep -n '^#' "$T/bus0.vcd" | sed -n 100p | cut -d: -f1)
+prev=$(grep '^#' "$T/bus0.vcd" | sed -n 99p)
+awk -v l="$L" 'NR == l { print "#3"; next } { print }' "$T/bus0.vcd" > "$T/back.vcd"
+bad "back.vcd:$L: timestamp #3 is before the previous one ($prev)" "$T/back.vcd"
+# a timestamp far beyond the last: refused at once, not walked sample by
+# sample (it took more than 100 s)
+cp "$T/bus0.vcd" "$T/far.vcd"
+echo '#99999999999' >> "$T/far.vcd"
+L=$(wc -l < "$T/far.vcd")
+expect_status 2 timeout 60 "$BACH" decode "$T/far.vcd" -o "$T/far.byu"
+expect_err "far.vcd:$L: timestamp #99999999999 comes 99999"
+expect_err "samples after the last change"
+[ ! -e "$T/far.byu" ] || fail "far.vcd left an output"
+# ... unless the user shortens idle spans with the module's own option
+expect_status 0 timeout 60 "$BACH" decode -q --option compress=1000 "$T/far.vcd" -o "$T/far.byu"
 
 # 6. a capture a real analyzer made (skipped when ../shared/testdata is
 # absent): a Z80 as a bus with ADS# = /M1, one record per opcode fetch,
