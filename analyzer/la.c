@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -318,6 +319,39 @@ static const struct sr_input_module *module_for(const char *path)
 	return NULL;
 }
 
+/*
+ * Integer options passed on only within these ranges, whichever module has
+ * them: beyond, libsigrok makes the channels one by one (binary with
+ * numchannels=99999999 never ends) for a decoder that takes 128 at most.
+ */
+static const struct {
+	const char *id;
+	long long min, max;
+	const char *why;
+} opt_ranges[] = {
+	{ "numchannels", 0, BACH_BUS_MAX_UNIT * 8,
+	  "the decoder takes at most 128 channels" },
+	{ "logic_channels", 0, BACH_BUS_MAX_UNIT * 8,
+	  "the decoder takes at most 128 channels" },
+};
+
+static int check_range(const struct sr_input_module *imod, const char *kv,
+		       const char *key, long long x, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof opt_ranges / sizeof *opt_ranges; i++) {
+		if (strcmp(opt_ranges[i].id, key) ||
+		    (x >= opt_ranges[i].min && x <= opt_ranges[i].max))
+			continue;
+		snprintf(err, errlen,
+			 "--option %s: out of range for the %s input: %lld to "
+			 "%lld (%s)",
+			 kv, sr_input_id_get(imod), opt_ranges[i].min,
+			 opt_ranges[i].max, opt_ranges[i].why);
+		return -1;
+	}
+	return 0;
+}
+
 /* "key=value" options, typed as the module's own defaults are. */
 static GHashTable *module_options(const struct sr_input_module *imod,
 				  const char *const *kv, size_t n, char *err,
@@ -357,28 +391,28 @@ static GHashTable *module_options(const struct sr_input_module *imod,
 			goto fail;
 		}
 		const char *val = eq + 1;
+		long long x = 0;	/* an integer's value, for its range */
 
 		errno = 0;
 		if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_UINT64)) {
-			uint64_t x = strtoull(val, &end, 0);
+			uint64_t u = strtoull(val, &end, 0);
 
 			if (!*end && !errno && *val != '-')
-				v = g_variant_new_uint64(x);
+				v = g_variant_new_uint64(u);
+			x = u > LLONG_MAX ? LLONG_MAX : (long long)u;
 		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_UINT32)) {
-			unsigned long x = strtoul(val, &end, 0);
-
+			x = strtoll(val, &end, 0);
 			if (!*end && !errno && *val != '-' && x <= UINT32_MAX)
 				v = g_variant_new_uint32((uint32_t)x);
 		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_INT32)) {
-			long x = strtol(val, &end, 0);
-
+			x = strtoll(val, &end, 0);
 			if (!*end && !errno && x >= INT32_MIN && x <= INT32_MAX)
 				v = g_variant_new_int32((int32_t)x);
 		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_DOUBLE)) {
-			double x = strtod(val, &end);
+			double d = strtod(val, &end);
 
 			if (!*end && !errno)
-				v = g_variant_new_double(x);
+				v = g_variant_new_double(d);
 		} else if (g_variant_is_of_type(o->def,
 						G_VARIANT_TYPE_BOOLEAN)) {
 			if (!strcmp(val, "1") || !strcasecmp(val, "true") ||
@@ -398,6 +432,10 @@ static GHashTable *module_options(const struct sr_input_module *imod,
 			snprintf(err, errlen,
 				 "--option %s: not a valid value for %s (%s)",
 				 kv[i], key, o->desc ? o->desc : "");
+			goto fail;
+		}
+		if (check_range(imod, kv[i], key, x, err, errlen)) {
+			g_variant_unref(g_variant_ref_sink(v));
 			goto fail;
 		}
 		g_hash_table_insert(h, g_strdup(key), g_variant_ref_sink(v));

@@ -213,6 +213,13 @@ expect_err "samples after the last change"
 [ ! -e "$T/far.byu" ] || fail "far.vcd left an output"
 # ... unless the user shortens idle spans with the module's own option
 expect_status 0 timeout 60 "$BACH" decode -q --option compress=1000 "$T/far.vcd" -o "$T/far.byu"
+# an option beyond what the decoder takes: refused before libsigrok sees it
+# (which made 99999999 channels one by one)
+expect_status 2 timeout 60 "$BACH" decode --format binary --option numchannels=99999999 \
+	"$T/bus0.bin" -o "$T/nc.byu"
+expect_err "--option numchannels=99999999: out of range for the binary input: 0 to 128"
+expect_status 2 timeout 60 "$BACH" decode --option logic_channels=1000 "$T/bus0.csv" -o "$T/nc.byu"
+expect_err "--option logic_channels=1000: out of range for the csv input"
 
 # 6. a capture a real analyzer made (skipped when ../shared/testdata is
 # absent): a Z80 as a bus with ADS# = /M1, one record per opcode fetch,
