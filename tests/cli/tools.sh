@@ -125,6 +125,31 @@ $BACH convert -q --to byu.gz "$T/a.byu" /dev/null
 $BACH gen --records 10 -o /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a device"
 
+# bach ctl against a server that never replies: a timeout, not a hang
+S="$T/silent.sock"
+perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+	bind($s, pack_sockaddr_un($ARGV[0])) or die "bind: $!";
+	listen($s, 5) or die "listen: $!"; sleep 60' "$S" &
+spid=$!
+trap 'kill $spid 2>/dev/null || true; rm -rf "$T"' EXIT
+n=0
+while [ ! -S "$S" ]; do
+	n=$((n + 1))
+	[ $n -lt 200 ] || fail "the silent server did not start"
+	sleep 0.05
+done
+expect_status 2 timeout 30 $BACH ctl --socket "$S" --timeout 1 status
+expect_err "$S: no reply within 1 s"
+start=$(date +%s)
+expect_status 2 timeout 30 $BACH ctl --socket "$S" status
+expect_err "$S: no reply within 5 s"
+[ $(($(date +%s) - start)) -ge 4 ] || fail "the default timeout is not 5 s"
+kill $spid || true
+expect_status 2 $BACH ctl --socket "$S" --timeout 0 status
+expect_err "--timeout: seconds, more than 0"
+expect_status 2 $BACH ctl --socket "$T/nosuch.sock" status
+expect_err "nosuch.sock: No such file or directory"
+
 # help
 expect_status 0 $BACH help dump
 expect_out "usage: bach dump"
