@@ -195,6 +195,26 @@ expect_err "unknown format 'nosuch'"
 expect_status 2 "$BACH" convert --from din --to din "$G/din.txt"
 expect_status 2 "$BACH" convert --from din "$G/din.txt" "$T/u.what"
 expect_err "cannot tell the output format"
+# long lines: any length up to 1 MiB (a din line's comment, blanks after a
+# lackey access); beyond, an error naming the file, the line and the limit
+{
+	echo " L 0421be0e,4"
+	printf ' S 0421be10,8%5000s\n' ''
+	printf ' I  04000b73,2%70000s\n' ''
+} >"$T/long.lackey"
+expect_status 0 "$BACH" convert --from lackey --to csv "$T/long.lackey" "$T/long.csv"
+expect_err "3 lines read, 4 records written"
+printf '2 4000b73 %70000s\n' 'comment' >"$T/long.din"
+expect_status 0 "$BACH" convert --from din --to csv "$T/long.din" "$T/longdin.csv"
+expect_err "1 lines read, 1 records written"
+{
+	echo "0 1000"
+	printf '1 2000 %1100000s\n' 'x'
+	echo "2 3000"
+} >"$T/huge.din"
+expect_status 1 "$BACH" convert --from din "$T/huge.din" "$T/huge.byu"
+expect_err "huge.din: line 2: longer than 1048576 bytes (the most a line may have)"
+no_output "$T/huge.byu"
 # a failed conversion leaves an existing OUT alone
 echo keep >"$T/keep.byu"
 expect_status 1 "$BACH" convert --from lackey "$G/lackey-bad.txt" "$T/keep.byu"
