@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,40 @@ ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts)
 	return (ssize_t)n;
 }
 
+ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
+			  char *msg, size_t len)
+{
+	char man[PATH_MAX];
+	size_t parts = 0;
+	ssize_t n;
+
+	n = bach_capture_segments(dir, paths, &parts);
+	if (nparts)
+		*nparts = parts;
+	if (n < 0) {
+		snprintf(msg, len, "%s: cannot list capture directory: %s", dir,
+			 strerror((int)-n));
+		return n;
+	}
+	if (n > 0)
+		return n;
+	free(*paths);
+	*paths = NULL;
+	snprintf(man, sizeof(man), "%s/manifest.jsonl", dir);
+	if (!parts && access(man, F_OK) < 0) {
+		snprintf(msg, len,
+			 "%s: not a capture directory (no manifest.jsonl, no "
+			 "seg-* segments)",
+			 dir);
+		return -EISDIR;
+	}
+	snprintf(msg, len,
+		 "%s: no segments (seg-*.byu or seg-*.byu.gz): the capture "
+		 "holds no records",
+		 dir);
+	return -BACH_EDATA;
+}
+
 int bach_reader_add_as(struct bach_reader *r, const char *path,
 		       enum bach_file_kind kind)
 {
@@ -219,10 +254,9 @@ int bach_reader_add(struct bach_reader *r, const char *path)
 				    strerror(errno));
 		return push_path(r, path, KIND_AUTO);
 	}
-	n = bach_capture_segments(path, &segs, NULL);
+	n = bach_capture_open(path, &segs, NULL, r->msg, sizeof(r->msg));
 	if (n < 0)
-		return fail(r, (int)n, "%s: cannot list capture directory: %s",
-			    path, strerror((int)-n));
+		return r->err = (int)n;
 	for (ssize_t i = 0; i < n; i++) {
 		if (!err)
 			err = push_path(r, segs[i], KIND_AUTO);

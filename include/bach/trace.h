@@ -38,7 +38,8 @@ void bach_reader_free(struct bach_reader *r);
  * standard input, sniffed for the gzip magic), or a capture directory, whose
  * closed seg-*.byu[.gz] segments are appended in name order. Paths ending in
  * ".gz" are read as gzip; anything else as raw records. Fails with -errno and
- * a message when the path cannot be opened or the directory listed.
+ * a message when the path cannot be opened, or a directory is not a capture
+ * with segments (bach_capture_open()).
  */
 int bach_reader_add(struct bach_reader *r, const char *path);
 /* The same, read as the given kind whatever the name says (not for dirs). */
@@ -79,6 +80,15 @@ void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi);
  * counted in *nparts when nparts is not NULL. Returns the count or -errno.
  */
 ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts);
+/*
+ * The same, for reading DIR as a trace, with one rule for every reader: a
+ * directory holding neither manifest.jsonl nor any seg-* file (closed or
+ * *.part) is not a capture directory: -EISDIR (exit status 2); a capture
+ * with no closed segment holds no records: -EBADMSG (exit status 1). On an
+ * error *paths is NULL and msg says what, naming DIR.
+ */
+ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
+			  char *msg, size_t len);
 
 /* ---- blocked gzip (BGZF-style) ----------------------------------------- */
 
