@@ -187,10 +187,7 @@ static int import_some(struct bach_importer *im, size_t *made)
 							     "%s: size is not a multiple of 12: %zu bytes left over at byte offset %llu",
 							     iname(im), avail,
 							     (unsigned long long)(im->in_pos + im->in_off));
-					if (im->in_pos + im->in_len == 0)
-						return ifail(im, -BACH_EDATA,
-							     "%s: empty file", iname(im));
-					break;
+					break; /* an empty input: an empty trace */
 				}
 				if (refill(im))
 					return im->err;
@@ -213,12 +210,8 @@ static int import_some(struct bach_importer *im, size_t *made)
 			}
 			if (!im->eof)
 				return too_long(im);
-			if (!avail) {
-				if (im->in_pos + im->in_len == 0)
-					return ifail(im, -BACH_EDATA,
-						     "%s: empty file", iname(im));
-				break;
-			}
+			if (!avail)
+				break; /* an empty input: an empty trace */
 			len = avail; /* last line without a newline */
 			im->in_off += len;
 		} else {

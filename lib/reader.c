@@ -222,10 +222,12 @@ ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
 			 dir);
 		return -EISDIR;
 	}
+	if (!parts)
+		return 0; /* a capture that holds no records: an empty trace */
 	snprintf(msg, len,
-		 "%s: no segments (seg-*.byu or seg-*.byu.gz): the capture "
-		 "holds no records",
-		 dir);
+		 "%s: no closed segment: %zu unfinished (*.part), being "
+		 "written or left by a crash (bach recover closes it)",
+		 dir, parts);
 	return -BACH_EDATA;
 }
 
@@ -615,11 +617,13 @@ static ssize_t produce_gzip(struct bach_reader *r)
 
 static int end_of_file(struct bach_reader *r)
 {
-	if (r->out_off == 0 && (r->kind == BACH_FILE_RAW || r->members == 0)) {
-		if (r->in_off == 0)
-			return fail(r, -BACH_EDATA, "%s: empty file (no records)",
-				    bach_reader_file(r));
-	}
+	/*
+	 * A trace may hold no records (docs/formats.md section 2): an empty
+	 * .byu is one. An empty file read as gzip is not gzip at all.
+	 */
+	if (r->kind == BACH_FILE_GZIP && r->members == 0 && r->in_off == 0)
+		return fail(r, -BACH_EDATA, "%s: empty file: not gzip",
+			    bach_reader_file(r));
 	if (r->carry)
 		return fail(r, -BACH_EDATA,
 			    "%s: truncated record at byte offset %llu (%zu of 6 bytes)",

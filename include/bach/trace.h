@@ -39,7 +39,7 @@ void bach_reader_free(struct bach_reader *r);
  * closed seg-*.byu[.gz] segments are appended in name order. Paths ending in
  * ".gz" are read as gzip; anything else as raw records. Fails with -errno and
  * a message when the path cannot be opened, or a directory is not a capture
- * with segments (bach_capture_open()).
+ * that can be read (bach_capture_open()). A trace may hold no records.
  */
 int bach_reader_add(struct bach_reader *r, const char *path);
 /* The same, read as the given kind whatever the name says (not for dirs). */
@@ -84,8 +84,9 @@ ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts);
  * The same, for reading DIR as a trace, with one rule for every reader: a
  * directory holding neither manifest.jsonl nor any seg-* file (closed or
  * *.part) is not a capture directory: -EISDIR (exit status 2); a capture
- * with no closed segment holds no records: -EBADMSG (exit status 1). On an
- * error *paths is NULL and msg says what, naming DIR.
+ * with no closed segment but unfinished *.part ones cannot be read yet:
+ * -EBADMSG (exit status 1); a capture with neither holds no records: 0, an
+ * empty trace. On an error *paths is NULL and msg says what, naming DIR.
  */
 ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
 			  char *msg, size_t len);

@@ -168,12 +168,14 @@ no_output "$T/p13.byu"
 expect_status 1 "$BACH" convert --from p2 "$T/p2-type.bin" "$T/pt.byu"
 expect_err "record 2 (byte offset 24): unknown request type 0x04"
 no_output "$T/pt.byu"
-# empty files
+# empty files are empty traces, in every format, both ways
 : >"$T/empty.txt"
 for from in lackey din cis501 p2 byu; do
-	expect_status 1 "$BACH" convert --from "$from" --to csv "$T/empty.txt" "$T/e.csv"
-	expect_err "empty"
-	no_output "$T/e.csv"
+	expect_status 0 "$BACH" convert --from "$from" --to byu.gz "$T/empty.txt" "$T/e.byu.gz"
+	expect_status 0 "$BACH" convert "$T/e.byu.gz" "$T/e.byu"
+	[ -f "$T/e.byu" ] && [ ! -s "$T/e.byu" ] || fail "$from: an empty input is not an empty trace"
+	expect_status 0 "$BACH" verify "$T/e.byu.gz"
+	expect_out "OK, 0 records"
 done
 # a truncated byu.gz
 head -c 2000 "$T/a.byu.gz" >"$T/cut.byu.gz"

@@ -70,8 +70,8 @@ head -c $((n - 28)) "$T/a.byu.gz" > "$T/noeof.byu.gz"
 expect_status 1 $BACH verify "$T/noeof.byu.gz"
 expect_out "missing EOF block"
 : > "$T/empty.byu"
-expect_status 1 $BACH verify "$T/empty.byu"
-expect_out "empty file"
+expect_status 0 $BACH verify "$T/empty.byu"
+expect_out "empty.byu: OK, 0 records"
 expect_status 2 $BACH verify "$T/missing.byu"
 expect_err "missing.byu: No such file"
 expect_status 2 $BACH stat "$T/missing.byu"
@@ -85,7 +85,7 @@ expect_out "seg-000001.byu.gz: OK, 100 records"
 expect_out "seg-000002.byu.gz: missing EOF block"
 # one rule for directories, in every command: a directory that holds
 # neither a manifest nor a segment is not a capture (exit 2); a capture
-# without a closed segment holds no records (exit 1)
+# without a closed segment holds no records
 mkdir "$T/notcap" "$T/empty-cap"
 echo '{"event":"started"}' > "$T/empty-cap/manifest.jsonl"
 for d in "$T/notcap" /etc; do
@@ -97,20 +97,28 @@ for d in "$T/notcap" /etc; do
 	expect_err "$d: not a capture directory"
 	[ ! -e "$T/fromdir.byu" ] || fail "convert of $d left an output"
 done
-for c in dump stat; do
-	expect_status 1 $BACH $c "$T/empty-cap"
-	expect_err "empty-cap: no segments"
+# a capture with no segment and nothing unfinished is an empty trace
+for c in dump stat verify; do
+	expect_status 0 $BACH $c "$T/empty-cap"
 done
-expect_status 1 $BACH verify "$T/empty-cap"
-expect_out "empty-cap: no segments"
-expect_status 1 $BACH convert "$T/empty-cap" "$T/fromdir.byu"
-expect_err "empty-cap: no segments"
-[ ! -e "$T/fromdir.byu" ] || fail "convert of an empty capture left an output"
-# a crash before the first segment closed: no manifest, a .part only
+expect_out "empty-cap: no segments: the capture holds no records"
+expect_status 0 $BACH convert "$T/empty-cap" "$T/fromdir.byu"
+[ -f "$T/fromdir.byu" ] && [ ! -s "$T/fromdir.byu" ] || fail "convert of an empty capture: not an empty trace"
+expect_status 0 $BACH stat "$T/fromdir.byu"
+expect_out "records            0"
+# a crash before the first segment closed: only a .part, nothing readable yet
 mkdir "$T/part-cap"
 : > "$T/part-cap/seg-000001.byu.gz.part"
 expect_status 1 $BACH stat "$T/part-cap"
-expect_err "part-cap: no segments"
+expect_err "part-cap: no closed segment: 1 unfinished (*.part)"
+# and with no manifest at all, which bachd makes before any segment: damage
+expect_status 1 $BACH verify "$T/part-cap"
+expect_out "seg-000001.byu.gz.part: unfinished segment"
+expect_out "part-cap: no manifest.jsonl"
+# an empty file named .gz is not gzip
+: > "$T/nothing.byu.gz"
+expect_status 1 $BACH dump "$T/nothing.byu.gz"
+expect_err "nothing.byu.gz: empty file: not gzip"
 
 # a failed write to standard output is an error (exit 2), never success
 for c in "stat" "stat --json" "verify" "dump" "help stat"; do

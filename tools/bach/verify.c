@@ -421,7 +421,7 @@ const struct bach_cmd cmd_verify = {
 		"\n"
 		"  -q, --quiet   list problems only\n"
 		"\n"
-		"Exit status: 0 all good, 1 damage found (an empty capture too), 2 usage\n"
+		"Exit status: 0 all good (an empty trace too), 1 damage found, 2 usage\n"
 		"error, a missing file or a directory that is not a capture.\n"
 		"\n"
 		"example: bach verify captures/20261121T223000Z\n",
