@@ -8,14 +8,6 @@
 command -v pkg-config > /dev/null 2>&1 ||
 	fail "no pkg-config: the build needs it too (scripts/deps.sh)"
 
-# 0. the driver's frame walker finds exactly the replies the frame parser
-# finds, in any stream cut into any pieces (no umockdev needed)
-# shellcheck disable=SC2046
-helper usb_walk -std=gnu11 -I"$TOP/include" -I"$TOP/drivers/usb" \
-	"$TOP/drivers/usb/protocol.c" "$TOP/lib/frame.c" "$TOP/drivers/common.c" \
-	$(pkg-config --cflags --libs libusb-1.0) -ldeflate
-"$T/usb_walk" 100 || fail "the frame walker and the parser disagree"
-
 pkg-config --exists umockdev-1.0 ||
 	skip "umockdev-1.0 development files missing (scripts/deps.sh installs libumockdev-dev): the board cannot be emulated here"
 # shellcheck disable=SC2046
