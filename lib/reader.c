@@ -62,9 +62,8 @@ struct bach_reader {
 	uint64_t members;
 	bool blocked, eof_block;
 	bool last_bc;		/* the last member carried the BC field */
+	bool member_bc;		/* the member being read carries it */
 	size_t good_made;	/* output of whole members in this call */
-	gz_header head;
-	uint8_t extra[64];
 };
 
 int bach_exit_status(int err)
@@ -364,6 +363,31 @@ static ssize_t fill(struct bach_reader *r, uint8_t *buf, size_t cap)
 	return (ssize_t)got;
 }
 
+/*
+ * Whether the member at next_in is a blocked one (bach_bgzf_member_size()
+ * finds its BC subfield), its header read where it lies: more of the file
+ * is read first when it straddles the end of what is at hand.
+ */
+static int member_blocked(struct bach_reader *r)
+{
+	int n;
+
+	while ((n = bach_bgzf_member_size(r->zs.next_in, r->zs.avail_in)) ==
+		       -EAGAIN &&
+	       !r->file_eof && r->zs.avail_in < IN_CAP) {
+		ssize_t got;
+
+		memmove(r->in, r->zs.next_in, r->zs.avail_in);
+		r->zs.next_in = r->in;
+		got = fill(r, r->in + r->zs.avail_in, IN_CAP - r->zs.avail_in);
+		if (got < 0)
+			return (int)got;
+		r->zs.avail_in += (uInt)got;
+	}
+	r->member_bc = n > 0;
+	return 0;
+}
+
 static int start_member(struct bach_reader *r)
 {
 	int ret;
@@ -376,31 +400,12 @@ static int start_member(struct bach_reader *r)
 		return fail(r, -ENOMEM, "%s: zlib: %s", bach_reader_file(r),
 			    r->zs.msg ? r->zs.msg : zError(ret));
 	r->zinit = true;
-	memset(&r->head, 0, sizeof(r->head));
-	r->head.extra = r->extra;
-	r->head.extra_max = sizeof(r->extra);
-	inflateGetHeader(&r->zs, &r->head);
+	ret = member_blocked(r);
+	if (ret < 0)
+		return ret;
 	r->member_start = r->in_off - r->zs.avail_in;
 	r->in_member = true;
 	return 0;
-}
-
-static bool head_has_bc(const gz_header *h)
-{
-	const uint8_t *p = h->extra;
-	unsigned len;
-
-	if (!p || h->extra_len < 4)
-		return false;
-	len = h->extra_len < h->extra_max ? h->extra_len : h->extra_max;
-	for (unsigned i = 0; i + 4 <= len;) {
-		unsigned slen = get_le16(p + i + 2);
-
-		if (p[i] == 'B' && p[i + 1] == 'C' && slen == 2)
-			return true;
-		i += 4 + slen;
-	}
-	return false;
 }
 
 static int open_file(struct bach_reader *r)
@@ -543,7 +548,7 @@ static ssize_t inflate_some(struct bach_reader *r)
 		before = r->zs.total_out;
 		ret = inflate(&r->zs, Z_NO_FLUSH);
 		if (ret == Z_STREAM_END) {
-			bool bc = head_has_bc(&r->head);
+			bool bc = r->member_bc;
 			bool empty = r->zs.total_out == 0;
 
 			(void)before;

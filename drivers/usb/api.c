@@ -459,12 +459,17 @@ static void account_loss(struct bach_source *src, struct usb *u)
 {
 	struct bach_board_status zero = { .fifo_size = u->id.fifo_records,
 					  .clock_hz = u->id.clock_hz };
-	uint64_t end = u->w.data_end, known = end;
+	uint64_t end = u->data_end, known = end;
+	struct bach_frame cut;
+	size_t have;
 
 	if (!u->started)
 		return;
-	if (u->w.in_data && u->w.data_index + u->w.data_count > known)
-		known = u->w.data_index + u->w.data_count;
+	/* a frame begun in this session (not one cut off by an earlier loss) */
+	have = bach_source_frames_pending(src, &cut);
+	if (have && have <= u->fed && cut.type == BACH_FT_DATA &&
+	    cut.a + cut.c > known)
+		known = cut.a + cut.c;
 	if (u->status_records > known)
 		known = u->status_records;
 	if (known > end)
@@ -556,6 +561,7 @@ static void usb_close(void *priv)
 	usb_close_board(u);
 	if (u->ctx)
 		libusb_exit(u->ctx);
+	bach_parser_free(u->replies);
 }
 
 const struct bach_driver bach_driver_usb = {
@@ -582,4 +588,5 @@ const struct bach_driver bach_driver_usb = {
 	.run = usb_run,
 	.stop = usb_stop,
 	.close = usb_close,
+	.frame = usb_frame,
 };

@@ -68,6 +68,21 @@ struct bach_driver {
 	 * private state starts zeroed). Optional.
 	 */
 	void (*close)(void *priv);
+
+	/*
+	 * A good board frame, of any type, that the core's frame parser found
+	 * in the bytes run() gave bach_source_frames(): the replies to the
+	 * driver's commands (ACK, STATUS, IDENTITY) and every data frame (its
+	 * header; its records go to the capture), in stream order, each
+	 * before its records are delivered. A driver that commands its board
+	 * learns of the replies this way, without reading the stream twice.
+	 * Called on the acquisition thread, from within
+	 * bach_source_frames(); f is valid during the call only, and f->end
+	 * is an offset in the bytes given to that call. It must not call
+	 * bach_source_frames(); of the services below only
+	 * bach_source_error() and bach_source_warn(). Optional.
+	 */
+	void (*frame)(void *priv, const struct bach_frame *f);
 };
 
 /* NULL-terminated table of every driver built in. */
@@ -82,6 +97,16 @@ const struct bach_driver *bach_driver_find(const char *name);
  */
 void bach_source_frames(struct bach_source *src, const uint8_t *buf,
 			size_t len);
+
+/*
+ * The frame that the bytes given to bach_source_frames() so far end
+ * inside of, for a driver accounting for records that went with its
+ * device: its header in *h, and the bytes of it given so far (which may
+ * go back to before the device was lost and found again). 0 when no
+ * frame is begun or its header has not come whole (bach_parser_pending()).
+ */
+size_t bach_source_frames_pending(struct bach_source *src,
+				  struct bach_frame *h);
 
 /*
  * A driver about to wait for data calls this: records it delivered that

@@ -102,6 +102,19 @@ ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
 
 extern const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE];
 
+/*
+ * The header of a blocked gzip member at p, len bytes of it at hand: the
+ * gzip magic, deflate, FEXTRA, and in the extra field (XLEN bytes of
+ * subfields, each SI1 SI2 SLEN and SLEN bytes) a BC subfield of 2 bytes,
+ * the block size less one. Returns the member's size as BC gives it, 1 to
+ * 65536 (whether the bytes hold it is the caller's to check), or
+ *   -EAGAIN  too few bytes to tell: 12, then 12 + XLEN are needed;
+ *   -EILSEQ  not a gzip member compressed with deflate;
+ *   -ENOENT  a gzip member with no BC subfield (or none that fits in
+ *            the extra field): not a blocked one.
+ */
+int bach_bgzf_member_size(const uint8_t *p, size_t len);
+
 enum bach_deflate_backend {
 	/* level 0: the record encoder at its default; 1..12: libdeflate */
 	BACH_DEFLATE_AUTO,
