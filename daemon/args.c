@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -36,10 +38,17 @@ static const struct option opts[] = {
 
 void bachd_usage(const char *prog, bool daemon)
 {
+	char names[128] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; bach_drivers[i] && len < sizeof(names); i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len,
+					"%s%s", i ? ", " : "",
+					bach_drivers[i]->name);
 	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR [--config FILE]\n"
 	       "\n"
 	       "  -d, --driver NAME        source: %s\n"
-	       "  -o, --option KEY=VALUE   a driver option (repeatable; --list-drivers)\n"
+	       "  -o, --option KEY=VALUE   a driver option (repeatable; below)\n"
 	       "  -O, --output DIR         where capture directories are made\n"
 	       "  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
 	       "      --policy stall|drop  what a full ring does (default stall)\n"
@@ -50,18 +59,36 @@ void bachd_usage(const char *prog, bool daemon)
 	       "      --control-socket P   Unix control socket%s\n"
 	       "      --check-config       check the configuration and exit\n"
 	       "      --list-drivers       the drivers and their options\n",
-	       prog, "fake, replay", daemon ? "" : " (bachd only)");
+	       prog, names, daemon ? "" : " (bachd only)");
 	if (daemon)
 		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: start a new segment.\n"
 		       "Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"
 		       "environment error, 3 the disk was full, 4 the source failed.\n");
+	printf("\nDrivers and their options (--option KEY=VALUE, or KEY = VALUE in\n"
+	       "[driver]):\n\n");
+	bach_drivers_print(stdout);
 }
 
-static void list_drivers(void)
+/* What --check-config promises: the driver's options pass its table. */
+static int check_driver_options(const struct bachd_config *c, const char *prog)
 {
-	for (size_t i = 0; bach_drivers[i]; i++)
-		printf("%s: %s\n%s\n", bach_drivers[i]->name,
-		       bach_drivers[i]->summary, bach_drivers[i]->options_help);
+	const struct bach_driver *drv = bach_driver_find(c->cap.driver);
+	size_t n = bach_opt_count(drv->options);
+	struct bach_optval *v = calloc(n ? n : 1, sizeof(*v));
+	char msg[1024], esc[1024];
+	int err;
+
+	if (!v)
+		return 2;
+	err = bach_driver_options(drv, c->cap.opts, c->cap.nopts, v, msg,
+				  sizeof(msg));
+	bach_opts_free(drv->options, v);
+	free(v);
+	if (!err)
+		return 0;
+	fprintf(stderr, "%s: %s\n", prog,
+		bach_escape_ctl(esc, sizeof(esc), msg));
+	return 2;
 }
 
 int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
@@ -99,13 +126,29 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		case 'd':
 			err = bachd_config_set(c, "driver", optarg, msg, sizeof(msg));
 			break;
-		case 'o':
-			if (capture_config_option(&c->cap, optarg)) {
+		case 'o': {
+			char *eq = strchr(optarg, '='), *key;
+
+			if (!eq || eq == optarg) {
 				fprintf(stderr, "%s: --option: want KEY=VALUE, not '%s'\n",
 					prog, optarg);
 				return 2;
 			}
+			key = strndup(optarg, (size_t)(eq - optarg));
+			err = key ? capture_config_option(&c->cap, key, eq + 1,
+							  NULL, 0) :
+				    -ENOMEM;
+			free(key);
+			if (err) {
+				fprintf(stderr, "%s: --option %s: %s\n", prog,
+					optarg,
+					err == -E2BIG ?
+						"too many driver options" :
+						strerror(-err));
+				return 2;
+			}
 			break;
+		}
 		case 'O':
 			err = bachd_config_set(c, "output", optarg, msg, sizeof(msg));
 			break;
@@ -144,7 +187,7 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			a->check_config = true;
 			break;
 		case OPT_LIST:
-			list_drivers();
+			bach_drivers_print(stdout);
 			a->list_drivers = true;
 			return 0;
 		case 'h':
@@ -177,5 +220,5 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			c->cap.driver);
 		return 2;
 	}
-	return 0;
+	return check_driver_options(c, prog);
 }

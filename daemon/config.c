@@ -137,15 +137,29 @@ too_long:
 
 struct load_ctx {
 	struct bachd_config *c;
-	char why[256];
+	const char *file;
+	FILE *f;
+	unsigned line;		/* the line inih is looking at */
+	char why[512];
 	bool failed;
 };
+
+/* inih's reader: fgets, counting lines for the messages. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct load_ctx *x = stream;
+	char *s = fgets(str, num, x->f);
+
+	if (s)
+		x->line++;
+	return s;
+}
 
 static int handler(void *user, const char *section, const char *name,
 		   const char *value)
 {
 	struct load_ctx *x = user;
-	char kv[1024], why[256] = "";
+	char why[512] = "";
 	int err;
 
 	if (!name) /* a section line on its own */
@@ -153,10 +167,13 @@ static int handler(void *user, const char *section, const char *name,
 	if (!strcmp(section, "bachd")) {
 		err = bachd_config_set(x->c, name, value, why, sizeof(why));
 	} else if (!strcmp(section, "driver")) {
-		snprintf(kv, sizeof(kv), "%s=%s", name, value);
-		err = capture_config_option(&x->c->cap, kv);
+		/* checked against the driver's table once it is known */
+		err = capture_config_option(&x->c->cap, name, value, x->file,
+					    x->line);
 		if (err)
-			snprintf(why, sizeof(why), "too many driver options");
+			snprintf(why, sizeof(why), "%s",
+				 err == -E2BIG ? "too many driver options" :
+						 strerror(-err));
 	} else {
 		snprintf(why, sizeof(why),
 			 "unknown section [%s] (bachd, driver)", section);
@@ -175,18 +192,18 @@ static int handler(void *user, const char *section, const char *name,
 int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 		      size_t msglen)
 {
-	struct load_ctx x = { .c = c };
-	FILE *f = fopen(file, "r");
+	struct load_ctx x = { .c = c, .file = file };
 	int line;
 
-	if (!f) {
+	x.f = fopen(file, "r");
+	if (!x.f) {
 		int err = -errno;
 
 		snprintf(msg, msglen, "%s: %s", file, strerror(errno));
 		return err;
 	}
-	line = ini_parse_file(f, handler, &x);
-	fclose(f);
+	line = ini_parse_stream(read_line, &x, handler, &x);
+	fclose(x.f);
 	snprintf(c->cap.config_path, sizeof(c->cap.config_path), "%s", file);
 	if (line == 0)
 		return 0;

@@ -21,7 +21,9 @@ void bachd_config_defaults(struct bachd_config *c);
 
 /*
  * Read FILE into c. On an error returns -EINVAL (or -errno when the file
- * cannot be read) with "FILE:LINE: what is wrong" in msg.
+ * cannot be read) with "FILE:LINE: what is wrong" in msg. The [driver]
+ * options keep FILE and their line for later messages: FILE must outlive
+ * c (argv does).
  */
 int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 		      size_t msglen);

@@ -165,6 +165,8 @@ size_t bach_opt_count(const struct bach_optdesc *d)
 	return n;
 }
 
+static void range_help(const struct bach_optdesc *o, char *buf, size_t cap);
+
 /* "want a number from 1 to 9" and the like, at *buf */
 static void range_text(char *buf, size_t cap, const char *what, uint64_t min,
 		       uint64_t max)
@@ -201,16 +203,11 @@ static int parse_pair(const struct bach_optdesc *o, const char *text,
 		      struct bach_optval *v, char *want, size_t cap)
 {
 	const char *colon = strchr(text, ':');
-	char a[80], b[80], arg[64], *c;
+	char range[160];
 
-	snprintf(arg, sizeof(arg), "%s", o->arg ? o->arg : "N:M");
-	c = strchr(arg, ':');
-	if (c)
-		*c++ = 0;
-	range_text(a, sizeof(a), arg, o->min, NOLIMIT(o->max));
-	range_text(b, sizeof(b), c ? c : "M", o->min2, NOLIMIT(o->max2));
-	snprintf(want, cap, "want %s:%s, %s and %s", arg, c ? c : "M", a + 5,
-		 b + 5);
+	range_help(o, range, sizeof(range));
+	snprintf(want, cap, "want %s%s%s", o->arg ? o->arg : "N:M",
+		 range[0] ? ", " : "", range);
 	if (!colon || parse_digits(text, (size_t)(colon - text), &v->u) ||
 	    bach_parse_u64(colon + 1, &v->u2))
 		return -EINVAL;
@@ -327,6 +324,15 @@ static const char *arg_of(const struct bach_optdesc *o, char *buf, size_t cap)
 	return "VALUE";
 }
 
+/* opts[i]'s key is given again later */
+static bool replaced(const struct bach_option *opts, size_t n, size_t i)
+{
+	for (size_t j = i + 1; j < n; j++)
+		if (!strcmp(opts[j].key, opts[i].key))
+			return true;
+	return false;
+}
+
 int bach_opts_parse(const struct bach_optdesc *d, const char *owner,
 		    const struct bach_option *opts, size_t n,
 		    struct bach_optval *vals, char *msg, size_t cap)
@@ -347,6 +353,8 @@ int bach_opts_parse(const struct bach_optdesc *d, const char *owner,
 						    opts[i].key),
 				    owner, keys[0] ? keys : "it takes none");
 		}
+		if (d[k].type != BACH_OPT_LIST && replaced(opts, n, i))
+			continue; /* only the last one counts */
 		if (bach_opt_parse(&d[k], opts[i].value, &v, why, sizeof(why)))
 			return fail(msg, cap, &opts[i], "option %s", why);
 		if (d[k].type == BACH_OPT_LIST) {
@@ -359,8 +367,10 @@ int bach_opts_parse(const struct bach_optdesc *d, const char *owner,
 					    (unsigned long long)d[k].max);
 			l = realloc(vals[k].list,
 				    (vals[k].n + 1) * sizeof(*l));
-			if (!l)
+			if (!l) {
+				snprintf(msg, cap, "%s", strerror(ENOMEM));
 				return -ENOMEM;
+			}
 			l[vals[k].n++] = v.s;
 			vals[k].list = l;
 			v.list = l;
@@ -416,21 +426,23 @@ void bach_opts_keys(const struct bach_optdesc *d, char *buf, size_t cap)
 #define HELP_COL 22
 #define HELP_WIDTH 79
 
+/* The range part of the help: "1 to 9", "at least 1", "C 0 to 9". */
 static void range_help(const struct bach_optdesc *o, char *buf, size_t cap)
 {
 	uint64_t max = NOLIMIT(o->max);
 	char a[64], *b;
+	size_t l;
 
 	buf[0] = 0;
 	switch (o->type) {
 	case BACH_OPT_UINT:
 	case BACH_OPT_SIZE:
 		if (max != UINT64_MAX)
-			snprintf(buf, cap, ", %llu to %llu",
+			snprintf(buf, cap, "%llu to %llu",
 				 (unsigned long long)o->min,
 				 (unsigned long long)max);
 		else if (o->min)
-			snprintf(buf, cap, ", at least %llu",
+			snprintf(buf, cap, "at least %llu",
 				 (unsigned long long)o->min);
 		break;
 	case BACH_OPT_PAIR:
@@ -438,32 +450,29 @@ static void range_help(const struct bach_optdesc *o, char *buf, size_t cap)
 		b = strchr(a, ':');
 		if (b)
 			*b++ = 0;
-		if (o->min || o->max) {
-			size_t l = strlen(buf);
-
-			snprintf(buf + l, cap - l, "; %s %llu to %llu", a,
+		if (o->min || o->max)
+			snprintf(buf, cap, "%s %llu to %llu", a,
 				 (unsigned long long)o->min,
 				 (unsigned long long)max);
-		}
-		if (o->min2 || o->max2) {
-			size_t l = strlen(buf);
-
-			snprintf(buf + l, cap - l, "; %s %llu to %llu",
-				 b ? b : "M", (unsigned long long)o->min2,
+		l = strlen(buf);
+		if (o->min2 || o->max2)
+			snprintf(buf + l, cap - l, "%s%s %llu to %llu",
+				 l ? ", " : "", b ? b : "M",
+				 (unsigned long long)o->min2,
 				 (unsigned long long)NOLIMIT(o->max2));
-		}
 		break;
 	case BACH_OPT_STRING:
 		if (o->max)
-			snprintf(buf, cap, ", %llu to %llu bytes",
+			snprintf(buf, cap, "%llu to %llu bytes",
 				 (unsigned long long)o->min,
 				 (unsigned long long)o->max);
 		break;
 	case BACH_OPT_LIST:
-		snprintf(buf, cap, "; repeat for more");
 		if (o->max)
-			snprintf(buf, cap, "; repeat for more (up to %llu)",
+			snprintf(buf, cap, "repeatable, up to %llu times",
 				 (unsigned long long)o->max);
+		else
+			snprintf(buf, cap, "repeatable");
 		break;
 	default:
 		break;
@@ -504,15 +513,18 @@ void bach_opts_print(FILE *f, const struct bach_optdesc *d)
 			     arg_of(o, arg, sizeof(arg)));
 		range_help(o, range, sizeof(range));
 		if (o->required)
-			snprintf(dflt, sizeof(dflt), " (required)");
+			snprintf(dflt, sizeof(dflt), "required");
 		else if (o->def_help)
-			snprintf(dflt, sizeof(dflt), " (default: %s)",
+			snprintf(dflt, sizeof(dflt), "default: %s",
 				 o->def_help);
 		else if (o->def)
-			snprintf(dflt, sizeof(dflt), " (default %s)", o->def);
+			snprintf(dflt, sizeof(dflt), "default %s", o->def);
 		else
 			dflt[0] = 0;
-		snprintf(text, sizeof(text), "%s%s%s", o->help, range, dflt);
+		snprintf(text, sizeof(text), "%s%s%s%s%s%s", o->help,
+			 range[0] || dflt[0] ? " (" : "", range,
+			 range[0] && dflt[0] ? ", " : "", dflt,
+			 range[0] || dflt[0] ? ")" : "");
 		if (n + 1 > HELP_COL)
 			fprintf(f, "%s\n%*s", left, HELP_COL, "");
 		else

@@ -132,11 +132,12 @@ int bach_opt_parse(const struct bach_optdesc *o, const char *text,
 /*
  * Parse a list of options given for owner (a driver's name, for messages)
  * into vals (bach_opt_count(d) entries): a later value of a key replaces
- * an earlier one, a LIST key collects every value, defaults fill what is
- * absent. On an error returns -EINVAL (-ENOMEM) with the message in msg,
- * beginning "FILE:LINE: " for a value from a file: an unknown key names
- * the known ones, a bad value says what is wanted, a required option
- * missing says so. Free vals with bach_opts_free() either way.
+ * an earlier one (which is not even checked), a LIST key collects every
+ * value, defaults fill what is absent. On an error returns -EINVAL
+ * (-ENOMEM) with the message in msg, beginning "FILE:LINE: " for a value
+ * from a file: an unknown key names the known ones, a bad value says what
+ * is wanted, a required option missing says so. Free vals with
+ * bach_opts_free() either way.
  */
 int bach_opts_parse(const struct bach_optdesc *d, const char *owner,
 		    const struct bach_option *opts, size_t n,

@@ -20,7 +20,7 @@ pkg-config --exists umockdev-1.0 ||
 	skip "umockdev-1.0 development files missing (scripts/deps.sh installs libumockdev-dev): the board cannot be emulated here"
 # shellcheck disable=SC2046
 helper usb_board -std=gnu11 -I"$TOP/include" -I"$TOP/drivers" \
-	"$TOP/drivers/board_model.c" "$TOP/drivers/common.c" \
+	"$TOP/drivers/board_model.c" "$TOP/drivers/common.c" "$TOP/lib/options.c" \
 	"$TOP/lib/frame.c" "$TOP/lib/gen.c" \
 	$(pkg-config --cflags --libs umockdev-1.0 gio-2.0 glib-2.0) -ldeflate -pthread
 EMU="$T/usb_board"

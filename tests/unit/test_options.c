@@ -162,12 +162,12 @@ static void tables(void **state)
 
 	/* defaults fill what is absent; a later value wins; lists collect */
 	struct bach_option a[] = {
-		OPT("path", "p1"),	 OPT("frame", "100"),
+		OPT("path", "p1"),	 OPT("frame", "0"), OPT("frame", "100"),
 		OPT("input", "a=1"),	 OPT("path", "p2"),
 		OPT("input", "b=2"),	 OPT("overflow_every", "0x10:4294967295"),
 		OPT("rate", "1.5MHz"),
 	};
-	assert_int_equal(parse(a, 7, v, msg), 0);
+	assert_int_equal(parse(a, 8, v, msg), 0);
 	assert_false(v[O_RECORDS].set);
 	assert_true(v[O_FRAME].given);
 	assert_int_equal(v[O_FRAME].u, 100);
@@ -227,8 +227,8 @@ static void errors(void **state)
 	       "colour, overflow_every, path, input, id, rate)");
 	expect(in_file, 2,
 	       "b.conf:7: option frame: want a number from 1 to 65535, not '0'");
-	expect(wrap, 2, "option overflow_every: want N:C, N and C from 0 to "
-			"4294967295, not '1:4294967296'");
+	expect(wrap, 2, "option overflow_every: want N:C, C 0 to 4294967295, "
+			"not '1:4294967296'");
 	expect(zero, 2, "option records: want a number of at least 1, not '0' "
 			"(leave it out to run until stopped)");
 	expect(big, 2, "option records: want a number of at least 1");
@@ -252,14 +252,15 @@ static void help(void **state)
 	assert_non_null(f);
 	bach_opts_print(f, table);
 	fclose(f);
-	assert_non_null(strstr(buf, "  records=N           stop after N, at "
-				    "least 1 (default: run until stopped)\n"));
-	assert_non_null(strstr(buf, "  frame=K             records per frame, "
-				    "1 to 65535 (default 4096)\n"));
+	assert_non_null(strstr(buf, "  records=N           stop after N (at "
+				    "least 1, default: run until stopped)\n"));
+	assert_non_null(strstr(buf, "  frame=K             records per frame "
+				    "(1 to 65535, default 4096)\n"));
 	assert_non_null(strstr(buf, "  timing=0|1"));
 	assert_non_null(strstr(buf, "  colour=red|green|blue"));
 	assert_non_null(strstr(buf, "  path=FILE           the file (required)"));
-	assert_non_null(strstr(buf, "; C 0 to 4294967295"));
+	assert_non_null(strstr(buf, "overflows (C 0 to 4294967295)\n"));
+	assert_non_null(strstr(buf, "(repeatable, up to 3 times)\n"));
 	for (char *l = buf; *l; l = strchr(l, '\n') + 1)
 		assert_true(strchr(l, '\n') - l <= 79);
 	free(buf);

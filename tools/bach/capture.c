@@ -124,21 +124,44 @@ static int run(int argc, char **argv)
 	return status;
 }
 
+#define USAGE \
+	"usage: bach capture --driver NAME [--option KEY=VALUE]... --output DIR\n" \
+	"                    [--config FILE] [--policy stall|drop]\n" \
+	"                    [--set KEY=VALUE] [--no-compress] [--no-gap-markers]\n" \
+	"                    [--no-io-uring]\n" \
+	"\n" \
+	"The same options as bachd (bachd --help), run in the foreground: a\n" \
+	"progress line (records, rate, ring fill, records lost), and a summary\n" \
+	"at the end. Ctrl-C drains and stops cleanly; SIGHUP starts a new\n" \
+	"segment. The capture directory is made inside DIR.\n" \
+	"\n" \
+	"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n" \
+	"environment error, 3 the disk was full, 4 the source failed.\n" \
+	"\n" \
+	"example: bach capture --driver fake --option records=10000000 \\\n" \
+	"             --output captures\n"
+
+/*
+ * The help ends with every driver's options, printed from their tables:
+ * made once at start, as the help is a string.
+ */
+static char help[16384] = USAGE;
+
+__attribute__((constructor)) static void make_help(void)
+{
+	FILE *f = fmemopen(help, sizeof(help) - 1, "w");
+
+	if (!f)
+		return; /* the usage alone */
+	fputs(USAGE "\nDrivers and their options (--option KEY=VALUE, or KEY = "
+		    "VALUE in\n[driver]):\n\n", f);
+	bach_drivers_print(f);
+	fclose(f);
+}
+
 const struct bach_cmd cmd_capture = {
 	.name = "capture",
 	.run = run,
 	.summary = "run one capture in the foreground",
-	.help = "usage: bach capture --driver NAME [--option KEY=VALUE]... --output DIR\n"
-		"                    [--config FILE] [--policy stall|drop] [--set KEY=VALUE]\n"
-		"                    [--no-compress] [--no-gap-markers] [--no-io-uring]\n"
-		"\n"
-		"The same options as bachd (bachd --help, bachd --list-drivers), run in\n"
-		"the foreground: a progress line (records, rate, ring fill, records\n"
-		"lost), and a summary at the end. Ctrl-C drains and stops cleanly;\n"
-		"SIGHUP starts a new segment. The capture directory is made inside DIR.\n"
-		"\n"
-		"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"
-		"environment error, 3 the disk was full, 4 the source failed.\n"
-		"\n"
-		"example: bach capture --driver fake --option records=10000000 --output captures\n",
+	.help = help,
 };
