@@ -38,7 +38,7 @@ static const struct option opts[] = {
 
 void bachd_usage(const char *prog, bool daemon)
 {
-	char names[128] = "";
+	char names[128] = "", msg[256];
 	size_t len = 0;
 
 	for (size_t i = 0; bach_drivers[i] && len < sizeof(names); i++)
@@ -64,6 +64,10 @@ void bachd_usage(const char *prog, bool daemon)
 		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: start a new segment.\n"
 		       "Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"
 		       "environment error, 3 the disk was full, 4 the source failed.\n");
+	printf("\nSettings (KEY = VALUE in [bachd], or --set KEY=VALUE):\n\n");
+	if (bach_opts_verify(bachd_settings, msg, sizeof(msg)))
+		printf("  BUG: %s\n", msg);
+	bach_opts_print(stdout, bachd_settings);
 	printf("\nDrivers and their options (--option KEY=VALUE, or KEY = VALUE in\n"
 	       "[driver]):\n\n");
 	bach_drivers_print(stdout);

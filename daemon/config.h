@@ -17,6 +17,9 @@ struct bachd_config {
 	int log_level;
 };
 
+/* The [bachd] settings: what bachd_config_set() takes, and --help prints. */
+extern const struct bach_optdesc bachd_settings[];
+
 void bachd_config_defaults(struct bachd_config *c);
 
 /*
@@ -30,7 +33,8 @@ int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 
 /*
  * One setting by name, as in the [bachd] section ("policy", "drop");
- * returns 0 or -EINVAL with the reason in msg.
+ * returns 0 or -EINVAL with the reason in msg ("policy: stall or drop,
+ * not 'fast'"; an unknown key lists the known ones).
  */
 int bachd_config_set(struct bachd_config *c, const char *key,
 		     const char *value, char *msg, size_t msglen);

@@ -462,9 +462,12 @@ static void range_help(const struct bach_optdesc *o, char *buf, size_t cap)
 				 (unsigned long long)NOLIMIT(o->max2));
 		break;
 	case BACH_OPT_STRING:
-		if (o->max)
+		if (o->max && o->min)
 			snprintf(buf, cap, "%llu to %llu bytes",
 				 (unsigned long long)o->min,
+				 (unsigned long long)o->max);
+		else if (o->max)
+			snprintf(buf, cap, "at most %llu bytes",
 				 (unsigned long long)o->max);
 		break;
 	case BACH_OPT_LIST:

@@ -14,7 +14,9 @@ done
 expect_out "  records=N "
 expect_out "  vid_pid=VVVV:PPPP "
 expect_status 0 "$BACHD" --help
+grep -q 'BUG' "$T/out" && fail "the settings table is inconsistent: $(grep BUG "$T/out")"
 expect_out "source: fake, replay, sigrok, usb"
+expect_out "  ring_mb=MIB "
 expect_out "  overflow_every=N:C  before every Nth frame"
 expect_status 0 $BACH capture --help
 expect_out "  samplerate=HZ "
@@ -42,6 +44,47 @@ sed -n '/^### fake/,/^### sigrok/p' "$TOP/docs/bachd.md" |
 while read -r k; do
 	grep -q "^  $k=" "$T/drivers" || fail "docs/bachd.md documents '$k=', which no driver has"
 done < "$T/doc_keys"
+
+# the [bachd] settings: every one in docs/bachd.md section 2 and in the
+# example configuration with the default the table gives (and no other)
+"$BACHD" --help | sed -n '/^Settings/,/^Drivers/p' |
+	awk '/^   / { sub(/^ +/, " "); line = line $0; next }
+	     { if (line != "") print line; line = $0 } END { print line }' |
+	sed -n 's/^  \([a-z_]*\)=.*(\(.*, \)*default\(:\)* \([^)]*\))$/\1 \3\4/p' \
+	> "$T/settings"
+[ "$(wc -l < "$T/settings")" -ge 15 ] || fail "settings in --help: $(cat "$T/settings")"
+EX="$TOP/systemd/bachd.conf.example"
+while read -r k d; do
+	case $d in
+	:*) ;; # "default: none": said in words
+	*)
+		grep -q "^| \`$k\` | \`$d\` |" "$TOP/docs/bachd.md" ||
+			fail "docs/bachd.md section 2: $k's default is $d"
+		awk -v k="$k" '/^$/ { para = "" } { para = para " " $0 }
+			$0 ~ "^" k " = " { print para; exit }' "$EX" |
+			grep -q "Default: $d\." || fail "bachd.conf.example: $k's default is $d"
+		;;
+	esac
+	grep -q "^| \`$k\` |" "$TOP/docs/bachd.md" || fail "docs/bachd.md lacks setting $k"
+done < "$T/settings"
+sed -n '/^## 2\. Configuration/,/^## 3\./s/^| `\([a-z_]*\)` |.*/\1/p' "$TOP/docs/bachd.md" |
+	while read -r k; do
+		grep -q "^$k " "$T/settings" || fail "docs/bachd.md documents setting $k, which bachd lacks"
+	done
+# bachd's defaults are the table's: a capture with no settings shows them
+mkdir "$T/def"
+expect_status 0 "$BACHD" --driver fake --option records=10 --output "$T/def"
+grep -q '"policy":"stall","gap_markers":true,"compress":true,"level":1,"ring_bytes":268435456,"rotate_bytes":1073741824,"rotate_seconds":3600,"io":"[a-z_]*","raw_dump":false' \
+	"$T"/def/2*Z/manifest.jsonl || fail "defaults: $(head -n 1 "$T"/def/2*Z/manifest.jsonl)"
+# a bad setting says what it wants, an unknown one lists the known ones
+expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set queue_depth=1
+expect_err "queue_depth: want a number from 2 to 256, not '1'"
+expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set log_level=loud
+expect_err "log_level: debug, info, notice or warning, not 'loud'"
+expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set compres=no
+expect_err "unknown setting 'compres' (output, driver, policy, gap_markers, compress,"
+expect_status 0 "$BACHD" --check-config --driver fake --output "$T" --set ring_mb=0x10 \
+	--set compress=off --set log_level=warning
 
 # --check-config checks the [driver] section against the driver's table:
 # a misspelled key, found before the start systemd would not restart
