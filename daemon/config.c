@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "log.h"
@@ -209,24 +212,62 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 	return 0;
 }
 
+/* a configuration is a few KiB: anything larger is not one */
+#define CONFIG_MAX_BYTES (1u << 20)
+
 struct load_ctx {
 	struct bachd_config *c;
 	const char *file;
-	FILE *f;
+	const char *p, *end;	/* the file's bytes inih has not had yet */
 	unsigned line;		/* the line inih is looking at */
-	char why[512];
-	bool failed;
+	char why[512];		/* the first error a handler saw */
+	unsigned why_line;	/* ... on this line (0: none) */
+	char bad[256];		/* the reader's error, which ends the file */
+	unsigned bad_line;	/* ... on this line (0: none) */
 };
 
-/* inih's reader: fgets, counting lines for the messages. */
+/*
+ * inih's reader: the next line of the file, counted for the messages.
+ * inih's line buffer is fixed when libinih is built (INI_MAX_LINE, 200 in
+ * Debian's): a longer line, which inih would cut in two and misread, is
+ * an error that says so; a long comment is passed over.
+ */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct load_ctx *x = stream;
-	char *s = fgets(str, num, x->f);
+	const char *nl, *s;
+	size_t len, max = num > 2 ? (size_t)num - 2 : 0;
 
-	if (s)
-		x->line++;
-	return s;
+	if (x->p == x->end || x->bad_line)
+		return NULL;
+	nl = memchr(x->p, '\n', (size_t)(x->end - x->p));
+	len = nl ? (size_t)(nl - x->p) : (size_t)(x->end - x->p);
+	s = x->p;
+	x->p += len + (nl != NULL);
+	x->line++;
+	if (memchr(s, 0, len)) {
+		x->bad_line = x->line;
+		snprintf(x->bad, sizeof(x->bad),
+			 "a NUL byte: this is not a text file");
+		return NULL;
+	}
+	if (len > max) {
+		size_t sp = strspn(s, " \t");
+
+		if (sp < len && (s[sp] == '#' || s[sp] == ';')) {
+			strcpy(str, "\n");
+			return str;
+		}
+		x->bad_line = x->line;
+		snprintf(x->bad, sizeof(x->bad),
+			 "line longer than %zu bytes, the most libinih reads; give a long value on the command line (--output, --option, --set)",
+			 max);
+		return NULL;
+	}
+	memcpy(str, s, len);
+	str[len] = '\n';
+	str[len + 1] = 0;
+	return str;
 }
 
 static int handler(void *user, const char *section, const char *name,
@@ -256,33 +297,96 @@ static int handler(void *user, const char *section, const char *name,
 	if (!err)
 		return 1;
 	/* inih reports the line of the first error: keep its reason */
-	if (!x->failed) {
-		x->failed = true;
+	if (!x->why_line) {
+		x->why_line = x->line;
 		snprintf(x->why, sizeof(x->why), "%s", why);
 	}
 	return 0;
+}
+
+/* FILE's bytes, if it is a regular file of a sensible size. */
+static int slurp(const char *file, char **buf, size_t *len, char *msg,
+		 size_t msglen)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	/* O_NONBLOCK: a FIFO must not hang the check */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		err = -errno;
+		snprintf(msg, msglen, "%s: %s", file, strerror(errno));
+		goto out;
+	}
+	err = -EINVAL;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(msg, msglen, "%s: not a regular file (%s)", file,
+			 S_ISDIR(st.st_mode)  ? "a directory" :
+			 S_ISCHR(st.st_mode)  ? "a character device" :
+			 S_ISBLK(st.st_mode)  ? "a block device" :
+			 S_ISFIFO(st.st_mode) ? "a FIFO" :
+						"a socket");
+		goto out;
+	}
+	*buf = malloc(CONFIG_MAX_BYTES + 1);
+	if (!*buf) {
+		err = -ENOMEM;
+		snprintf(msg, msglen, "%s: %s", file, strerror(ENOMEM));
+		goto out;
+	}
+	*len = 0;
+	/* st_size may be stale: read up to one byte past the limit */
+	while (*len <= CONFIG_MAX_BYTES &&
+	       (n = read(fd, *buf + *len, CONFIG_MAX_BYTES + 1 - *len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			snprintf(msg, msglen, "%s: %s", file, strerror(errno));
+			goto out;
+		}
+		*len += (size_t)n;
+	}
+	if (*len > CONFIG_MAX_BYTES) {
+		snprintf(msg, msglen, "%s: larger than %u KiB: not a configuration",
+			 file, CONFIG_MAX_BYTES >> 10);
+		goto out;
+	}
+	err = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
 }
 
 int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 		      size_t msglen)
 {
 	struct load_ctx x = { .c = c, .file = file };
-	int line;
+	char *buf = NULL;
+	size_t len = 0;
+	int line, err;
 
-	x.f = fopen(file, "r");
-	if (!x.f) {
-		int err = -errno;
-
-		snprintf(msg, msglen, "%s: %s", file, strerror(errno));
+	err = slurp(file, &buf, &len, msg, msglen);
+	if (err)
 		return err;
-	}
+	x.p = buf;
+	x.end = buf + len;
 	line = ini_parse_stream(read_line, &x, handler, &x);
-	fclose(x.f);
+	free(buf);
 	snprintf(c->cap.config_path, sizeof(c->cap.config_path), "%s", file);
-	if (line == 0)
+	if (line > 0)	/* inih's first error: a handler's, or its own */
+		snprintf(msg, msglen, "%s:%d: %s", file, line,
+			 (unsigned)line == x.why_line ? x.why :
+							"syntax error");
+	else if (x.bad_line)
+		snprintf(msg, msglen, "%s:%u: %s", file, x.bad_line, x.bad);
+	else
 		return 0;
-	if (!x.failed)
-		snprintf(x.why, sizeof(x.why), "syntax error");
-	snprintf(msg, msglen, "%s:%d: %s", file, line, x.why);
 	return -EINVAL;
 }

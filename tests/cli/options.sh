@@ -86,6 +86,36 @@ expect_err "unknown setting 'compres' (output, driver, policy, gap_markers, comp
 expect_status 0 "$BACHD" --check-config --driver fake --output "$T" --set ring_mb=0x10 \
 	--set compress=off --set log_level=warning
 
+# the configuration must be a regular text file of sensible size: a
+# directory was read as an empty file, /dev/zero hung
+mkdir "$T/conf.d"
+expect_status 2 timeout 20 "$BACHD" --check-config --config "$T/conf.d" --driver fake --output "$T"
+expect_err "$T/conf.d: not a regular file (a directory)"
+expect_status 2 timeout 20 "$BACHD" --check-config --config /dev/zero --driver fake --output "$T"
+expect_err "/dev/zero: not a regular file (a character device)"
+mkfifo "$T/fifo"
+expect_status 2 timeout 20 $BACH capture --check-config --config "$T/fifo" --driver fake --output "$T"
+expect_err "$T/fifo: not a regular file (a FIFO)"
+head -c 1100000 /dev/zero | tr '\0' '#' > "$T/big.conf"
+expect_status 2 "$BACHD" --check-config --config "$T/big.conf" --driver fake --output "$T"
+expect_err "$T/big.conf: larger than 1024 KiB"
+printf '[bachd]\noutput = %s\0\n' "$T" > "$T/nul.conf"
+expect_status 2 "$BACHD" --check-config --config "$T/nul.conf" --driver fake
+expect_err "$T/nul.conf:2: a NUL byte"
+# a line longer than libinih reads is an error that says so, on its line
+# (it used to be cut in two: "syntax error" on the next line); a long
+# comment is passed over
+long=$(printf '%0200d' 0)
+printf '[bachd]\n# %s\npolicy = drop\noutput = %s/%s\n' "$long" "$T" "$long" > "$T/long.conf"
+expect_status 2 "$BACHD" --check-config --config "$T/long.conf" --driver fake
+expect_err "$T/long.conf:4: line longer than 198 bytes, the most libinih reads"
+printf '[bachd]\n; %s\n\n[driver]\n# %s\nrate = 5\n' "$long" "$long" > "$T/longc.conf"
+expect_status 0 "$BACHD" --check-config --config "$T/longc.conf" --driver fake --output "$T"
+# the line of the first error, whatever its kind
+printf '[bachd]\nnonsense\npolicy = fast\n' > "$T/syntax.conf"
+expect_status 2 "$BACHD" --check-config --config "$T/syntax.conf" --driver fake --output "$T"
+expect_err "$T/syntax.conf:2: syntax error"
+
 # --check-config checks the [driver] section against the driver's table:
 # a misspelled key, found before the start systemd would not restart
 printf '[bachd]\noutput = %s\ndriver = fake\n\n[driver]\nrate = 10\nrecrods = 10\n' \
