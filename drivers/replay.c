@@ -203,6 +203,7 @@ static int replay_frames(struct bach_source *src, struct replay *r,
 	       (n = read(fd, r->buf, CHUNK)) > 0) {
 		if (r->original) {
 			feed_original(src, r, r->buf, (size_t)n, t0);
+			*done += (uint64_t)n / BACH_REC_SIZE;
 			continue;
 		}
 		bach_source_frames(src, r->buf, (size_t)n);
@@ -297,9 +298,17 @@ static int replay_run(struct bach_source *src, void *priv)
 	int err;
 
 	do {
+		uint64_t before = done;
+
 		err = r->frames	  ? replay_frames(src, r, t0, &done) :
 		      r->analyzer ? replay_analyzer(src, r, t0, &done) :
 				    replay_trace(src, r, t0, &done);
+		/* looping over nothing would spin at full speed for ever */
+		if (!err && r->loop && done == before &&
+		    !atomic_load(&r->stop))
+			err = bach_source_error(src, -ENODATA,
+						"%s: no records to loop over (loop=1)",
+						r->path);
 	} while (!err && r->loop && !atomic_load(&r->stop));
 	return err;
 }
