@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,13 +74,27 @@ void bachd_usage(const char *prog, bool daemon)
 	bach_drivers_print(stdout);
 }
 
+/* "PROG: MESSAGE" on stderr, on one line whatever the message holds */
+__attribute__((format(printf, 2, 3))) static void say(const char *prog,
+						      const char *fmt, ...)
+{
+	char msg[4096], esc[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog,
+		bach_escape_ctl(esc, sizeof(esc), msg));
+}
+
 /* What --check-config promises: the driver's options pass its table. */
 static int check_driver_options(const struct bachd_config *c, const char *prog)
 {
 	const struct bach_driver *drv = bach_driver_find(c->cap.driver);
 	size_t n = bach_opt_count(drv->options);
 	struct bach_optval *v = calloc(n ? n : 1, sizeof(*v));
-	char msg[1024], esc[1024];
+	char msg[1024];
 	int err;
 
 	if (!v)
@@ -90,15 +105,14 @@ static int check_driver_options(const struct bachd_config *c, const char *prog)
 	free(v);
 	if (!err)
 		return 0;
-	fprintf(stderr, "%s: %s\n", prog,
-		bach_escape_ctl(esc, sizeof(esc), msg));
+	say(prog, "%s", msg);
 	return 2;
 }
 
 int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		     char **argv, const char *prog)
 {
-	char msg[512];
+	char msg[2048];
 	int ch;
 
 	memset(a, 0, sizeof(*a));
@@ -106,7 +120,7 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 	for (int i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) {
 			if (bachd_config_load(c, argv[i + 1], msg, sizeof(msg))) {
-				fprintf(stderr, "%s: %s\n", prog, msg);
+				say(prog, "%s", msg);
 				return 2;
 			}
 		}
@@ -118,7 +132,7 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 								 NULL;
 
 		if (file && bachd_config_load(c, file, msg, sizeof(msg))) {
-			fprintf(stderr, "%s: %s\n", prog, msg);
+			say(prog, "%s", msg);
 			return 2;
 		}
 	}
@@ -134,8 +148,8 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			char *eq = strchr(optarg, '='), *key;
 
 			if (!eq || eq == optarg) {
-				fprintf(stderr, "%s: --option: want KEY=VALUE, not '%s'\n",
-					prog, optarg);
+				say(prog, "--option: want KEY=VALUE, not '%s'",
+				    optarg);
 				return 2;
 			}
 			key = strndup(optarg, (size_t)(eq - optarg));
@@ -144,11 +158,9 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 				    -ENOMEM;
 			free(key);
 			if (err) {
-				fprintf(stderr, "%s: --option %s: %s\n", prog,
-					optarg,
-					err == -E2BIG ?
-						"too many driver options" :
-						strerror(-err));
+				say(prog, "--option %s: %s", optarg,
+				    err == -E2BIG ? "too many driver options" :
+						    strerror(-err));
 				return 2;
 			}
 			break;
@@ -166,8 +178,8 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			const char *eq = strchr(optarg, '=');
 
 			if (!eq || eq - optarg >= (int)sizeof(key)) {
-				fprintf(stderr, "%s: --set: want KEY=VALUE, not '%s'\n",
-					prog, optarg);
+				say(prog, "--set: want KEY=VALUE, not '%s'",
+				    optarg);
 				return 2;
 			}
 			snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg), optarg);
@@ -202,26 +214,24 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			return 2;
 		}
 		if (err) {
-			fprintf(stderr, "%s: %s\n", prog, msg);
+			say(prog, "%s", msg);
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
-			argv[optind]);
+		say(prog, "unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
 	if (!c->cap.driver[0] || !c->cap.output[0]) {
-		fprintf(stderr, "%s: %s (or %s in the configuration file)\nTry '%s --help'.\n",
-			prog,
-			!c->cap.driver[0] ? "no source: --driver NAME" :
-					    "no place to write: --output DIR",
-			!c->cap.driver[0] ? "driver =" : "output =", prog);
+		say(prog, "%s (or %s in the configuration file)",
+		    !c->cap.driver[0] ? "no source: --driver NAME" :
+					"no place to write: --output DIR",
+		    !c->cap.driver[0] ? "driver =" : "output =");
+		fprintf(stderr, "Try '%s --help'.\n", prog);
 		return 2;
 	}
 	if (!bach_driver_find(c->cap.driver)) {
-		fprintf(stderr, "%s: no driver '%s' (--list-drivers)\n", prog,
-			c->cap.driver);
+		say(prog, "no driver '%s' (--list-drivers)", c->cap.driver);
 		return 2;
 	}
 	return check_driver_options(c, prog);

@@ -136,4 +136,13 @@ for f in "$T/empty.byu.gz" "$T/emptydir" "$T/empty.bin"; do
 	[ $rc -eq 4 ] || fail "loop=1 over $f exited $rc, expected 4: $(cat "$T/log")"
 	grep -qF "$f: no records to loop over (loop=1)" "$T/log" || fail "loop=1: $(cat "$T/log")"
 done
+
+# a newline in a path stays inside its log line, escaped (bachd logs the
+# capture directory at start, at each segment and at the end)
+NL="$T/new
+line"
+mkdir "$NL"
+$BACHD --driver fake --option records=10 --output "$NL" 2> "$T/log" || fail "newline: $(cat "$T/log")"
+[ "$(grep -c '^line' "$T/log")" -eq 0 ] || fail "a log line was split: $(cat "$T/log")"
+[ "$(grep -cF 'new\nline/2' "$T/log")" -ge 2 ] || fail "no escaped path: $(cat "$T/log")"
 echo ok

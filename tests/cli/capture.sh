@@ -82,4 +82,13 @@ $BACH ctl --socket "$T/one.sock" status > /dev/null || fail "the first bachd los
 kill -TERM $first
 wait $first || fail "first bachd exited $?"
 ls "$T"/one/2*Z* | grep -q part && fail "the first capture was disturbed"
+
+# bach capture's own lines keep a newline in the path on one line too
+NL="$T/new
+line"
+mkdir "$NL"
+expect_status 0 $BACH capture --driver fake --option records=10 --output "$NL"
+[ "$(grep -c '^line' "$T/err")" -eq 0 ] || fail "a line was split: $(cat "$T/err")"
+expect_err "capturing from fake into $T/new\nline/2"
+expect_err "$T/new\nline/2"
 echo ok

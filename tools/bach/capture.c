@@ -42,6 +42,7 @@ static int run(int argc, char **argv)
 {
 	static struct bachd_config cfg;
 	struct capture_status st;
+	char dir[sizeof(st.capture_dir) * 2];
 	struct bachd_args a;
 	struct capture *c;
 	bool tty = isatty(2);
@@ -80,8 +81,10 @@ static int run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	capture_status(c, &st);
+	/* a newline in the path must not split the line */
+	bach_escape_ctl(dir, sizeof(dir), st.capture_dir);
 	fprintf(stderr, "capturing from %s into %s (Ctrl-C stops)\n",
-		cfg.cap.driver, st.capture_dir);
+		cfg.cap.driver, dir);
 	t0 = mono();
 	while (!capture_done(c)) {
 		struct pollfd p = { sfd, POLLIN, 0 };
@@ -115,7 +118,7 @@ static int run(int argc, char **argv)
 	fprintf(stderr,
 		"%s: %llu records produced, %llu written, %llu lost, %llu gap markers, "
 		"%llu segment%s, %llu bytes, %.1f s%s\n",
-		st.capture_dir, (unsigned long long)st.produced,
+		bach_escape_ctl(dir, sizeof(dir), st.capture_dir), (unsigned long long)st.produced,
 		(unsigned long long)st.written, (unsigned long long)st.lost,
 		(unsigned long long)st.markers,
 		(unsigned long long)st.segments, st.segments == 1 ? "" : "s",
