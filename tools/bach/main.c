@@ -11,6 +11,7 @@
 
 #include "bach.h"
 #include "bach/outfile.h"
+#include "bach/options.h"
 
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
@@ -50,13 +51,7 @@ int print_help(const struct bach_cmd *c)
 
 bool parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return !errno && !*end;
+	return !bach_parse_u64(s, v); /* the options' reader (bach/options.h) */
 }
 
 int obuf_init(struct obuf *o, int fd, size_t cap)
