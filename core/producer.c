@@ -411,6 +411,12 @@ size_t bach_source_frames_pending(struct bach_source *src,
 	return bach_parser_pending(src->c->parser, h);
 }
 
+void bach_source_frames_tail(struct bach_source *src,
+			     struct bach_parser_tail *t)
+{
+	bach_parser_tail(src->c->parser, t);
+}
+
 void bach_source_frames(struct bach_source *src, const uint8_t *buf,
 			size_t len)
 {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bach/manifest.h"
+#include "bach/outfile.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 #define LOG_PREFIX "recover"
@@ -281,8 +282,7 @@ static void recover_seg(int dfd, const char *where, const char *name,
 		return;
 	if (!S_ISREG(st.st_mode)) {
 		log_err("%s/%s: %s: left alone", where, name,
-			S_ISLNK(st.st_mode) ? "a symbolic link" :
-					      "not a regular file");
+			bach_file_type(st.st_mode));
 		return;
 	}
 	snprintf(seg, sizeof(seg), "%.*s",

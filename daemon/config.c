@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bach/outfile.h"
 #include "config.h"
 #include "log.h"
 
@@ -322,11 +323,7 @@ static int slurp(const char *file, char **buf, size_t *len, char *msg,
 	err = -EINVAL;
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(msg, msglen, "%s: not a regular file (%s)", file,
-			 S_ISDIR(st.st_mode)  ? "a directory" :
-			 S_ISCHR(st.st_mode)  ? "a character device" :
-			 S_ISBLK(st.st_mode)  ? "a block device" :
-			 S_ISFIFO(st.st_mode) ? "a FIFO" :
-						"a socket");
+			 bach_file_type(st.st_mode));
 		goto out;
 	}
 	*buf = malloc(CONFIG_MAX_BYTES + 1);

@@ -15,11 +15,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "bach/bytes.h"
 #include "bach/driver.h"
 #include "bach/frame.h"
 #include "bach/la.h"
+#include "bach/outfile.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 
@@ -41,6 +43,8 @@ struct replay {
 	bool have_ts0;
 	uint64_t ts0;		/* timestamp of the first data frame */
 	atomic_bool stop;
+	uint64_t records;	/* records delivered (done paces frames by
+				   bytes) */
 	uint8_t *buf;
 };
 
@@ -101,6 +105,7 @@ static int replay_open(struct bach_source *src, void *priv,
 {
 	struct replay *r = priv;
 	char head[4] = { 0 }, ident[1200], esc[1024];
+	struct stat st;
 	int fd;
 
 	r->path = opts[OPT_PATH].s;
@@ -117,15 +122,26 @@ static int replay_open(struct bach_source *src, void *priv,
 	r->buf = malloc(CHUNK);
 	if (!r->buf)
 		return -ENOMEM;
-	fd = open(r->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno != EISDIR)
+	/*
+	 * O_NONBLOCK: a FIFO with no writer would block open() where no
+	 * signal reaches it; a FIFO, a device or a socket is refused (replay
+	 * reads the file more than once, and from /dev/zero for ever).
+	 */
+	fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return bach_source_error(src, -errno, "%s: %s", r->path,
 					 strerror(errno));
-	if (fd >= 0) {
+	if (fstat(fd, &st) < 0 || (!S_ISREG(st.st_mode) &&
+				   !S_ISDIR(st.st_mode))) {
+		close(fd);
+		return bach_source_error(src, -EINVAL,
+					 "%s: not a regular file or a capture directory (%s)",
+					 r->path, bach_file_type(st.st_mode));
+	}
+	if (S_ISREG(st.st_mode))
 		r->frames = read(fd, head, 4) == 4 &&
 			    !memcmp(head, BACH_FRAME_MAGIC, 4);
-		close(fd);
-	}
+	close(fd);
 	r->analyzer = !r->frames &&
 		      (r->format || r->map || bach_la_is_capture(r->path));
 	if (r->original && !r->frames)
@@ -189,15 +205,55 @@ static void feed_original(struct bach_source *src, struct replay *r,
 	bach_source_frames(src, p + fed, n - fed);
 }
 
+/*
+ * A board stream dump read to its end. Records it held that nothing
+ * counts are a source error, as a truncated .byu.gz is: a frame cut
+ * short or bytes that are not frames at the end, or frames rejected after
+ * the last data frame with no STATUS after them (a STATUS's records
+ * sampled lets the capture count what went missing at the end). A stream
+ * cut exactly between frames is only noticed by its missing LAST frame,
+ * which a board that was lost never sent either: a warning.
+ */
+static int stream_end(struct bach_source *src, struct replay *r,
+		      uint64_t start)
+{
+	struct bach_parser_tail t;
+	uint64_t good, data;
+
+	bach_source_frames_tail(src, &t);
+	good = t.good_end > start ? t.good_end - start : 0;
+	data = t.data_end > start ? t.data_end - start : 0;
+	if (start + good < t.bytes)
+		return bach_source_error(src, -EBADMSG,
+					 "%s: byte %llu to the end (%llu bytes) is not a whole frame: the stream is truncated or damaged there",
+					 r->path, (unsigned long long)good,
+					 (unsigned long long)(t.bytes - start - good));
+	if (t.last_type == BACH_FT_STATUS)
+		return 0;
+	if (t.damaged)
+		return bach_source_error(src, -EBADMSG,
+					 "%s: frames rejected after byte %llu (the end of the last data frame) and no STATUS after them: the records they held cannot be counted",
+					 r->path, (unsigned long long)data);
+	if (!t.last)
+		bach_source_warn(src, "%s: the stream ends without the board's LAST frame or a STATUS: it may have been cut short between frames",
+				 r->path);
+	return 0;
+}
+
 static int replay_frames(struct bach_source *src, struct replay *r,
 			 uint64_t t0, uint64_t *done)
 {
 	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	struct bach_parser_tail t;
+	uint64_t start;
+	ssize_t n = 0;
 
 	if (fd < 0)
 		return bach_source_error(src, -errno, "%s: %s", r->path,
 					 strerror(errno));
+	bach_source_frames_tail(src, &t);
+	start = t.bytes;	/* the parser's offset of this pass's byte 0 */
+	r->records -= t.records;
 	r->have_ts0 = false;
 	while (!atomic_load(&r->stop) &&
 	       (n = read(fd, r->buf, CHUNK)) > 0) {
@@ -211,7 +267,14 @@ static int replay_frames(struct bach_source *src, struct replay *r,
 		pace(src, r, t0, *done);
 	}
 	close(fd);
-	return 0;
+	bach_source_frames_tail(src, &t);
+	r->records += t.records;
+	if (n < 0)
+		return bach_source_error(src, -errno, "%s: %s", r->path,
+					 strerror(errno));
+	if (atomic_load(&r->stop))
+		return 0;
+	return stream_end(src, r, start);
 }
 
 static int replay_trace(struct bach_source *src, struct replay *r,
@@ -240,6 +303,7 @@ static int replay_trace(struct bach_source *src, struct replay *r,
 			p += k * BACH_REC_SIZE;
 			n -= (ssize_t)k;
 			*done += k;
+			r->records += k;
 			pace(src, r, t0, *done);
 		}
 	}
@@ -264,6 +328,7 @@ static int la_records(void *arg, const uint8_t *recs, size_t n)
 		return 1;	/* stopped: not an error */
 	bach_source_records(r->src, recs, n);
 	*lp->done += n;
+	r->records += n;
 	pace(r->src, r, lp->t0, *lp->done);
 	return 0;
 }
@@ -298,13 +363,13 @@ static int replay_run(struct bach_source *src, void *priv)
 	int err;
 
 	do {
-		uint64_t before = done;
+		uint64_t before = r->records;
 
 		err = r->frames	  ? replay_frames(src, r, t0, &done) :
 		      r->analyzer ? replay_analyzer(src, r, t0, &done) :
 				    replay_trace(src, r, t0, &done);
 		/* looping over nothing would spin at full speed for ever */
-		if (!err && r->loop && done == before &&
+		if (!err && r->loop && r->records == before &&
 		    !atomic_load(&r->stop))
 			err = bach_source_error(src, -ENODATA,
 						"%s: no records to loop over (loop=1)",

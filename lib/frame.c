@@ -173,6 +173,11 @@ struct bach_parser {
 	bool damaged;		/* bytes rejected since the last data frame */
 	size_t through;		/* offset in the piece being fed just past
 				   the bytes being scanned (bach_frame.end) */
+	uint64_t fed;		/* bytes fed before the piece being fed */
+	uint64_t good_end;	/* stream offset past the last good frame */
+	uint64_t data_end;	/* ... past the last good data frame */
+	bool last;		/* that data frame was flagged LAST */
+	int last_type;		/* type of the last good frame, or -1 */
 	struct bach_parser_counters c;
 };
 
@@ -191,6 +196,7 @@ struct bach_parser *bach_parser_new(const struct bach_parser_ops *ops,
 	if (ops)
 		p->ops = *ops;
 	p->ctx = ctx;
+	p->last_type = -1;
 	return p;
 }
 
@@ -198,7 +204,9 @@ void bach_parser_reset(struct bach_parser *p)
 {
 	p->have = 0;
 	p->expected = 0;
-	p->synced = p->damaged = false;
+	p->synced = p->damaged = p->last = false;
+	p->fed = p->good_end = p->data_end = 0;
+	p->last_type = -1;
 	memset(&p->c, 0, sizeof(p->c));
 }
 
@@ -467,6 +475,12 @@ static size_t scan(struct bach_parser *p, const uint8_t *b, size_t n)
 			continue;
 		}
 		pos += size;
+		p->good_end = p->fed + p->through - (n - pos);
+		p->last_type = f[OFF_TYPE];
+		if (f[OFF_TYPE] == BACH_FT_DATA) {
+			p->data_end = p->good_end;
+			p->last = f[OFF_FLAGS] & BACH_FF_LAST;
+		}
 		/* 0: found late, behind a damaged length, it ended before */
 		dispatch(p, f, p->through > n - pos ? p->through - (n - pos) :
 						      0);
@@ -486,6 +500,7 @@ void bach_parser_feed(struct bach_parser *p, const uint8_t *buf, size_t len)
 			used = scan(p, buf, len);
 			memcpy(p->buf, buf + used, len - used);
 			p->have = len - used;
+			p->fed += whole;
 			return;
 		}
 		/* Complete the frame started in p->buf, no further. */
@@ -504,4 +519,16 @@ void bach_parser_feed(struct bach_parser *p, const uint8_t *buf, size_t len)
 			memmove(p->buf, p->buf + used, p->have);
 		}
 	}
+	p->fed += whole;
+}
+
+void bach_parser_tail(const struct bach_parser *p, struct bach_parser_tail *t)
+{
+	t->bytes = p->fed;
+	t->records = p->c.records;
+	t->good_end = p->good_end;
+	t->data_end = p->data_end;
+	t->damaged = p->damaged;
+	t->last = p->last;
+	t->last_type = p->last_type;
 }

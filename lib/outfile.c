@@ -154,3 +154,15 @@ const char *bach_outfile_name(const struct bach_outfile *f)
 		return f->direct;
 	return f->path ? f->path : "<stdout>";
 }
+
+const char *bach_file_type(unsigned int mode)
+{
+	return S_ISREG(mode)  ? "a regular file" :
+	       S_ISDIR(mode)  ? "a directory" :
+	       S_ISLNK(mode)  ? "a symbolic link" :
+	       S_ISCHR(mode)  ? "a character device" :
+	       S_ISBLK(mode)  ? "a block device" :
+	       S_ISFIFO(mode) ? "a FIFO" :
+	       S_ISSOCK(mode) ? "a socket" :
+				"of an unknown kind";
+}

@@ -142,6 +142,13 @@ size_t bach_source_frames_pending(struct bach_source *src,
 				  struct bach_frame *h);
 
 /*
+ * How the bytes given to bach_source_frames() end, for a driver whose
+ * stream has ended (a file): bach_parser_tail().
+ */
+void bach_source_frames_tail(struct bach_source *src,
+			     struct bach_parser_tail *t);
+
+/*
  * A driver about to wait for data calls this: records it delivered that
  * are still gathering into a block go on to the disk once they have
  * waited 200 ms, so a quiet source loses nothing to a crash.

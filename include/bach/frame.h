@@ -276,4 +276,24 @@ size_t bach_parser_pending(const struct bach_parser *p, struct bach_frame *h);
 void bach_parser_counters(const struct bach_parser *p,
 			  struct bach_parser_counters *c);
 
+/*
+ * How the bytes fed so far end, for a stream that has ended (a file): it
+ * is whole when good_end == bytes and !damaged. Bytes past good_end are a
+ * frame cut short or bytes that are not frames; damaged says bytes were
+ * rejected since the last good data frame, so the records they held are
+ * not counted lost by the parser (a later data frame's index counts them,
+ * and so does the capture from a later STATUS's records sampled).
+ */
+struct bach_parser_tail {
+	uint64_t bytes;		/* bytes fed in all */
+	uint64_t records;	/* records delivered in all */
+	uint64_t good_end;	/* stream offset just past the last good frame */
+	uint64_t data_end;	/* ... just past the last good data frame */
+	bool damaged;
+	bool last;		/* the last good data frame was flagged LAST */
+	int last_type;		/* BACH_FT_* of the last good frame, or -1 */
+};
+
+void bach_parser_tail(const struct bach_parser *p, struct bach_parser_tail *t);
+
 #endif

@@ -31,4 +31,10 @@ const char *bach_outfile_name(const struct bach_outfile *f);
  */
 void bach_outfile_remove_temps(void);
 
+/*
+ * What kind of file a stat mode is, for messages that refuse one: "a
+ * directory", "a FIFO", "a symbolic link", ...
+ */
+const char *bach_file_type(unsigned int mode);
+
 #endif

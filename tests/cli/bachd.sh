@@ -130,7 +130,12 @@ mkdir "$T/emptycap"
 $BACHD --driver replay --option path="$T/empty.byu.gz" --output "$T/emptycap" 2> "$T/log" ||
 	fail "replay of an empty trace: $(cat "$T/log")"
 E=$(capdir "$T/emptycap")
-printf 'BACH' > "$T/empty.bin"
+# a board stream of whole frames and no records: the dump's last frame,
+# the board's final STATUS (40-byte header, 48-byte payload, CRC)
+tail -c 92 "$(capdir "$T/dump")/board-stream.bin" > "$T/empty.bin"
+rm -rf "$T/eloop" && mkdir "$T/eloop"
+$BACHD --driver replay --option path="$T/empty.bin" --output "$T/eloop" 2> "$T/log" ||
+	fail "a board stream of one STATUS: $(cat "$T/log")"
 for f in "$T/empty.byu.gz" "$E" "$T/empty.bin"; do
 	rm -rf "$T/eloop" && mkdir "$T/eloop"
 	set +e
