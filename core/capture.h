@@ -69,9 +69,12 @@ struct capture_status {
 	bool running;		/* the source is still producing */
 	bool writer_blocked;	/* a write has been pending for long */
 	uint64_t writer_progress; /* ticks whenever the writer moves on */
+	uint64_t start_unix_ns;	/* wall clock when the capture started, 0: not yet */
+	uint64_t uptime_ns;	/* since then (monotonic) */
 	char capture_dir[4200];
 	char segment[80];	/* open segment's name */
 	char driver[64];
+	char gateware[32];	/* the device's "gateware" version, or "" */
 };
 
 struct capture;
@@ -101,6 +104,12 @@ void capture_status(struct capture *c, struct capture_status *st);
  * failed leaves no capture directory behind.
  */
 int capture_close(struct capture *c, struct capture_status *final);
+
+/*
+ * The "gateware" member of a driver's identity (JSON members, as given to
+ * bach_source_identity) into buf, or "" when it has none.
+ */
+void capture_identity_gateware(const char *identity, char *buf, size_t cap);
 
 /* Status as one JSON object (no newline); returns its length. */
 size_t capture_status_json(const struct capture_status *st, char *buf,

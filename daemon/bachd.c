@@ -37,6 +37,8 @@ struct bachd {
 	bool stopping;		/* a `stop` request is draining the capture */
 	uint64_t st_written, st_bytes; /* at the last STATUS line */
 	double st_time;
+	double t0;		/* when bachd started, monotonic */
+	time_t t0_wall;		/* ... and on the wall clock */
 };
 
 static double mono(void)
@@ -95,12 +97,21 @@ static void handle_request(struct bachd *d, int fd, char *req)
 	if (arg)
 		*arg++ = 0;
 	if (!strcmp(req, "status") && !arg) {
+		char since[32];
+		struct tm tm;
+
 		if (d->cap)
 			capture_status(d->cap, &st);
 		else
 			st = d->last, st.running = false;
-		n = (size_t)snprintf(reply, sizeof(reply), "{\"ok\":true,\"capturing\":%s,\"status\":",
-				     d->cap ? "true" : "false");
+		gmtime_r(&d->t0_wall, &tm);
+		strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		n = (size_t)snprintf(reply, sizeof(reply),
+				     "{\"ok\":true,\"capturing\":%s,"
+				     "\"bachd\":{\"version\":\"%s\",\"pid\":%d,\"start_time\":\"%s\",\"uptime_seconds\":%.3f},"
+				     "\"status\":",
+				     d->cap ? "true" : "false", BACH_VERSION,
+				     (int)getpid(), since, mono() - d->t0);
 		n += capture_status_json(&st, reply + n, sizeof(reply) - n - 2);
 		snprintf(reply + n, sizeof(reply) - n, "}");
 	} else if (!strcmp(req, "rotate") && !arg) {
@@ -258,6 +269,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	bachd_config_defaults(&d.cfg);
+	d.t0 = mono();
+	d.t0_wall = time(NULL);
 	d.sfd = -1;
 	d.ctl.fd = -1;
 	ret = bachd_parse_args(&d.cfg, &a, argc, argv, "bachd");
