@@ -14,7 +14,8 @@
 enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_LEVEL,
        S_THREADS, S_RING_MB, S_ROTATE_MB, S_ROTATE_SECONDS, S_IO_URING,
        S_FLUSH_MS, S_RAW_DUMP, S_QUEUE_DEPTH, S_TEST_WRITER_DELAY_MS,
-       S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_N };
+       S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_METRICS_FILE,
+       S_METRICS_INTERVAL, S_N };
 
 static const char *const policies[] = { "stall", "drop", NULL };
 /* in the order of levels[] */
@@ -108,6 +109,17 @@ const struct bach_optdesc bachd_settings[] = {
 		.key = "log_level", .type = BACH_OPT_ENUM, .names = log_levels,
 		.def = "info",
 		.help = "least important message logged" },
+	[S_METRICS_FILE] = {
+		.key = "metrics_file", .type = BACH_OPT_STRING, .arg = "PATH",
+		.max = sizeof(((struct bachd_config *)0)->metrics_file) - 1,
+		.def_help = "none",
+		.help = "Prometheus text-format metrics, rewritten whole every "
+			"metrics_interval (node_exporter's textfile collector "
+			"reads NAME.prom)" },
+	[S_METRICS_INTERVAL] = {
+		.key = "metrics_interval", .type = BACH_OPT_UINT, .arg = "S",
+		.min = 1, .max = 86400, .def = "15",
+		.help = "seconds between two writes of metrics_file" },
 	{ 0 },
 };
 
@@ -172,6 +184,12 @@ static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
 		break;
 	case S_LOG_LEVEL:
 		c->log_level = levels[v->u];
+		break;
+	case S_METRICS_FILE:
+		snprintf(c->metrics_file, sizeof(c->metrics_file), "%s", v->s);
+		break;
+	case S_METRICS_INTERVAL:
+		c->metrics_interval = (unsigned)v->u;
 		break;
 	}
 }

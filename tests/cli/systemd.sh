@@ -86,8 +86,9 @@ echo "exposure $exposure"
 EX="$R/etc/bach/bachd.conf.example"
 expect_status 0 "$BACHD" --check-config --config "$EX"
 expect_out "configuration OK (driver fake, output /var/lib/bach/captures)"
-sed "s|^output = .*|output = $T/cap|; s|^control_socket = .*|control_socket = $T/bachd.sock|" \
+sed "s|^output = .*|output = $T/cap|; s|^control_socket = .*|control_socket = $T/bachd.sock|; s|^metrics_file = .*|metrics_file = $T/bachd.prom|" \
 	"$EX" > "$T/bachd.conf"
+grep -q "^metrics_file = $T/bachd.prom\$" "$T/bachd.conf" || fail "metrics_file rewrite"
 grep -q "^output = $T/cap\$" "$T/bachd.conf" || fail "output rewrite"
 expect_status 0 "$BACHD" --check-config --config "$T/bachd.conf"
 expect_out "output $T/cap)"
@@ -98,6 +99,8 @@ C=$(ls -d "$T"/cap/2*Z)
 grep -q '"event":"ended","state":"clean","produced":100000,"written":100000,"lost":0' \
 	"$C/manifest.jsonl" || fail "example config capture: $(cat "$C/manifest.jsonl")"
 grep -q '"policy":"stall"' "$C/manifest.jsonl" || fail "policy"
+grep -qx 'bach_records_written_total 100000' "$T/bachd.prom" ||
+	fail "example config metrics: $(cat "$T/bachd.prom")"
 [ ! -e "$T/bachd.sock" ] || fail "control socket left behind"
 # every [bachd] key the daemon knows (its settings table, as --help prints
 # it) is in the example, and every key in the example is one it knows (an
@@ -124,6 +127,8 @@ if [ "$(id -u)" -eq 0 ] && command -v systemd-sysusers > /dev/null &&
 		fail "/var/lib/bach: $(stat -c '%a %u %g' "$R/var/lib/bach")"
 	[ "$(stat -c '%a %u %g' "$R/var/lib/bach/captures")" = "750 $uid $gid" ] ||
 		fail "/var/lib/bach/captures"
+	[ "$(stat -c '%a %u %g' "$R/var/lib/bach/metrics")" = "750 $uid $gid" ] ||
+		fail "/var/lib/bach/metrics"
 	[ "$(stat -c '%a %u %g' "$R/etc/bach")" = "755 0 0" ] || fail "/etc/bach"
 else
 	echo "sysusers/tmpfiles: not checked (needs root and systemd-sysusers)"
