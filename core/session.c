@@ -62,6 +62,28 @@ int capture_config_option(struct capture_config *c, const char *key,
 	return 0;
 }
 
+int capture_config_label(struct capture_config *c, const char *key,
+			 const char *value)
+{
+	size_t i, n = strlen(key);
+
+	if (!n || n >= CAPTURE_LABEL_KEY ||
+	    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			"0123456789_.-") != n ||
+	    (key[0] >= '0' && key[0] <= '9') || key[0] == '.' || key[0] == '-' ||
+	    strlen(value) >= CAPTURE_LABEL_VALUE)
+		return -EINVAL;
+	for (i = 0; i < c->nlabels && strcmp(c->labels[i].key, key); i++)
+		;
+	if (i == CAPTURE_MAX_LABELS)
+		return -E2BIG;
+	snprintf(c->labels[i].key, sizeof(c->labels[i].key), "%s", key);
+	snprintf(c->labels[i].value, sizeof(c->labels[i].value), "%s", value);
+	if (i == c->nlabels)
+		c->nlabels++;
+	return 0;
+}
+
 /*
  * Keep the options that count, for the manifest: of a key given more than
  * once only the last (a repeatable one keeps them all).
@@ -156,10 +178,16 @@ static int make_capture_dir(struct capture *c)
 
 static int write_started(struct capture *c)
 {
+	char host[256] = "", gw[32];
 	int err;
 
+	gethostname(host, sizeof(host) - 1);
 	pthread_mutex_lock(&c->mu);	/* the identity */
+	capture_identity_gateware(c->identity, gw, sizeof(gw));
 	err = manifest_started(&c->man, &(struct manifest_started){
+		.host = host, .version = BACH_VERSION, .gateware = gw,
+		.config_abs = c->cfg.config_abs, .labels = c->cfg.labels,
+		.nlabels = c->cfg.nlabels,
 		.driver = c->cfg.driver, .opts = c->cfg.opts,
 		.nopts = c->cfg.nopts, .device = c->identity,
 		.config_file = c->cfg.config_path,

@@ -218,6 +218,19 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 	struct bach_optval val = { 0 };
 	char keys[512], esc[128];
 
+	if (i < 0 && !strncmp(key, "label.", 6)) {
+		int err = capture_config_label(&c->cap, key + 6, v);
+
+		if (err == -E2BIG)
+			snprintf(msg, msglen, "%s: more than %d labels", key,
+				 CAPTURE_MAX_LABELS);
+		else if (err)
+			snprintf(msg, msglen,
+				 "%s: a label is label.KEY = VALUE: KEY a letter or _, then letters, digits, _ . or -, at most %d bytes; VALUE at most %d bytes",
+				 bach_escape_ctl(esc, sizeof(esc), key),
+				 CAPTURE_LABEL_KEY - 1, CAPTURE_LABEL_VALUE - 1);
+		return err ? -EINVAL : 0;
+	}
 	if (i < 0) {
 		bach_opts_keys(bachd_settings, keys, sizeof(keys));
 		snprintf(msg, msglen, "unknown setting '%s' (%s)",
@@ -398,6 +411,8 @@ int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 	line = ini_parse_stream(read_line, &x, handler, &x);
 	free(buf);
 	snprintf(c->cap.config_path, sizeof(c->cap.config_path), "%s", file);
+	if (!realpath(file, c->cap.config_abs))
+		c->cap.config_abs[0] = 0;
 	if (line > 0)	/* inih's first error: a handler's, or its own */
 		snprintf(msg, msglen, "%s:%d: %s", file, line,
 			 (unsigned)line == x.why_line ? x.why :
