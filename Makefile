@@ -24,7 +24,9 @@
 #   DESTDIR=           staging root (install only)
 #   SYSCONFDIR=/etc    bach/bachd.conf.example goes in $(SYSCONFDIR)/bach,
 #                      and the unit reads $(SYSCONFDIR)/bach/bachd.conf
-#   SYSTEMDUNITDIR=$(PREFIX)/lib/systemd/system   bachd.service
+#   SYSTEMDUNITDIR=$(PREFIX)/lib/systemd/system   bachd.service, bachd@.service,
+#                                                 bach-failure@.service
+#   LIBEXECDIR=$(PREFIX)/lib/bach                 bach-failure (OnFailure= report)
 #   SYSUSERSDIR=$(PREFIX)/lib/sysusers.d          bach.conf (user bach)
 #   TMPFILESDIR=$(PREFIX)/lib/tmpfiles.d          bach.conf (/var/lib/bach)
 #   UDEVRULESDIR=/lib/udev/rules.d   60-bach.rules (udev does not read
@@ -40,6 +42,7 @@ PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
 SYSCONFDIR ?= /etc
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+LIBEXECDIR ?= $(PREFIX)/lib/bach
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 UDEVRULESDIR ?= /lib/udev/rules.d
@@ -205,11 +208,16 @@ demo: $(PROGRAMS)
 install: $(PROGRAMS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
-		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSCONFDIR)/bach
+		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSCONFDIR)/bach \
+		$(DESTDIR)$(LIBEXECDIR)
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
-	sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' \
-		systemd/bachd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/bachd.service
-	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/bachd.service
+	install -m 755 systemd/bach-failure $(DESTDIR)$(LIBEXECDIR)/bach-failure
+	for u in bachd.service bachd@.service bach-failure@.service; do \
+		sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' \
+			-e 's|@libexecdir@|$(LIBEXECDIR)|g' \
+			systemd/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
 	install -m 644 systemd/bach.sysusers $(DESTDIR)$(SYSUSERSDIR)/bach.conf
 	install -m 644 systemd/bach.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bach.conf
 	install -m 644 systemd/60-bach.rules $(DESTDIR)$(UDEVRULESDIR)/60-bach.rules

@@ -17,6 +17,9 @@
 #include "bach/frame.h"
 
 #define CAPTURE_MAX_OPTIONS 64
+#define CAPTURE_MAX_LABELS 16
+#define CAPTURE_LABEL_KEY 48		/* bytes, the NUL included */
+#define CAPTURE_LABEL_VALUE 128
 
 struct capture_config {
 	char output[4096];		/* directory the capture directory goes in */
@@ -37,6 +40,12 @@ struct capture_config {
 	uint64_t flush_ms;		/* a partial block waits at most this */
 	int test_writer_delay_ms;	/* test hook: slow every write */
 	char config_path[4096];		/* for the manifest; may be empty */
+	char config_abs[4096];		/* the same, absolute; may be empty */
+	struct capture_label {		/* label.KEY = VALUE, for the manifest */
+		char key[CAPTURE_LABEL_KEY];
+		char value[CAPTURE_LABEL_VALUE];
+	} labels[CAPTURE_MAX_LABELS];
+	size_t nlabels;
 };
 
 void capture_config_defaults(struct capture_config *c);
@@ -49,6 +58,14 @@ void capture_config_defaults(struct capture_config *c);
  */
 int capture_config_option(struct capture_config *c, const char *key,
 			  const char *value, const char *file, unsigned line);
+
+/*
+ * A user label KEY = VALUE (a later one of a key replaces it). Returns 0,
+ * -EINVAL for a key that is not [A-Za-z_][A-Za-z0-9_.-]* of at most 47
+ * bytes or a value of more than 127 bytes, -E2BIG past CAPTURE_MAX_LABELS.
+ */
+int capture_config_label(struct capture_config *c, const char *key,
+			 const char *value);
 
 /* Live figures; every member a total since the start. */
 struct capture_status {
@@ -69,9 +86,12 @@ struct capture_status {
 	bool running;		/* the source is still producing */
 	bool writer_blocked;	/* a write has been pending for long */
 	uint64_t writer_progress; /* ticks whenever the writer moves on */
+	uint64_t start_unix_ns;	/* wall clock when the capture started, 0: not yet */
+	uint64_t uptime_ns;	/* since then (monotonic) */
 	char capture_dir[4200];
 	char segment[80];	/* open segment's name */
 	char driver[64];
+	char gateware[32];	/* the device's "gateware" version, or "" */
 };
 
 struct capture;
@@ -101,6 +121,12 @@ void capture_status(struct capture *c, struct capture_status *st);
  * failed leaves no capture directory behind.
  */
 int capture_close(struct capture *c, struct capture_status *final);
+
+/*
+ * The "gateware" member of a driver's identity (JSON members, as given to
+ * bach_source_identity) into buf, or "" when it has none.
+ */
+void capture_identity_gateware(const char *identity, char *buf, size_t cap);
 
 /* Status as one JSON object (no newline); returns its length. */
 size_t capture_status_json(const struct capture_status *st, char *buf,

@@ -57,6 +57,7 @@ struct capture {
 	struct bach_board_status board;	/* the board's last status */
 	bool have_board_status;
 	uint64_t t0_ns;			/* when the capture started */
+	uint64_t t0_real_ns;		/* the same, on the wall clock */
 	_Atomic uint32_t clock_hz;	/* the board's bus clock, once known */
 	int dump_fd;			/* board-stream.bin, or -1 */
 	int out_fd;			/* the output directory, locked */

@@ -170,10 +170,12 @@ int manifest_reserve(struct manifest *m, off_t bytes)
 int manifest_started(struct manifest *m, const struct manifest_started *s)
 {
 	char opts[8192];
-	char k[256], v[1024], cfgp[4200];
-	size_t n = 0;
+	char k[256], v[1024], cfgp[4200], host[800], gw[200], abs[4200];
+	char labels[CAPTURE_MAX_LABELS * 1700];
+	size_t n = 0, nl = 0;
 
 	opts[0] = 0;
+	labels[0] = 0;
 	for (size_t i = 0; i < s->nopts && n < sizeof(opts) - 1; i++) {
 		json_escape(k, sizeof(k), s->opts[i].key);
 		json_escape(v, sizeof(v), s->opts[i].value);
@@ -181,11 +183,23 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 				      "%s\"%s\":\"%s\"", i ? "," : "", k, v);
 	}
 	json_escape(cfgp, sizeof(cfgp), s->config_file);
+	json_escape(host, sizeof(host), s->host ? s->host : "");
+	json_escape(gw, sizeof(gw), s->gateware ? s->gateware : "");
+	json_escape(abs, sizeof(abs), s->config_abs ? s->config_abs : "");
+	for (size_t i = 0; i < s->nlabels && nl < sizeof(labels) - 1; i++) {
+		json_escape(k, sizeof(k), s->labels[i].key);
+		json_escape(v, sizeof(v), s->labels[i].value);
+		nl += (size_t)snprintf(labels + nl, sizeof(labels) - nl,
+				       "%s\"%s\":\"%s\"", i ? "," : "", k, v);
+	}
 	return manifest_event(m, "started",
-			      "\"version\":1,\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
+			      "\"version\":1,\"host\":\"%s\",\"bach_version\":\"%s\",\"gateware\":\"%s\","
+			      "\"config_path\":\"%s\",\"labels\":{%s},"
+			      "\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
 			      "\"config\":{\"file\":\"%s\",\"policy\":\"%s\",\"gap_markers\":%s,"
 			      "\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
 			      "\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\",\"raw_dump\":%s}",
+			      host, s->version ? s->version : "", gw, abs, labels,
 			      s->driver, opts, s->device, cfgp, s->policy,
 			      TF(s->gap_markers), TF(s->compress), s->level,
 			      U(s->ring_bytes), U(s->rotate_bytes),

@@ -17,6 +17,7 @@
 
 #include "bach/driver.h"
 #include "bach/frame.h"
+#include "capture.h"
 
 /* A mark of 4 KiB escaped (6 bytes a byte at worst) still fits. */
 #define MANIFEST_LINE_MAX 32768
@@ -50,6 +51,12 @@ struct manifest_started {
 	int level;
 	uint64_t ring_bytes, rotate_bytes, rotate_seconds;
 	const char *io;			/* "io_uring" or "pwrite" */
+	const char *host;		/* gethostname() */
+	const char *version;		/* bach's */
+	const char *gateware;		/* the device's, or "" */
+	const char *config_abs;		/* the config file's absolute path, or "" */
+	const struct capture_label *labels;
+	size_t nlabels;
 };
 int manifest_started(struct manifest *m, const struct manifest_started *s);
 

@@ -62,6 +62,28 @@ int capture_config_option(struct capture_config *c, const char *key,
 	return 0;
 }
 
+int capture_config_label(struct capture_config *c, const char *key,
+			 const char *value)
+{
+	size_t i, n = strlen(key);
+
+	if (!n || n >= CAPTURE_LABEL_KEY ||
+	    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			"0123456789_.-") != n ||
+	    (key[0] >= '0' && key[0] <= '9') || key[0] == '.' || key[0] == '-' ||
+	    strlen(value) >= CAPTURE_LABEL_VALUE)
+		return -EINVAL;
+	for (i = 0; i < c->nlabels && strcmp(c->labels[i].key, key); i++)
+		;
+	if (i == CAPTURE_MAX_LABELS)
+		return -E2BIG;
+	snprintf(c->labels[i].key, sizeof(c->labels[i].key), "%s", key);
+	snprintf(c->labels[i].value, sizeof(c->labels[i].value), "%s", value);
+	if (i == c->nlabels)
+		c->nlabels++;
+	return 0;
+}
+
 /*
  * Keep the options that count, for the manifest: of a key given more than
  * once only the last (a repeatable one keeps them all).
@@ -156,10 +178,16 @@ static int make_capture_dir(struct capture *c)
 
 static int write_started(struct capture *c)
 {
+	char host[256] = "", gw[32];
 	int err;
 
+	gethostname(host, sizeof(host) - 1);
 	pthread_mutex_lock(&c->mu);	/* the identity */
+	capture_identity_gateware(c->identity, gw, sizeof(gw));
 	err = manifest_started(&c->man, &(struct manifest_started){
+		.host = host, .version = BACH_VERSION, .gateware = gw,
+		.config_abs = c->cfg.config_abs, .labels = c->cfg.labels,
+		.nlabels = c->cfg.nlabels,
 		.driver = c->cfg.driver, .opts = c->cfg.opts,
 		.nopts = c->cfg.nopts, .device = c->identity,
 		.config_file = c->cfg.config_path,
@@ -348,6 +376,10 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 
 int capture_start(struct capture *c)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->t0_real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	c->t0_ns = bach_now_ns();
 	if (pthread_create(&c->wr_tid, NULL, capture_wr_main, c))
 		return -EAGAIN;
@@ -421,30 +453,56 @@ void capture_status(struct capture *c, struct capture_status *st)
 		bach_parser_counters(c->parser, &pc);
 		st->corrupt_frames = pc.bad_crc + pc.bad_header;
 	}
+	st->start_unix_ns = c->t0_real_ns;
+	st->uptime_ns = c->started ? bach_now_ns() - c->t0_ns : 0;
 	pthread_mutex_lock(&c->mu);
 	st->have_board = c->have_board_status;
 	st->board = c->board;
+	capture_identity_gateware(c->identity, st->gateware,
+				  sizeof(st->gateware));
 	snprintf(st->capture_dir, sizeof(st->capture_dir), "%s", c->capdir);
 	snprintf(st->segment, sizeof(st->segment), "%s", c->open_seg);
 	pthread_mutex_unlock(&c->mu);
 	snprintf(st->driver, sizeof(st->driver), "%s", c->cfg.driver);
 }
 
+void capture_identity_gateware(const char *identity, char *buf, size_t cap)
+{
+	static const char key[] = "\"gateware\":\"";
+	const char *p = strstr(identity, key), *q;
+
+	buf[0] = 0;
+	if (!p)
+		return;
+	p += sizeof(key) - 1;
+	q = strchr(p, '"');
+	if (q && (size_t)(q - p) < cap)
+		snprintf(buf, cap, "%.*s", (int)(q - p), p);
+}
+
 size_t capture_status_json(const struct capture_status *st, char *buf,
 			   size_t cap)
 {
-	char dir[4400];
+	char dir[4400], gw[200], start[40] = "";
+	time_t t = (time_t)(st->start_unix_ns / 1000000000u);
+	struct tm tm;
 	int n;
 
 	json_escape(dir, sizeof(dir), st->capture_dir);
+	json_escape(gw, sizeof(gw), st->gateware);
+	if (st->start_unix_ns && gmtime_r(&t, &tm))
+		strftime(start, sizeof(start), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	n = snprintf(buf, cap,
 		     "{\"running\":%s,\"driver\":\"%s\",\"capture\":\"%s\",\"segment\":\"%s\","
+		     "\"start_time\":\"%s\",\"start_unix\":%.3f,\"uptime_seconds\":%.3f,\"gateware\":\"%s\","
 		     "\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
 		     "\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
 		     "\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,"
 		     "\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,"
 		     "\"corrupt_frames\":%llu,\"writer_blocked\":%s}",
 		     st->running ? "true" : "false", st->driver, dir, st->segment,
+		     start, (double)st->start_unix_ns / 1e9,
+		     (double)st->uptime_ns / 1e9, gw,
 		     (unsigned long long)st->produced,
 		     (unsigned long long)st->written,
 		     (unsigned long long)st->lost,

@@ -18,6 +18,7 @@ enum {
 	OPT_NO_MARKERS,
 	OPT_NO_URING,
 	OPT_SOCKET,
+	OPT_LABEL,
 };
 
 static const struct option opts[] = {
@@ -31,6 +32,7 @@ static const struct option opts[] = {
 	{ "no-gap-markers", no_argument, NULL, OPT_NO_MARKERS },
 	{ "no-io-uring", no_argument, NULL, OPT_NO_URING },
 	{ "control-socket", required_argument, NULL, OPT_SOCKET },
+	{ "label", required_argument, NULL, OPT_LABEL },
 	{ "check-config", no_argument, NULL, OPT_CHECK },
 	{ "list-drivers", no_argument, NULL, OPT_LIST },
 	{ "help", no_argument, NULL, 'h' },
@@ -58,6 +60,7 @@ void bachd_usage(const char *prog, bool daemon)
 	       "      --no-gap-markers     no marker records in the trace at gaps\n"
 	       "      --no-io-uring        write with pwrite\n"
 	       "      --control-socket P   Unix control socket%s\n"
+	       "      --label KEY=VALUE    a label for the manifest (label.KEY in [bachd])\n"
 	       "      --check-config       check the configuration and exit\n"
 	       "      --list-drivers       the drivers and their options\n",
 	       prog, names, daemon ? "" : " (bachd only)");
@@ -183,6 +186,20 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 				return 2;
 			}
 			snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg), optarg);
+			err = bachd_config_set(c, key, eq + 1, msg, sizeof(msg));
+			break;
+		}
+		case OPT_LABEL: {
+			char key[80];
+			const char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg || eq - optarg >= 64) {
+				say(prog, "--label: want KEY=VALUE, not '%s'",
+				    optarg);
+				return 2;
+			}
+			snprintf(key, sizeof(key), "label.%.*s",
+				 (int)(eq - optarg), optarg);
 			err = bachd_config_set(c, key, eq + 1, msg, sizeof(msg));
 			break;
 		}

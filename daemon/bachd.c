@@ -21,6 +21,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "log.h"
+#include "metrics.h"
 
 #define TICK_MS 250
 
@@ -37,6 +38,10 @@ struct bachd {
 	bool stopping;		/* a `stop` request is draining the capture */
 	uint64_t st_written, st_bytes; /* at the last STATUS line */
 	double st_time;
+	struct metrics metrics;
+	bool had_capture;	/* d->last holds a capture's final figures */
+	double t0;		/* when bachd started, monotonic */
+	time_t t0_wall;		/* ... and on the wall clock */
 };
 
 static double mono(void)
@@ -45,6 +50,26 @@ static double mono(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * The metrics file now: the running capture's figures, or the last one's.
+ * update: log a failure and go on (else just return it).
+ */
+static int metrics_now(struct bachd *d, bool update)
+{
+	struct capture_status st;
+	struct metrics_state ms = { .output = d->cfg.cap.output };
+
+	if (d->cap) {
+		capture_status(d->cap, &st);
+		ms.st = &st;
+		ms.up = true;
+	} else if (d->had_capture) {
+		ms.st = &d->last;
+	}
+	return update ? metrics_update(&d->metrics, &ms) :
+			metrics_write(&d->metrics, &ms);
 }
 
 static int start_capture(struct bachd *d)
@@ -78,6 +103,8 @@ static int finish_capture(struct bachd *d)
 	d->status = capture_close(d->cap, &st);
 	d->cap = NULL;
 	d->last = st;
+	d->had_capture = true;
+	metrics_now(d, true);
 	log_notice("capture ended: %llu records produced, %llu written, %llu lost, %llu segments, exit status %d",
 		   (unsigned long long)st.produced,
 		   (unsigned long long)st.written,
@@ -95,12 +122,21 @@ static void handle_request(struct bachd *d, int fd, char *req)
 	if (arg)
 		*arg++ = 0;
 	if (!strcmp(req, "status") && !arg) {
+		char since[32];
+		struct tm tm;
+
 		if (d->cap)
 			capture_status(d->cap, &st);
 		else
 			st = d->last, st.running = false;
-		n = (size_t)snprintf(reply, sizeof(reply), "{\"ok\":true,\"capturing\":%s,\"status\":",
-				     d->cap ? "true" : "false");
+		gmtime_r(&d->t0_wall, &tm);
+		strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		n = (size_t)snprintf(reply, sizeof(reply),
+				     "{\"ok\":true,\"capturing\":%s,"
+				     "\"bachd\":{\"version\":\"%s\",\"pid\":%d,\"start_time\":\"%s\",\"uptime_seconds\":%.3f},"
+				     "\"status\":",
+				     d->cap ? "true" : "false", BACH_VERSION,
+				     (int)getpid(), since, mono() - d->t0);
 		n += capture_status_json(&st, reply + n, sizeof(reply) - n - 2);
 		snprintf(reply + n, sizeof(reply) - n, "}");
 	} else if (!strcmp(req, "rotate") && !arg) {
@@ -146,6 +182,8 @@ static void tick(struct bachd *d)
 	struct capture_status st;
 	bool healthy;
 
+	if (metrics_due(&d->metrics))
+		metrics_now(d, true);
 	if (!d->cap) {
 		sd_notify(0, "STATUS=idle: no capture (bach ctl start)");
 		if (d->wd_usec)
@@ -258,6 +296,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	bachd_config_defaults(&d.cfg);
+	d.t0 = mono();
+	d.t0_wall = time(NULL);
 	d.sfd = -1;
 	d.ctl.fd = -1;
 	ret = bachd_parse_args(&d.cfg, &a, argc, argv, "bachd");
@@ -293,6 +333,14 @@ int main(int argc, char **argv)
 		close(d.sfd);
 		return EXIT_USAGE;
 	}
+	/* a metrics file that cannot be written is a configuration error */
+	metrics_init(&d.metrics, d.cfg.metrics_file, d.cfg.metrics_interval);
+	if (d.cfg.metrics_file[0] && (ret = metrics_now(&d, false))) {
+		log_err("metrics_file %s: %s", d.cfg.metrics_file,
+			strerror(-ret));
+		close(d.sfd);
+		return EXIT_USAGE;
+	}
 	if (start_capture(&d)) {
 		/* unwritable output, no device, bad option: no restart spin */
 		close(d.sfd);
@@ -314,6 +362,7 @@ int main(int argc, char **argv)
 	}
 	/* the source is open and the first segment exists */
 	sd_notify(0, "READY=1\nSTATUS=capturing");
+	metrics_now(&d, true);
 	main_loop(&d);
 	ctl_close(&d.ctl);
 	close(d.sfd);

@@ -15,7 +15,8 @@
 enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_LEVEL,
        S_THREADS, S_RING_MB, S_ROTATE_MB, S_ROTATE_SECONDS, S_IO_URING,
        S_FLUSH_MS, S_RAW_DUMP, S_QUEUE_DEPTH, S_TEST_WRITER_DELAY_MS,
-       S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_N };
+       S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_METRICS_FILE,
+       S_METRICS_INTERVAL, S_N };
 
 static const char *const policies[] = { "stall", "drop", NULL };
 /* in the order of levels[] */
@@ -109,6 +110,17 @@ const struct bach_optdesc bachd_settings[] = {
 		.key = "log_level", .type = BACH_OPT_ENUM, .names = log_levels,
 		.def = "info",
 		.help = "least important message logged" },
+	[S_METRICS_FILE] = {
+		.key = "metrics_file", .type = BACH_OPT_STRING, .arg = "PATH",
+		.max = sizeof(((struct bachd_config *)0)->metrics_file) - 1,
+		.def_help = "none",
+		.help = "Prometheus text-format metrics, rewritten whole every "
+			"metrics_interval (node_exporter's textfile collector "
+			"reads NAME.prom)" },
+	[S_METRICS_INTERVAL] = {
+		.key = "metrics_interval", .type = BACH_OPT_UINT, .arg = "S",
+		.min = 1, .max = 86400, .def = "15",
+		.help = "seconds between two writes of metrics_file" },
 	{ 0 },
 };
 
@@ -174,6 +186,12 @@ static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
 	case S_LOG_LEVEL:
 		c->log_level = levels[v->u];
 		break;
+	case S_METRICS_FILE:
+		snprintf(c->metrics_file, sizeof(c->metrics_file), "%s", v->s);
+		break;
+	case S_METRICS_INTERVAL:
+		c->metrics_interval = (unsigned)v->u;
+		break;
 	}
 }
 
@@ -201,6 +219,19 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 	struct bach_optval val = { 0 };
 	char keys[512], esc[128];
 
+	if (i < 0 && !strncmp(key, "label.", 6)) {
+		int err = capture_config_label(&c->cap, key + 6, v);
+
+		if (err == -E2BIG)
+			snprintf(msg, msglen, "%s: more than %d labels", key,
+				 CAPTURE_MAX_LABELS);
+		else if (err)
+			snprintf(msg, msglen,
+				 "%s: a label is label.KEY = VALUE: KEY a letter or _, then letters, digits, _ . or -, at most %d bytes; VALUE at most %d bytes",
+				 bach_escape_ctl(esc, sizeof(esc), key),
+				 CAPTURE_LABEL_KEY - 1, CAPTURE_LABEL_VALUE - 1);
+		return err ? -EINVAL : 0;
+	}
 	if (i < 0) {
 		bach_opts_keys(bachd_settings, keys, sizeof(keys));
 		snprintf(msg, msglen, "unknown setting '%s' (%s)",
@@ -377,6 +408,8 @@ int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 	line = ini_parse_stream(read_line, &x, handler, &x);
 	free(buf);
 	snprintf(c->cap.config_path, sizeof(c->cap.config_path), "%s", file);
+	if (!realpath(file, c->cap.config_abs))
+		c->cap.config_abs[0] = 0;
 	if (line > 0)	/* inih's first error: a handler's, or its own */
 		snprintf(msg, msglen, "%s:%d: %s", file, line,
 			 (unsigned)line == x.why_line ? x.why :

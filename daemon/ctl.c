@@ -135,9 +135,9 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 	fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
-		log_info("request from pid %d uid %d gid %d", (int)cred.pid,
-			 (int)cred.uid, (int)cred.gid);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1,
+				       .gid = (gid_t)-1 };
 	/* a whole line within a second, or no request at all */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (got < cap) {
@@ -177,5 +177,12 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 		return -EBADMSG;
 	}
 	*nl = 0;
+	/* a poller asks for status every few seconds: not worth the journal */
+	if (!strcmp(req, "status"))
+		log_debug("request 'status' from pid %d uid %d gid %d",
+			  (int)cred.pid, (int)cred.uid, (int)cred.gid);
+	else
+		log_info("request '%.32s' from pid %d uid %d gid %d", req,
+			 (int)cred.pid, (int)cred.uid, (int)cred.gid);
 	return fd;
 }

@@ -114,7 +114,7 @@ $BACHD --driver replay --option path="$T/small.byu" --option loop=1 --option rat
 	--control-socket "$T/loop.sock" --output "$T/loop" 2> "$T/log" &
 pid=$!
 i=0
-until n=$($BACH ctl --socket "$T/loop.sock" status 2> /dev/null |
+until n=$($BACH ctl --socket "$T/loop.sock" status --json 2> /dev/null |
 	sed -n 's/.*"produced":\([0-9]*\).*/\1/p') && [ "${n:-0}" -gt 3000 ]; do
 	i=$((i + 1)); [ $i -lt 600 ] || { kill $pid; fail "loop=1 did not go round: ${n:-no status}"; }
 	sleep 0.1

@@ -18,12 +18,12 @@ raw() { "$T/ctl_raw" "$@"; }
 # ok_alive: bachd still answers and still captures
 ok_alive() {
 	alive "$P" || fail "bachd died: $(tail -n 5 "$T/log")"
-	ctl status > "$T/st" || fail "status after $1: $(cat "$T/st")"
+	ctl status --json > "$T/st" || fail "status after $1: $(cat "$T/st")"
 	grep -q '"capturing":true' "$T/st" || fail "not capturing after $1: $(cat "$T/st")"
 }
 
 # stopped: a stop may answer at once and drain after: wait until idle
-idle() { ctl status 2> /dev/null | grep -q '"capturing":false'; }
+idle() { ctl status --json 2> /dev/null | grep -q '"capturing":false'; }
 stopped() { wait_until 30 "bachd to become idle after stop" idle; }
 
 mkdir "$T/caps"
@@ -41,13 +41,14 @@ wait_until 20 "the first segment" first_seg
 [ "$(stat -c %a "$S")" = 600 ] || fail "control socket mode $(stat -c %a "$S"), want 600"
 C1=$(capdir "$T/caps")
 
-# -- status: every counter, and the peer is logged -------------------------
+# -- status: every counter; polls are not logged at info -------------------
 bg "$BACH" ctl --socket "$S" status > /dev/null
 CPID=$BGPID
 reap "$CPID"
 [ "$RC" -eq 0 ] || fail "bach ctl status exited $RC"
-ctl status > "$T/st"
+ctl status --json > "$T/st"
 for k in '"ok":true' '"capturing":true' '"running":true' '"driver":"fake"' \
+	'"bachd":{"version":"' "\"pid\":$P," '"gateware":"1.0"' \
 	"\"capture\":\"$C1\"" '"segment":"seg-000001.byu.gz.part"' '"produced":' \
 	'"written":' '"lost":0' '"lost_by":{' '"overflow":0' '"frames":0' \
 	'"corrupt":0' '"ring":0' '"device":0' '"disk":0' '"gap_markers":0' \
@@ -56,17 +57,46 @@ for k in '"ok":true' '"capturing":true' '"running":true' '"driver":"fake"' \
 	grep -qF -- "$k" "$T/st" || fail "status lacks $k: $(cat "$T/st")"
 done
 [ "$(wc -l < "$T/st")" -eq 1 ] || fail "status is not one line"
+# start time and uptime: bachd's and the capture's, agreeing with the clock
+now=$(date +%s)
+cap_start=$(sed -n 's/.*"status":{.*"start_unix":\([0-9]*\)\.[0-9]*,.*/\1/p' "$T/st")
+cap_up=$(sed -n 's/.*"status":{.*"uptime_seconds":\([0-9]*\)\.[0-9]*,.*/\1/p' "$T/st")
+d_up=$(sed -n 's/.*"bachd":{[^}]*"uptime_seconds":\([0-9]*\)\.[0-9]*}.*/\1/p' "$T/st")
+[ -n "$cap_start" ] && [ -n "$cap_up" ] && [ -n "$d_up" ] ||
+	fail "status lacks start_unix or uptime_seconds: $(cat "$T/st")"
+[ $((now - cap_start)) -ge 0 ] && [ $((now - cap_start)) -le 120 ] ||
+	fail "capture start_unix $cap_start, now $now"
+[ $((now - cap_start - cap_up)) -ge -1 ] && [ $((now - cap_start - cap_up)) -le 2 ] ||
+	fail "uptime $cap_up s does not match start $cap_start (now $now)"
+[ "$d_up" -ge "$cap_up" ] || fail "bachd up $d_up s, less than its capture's $cap_up s"
+grep -q "\"start_time\":\"$(date -u -d "@$cap_start" +%Y-%m-%dT%H:%M:%SZ)\"" "$T/st" ||
+	fail "start_time is not start_unix as UTC: $(cat "$T/st")"
+# the summary, for a person
+ctl status > "$T/sum" || fail "status summary: $(cat "$T/sum")"
+grep -q "^bachd [0-9.]* (pid $P), up " "$T/sum" || fail "summary: $(cat "$T/sum")"
+grep -q "^capturing from fake (gateware 1.0)$" "$T/sum" || fail "summary: $(cat "$T/sum")"
+grep -qF "  capture   $C1" "$T/sum" || fail "summary lacks the capture: $(cat "$T/sum")"
+grep -q "^  started   $(date -u -d "@$cap_start" +%Y-%m-%dT%H:%M:%SZ), running for " "$T/sum" ||
+	fail "summary lacks the start: $(cat "$T/sum")"
+grep -q '^  records   [1-9][0-9]* produced, [0-9]* written, 0 lost' "$T/sum" ||
+	fail "summary lacks the records: $(cat "$T/sum")"
+if grep -q '^{' "$T/sum"; then fail "the summary is JSON: $(cat "$T/sum")"; fi
+ctl --json status | grep -q '^{"ok":true,' || fail "--json before the command"
 # the board's own figures, from its last status frame (one each 1M records)
 wait_until 15 "the board's status in bach ctl status" sh -c \
-	"'$BACH' ctl --socket '$S' status | grep -q '\"board\":{\"fifo_fill\":[0-9]*,\"fifo_size\":65536,\"records\":[1-9][0-9]*,.*\"clock_hz\":66666666}}'"
-grep -q "request from pid $CPID uid $(id -u) gid $(id -g)" "$T/log" ||
-	fail "peer credentials of pid $CPID not logged: $(cat "$T/log")"
+	"'$BACH' ctl --socket '$S' status --json | grep -q '\"board\":{\"fifo_fill\":[0-9]*,\"fifo_size\":65536,\"records\":[1-9][0-9]*,.*\"clock_hz\":66666666}}'"
+# a poller must not flood the journal: status is logged at debug only
+if grep -q "request 'status' from pid $CPID" "$T/log"; then
+	fail "a status poll was logged at info: $(grep "pid $CPID" "$T/log")"
+fi
 
 # -- mark: the text, JSON-escaped, in the manifest --------------------------
 ctl mark 'he said "hi" \ back\slash ünïcødé' > "$T/r" || fail "mark: $(cat "$T/r")"
 printf 'mark tab\there\001ctl\n' | raw "$S" > "$T/r"
 grep -q '"ok":true' "$T/r" || fail "raw mark: $(cat "$T/r")"
 wait_until 10 "the marks in the manifest" grep -q 'tab' "$C1/manifest.jsonl"
+grep -q "^<6>control: request 'mark he said .* from pid [0-9]* uid $(id -u) gid $(id -g)$" "$T/log" ||
+	fail "the peer of a mark request not logged at info: $(cat "$T/log")"
 grep -qF '"text":"he said \"hi\" \\ back\\slash ünïcødé"' "$C1/manifest.jsonl" ||
 	fail "mark text not escaped right: $(grep mark "$C1/manifest.jsonl")"
 grep -qF '"text":"tab\u0009here\u0001ctl"' "$C1/manifest.jsonl" ||
@@ -120,14 +150,14 @@ fi
 
 # -- rotate, stop, status, start, stop --------------------------------------
 wait_until 20 "records in the second capture" sh -c \
-	"'$BACH' ctl --socket '$S' status | grep -q '\"written\":[1-9]'"
+	"'$BACH' ctl --socket '$S' status --json | grep -q '\"written\":[1-9]'"
 ctl rotate > "$T/r" || fail "rotate: $(cat "$T/r")"
 wait_until 20 "seg-000002 after rotate" test -e "$C2/seg-000002.byu.gz.part"
 test -e "$C2/seg-000001.byu.gz" || fail "rotate: seg-000001 not closed"
 ctl stop > "$T/r" || fail "stop: $(cat "$T/r")"
 stopped
 alive "$P" || fail "bachd exited on stop"
-ctl status > "$T/st" || fail "status when idle: $(cat "$T/st")"
+ctl status --json > "$T/st" || fail "status when idle: $(cat "$T/st")"
 grep -q '"capturing":false' "$T/st" && grep -q '"running":false' "$T/st" ||
 	fail "idle status: $(cat "$T/st")"
 for k in produced written lost; do
@@ -225,7 +255,8 @@ if command -v setpriv > /dev/null 2>&1 && id nobody > /dev/null 2>&1 &&
 	getent group nogroup > /dev/null && getent group daemon > /dev/null; then
 	mkdir "$T/g"
 	bg "$BACHD" --driver fake --option rate=100000 --set ring_mb=8 --output "$T/g" \
-		--control-socket "$S" --set control_group=nogroup 2> "$T/g.log"
+		--control-socket "$S" --set control_group=nogroup \
+		--set log_level=debug 2> "$T/g.log"
 	P=$BGPID
 	wait_until 20 "the control socket" test -S "$S"
 	[ "$(stat -c '%a %G' "$S")" = "660 nogroup" ] ||
@@ -235,7 +266,7 @@ if command -v setpriv > /dev/null 2>&1 && id nobody > /dev/null 2>&1 &&
 	expect_status 2 setpriv --reuid=nobody --regid=daemon --clear-groups \
 		"$BACH" ctl --socket "$S" status
 	expect_err "Permission denied"
-	grep -q "request from pid [0-9]* uid $(id -u nobody) gid $(getent group nogroup | cut -d: -f3)" "$T/g.log" ||
+	grep -q "^<7>control: request 'status' from pid [0-9]* uid $(id -u nobody) gid $(getent group nogroup | cut -d: -f3)$" "$T/g.log" ||
 		fail "the group member's request not logged: $(cat "$T/g.log")"
 	kill -TERM "$P"
 	reap_within 30 "$P"

@@ -31,7 +31,7 @@ wait_until 20 "the control socket" test -S "$T/drop.sock"
 # written and lost than produced (the difference is in the ring)
 seen=0
 while alive "$P"; do
-	if "$BACH" ctl --socket "$T/drop.sock" status > "$T/st" 2> /dev/null; then
+	if "$BACH" ctl --socket "$T/drop.sock" status --json > "$T/st" 2> /dev/null; then
 		pr=$(jnum produced "$T/st") w=$(jnum written "$T/st") l=$(jnum lost "$T/st")
 		[ $((w + l)) -le "$pr" ] || fail "status: written $w + lost $l > produced $pr"
 		[ "$l" -gt 0 ] && seen=1

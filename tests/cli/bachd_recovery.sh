@@ -159,7 +159,7 @@ bg "$BACHD" --driver fake --option seed=8 --option rate=400000 --set ring_mb=8 \
 P=$BGPID
 wait_until 20 "the control socket" test -S "$T/dur.sock"
 wait_until 30 "300000 records written" sh -c \
-	"'$BACH' ctl --socket '$T/dur.sock' status > '$T/st' && [ \$(sed -n 's/.*\"written\":\([0-9]*\).*/\1/p' '$T/st') -ge 300000 ]"
+	"'$BACH' ctl --socket '$T/dur.sock' status --json > '$T/st' && [ \$(sed -n 's/.*\"written\":\([0-9]*\).*/\1/p' '$T/st') -ge 300000 ]"
 w=$(jnum written "$T/st")
 kill -KILL "$P"
 reap "$P"

@@ -118,7 +118,7 @@ notify_run "$T/d" --driver fake --option seed=2 --set ring_mb=1 \
 wait_until 10 "the control socket" test -S "$T/d.ctl"
 # status says so once a write has hung for 2 s
 wait_until 30 "\"writer_blocked\":true in the status" \
-	sh -c "'$BACH' ctl --socket '$T/d.ctl' status | grep -q '\"writer_blocked\":true'"
+	sh -c "'$BACH' ctl --socket '$T/d.ctl' status --json | grep -q '\"writer_blocked\":true'"
 # after READY or a ping, a window of at least 2.5 s without one (run A
 # showed that while data flows they come at least every second)
 silent() {

@@ -21,6 +21,8 @@ make -s -C "$TOP" install NO_DEPS=1 BUILD="${BUILD:-build}" "$@" \
 UNIT="$R/usr/local/lib/systemd/system/bachd.service"
 for f in usr/local/bin/bach usr/local/bin/bachd \
 	usr/local/lib/systemd/system/bachd.service \
+	usr/local/lib/systemd/system/bachd@.service \
+	usr/local/lib/systemd/system/bach-failure@.service \
 	usr/local/lib/sysusers.d/bach.conf usr/local/lib/tmpfiles.d/bach.conf \
 	lib/udev/rules.d/60-bach.rules etc/bach/bachd.conf.example; do
 	[ -f "$R/$f" ] || fail "make install did not install /$f: $(cd "$R" && find . -type f)"
@@ -30,8 +32,30 @@ done
 [ ! -e "$R/etc/bach/bachd.conf" ] || fail "install must not write bachd.conf"
 grep -qx 'ExecStart=/usr/local/bin/bachd --config /etc/bach/bachd.conf' "$UNIT" ||
 	fail "ExecStart not substituted: $(grep ExecStart "$UNIT")"
-grep -q '@[a-z]*@' "$UNIT" && fail "unsubstituted: $(grep '@[a-z]*@' "$UNIT")"
-grep -qF "$R" "$UNIT" && fail "DESTDIR leaked into the unit"
+TMPL="$R/usr/local/lib/systemd/system/bachd@.service"
+FAILU="$R/usr/local/lib/systemd/system/bach-failure@.service"
+grep -qx 'ExecStart=/usr/local/bin/bachd --config /etc/bach/%i.conf --control-socket /run/bach-%i/bachd.sock' "$TMPL" ||
+	fail "template ExecStart: $(grep ExecStart "$TMPL")"
+grep -qx 'ExecStart=/usr/local/lib/bach/bach-failure %i' "$FAILU" ||
+	fail "bach-failure@ ExecStart: $(grep ExecStart "$FAILU")"
+[ -x "$R/usr/local/lib/bach/bach-failure" ] || fail "bach-failure not installed executable"
+for u in "$UNIT" "$TMPL" "$FAILU"; do
+	grep -q '@[a-z]*@' "$u" && fail "unsubstituted in $u: $(grep '@[a-z]*@' "$u")"
+	grep -qF "$R" "$u" && fail "DESTDIR leaked into $u"
+done
+for u in "$UNIT" "$TMPL"; do
+	grep -qx 'OnFailure=bach-failure@%n.service' "$u" || fail "$u: no OnFailure="
+done
+# the template is the plain unit but for the instance's own config,
+# socket, runtime and state directories (and comments)
+strip() { grep -v -e '^#' -e '^Description=' -e '^ExecStart=' -e '^StateDirectory=' \
+	-e '^RuntimeDirectory=' "$1"; }
+strip "$UNIT" > "$T/plain.cmp"
+strip "$TMPL" > "$T/tmpl.cmp"
+cmp -s "$T/plain.cmp" "$T/tmpl.cmp" ||
+	fail "bachd@.service drifted from bachd.service: $(diff "$T/plain.cmp" "$T/tmpl.cmp")"
+grep -qx 'RuntimeDirectory=bach-%i' "$TMPL" || fail "template runtime directory"
+grep -qx 'StateDirectory=bach bach/%i bach/metrics' "$TMPL" || fail "template state directories"
 cmp -s "$TOP/systemd/bachd.conf.example" "$R/etc/bach/bachd.conf.example" ||
 	fail "example config differs"
 # other directories on request
@@ -55,6 +79,22 @@ grep -q "^ExecStart=$R/" "$T/unit/bachd.service" || fail "ExecStart rewrite"
 # verify warns (unknown key, bad value) and still exits 0: any word about
 # our unit is a failure
 grep -q 'bachd' "$T/verify" && fail "systemd-analyze verify: $(cat "$T/verify")"
+# the template, as an instance, and the failure unit, as bachd's would run
+sed "s|^ExecStart=/usr/local/bin/bachd |ExecStart=$R/usr/local/bin/bachd |" \
+	"$TMPL" > "$T/unit/bachd@.service"
+sed "s|^ExecStart=/usr/local/lib/bach/|ExecStart=$R/usr/local/lib/bach/|" \
+	"$FAILU" > "$T/unit/bach-failure@.service"
+for inst in bachd@board1.service bach-failure@bachd.service.service \
+	bach-failure@bachd@board1.service.service; do
+	(cd "$T/unit" && systemd-analyze verify --man=no "./$inst") \
+		> "$T/verify" 2>&1 || fail "systemd-analyze verify $inst: $(cat "$T/verify")"
+	grep -q 'bach' "$T/verify" && fail "systemd-analyze verify $inst: $(cat "$T/verify")"
+done
+# ... and it catches a broken template (the check can fail)
+sed 's/^RuntimeDirectory=.*/&\nRuntimeDirectry=oops/' "$T/unit/bachd@.service" > "$T/bad@.service"
+(cd "$T" && systemd-analyze verify --man=no ./bad@x.service) > "$T/verify" 2>&1 || true
+grep -q "Unknown key 'RuntimeDirectry'" "$T/verify" ||
+	fail "systemd-analyze verify missed a bad key in a template: $(cat "$T/verify")"
 for k in Type=notify NotifyAccess=main WatchdogSec=30s Restart=on-failure \
 	RestartPreventExitStatus=2 User=bach Group=bach StateDirectory=bach \
 	RuntimeDirectory=bach ProtectSystem=strict 'CapabilityBoundingSet=' \
@@ -80,14 +120,34 @@ exposure=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$T
 awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }' ||
 	fail "exposure $exposure > 2.0: $(grep '✗' "$T/security")"
 echo "exposure $exposure"
+(cd "$T/unit" && systemd-analyze security --offline=yes ./bachd@board1.service) \
+	> "$T/security" 2>&1 || fail "systemd-analyze security (template): $(cat "$T/security")"
+exposure=$(sed -n 's/.*Overall exposure level for bachd@board1.service: \([0-9.]*\).*/\1/p' "$T/security")
+awk -v e="${exposure:-99}" 'BEGIN { exit !(e <= 2.0) }' ||
+	fail "template exposure ${exposure:-none} > 2.0: $(tail -n 3 "$T/security")"
+
+# bach-failure: the report goes to BACH_FAILURE_COMMAND (unit as $1), or
+# out to the journal; a failing command is a failure of the unit
+BF="$R/usr/local/lib/bach/bach-failure"
+BACH_FAILURE_COMMAND="cat > '$T/report'; echo \"\$1\" > '$T/unitname'" \
+	"$BF" bachd@board1.service > "$T/bf.out" 2>&1 || fail "bach-failure: $(cat "$T/bf.out")"
+grep -qx "bachd@board1.service failed on $(hostname)" "$T/report" ||
+	fail "bach-failure report: $(head -n 3 "$T/report")"
+[ "$(cat "$T/unitname")" = bachd@board1.service ] || fail "the command's \$1: $(cat "$T/unitname")"
+expect_status 0 env -u BACH_FAILURE_COMMAND "$BF" bachd.service
+grep -qx "bachd.service failed on $(hostname)" "$T/out" || fail "bach-failure to stdout: $(cat "$T/out")"
+expect_status 3 env BACH_FAILURE_COMMAND='cat > /dev/null; exit 3' "$BF" bachd.service
+expect_err "BACH_FAILURE_COMMAND exited 3"
+expect_status 2 "$BF"
 
 # the example configuration: valid, and it runs (output and socket moved
 # to the test's directory, the fake board unpaced and limited)
 EX="$R/etc/bach/bachd.conf.example"
 expect_status 0 "$BACHD" --check-config --config "$EX"
 expect_out "configuration OK (driver fake, output /var/lib/bach/captures)"
-sed "s|^output = .*|output = $T/cap|; s|^control_socket = .*|control_socket = $T/bachd.sock|" \
+sed "s|^output = .*|output = $T/cap|; s|^control_socket = .*|control_socket = $T/bachd.sock|; s|^metrics_file = .*|metrics_file = $T/bachd.prom|" \
 	"$EX" > "$T/bachd.conf"
+grep -q "^metrics_file = $T/bachd.prom\$" "$T/bachd.conf" || fail "metrics_file rewrite"
 grep -q "^output = $T/cap\$" "$T/bachd.conf" || fail "output rewrite"
 expect_status 0 "$BACHD" --check-config --config "$T/bachd.conf"
 expect_out "output $T/cap)"
@@ -98,6 +158,8 @@ C=$(ls -d "$T"/cap/2*Z)
 grep -q '"event":"ended","state":"clean","produced":100000,"written":100000,"lost":0' \
 	"$C/manifest.jsonl" || fail "example config capture: $(cat "$C/manifest.jsonl")"
 grep -q '"policy":"stall"' "$C/manifest.jsonl" || fail "policy"
+grep -qx 'bach_records_written_total 100000' "$T/bachd.prom" ||
+	fail "example config metrics: $(cat "$T/bachd.prom")"
 [ ! -e "$T/bachd.sock" ] || fail "control socket left behind"
 # every [bachd] key the daemon knows (its settings table, as --help prints
 # it) is in the example, and every key in the example is one it knows (an
@@ -107,6 +169,49 @@ grep -q '"policy":"stall"' "$C/manifest.jsonl" || fail "policy"
 while read -r k; do
 	grep -q "^$k = " "$EX" || fail "example config lacks $k"
 done < "$T/keys"
+
+# two instances of the template side by side, as systemd would start them
+# (its ExecStart with %i, RuntimeDirectory made for it): each its own
+# config, socket and output; bach ctl --instance finds each; one stopping
+# leaves the other alone. Needs a writable /run.
+I1=bachtest$$a I2=bachtest$$b
+if [ -w /run ] && mkdir "/run/bach-$I1" "/run/bach-$I2" 2> /dev/null; then
+	IPIDS=""
+	trap 'for p in $IPIDS; do kill -KILL "$p" 2> /dev/null || true; done; rm -rf "/run/bach-$I1" "/run/bach-$I2" "$T"' EXIT
+	exec_args=$(sed -n 's/^ExecStart=[^ ]* //p' "$TMPL")
+	for i in $I1 $I2; do
+		mkdir "$T/$i"
+		sed "s|^output = .*|output = $T/$i|; s|^metrics_file = .*|metrics_file = $T/$i.prom|" \
+			"$EX" > "$T/$i.conf"
+		# shellcheck disable=SC2086
+		set -- $(echo "$exec_args" | sed "s|%i|$i|g; s|/etc/bach/|$T/|")
+		"$BACHD" "$@" 2> "$T/$i.log" &
+		IPIDS="$IPIDS $!"
+		eval "pid_$i=\$!"
+	done
+	for i in $I1 $I2; do
+		n=0
+		until "$BACH" ctl --instance "$i" status --json > "$T/$i.st" 2> /dev/null; do
+			n=$((n + 1))
+			[ "$n" -lt 200 ] || fail "bach ctl --instance $i: no answer: $(cat "$T/$i.log")"
+			sleep 0.05
+		done
+		grep -q "\"capture\":\"$T/$i/2" "$T/$i.st" ||
+			fail "instance $i does not capture into its own output: $(cat "$T/$i.st")"
+	done
+	eval "kill -TERM \$pid_$I1; wait \$pid_$I1" || fail "instance $I1 did not stop cleanly"
+	[ ! -e "/run/bach-$I1/bachd.sock" ] || fail "instance $I1 left its socket"
+	"$BACH" ctl --instance "$I2" status > "$T/sum" ||
+		fail "instance $I2 lost its socket when $I1 stopped: $(cat "$T/sum")"
+	grep -q "^capturing from fake" "$T/sum" || fail "instance $I2: $(cat "$T/sum")"
+	eval "kill -TERM \$pid_$I2; wait \$pid_$I2" || fail "instance $I2 did not stop cleanly"
+	expect_status 2 "$BACH" ctl --instance "$I2" status
+	expect_err "/run/bach-$I2/bachd.sock"
+	expect_status 2 "$BACH" ctl --instance ../etc status
+	expect_err "--instance"
+else
+	echo "template instances: not run (needs a writable /run)"
+fi
 
 # sysusers and tmpfiles, applied to the staging root (chown needs root)
 if [ "$(id -u)" -eq 0 ] && command -v systemd-sysusers > /dev/null &&
@@ -124,6 +229,8 @@ if [ "$(id -u)" -eq 0 ] && command -v systemd-sysusers > /dev/null &&
 		fail "/var/lib/bach: $(stat -c '%a %u %g' "$R/var/lib/bach")"
 	[ "$(stat -c '%a %u %g' "$R/var/lib/bach/captures")" = "750 $uid $gid" ] ||
 		fail "/var/lib/bach/captures"
+	[ "$(stat -c '%a %u %g' "$R/var/lib/bach/metrics")" = "750 $uid $gid" ] ||
+		fail "/var/lib/bach/metrics"
 	[ "$(stat -c '%a %u %g' "$R/etc/bach")" = "755 0 0" ] || fail "/etc/bach"
 else
 	echo "sysusers/tmpfiles: not checked (needs root and systemd-sysusers)"

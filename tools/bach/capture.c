@@ -13,6 +13,7 @@
 #include "bach.h"
 #include "capture.h"
 #include "log.h"
+#include "metrics.h"
 
 static double mono(void)
 {
@@ -45,6 +46,8 @@ static int run(int argc, char **argv)
 	char dir[sizeof(st.capture_dir) * 2];
 	struct bachd_args a;
 	struct capture *c;
+	struct metrics m;
+	struct metrics_state ms = { .st = &st, .output = NULL };
 	bool tty = isatty(2);
 	double t0, last = 0;
 	uint64_t prev = 0;
@@ -71,7 +74,15 @@ static int run(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-
+	ms.output = cfg.cap.output;
+	metrics_init(&m, cfg.metrics_file, cfg.metrics_interval);
+	/* a metrics file that cannot be written is a configuration error */
+	if (cfg.metrics_file[0] &&
+	    (err = metrics_write(&m, &(struct metrics_state){ .output = cfg.cap.output }))) {
+		errmsg("metrics_file %s: %s", cfg.metrics_file, strerror(-err));
+		close(sfd);
+		return EXIT_USAGE;
+	}
 	err = capture_open(&c, &cfg.cap);
 	if (!err)
 		err = capture_start(c);
@@ -99,6 +110,11 @@ static int run(int argc, char **argv)
 			}
 			capture_stop(c);
 		}
+		if (metrics_due(&m)) {
+			capture_status(c, &st);
+			ms.up = true;
+			metrics_update(&m, &ms);
+		}
 		now = mono();
 		if (now - last >= (tty ? 0.5 : 5.0)) {
 			capture_status(c, &st);
@@ -113,6 +129,8 @@ static int run(int argc, char **argv)
 	}
 	status = capture_close(c, &st);
 	close(sfd);
+	ms.up = false;
+	metrics_update(&m, &ms);
 	if (tty)
 		fputc('\n', stderr);
 	fprintf(stderr,

@@ -2,6 +2,7 @@
 /* bach ctl: talk to a running bachd over its control socket. */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "bach.h"
 
 #define DEFAULT_SOCKET "/run/bach/bachd.sock"
+/* bachd@NAME.service's (systemd/bachd@.service) */
+#define INSTANCE_SOCKET "/run/bach-%s/bachd.sock"
 #define DEFAULT_TIMEOUT 5.0 /* seconds for the whole exchange */
 
 static double now(void)
@@ -80,27 +83,160 @@ fail:
 	return got;
 }
 
+static uint64_t num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	return v ? v : "";
+}
+
+/* 3d 04h 05m 06s, leading zero units left out */
+static const char *span(char *buf, size_t cap, double secs)
+{
+	unsigned long long s = secs > 0 ? (unsigned long long)secs : 0;
+
+	if (s >= 86400)
+		snprintf(buf, cap, "%llud %02lluh %02llum %02llus", s / 86400,
+			 s / 3600 % 24, s / 60 % 60, s % 60);
+	else if (s >= 3600)
+		snprintf(buf, cap, "%lluh %02llum %02llus", s / 3600,
+			 s / 60 % 60, s % 60);
+	else if (s >= 60)
+		snprintf(buf, cap, "%llum %02llus", s / 60, s % 60);
+	else
+		snprintf(buf, cap, "%.1fs", secs > 0 ? secs : 0.0);
+	return buf;
+}
+
+/* The status reply, for a person. Returns -1 when it is not one. */
+static int print_status(const char *reply)
+{
+	json_t *r = json_loads(reply, 0, NULL), *d, *st, *lb, *b;
+	bool capturing;
+	char t1[48], t2[48];
+	const char *sep = "";
+
+	if (!r)
+		return -1;
+	d = json_object_get(r, "bachd");
+	st = json_object_get(r, "status");
+	capturing = json_is_true(json_object_get(r, "capturing"));
+	if (json_is_object(d))
+		printf("bachd %s (pid %llu), up %s since %s\n", str(d, "version"),
+		       (unsigned long long)num(d, "pid"),
+		       span(t1, sizeof(t1),
+			    json_number_value(json_object_get(d, "uptime_seconds"))),
+		       str(d, "start_time"));
+	if (!json_is_object(st) || !str(st, "start_time")[0]) {
+		printf("idle: no capture yet (bach ctl start)\n");
+		json_decref(r);
+		return 0;
+	}
+	if (capturing)
+		printf("capturing from %s", str(st, "driver"));
+	else
+		printf("idle (bach ctl start); the last capture was from %s",
+		       str(st, "driver"));
+	if (str(st, "gateware")[0])
+		printf(" (gateware %s)", str(st, "gateware"));
+	printf("\n  capture   %s\n", str(st, "capture"));
+	printf("  started   %s, %s %s\n", str(st, "start_time"),
+	       capturing ? "running for" : "ran for",
+	       span(t2, sizeof(t2),
+		    json_number_value(json_object_get(st, "uptime_seconds"))));
+	printf("  records   %llu produced, %llu written, %llu lost, %llu in flight\n",
+	       (unsigned long long)num(st, "produced"),
+	       (unsigned long long)num(st, "written"),
+	       (unsigned long long)num(st, "lost"),
+	       (unsigned long long)num(st, "in_flight"));
+	lb = json_object_get(st, "lost_by");
+	if (num(st, "lost") && json_is_object(lb)) {
+		const char *k;
+		json_t *v;
+
+		printf("  lost by  ");
+		json_object_foreach(lb, k, v) {
+			if (json_integer_value(v)) {
+				printf("%s %s %llu", sep, k,
+				       (unsigned long long)json_integer_value(v));
+				sep = ",";
+			}
+		}
+		printf("\n");
+	}
+	printf("  segments  %llu closed%s%s, %.1f MB written, %llu gap markers\n",
+	       (unsigned long long)num(st, "segments"),
+	       capturing ? ", open " : "", capturing ? str(st, "segment") : "",
+	       (double)num(st, "bytes") / 1e6,
+	       (unsigned long long)num(st, "gap_markers"));
+	printf("  ring      %llu of %llu blocks used (%llu%%)\n",
+	       (unsigned long long)num(st, "ring_used"),
+	       (unsigned long long)num(st, "ring_blocks"),
+	       (unsigned long long)(num(st, "ring_blocks") ?
+			num(st, "ring_used") * 100 / num(st, "ring_blocks") : 0));
+	printf("  stalls    %llu, %.3f s held; the board held the CPU %llu times\n",
+	       (unsigned long long)num(st, "stalls"),
+	       (double)num(st, "stall_ns") / 1e9,
+	       (unsigned long long)num(st, "board_stalls"));
+	b = json_object_get(st, "board");
+	if (json_is_object(b))
+		printf("  board     FIFO %llu of %llu records, %llu sampled, clock %llu Hz\n",
+		       (unsigned long long)num(b, "fifo_fill"),
+		       (unsigned long long)num(b, "fifo_size"),
+		       (unsigned long long)num(b, "records"),
+		       (unsigned long long)num(b, "clock_hz"));
+	if (num(st, "corrupt_frames"))
+		printf("  corrupt   %llu frames rejected\n",
+		       (unsigned long long)num(st, "corrupt_frames"));
+	if (json_is_true(json_object_get(st, "writer_blocked")))
+		printf("  WRITER BLOCKED: a segment write has been pending for more than 2 s\n");
+	json_decref(r);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		{ "instance", required_argument, NULL, 'i' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sockaddr_un sa;
 	const char *path = getenv("BACH_SOCKET");
-	char req[4200], reply[16384], *end;
+	char req[4200], reply[16384], inst[sizeof(sa.sun_path) + 64], *end;
 	double timeout = DEFAULT_TIMEOUT;
+	bool json = false, status;
 	size_t n = 0;
 	ssize_t got;
 	int c;
 
 	if (!path)
 		path = DEFAULT_SOCKET;
-	while ((c = getopt_long(argc, argv, "s:t:", opts, NULL)) != -1) {
+	/* "+": the words of `mark TEXT` are never taken for options */
+	while ((c = getopt_long(argc, argv, "+s:i:t:", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			path = optarg;
+			break;
+		case 'i':
+			if (!*optarg || strchr(optarg, '/') || optarg[0] == '.' ||
+			    strlen(optarg) > 64)
+				return usage_error("--instance: a unit instance name (bachd@NAME), not '%s'",
+						   optarg);
+			snprintf(inst, sizeof(inst), INSTANCE_SOCKET, optarg);
+			path = inst;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 't':
 			errno = 0;
@@ -115,6 +251,12 @@ static int run(int argc, char **argv)
 	}
 	if (optind == argc)
 		return usage_error("no command (status, start, stop, rotate, mark TEXT)");
+	status = !strcmp(argv[optind], "status");
+	/* `status --json` as well as `--json status` */
+	if (status && argc - optind == 2 && !strcmp(argv[optind + 1], "--json")) {
+		json = true;
+		argc--;
+	}
 	if (!strcmp(argv[optind], "mark")) {
 		if (argc - optind < 2)
 			return usage_error("mark needs TEXT");
@@ -152,17 +294,21 @@ static int run(int argc, char **argv)
 		errmsg("%s: no reply", path);
 		return EXIT_USAGE;
 	}
-	fputs(reply, stdout);
-	return strstr(reply, "\"ok\":true") == reply + 1 ? EXIT_OK : EXIT_USAGE;
+	c = strstr(reply, "\"ok\":true") == reply + 1 ? EXIT_OK : EXIT_USAGE;
+	if (!status || json || c != EXIT_OK || print_status(reply) < 0)
+		fputs(reply, stdout);
+	return c;
 }
 
 const struct bach_cmd cmd_ctl = {
 	.name = "ctl",
 	.run = run,
 	.summary = "talk to a running bachd",
-	.help = "usage: bach ctl [--socket PATH] [--timeout SECS] status|start|stop|rotate|mark TEXT\n"
+	.help = "usage: bach ctl [--socket PATH | --instance NAME] [--timeout SECS] [--json]\n"
+		"                status|start|stop|rotate|mark TEXT\n"
 		"\n"
-		"  status     the capture's figures, as one JSON object\n"
+		"  status     bachd's and the capture's figures: a summary, or with\n"
+		"             --json bachd's JSON reply (status --json works too)\n"
 		"  start      start a capture (when bachd is idle)\n"
 		"  stop       drain and close the capture; bachd stays, idle\n"
 		"  rotate     close the segment, start the next\n"
@@ -170,10 +316,14 @@ const struct bach_cmd cmd_ctl = {
 		"\n"
 		"  -s, --socket PATH   control socket (default $BACH_SOCKET, else\n"
 		"                      " DEFAULT_SOCKET ")\n"
+		"  -i, --instance NAME the socket of bachd@NAME.service,\n"
+		"                      /run/bach-NAME/bachd.sock\n"
+		"      --json          status: print bachd's JSON reply as it is\n"
 		"  -t, --timeout SECS  give up when bachd has not answered within SECS\n"
 		"                      seconds (default 5)\n"
 		"\n"
-		"Prints bachd's one-line JSON reply. Exit 0 when it says ok, 2 otherwise\n"
+		"Prints bachd's one-line JSON reply (status: a summary unless --json).\n"
+		"Exit 0 when it says ok, 2 otherwise\n"
 		"(no bachd, no reply in time, or an error reply).\n"
 		"\n"
 		"example: bach ctl mark 'started the kernel build'\n",

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The metrics file: a capture's figures in the Prometheus text format, for
+ * node_exporter's textfile collector (docs/bachd.md section 8). Written
+ * whole under a temporary name in the same directory, then renamed over
+ * the file, so a reader sees the previous file or the next, never half of
+ * one. Called from the caller's own loop (bachd's main loop, `bach
+ * capture`'s), never from the capture's threads.
+ */
+#ifndef BACHD_METRICS_H
+#define BACHD_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "capture.h"
+
+struct metrics {
+	char path[4096];	/* "": no metrics */
+	unsigned interval;	/* seconds between writes */
+	double due;		/* monotonic seconds of the next write */
+	int err;		/* the last write's -errno, logged once */
+};
+
+/* What the file says besides the capture's figures. */
+struct metrics_state {
+	const struct capture_status *st; /* the capture's, or NULL: none yet */
+	bool up;		/* a capture is running */
+	const char *output;	/* the output directory (free space) */
+};
+
+void metrics_init(struct metrics *m, const char *path, unsigned interval);
+/* Write the file now; returns 0 or -errno. */
+int metrics_write(struct metrics *m, const struct metrics_state *s);
+/*
+ * The same, logging a failure once (until a write succeeds again): the
+ * capture goes on without its metrics meanwhile.
+ */
+int metrics_update(struct metrics *m, const struct metrics_state *s);
+/* The file's text into buf; returns its length (cap - 1 when cut). */
+size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s);
+/* True when the interval has passed since the last write (or none yet). */
+bool metrics_due(struct metrics *m);
+
+#endif

@@ -1,0 +1,175 @@
+# bachd's metrics file (metrics_file, metrics_interval): Prometheus text
+# that promtool accepts, replaced whole every interval, whose final figures
+# are the manifest's; a metrics directory that goes away never stops the
+# capture. bach capture writes the same file.
+. "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/bachd_lib.sh"
+command -v promtool > /dev/null || skip "no promtool (Debian package prometheus; scripts/deps.sh)"
+
+# val NAME [FILE]: the value of the sample line NAME (labels included)
+val() { awk -v n="$1" '$1 == n { print $2 }' "${2:-$T/final.prom}"; }
+# int NAME: the same, as an integer
+int() { val "$@" | awk '{ printf "%.0f\n", $1 - ($1 % 1) }'; }
+# gapsum CAUSE: records the manifest's gap events of that cause lost
+gapsum() {
+	grep '"event":"gap"' "$C/manifest.jsonl" | grep "\"cause\":\"$1\"" |
+		sed -n 's/.*"lost":\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# -- bad settings: exit 2 naming the key, before anything is made ----------
+mkdir "$T/caps" "$T/m"
+# the captures on a tmpfs of their own where we may mount one, so that
+# its free space moves only with what bachd writes (a shared disk's
+# moves with everyone's)
+slack=$((64 << 20))
+if mount -t tmpfs -o size=256m bachtest "$T/caps" 2> /dev/null; then
+	MOUNTS="$T/caps"
+else
+	slack=$((1 << 30))
+	echo "no tmpfs (not root?): free space checked to within 1 GiB" >&2
+fi
+expect_status 2 "$BACHD" --driver fake --output "$T/caps" --set metrics_interval=0
+expect_err "metrics_interval"
+expect_status 2 "$BACHD" --driver fake --output "$T/caps" --set metrics_interval=1d --check-config
+expect_err "metrics_interval"
+printf '[bachd]\nmetrics_file = %s/m/x.prom\nmetrics_interval = soon\n' "$T" > "$T/bad.conf"
+expect_status 2 "$BACHD" --driver fake --output "$T/caps" --config "$T/bad.conf" --check-config
+expect_err "bad.conf:3: metrics_interval"
+expect_status 2 "$BACHD" --driver fake --option records=1000 --output "$T/caps" \
+	--set metrics_file="$T/nodir/bachd.prom"
+expect_err "metrics_file $T/nodir/bachd.prom: No such file or directory"
+expect_status 2 "$BACH" capture --driver fake --option records=1000 --output "$T/caps" \
+	--set metrics_file="$T/nodir/bachd.prom"
+expect_err "metrics_file $T/nodir/bachd.prom"
+[ "$(ncaps "$T/caps")" -eq 0 ] || fail "a refused start left a capture: $(ls "$T/caps")"
+printf '[bachd]\nmetrics_file = %s/m/bachd.prom\nmetrics_interval = 2\n' "$T" > "$T/ok.conf"
+"$BACHD" --driver fake --output "$T/caps" --config "$T/ok.conf" --check-config > "$T/out" ||
+	fail "--check-config refused metrics_file and metrics_interval"
+
+# -- a capture with every kind of loss, watched through its metrics --------
+M=$T/m/bachd.prom
+bg "$BACHD" --driver fake --option seed=3 --option rate=400000 --option records=2400000 \
+	--option drop_every=40 --option corrupt_every=55 --option overflow_every=30:777 \
+	--option stall_every=20:2 --policy drop --set ring_mb=8 --set rotate_seconds=1 \
+	--output "$T/caps" --set metrics_file="$M" --set metrics_interval=1 \
+	--control-socket "$T/ctl.sock" 2> "$T/log"
+P=$BGPID
+up1() { grep -qx 'bach_up 1' "$M"; }
+wait_until 20 "bach_up 1 in the metrics file" up1
+wait_until 10 "the control socket" test -S "$T/ctl.sock"
+"$BACH" ctl --socket "$T/ctl.sock" status --json > "$T/st" || fail "status: $(cat "$T/st")"
+cp "$M" "$T/live.prom"
+promtool check metrics < "$T/live.prom" > "$T/promtool" 2>&1 ||
+	fail "promtool rejects the live metrics: $(cat "$T/promtool")"
+# replaced whole every second: every read is a complete file, and it moves
+n=0
+while alive "$P" && [ "$n" -lt 40 ]; do
+	cp "$M" "$T/read.prom" 2> /dev/null || fail "the metrics file vanished while bachd ran"
+	grep -q '^bach_ring_fill_ratio ' "$T/read.prom" ||
+		fail "read $n: a metrics file cut short: $(tail -n 2 "$T/read.prom")"
+	[ "$(grep -c '^# TYPE ' "$T/read.prom")" -ge 20 ] || fail "read $n: families missing"
+	n=$((n + 1))
+	sleep 0.1
+done
+[ "$(val bach_capture_uptime_seconds "$T/read.prom" | cut -d. -f1)" -gt \
+	"$(val bach_capture_uptime_seconds "$T/live.prom" | cut -d. -f1)" ] ||
+	fail "the metrics file was not rewritten within 4 s"
+reap_within 60 "$P"
+[ "$RC" -eq 0 ] || fail "bachd exited $RC: $(tail -n 5 "$T/log")"
+cp "$M" "$T/final.prom"
+promtool check metrics < "$T/final.prom" > "$T/promtool" 2>&1 ||
+	fail "promtool rejects the final metrics: $(cat "$T/promtool")"
+[ "$(ls -A "$T/m")" = bachd.prom ] || fail "left beside the metrics file: $(ls -A "$T/m")"
+for fam in bach_up bach_build_info bach_records_produced_total bach_records_written_total \
+	bach_records_lost_total bach_ring_fill_ratio bach_board_fifo_fill_records \
+	bach_stalls_total bach_segments_total bach_written_bytes_total \
+	bach_output_free_bytes bach_capture_start_time_seconds; do
+	grep -q "^# HELP $fam " "$T/final.prom" || fail "no HELP for $fam"
+	grep -q "^# TYPE $fam " "$T/final.prom" || fail "no TYPE for $fam"
+done
+
+# -- the final figures are the manifest's -----------------------------------
+C=$(capdir "$T/caps")
+[ "$(val bach_up)" = 0 ] || fail "bach_up $(val bach_up) after the capture ended"
+[ "$(int bach_records_produced_total)" -eq 2400000 ] ||
+	fail "produced $(int bach_records_produced_total), the fake board sampled 2400000"
+for k in produced written; do
+	[ "$(int bach_records_${k}_total)" -eq "$(ended "$C" $k)" ] ||
+		fail "metrics $k $(int bach_records_${k}_total), manifest $(ended "$C" $k)"
+done
+lost=0
+for cause in overflow frames corrupt ring device disk; do
+	v=$(int "bach_records_lost_total{cause=\"$cause\"}")
+	[ -n "$v" ] || fail "no lost_total for cause $cause"
+	[ "$v" -eq "$(gapsum $cause)" ] ||
+		fail "lost to $cause: metrics $v, the manifest's gap events $(gapsum $cause)"
+	lost=$((lost + v))
+done
+for cause in overflow frames corrupt; do
+	[ "$(gapsum $cause)" -gt 0 ] || fail "the faults made no $cause gap: a weak test"
+done
+[ "$lost" -eq "$(ended "$C" lost)" ] || fail "lost by cause sums to $lost, ended says $(ended "$C" lost)"
+[ "$(int bach_gap_markers_total)" -eq "$(ended "$C" gap_markers)" ] || fail "gap markers differ"
+[ "$(int bach_segments_total)" -eq "$(ended "$C" segments)" ] || fail "segments differ"
+[ "$(int bach_segments_total)" -ge 2 ] || fail "rotate_seconds=1 made one segment"
+[ "$(int bach_written_bytes_total)" -eq "$(ended "$C" bytes)" ] || fail "bytes differ"
+[ "$(int bach_written_bytes_total)" -eq "$(cat "$C"/seg-* | wc -c)" ] || fail "bytes are not the segments' sizes"
+[ "$(int bach_board_stalls_total)" -eq "$(ended "$C" board_stalls)" ] || fail "board stalls differ"
+[ "$(int bach_records_in_flight)" -eq 0 ] || fail "records still in flight at the end"
+[ "$(int bach_ring_size_blocks)" -eq $((8 * 1048576 / 65280)) ] || fail "ring blocks $(int bach_ring_size_blocks)"
+[ "$(int bach_corrupt_frames_total)" -gt 0 ] || fail "no corrupt frames counted"
+[ "$(int bach_board_fifo_size_records)" -eq 65536 ] || fail "board FIFO size $(int bach_board_fifo_size_records)"
+gw=$(sed -n '1s/.*"device":{[^}]*"gateware":"\([^"]*\)".*/\1/p' "$C/manifest.jsonl")
+ver=$(sed -n 's/.*"bachd":{"version":"\([^"]*\)".*/\1/p' "$T/st")
+grep -qx "bach_build_info{version=\"$ver\",gateware=\"$gw\",driver=\"fake\"} 1" "$T/final.prom" ||
+	fail "build info: $(grep '^bach_build_info' "$T/final.prom"), want version $ver gateware $gw"
+# the start time is the manifest's started line's, to the second or so
+st0=$(date -u -d "$(sed -n '1s/^{"time":"\([^"]*\)".*/\1/p' "$C/manifest.jsonl")" +%s)
+[ $(($(int bach_capture_start_time_seconds) - st0)) -ge -1 ] &&
+	[ $(($(int bach_capture_start_time_seconds) - st0)) -le 2 ] ||
+	fail "start time $(val bach_capture_start_time_seconds), the manifest began at $st0"
+# disk free as df sees it (give or take what was written meanwhile)
+df_free=$(df -B1 --output=avail "$T/caps" | tail -n 1)
+d=$(($(int bach_output_free_bytes) - df_free))
+[ "${d#-}" -le "$slack" ] || fail "free bytes $(int bach_output_free_bytes), df says $df_free"
+check_closed_light() { "$BACH" verify -q "$1" > "$T/v" 2>&1 || fail "$1 does not verify: $(cat "$T/v")"; }
+check_closed_light "$C"
+
+# -- a metrics directory that goes away: a warning, the capture goes on ------
+mkdir "$T/m2"
+bg "$BACHD" --driver fake --option rate=200000 --set ring_mb=8 --output "$T/caps" \
+	--set metrics_file="$T/m2/b.prom" --set metrics_interval=1 2> "$T/log2"
+P=$BGPID
+wait_until 20 "the second metrics file" test -s "$T/m2/b.prom"
+rm -rf "$T/m2"
+wait_until 10 "the warning about the metrics file" grep -q "metrics file $T/m2/b.prom: No such file or directory (the capture goes on)" "$T/log2"
+sleep 2.5
+[ "$(grep -c "metrics file $T/m2/b.prom" "$T/log2")" -eq 1 ] ||
+	fail "the same metrics failure logged again and again: $(cat "$T/log2")"
+alive "$P" || fail "bachd died when its metrics directory went away: $(tail -n 5 "$T/log2")"
+mkdir "$T/m2"
+wait_until 10 "the metrics file again" test -s "$T/m2/b.prom"
+grep -q "metrics file $T/m2/b.prom: written again" "$T/log2" || fail "no notice that metrics are back"
+kill -TERM "$P"
+reap_within 30 "$P"
+[ "$RC" -eq 0 ] || fail "bachd exited $RC after losing its metrics directory"
+grep -qx 'bach_up 0' "$T/m2/b.prom" || fail "bach_up is not 0 after SIGTERM"
+C2=$(capdir "$T/caps")
+[ "$(int bach_records_written_total "$T/m2/b.prom")" -eq "$(ended "$C2" written)" ] ||
+	fail "after SIGTERM: metrics written $(int bach_records_written_total "$T/m2/b.prom"), manifest $(ended "$C2" written)"
+
+# -- bach capture writes the same file --------------------------------------
+mkdir "$T/caps3"
+"$BACH" capture --driver fake --option records=300000 --option drop_every=9 \
+	--output "$T/caps3" --set metrics_file="$T/c.prom" 2> "$T/log3" ||
+	fail "bach capture with metrics_file: $(cat "$T/log3")"
+promtool check metrics < "$T/c.prom" > "$T/promtool" 2>&1 ||
+	fail "promtool rejects bach capture's metrics: $(cat "$T/promtool")"
+C3=$(capdir "$T/caps3")
+for k in produced written; do
+	[ "$(int bach_records_${k}_total "$T/c.prom")" -eq "$(ended "$C3" $k)" ] ||
+		fail "bach capture: metrics $k differs from the manifest"
+done
+[ "$(int 'bach_records_lost_total{cause="frames"}' "$T/c.prom")" -eq "$(ended "$C3" lost)" ] ||
+	fail "bach capture: lost to frames differs from the manifest"
+echo ok

@@ -1,0 +1,68 @@
+# The manifest's started event says where a capture came from: host, bach's
+# version, the gateware's, the configuration file's absolute path and the
+# user's labels (label.KEY in [bachd], --set label.KEY=, --label KEY=VALUE);
+# a bad label key stops bachd and bach capture with exit 2 naming it.
+. "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/bachd_lib.sh"
+
+# started MEMBER DIR: a string member of DIR's started event
+started() { python3 -c 'import json,sys
+e = json.loads(open(sys.argv[2] + "/manifest.jsonl").readline())
+assert e["event"] == "started"
+v = e
+for k in sys.argv[1].split("/"):
+    v = v[k]
+print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$1" "$2"; }
+command -v python3 > /dev/null || skip "no python3 to read the manifest"
+
+mkdir "$T/caps" "$T/etc"
+printf '[bachd]\nlabel.machine = p166 "lab 3"\nlabel.run = 6\n[driver]\nrecords = 20000\n' > "$T/etc/b.conf"
+ver=$(sed -n 's/^VERSION = //p' "$TOP/Makefile")
+(cd "$T" && "$BACHD" --driver fake --output caps --config etc/../etc/b.conf \
+	--label run=7 --set label.workload=kernel-build 2> "$T/log") ||
+	fail "bachd with labels: $(cat "$T/log")"
+C=$(capdir "$T/caps")
+[ "$(started host "$C")" = "$(hostname)" ] || fail "host: $(started host "$C")"
+[ "$(started bach_version "$C")" = "$ver" ] || fail "bach_version $(started bach_version "$C"), Makefile $ver"
+[ "$(started gateware "$C")" = "$(started device/gateware "$C")" ] && [ "$(started gateware "$C")" = 1.0 ] ||
+	fail "gateware: $(started gateware "$C"), device says $(started device/gateware "$C")"
+[ "$(started config_path "$C")" = "$(realpath "$T/etc/b.conf")" ] || fail "config_path: $(started config_path "$C")"
+[ "$(started config/file "$C")" = etc/../etc/b.conf ] || fail "config.file is no longer as given"
+[ "$(started labels "$C")" = '{"machine": "p166 \"lab 3\"", "run": "7", "workload": "kernel-build"}' ] ||
+	fail "labels: $(started labels "$C")"
+"$BACH" verify -q "$C" > "$T/v" 2>&1 || fail "a capture with provenance does not verify: $(cat "$T/v")"
+
+# without a configuration file or labels: empty, not missing
+"$BACH" capture --driver replay --option path="$C" --output "$T/caps" 2> "$T/log" ||
+	fail "bach capture (replay): $(cat "$T/log")"
+C2=$(capdir "$T/caps")
+[ "$C2" != "$C" ] || fail "no second capture"
+[ "$(started config_path "$C2")" = "" ] || fail "config_path without a file: $(started config_path "$C2")"
+[ "$(started labels "$C2")" = "{}" ] || fail "labels without any: $(started labels "$C2")"
+[ "$(started gateware "$C2")" = "" ] || fail "replay has no gateware: $(started gateware "$C2")"
+"$BACH" capture --driver fake --option records=100 --output "$T/caps" --label who=me 2> "$T/log" ||
+	fail "bach capture --label: $(cat "$T/log")"
+[ "$(started labels "$(capdir "$T/caps")")" = '{"who": "me"}' ] || fail "bach capture --label"
+
+# bad keys: exit 2, the key named, nothing made
+n=$(ncaps "$T/caps")
+for bad in 'a b=1' '9lives=1' '.x=1' 'x/y=1' "$(printf 'k%.0s' $(seq 48))=1"; do
+	expect_status 2 "$BACHD" --driver fake --output "$T/caps" --label "$bad"
+	expect_err "label.${bad%%=*}: a label is"
+	expect_status 2 "$BACH" capture --driver fake --output "$T/caps" --label "$bad"
+	expect_err "label.${bad%%=*}"
+done
+expect_status 2 "$BACHD" --driver fake --output "$T/caps" --label novalue
+expect_err "--label: want KEY=VALUE"
+expect_status 2 "$BACHD" --driver fake --output "$T/caps" --label "long=$(printf 'v%.0s' $(seq 128))"
+expect_err "label.long"
+printf '[bachd]\nlabel.ok = 1\nlabel.not ok = 2\n' > "$T/bad.conf"
+expect_status 2 "$BACHD" --driver fake --output "$T/caps" --config "$T/bad.conf" --check-config
+expect_err "bad.conf:3: label.not ok"
+i=0
+set --
+while [ "$i" -le 16 ]; do set -- "$@" --label "k$i=v"; i=$((i + 1)); done
+expect_status 2 "$BACHD" --driver fake --output "$T/caps" "$@" --check-config
+expect_err "more than 16 labels"
+[ "$(ncaps "$T/caps")" -eq "$n" ] || fail "a refused start made a capture"
+echo ok
