@@ -26,6 +26,7 @@ static const char *const sig_names[BACH_NSIG] = {
 	"a29",	  "a30",    "a31",    "be0_n", "be1_n",  "be2_n",	"be3_n",
 	"be4_n",  "be5_n",  "be6_n",  "be7_n", "mio",    "dc",	"wr",
 	"cache_n", "brdy_n", "na_n",  "ken_n", "boff_n", "lock_n", "hlda",
+	"ahold",  "eads_n",
 };
 
 const char *bach_sig_name(int sig)
@@ -68,9 +69,10 @@ static uint8_t default_level(int sig)
 	case BACH_SIG_NA:
 	case BACH_SIG_BOFF:
 	case BACH_SIG_LOCK:
+	case BACH_SIG_EADS:
 		return 1;
 	default:
-		return 0;	/* address, BE#, W/R#, KEN#, HLDA, clk */
+		return 0;	/* address, BE#, W/R#, KEN#, HLDA, AHOLD, clk */
 	}
 }
 
@@ -148,7 +150,7 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 				 "%s:%u: unknown signal '%s' (the names are "
 				 "those of design section 5: clk ads_n a3..a31 "
 				 "be0_n..be7_n mio dc wr cache_n brdy_n na_n "
-				 "ken_n boff_n lock_n hlda)",
+				 "ken_n boff_n lock_n hlda ahold eads_n)",
 				 path, lineno, lhs);
 			goto fail;
 		}
@@ -224,6 +226,7 @@ int bach_busmap_resolve(struct bach_busmap *map,
 		map->chan[s] = -1;
 		map->level[s] = default_level(s);
 		map->mapped[s] = false;
+		map->fixed[s] = false;
 	}
 	map->ads_edge = false;
 	for (size_t i = 0; spec && i < spec->n; i++) {
@@ -234,6 +237,7 @@ int bach_busmap_resolve(struct bach_busmap *map,
 			continue;
 		if (e->level >= 0) {
 			map->level[e->sig] = (uint8_t)e->level;
+			map->fixed[e->sig] = true;
 			continue;
 		}
 		map->chan[e->sig] = find_channel(names, nnames, e->channel,

@@ -44,12 +44,14 @@ enum bach_sig {
 	BACH_SIG_BOFF,
 	BACH_SIG_LOCK,
 	BACH_SIG_HLDA,
+	BACH_SIG_AHOLD,			/* appended: AHOLD and EADS#, for */
+	BACH_SIG_EADS,			/* writebacks run under AHOLD */
 	BACH_NSIG
 };
 
 #define BACH_BUS_MAX_UNIT 16	/* bytes per sample: 128 channels */
 
-/* "clk", "ads_n", "a3", ..., "hlda" */
+/* "clk", "ads_n", "a3", ..., "hlda", "ahold", "eads_n" */
 const char *bach_sig_name(int sig);
 /* The signal named so, or -1. */
 int bach_sig_find(const char *name);
@@ -94,6 +96,13 @@ struct bach_busmap {
 	 * it after bach_busmap_resolve().
 	 */
 	bool ads_edge;
+	/*
+	 * A map line gave the signal a constant level (`ken_n = low`): the
+	 * user says the pin never moves, so the decoder may rely on it.
+	 * A level only taken by default is not relied on (see
+	 * bach_busdec_new()).
+	 */
+	bool fixed[BACH_NSIG];
 };
 
 /*
