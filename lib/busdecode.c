@@ -378,7 +378,8 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 		PUT("brdy_n: cycles followed to their last BRDY#, pipelined "
 		    "ones in order; KEN# at the first BRDY# or NA# decides "
 		    "cacheability\n");
-	if (!tracking(map))
+	/* only where a read can ask to cache at all */
+	if (!tracking(map) && (ON(CACHE) || !map->level[BACH_SIG_CACHE]))
 		PUT("CACHE# recorded as driven: a read KEN# refused shows as "
 		    "cacheable\n");
 	if (ON(BOFF))
@@ -806,9 +807,8 @@ on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
  * very clock too; the CPU restarts them [K6 page 150]. While HLDA is high
  * the bus is another master's [K6 5.25], and BOFF# has no effect [K5
  * 5.2.10]. Under AHOLD the CPU floats A31-A3 from the next clock [K5
- * 5.2.1] and may start only a writeback of the line an inquire hit [K5
- * 5.2.5]: with ahold and eads_n captured, that writeback takes the
- * inquire's address.
+ * 5.2.1]; the writeback of a line an inquire hit may run all the same [K5
+ * 5.2.5]: with ahold and eads_n captured, it takes the inquire's address.
  */
 static __attribute__((noinline)) unsigned
 clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,

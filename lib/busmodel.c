@@ -270,11 +270,12 @@ static void plan(struct sim *s, struct cyc *c, size_t k, bool boff)
  * May the CPU start a cycle at clock k? Not while its outputs float:
  * from the edge BOFF# is sampled low to the one it is sampled high
  * [K6-2 4.11], nor while HLDA is high [K6 5.25], nor once it has seen
- * HOLD [K6 5.26]. Under AHOLD it has no address bus [K5 5.2.1]: only
- * a writeback the inquire asked for may start [K5 5.2.5]. A new cycle
- * comes after the last BRDY# of the one before, at the next edge [K6
- * 6.3], or, once NA# was sampled for it, while it still runs: at most
- * two open [D5].
+ * HOLD [K6 5.26]. Under AHOLD it has no address bus [K5 5.2.1]; the
+ * writeback of a line an inquire hit may run all the same [K5 5.2.5],
+ * nothing else starts. A new cycle comes after the last BRDY# of the one
+ * before, off the next edge or later [K6 6.3: the K6 leaves an idle clock
+ * there; the model may not, the harder case for a decoder], or, once NA#
+ * was sampled for it, while it still runs: at most two open [D5].
  */
 static bool may_issue(const struct sim *s, size_t k, const struct cyc *c)
 {
