@@ -382,24 +382,25 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	if (!tracking(map) && (ON(CACHE) || !map->level[BACH_SIG_CACHE]))
 		PUT("CACHE# recorded as driven: a read KEN# refused shows as "
 		    "cacheable\n");
+	/* a level a map line fixed is the user's word: no warning */
 	if (ON(BOFF))
 		PUT("boff_n: nothing read from the BOFF# clock to the first "
 		    "after it (outputs float); aborted cycles recorded %s\n",
 		    tracking(map) ? "once, at their restart" :
 				    "again at their restart");
-	else
+	else if (!map->fixed[BACH_SIG_BOFF])
 		PUT("boff_n not captured: a back-off goes unseen (its cycles "
 		    "recorded twice, floating pins read)\n");
 	if (ON(HLDA))
 		PUT("hlda: cycles while HLDA is high are another master's "
 		    "(counted, not recorded)\n");
-	else
+	else if (!map->fixed[BACH_SIG_HLDA])
 		PUT("hlda not captured: another master's cycles (HOLD/HLDA) "
 		    "would be recorded as the CPU's\n");
 	if (ON(AHOLD) && ON(EADS))
 		PUT("ahold, eads_n: a writeback under AHOLD takes the "
 		    "inquire's address\n");
-	else
+	else if (!map->fixed[BACH_SIG_AHOLD])
 		PUT("ahold, eads_n not captured: a writeback under AHOLD keeps "
 		    "the address pins as they stand\n");
 #undef ON

@@ -1019,6 +1019,21 @@ static void map_files(void **state)
 	assert_non_null(strstr(desc, " a5-a31=0"));
 	assert_non_null(strstr(desc, " mio=1 dc-wr=0 cache_n=1\n"));
 	assert_non_null(strstr(desc, "brdy_n not captured"));
+	assert_non_null(strstr(desc, "hlda not captured"));
+	/* a level a map line fixes is listed, and its warning goes */
+	assert_int_equal(write_map("ads_n = /M1\nhlda = low\nboff_n = high\n"),
+			 0);
+	assert_int_equal(bach_mapspec_load(&spec, mapfile, err, sizeof err),
+			 0);
+	unlink(mapfile);
+	assert_int_equal(bach_busmap_resolve(&map, &spec, kc85, 6, err,
+					     sizeof err),
+			 0);
+	bach_mapspec_free(&spec);
+	bach_busmap_describe(&map, desc, sizeof desc);
+	assert_non_null(strstr(desc, " cache_n=1 boff_n=1 hlda=0\n"));
+	assert_null(strstr(desc, "hlda not captured"));
+	assert_null(strstr(desc, "boff_n not captured"));
 
 	map_error("ads_n = /M1\nbogus = A3\n", kc85, 6,
 		  "FILE:2: unknown signal 'bogus'");
