@@ -7,7 +7,17 @@
  * else. When a clock does open one, the record is assembled from per-byte
  * lookup tables: for each byte of the sample, a table gives that byte's
  * contribution to the 48-bit record, so any channel order costs `unitsize`
- * loads and ORs rather than one bit shuffle per signal.
+ * loads and ORs rather than one bit shuffle per signal. What takes the
+ * CPU off the bus (BOFF#, HLDA, AHOLD) and NA# are rare: a clock where
+ * none is active, after one where none was, costs one mask test for them.
+ *
+ * The rules, and the data sheets they come from, are in docs/decoding.md;
+ * the tags in the comments below cite them:
+ *   [K6-2] AMD-K6-2 Processor Data Sheet 21850J, 4.11 BOFF#, page 93;
+ *   [K6]   AMD-K6 Processor Data Sheet 20695H, 5.25 HLDA, page 99, and
+ *          "Bus Backoff (BOFF#)", page 150;
+ *   [K5]   AMD-K5 Processor Technical Reference Manual 18524C, 5.2.1
+ *          A31-A3, 5.2.5 AHOLD, 5.2.10 BOFF.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -26,6 +36,7 @@ static const char *const sig_names[BACH_NSIG] = {
 	"a29",	  "a30",    "a31",    "be0_n", "be1_n",  "be2_n",	"be3_n",
 	"be4_n",  "be5_n",  "be6_n",  "be7_n", "mio",    "dc",	"wr",
 	"cache_n", "brdy_n", "na_n",  "ken_n", "boff_n", "lock_n", "hlda",
+	"ahold",  "eads_n",
 };
 
 const char *bach_sig_name(int sig)
@@ -68,9 +79,10 @@ static uint8_t default_level(int sig)
 	case BACH_SIG_NA:
 	case BACH_SIG_BOFF:
 	case BACH_SIG_LOCK:
+	case BACH_SIG_EADS:
 		return 1;
 	default:
-		return 0;	/* address, BE#, W/R#, KEN#, HLDA, clk */
+		return 0;	/* address, BE#, W/R#, KEN#, HLDA, AHOLD, clk */
 	}
 }
 
@@ -148,7 +160,7 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 				 "%s:%u: unknown signal '%s' (the names are "
 				 "those of design section 5: clk ads_n a3..a31 "
 				 "be0_n..be7_n mio dc wr cache_n brdy_n na_n "
-				 "ken_n boff_n lock_n hlda)",
+				 "ken_n boff_n lock_n hlda ahold eads_n)",
 				 path, lineno, lhs);
 			goto fail;
 		}
@@ -224,6 +236,7 @@ int bach_busmap_resolve(struct bach_busmap *map,
 		map->chan[s] = -1;
 		map->level[s] = default_level(s);
 		map->mapped[s] = false;
+		map->fixed[s] = false;
 	}
 	map->ads_edge = false;
 	for (size_t i = 0; spec && i < spec->n; i++) {
@@ -234,6 +247,7 @@ int bach_busmap_resolve(struct bach_busmap *map,
 			continue;
 		if (e->level >= 0) {
 			map->level[e->sig] = (uint8_t)e->level;
+			map->fixed[e->sig] = true;
 			continue;
 		}
 		map->chan[e->sig] = find_channel(names, nnames, e->channel,
@@ -297,11 +311,31 @@ static size_t describe_missing(const struct bach_busmap *map, int from,
 	return off;
 }
 
+/* A signal the decoder may rely on: captured, or fixed by a map line. */
+static bool known(const struct bach_busmap *map, int sig)
+{
+	return map->chan[sig] >= 0 || map->fixed[sig];
+}
+
+/*
+ * Following cycles to their end needs BRDY#, and KEN# and NA# known:
+ * without KEN# a refused read cannot be told from a line fill, without
+ * NA# KEN#'s sampling point on a pipelined bus is lost; either way later
+ * BRDY#s go to the wrong cycle and a back-off drops cycles that had
+ * completed. Without them: one record per ADS#.
+ */
+static bool tracking(const struct bach_busmap *map)
+{
+	return map->chan[BACH_SIG_BRDY] >= 0 && known(map, BACH_SIG_KEN) &&
+	       known(map, BACH_SIG_NA);
+}
+
 size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 			    size_t len)
 {
 	size_t off = 0;
 	bool brdy = map->chan[BACH_SIG_BRDY] >= 0;
+	bool ken = known(map, BACH_SIG_KEN), na = known(map, BACH_SIG_NA);
 
 #define PUT(...)                                                              \
 	do {                                                                  \
@@ -309,9 +343,10 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 			off += (size_t)snprintf(buf + off, len - off,         \
 						__VA_ARGS__);                 \
 	} while (0)
+#define ON(sig) (map->chan[BACH_SIG_##sig] >= 0)
 	if (len)
 		buf[0] = '\0';
-	if (map->chan[BACH_SIG_CLK] >= 0)
+	if (ON(CLK))
 		PUT("clock mode: pins taken at each rising edge of clk\n");
 	else
 		PUT("state mode: each sample is one bus clock\n");
@@ -324,30 +359,51 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	off = describe_missing(map, BACH_SIG_BE0, BACH_SIG_MIO, buf, len, off);
 	off = describe_missing(map, BACH_SIG_MIO, BACH_SIG_CACHE + 1, buf, len,
 			       off);
-	if (map->chan[BACH_SIG_KEN] < 0)
-		PUT(" ken_n=%u", map->level[BACH_SIG_KEN]);
+	/* the strobes only where a map line fixed them */
+	for (int s = BACH_SIG_BRDY; s < BACH_NSIG; s++)
+		if (map->chan[s] < 0 && map->fixed[s])
+			PUT(" %s=%u", sig_names[s], map->level[s]);
 	if (off == before)
 		PUT(" none");
 	PUT("\n");
-	if (!brdy) {
-		PUT("brdy_n not captured: every ADS# is one record; KEN#, NA# "
-		    "and BOFF# are not used\n");
-		return off < len ? off : (len ? len - 1 : 0);
-	}
-	PUT("brdy_n: cycles are followed to their last BRDY#\n");
-	if (map->chan[BACH_SIG_KEN] >= 0)
-		PUT("ken_n: sampled at the first BRDY# or NA# of a cycle, "
-		    "decides whether a cacheable read was cacheable\n");
+	if (!brdy)
+		PUT("brdy_n not captured: every ADS# is one record, no cycle "
+		    "tracking\n");
+	else if (!ken || !na)
+		PUT("one record per ADS#, no cycle tracking: %s not captured "
+		    "(or give a level in the map: 'ken_n = low' if all memory "
+		    "is cacheable, 'na_n = high' if nothing pipelines)\n",
+		    !ken && !na ? "ken_n and na_n" : !ken ? "ken_n" : "na_n");
 	else
-		PUT("ken_n not captured: CACHE# alone decides cacheability\n");
-	if (map->chan[BACH_SIG_NA] >= 0)
-		PUT("na_n: pipelined cycles are matched to their BRDY#s in "
-		    "order\n");
-	if (map->chan[BACH_SIG_BOFF] >= 0)
-		PUT("boff_n: cycles aborted by BOFF# are dropped; the CPU's "
-		    "restart is recorded\n");
-	else
-		PUT("boff_n not captured: a back-off would go unseen\n");
+		PUT("brdy_n: cycles followed to their last BRDY#, pipelined "
+		    "ones in order; KEN# at the first BRDY# or NA# decides "
+		    "cacheability\n");
+	/* only where a read can ask to cache at all */
+	if (!tracking(map) && (ON(CACHE) || !map->level[BACH_SIG_CACHE]))
+		PUT("CACHE# recorded as driven: a read KEN# refused shows as "
+		    "cacheable\n");
+	/* a level a map line fixed is the user's word: no warning */
+	if (ON(BOFF))
+		PUT("boff_n: nothing read from the BOFF# clock to the first "
+		    "after it (outputs float); aborted cycles recorded %s\n",
+		    tracking(map) ? "once, at their restart" :
+				    "again at their restart");
+	else if (!map->fixed[BACH_SIG_BOFF])
+		PUT("boff_n not captured: a back-off goes unseen (its cycles "
+		    "recorded twice, floating pins read)\n");
+	if (ON(HLDA))
+		PUT("hlda: cycles while HLDA is high are another master's "
+		    "(counted, not recorded)\n");
+	else if (!map->fixed[BACH_SIG_HLDA])
+		PUT("hlda not captured: another master's cycles (HOLD/HLDA) "
+		    "would be recorded as the CPU's\n");
+	if (ON(AHOLD) && ON(EADS))
+		PUT("ahold, eads_n: a writeback under AHOLD takes the "
+		    "inquire's address\n");
+	else if (!map->fixed[BACH_SIG_AHOLD])
+		PUT("ahold, eads_n not captured: a writeback under AHOLD keeps "
+		    "the address pins as they stand\n");
+#undef ON
 #undef PUT
 	return off < len ? off : (len ? len - 1 : 0);
 }
@@ -370,28 +426,54 @@ struct cyc {
 	bool ken_done, na_seen;
 };
 
+/*
+ * The strobes of a clock, as S_* bits holding their pin levels. They are
+ * gathered like the record: per sample byte that carries one, a table of
+ * its bits.
+ */
+#define S_ADS 0x01
+#define S_BRDY 0x02
+#define S_NA 0x04
+#define S_BOFF 0x08
+#define S_KEN 0x10
+#define S_HLDA 0x20
+#define S_AHOLD 0x40
+#define S_EADS 0x80
+#define NSTROBE 8
+/* levels on a quiet bus; strobes whose activity is rare (the slow path) */
+#define S_QUIET (S_ADS | S_BRDY | S_NA | S_BOFF | S_EADS)
+#define S_RARE (S_NA | S_BOFF | S_HLDA | S_AHOLD | S_EADS)
+#define SB_FAST 3	/* strobe bytes looked up without a loop */
+
+static const int strobe_sig[NSTROBE] = {
+	BACH_SIG_ADS,  BACH_SIG_BRDY, BACH_SIG_NA,    BACH_SIG_BOFF,
+	BACH_SIG_KEN,  BACH_SIG_HLDA, BACH_SIG_AHOLD, BACH_SIG_EADS,
+};
+
+/* A31..A5 of a record: the line an inquire (EADS#) names; A31..A3 */
+#define LINE_BITS (((1ull << 27) - 1) << 21)
+#define ADDR_BITS (((1ull << 29) - 1) << 19)
+
 struct bach_busdec {
 	unsigned unit;
 	unsigned nrb;			/* bytes that carry record signals */
 	uint8_t rb[BACH_BUS_MAX_UNIT];	/* which */
 	uint8_t row[8];			/* their table rows; ZERO_ROW beyond */
 	uint64_t konst;			/* constant levels, as record bits */
-	struct pin clk, ads, brdy, na, ken, boff;
-	/*
-	 * The strobes of a clock as S_* bits (the pin levels), gathered like
-	 * the record: per sample byte that carries one, a table of its bits.
-	 */
-	unsigned nsb;
-	uint16_t sb_byte[5];
+	struct pin clk, ads;
+	unsigned nsb;			/* sample bytes with strobes */
+	uint16_t sb_byte[NSTROBE];
 	uint8_t sb_konst;		/* levels of the strobes not captured */
-	uint8_t sb_tbl[5][256];
-	bool clock_mode, track, edge;
-	bool ads_prev;			/* edge: ADS# was low last clock */
-	bool clk_prev;
+	uint8_t rare;			/* S_RARE less what never stirs */
+	bool clock_mode, track, edge, fast, inquire;
+	/* state between blocks */
+	bool ads_prev, clk_prev, boff_prev, ahold_prev, inq_ok;
+	uint64_t inq;
 	uint8_t prev[BACH_BUS_MAX_UNIT];	/* the last sample fed */
 	struct cyc q[PIPE];
 	unsigned qn;
 	struct bach_busdec_stats st;
+	uint8_t sb_tbl[NSTROBE + 1][256];	/* + a row of zeros */
 	uint64_t tbl[BACH_BUS_MAX_UNIT + 1][256];	/* + ZERO_ROW */
 };
 
@@ -464,32 +546,34 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 		d->row[i] = i < d->nrb ? d->rb[i] : ZERO_ROW;
 	d->clk = pin_of(map, BACH_SIG_CLK);
 	d->ads = pin_of(map, BACH_SIG_ADS);
-	d->brdy = pin_of(map, BACH_SIG_BRDY);
-	d->na = pin_of(map, BACH_SIG_NA);
-	d->ken = pin_of(map, BACH_SIG_KEN);
-	d->boff = pin_of(map, BACH_SIG_BOFF);
-	const struct pin *strobe[] = { &d->ads, &d->brdy, &d->na, &d->boff,
-				       &d->ken };
-
-	for (unsigned i = 0; i < 5; i++) {
+	d->track = tracking(map);
+	d->rare = S_RARE & (d->track ? 0xff : ~S_NA);
+	for (unsigned i = 0; i < NSTROBE; i++) {
+		struct pin p = pin_of(map, strobe_sig[i]);
 		unsigned j;
 
-		if (!strobe[i]->on) {
-			d->sb_konst |= (uint8_t)(strobe[i]->level << i);
+		if (!p.on) {
+			d->sb_konst |= (uint8_t)(p.level << i);
+			/* a constant at its quiet level never stirs */
+			if (((p.level << i) ^ S_QUIET) & (1u << i))
+				continue;
+			d->rare &= (uint8_t)~(1u << i);
 			continue;
 		}
 		for (j = 0; j < d->nsb; j++)
-			if (d->sb_byte[j] == strobe[i]->byte)
+			if (d->sb_byte[j] == p.byte)
 				break;
 		if (j == d->nsb)
-			d->sb_byte[d->nsb++] = strobe[i]->byte;
+			d->sb_byte[d->nsb++] = p.byte;
 		for (unsigned v = 0; v < 256; v++)
-			if (v & strobe[i]->mask)
+			if (v & p.mask)
 				d->sb_tbl[j][v] |= (uint8_t)(1u << i);
 	}
 	d->clock_mode = d->clk.on;
-	d->track = d->brdy.on;
 	d->edge = map->ads_edge;
+	d->fast = !d->clock_mode && !d->track && !d->edge && !d->rare;
+	d->inquire = map->chan[BACH_SIG_AHOLD] >= 0 &&
+		     map->chan[BACH_SIG_EADS] >= 0;
 	d->clk_prev = true;	/* the first sample is never an edge */
 	d->q[0] = d->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
 	return d;
@@ -528,22 +612,32 @@ static inline void put_rec(uint8_t *o, uint64_t r)
 	o[5] = (uint8_t)r;
 }
 
+/* A memory read the CPU asked to cache (CACHE# low). */
+static inline bool asks_cache(uint64_t rec)
+{
+	return ((uint8_t)rec & (BACH_CTL_MIO | BACH_CTL_WR | BACH_CTL_CACHE)) ==
+	       BACH_CTL_MIO;
+}
+
 /*
- * What clock_track() changes, held in locals while a block is decoded:
- * records go out through a uint8_t pointer, which may alias anything, so
- * state kept in *d would be reloaded after every record.
+ * What a block changes, held in locals while it is decoded: records go
+ * out through a uint8_t pointer, which may alias anything, so state kept
+ * in *d would be reloaded after every record.
  */
 struct trk {
 	struct cyc q[PIPE];
 	unsigned qn;
-	bool ads_prev;
+	bool ads_prev, boff_prev, ahold_prev, inq_ok;
+	unsigned window;	/* the next clock takes the slow path */
+	uint64_t inq;
 	uint64_t cycles, records, aborted, ken_uncached, stray_brdy,
-		overlapped;
+		overlapped, off_bus, off_bus_clocks, backoffs, ken_unknown,
+		inquire_addr;
 	/* the strobes' lookup, copied */
-	const uint8_t *t0, *t1;
-	uint16_t b0, b1;
-	unsigned konst;
-	bool edge, more;	/* more: strobes in more than two bytes */
+	const uint8_t *t0, *t1, *t2;
+	uint16_t b0, b1, b2;
+	unsigned konst, rare;
+	bool edge, more;	/* more: strobes in more than SB_FAST bytes */
 };
 
 static inline void trk_load(const struct bach_busdec *d, struct trk *t)
@@ -553,14 +647,22 @@ static inline void trk_load(const struct bach_busdec *d, struct trk *t)
 	t->q[1] = d->q[1];
 	t->qn = d->qn;
 	t->ads_prev = d->ads_prev;
-	/* rows past nsb are all zero: two lookups cover the usual case */
+	t->boff_prev = d->boff_prev;
+	t->ahold_prev = d->ahold_prev;
+	t->window = d->boff_prev | d->ahold_prev;
+	t->inq_ok = d->inq_ok;
+	t->inq = d->inq;
+	/* rows past nsb are all zero: three lookups cover the usual case */
 	t->t0 = d->sb_tbl[0];
-	t->t1 = d->sb_tbl[1];
+	t->t1 = d->sb_tbl[d->nsb > 1 ? 1 : NSTROBE];
+	t->t2 = d->sb_tbl[d->nsb > 2 ? 2 : NSTROBE];
 	t->b0 = d->sb_byte[0];
 	t->b1 = d->sb_byte[1];
+	t->b2 = d->sb_byte[2];
 	t->konst = d->sb_konst;
+	t->rare = d->rare;
 	t->edge = d->edge;
-	t->more = d->nsb > 2;
+	t->more = d->nsb > SB_FAST;
 }
 
 static inline void trk_store(struct bach_busdec *d, const struct trk *t)
@@ -569,29 +671,34 @@ static inline void trk_store(struct bach_busdec *d, const struct trk *t)
 	d->q[1] = t->q[1];
 	d->qn = t->qn;
 	d->ads_prev = t->ads_prev;
+	d->boff_prev = t->boff_prev;
+	d->ahold_prev = t->ahold_prev;
+	d->inq_ok = t->inq_ok;
+	d->inq = t->inq;
 	d->st.cycles += t->cycles;
 	d->st.records += t->records;
 	d->st.aborted += t->aborted;
 	d->st.ken_uncached += t->ken_uncached;
 	d->st.stray_brdy += t->stray_brdy;
 	d->st.overlapped += t->overlapped;
+	d->st.off_bus += t->off_bus;
+	d->st.off_bus_clocks += t->off_bus_clocks;
+	d->st.backoffs += t->backoffs;
+	d->st.ken_unknown += t->ken_unknown;
+	d->st.inquire_addr += t->inquire_addr;
 }
 
-/* The strobes' levels: bit i of the order in bach_busdec_new(). */
-#define S_ADS 0x01
-#define S_BRDY 0x02
-#define S_NA 0x04
-#define S_BOFF 0x08
-#define S_KEN 0x10
-#define S_IDLE (S_ADS | S_BRDY | S_NA | S_BOFF)
-
+/* nsb: the strobe bytes of the layout, when two or fewer (else 3) */
 static inline unsigned strobes(const struct bach_busdec *d,
-			       const struct trk *t, const uint8_t *s)
+			       const struct trk *t, const uint8_t *s,
+			       const unsigned nsb)
 {
 	unsigned c = t->konst | t->t0[s[t->b0]] | t->t1[s[t->b1]];
 
-	if (t->more)
-		for (unsigned j = 2; j < d->nsb; j++)
+	if (nsb > 2)
+		c |= t->t2[s[t->b2]];
+	if (nsb > 2 && t->more)
+		for (unsigned j = SB_FAST; j < d->nsb; j++)
 			c |= d->sb_tbl[j][s[d->sb_byte[j]]];
 	return c;
 }
@@ -626,45 +733,44 @@ static inline void pop(struct trk *t, uint8_t *out)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /*
- * One bus clock, following cycles to their end (and, in edge mode, ADS#
- * to its fall). Returns records written. Clocks are counted by the caller.
+ * A clock with the CPU on the bus. rare: the slow path, where NA# may be
+ * low and the address may come from an inquire. Returns records written.
  */
 static inline __attribute__((always_inline)) unsigned
-clock_track(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
-	    uint8_t *out)
+on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
+       uint8_t *out, unsigned c, bool ads, const bool track, const bool rare,
+       bool inq)
 {
-	unsigned c = strobes(d, t, s), k = 0, brdy;
+	unsigned k = 0, brdy;
 	struct cyc *h = &t->q[0];
-	bool ads = !(c & S_ADS);
+	uint64_t r;
 
+	t->cycles += ads;
+	if (!track) {
+		if (!ads)
+			return 0;
+		r = rec_of(d, s);
+		if (rare && inq)
+			r = (r & ~ADDR_BITS) | t->inq;
+		t->ken_unknown += asks_cache(r);
+		t->inquire_addr += rare && inq;
+		put_rec(out, r);
+		t->records++;
+		return 1;
+	}
 	/*
 	 * Branches here cost more than work: a wait state, a transfer and an
 	 * idle clock take the same path, and what branches there are fire
 	 * about once per cycle (its ADS#, its first BRDY#, its end).
 	 */
-	if (unlikely(t->edge)) {
-		bool low = ads;
+	if (rare && !(c & S_NA) && t->qn) {
+		/* NA# is the newest open cycle's: KEN#'s point if first */
+		struct cyc *y = &t->q[t->qn - 1];
 
-		ads = low && !t->ads_prev;
-		t->ads_prev = low;
-	}
-	t->cycles += ads;
-	if (unlikely((c & (S_BOFF | S_NA)) != (S_BOFF | S_NA))) {
-		if (!(c & S_BOFF)) {
-			/* back off: everything open is restarted later */
-			t->aborted += t->qn + ads;
-			t->qn = 0;
-			t->q[0] = t->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
-			return 0;
-		}
-		if (t->qn) {
-			struct cyc *y = &t->q[t->qn - 1];
-
-			if (!y->na_seen) {
-				y->na_seen = true;
-				if (!y->ken_done)
-					decide(t, y, c & S_KEN);
-			}
+		if (!y->na_seen) {
+			y->na_seen = true;
+			if (!y->ken_done)
+				decide(t, y, c & S_KEN);
 		}
 	}
 	brdy = !(c & S_BRDY);
@@ -681,9 +787,109 @@ clock_track(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 			t->overlapped++;
 			pop(t, out + BACH_REC_SIZE * k++);
 		}
-		t->q[t->qn++] = (struct cyc){ .rec = rec_of(d, s),
-					      .need = NEED_UNKNOWN };
+		r = rec_of(d, s);
+		if (rare && inq) {
+			r = (r & ~ADDR_BITS) | t->inq;
+			t->inquire_addr++;
+		}
+		t->q[t->qn++] = (struct cyc){ .rec = r, .need = NEED_UNKNOWN };
 	}
+	return k;
+}
+
+/*
+ * The slow path: a clock where BOFF#, HLDA, AHOLD, EADS# or NA# is
+ * active, or the one after BOFF# or AHOLD.
+ *
+ * The CPU floats its outputs from the edge where it samples BOFF# low to
+ * the edge where it samples BOFF# high [K6-2 4.11]: nothing it drives is
+ * read from a clock with BOFF# low through the first clock with BOFF#
+ * high. Cycles open at the first BOFF# clock are aborted, an ADS# of that
+ * very clock too; the CPU restarts them [K6 page 150]. While HLDA is high
+ * the bus is another master's [K6 5.25], and BOFF# has no effect [K5
+ * 5.2.10]. Under AHOLD the CPU floats A31-A3 from the next clock [K5
+ * 5.2.1]; the writeback of a line an inquire hit may run all the same [K5
+ * 5.2.5]: with ahold and eads_n captured, it takes the inquire's address.
+ */
+static __attribute__((noinline)) unsigned
+clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
+	   uint8_t *out, unsigned c, bool ads, const bool track)
+{
+	bool hlda = c & S_HLDA, boff = !(c & S_BOFF) && !hlda;
+	bool was_boff = t->boff_prev, floated_a = t->ahold_prev;
+
+	t->boff_prev = boff;
+	t->ahold_prev = c & S_AHOLD;
+	t->window = t->boff_prev | t->ahold_prev;
+	if (!(c & S_EADS)) {
+		t->inq = rec_of(d, s) & LINE_BITS;
+		t->inq_ok = true;
+	}
+	if (hlda | boff | was_boff) {
+		t->off_bus_clocks++;
+		if (boff && !was_boff) {
+			t->backoffs++;
+			t->cycles += ads;
+			t->aborted += t->qn + ads;
+			t->qn = 0;
+			t->q[0] = t->q[1] =
+				(struct cyc){ .need = NEED_UNKNOWN };
+		} else {
+			t->off_bus += ads;
+		}
+		t->ads_prev = false;	/* the CPU's next ADS# is a fall */
+		return 0;
+	}
+	return on_bus(d, t, s, out, c, ads, track, true,
+		      floated_a && d->inquire && t->inq_ok);
+}
+
+/*
+ * One bus clock: following cycles to their end (track), or one record
+ * per ADS#; in edge mode, ADS# only where it falls. Clocks are counted
+ * by the caller.
+ */
+static inline __attribute__((always_inline)) unsigned
+clock_one(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
+	  uint8_t *out, const bool track, const unsigned nsb)
+{
+	unsigned c = strobes(d, t, s, nsb);
+	bool ads = !(c & S_ADS);
+
+	if (unlikely(t->edge)) {
+		bool low = ads;
+
+		ads = low && !t->ads_prev;
+		t->ads_prev = low;
+	}
+	if (unlikely(((c ^ S_QUIET) & t->rare) | t->window))
+		return clock_rare(d, t, s, out, c, ads, track);
+	return on_bus(d, t, s, out, c, ads, track, false, false);
+}
+
+/* State mode through clock_one(): n samples, room for cap records. */
+static size_t feed_state(struct bach_busdec *d, struct trk *t,
+			 const uint8_t *s, size_t n, size_t *used,
+			 uint8_t *out, size_t cap)
+{
+	const unsigned unit = d->unit;
+	size_t i = 0, k = 0;
+
+	/* the usual layouts, each its own loop: strobes in two bytes */
+	if (d->track && d->nsb <= 2)
+		for (; i < n && k + 2 <= cap; i++)
+			k += clock_one(d, t, s + i * unit,
+				       out + BACH_REC_SIZE * k, true, 2);
+	else if (d->track)
+		for (; i < n && k + 2 <= cap; i++)
+			k += clock_one(d, t, s + i * unit,
+				       out + BACH_REC_SIZE * k, true, 3);
+	else
+		for (; i < n && k < cap; i++)
+			k += clock_one(d, t, s + i * unit,
+				       out + BACH_REC_SIZE * k, false, 3);
+	d->st.clocks += i;
+	*used = i;
 	return k;
 }
 
@@ -694,54 +900,37 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 	const uint16_t ab = d->ads.byte;
 	const uint8_t am = d->ads.mask;
 	size_t i = 0, k = 0;
+	struct trk t;
 
-	if (!d->clock_mode && !d->track && !d->edge) {
-		/* the fast path: state mode, one record per ADS# */
+	if (d->fast) {
+		/* the fast path: state mode, one record per ADS#, nothing
+		 * that takes the CPU off the bus captured */
 		const uint8_t *s = samples;
+		uint64_t asked = 0;
 
 		for (; i < n && k < cap; i++, s += unit)
 			if (!(s[ab] & am)) {
-				put_rec(out + BACH_REC_SIZE * k++,
-					rec_of(d, s));
+				uint64_t r = rec_of(d, s);
+
+				asked += asks_cache(r);
+				put_rec(out + BACH_REC_SIZE * k++, r);
 			}
 		d->st.clocks += i;
 		d->st.cycles += k;
 		d->st.records += k;
-	} else if (!d->clock_mode && !d->track) {
-		/* state mode, a record where ADS# falls */
-		const uint8_t *s = samples;
-		bool prev = d->ads_prev;
-
-		for (; i < n && k < cap; i++, s += unit) {
-			bool low = !(s[ab] & am);
-
-			if (low && !prev) {
-				put_rec(out + BACH_REC_SIZE * k++,
-					rec_of(d, s));
-			}
-			prev = low;
-		}
-		d->ads_prev = prev;
-		d->st.clocks += i;
-		d->st.cycles += k;
-		d->st.records += k;
+		d->st.ken_unknown += asked;
 	} else if (!d->clock_mode) {
-		struct trk t;
-
 		trk_load(d, &t);
-		for (; i < n && k + 2 <= cap; i++)
-			k += clock_track(d, &t, samples + i * unit,
-					 out + BACH_REC_SIZE * k);
+		k = feed_state(d, &t, samples, n, &i, out, cap);
 		trk_store(d, &t);
-		d->st.clocks += i;
 	} else {
 		const uint16_t cb = d->clk.byte;
 		const uint8_t cm = d->clk.mask;
+		const size_t room = d->track ? 2 : 1;
 		bool prev = d->clk_prev;
-		struct trk t;
 
 		trk_load(d, &t);
-		for (; i < n && k + 2 <= cap; i++) {
+		for (; i < n && k + room <= cap; i++) {
 			const uint8_t *s = samples + i * unit;
 			bool c = (s[cb] & cm) != 0;
 
@@ -750,23 +939,9 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
 				const uint8_t *p = i ? s - unit : d->prev;
 
 				d->st.clocks++;
-				if (d->track) {
-					k += clock_track(
-						d, &t, p, out + BACH_REC_SIZE * k);
-				} else {
-					/* a record at ADS# (or where it falls) */
-					bool low = !(p[ab] & am);
-
-					if (low && !(d->edge && t.ads_prev)) {
-						put_rec(out +
-								BACH_REC_SIZE *
-									k++,
-							rec_of(d, p));
-						t.cycles++;
-						t.records++;
-					}
-					t.ads_prev = low;
-				}
+				k += clock_one(d, &t, p,
+					       out + BACH_REC_SIZE * k,
+					       d->track, 3);
 			}
 			prev = c;
 		}

@@ -13,13 +13,19 @@
  * are taken as they stood just before each rising edge of clk (what the
  * bus's own flip-flops latch at that edge).
  *
- * Each clock with ADS# low opens a cycle. Without BRDY# every cycle is a
- * record at once. With BRDY# the decoder follows the cycles to their end:
+ * Each clock with ADS# low opens a cycle, unless the CPU is off the bus:
+ * from a clock with BOFF# low through the first clock with BOFF# high its
+ * outputs float, and while HLDA is high the bus is another master's; such
+ * clocks are counted, never recorded. With BRDY#, KEN# and NA# (captured,
+ * or fixed by a map line) the decoder follows the cycles to their end:
  * KEN#, sampled at the cycle's first BRDY# or NA#, decides whether a
  * cacheable read was really cacheable (and so a 4-transfer line fill);
  * BOFF# aborts every cycle still open, which the CPU then restarts, so the
  * aborted attempt is not recorded; pipelined cycles (NA#) complete in order
- * and are emitted in order.
+ * and are emitted in order. Otherwise every ADS# is a record at once. A
+ * writeback under AHOLD takes the address of the inquire (EADS#) when
+ * ahold and eads_n are captured. docs/decoding.md states each rule, with
+ * its source.
  */
 #ifndef BACH_BUSDECODE_H
 #define BACH_BUSDECODE_H
@@ -44,12 +50,14 @@ enum bach_sig {
 	BACH_SIG_BOFF,
 	BACH_SIG_LOCK,
 	BACH_SIG_HLDA,
+	BACH_SIG_AHOLD,			/* appended: AHOLD and EADS#, for */
+	BACH_SIG_EADS,			/* writebacks run under AHOLD */
 	BACH_NSIG
 };
 
 #define BACH_BUS_MAX_UNIT 16	/* bytes per sample: 128 channels */
 
-/* "clk", "ads_n", "a3", ..., "hlda" */
+/* "clk", "ads_n", "a3", ..., "hlda", "ahold", "eads_n" */
 const char *bach_sig_name(int sig);
 /* The signal named so, or -1. */
 int bach_sig_find(const char *name);
@@ -94,6 +102,13 @@ struct bach_busmap {
 	 * it after bach_busmap_resolve().
 	 */
 	bool ads_edge;
+	/*
+	 * A map line gave the signal a constant level (`ken_n = low`): the
+	 * user says the pin never moves, so the decoder may rely on it.
+	 * A level only taken by default is not relied on (see
+	 * bach_busdec_new()).
+	 */
+	bool fixed[BACH_NSIG];
 };
 
 /*
@@ -101,9 +116,9 @@ struct bach_busmap {
  * sample). A signal the map does not name is taken from a channel of its
  * own default name (case-insensitive), else it is not captured and takes
  * its default level: address bits 0, BE# 0 (all bytes), M/IO# 1, D/C# 1,
- * W/R# 0, CACHE# 1, KEN# 0. spec may be NULL. Errors (a channel the
- * capture lacks, ads_n not captured, two signals on one channel is fine)
- * name the map line.
+ * W/R# 0, CACHE# 1, KEN# 0, HLDA 0, AHOLD 0, the strobes high. spec may
+ * be NULL. Errors (a channel the capture lacks, ads_n not captured; two
+ * signals on one channel is fine) name the map line.
  */
 int bach_busmap_resolve(struct bach_busmap *map,
 			const struct bach_mapspec *spec,
@@ -112,9 +127,9 @@ int bach_busmap_resolve(struct bach_busmap *map,
 
 /*
  * What the decoder assumed and which rules it follows, as lines of text
- * (for a log or stderr): the signals not captured and their levels, and
- * whether KEN#, BOFF# and NA# are used. Returns the length written (cut
- * to fit len).
+ * (for a log or stderr): the signals not captured and their levels,
+ * whether cycles are followed, and what each missing signal costs.
+ * Returns the length written (cut to fit len).
  */
 size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 			    size_t len);
@@ -129,6 +144,17 @@ struct bach_busdec_stats {
 	uint64_t stray_brdy;	/* BRDY# with no cycle open */
 	uint64_t overlapped;	/* a cycle opened with the pipeline full */
 	uint64_t unfinished;	/* open at the end of the capture */
+	/* appended */
+	uint64_t off_bus;	/* ADS# low while the CPU was off the bus
+				   (HLDA high, or its outputs floated by
+				   BOFF#): another master's cycle or a floating
+				   pin, not recorded */
+	uint64_t off_bus_clocks; /* clocks the CPU was off the bus */
+	uint64_t backoffs;	/* BOFF# assertions */
+	uint64_t ken_unknown;	/* reads asked with CACHE# and recorded so,
+				   KEN# not followed (no cycle tracking) */
+	uint64_t inquire_addr;	/* writebacks under AHOLD recorded at the
+				   address of the inquire (EADS#) */
 };
 
 struct bach_busdec;
@@ -136,6 +162,9 @@ struct bach_busdec;
 /*
  * A decoder for samples of `unitsize` bytes (1..BACH_BUS_MAX_UNIT). NULL
  * with a message in err when the map uses a channel beyond the sample.
+ * It follows cycles when brdy_n is captured and ken_n and na_n are either
+ * captured or given a level by a map line (map->fixed); a level taken by
+ * default is not enough (bach_busmap_describe() says what it does).
  */
 struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 				    unsigned unitsize, char *err,

@@ -3,8 +3,9 @@
  * The map file parser and the bus decoder. Input: a map file's text, a NUL,
  * one byte choosing the sample size and the channel names, then samples.
  * Whatever they hold: no crash, no read outside the samples, at most one
- * record per cycle opened, and the same records whether the samples come
- * whole into a large output or one at a time into the smallest.
+ * record per cycle opened, and the same records and counts whether the
+ * samples come whole into a large output or one at a time into the
+ * smallest. Map lines such as 'ken_n = low' switch cycle tracking on.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -87,6 +88,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      (unsigned long long)a.cycles);
 		CHECK(a.samples == n, "samples %llu of %zu",
 		      (unsigned long long)a.samples, n);
+		CHECK(a.off_bus_clocks <= a.clocks &&
+			      a.inquire_addr <= a.cycles,
+		      "off the bus %llu of %llu clocks, %llu inquire "
+		      "addresses of %llu cycles",
+		      (unsigned long long)a.off_bus_clocks,
+		      (unsigned long long)a.clocks,
+		      (unsigned long long)a.inquire_addr,
+		      (unsigned long long)a.cycles);
+		CHECK(a.off_bus == b.off_bus && a.backoffs == b.backoffs,
+		      "counts differ whole and in pieces");
 		for (size_t i = 0; i < ka; i++)
 			CHECK((oa[i * 6 + 3] & 7) == 0 && (oa[i * 6 + 5] & 15) == 0,
 			      "record %zu: bits below A3 or the control nibble set", i);

@@ -45,12 +45,24 @@ static void report(const char *in, const char *out,
 				 "oldest closed early (warning)" },
 		{ s->unfinished, "cycles still open when the capture ended "
 				 "(recorded as they stood)" },
+		{ s->off_bus, "cycles while the CPU was off the bus (HLDA, "
+			      "BOFF#): another master's or floating pins, "
+			      "not recorded" },
+		{ s->backoffs, "back-offs (BOFF#)" },
+		{ s->ken_unknown, "reads asked cacheable and recorded so: KEN# "
+				  "not followed (warning)" },
+		{ s->inquire_addr, "writebacks under AHOLD recorded at the "
+				   "inquire's address (EADS#)" },
 	};
 
 	for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
 		if (notes[i].n)
 			fprintf(stderr, "  %" PRIu64 " %s\n", notes[i].n,
 				notes[i].what);
+	if (s->off_bus_clocks)
+		fprintf(stderr, "  %" PRIu64 " clocks with the CPU off the "
+				"bus\n",
+			s->off_bus_clocks);
 }
 
 /*
@@ -181,10 +193,11 @@ const struct bach_cmd cmd_decode = {
 		"Reads a logic-analyzer capture of the Pentium bus pins through libsigrok\n"
 		"(a .sr session, VCD, CSV, raw binary, ...) and writes one record per bus\n"
 		"cycle (docs/decoding.md). Channels named as in the design (clk ads_n\n"
-		"a3..a31 be0_n..be7_n mio dc wr cache_n, and brdy_n na_n ken_n boff_n) are\n"
-		"found by name; a map file renames others. Signals not captured take\n"
-		"constant levels; the summary on stderr says which, and which bus rules\n"
-		"(KEN#, BOFF#, NA#) the decoder could follow.\n"
+		"a3..a31 be0_n..be7_n mio dc wr cache_n, and brdy_n na_n ken_n boff_n hlda\n"
+		"ahold eads_n) are found by name; a map file renames others. Signals not\n"
+		"captured take constant levels; the summary on stderr says which, which bus\n"
+		"rules (KEN#, NA#, BOFF#, HLDA, AHOLD) the decoder could follow, and what\n"
+		"each missing one costs: without ken_n or na_n, one record per ADS#.\n"
 		"\n"
 		"  -m, --map FILE       'signal = channel', 'signal = low|high' (a constant\n"
 		"                       level) or 'signal = none' (not captured) lines,\n"

@@ -60,6 +60,12 @@ static int parse_bus(const char *spec, struct bach_busmodel_opts *o)
 			o->boff_every = (unsigned)v;
 		else if (!strcmp(tok, "ken") && v <= 100)
 			o->ken_pct = (unsigned)v;
+		else if (!strcmp(tok, "bofflen") && v >= 1 && v <= 64)
+			o->boff_max = (unsigned)v;
+		else if (!strcmp(tok, "hold"))
+			o->hold_every = (unsigned)v;
+		else if (!strcmp(tok, "snoop"))
+			o->snoop_every = (unsigned)v;
 		else
 			rc = -1;
 	}
@@ -67,15 +73,22 @@ static int parse_bus(const char *spec, struct bach_busmodel_opts *o)
 	return rc;
 }
 
-/* The channels written, in order: signals of enum bach_sig. */
+/*
+ * The channels written, in order: signals of enum bach_sig. hlda only
+ * when the bus has HOLD, ahold and eads_n only when it has inquires.
+ */
 static unsigned pin_channels(const struct pins *p, int *sig)
 {
 	unsigned n = 0;
 
-	for (int s = 0; s < BACH_SIG_HLDA; s++) {
+	for (int s = 0; s < BACH_NSIG; s++) {
 		if (s == BACH_SIG_CLK && !p->oversample)
 			continue;
 		if (p->basic && s >= BACH_SIG_BRDY)
+			continue;
+		if (s == BACH_SIG_HLDA && !p->bus.hold_every)
+			continue;
+		if (s > BACH_SIG_HLDA && !p->bus.snoop_every)
 			continue;
 		sig[n++] = s;
 	}
@@ -259,7 +272,8 @@ static int run(int argc, char **argv)
 			if (parse_bus(optarg, &pins.bus))
 				return usage_error("--bus: expected "
 						   "wait=N,pipeline=PCT,boff=N,"
-						   "ken=PCT, not '%s'",
+						   "bofflen=N,ken=PCT,hold=N,"
+						   "snoop=N, not '%s'",
 						   optarg);
 			break;
 		case 'b':
@@ -335,13 +349,19 @@ const struct bach_cmd cmd_gen = {
 		"                    named as in the design (bin: channel i = bit i, in\n"
 		"                    the order ads_n a3..a31 be0_n..be7_n mio dc wr\n"
 		"                    cache_n brdy_n na_n ken_n boff_n lock_n, clk first\n"
-		"                    when oversampled)\n"
+		"                    when oversampled, hlda ahold eads_n last when\n"
+		"                    --bus asks for HOLD or inquires)\n"
 		"  --oversample K    K samples per bus clock with a clk channel (clock\n"
 		"                    mode); default one sample per clock (state mode)\n"
-		"  --bus wait=N,pipeline=PCT,boff=N,ken=PCT\n"
+		"  --bus wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N\n"
 		"                    timing: up to N wait states, PCT%% of cycles\n"
 		"                    pipelined with NA#, every Nth cycle backed off with\n"
-		"                    BOFF#, PCT%% of noncacheable reads refused by KEN#\n"
+		"                    BOFF# (for 1 to bofflen clocks, default 3), PCT%% of\n"
+		"                    noncacheable reads refused by KEN#, another master\n"
+		"                    under HOLD/HLDA before every Nth cycle (adds hlda),\n"
+		"                    an inquire under AHOLD before every Nth cycle that\n"
+		"                    hits a modified line (adds ahold eads_n; its\n"
+		"                    writeback is a record bach gen did not write)\n"
 		"  --basic           only ads_n, address, BE#, mio dc wr cache_n (no\n"
 		"                    brdy_n na_n ken_n boff_n lock_n)\n"
 		"\n"
