@@ -11,7 +11,7 @@
 #
 # Knobs
 #   FPGA_SEED=1       nextpnr placement seed
-#   FPGA_SCENARIOS="bus drop filter counter lfsr cmds deaf nocpu nobus"
+#   FPGA_SCENARIOS="bus drop offbus filter counter lfsr cmds deaf nocpu nobus"
 #                     what fpga-sim runs
 #
 # fpga-sim leaves $(BUILD)/fpga/bus.vcd (the bus pins of the bus scenario,
@@ -23,7 +23,7 @@ FPGA_BOARD = fpga/boards/ice40hx8k
 FPGA_BOARD_V = $(FPGA_BOARD)/top.v $(FPGA_BOARD)/bus_in.v
 FPGA_OUT = $(BUILD)/fpga
 FPGA_SEED ?= 1
-FPGA_SCENARIOS ?= bus drop filter counter lfsr cmds deaf nocpu nobus
+FPGA_SCENARIOS ?= bus drop offbus filter counter lfsr cmds deaf nocpu nobus
 
 fpga-lint:
 	$(Q)verilator --lint-only -Wall --top-module bach_core $(FPGA_RTL)

@@ -64,6 +64,7 @@ module bach_framer #(
 	input  wire [TW-1:0] i_st_lost,
 	input  wire [31:0]   i_st_episodes,
 	input  wire [TW-1:0] i_st_stalled,
+	input  wire [TW-1:0] i_st_offbus,
 	input  wire [31:0]   i_st_hz,
 
 	// record FIFO, read side
@@ -218,7 +219,9 @@ module bach_framer #(
 	// the bus side counted in an earlier capture)
 	wire [TW-1:0] st_stalled = pat ? {TW{1'b0}} : i_st_stalled;
 	wire [31:0]   st_episodes = pat ? 32'd0 : i_st_episodes;
-	wire [383:0]  stat = {64'd0, {(64 - TW){1'b0}}, st_stalled, s_hz,
+	wire [TW-1:0] st_offbus = pat ? {TW{1'b0}} : i_st_offbus;
+	wire [447:0]  stat = {{(64 - TW){1'b0}}, st_offbus,
+			      64'd0, {(64 - TW){1'b0}}, st_stalled, s_hz,
 			      st_episodes, {(64 - TW){1'b0}}, s_lost,
 			      {(64 - TW){1'b0}}, s_records, 32'd1 << AW,
 			      {(31 - AW){1'b0}}, s_fill};
@@ -267,7 +270,7 @@ module bach_framer #(
 
 	// the states that move on a byte: the last byte of each part
 	wire hdr_end = u_st == S_HDR && go && u_k == 7'd39;
-	wire stat_end = u_st == S_STAT && go && u_k == 7'd47;
+	wire stat_end = u_st == S_STAT && go && u_k == 7'd55;
 	wire ident_end = u_st == S_IDENT && go && u_k == 7'd63;
 	wire delta_end = u_st == S_DELTA && go && u_kb == 3'd1;	// of a delta
 	wire rec_end = u_st == S_REC && go && u_kb == 3'd5;	// of a record
@@ -444,7 +447,7 @@ module bach_framer #(
 			case (i_rq_type)
 			T_STATUS: begin
 				h_seq <= u_seq_status;
-				h_plen <= 32'd48;
+				h_plen <= 32'd56;
 			end
 			T_IDENTITY: begin
 				h_seq <= u_seq_ident;
