@@ -15,7 +15,8 @@
 // (o_ready). A frame longer than the ring (no command is; a later minor
 // version could append to a payload) cannot be kept whole: its start is
 // let go as the ring fills, and a search after its failure resumes from
-// the oldest byte still kept.
+// the oldest byte still kept, or right after the magic if that is still
+// kept (never further: the bytes after it may hold a command).
 module bach_cmd #(
 	parameter RW = 9		// ring: 2^RW bytes
 ) (
@@ -62,6 +63,7 @@ module bach_cmd #(
 	reg         u_plen_big = 1'b0;	// u_plen > PLEN_MAX (a clock late)
 	reg  [127:0] u_pay = 128'd0;
 	reg  [4:0]  u_npay = 5'd0;	// payload bytes kept (up to 16)
+	reg  [2:0]  u_lg = 3'd0;	// magic bytes let go (a long frame)
 	wire [31:0] crc_next;
 	wire [7:0]  crc_byte = ~u_crc[8 * u_crcb +: 8];
 
@@ -107,6 +109,7 @@ module bach_cmd #(
 					end
 				end else if (u_pos == 6'd3) begin
 					u_st <= P_HDR;
+					u_lg <= 3'd0;
 					u_pos <= 6'd4;
 					u_crc <= CRC_MAGIC;
 					u_pay <= 128'd0;
@@ -157,11 +160,12 @@ module bach_cmd #(
 				// P_CRC, little-endian
 				u_crcb <= u_crcb + 2'd1;
 				if (u_b != crc_byte) begin
-					// a bad CRC: four bytes on
+					// a bad CRC: past the magic (what of
+					// it is still kept)
 					u_st <= P_MAGIC;
 					u_pos <= 6'd0;
-					u_r <= u_fs + FOUR;
-					u_fs <= u_fs + FOUR;
+					u_r <= u_fs + FOUR - {{(RW - 2){1'b0}}, u_lg};
+					u_fs <= u_fs + FOUR - {{(RW - 2){1'b0}}, u_lg};
 				end else if (u_crcb == 2'd3) begin
 					// a good frame, whole: past it
 					u_st <= P_MAGIC;
@@ -179,6 +183,8 @@ module bach_cmd #(
 		end else if (u_st == P_PAY && u_w - u_fs >= ROOM && u_fs != u_r) begin
 			// a frame longer than the ring: let its start go
 			u_fs <= u_fs + 1'b1;
+			if (u_lg != 3'd4)
+				u_lg <= u_lg + 3'd1;
 		end
 	end
 endmodule
