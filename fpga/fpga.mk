@@ -8,11 +8,18 @@
 #   make fpga-synth   yosys and nextpnr for the iCE40HX8K-CT256; prints the
 #                     Max frequency lines and fails when a clock misses its
 #                     target (bus 66.67 MHz, FT2232H 60 MHz)
+#   make fpga-formal  the properties beside the sampler, the clock-crossing
+#                     FIFO, the framer and the command reader, proved with
+#                     yosys-smtbmc and z3 (bounded, then k-induction); ends
+#                     with PASS. Part of make check, through
+#                     tests/cli/fpga_formal.sh (about a minute)
 #
 # Knobs
 #   FPGA_SEED=1       nextpnr placement seed
 #   FPGA_SCENARIOS="bus drop offbus filter counter lfsr cmds deaf nocpu nobus"
 #                     what fpga-sim runs
+#   FPGA_FORMAL="sampler afifo framer cmd"
+#                     what fpga-formal proves
 #
 # fpga-sim leaves $(BUILD)/fpga/bus.vcd (the bus pins of the bus scenario,
 # channels named as design section 5) and $(BUILD)/fpga/bus.byu (the
@@ -24,6 +31,7 @@ FPGA_BOARD_V = $(FPGA_BOARD)/top.v $(FPGA_BOARD)/bus_in.v
 FPGA_OUT = $(BUILD)/fpga
 FPGA_SEED ?= 1
 FPGA_SCENARIOS ?= bus drop offbus filter counter lfsr cmds deaf nocpu nobus
+FPGA_FORMAL ?= sampler afifo framer cmd
 
 fpga-lint:
 	$(Q)verilator --lint-only -Wall --top-module bach_core $(FPGA_RTL)
@@ -89,4 +97,9 @@ fpga-sim: $(FPGA_OUT)/tb.vvp $(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream \
 	$(Q)fpga/bench/run.sh $(FPGA_OUT) $(FPGA_OUT)/gen.byu $(FPGA_OUT)/tb.vvp \
 		$(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream $(FPGA_SCENARIOS)
 
-.PHONY: fpga-lint fpga-sim fpga-synth
+# ---- formal proofs ---------------------------------------------------------
+
+fpga-formal:
+	$(Q)fpga/bench/formal/run.sh $(FPGA_OUT) $(FPGA_FORMAL)
+
+.PHONY: fpga-lint fpga-sim fpga-synth fpga-formal

@@ -686,4 +686,143 @@ module bach_framer #(
 			p_lost <= p_lost + h_lost;
 		else if (i_zero)
 			p_lost <= 0;
+
+`ifdef FORMAL
+	// ---- properties (make fpga-formal: fpga/bench/formal/framer.ys) -----
+	//
+	// Data frames of the bus (the test patterns are checked bit-exact by
+	// the simulation). The environment: the record FIFO never holds more
+	// than it can, its write pointer only moves on; the configuration
+	// stays while a capture runs (CONFIGURE is refused then).
+	localparam [AW:0] F_SIZE = 1 << AW;
+	localparam [BAW:0] F_BSIZE = 1 << BAW;
+	reg f_past = 1'b0;
+
+	always @(posedge i_clk)
+		f_past <= 1'b1;
+
+	always @* begin
+		assume(i_src == 2'd0);
+		// bach_ctrl asks for STATUS, IDENTITY and ACK only
+		if (i_rq)
+			assume(i_rq_type == T_STATUS ||
+			       i_rq_type == T_IDENTITY || i_rq_type == 8'd4);
+		assume(i_wptr - d_fp <= F_SIZE);
+		assume(i_bwptr - u_brp <= F_BSIZE);
+	end
+
+	reg [AW:0] f_wptr = 0;
+	reg f_timing = 1'b0, f_on = 1'b0;
+
+	always @(posedge i_clk) begin
+		f_wptr <= i_wptr;
+		f_timing <= i_timing;
+		f_on <= d_on;
+	end
+
+	always @*
+		if (f_past) begin
+			assume(i_wptr - f_wptr <= F_SIZE);
+			if (u_st != S_IDLE || d_on || f_on)
+				assume(i_timing == f_timing);
+		end
+
+	// f_pay: payload bytes sent in this frame; f_fp: the FIFO position
+	// of its first record
+	reg [31:0] f_pay = 32'd0;
+	reg [AW:0] f_fp = 0;
+
+	always @(posedge i_clk)
+		if (take_rq || u_st == S_HEAD)
+			f_pay <= 32'd0;
+		else if (go && (u_st == S_STAT || u_st == S_IDENT ||
+				u_st == S_DELTA || u_st == S_REC))
+			f_pay <= f_pay + 32'd1;
+
+	always @(posedge i_clk)
+		if (u_st == S_HEAD)
+			f_fp <= d_fp;
+
+	// the losses the boundaries brought in, and those frames reported
+	reg [TW-1:0] f_lost_in = 0, f_lost_out = 0;
+
+	always @(posedge i_clk)
+		if (i_start) begin
+			f_lost_in <= 0;
+			f_lost_out <= 0;
+		end else begin
+			if (absorb)
+				f_lost_in <= f_lost_in + e_blost;
+			if (u_st == S_HEAD)
+				f_lost_out <= f_lost_out + h_lost;
+		end
+
+	wire [31:0] f_dlen = {h_c[30:0], 1'b0};	// the deltas' bytes
+	wire [31:0] f_rlen = {h_c[29:0], 2'b00} + {h_c[30:0], 1'b0};
+	wire [31:0] f_ri = {16'd0, u_ri};
+	wire f_data = h_type == T_DATA;
+
+	always @* begin
+		// a payload's length matches its header: 6 or 8 bytes a
+		// record for data, 56 for STATUS, 64 for IDENTITY, 0 for ACK
+		if (u_st == S_HDR || u_st == S_STAT || u_st == S_IDENT ||
+		    u_st == S_DELTA || u_st == S_PREW || u_st == S_PRE ||
+		    u_st == S_REC || u_st == S_CRCW)
+			assert(h_plen == (f_data ? (i_timing ? f_dlen : 32'd0) +
+					  f_rlen :
+					  h_type == T_STATUS ? 32'd56 :
+					  h_type == T_IDENTITY ? 32'd64 :
+					  32'd0));
+		// and the frame sends that many payload bytes, no more
+		if (u_st == S_HDR)
+			assert(f_pay == 32'd0 && u_k <= 7'd39 && (!f_data ||
+			       (u_ri == 16'd0 && u_kb == 3'd0)));
+		if (u_st == S_STAT)
+			assert(h_type == T_STATUS && f_pay == {25'd0, u_k} &&
+			       u_k <= 7'd55);
+		if (u_st == S_IDENT)
+			assert(h_type == T_IDENTITY &&
+			       f_pay == {25'd0, u_k} && u_k <= 7'd63);
+		if (u_st == S_DELTA)
+			assert(f_data && i_timing && u_kb <= 3'd1 &&
+			       f_ri < h_c &&
+			       f_pay == {f_ri[30:0], 1'b0} + {29'd0, u_kb});
+		if (u_st == S_PREW || u_st == S_PRE)
+			assert(f_data && i_timing && h_c != 0 &&
+			       f_pay == f_dlen && u_ri == 16'd0 && u_kb == 3'd0);
+		if (u_st == S_REC)
+			assert(f_data && u_kb <= 3'd5 && f_ri < h_c &&
+			       f_pay == (i_timing ? f_dlen : 32'd0) +
+					{f_ri[29:0], 2'b00} +
+					{f_ri[30:0], 1'b0} + {29'd0, u_kb});
+		if (u_st == S_CRCW)
+			assert(f_pay == h_plen);
+		// a data frame of the bus holds at most FRAME_MAX records
+		if (f_data && (u_st == S_HEAD || u_st == S_HDR ||
+			       u_st == S_DELTA || u_st == S_PREW ||
+			       u_st == S_PRE || u_st == S_REC))
+			assert(h_c <= FRAME_MAX);
+		if (u_st == S_PLANW || u_st == S_PLAN)
+			assert(e_n <= FMAX);
+		// (for the induction: S_DEC decides on what S_EV3 found)
+		if (u_st == S_DEC)
+			assert(f_bz == (e_bdist == 0) &&
+			       f_b_le_a == (e_bdist <= e_avail) &&
+			       f_b_le_max == (e_bdist <= FMAX) &&
+			       f_a_ge_max == (e_avail >= FMAX) &&
+			       f_az == (e_avail == 0));
+		// its records are the FIFO entries it frees, one each
+		if (f_data && (u_st == S_HDR || u_st == S_DELTA ||
+			       u_st == S_PREW || u_st == S_PRE))
+			assert(d_fp == f_fp);
+		if (f_data && u_st == S_REC)
+			assert(d_fp - f_fp == u_ri[AW:0] && f_ri <= h_c);
+		if (f_data && (u_st == S_CRCW || u_st == S_CRC ||
+			       u_st == S_DONE))
+			assert(d_fp - f_fp == h_c[AW:0]);
+		// every record lost is reported once: in a frame, or still
+		// to be
+		assert(f_lost_in == f_lost_out + d_lost);
+	end
+`endif
 endmodule

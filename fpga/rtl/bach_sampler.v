@@ -224,10 +224,18 @@ module bach_sampler #(
 		if (f_t_seen)
 			assume(i_ts != f_t);
 
-	// The CPU's ADS#s: those sampled while capturing, not with BOFF# low,
-	// not while the bus floats.
-	wire f_cpu_ads = i_sample && !boff && !floating && ads;
-	wire f_float_ads = i_sample && floating && ads;
+	// The bus floats (the data sheets' rule, stated here on its own):
+	// HLDA high, or BOFF# low in the clock before. The CPU's ADS#s are
+	// those sampled while capturing, not with BOFF# low, not while the
+	// bus floats.
+	reg  f_boff_q = 1'b0;
+
+	always @(posedge i_clk)
+		f_boff_q <= !i_boff_n;
+
+	wire f_float = i_hlda || f_boff_q;
+	wire f_cpu_ads = i_sample && i_boff_n && !f_float && !i_ads_n;
+	wire f_float_ads = i_sample && f_float && !i_ads_n;
 
 	// One record per CPU ADS#: every one of them is a record, a cycle
 	// BOFF# aborted, or still open; no other ADS# is any of those.
@@ -247,8 +255,10 @@ module bach_sampler #(
 		// at most two cycles open, the oldest in slot 0
 		assert(!b_v1 || b_v0);
 		// no record while BOFF# or HLDA float the bus
-		if (i_sample && (boff || floating))
+		if (i_sample && (!i_boff_n || f_float))
 			assert(!emit);
+		// (for the induction: the sampler's copy of BOFF# is it)
+		assert(b_boff_q == f_boff_q);
 	end
 
 	// an ADS# while the bus floats is counted, and only that
