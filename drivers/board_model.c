@@ -246,6 +246,7 @@ size_t board_status(struct board_model *m, uint8_t *out)
 		.clock_hz = BOARD_CLOCK_HZ,
 		.stalled_clocks =
 			stalled_ns * (BOARD_CLOCK_HZ / 1000000u) / 1000u,
+		.offbus = 0,	/* its bus has no other master, no BOFF# */
 	};
 
 	return bach_frame_build_status(out, m->status_seq++, &st);

@@ -105,6 +105,7 @@ size_t bach_frame_build_status(uint8_t *dst, uint32_t seq,
 	put_le32(p + 28, st->clock_hz);
 	put_le64(p + 32, st->stalled_clocks);
 	put_le64(p + 40, st->reserved);
+	put_le64(p + 48, st->offbus);
 	return seal(dst, BACH_STATUS_SIZE);
 }
 
@@ -335,6 +336,7 @@ static void status_frame(struct bach_parser *p, const uint8_t *f)
 	st.clock_hz = get_le32(b + 28);
 	st.stalled_clocks = get_le64(b + 32);
 	st.reserved = get_le64(b + 40);
+	st.offbus = get_le64(b + 48);
 	p->ops.status(p->ctx, &st);
 }
 

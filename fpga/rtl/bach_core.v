@@ -25,7 +25,7 @@ module bach_core #(
 	parameter [15:0] VID = 16'h1209,	// as the udev rule
 	parameter [15:0] PID = 16'h4243,
 	parameter [7:0]  GW_MAJOR = 8'd1,
-	parameter [7:0]  GW_MINOR = 8'd0,
+	parameter [7:0]  GW_MINOR = 8'd1,	// 1.1: STATUS counts off-bus ADS#s
 	parameter [15:0] CAPS = 16'h000f,	// TIMING STALL PATTERN FILTER
 	parameter [31:0] BUS_HZ = 32'd66666666,	// nominal bus clock
 	parameter [127:0] SERIAL = "0000",
