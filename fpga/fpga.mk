@@ -13,6 +13,9 @@
 #                     yosys-smtbmc and z3 (bounded, then k-induction); ends
 #                     with PASS. Part of make check, through
 #                     tests/cli/fpga_formal.sh (about a minute)
+#   make fpga-gatesim the netlist of synth_ice40 under the same testbench
+#                     and checks (the gate scenario); ends with PASS. Run
+#                     by .ci/run after make check (about three minutes)
 #
 # Knobs
 #   FPGA_SEED=1       nextpnr placement seed
@@ -78,6 +81,13 @@ fpga-synth: $(FPGA_OUT)/bach.bin
 	$(Q)grep 'Max frequency for clock' $(FPGA_OUT)/nextpnr.log | tail -n 2
 	$(Q)! grep 'Max frequency for clock' $(FPGA_OUT)/nextpnr.log | \
 		tail -n 2 | grep -q FAIL
+	$(Q)d=$$(sed -n 's/.*Max delay <async> *-> posedge ft_clk[^:]*: *\([0-9.]*\) ns.*/\1/p' \
+		$(FPGA_OUT)/nextpnr.log | tail -n 1); \
+	echo "FT2232H TXE#/RXF# to their registers: $$d ns, budget $(FPGA_FT_IN_NS) ns"; \
+	awk -v d="$$d" -v m=$(FPGA_FT_IN_NS) 'BEGIN { exit !(d != "" && d + 0 <= m + 0) }'
+	$(Q)if grep -q 'Max delay <async> *-> posedge bus_clk' $(FPGA_OUT)/nextpnr.log; then \
+		echo "a bus pin reaches a bus-clock register outside its I/O cell"; \
+		exit 1; fi
 
 # ---- simulation ----------------------------------------------------------
 
@@ -104,9 +114,41 @@ fpga-sim: $(FPGA_OUT)/tb.vvp $(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream \
 	$(Q)fpga/bench/run.sh $(FPGA_OUT) $(FPGA_OUT)/gen.byu $(FPGA_OUT)/tb.vvp \
 		$(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream $(FPGA_SCENARIOS)
 
+# ---- gate-level simulation -------------------------------------------------
+# The core as synth_ice40 maps it (LUTs, carries, flip-flops, block RAM),
+# with the testbench's parameters, simulated with yosys's models of the
+# iCE40 cells under the same testbench and check_stream: the gate scenario,
+# the bus scenario made short (every corner case, 300 records), since the
+# netlist simulates some 80 times slower than the RTL.
+
+# yosys's own models of the iCE40 cells (yosys-config is in yosys-dev, which
+# the build does not need: Debian's path otherwise)
+FPGA_CELLS ?= $(shell yosys-config --datdir 2>/dev/null || \
+		echo /usr/share/yosys)/ice40/cells_sim.v
+FPGA_GATE_SCENARIOS ?= gate
+
+$(FPGA_OUT)/gate/core.v: $(FPGA_RTL)
+	$(Q)mkdir -p $(dir $@)
+	@echo '   YOSYS ' $@
+	$(Q)yosys -q -l $(FPGA_OUT)/gate/yosys.log \
+		-p 'chparam -set METER_RES 10000 -set SERIAL "SIM0" -set NAME "bach capture board (simulation)" bach_core' \
+		-p 'synth_ice40 -top bach_core' \
+		-p 'write_verilog -noattr $@' $(FPGA_RTL)
+
+$(FPGA_OUT)/gate/tb.vvp: $(FPGA_BENCH_V) $(FPGA_OUT)/gate/core.v
+	@echo '   IVERILOG' $@
+	$(Q)iverilog -g2005 -DGATE -DNO_ICE40_DEFAULT_ASSIGNMENTS -o $@ \
+		-s tb_bach $(FPGA_BENCH_V) $(FPGA_OUT)/gate/core.v $(FPGA_CELLS)
+
+fpga-gatesim: $(FPGA_OUT)/gate/tb.vvp $(FPGA_OUT)/tbgen \
+	      $(FPGA_OUT)/check_stream $(FPGA_OUT)/gen.byu
+	$(Q)fpga/bench/run.sh $(FPGA_OUT)/gate $(FPGA_OUT)/gen.byu \
+		$(FPGA_OUT)/gate/tb.vvp $(FPGA_OUT)/tbgen \
+		$(FPGA_OUT)/check_stream $(FPGA_GATE_SCENARIOS)
+
 # ---- formal proofs ---------------------------------------------------------
 
 fpga-formal:
 	$(Q)fpga/bench/formal/run.sh $(FPGA_OUT) $(FPGA_FORMAL)
 
-.PHONY: fpga-lint fpga-sim fpga-synth fpga-formal
+.PHONY: fpga-lint fpga-sim fpga-synth fpga-formal fpga-gatesim

@@ -86,11 +86,17 @@ module tb_bach;
 	wire [7:0] data_out;
 	wire [7:0] data = data_oe ? data_out : ft_drive ? ft_q : 8'hxx;
 
+	// GATE: the netlist of make fpga-gatesim, synthesized with these
+	// parameters (fpga.mk)
+`ifdef GATE
+	bach_core dut (
+`else
 	bach_core #(
 		.METER_RES(10000),
 		.SERIAL("SIM0"),
 		.NAME("bach capture board (simulation)")
 	) dut (
+`endif
 		.i_bclk(bclk), .i_uclk(uclk), .i_rst(rst),
 		.i_ads_n(p_ads_n), .i_a(p_a), .i_be_n(p_be_n), .i_mio(p_mio),
 		.i_dc(p_dc), .i_wr(p_wr), .i_cache_n(p_cache_n),

@@ -372,16 +372,23 @@ static void reply(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void configure(uint8_t policy, uint8_t timing, uint8_t source,
-		      uint16_t filter)
+static void configure_water(uint8_t policy, uint8_t timing, uint8_t source,
+			    uint16_t filter, uint16_t high, uint16_t low)
 {
 	struct bach_board_config c = {
 		.policy = policy, .timing = timing, .test_pattern = source,
-		.type_filter = filter,
+		.type_filter = filter, .high_water = high, .low_water = low,
 	};
 
 	cmd(BACH_CMD_CONFIGURE, &c, 'A');
 	reply("ACK 4 0");
+}
+
+/* the default watermarks (0: 75 % and 25 %) */
+static void configure(uint8_t policy, uint8_t timing, uint8_t source,
+		      uint16_t filter)
+{
+	configure_water(policy, timing, source, filter, 0, 0);
 }
 
 static void start(void)
@@ -531,6 +538,27 @@ int main(int argc, char **argv)
 				"pause 0 0\nidle 3000\n", ncyc);
 		stop();
 		fprintf(args, "--policy drop --need-loss\n");
+	} else if (!strcmp(sc, "gate")) {
+		/*
+		 * The bus scenario made short for the gate-level netlist
+		 * (make fpga-gatesim, some 80 times slower): every corner
+		 * case, the other master and floating ADS#s included, then
+		 * 300 records of the workload; stall, TIMING, a host that
+		 * stops reading, a STATUS mid-capture. Too few records to
+		 * fill the FIFO to 75 %: the board holds the CPU at 64
+		 * records (high water 4096/65536 of 1024) and lets go at 16.
+		 */
+		corner_cases(0, 1);
+		load_gen(gen, 300, 0, 0);
+		identify();
+		prelude_pattern();
+		configure_water(BACH_POLICY_STALL, 1, 0, 0, 4096, 1024);
+		start();
+		fprintf(script, "pause 6000 3000\nbus %zu\nidle 6000\n", ncyc);
+		status();
+		fprintf(script, "buswait\npause 0 0\nidle 3000\n");
+		stop();
+		fprintf(args, "--policy stall --timing --need-stall\n");
 	} else if (!strcmp(sc, "offbus")) {
 		/*
 		 * The CPU off the bus: the board holds it (stall, the host
@@ -687,7 +715,7 @@ int main(int argc, char **argv)
 		fprintf(args, "--policy stall --no-bus-clock\n");
 	} else {
 		die("unknown scenario '%s' (bus, drop, offbus, filter, counter, "
-		    "lfsr, cmds, deaf, nocpu, nobus)", sc);
+		    "lfsr, cmds, deaf, nocpu, nobus, gate)", sc);
 	}
 	write_cycles(dir);
 	fprintf(script, "end\n");
