@@ -8,6 +8,9 @@
 #   make demo          build, generate a trace, show what it holds
 #   make bench         performance figures (ratios measured in one run):
 #                      bench/run.sh (trace files), bench/decode.sh (decoder)
+#   make soak          long fault runs, out of make check: bench/fault_soak.sh
+#                      (SOAK_CYCLES=40 kills of bachd amid SIGHUP storms, then
+#                      every capture recovered, whole and adding up)
 #   make fuzz          longer libFuzzer runs of every parser (FUZZ_SECONDS each)
 #   make install       install the programs, the systemd unit, sysusers,
 #                      tmpfiles and udev files and the example configuration
@@ -61,7 +64,7 @@ endif
 VERSION = 0.1.0
 BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $(WARN) -MMD -MP -pthread \
 	      $(SAN_FLAGS)
-LIBS = -lz -ldeflate -pthread
+LIBS = -lz -ldeflate -ljansson -pthread
 # ISA-L's igzip, compared with the block compressors in make bench only
 BENCH_LIBS = -lisal
 # pkg-config runs when a command needs these (after scripts/deps.sh)
@@ -82,9 +85,11 @@ LIB_SRC = $(wildcard lib/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 BACH_SRC = $(wildcard tools/bach/*.c)
 BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
-# the capture pipeline and the drivers, shared by bachd and `bach capture`
-CORE_SRC = $(filter-out daemon/bachd.c,$(wildcard daemon/*.c)) \
-	   $(wildcard drivers/*.c drivers/*/*.c)
+# the capture engine (core/), the drivers and the analyzer file reader, and
+# bachd's command line and configuration: shared by bachd and `bach capture`
+CORE_SRC = $(wildcard core/*.c) \
+	   $(filter-out daemon/bachd.c,$(wildcard daemon/*.c)) \
+	   $(wildcard drivers/*.c drivers/*/*.c analyzer/*.c)
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 BACHD_OBJ = $(BUILD)/daemon/bachd.o
 TEST_SRC = $(wildcard tests/unit/test_*.c)
@@ -125,8 +130,9 @@ $(BUILD)/libbach.a: $(LIB_OBJ)
 $(BUILD)/libbachcore.a: $(CORE_OBJ)
 	$(QUIET_AR)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Idaemon
-$(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
+$(BUILD)/core/%.o $(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Icore -Idaemon
+$(BUILD)/drivers/%.o $(BUILD)/analyzer/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
+$(BUILD)/drivers/sigrok/%.o: ALL_CFLAGS += -Ianalyzer
 
 $(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
@@ -141,12 +147,39 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(BUILD)/libbach.a -lcmocka $(LIBS)
 
+# tests of the capture engine: core/'s objects, from its library
+$(BUILD)/tests/test_core_%: tests/unit/test_core_%.c $(BUILD)/libbachcore.a $(BUILD)/libbach.a | $(DEPS_STAMP)
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -Icore $(ALL_LDFLAGS) -o $@ $< \
+		$(BUILD)/libbachcore.a $(BUILD)/libbach.a -lcmocka $(DAEMON_LIBS) $(LIBS)
+
+# Test helpers the tests/cli scripts run, with the project's flags (and
+# sanitized in the sanitized pass). usb_board, the board emulated on
+# umockdev, is left out where umockdev's development files are missing
+# (tests/cli/usb.sh then skips).
+UMOCKDEV_PKGS = umockdev-1.0 gio-2.0 glib-2.0
+HELPER_BIN = $(BUILD)/tests/helpers/usb_board
+
+$(BUILD)/tests/helpers/usb_board: tests/helpers/usb_board.c \
+		$(BUILD)/drivers/board_model.o $(BUILD)/drivers/common.o \
+		$(BUILD)/libbach.a | $(DEPS_STAMP)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)if pkg-config --exists $(UMOCKDEV_PKGS); then \
+		$(if $(Q),echo '   LINK  ' $@;) \
+		$(CC) $(ALL_CFLAGS) -Idrivers \
+			$$(pkg-config --cflags $(UMOCKDEV_PKGS) | sed 's/-I/-isystem /g') \
+			$(ALL_LDFLAGS) -o $@ $< $(filter %.o %.a,$^) \
+			$$(pkg-config --libs $(UMOCKDEV_PKGS)) $(LIBS); \
+	else \
+		echo "   SKIP   $@: no $(UMOCKDEV_PKGS) development files"; \
+	fi
+
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
 	$(Q)mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(BUILD)/libbach.a $(BENCH_LIBS) $(LIBS)
 
-tests: $(PROGRAMS) $(TEST_BIN)
+tests: $(PROGRAMS) $(TEST_BIN) $(HELPER_BIN)
 
 check-fast: tests
 	$(Q)BUILD=$(BUILD) tests/run.sh
@@ -162,6 +195,9 @@ fuzz: $(PROGRAMS)
 bench: $(PROGRAMS) $(BENCH_BIN)
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; exit $$rc
+
+soak: $(PROGRAMS)
+	$(Q)BUILD=$(BUILD) bench/fault_soak.sh
 
 demo: $(PROGRAMS)
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
@@ -186,7 +222,7 @@ format:
 clean:
 	rm -rf build demo-capture
 
-.PHONY: all deps tests check check-fast fuzz bench demo install format clean FORCE
+.PHONY: all deps tests check check-fast fuzz bench soak demo install format clean FORCE
 .DELETE_ON_ERROR:
 
 # the gateware: make fpga-lint, fpga-sim, fpga-synth

@@ -282,12 +282,16 @@ int main(int argc, char **argv)
 		log_err("signals: %s", strerror(-ret));
 		return 2;
 	}
-	/* another bachd answering on the socket: refuse before making anything */
-	if (d.cfg.control_socket[0] && ctl_in_use(d.cfg.control_socket)) {
+	/*
+	 * Another bachd answering on the socket, or a file that is not a
+	 * socket there: refuse before making anything.
+	 */
+	if (d.cfg.control_socket[0] &&
+	    (ret = ctl_check(d.cfg.control_socket))) {
 		log_err("control socket %s: %s", d.cfg.control_socket,
-			strerror(EADDRINUSE));
+			ctl_strerror(ret));
 		close(d.sfd);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (start_capture(&d)) {
 		/* unwritable output, no device, bad option: no restart spin */
@@ -299,7 +303,7 @@ int main(int argc, char **argv)
 		ret = ctl_open(&d.ctl, d.cfg.control_socket, d.cfg.control_group);
 		if (ret) {
 			log_err("control socket %s: %s", d.cfg.control_socket,
-				strerror(-ret));
+				ctl_strerror(ret));
 			capture_stop(d.cap);
 			while (!capture_done(d.cap))
 				usleep(10000);

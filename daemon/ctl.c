@@ -31,6 +31,29 @@ bool ctl_in_use(const char *path)
 	return busy;
 }
 
+int ctl_check(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	return ctl_in_use(path) ? -EADDRINUSE : 0;
+}
+
+const char *ctl_strerror(int err)
+{
+	switch (err) {
+	case -EEXIST:
+		return "exists and is not a socket: not replaced";
+	case -EADDRINUSE:
+		return "another bachd answers on it";
+	default:
+		return strerror(-err);
+	}
+}
+
 int ctl_open(struct ctl *c, const char *path, const char *group)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -44,11 +67,15 @@ int ctl_open(struct ctl *c, const char *path, const char *group)
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (c->fd < 0)
 		return -errno;
-	/* a socket left by an earlier run goes; one that answers stays */
-	if (ctl_in_use(path)) {
+	/*
+	 * A socket left by an earlier run goes; one that answers stays, and
+	 * so does anything that is not a socket (a user's file).
+	 */
+	err = ctl_check(path);
+	if (err) {
 		close(c->fd);
 		c->fd = -1;
-		return -EADDRINUSE;
+		return err;
 	}
 	unlink(path);
 	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)

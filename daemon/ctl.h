@@ -20,7 +20,15 @@ struct ctl {
 
 /* True when a live bachd answers on path. */
 bool ctl_in_use(const char *path);
-/* Listen on path (replacing a stale socket); group may be empty. */
+/*
+ * Whether path may become the control socket: 0 when nothing is there or
+ * a stale socket an earlier run left, -EADDRINUSE when a bachd answers on
+ * it, -EEXIST when it is not a socket (never removed), or -errno.
+ */
+int ctl_check(const char *path);
+/* The message for ctl_check()'s and ctl_open()'s errors. */
+const char *ctl_strerror(int err);
+/* Listen on path (replacing only a stale socket); group may be empty. */
 int ctl_open(struct ctl *c, const char *path, const char *group);
 void ctl_close(struct ctl *c);
 

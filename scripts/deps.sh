@@ -10,7 +10,8 @@ set -eu
 # measured beside the block compressors in make bench; not used to write:
 # it compresses traces less than gzip -1).
 # bachd: liburing (io_uring writes), libinih (configuration), libsystemd
-# (sd_notify).
+# (sd_notify). jansson: reading a capture's manifest.jsonl (bach verify,
+# recovery).
 # the capture board: libusb (drivers/usb), umockdev (an emulated board for
 # its tests), iverilog and verilator (make fpga-sim, make fpga-lint), yosys,
 # nextpnr and icestorm (make fpga-synth); z3, the solver yosys-smtbmc (in
@@ -24,7 +25,8 @@ libisal-dev
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm z3
-libsigrok-dev libzip-dev sigrok-cli"
+libsigrok-dev libzip-dev sigrok-cli
+libjansson-dev"
 
 missing=""
 for p in $PKGS; do

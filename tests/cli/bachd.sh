@@ -60,14 +60,16 @@ END { if (!bad && i != 200000) { print "walked " i " records"; bad = 1 } exit ba
 $BACH verify "$C" > "$T/v" || fail "faults capture does not verify"
 grep -q "gap marker" "$T/v" || fail "no gap markers listed"
 
-# the board holding the CPU (stall_every): a board stall event each time,
-# with its bus cycles, and nothing lost
+# the board holding the CPU (stall_every): board stall events (merged, at
+# most one a second) with every episode and its bus cycles, nothing lost
 mkdir "$T/bstall"
 $BACHD --driver fake --option records=100000 --option frame=1000 --option seed=4 \
 	--option stall_every=20:30 --output "$T/bstall" 2> "$T/log" || fail "board stall: $(cat "$T/log")"
 C=$(capdir "$T/bstall")
 # before frames 20, 40, 60 and 80: four episodes of 30 ms at 66.67 MHz
-[ "$(grep -c '"event":"stall".*"source":"board","episodes":1,"cycles":1980000' "$C/manifest.jsonl")" -eq 4 ] ||
+bsum() { grep '"event":"stall".*"source":"board"' "$C/manifest.jsonl" |
+	sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" | awk '{ s += $1 } END { print s + 0 }'; }
+[ "$(bsum episodes)" -eq 4 ] && [ "$(bsum cycles)" -eq 7920000 ] ||
 	fail "board stalls: $(grep stall "$C/manifest.jsonl")"
 [ "$(ended "$C" board_stalls)" = 4 ] || fail "board stalls in ended: $(ended "$C" board_stalls)"
 [ "$(ended "$C" lost)" = 0 ] || fail "a stall lost records"
@@ -104,4 +106,48 @@ rc=$?
 set -e
 [ $rc -eq 2 ] || fail "pace=original on a trace exited $rc"
 grep -q "pace=original needs a board stream dump" "$T/log" || fail "no reason: $(cat "$T/log")"
+
+# loop=1 starts again at the end, until stopped...
+mkdir "$T/loop"
+$BACH gen --records 1000 --seed 2 -o "$T/small.byu"
+$BACHD --driver replay --option path="$T/small.byu" --option loop=1 --option rate=100000 \
+	--control-socket "$T/loop.sock" --output "$T/loop" 2> "$T/log" &
+pid=$!
+i=0
+until n=$($BACH ctl --socket "$T/loop.sock" status 2> /dev/null |
+	sed -n 's/.*"produced":\([0-9]*\).*/\1/p') && [ "${n:-0}" -gt 3000 ]; do
+	i=$((i + 1)); [ $i -lt 600 ] || { kill $pid; fail "loop=1 did not go round: ${n:-no status}"; }
+	sleep 0.1
+done
+kill -TERM $pid
+wait $pid || fail "loop=1: bachd exited $?: $(cat "$T/log")"
+C=$(capdir "$T/loop")
+grep -q '"event":"ended","state":"clean"' "$C/manifest.jsonl" || fail "loop: $(cat "$T/log")"
+# ... but an input with no records would spin at full speed for ever: an
+# error naming the file (a trace, a capture directory, a board stream)
+gzip -c < /dev/null > "$T/empty.byu.gz"
+mkdir "$T/emptycap"
+$BACHD --driver replay --option path="$T/empty.byu.gz" --output "$T/emptycap" 2> "$T/log" ||
+	fail "replay of an empty trace: $(cat "$T/log")"
+E=$(capdir "$T/emptycap")
+printf 'BACH' > "$T/empty.bin"
+for f in "$T/empty.byu.gz" "$E" "$T/empty.bin"; do
+	rm -rf "$T/eloop" && mkdir "$T/eloop"
+	set +e
+	timeout 20 $BACHD --driver replay --option path="$f" --option loop=1 \
+		--output "$T/eloop" 2> "$T/log"
+	rc=$?
+	set -e
+	[ $rc -eq 4 ] || fail "loop=1 over $f exited $rc, expected 4: $(cat "$T/log")"
+	grep -qF "$f: no records to loop over (loop=1)" "$T/log" || fail "loop=1: $(cat "$T/log")"
+done
+
+# a newline in a path stays inside its log line, escaped (bachd logs the
+# capture directory at start, at each segment and at the end)
+NL="$T/new
+line"
+mkdir "$NL"
+$BACHD --driver fake --option records=10 --output "$NL" 2> "$T/log" || fail "newline: $(cat "$T/log")"
+[ "$(grep -c '^line' "$T/log")" -eq 0 ] || fail "a log line was split: $(cat "$T/log")"
+[ "$(grep -cF 'new\nline/2' "$T/log")" -ge 2 ] || fail "no escaped path: $(cat "$T/log")"
 echo ok

@@ -1,6 +1,8 @@
 # bachd killed with SIGKILL at ten moments: the next start recovers the
 # unfinished segment (cut to its last complete block, closed, recorded in
-# the manifest), and what is kept is exactly the start of the stream.
+# the manifest) and closes the capture (an "ended" event with state
+# recovered, even when no segment was unfinished), and what is kept is
+# exactly the start of the stream.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/helpers/bachd_lib.sh"
 helper crc32 -lz
@@ -90,7 +92,7 @@ while [ "$i" -le 10 ]; do
 		2> "$T/b.log" || fail "kill $i: the start after the crash exited $?: $(cat "$T/b.log")"
 	if [ "$parts" -eq 1 ]; then
 		recovered=$((recovered + 1))
-		grep -q 'recovered 1 unfinished segment left by an earlier run' "$T/b.log" ||
+		grep -q 'recovered 1 capture left unfinished by an earlier run' "$T/b.log" ||
 			fail "kill $i: recovery not logged: $(cat "$T/b.log")"
 		part=$(ls "$T/crash")
 		seg=${part%.part}
@@ -117,8 +119,16 @@ while [ "$i" -le 10 ]; do
 			fail "kill $i: no recovered ended event: $(tail -n 1 "$A/manifest.jsonl")"
 	else
 		echo "kill $i: no unfinished segment at that moment (between two segments)"
-		grep -q 'recovered' "$T/b.log" && fail "kill $i: recovered what? $(cat "$T/b.log")"
+		grep -q 'recovered 1 capture left unfinished by an earlier run' "$T/b.log" ||
+			fail "kill $i: the capture was not closed: $(cat "$T/b.log")"
+		tail -n 1 "$A/manifest.jsonl" | grep -q '"event":"ended","state":"recovered","segments_recovered":0' ||
+			fail "kill $i: no recovered ended event: $(tail -n 1 "$A/manifest.jsonl")"
 	fi
+	# every closed segment is named in the manifest, once
+	for f in "$A"/seg-*; do
+		[ "$(grep -c "\"event\":\"segment\",\"name\":\"${f##*/}\"" "$A/manifest.jsonl")" -eq 1 ] ||
+			fail "kill $i: ${f##*/} is not named once in the manifest"
+	done
 	ls "$A" | grep -q '\.part$' && fail "kill $i: .part left after recovery"
 	# the segments that have records verify (an empty raw one: see below)
 	for f in "$A"/seg-*; do

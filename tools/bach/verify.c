@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: MIT
 /* bach verify: is every record valid and every file whole? */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <libdeflate.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "bach.h"
+#include "bach/manifest.h"
 #include "bach/record.h"
 
 #define MAX_LISTED 20 /* problems listed per file before summarising */
@@ -18,7 +25,8 @@ struct vstate {
 	bool quiet;
 };
 
-static void verify_file(struct vstate *v, const char *path)
+/* Read and check one file; *recs: the records it holds (read whole). */
+static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 {
 	struct bach_reader *r = bach_reader_new();
 	struct bach_file_info fi;
@@ -32,6 +40,8 @@ static void verify_file(struct vstate *v, const char *path)
 		return;
 	}
 	v->files++;
+	if (recs)
+		*recs = UINT64_MAX; /* unknown until read whole */
 	err = bach_reader_add(r, path);
 	if (err) {
 		printf("%s: %s\n", path, bach_reader_strerror(r));
@@ -78,10 +88,14 @@ static void verify_file(struct vstate *v, const char *path)
 	v->gaps += gaps;
 	v->lost += lost;
 	v->records += bach_reader_file_records(r);
+	if (recs)
+		*recs = bach_reader_file_records(r);
 	bach_reader_info(r, &fi);
 	if (n < 0) {
 		printf("%s\n", bach_reader_strerror(r));
 		v->problems++;
+		if (recs)
+			*recs = UINT64_MAX;
 	} else if (!bad && !v->quiet) {
 		printf("%s: OK, %llu records", path,
 		       (unsigned long long)bach_reader_file_records(r));
@@ -98,46 +112,257 @@ static void verify_file(struct vstate *v, const char *path)
 	bach_reader_free(r);
 }
 
+/* CRC-32 of a whole file (as the manifest's crc32); false on error. */
+static bool file_crc(int fd, uint64_t size, uint32_t *crc)
+{
+	void *map;
+
+	*crc = 0;
+	if (!size)
+		return true;
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return false;
+	madvise(map, (size_t)size, MADV_SEQUENTIAL);
+	*crc = libdeflate_crc32(0, map, (size_t)size);
+	munmap(map, (size_t)size);
+	return true;
+}
+
+__attribute__((format(printf, 3, 4))) static void
+problem(struct vstate *v, const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: ", dir);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	v->problems++;
+}
+
+/* One closed segment against its manifest line. */
+static void check_segment(struct vstate *v, const char *dir, int dfd,
+			  const char *path, const struct bach_manifest *man,
+			  bool *seen)
+{
+	const char *name = strrchr(path, '/') + 1;
+	const struct bach_manifest_seg *ms = bach_manifest_find_seg(man, name);
+	uint64_t recs;
+	struct stat st;
+	uint32_t crc;
+	int fd;
+
+	verify_file(v, path, &recs);
+	if (!ms) {
+		problem(v, dir, "%s is not named in %s: not a segment of this capture",
+			name, BACH_MANIFEST_NAME);
+		return;
+	}
+	seen[ms - man->segs] = true;
+	if (ms->removed) {
+		problem(v, dir, "%s: %s line %llu says it was removed, but it is there",
+			name, BACH_MANIFEST_NAME, (unsigned long long)ms->line);
+		return;
+	}
+	if (recs != UINT64_MAX && recs != ms->records)
+		problem(v, dir, "%s holds %llu records, %s line %llu says %llu",
+			name, (unsigned long long)recs, BACH_MANIFEST_NAME,
+			(unsigned long long)ms->line,
+			(unsigned long long)ms->records);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		problem(v, dir, "%s: %s", name, strerror(errno));
+	} else if ((uint64_t)st.st_size != ms->bytes) {
+		problem(v, dir, "%s has %llu bytes, %s line %llu says %llu",
+			name, (unsigned long long)st.st_size,
+			BACH_MANIFEST_NAME, (unsigned long long)ms->line,
+			(unsigned long long)ms->bytes);
+	} else if (!file_crc(fd, (uint64_t)st.st_size, &crc)) {
+		problem(v, dir, "%s: %s", name, strerror(errno));
+	} else if (crc != ms->crc) {
+		problem(v, dir, "%s: CRC-32 %08x, %s line %llu says %08x: not the segment written",
+			name, crc, BACH_MANIFEST_NAME,
+			(unsigned long long)ms->line, ms->crc);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * An unfinished segment (*.part), read only: what a crash left, or the
+ * segment being written. Its unfinished last block is no damage.
+ */
+static void check_part(struct vstate *v, const char *path)
+{
+	struct bach_reader *r = bach_reader_new();
+	const uint8_t *p;
+	ssize_t n;
+
+	if (!r || bach_reader_add_as(r, path, strstr(path, ".gz.") ?
+						  BACH_FILE_GZIP :
+						  BACH_FILE_RAW)) {
+		printf("%s: %s\n", path, r ? bach_reader_strerror(r) : "out of memory");
+		v->problems++;
+		bach_reader_free(r);
+		return;
+	}
+	while ((n = bach_reader_read(r, &p)) > 0)
+		;
+	printf("%s: unfinished segment: %llu whole records%s%s\n", path,
+	       (unsigned long long)bach_reader_file_records(r),
+	       n < 0 ? " before its unfinished end: " : "",
+	       n < 0 ? bach_reader_strerror(r) : "");
+	v->records += bach_reader_file_records(r);
+	bach_reader_free(r);
+}
+
+/*
+ * A capture directory: every segment read, and checked against the
+ * manifest (name, records, size, CRC-32), every segment the manifest
+ * names present, and the manifest's own totals adding up.
+ */
+static void verify_capture(struct vstate *v, const char *dir)
+{
+	struct bach_manifest man;
+	char why[512], **segs = NULL;
+	uint64_t written = 0, nseg = 0;
+	bool *seen = NULL;
+	size_t parts = 0;
+	ssize_t n;
+	int dfd, err;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		problem(v, dir, "%s", strerror(errno));
+		return;
+	}
+	err = bach_manifest_load(dfd, dir, &man, why, sizeof(why));
+	n = bach_capture_segments(dir, &segs, &parts);
+	if (err == -ENOENT) {
+		problem(v, dir, n > 0 || parts ?
+				"no %s: the segments cannot be checked against it" :
+				"no segments and no %s: not a capture directory",
+			BACH_MANIFEST_NAME);
+	} else if (err) {
+		printf("%s\n", why);
+		v->problems++;
+	}
+	if (n < 0) {
+		problem(v, dir, "cannot list capture directory: %s",
+			strerror((int)-n));
+		goto out;
+	}
+	seen = calloc(man.nsegs + 1, sizeof(*seen));
+	if (!seen) {
+		problem(v, dir, "out of memory");
+		goto out;
+	}
+	if (n == 0 && !parts && !man.nsegs && !err)
+		printf("%s: no segments: the capture holds no records\n", dir);
+	for (ssize_t i = 0; i < n; i++) {
+		if (err)
+			verify_file(v, segs[i], NULL);
+		else
+			check_segment(v, dir, dfd, segs[i], &man, seen);
+	}
+	for (size_t i = 0; !err && i < man.nsegs; i++) {
+		const struct bach_manifest_seg *ms = &man.segs[i];
+
+		if (ms != bach_manifest_find_seg(&man, ms->name))
+			problem(v, dir, "%s line %llu names %s a second time",
+				BACH_MANIFEST_NAME,
+				(unsigned long long)ms->line, ms->name);
+		else if (!ms->removed && !seen[i])
+			problem(v, dir, "%s is missing (%s line %llu names it)",
+				ms->name, BACH_MANIFEST_NAME,
+				(unsigned long long)ms->line);
+		if (!ms->removed) {
+			written += ms->records - ms->gap_markers;
+			nseg++;
+		}
+	}
+	if (parts) {
+		DIR *d = fdopendir(dup(dfd));
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			char p[4400];
+			size_t len = strlen(de->d_name);
+
+			if (strncmp(de->d_name, "seg-", 4) || len < 5 ||
+			    strcmp(de->d_name + len - 5, ".part"))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+			check_part(v, p);
+		}
+		if (d)
+			closedir(d);
+	}
+	if (err)
+		goto out;
+	if (!man.ended) {
+		printf("%s: no ended event: the capture is running, or a crash cut it off (the next bachd start or bach recover closes it)\n",
+		       dir);
+	} else if (man.has_totals) {
+		if (man.lost != man.gap_lost)
+			problem(v, dir, "the gap events sum to %llu lost, the ended event says %llu",
+				(unsigned long long)man.gap_lost,
+				(unsigned long long)man.lost);
+		if (man.written != written)
+			problem(v, dir, "the segment events hold %llu records, the ended event says %llu written",
+				(unsigned long long)written,
+				(unsigned long long)man.written);
+		if (man.segments != nseg)
+			problem(v, dir, "the manifest names %llu segments, the ended event says %llu",
+				(unsigned long long)nseg,
+				(unsigned long long)man.segments);
+	}
+out:
+	for (ssize_t i = 0; i < n; i++)
+		free(segs[i]);
+	free(segs);
+	free(seen);
+	bach_manifest_free(&man);
+	close(dfd);
+}
+
 static void verify_path(struct vstate *v, const char *path)
 {
 	struct stat st;
-	char **segs;
-	size_t parts = 0;
-	ssize_t n;
 
 	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		n = bach_capture_segments(path, &segs, &parts);
-		if (n < 0) {
-			printf("%s: cannot list capture directory: %s\n", path,
-			       strerror((int)-n));
-			v->problems++;
-			return;
-		}
-		if (n == 0 && !parts) {
-			char man[4200];
-
-			/* a capture that ended before its first block is whole */
-			snprintf(man, sizeof(man), "%s/manifest.jsonl", path);
-			if (access(man, F_OK) == 0) {
-				printf("%s: no segments: the capture holds no records\n",
-				       path);
-			} else {
-				printf("%s: no segments (seg-*.byu or seg-*.byu.gz) in capture directory\n",
-				       path);
-				v->problems++;
-			}
-		}
-		for (ssize_t i = 0; i < n; i++) {
-			verify_file(v, segs[i]);
-			free(segs[i]);
-		}
-		free(segs);
-		if (parts)
-			printf("%s: %zu unfinished segment%s (*.part): being written, or left by a crash and recovered at the next bachd start\n",
-			       path, parts, parts == 1 ? "" : "s");
+		verify_capture(v, path);
 		return;
 	}
-	verify_file(v, path);
+	verify_file(v, path, NULL);
+}
+
+/* A missing path or a directory that is no capture: usage, not damage. */
+static int check_path(const char *path)
+{
+	struct stat st;
+	char **segs, msg[PATH_MAX + 128];
+	ssize_t n;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) < 0) {
+		errmsg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	n = bach_capture_open(path, &segs, NULL, msg, sizeof(msg));
+	for (ssize_t i = 0; i < n; i++)
+		free(segs[i]);
+	free(segs);
+	if (n < 0 && n != -BACH_EDATA) {
+		errmsg("%s", msg);
+		return -1;
+	}
+	return 0;
 }
 
 static int run(int argc, char **argv)
@@ -156,15 +381,9 @@ static int run(int argc, char **argv)
 	}
 	if (optind == argc)
 		return usage_error("no TRACE given");
-	for (int i = optind; i < argc; i++) {
-		struct stat st;
-
-		/* a missing path is a usage error, not damage */
-		if (strcmp(argv[i], "-") && stat(argv[i], &st) < 0) {
-			errmsg("%s: %s", argv[i], strerror(errno));
+	for (int i = optind; i < argc; i++)
+		if (check_path(argv[i]))
 			return EXIT_USAGE;
-		}
-	}
 	for (int i = optind; i < argc; i++)
 		verify_path(&v, argv[i]);
 	printf("verify: %llu file%s, %llu records, %llu problem%s",
@@ -190,11 +409,20 @@ const struct bach_cmd cmd_verify = {
 		"address bits 2..0 or control bits 3..0 set), a truncated record, a\n"
 		"bad or truncated gzip member, a bad CRC, a blocked gzip file without\n"
 		"its EOF block. Gap markers written by bachd in drop mode are listed\n"
-		"but are not damage. A capture directory is checked segment by segment.\n"
+		"but are not damage.\n"
+		"\n"
+		"A capture directory is checked segment by segment, and against its\n"
+		"manifest.jsonl: every segment must be named there with the records,\n"
+		"size and CRC-32 it has, every segment named there (and not removed)\n"
+		"must be present, and the gap events must add up to the ended event's\n"
+		"lost, the segments to its written. An unfinished segment (*.part:\n"
+		"being written, or left by a crash) is read to its last whole block\n"
+		"and is not damage.\n"
 		"\n"
 		"  -q, --quiet   list problems only\n"
 		"\n"
-		"Exit status: 0 all good, 1 damage found, 2 usage error or missing file.\n"
+		"Exit status: 0 all good (an empty trace too), 1 damage found, 2 usage\n"
+		"error, a missing file or a directory that is not a capture.\n"
 		"\n"
 		"example: bach verify captures/20261121T223000Z\n",
 };

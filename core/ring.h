@@ -21,7 +21,8 @@
 
 enum ring_event_kind {
 	RING_EV_GAP,		/* a = records lost, b = cause */
-	RING_EV_STALL,		/* a = start ns, b = end ns */
+	RING_EV_STALL,		/* a = first start ns, b = last end ns,
+				   c = ns held, d = stalls merged */
 	RING_EV_DEVICE_LOST,
 	RING_EV_DEVICE_BACK,
 	RING_EV_BOARD_STALL,	/* a = episodes, b = bus clocks held */
@@ -30,7 +31,7 @@ enum ring_event_kind {
 struct ring_event {
 	uint32_t at;		/* record offset in the block */
 	uint32_t kind;
-	uint64_t a, b;
+	uint64_t a, b, c, d;
 };
 
 struct ring_block {
@@ -44,6 +45,9 @@ struct ring_block {
 struct ring {
 	struct ring_block *blocks;
 	size_t nblocks;
+	uint8_t *mem;		/* every block's data, one mapping */
+	size_t mem_bytes;
+	bool locked;		/* mlock()ed (RLIMIT_MEMLOCK allowed it) */
 	_Atomic uint64_t head;	/* next block the consumer takes */
 	_Atomic uint64_t tail;	/* next block the producer publishes */
 	pthread_mutex_t mu;
@@ -52,7 +56,16 @@ struct ring {
 	uint64_t taken;		/* consumer only: taken, not released */
 };
 
+/*
+ * Allocate nblocks blocks, every page touched (and locked in memory where
+ * RLIMIT_MEMLOCK allows). -ENOMEM when the memory is not there.
+ */
 int ring_init(struct ring *r, size_t nblocks);
+/*
+ * Memory a new allocation can have: MemAvailable, or less when this
+ * process's memory cgroup (v1 or v2) leaves less room under its limit.
+ */
+uint64_t ring_memory_available(void);
 void ring_free(struct ring *r);
 
 /* Blocks published and not yet released. */

@@ -13,14 +13,15 @@
 #include <stdint.h>
 
 #include "bach/driver.h"
+#include "bach/exit.h"
 #include "bach/frame.h"
 
-#define CAPTURE_MAX_OPTIONS 32
+#define CAPTURE_MAX_OPTIONS 64
 
 struct capture_config {
 	char output[4096];		/* directory the capture directory goes in */
 	char driver[64];
-	struct bach_option opts[CAPTURE_MAX_OPTIONS];
+	struct bach_option opts[CAPTURE_MAX_OPTIONS]; /* as given, in order */
 	size_t nopts;
 	enum bach_loss_policy policy;
 	bool gap_markers;		/* drop: marker records in the trace */
@@ -39,16 +40,22 @@ struct capture_config {
 };
 
 void capture_config_defaults(struct capture_config *c);
-/* KEY=VALUE driver option; copies into the config's own storage. */
-int capture_config_option(struct capture_config *c, const char *kv);
+/*
+ * A driver option as given, from file:line (file NULL: the command line;
+ * it is not copied and must outlive c). Key and value are copied. Every
+ * one is kept, in order: a later one of a key replaces an earlier one
+ * when the driver's table is applied (a repeatable one adds to it).
+ * Returns 0, -E2BIG past CAPTURE_MAX_OPTIONS, or -ENOMEM.
+ */
+int capture_config_option(struct capture_config *c, const char *key,
+			  const char *value, const char *file, unsigned line);
 
 /* Live figures; every member a total since the start. */
 struct capture_status {
 	uint64_t produced;	/* records the source produced (incl. lost) */
 	uint64_t written;	/* records in closed or open segments */
 	uint64_t lost;		/* records lost, all causes */
-	uint64_t lost_by[BACH_GAP_DEVICE + 1];
-	uint64_t lost_disk;	/* records a failed write took with it */
+	uint64_t lost_by[BACH_GAP_NCAUSES]; /* [BACH_GAP_DISK]: a failed write */
 	uint64_t markers;	/* gap marker records written */
 	uint64_t bytes;		/* bytes written to segments */
 	uint64_t segments;	/* segments closed */
@@ -88,16 +95,15 @@ int capture_mark(struct capture *c, const char *text);
 void capture_status(struct capture *c, struct capture_status *st);
 /*
  * Join the threads, close the last segment, write "ended" to the manifest,
- * free. Returns the exit status: 0 clean, 1 records were lost to a failed
- * write, 3 the disk was full (ENOSPC), 4 the source failed.
+ * free. Returns the exit status (bach/exit.h): 0 clean, 1 records were
+ * lost to a failed write, 3 the disk was full (ENOSPC), 4 the source
+ * failed, 5 the manifest could not be written. A capture whose open
+ * failed leaves no capture directory behind.
  */
 int capture_close(struct capture *c, struct capture_status *final);
 
 /* Status as one JSON object (no newline); returns its length. */
 size_t capture_status_json(const struct capture_status *st, char *buf,
 			   size_t cap);
-
-#define EXIT_ENOSPC 3
-#define EXIT_SOURCE 4
 
 #endif

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the capture engine: the session's state, shared by its three
+ * parts. producer.c runs on the acquisition thread (the services drivers
+ * call, bach/driver.h), writer.c on the writer thread, session.c on the
+ * caller's thread (open, status, close). Members are grouped by the
+ * thread that owns them; the shared ones are atomics or under mu.
+ */
+#ifndef BACH_CORE_CAPTURE_PRIV_H
+#define BACH_CORE_CAPTURE_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bach/frame.h"
+#include "bach/zpool.h"
+#include "capture.h"
+#include "manifest.h"
+#include "ring.h"
+#include "segio.h"
+
+#define NCAUSES BACH_GAP_NCAUSES
+/* manifest room kept for the lines that say the disk is full */
+#define MANIFEST_RESERVE (256 << 10)
+/* ring stalls within this time make one manifest event */
+#define STALL_MERGE_NS 1000000000ull
+#define BLOCKED_AFTER_NS 2000000000ull /* a write this old: the writer is stuck */
+
+struct bach_source {
+	struct capture *c;
+};
+
+struct capture {
+	struct capture_config cfg;
+	const struct bach_driver *drv;
+	void *priv;
+	struct bach_source src;
+	struct bach_parser *parser;
+	struct ring ring;
+
+	/* producer (acquisition thread) */
+	struct ring_block *blk;
+	uint64_t blk_born;		/* ns when blk got its first record */
+	uint64_t pending[NCAUSES];	/* lost while no block could be had */
+	struct ring_event pend_ev[RING_MAX_EVENTS]; /* events, likewise */
+	unsigned npend_ev;
+	bool stalled;
+	struct {			/* ring stalls not yet in an event */
+		uint64_t first_ns, last_ns, held_ns, count;
+	} stall;
+	struct {			/* the board's, likewise */
+		uint64_t first_ns, episodes, clocks;
+	} bstall;
+	int run_err;
+	struct bach_board_status board;	/* the board's last status */
+	bool have_board_status;
+	uint64_t t0_ns;			/* when the capture started */
+	_Atomic uint32_t clock_hz;	/* the board's bus clock, once known */
+	int dump_fd;			/* board-stream.bin, or -1 */
+	int out_fd;			/* the output directory, locked */
+
+	/* writer thread */
+	struct zpool_state {
+		struct bach_zpool *pool;
+	} z;
+	struct segio io;
+	int dirfd;
+	struct manifest man;
+	int segfd;
+	unsigned segno;
+	char segname[64];		/* final name, without .part */
+	uint64_t seg_records, seg_markers, seg_started_ns, seg_record_bytes;
+	uint64_t trace_pos;		/* records in segments, markers included */
+	uint64_t bytes_closed;		/* bytes of the closed segments */
+	int write_err;
+	int manifest_err;		/* a manifest line failed: -errno */
+
+	/* shared */
+	pthread_t acq_tid, wr_tid;
+	bool started;
+	_Atomic bool acq_done, wr_done, stop_requested, rotate_requested;
+	_Atomic uint64_t produced, written, lost, markers, bytes, segments,
+		stalls, stall_ns, progress, write_started_ns,
+		board_stalls;
+	_Atomic uint64_t lost_by[BACH_GAP_NCAUSES];
+	pthread_mutex_t mu;		/* marks, identity, status strings */
+	char *marks[64];
+	size_t nmarks;
+	char identity[1024];
+	char capdir[4200];
+	char capname[80];		/* its name in the output directory */
+	bool opened;			/* capture_open() went all the way */
+	char open_seg[80];
+};
+
+/* producer.c */
+extern const struct bach_parser_ops capture_parser_ops;
+void *capture_acq_main(void *arg);
+
+/* writer.c */
+void *capture_wr_main(void *arg);
+int capture_open_segment(struct capture *c);
+/* Close the open segment: finish, sync, rename, sync the directory. */
+int capture_close_segment(struct capture *c);
+
+#endif

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bach/manifest.h"
+#include "manifest.h"
+
+#define U(x) ((unsigned long long)(x))
+#define TF(x) ((x) ? "true" : "false")
+
+int manifest_open(struct manifest *m, int dirfd, bool create)
+{
+	struct stat st;
+
+	m->fd = openat(dirfd, BACH_MANIFEST_NAME,
+		       O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+			       (create ? O_CREAT | O_EXCL : 0),
+		       0644);
+	if (m->fd < 0)
+		return -errno;
+	if (fstat(m->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(m->fd);
+		m->fd = -1;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void manifest_close(struct manifest *m)
+{
+	if (m->fd >= 0)
+		close(m->fd);
+	m->fd = -1;
+}
+
+int manifest_sync(struct manifest *m)
+{
+	int err = fdatasync(m->fd) < 0 ? -errno : 0;
+
+	if (err && !m->err)
+		m->err = err;
+	return err;
+}
+
+__attribute__((format(printf, 3, 4))) static int
+manifest_event(struct manifest *m, const char *event, const char *members_fmt,
+	       ...)
+{
+	char line[MANIFEST_LINE_MAX];
+	struct timeval tv;
+	struct tm tm;
+	size_t n;
+	ssize_t w;
+	off_t off;
+	int err;
+	va_list ap;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	n = strftime(line, sizeof(line), "{\"time\":\"%Y-%m-%dT%H:%M:%S", &tm);
+	n += (size_t)snprintf(line + n, sizeof(line) - n,
+			      ".%03ldZ\",\"event\":\"%s\"", tv.tv_usec / 1000,
+			      event);
+	if (members_fmt && *members_fmt && n < sizeof(line)) {
+		line[n++] = ',';
+		va_start(ap, members_fmt);
+		n += (size_t)vsnprintf(line + n, sizeof(line) - n, members_fmt,
+				       ap);
+		va_end(ap);
+	}
+	if (n > sizeof(line) - 3)
+		n = sizeof(line) - 3;
+	line[n++] = '}';
+	line[n++] = '\n';
+	/*
+	 * O_APPEND and one write; a short write (a full disk) is cut off
+	 * again, so that a line is whole or absent.
+	 */
+	off = lseek(m->fd, 0, SEEK_END);
+	w = write(m->fd, line, n);
+	if (w == (ssize_t)n) {
+		m->since += (off_t)n;
+		if (m->reserve && m->since >= m->reserve / 4)
+			manifest_reserve(m, m->reserve);
+		return 0;
+	}
+	err = w < 0 ? -errno : -ENOSPC;
+	if (w > 0 && off >= 0 && ftruncate(m->fd, off) < 0)
+		err = -errno;
+	if (!m->err)
+		m->err = err;
+	return err;
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n;
+	unsigned cp;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	cp = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* no overlong forms, no surrogates, nothing past U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void json_escape(char *dst, size_t cap, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = 0;
+
+	/* whole characters only: a cut never splits one */
+	while (*s) {
+		size_t u = *s >= 0x80 ? utf8_len(s) : 1;
+
+		if (*s == '"' || *s == '\\') {
+			if (n + 2 >= cap)
+				break;
+			dst[n++] = '\\';
+			dst[n++] = (char)*s++;
+		} else if (*s < 0x20 || (*s >= 0x80 && !u)) {
+			/* control characters escaped; bytes that are not UTF-8 become U+FFFD */
+			if (n + 6 >= cap)
+				break;
+			n += (size_t)snprintf(dst + n, cap - n, "\\u%04x",
+					      *s < 0x20 ? *s : 0xfffd);
+			s++;
+		} else {
+			if (n + u >= cap)
+				break;
+			memcpy(dst + n, s, u);
+			n += u;
+			s += u;
+		}
+	}
+	dst[n] = 0;
+}
+
+int manifest_reserve(struct manifest *m, off_t bytes)
+{
+	struct stat st;
+
+	m->reserve = bytes;
+	m->since = 0;
+	if (fstat(m->fd, &st) < 0)
+		return -errno;
+	/* blocks past the end, used by later appends: room for the last lines */
+	if (fallocate(m->fd, FALLOC_FL_KEEP_SIZE, st.st_size, bytes) < 0)
+		return -errno;
+	return 0;
+}
+
+int manifest_started(struct manifest *m, const struct manifest_started *s)
+{
+	char opts[8192];
+	char k[256], v[1024], cfgp[4200];
+	size_t n = 0;
+
+	opts[0] = 0;
+	for (size_t i = 0; i < s->nopts && n < sizeof(opts) - 1; i++) {
+		json_escape(k, sizeof(k), s->opts[i].key);
+		json_escape(v, sizeof(v), s->opts[i].value);
+		n += (size_t)snprintf(opts + n, sizeof(opts) - n,
+				      "%s\"%s\":\"%s\"", i ? "," : "", k, v);
+	}
+	json_escape(cfgp, sizeof(cfgp), s->config_file);
+	return manifest_event(m, "started",
+			      "\"version\":1,\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
+			      "\"config\":{\"file\":\"%s\",\"policy\":\"%s\",\"gap_markers\":%s,"
+			      "\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
+			      "\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\",\"raw_dump\":%s}",
+			      s->driver, opts, s->device, cfgp, s->policy,
+			      TF(s->gap_markers), TF(s->compress), s->level,
+			      U(s->ring_bytes), U(s->rotate_bytes),
+			      U(s->rotate_seconds), s->io, TF(s->raw_dump));
+}
+
+int manifest_segment(struct manifest *m, const struct manifest_segment *s)
+{
+	char crc[32] = "", why[300] = "", cut[48] = "", err[256];
+
+	if (!s->removed)
+		snprintf(crc, sizeof(crc), ",\"crc32\":\"%08x\"", s->crc);
+	if (s->error) {
+		json_escape(err, sizeof(err), s->error);
+		snprintf(why, sizeof(why), ",\"error\":\"%s\"", err);
+	}
+	if (s->error || s->recovered)
+		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu", U(s->cut_bytes));
+	return manifest_event(m, "segment",
+			      "\"name\":\"%s\",\"records\":%llu,\"gap_markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s",
+			      s->name, U(s->records), U(s->gap_markers),
+			      U(s->bytes), crc, why,
+			      s->recovered ? ",\"recovered\":true" : "",
+			      s->orphan ? ",\"orphan\":true" : "",
+			      s->removed ? ",\"removed\":true" : "", cut);
+}
+
+int manifest_gap(struct manifest *m, const char *seg, uint64_t at,
+		 uint64_t lost, enum bach_gap_cause cause)
+{
+	return manifest_event(m, "gap",
+			      "\"segment\":\"%s\",\"at\":%llu,\"lost\":%llu,\"cause\":\"%s\"",
+			      seg, U(at), U(lost), bach_gap_cause_name(cause));
+}
+
+int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
+			uint64_t start_ns, uint64_t end_ns, uint64_t held_ns,
+			uint64_t count, uint64_t cycles)
+{
+	return manifest_event(m, "stall",
+			      "\"segment\":\"%s\",\"at\":%llu,\"source\":\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"count\":%llu,\"cycles\":%llu",
+			      seg, U(at), U(start_ns), U(end_ns), U(held_ns),
+			      U(count), U(cycles));
+}
+
+int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
+			 uint64_t episodes, uint64_t cycles)
+{
+	return manifest_event(m, "stall",
+			      "\"segment\":\"%s\",\"at\":%llu,\"source\":\"board\",\"episodes\":%llu,\"cycles\":%llu",
+			      seg, U(at), U(episodes), U(cycles));
+}
+
+int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
+		  const char *text)
+{
+	static char esc[JSON_ESCAPED_MAX];	/* the writer thread's alone */
+
+	json_escape(esc, sizeof(esc), text);
+	return manifest_event(m, "mark",
+			      "\"segment\":\"%s\",\"at\":%llu,\"text\":\"%s\"",
+			      seg, U(at), esc);
+}
+
+int manifest_device(struct manifest *m, bool lost, const char *seg,
+		    uint64_t at)
+{
+	return manifest_event(m, lost ? "device_lost" : "device_back",
+			      "\"segment\":\"%s\",\"at\":%llu", seg, U(at));
+}
+
+int manifest_ended(struct manifest *m, const struct manifest_ended *e)
+{
+	return manifest_event(m, "ended",
+			      "\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
+			      "\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,\"stalls\":%llu,\"board_stalls\":%llu",
+			      e->state, U(e->produced), U(e->written),
+			      U(e->lost), U(e->gap_markers), U(e->segments),
+			      U(e->bytes), U(e->stalls), U(e->board_stalls));
+}
+
+int manifest_ended_recovered(struct manifest *m,
+			     const struct manifest_recovered *r)
+{
+	return manifest_event(m, "ended",
+			      "\"state\":\"recovered\",\"segments_recovered\":%u,\"written\":%llu,"
+			      "\"lost\":%llu,\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu",
+			      r->segments_recovered, U(r->written), U(r->lost),
+			      U(r->gap_markers), U(r->segments), U(r->bytes));
+}

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The producer half of a capture, on the acquisition thread: the services
+ * drivers call (bach/driver.h). Records are copied into ring blocks, gaps
+ * and other events are placed at their record position, and the loss
+ * policy decides what happens when the ring is full.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bach/frame.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+#include "bach/zpool.h"
+#include "capture_priv.h"
+#define LOG_PREFIX NULL
+#include "log.h"
+#include "recover.h"
+
+/* ---- producer: the services drivers call ------------------------------- */
+
+static void publish(struct capture *c)
+{
+	if (!c->blk)
+		return;
+	ring_publish(&c->ring);
+	c->blk = NULL;
+}
+
+static struct ring_block *fresh_block(struct capture *c, bool wait);
+
+/*
+ * Room for one more event in the block being filled: a full event list
+ * sends the block on as it is. NULL only under drop with a full ring.
+ */
+static struct ring_block *event_block(struct capture *c, bool wait)
+{
+	struct ring_block *b = c->blk ? c->blk : fresh_block(c, wait);
+
+	if (b && b->nev == RING_MAX_EVENTS) {
+		publish(c);
+		b = fresh_block(c, wait);
+	}
+	return b;
+}
+
+static void put_event(struct ring_block *b, const struct ring_event *ev)
+{
+	struct ring_event *e = &b->ev[b->nev++];
+
+	*e = *ev;
+	e->at = b->nrec;
+}
+
+/*
+ * An event at the current position. Under drop with the ring full the
+ * source must not wait: the event waits instead, for the next block.
+ */
+static void add_event(struct capture *c, const struct ring_event *ev)
+{
+	struct ring_block *b =
+		event_block(c, c->cfg.policy != BACH_POLICY_DROP);
+
+	if (b)
+		put_event(b, ev);
+	else if (c->npend_ev < RING_MAX_EVENTS)
+		c->pend_ev[c->npend_ev++] = *ev;
+}
+
+/*
+ * Ring stalls are merged: one event for the stalls of up to a second
+ * (about a thousand of them at full speed), with their count and the time
+ * the source was held.
+ */
+static void flush_stalls(struct capture *c)
+{
+	struct ring_event e = { .kind = RING_EV_STALL,
+				.a = c->stall.first_ns,
+				.b = c->stall.last_ns,
+				.c = c->stall.held_ns,
+				.d = c->stall.count };
+	struct ring_event be = { .kind = RING_EV_BOARD_STALL,
+				 .a = c->bstall.episodes,
+				 .b = c->bstall.clocks };
+
+	if (c->stall.count) {
+		memset(&c->stall, 0, sizeof(c->stall));
+		add_event(c, &e);
+	}
+	if (c->bstall.episodes) {
+		memset(&c->bstall, 0, sizeof(c->bstall));
+		add_event(c, &be);
+	}
+}
+
+/* The board's own stalls (its status) are merged the same way. */
+static void stalls_due(struct capture *c, uint64_t now)
+{
+	if ((c->stall.count && now - c->stall.first_ns >= STALL_MERGE_NS) ||
+	    (c->bstall.episodes && now - c->bstall.first_ns >= STALL_MERGE_NS))
+		flush_stalls(c);
+}
+
+/* Gap markers for lost records at the block's end; false when it is full. */
+static bool put_markers(struct capture *c, struct ring_block *b,
+			uint64_t *lost)
+{
+	while (*lost) {
+		uint32_t n = *lost > UINT32_MAX ? UINT32_MAX : (uint32_t)*lost;
+
+		if (b->nrec == RING_BLOCK_RECS)
+			return false;
+		bach_rec_put(b->data + (size_t)b->nrec * BACH_REC_SIZE, n, 0,
+			     BACH_GAP_CTL);
+		b->nrec++;
+		b->nmarkers++;
+		atomic_fetch_add_explicit(&c->markers, 1, memory_order_relaxed);
+		*lost -= n;
+	}
+	return true;
+}
+
+/* A gap at the current position of c->blk (which must exist). */
+static void record_gap(struct capture *c, uint64_t lost,
+		       enum bach_gap_cause cause)
+{
+	uint64_t left = lost;
+	struct ring_block *b =
+		event_block(c, c->cfg.policy != BACH_POLICY_DROP);
+
+	if (!b) { /* drop, ring full: recorded where room appears */
+		c->pending[cause] += lost;
+		return;
+	}
+	put_event(b, &(struct ring_event){ .kind = RING_EV_GAP, .a = lost,
+					   .b = cause });
+	if (!c->cfg.gap_markers)
+		return;
+	while (!put_markers(c, c->blk, &left)) {
+		/* rare: the marker spills into the next block */
+		publish(c);
+		fresh_block(c, true);
+	}
+}
+
+/* Record the gaps that waited for room, one per cause. */
+static void record_pending(struct capture *c)
+{
+	for (int cause = 0; cause < NCAUSES; cause++) {
+		uint64_t lost = c->pending[cause];
+
+		if (lost) {
+			c->pending[cause] = 0;
+			record_gap(c, lost, cause);
+		}
+	}
+}
+
+/*
+ * A new block to fill. Under stall a full ring holds the source until the
+ * writer drains (a stall, recorded); under drop it gives NULL unless wait.
+ */
+static struct ring_block *fresh_block(struct capture *c, bool wait)
+{
+	struct ring_block *b = ring_producer_block(&c->ring, false);
+	uint64_t t0 = 0, t1 = 0;
+
+	c->stalled = false;
+	if (!b) {
+		if (c->cfg.policy == BACH_POLICY_DROP && !wait)
+			return NULL;
+		t0 = bach_now_ns();
+		b = ring_producer_block(&c->ring, true);
+		t1 = bach_now_ns();
+		if (c->cfg.policy == BACH_POLICY_STALL) {
+			c->stalled = true;
+			atomic_fetch_add(&c->stalls, 1);
+			atomic_fetch_add(&c->stall_ns, t1 - t0);
+		}
+	}
+	b->nrec = b->nmarkers = b->nev = 0;
+	c->blk = b;
+	c->blk_born = bach_now_ns();
+	if (c->stalled) {
+		if (!c->stall.count)
+			c->stall.first_ns = t0;
+		c->stall.last_ns = t1;
+		c->stall.held_ns += t1 - t0;
+		c->stall.count++;
+	}
+	stalls_due(c, c->blk_born);
+	record_pending(c);
+	/* events that waited for room (taken first: add_event may recurse) */
+	if (c->npend_ev) {
+		struct ring_event ev[RING_MAX_EVENTS];
+		unsigned n = c->npend_ev;
+
+		memcpy(ev, c->pend_ev, n * sizeof(*ev));
+		c->npend_ev = 0;
+		for (unsigned i = 0; i < n; i++)
+			add_event(c, &ev[i]);
+	}
+	return c->blk;
+}
+
+static struct ring_block *get_block(struct capture *c)
+{
+	return c->blk ? c->blk : fresh_block(c, false);
+}
+
+static void count_lost(struct capture *c, uint64_t n, enum bach_gap_cause cause)
+{
+	/* produced before lost: a reader of lost then produced never sees more lost */
+	atomic_fetch_add(&c->produced, n);
+	atomic_fetch_add(&c->lost, n);
+	atomic_fetch_add_explicit(&c->lost_by[cause], n, memory_order_relaxed);
+}
+
+void bach_source_records(struct bach_source *src, const uint8_t *recs,
+			 size_t n)
+{
+	struct capture *c = src->c;
+
+	while (n) {
+		struct ring_block *b = get_block(c);
+		size_t k;
+
+		if (!b) { /* drop: counted now, recorded where room appears */
+			count_lost(c, n, BACH_GAP_RING);
+			c->pending[BACH_GAP_RING] += n;
+			return;
+		}
+		k = RING_BLOCK_RECS - b->nrec;		if (k > n)
+			k = n;
+		memcpy(b->data + (size_t)b->nrec * BACH_REC_SIZE, recs,
+		       k * BACH_REC_SIZE);
+		b->nrec += (uint32_t)k;
+		recs += k * BACH_REC_SIZE;
+		n -= k;
+		atomic_fetch_add_explicit(&c->produced, k, memory_order_relaxed);
+		if (b->nrec == RING_BLOCK_RECS)
+			publish(c);
+	}
+	/* a slow source still reaches the disk within a fraction of a second */
+	bach_source_flush(src);
+}
+
+void bach_source_flush(struct bach_source *src)
+{
+	struct capture *c = src->c;
+	bool waiting = c->blk && c->blk->nrec;
+	uint64_t now;
+
+	if (!waiting && !c->stall.count && !c->bstall.episodes)
+		return;
+	now = bach_now_ns();
+	stalls_due(c, now);
+	if (waiting && c->blk && now - c->blk_born > c->cfg.flush_ms * 1000000ull)
+		publish(c);
+}
+
+void bach_source_gap(struct bach_source *src, uint64_t lost,
+		     enum bach_gap_cause cause)
+{
+	struct capture *c = src->c;
+	struct ring_block *b;
+
+	if (!lost)
+		return;
+	count_lost(c, lost, cause);
+	b = event_block(c, false);
+	if (!b) {
+		c->pending[cause] += lost;
+		return;
+	}
+	record_gap(c, lost, cause);
+}
+
+bool bach_source_stalled(struct bach_source *src)
+{
+	return src->c->stalled;
+}
+
+void bach_json_escape(char *dst, size_t cap, const char *s)
+{
+	json_escape(dst, cap, s);
+}
+
+void bach_source_identity(struct bach_source *src, const char *json_members)
+{
+	struct capture *c = src->c;
+
+	pthread_mutex_lock(&c->mu);
+	snprintf(c->identity, sizeof(c->identity), "%s", json_members);
+	pthread_mutex_unlock(&c->mu);
+}
+
+void bach_source_board_status(struct bach_source *src,
+			      const struct bach_board_status *st)
+{
+	struct capture *c = src->c;
+
+	/*
+	 * The board held the CPU since its last status (counters start at
+	 * zero with the capture): a stall of its own.
+	 */
+	if (st->stall_episodes > c->board.stall_episodes) {
+		if (!c->bstall.episodes)
+			c->bstall.first_ns = bach_now_ns();
+		c->bstall.episodes += st->stall_episodes - c->board.stall_episodes;
+		c->bstall.clocks += st->stalled_clocks - c->board.stalled_clocks;
+		atomic_fetch_add(&c->board_stalls, st->stall_episodes -
+							   c->board.stall_episodes);
+		stalls_due(c, bach_now_ns());
+	}
+	pthread_mutex_lock(&c->mu);	/* capture_status() reads it */
+	c->board = *st;
+	c->have_board_status = true;
+	pthread_mutex_unlock(&c->mu);
+	atomic_store(&c->clock_hz, st->clock_hz);
+}
+
+void bach_source_event(struct bach_source *src, const char *event,
+		       const char *detail)
+{
+	struct capture *c = src->c;
+
+	add_event(c, &(struct ring_event){
+		.kind = !strcmp(event, "device_lost") ? RING_EV_DEVICE_LOST :
+							 RING_EV_DEVICE_BACK });
+	publish(c); /* the writer hears of it now */
+	log_notice("%s: %s%s%s", c->cfg.driver, event, detail ? ": " : "",
+		   detail ? detail : "");
+}
+
+static void source_log(struct bach_source *src, int prio, const char *fmt,
+		       va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_msg(prio, NULL, "%s: %s", src->c->cfg.driver, msg);
+}
+
+int bach_source_error(struct bach_source *src, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	source_log(src, LOG_P_ERR, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void bach_source_warn(struct bach_source *src, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	source_log(src, LOG_P_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+static void parser_records(void *ctx, const uint8_t *recs, size_t n,
+			   uint64_t ts)
+{
+	(void)ts;
+	bach_source_records(ctx, recs, n);
+}
+
+static void parser_gap(void *ctx, uint64_t lost, enum bach_gap_cause cause)
+{
+	bach_source_gap(ctx, lost, cause);
+}
+
+static void parser_status(void *ctx, const struct bach_board_status *st)
+{
+	bach_source_board_status(ctx, st);
+}
+
+/* the driver hears of its board's replies (struct bach_driver.frame) */
+static void parser_frame(void *ctx, const struct bach_frame *f)
+{
+	struct bach_source *src = ctx;
+	struct capture *c = src->c;
+
+	if (c->drv->frame)
+		c->drv->frame(c->priv, f);
+}
+
+const struct bach_parser_ops capture_parser_ops = {
+	.records = parser_records,
+	.gap = parser_gap,
+	.status = parser_status,
+	.frame = parser_frame,
+};
+
+size_t bach_source_frames_pending(struct bach_source *src,
+				  struct bach_frame *h)
+{
+	return bach_parser_pending(src->c->parser, h);
+}
+
+void bach_source_frames(struct bach_source *src, const uint8_t *buf,
+			size_t len)
+{
+	struct capture *c = src->c;
+
+	/* the board's bytes as they came, for replay (one write a transfer) */
+	if (c->dump_fd >= 0 && write(c->dump_fd, buf, len) != (ssize_t)len) {
+		log_warn("%s/board-stream.bin: %s: no longer kept", c->capdir,
+			 strerror(errno));
+		close(c->dump_fd);
+		c->dump_fd = -1;
+	}
+	bach_parser_feed(c->parser, buf, len);
+}
+
+void *capture_acq_main(void *arg)
+{
+	struct capture *c = arg;
+
+	c->run_err = c->drv->run(&c->src, c->priv);
+	if (c->run_err)
+		log_err("%s: acquisition ended: %s", c->cfg.driver,
+			strerror(-c->run_err));
+	/*
+	 * Frames lost at the very end reveal no gap by themselves: the
+	 * board's last status says how many records it sampled.
+	 */
+	if (c->have_board_status &&
+	    c->board.records > bach_parser_next_index(c->parser))
+		bach_source_gap(&c->src,
+				c->board.records -
+					bach_parser_next_index(c->parser),
+				BACH_GAP_FRAMES);
+	flush_stalls(c);
+	/* losses at the very end still get their place in the trace */
+	for (int cause = 0; cause < NCAUSES; cause++) {
+		if (c->pending[cause]) {
+			if (!c->blk)
+				fresh_block(c, true);
+			record_pending(c);
+			break;
+		}
+	}
+	publish(c);
+	ring_close(&c->ring);
+	atomic_store(&c->acq_done, true);
+	return NULL;
+}

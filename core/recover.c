@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: MIT
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bach/manifest.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+#define LOG_PREFIX "recover"
+#include "log.h"
+#include "manifest.h"
+#include "recover.h"
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Gap marker records in p[0..len). */
+static uint64_t count_markers(const uint8_t *p, size_t len)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i + BACH_REC_SIZE <= len; i += BACH_REC_SIZE)
+		n += bach_rec_is_gap(p + i);
+	return n;
+}
+
+/* Bytes of p[0..size) made of complete, good members; records in them. */
+static uint64_t good_members(const uint8_t *p, uint64_t size, uint64_t *recs,
+			     uint64_t *markers, bool *has_eof)
+{
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+	static uint8_t out[BACH_BGZF_MAX_BLOCK];
+	uint64_t off = 0;
+
+	*recs = *markers = 0;
+	*has_eof = false;
+	while (d && size - off >= BACH_BGZF_EOF_SIZE) {
+		const uint8_t *m = p + off;
+		int n = bach_bgzf_member_size(m, size - off);
+		size_t bsize = n > 0 ? (size_t)n : 0, got;
+
+		if (n < 0 || bsize > size - off)
+			break;
+		if (libdeflate_gzip_decompress(d, m, bsize, out, sizeof(out),
+					       &got) != LIBDEFLATE_SUCCESS ||
+		    got % BACH_REC_SIZE)
+			break;
+		*recs += got / BACH_REC_SIZE;
+		*markers += count_markers(out, got);
+		off += bsize;
+		if (!got) { /* the EOF block: nothing may follow */
+			*has_eof = true;
+			break;
+		}
+	}
+	libdeflate_free_decompressor(d);
+	return off;
+}
+
+/*
+ * Open name in dirfd for reading (and writing): never through a symbolic
+ * link, never anything but a regular file (a FIFO would block, a device
+ * is not ours). Logs what it refuses.
+ */
+static int open_regular(int dirfd, const char *where, const char *name,
+			bool rw, struct stat *st)
+{
+	int fd = openat(dirfd, name,
+			(rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
+				O_CLOEXEC);
+
+	if (fd < 0) {
+		int err = -errno;
+
+		if (errno == ELOOP)
+			log_err("%s/%s: a symbolic link: left alone", where,
+				name);
+		return err;
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		log_err("%s/%s: not a regular file: left alone", where, name);
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/*
+ * Count and check the segment open on fd; *keep: its good length. The
+ * CRC is of the first *keep bytes, or with whole_crc of the whole file.
+ */
+static int measure(int fd, const struct stat *st, bool gz, bool whole_crc,
+		   struct seg_result *res, uint64_t *keep, bool *has_eof)
+{
+	uint8_t *map = NULL;
+
+	memset(res, 0, sizeof(*res));
+	*has_eof = false;
+	if (st->st_size > 0) {
+		map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED,
+			   fd, 0);
+		if (map == MAP_FAILED)
+			return -errno;
+	}
+	if (gz) {
+		*keep = map ? good_members(map, (uint64_t)st->st_size,
+					   &res->records, &res->markers,
+					   has_eof) :
+			      0;
+	} else {
+		*keep = (uint64_t)st->st_size -
+			(uint64_t)st->st_size % BACH_REC_SIZE;
+		res->records = *keep / BACH_REC_SIZE;
+		res->markers = map ? count_markers(map, *keep) : 0;
+	}
+	res->crc = map ? libdeflate_crc32(0, map, whole_crc ?
+							(size_t)st->st_size :
+							*keep) :
+			 0;
+	if (map)
+		munmap(map, (size_t)st->st_size);
+	res->cut = (uint64_t)st->st_size - *keep;
+	res->bytes = *keep;
+	res->whole = !res->cut && (!gz || *has_eof);
+	return 0;
+}
+
+int segment_measure(int dirfd, const char *name, struct seg_result *res)
+{
+	struct stat st;
+	uint64_t keep;
+	bool has_eof;
+	int fd, err;
+
+	fd = open_regular(dirfd, ".", name, false, &st);
+	if (fd < 0)
+		return fd;
+	err = measure(fd, &st, ends_with(name, ".gz"), true, res, &keep,
+		      &has_eof);
+	/* read only: the file as it is */
+	res->bytes = (uint64_t)st.st_size;
+	res->cut = 0;
+	close(fd);
+	return err;
+}
+
+int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
+{
+	char final[256];
+	struct stat st;
+	uint64_t keep;
+	bool gz = ends_with(part, ".gz.part"), has_eof = false;
+	int fd, err = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!ends_with(part, ".part") || strlen(part) >= sizeof(final))
+		return -EINVAL;
+	snprintf(final, sizeof(final), "%.*s", (int)(strlen(part) - 5), part);
+	/* a closed segment of that name is never replaced */
+	if (fstatat(dirfd, final, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST;
+	fd = open_regular(dirfd, ".", part, true, &st);
+	if (fd < 0)
+		return fd;
+	err = measure(fd, &st, gz, false, res, &keep, &has_eof);
+	if (err)
+		goto out_close;
+	if (!res->records) {
+		/* nothing whole survived: no segment is better than an empty one */
+		res->removed = true;
+		res->bytes = 0;
+		if (unlinkat(dirfd, part, 0) < 0 || fsync(dirfd) < 0)
+			err = -errno;
+		goto out_close;
+	}
+	/* cutting first frees the space the EOF block needs */
+	if (ftruncate(fd, (off_t)keep) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (gz && !has_eof) {
+		if (pwrite(fd, bach_bgzf_eof, BACH_BGZF_EOF_SIZE, (off_t)keep) !=
+		    BACH_BGZF_EOF_SIZE) {
+			err = errno ? -errno : -EIO;
+			goto out_close;
+		}
+		res->crc = libdeflate_crc32(res->crc, bach_bgzf_eof,
+					    BACH_BGZF_EOF_SIZE);
+		keep += BACH_BGZF_EOF_SIZE;
+	}
+	res->bytes = keep;
+	if (fsync(fd) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (renameat(dirfd, part, dirfd, final) < 0 || fsync(dirfd) < 0)
+		err = -errno;
+out_close:
+	close(fd);
+	return err;
+}
+
+static bool is_segment_name(const char *n)
+{
+	return !strncmp(n, "seg-", 4) &&
+	       (ends_with(n, ".byu") || ends_with(n, ".byu.gz") ||
+		ends_with(n, ".byu.part") || ends_with(n, ".byu.gz.part"));
+}
+
+static int seg_filter(const struct dirent *de)
+{
+	return is_segment_name(de->d_name);
+}
+
+/* A line cut by a crash would spoil the next one appended: cut it off. */
+static int cut_partial_line(int dfd, const char *where,
+			    const struct bach_manifest *man)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	fd = open_regular(dfd, where, BACH_MANIFEST_NAME, true, &st);
+	if (fd < 0)
+		return fd;
+	if (ftruncate(fd, (off_t)man->whole_bytes) < 0 || fsync(fd) < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		log_err("%s/%s: cannot cut its unfinished last line: %s",
+			where, BACH_MANIFEST_NAME, strerror(-err));
+	else
+		log_notice("%s/%s: cut an unfinished last line (%llu bytes) left by a crash",
+			   where, BACH_MANIFEST_NAME,
+			   (unsigned long long)((uint64_t)st.st_size -
+						man->whole_bytes));
+	return err;
+}
+
+struct totals {
+	unsigned done;
+	struct manifest_recovered r;
+};
+
+static void count_seg(struct totals *t, uint64_t records, uint64_t markers,
+		      uint64_t bytes, bool removed)
+{
+	if (removed)
+		return;
+	t->r.segments++;
+	t->r.written += records - markers;
+	t->r.gap_markers += markers;
+	t->r.bytes += bytes;
+}
+
+/* One seg-* entry: close a .part, name an orphan. */
+static void recover_seg(int dfd, const char *where, const char *name,
+			const struct bach_manifest *man, struct manifest *m,
+			struct totals *t)
+{
+	struct manifest_segment ev = { 0 };
+	struct seg_result r;
+	char seg[256];
+	struct stat st;
+	bool part = ends_with(name, ".part");
+	int err;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (!S_ISREG(st.st_mode)) {
+		log_err("%s/%s: %s: left alone", where, name,
+			S_ISLNK(st.st_mode) ? "a symbolic link" :
+					      "not a regular file");
+		return;
+	}
+	snprintf(seg, sizeof(seg), "%.*s",
+		 (int)(strlen(name) - (part ? 5 : 0)), name);
+	if (!part && bach_manifest_find_seg(man, seg))
+		return; /* closed and named: nothing to do */
+	err = part ? segment_finish_part(dfd, name, &r) :
+		     segment_measure(dfd, name, &r);
+	if (err) {
+		log_err("%s/%s: cannot recover: %s", where, name,
+			err == -EEXIST ? "a closed segment of the same name exists" :
+					 strerror(-err));
+		return;
+	}
+	if (part)
+		log_notice("%s/%s: recovered %llu records, cut %llu bytes of an unfinished block%s",
+			   where, seg, (unsigned long long)r.records,
+			   (unsigned long long)r.cut,
+			   r.removed ? " (nothing whole: removed)" : "");
+	else
+		log_notice("%s/%s: closed but never named in the manifest: %llu records%s",
+			   where, seg, (unsigned long long)r.records,
+			   r.whole ? "" : " (damaged: bach verify says where)");
+	ev.name = seg;
+	ev.records = r.records;
+	ev.gap_markers = r.markers;
+	ev.bytes = r.bytes;
+	ev.crc = r.crc;
+	ev.recovered = true;
+	ev.orphan = !part;
+	ev.removed = r.removed;
+	ev.cut_bytes = r.cut;
+	if (manifest_segment(m, &ev))
+		log_err("%s/%s: cannot write: %s", where, BACH_MANIFEST_NAME,
+			strerror(errno));
+	count_seg(t, r.records, r.markers, r.bytes, r.removed);
+	t->done++;
+}
+
+int recover_capture(int outfd, const char *outdir, const char *name)
+{
+	struct manifest m = { .fd = -1 };
+	struct bach_manifest man;
+	struct totals t = { 0 };
+	struct dirent **ents = NULL;
+	char where[4400], why[512];
+	int dfd, n, err;
+
+	dfd = openat(outfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return 0; /* not a directory (or a link to one): not ours */
+	snprintf(where, sizeof(where), "%s/%s", outdir, name);
+	err = bach_manifest_load(dfd, where, &man, why, sizeof(why));
+	if (err == -ENOENT) {
+		close(dfd);
+		return 0; /* not a capture directory */
+	}
+	if (err) {
+		log_err("%s: not recovered", why);
+		close(dfd);
+		return err;
+	}
+	n = scandirat(dfd, ".", &ents, seg_filter, alphasort);
+	if (n < 0) {
+		err = -errno;
+		log_err("%s: cannot list: %s", where, strerror(errno));
+		goto out;
+	}
+	/* anything to do? */
+	{
+		bool todo = !man.ended || man.partial_tail;
+
+		for (int i = 0; i < n && !todo; i++)
+			todo = ends_with(ents[i]->d_name, ".part") ||
+			       !bach_manifest_find_seg(&man, ents[i]->d_name);
+		if (!todo)
+			goto out;
+	}
+	if (man.partial_tail && (err = cut_partial_line(dfd, where, &man)))
+		goto out;
+	err = manifest_open(&m, dfd, false);
+	if (err) {
+		log_err("%s/%s: %s: not recovered", where, BACH_MANIFEST_NAME,
+			err == -ELOOP ? "a symbolic link" :
+			err == -EINVAL ? "not a regular file" :
+					 strerror(-err));
+		goto out;
+	}
+	for (size_t i = 0; i < man.nsegs; i++) {
+		const struct bach_manifest_seg *s = &man.segs[i];
+
+		count_seg(&t, s->records, s->gap_markers, s->bytes, s->removed);
+	}
+	for (int i = 0; i < n; i++)
+		recover_seg(dfd, where, ents[i]->d_name, &man, &m, &t);
+	if (!man.ended) {
+		t.r.segments_recovered = t.done;
+		t.r.lost = man.gap_lost;
+		if (manifest_ended_recovered(&m, &t.r) == 0)
+			log_notice("%s: closed a capture cut off by a crash (%u segment%s recovered)",
+				   where, t.done, t.done == 1 ? "" : "s");
+		else
+			log_err("%s/%s: cannot write: %s", where,
+				BACH_MANIFEST_NAME, strerror(errno));
+		t.done++;
+	}
+	if (manifest_sync(&m))
+		log_err("%s/%s: cannot sync: %s", where, BACH_MANIFEST_NAME,
+			strerror(errno));
+	err = (int)t.done;
+out:
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	manifest_close(&m);
+	bach_manifest_free(&man);
+	close(dfd);
+	return err;
+}
+
+int recover_outdir(int outfd, const char *outdir)
+{
+	struct dirent *de;
+	int fd, captures = 0;
+	DIR *d;
+
+	fd = openat(outfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (recover_capture(outfd, outdir, de->d_name) > 0)
+			captures++;
+	}
+	closedir(d);
+	return captures;
+}
+
+int outdir_lock(const char *outdir)
+{
+	int fd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		err = -errno;
+		log_err("output directory %s: %s", outdir, strerror(errno));
+		return err;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		err = -errno;
+		log_err("output directory %s: %s", outdir,
+			errno == EWOULDBLOCK ?
+				"another bachd or bach capture is writing there" :
+				strerror(errno));
+		close(fd);
+		return err;
+	}
+	return fd;
+}

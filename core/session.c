@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A capture session (capture.h): its configuration, the capture directory
+ * and its lock, the threads, status and the final accounting.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bach/frame.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+#include "bach/zpool.h"
+#include "bach/manifest.h"
+#include "capture_priv.h"
+#define LOG_PREFIX NULL
+#include "log.h"
+#include "recover.h"
+
+void capture_config_defaults(struct capture_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	/* no default source and no default place: both must be said */
+	c->policy = BACH_POLICY_STALL;
+	c->gap_markers = true;
+	c->compress = true;
+	c->level = 1; /* live capture: speed first (libdeflate -1) */
+	c->ring_bytes = 256ull << 20;
+	c->rotate_bytes = 1ull << 30;
+	c->rotate_seconds = 3600;
+	c->io_uring = true;
+	c->queue_depth = 8;
+	c->flush_ms = 200;
+}
+
+int capture_config_option(struct capture_config *c, const char *key,
+			  const char *value, const char *file, unsigned line)
+{
+	char *k, *v;
+
+	if (c->nopts == CAPTURE_MAX_OPTIONS)
+		return -E2BIG;
+	k = strdup(key);
+	v = strdup(value);
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	c->opts[c->nopts++] = (struct bach_option){ .key = k, .value = v,
+						    .file = file,
+						    .line = line };
+	return 0;
+}
+
+/*
+ * Keep the options that count, for the manifest: of a key given more than
+ * once only the last (a repeatable one keeps them all).
+ */
+static void drop_replaced(struct capture *c)
+{
+	const struct bach_optdesc *d = c->drv->options;
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->cfg.nopts; i++) {
+		struct bach_option *o = &c->cfg.opts[i];
+		int k = bach_opt_find(d, o->key);
+		bool later = false;
+
+		for (size_t j = i + 1; j < c->cfg.nopts && !later; j++)
+			later = !strcmp(c->cfg.opts[j].key, o->key);
+		if (later && k >= 0 && d[k].type != BACH_OPT_LIST) {
+			free((char *)o->key);
+			free((char *)o->value);
+			continue;
+		}
+		c->cfg.opts[n++] = *o;
+	}
+	c->cfg.nopts = n;
+}
+
+/* The options through the driver's table, then open it with the values. */
+static int open_driver(struct capture *c)
+{
+	size_t n = bach_opt_count(c->drv->options);
+	struct bach_optval *v = calloc(n ? n : 1, sizeof(*v));
+	char msg[1024];
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	err = bach_driver_options(c->drv, c->cfg.opts, c->cfg.nopts, v, msg,
+				  sizeof(msg));
+	if (err) {
+		log_err("%s: %s", c->drv->name, msg);
+	} else {
+		drop_replaced(c);
+		err = c->drv->open(&c->src, c->priv, v);
+	}
+	bach_opts_free(c->drv->options, v);
+	free(v);
+	return err;
+}
+
+/* ---- session ----------------------------------------------------------- */
+
+static int make_capture_dir(struct capture *c)
+{
+	char id[64];
+	time_t t = time(NULL);
+	struct tm tm;
+	int err;
+
+	gmtime_r(&t, &tm);
+	strftime(id, sizeof(id), "%Y%m%dT%H%M%SZ", &tm);
+	for (int i = 1; i < 100; i++) {
+		char name[80];
+
+		if (i == 1)
+			snprintf(name, sizeof(name), "%s", id);
+		else
+			snprintf(name, sizeof(name), "%s-%d", id, i);
+		if (mkdirat(c->out_fd, name, 0755) == 0) {
+			snprintf(c->capname, sizeof(c->capname), "%s", name);
+			snprintf(c->capdir, sizeof(c->capdir), "%s/%s",
+				 c->cfg.output, name);
+			c->dirfd = openat(c->out_fd, name,
+					  O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						  O_CLOEXEC);
+			err = c->dirfd < 0 ? -errno : 0;
+			if (!err)
+				fsync(c->out_fd);
+			if (err)
+				log_err("%s: %s", c->capdir, strerror(-err));
+			return err;
+		}
+		if (errno != EEXIST) {
+			err = -errno;
+			log_err("cannot create a capture directory in %s: %s",
+				c->cfg.output, strerror(errno));
+			return err;
+		}
+	}
+	log_err("%s: too many captures started in this second", c->cfg.output);
+	return -EEXIST;
+}
+
+static int write_started(struct capture *c)
+{
+	int err;
+
+	pthread_mutex_lock(&c->mu);	/* the identity */
+	err = manifest_started(&c->man, &(struct manifest_started){
+		.driver = c->cfg.driver, .opts = c->cfg.opts,
+		.nopts = c->cfg.nopts, .device = c->identity,
+		.config_file = c->cfg.config_path,
+		.policy = c->cfg.policy == BACH_POLICY_STALL ? "stall" : "drop",
+		.gap_markers = c->cfg.gap_markers, .compress = c->cfg.compress,
+		.raw_dump = c->cfg.raw_dump, .level = c->cfg.level,
+		.ring_bytes = c->cfg.ring_bytes,
+		.rotate_bytes = c->cfg.rotate_bytes,
+		.rotate_seconds = c->cfg.rotate_seconds,
+		.io = c->io.uring ? "io_uring" : "pwrite" });
+	pthread_mutex_unlock(&c->mu);
+	return err ? err : manifest_sync(&c->man);
+}
+
+/*
+ * A capture whose start failed half-way holds nothing: its directory goes
+ * (only the names this session made in it, never anything else).
+ */
+static void discard_capture_dir(struct capture *c)
+{
+	static const char *const made[] = { BACH_MANIFEST_NAME,
+					    "board-stream.bin" };
+	char part[80];
+
+	if (c->segfd >= 0) {
+		close(c->segfd);
+		c->segfd = -1;
+		snprintf(part, sizeof(part), "%s.part", c->segname);
+		unlinkat(c->dirfd, part, 0);
+	}
+	for (size_t i = 0; i < sizeof(made) / sizeof(*made); i++)
+		unlinkat(c->dirfd, made[i], 0);
+	if (unlinkat(c->out_fd, c->capname, AT_REMOVEDIR) == 0)
+		fsync(c->out_fd);
+	else
+		log_warn("%s: cannot remove after the failed start: %s",
+			 c->capdir, strerror(errno));
+}
+
+int capture_open(struct capture **cp, const struct capture_config *cfg)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	size_t nblocks;
+	uint64_t avail;
+	int err, uring_err, n;
+
+	*cp = c;
+	if (!c)
+		return -ENOMEM;
+	c->cfg = *cfg;
+	c->dirfd = c->segfd = c->dump_fd = c->out_fd = -1;
+	c->man.fd = -1;
+	pthread_mutex_init(&c->mu, NULL);
+	/* the manifest and the logs name the capture by its absolute path */
+	if (!realpath(cfg->output, c->cfg.output)) {
+		err = -errno;
+		log_err("output directory %s: %s", cfg->output,
+			strerror(errno));
+		return err;
+	}
+	c->src.c = c;
+
+	/*
+	 * One writer per output directory: a second one would "recover" the
+	 * first one's open segment from under it.
+	 */
+	c->out_fd = outdir_lock(c->cfg.output);
+	if (c->out_fd < 0)
+		return c->out_fd;
+	c->drv = bach_driver_find(cfg->driver);
+	if (!c->drv) {
+		log_err("no driver '%s'", cfg->driver);
+		return -ENOENT;
+	}
+	n = recover_outdir(c->out_fd, c->cfg.output);
+	if (n < 0) {
+		log_err("output directory %s: %s", c->cfg.output, strerror(-n));
+		return n;
+	}
+	if (n > 0)
+		log_notice("%s: recovered %d capture%s left unfinished by an earlier run",
+			   c->cfg.output, n, n == 1 ? "" : "s");
+	nblocks = (size_t)(cfg->ring_bytes / (RING_BLOCK_RECS * BACH_REC_SIZE));
+	/* refused now rather than killed by the OOM killer when it fills */
+	avail = ring_memory_available();
+	if (cfg->ring_bytes > avail) {
+		log_err("cannot allocate the ring: %llu MiB, %llu MiB available (ring_mb)",
+			(unsigned long long)(cfg->ring_bytes >> 20),
+			(unsigned long long)(avail >> 20));
+		return -ENOMEM;
+	}
+	err = ring_init(&c->ring, nblocks);
+	if (err) {
+		log_err("cannot allocate the ring: %llu MiB: %s (ring_mb)",
+			(unsigned long long)(cfg->ring_bytes >> 20),
+			strerror(-err));
+		return err;
+	}
+	if (!c->ring.locked)
+		log_info("the ring (%llu MiB) is not locked in memory: RLIMIT_MEMLOCK is lower (LimitMEMLOCK= in the unit)",
+			 (unsigned long long)(cfg->ring_bytes >> 20));
+	c->parser = bach_parser_new(&capture_parser_ops, &c->src);
+	if (!c->parser)
+		return -ENOMEM;
+	err = segio_init(&c->io, cfg->queue_depth, cfg->io_uring, &uring_err);
+	if (err)
+		return err;
+	c->io.delay_ms = cfg->test_writer_delay_ms;
+	if (cfg->io_uring && uring_err)
+		log_warn("io_uring refused (%s): writing with pwrite instead",
+			 strerror(-uring_err));
+	if (cfg->compress) {
+		int threads = cfg->threads > 0 ? cfg->threads :
+						 (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+		/*
+		 * The ring holds the input of every block in flight: the pool
+		 * never takes more than half of it, so the source always has
+		 * room to go on.
+		 */
+		size_t depth = (size_t)threads * 4;
+
+		if (depth > c->ring.nblocks / 2)
+			depth = c->ring.nblocks / 2 ? c->ring.nblocks / 2 : 1;
+		c->z.pool = bach_zpool_new(threads, depth,
+					   BACH_DEFLATE_LIBDEFLATE, cfg->level);
+		if (!c->z.pool)
+			return -ENOMEM;
+	}
+	c->priv = calloc(1, c->drv->priv_size ? c->drv->priv_size : 1);
+	if (!c->priv)
+		return -ENOMEM;
+	err = open_driver(c);
+	if (err) {
+		/* close() releases whatever a failed open() got so far */
+		if (c->drv->close)
+			c->drv->close(c->priv);
+		free(c->priv);
+		c->priv = NULL;
+		return err;
+	}
+	err = make_capture_dir(c);
+	if (err)
+		return err;
+	err = manifest_open(&c->man, c->dirfd, true);
+	if (err) {
+		log_err("%s/%s: %s", c->capdir, BACH_MANIFEST_NAME,
+			strerror(-err));
+		return err;
+	}
+	/*
+	 * Room for the lines that say the disk filled up. Without it those
+	 * lines could be lost: a disk too full for it refuses the start (a
+	 * filesystem that cannot reserve at all is taken as it is).
+	 */
+	err = manifest_reserve(&c->man, MANIFEST_RESERVE);
+	if (err == -ENOSPC) {
+		log_err("%s/%s: cannot reserve %d KiB for it: %s", c->capdir,
+			BACH_MANIFEST_NAME, MANIFEST_RESERVE >> 10,
+			strerror(-err));
+		return err;
+	}
+	if (cfg->raw_dump) {
+		c->dump_fd = openat(c->dirfd, "board-stream.bin",
+				    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (c->dump_fd < 0) {
+			err = -errno;
+			log_err("%s/board-stream.bin: %s", c->capdir,
+				strerror(errno));
+			return err;
+		}
+	}
+	err = write_started(c);
+	if (err) {
+		log_err("%s/%s: cannot write: %s", c->capdir,
+			BACH_MANIFEST_NAME, strerror(-err));
+		return err;
+	}
+	err = capture_open_segment(c);
+	if (err)
+		return err;
+	c->opened = true;
+	log_info("capturing from %s into %s", cfg->driver, c->capdir);
+	return 0;
+}
+
+int capture_start(struct capture *c)
+{
+	c->t0_ns = bach_now_ns();
+	if (pthread_create(&c->wr_tid, NULL, capture_wr_main, c))
+		return -EAGAIN;
+	if (pthread_create(&c->acq_tid, NULL, capture_acq_main, c)) {
+		ring_close(&c->ring);
+		pthread_join(c->wr_tid, NULL);
+		return -EAGAIN;
+	}
+	c->started = true;
+	return 0;
+}
+
+void capture_stop(struct capture *c)
+{
+	if (!atomic_exchange(&c->stop_requested, true) && c->started)
+		c->drv->stop(c->priv);
+}
+
+bool capture_done(struct capture *c)
+{
+	return atomic_load(&c->acq_done) && atomic_load(&c->wr_done);
+}
+
+void capture_rotate(struct capture *c)
+{
+	atomic_store(&c->rotate_requested, true);
+}
+
+int capture_mark(struct capture *c, const char *text)
+{
+	int err = -ENOSPC;
+	char *t = strdup(text);
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->mu);
+	if (c->nmarks < sizeof(c->marks) / sizeof(*c->marks)) {
+		c->marks[c->nmarks++] = t;
+		t = NULL;
+		err = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(t);
+	return err;
+}
+
+void capture_status(struct capture *c, struct capture_status *st)
+{
+	uint64_t ws = atomic_load(&c->write_started_ns);
+	struct bach_parser_counters pc;
+
+	memset(st, 0, sizeof(*st));
+	/* written and lost first: then produced >= written + lost */
+	st->written = atomic_load(&c->written);
+	st->lost = atomic_load(&c->lost);
+	st->produced = atomic_load(&c->produced);
+	for (int i = 0; i < BACH_GAP_NCAUSES; i++)
+		st->lost_by[i] = atomic_load(&c->lost_by[i]);
+	st->markers = atomic_load(&c->markers);
+	st->bytes = atomic_load(&c->bytes);
+	st->segments = atomic_load(&c->segments);
+	st->stalls = atomic_load(&c->stalls);
+	st->board_stalls = atomic_load(&c->board_stalls);
+	st->stall_ns = atomic_load(&c->stall_ns);
+	st->ring_used = ring_fill(&c->ring);
+	st->ring_blocks = c->ring.nblocks;
+	st->running = c->started && !atomic_load(&c->acq_done);
+	st->writer_progress = atomic_load(&c->progress);
+	st->writer_blocked = ws && bach_now_ns() - ws > BLOCKED_AFTER_NS;
+	if (c->parser) {
+		bach_parser_counters(c->parser, &pc);
+		st->corrupt_frames = pc.bad_crc + pc.bad_header;
+	}
+	pthread_mutex_lock(&c->mu);
+	st->have_board = c->have_board_status;
+	st->board = c->board;
+	snprintf(st->capture_dir, sizeof(st->capture_dir), "%s", c->capdir);
+	snprintf(st->segment, sizeof(st->segment), "%s", c->open_seg);
+	pthread_mutex_unlock(&c->mu);
+	snprintf(st->driver, sizeof(st->driver), "%s", c->cfg.driver);
+}
+
+size_t capture_status_json(const struct capture_status *st, char *buf,
+			   size_t cap)
+{
+	char dir[4400];
+	int n;
+
+	json_escape(dir, sizeof(dir), st->capture_dir);
+	n = snprintf(buf, cap,
+		     "{\"running\":%s,\"driver\":\"%s\",\"capture\":\"%s\",\"segment\":\"%s\","
+		     "\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
+		     "\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
+		     "\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,"
+		     "\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,"
+		     "\"corrupt_frames\":%llu,\"writer_blocked\":%s}",
+		     st->running ? "true" : "false", st->driver, dir, st->segment,
+		     (unsigned long long)st->produced,
+		     (unsigned long long)st->written,
+		     (unsigned long long)st->lost,
+		     (unsigned long long)st->lost_by[BACH_GAP_OVERFLOW],
+		     (unsigned long long)st->lost_by[BACH_GAP_FRAMES],
+		     (unsigned long long)st->lost_by[BACH_GAP_CORRUPT],
+		     (unsigned long long)st->lost_by[BACH_GAP_RING],
+		     (unsigned long long)st->lost_by[BACH_GAP_DEVICE],
+		     (unsigned long long)st->lost_by[BACH_GAP_DISK],
+		     (unsigned long long)(st->produced > st->written + st->lost ?
+						  st->produced - st->written - st->lost :
+						  0),
+		     (unsigned long long)st->markers,
+		     (unsigned long long)st->bytes,
+		     (unsigned long long)st->segments,
+		     (unsigned long long)st->stalls,
+		     (unsigned long long)st->stall_ns,
+		     (unsigned long long)st->board_stalls,
+		     (unsigned long long)st->ring_used,
+		     (unsigned long long)st->ring_blocks,
+		     (unsigned long long)st->corrupt_frames,
+		     st->writer_blocked ? "true" : "false");
+	if (n > 0 && (size_t)n < cap && st->have_board) {
+		/* the board's last status frame, in place of the closing } */
+		const struct bach_board_status *b = &st->board;
+		int m = snprintf(buf + n - 1, cap - (size_t)n + 1,
+				 ",\"board\":{\"fifo_fill\":%u,\"fifo_size\":%u,"
+				 "\"records\":%llu,\"overflow\":%llu,"
+				 "\"stall_episodes\":%u,\"stalled_clocks\":%llu,"
+				 "\"clock_hz\":%u}}",
+				 b->fifo_fill, b->fifo_size,
+				 (unsigned long long)b->records,
+				 (unsigned long long)b->overflow,
+				 b->stall_episodes,
+				 (unsigned long long)b->stalled_clocks,
+				 b->clock_hz);
+
+		n = m < 0 ? n : n - 1 + m;
+	}
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+int capture_close(struct capture *c, struct capture_status *final)
+{
+	int status = 0;
+
+	if (!c)
+		return 2;
+	if (c->started) {
+		pthread_join(c->acq_tid, NULL);
+		pthread_join(c->wr_tid, NULL);
+	} else if (c->segfd >= 0) {
+		capture_close_segment(c);
+	}
+	if (final)
+		capture_status(c, final);
+	if (c->man.fd >= 0 && final) {
+		const char *state = c->write_err ? "error" :
+				    c->run_err	 ? "source_error" :
+						   "clean";
+
+		if (manifest_ended(&c->man, &(struct manifest_ended){
+			    .state = state, .produced = final->produced,
+			    .written = final->written, .lost = final->lost,
+			    .gap_markers = final->markers,
+			    .segments = final->segments, .bytes = final->bytes,
+			    .stalls = final->stalls,
+			    .board_stalls = final->board_stalls }) ||
+		    manifest_sync(&c->man)) {
+			if (!c->manifest_err)
+				log_err("%s/%s: cannot write the ended event: %s",
+					c->capdir, BACH_MANIFEST_NAME,
+					strerror(-c->man.err));
+			c->manifest_err = c->man.err;
+		}
+	}
+	if (c->manifest_err)
+		status = EXIT_MANIFEST;
+	else if (c->write_err)
+		status = c->write_err == -ENOSPC ? EXIT_ENOSPC : EXIT_DATA;
+	else if (c->run_err)
+		status = EXIT_SOURCE;
+	if (!c->opened && c->dirfd >= 0)
+		discard_capture_dir(c);
+	if (c->priv && c->drv->close)
+		c->drv->close(c->priv);
+	free(c->priv);
+	bach_zpool_free(c->z.pool);
+	segio_free(&c->io);
+	if (c->parser)
+		bach_parser_free(c->parser);
+	if (c->ring.blocks)
+		ring_free(&c->ring);
+	manifest_close(&c->man);
+	if (c->dump_fd >= 0) {
+		fdatasync(c->dump_fd);
+		close(c->dump_fd);
+	}
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	if (c->out_fd >= 0)
+		close(c->out_fd); /* and the lock with it */
+	for (size_t i = 0; i < c->nmarks; i++)
+		free(c->marks[i]);
+	for (size_t i = 0; i < c->cfg.nopts; i++) {
+		free((char *)c->cfg.opts[i].key);
+		free((char *)c->cfg.opts[i].value);
+	}
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	return status;
+}
+

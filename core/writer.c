@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The writer thread of a capture: takes ring blocks in order, writes the
+ * manifest events they carry, compresses (bach/zpool.h) and appends to the
+ * open segment (segio.h), rotating by size, time or request.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bach/frame.h"
+#include "bach/record.h"
+#include "bach/trace.h"
+#include "bach/zpool.h"
+#include "bach/manifest.h"
+#include "capture_priv.h"
+#define LOG_PREFIX NULL
+#include "log.h"
+#include "recover.h"
+
+/* ---- writer ------------------------------------------------------------ */
+
+static const char *seg_ext(const struct capture *c)
+{
+	return c->cfg.compress ? ".byu.gz" : ".byu";
+}
+
+int capture_open_segment(struct capture *c)
+{
+	char part[80];
+
+	c->segno++;
+	snprintf(c->segname, sizeof(c->segname), "seg-%06u%s", c->segno,
+		 seg_ext(c));
+	snprintf(part, sizeof(part), "%s.part", c->segname);
+	c->segfd = openat(c->dirfd, part,
+			  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (c->segfd < 0) {
+		int err = -errno;
+
+		log_err("%s/%s: cannot create: %s", c->capdir, part,
+			strerror(errno));
+		return err;
+	}
+	segio_attach(&c->io, c->segfd);
+	manifest_reserve(&c->man, MANIFEST_RESERVE);
+	c->seg_records = c->seg_markers = 0;
+	c->seg_record_bytes = 0;
+	c->seg_started_ns = bach_now_ns();
+	pthread_mutex_lock(&c->mu);
+	snprintf(c->open_seg, sizeof(c->open_seg), "%s", part);
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+/*
+ * Send what was appended to the kernel now, unless more blocks are already
+ * waiting in the ring: they join it in one write a moment later. Every
+ * finished block thus reaches the kernel whole and at once (a crash loses
+ * no more), in writes of up to SEGIO_BUF.
+ */
+static void push(struct capture *c)
+{
+	if (!c->write_err && !ring_waiting(&c->ring))
+		c->write_err = segio_push(&c->io);
+}
+
+/* Append finished members; with wait, every pending one. */
+static void drain_pool(struct capture *c, bool wait)
+{
+	const uint8_t *out;
+	size_t len;
+
+	while (bach_zpool_peek(c->z.pool, wait, &out, &len, NULL)) {
+		if (!c->write_err)
+			c->write_err = segio_append(&c->io, out, len);
+		bach_zpool_release(c->z.pool);
+		ring_release(&c->ring);
+		atomic_fetch_add(&c->progress, 1);
+	}
+	push(c);
+	atomic_store(&c->bytes, c->bytes_closed + c->io.off);
+}
+
+/*
+ * A manifest line that cannot be written leaves the capture without its
+ * accounting: it stops as for a failed write, and says why once.
+ */
+static bool manifest_failed(struct capture *c)
+{
+	if (!c->man.err || c->manifest_err)
+		return c->manifest_err != 0;
+	c->manifest_err = c->man.err;
+	log_err("%s/%s: cannot write: %s: stopping, since what is captured could no longer be accounted for",
+		c->capdir, BACH_MANIFEST_NAME, strerror(-c->man.err));
+	if (!c->write_err)
+		c->write_err = c->man.err;
+	return true;
+}
+
+static void note_write_error(struct capture *c)
+{
+	log_err("%s/%s.part: write failed: %s%s", c->capdir, c->segname,
+		strerror(-c->write_err),
+		c->write_err == -ENOSPC ?
+			" (the disk is full; closing the segment with what was written)" :
+			"");
+}
+
+/* Close the open segment: finish, sync, rename, sync the directory. */
+int capture_close_segment(struct capture *c)
+{
+	char part[80];
+	struct seg_result r;
+	uint64_t cut;
+	int err;
+
+	if (c->segfd < 0)
+		return 0;
+	if (c->z.pool)
+		drain_pool(c, true);
+	if (!c->write_err && c->cfg.compress)
+		c->write_err = segio_append(&c->io, bach_bgzf_eof,
+					    BACH_BGZF_EOF_SIZE);
+	if (!c->write_err)
+		c->write_err = segio_flush(&c->io);
+	else
+		segio_flush(&c->io);
+	snprintf(part, sizeof(part), "%s.part", c->segname);
+	if (!c->write_err) {
+		if (fdatasync(c->segfd) < 0)
+			c->write_err = -errno;
+	}
+	close(c->segfd);
+	c->segfd = -1;
+	if (c->write_err) {
+		/* keep every complete block written before the failure */
+		note_write_error(c);
+		err = segment_finish_part(c->dirfd, part, &r);
+		if (err) {
+			log_err("%s/%s: cannot close after the error: %s",
+				c->capdir, part, strerror(-err));
+			return c->write_err;
+		}
+		manifest_segment(&c->man, &(struct manifest_segment){
+			.name = c->segname, .records = r.records,
+			.gap_markers = r.markers, .bytes = r.bytes,
+			.crc = r.crc, .error = strerror(-c->write_err),
+			.removed = r.removed, .cut_bytes = r.cut });
+		/* real records the cut took off were counted written: lost */
+		cut = (c->seg_records - c->seg_markers) - (r.records - r.markers);
+		atomic_fetch_sub(&c->written, cut);
+		atomic_fetch_add(&c->lost, cut);
+		atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], cut);
+		c->trace_pos -= c->seg_records - r.records; /* the trace ends here */
+		if (!r.removed)
+			atomic_fetch_add(&c->segments, 1);
+		c->bytes_closed += r.bytes;
+		atomic_store(&c->bytes, c->bytes_closed);
+		manifest_sync(&c->man);
+		return c->write_err;
+	}
+	if (!c->seg_records) {
+		/* nothing came: no segment rather than an empty one */
+		if (unlinkat(c->dirfd, part, 0) < 0 || fsync(c->dirfd) < 0)
+			log_warn("%s/%s: cannot remove: %s", c->capdir, part,
+				 strerror(errno));
+		return 0;
+	}
+	if (renameat(c->dirfd, part, c->dirfd, c->segname) < 0 ||
+	    fsync(c->dirfd) < 0) {
+		c->write_err = -errno;
+		log_err("%s/%s: cannot close: %s", c->capdir, part,
+			strerror(errno));
+		return c->write_err;
+	}
+	atomic_fetch_add(&c->segments, 1);
+	c->bytes_closed += c->io.off;
+	atomic_store(&c->bytes, c->bytes_closed);
+	manifest_segment(&c->man, &(struct manifest_segment){
+		.name = c->segname, .records = c->seg_records,
+		.gap_markers = c->seg_markers, .bytes = c->io.off,
+		.crc = c->io.crc });
+	manifest_sync(&c->man);
+	log_info("%s/%s closed: %llu records, %llu bytes", c->capdir,
+		 c->segname, (unsigned long long)c->seg_records,
+		 (unsigned long long)c->io.off);
+	return 0;
+}
+
+/*
+ * The manifest events a block carries, at their positions; with at_end
+ * (the block's records never reach the trace) all at the trace's end.
+ */
+static void write_events(struct capture *c, const struct ring_block *b,
+			 bool at_end)
+{
+	for (uint32_t i = 0; i < b->nev; i++) {
+		const struct ring_event *e = &b->ev[i];
+		uint64_t at = c->trace_pos + (at_end ? 0 : e->at);
+
+		switch (e->kind) {
+		case RING_EV_GAP:
+			manifest_gap(&c->man, c->segname, at, e->a,
+				     (enum bach_gap_cause)e->b);
+			break;
+		case RING_EV_STALL: {
+			uint64_t hz = atomic_load(&c->clock_hz);
+
+			manifest_stall_ring(&c->man, c->segname, at,
+					    e->a - c->t0_ns, e->b - c->t0_ns, e->c,
+					    e->d,
+					    hz ? e->c * hz / 1000000000ull : 0);
+			break;
+		}
+		case RING_EV_BOARD_STALL:
+			manifest_stall_board(&c->man, c->segname, at, e->a,
+					     e->b);
+			break;
+		case RING_EV_DEVICE_LOST:
+			manifest_device(&c->man, true, c->segname, at);
+			/* the segment closes with the device */
+			atomic_store(&c->rotate_requested, true);
+			break;
+		case RING_EV_DEVICE_BACK:
+			manifest_device(&c->man, false, c->segname, at);
+			break;
+		}
+	}
+}
+
+static void write_marks(struct capture *c)
+{
+	pthread_mutex_lock(&c->mu);
+	for (size_t i = 0; i < c->nmarks; i++) {
+		manifest_mark(&c->man, c->segname, c->trace_pos, c->marks[i]);
+		free(c->marks[i]);
+	}
+	c->nmarks = 0;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void write_block(struct capture *c, struct ring_block *b)
+{
+	/*
+	 * Read once: once released (below, or by drain_pool) the block is
+	 * the producer's again, and it may already be filling it.
+	 */
+	uint32_t nrec = b->nrec, nmarkers = b->nmarkers;
+	size_t len = (size_t)nrec * BACH_REC_SIZE;
+	uint64_t real = nrec - nmarkers;
+
+	write_events(c, b, false);
+	if (!len) {
+		/*
+		 * Events only: an empty member would read as the end of the
+		 * file. Blocks are released oldest first, so the pool's go
+		 * before this one.
+		 */
+		if (c->z.pool)
+			drain_pool(c, true);
+		ring_release(&c->ring);
+		return;
+	}
+	atomic_store(&c->write_started_ns, bach_now_ns());
+	if (c->z.pool) {
+		if (bach_zpool_pending(c->z.pool) == bach_zpool_depth(c->z.pool)) {
+			const uint8_t *out;
+			size_t olen;
+
+			if (bach_zpool_peek(c->z.pool, true, &out, &olen, NULL)) {
+				if (!c->write_err)
+					c->write_err = segio_append(&c->io, out,
+								    olen);
+				bach_zpool_release(c->z.pool);
+				ring_release(&c->ring);
+			}
+		}
+		bach_zpool_submit(c->z.pool, b->data, len, b);
+		drain_pool(c, false);
+	} else {
+		if (!c->write_err)
+			c->write_err = segio_append(&c->io, b->data, len);
+		ring_release(&c->ring);
+		push(c);
+	}
+	atomic_store(&c->write_started_ns, 0);
+	atomic_fetch_add(&c->progress, 1);
+	c->trace_pos += nrec;
+	c->seg_records += nrec;
+	c->seg_markers += nmarkers;
+	c->seg_record_bytes += len;
+	atomic_fetch_add_explicit(&c->written, real, memory_order_relaxed);
+	atomic_store(&c->bytes, c->bytes_closed + c->io.off);
+}
+
+static bool rotation_due(struct capture *c)
+{
+	if (atomic_exchange(&c->rotate_requested, false))
+		return true;
+	if (c->cfg.rotate_bytes && c->seg_record_bytes >= c->cfg.rotate_bytes)
+		return true;
+	return c->cfg.rotate_seconds &&
+	       bach_now_ns() - c->seg_started_ns >= c->cfg.rotate_seconds * 1000000000ull;
+}
+
+void *capture_wr_main(void *arg)
+{
+	struct capture *c = arg;
+
+	for (;;) {
+		bool ended;
+		struct ring_block *b;
+
+		/* a block taken after a failure would be neither written nor lost */
+		if (c->write_err || manifest_failed(c))
+			break;
+		b = ring_consume(&c->ring, 200, &ended);
+		write_marks(c);
+		if (b)
+			write_block(c, b);
+		else if (c->z.pool)
+			/* the source is quiet: what is compressed goes out now */
+			drain_pool(c, true);
+		if (ended)
+			break;
+		if (c->seg_records && rotation_due(c)) {
+			int err = capture_close_segment(c);
+
+			if (!err)
+				err = capture_open_segment(c);
+			if (err) {
+				/* stop the source as for a failed write */
+				if (!c->write_err)
+					c->write_err = err;
+				break;
+			}
+		}
+	}
+	/* a failed write, or one at the close itself: the disk took records */
+	capture_close_segment(c);
+	if (c->write_err) {
+		/*
+		 * Stop the source and release what the ring holds, counted
+		 * lost; the events those blocks carry (gaps the source had
+		 * before) still go in the manifest, at the trace's end.
+		 */
+		bool ended;
+		struct ring_block *b;
+
+		c->drv->stop(c->priv);
+		atomic_store(&c->stop_requested, true);
+		while ((b = ring_consume(&c->ring, -1, &ended))) {
+			uint64_t real = b->nrec - b->nmarkers;
+
+			write_events(c, b, true);
+			atomic_fetch_add(&c->lost, real);
+			atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], real);
+			ring_release(&c->ring);
+		}
+	}
+	/* the manifest accounts for every record the disk took */
+	if (atomic_load(&c->lost_by[BACH_GAP_DISK]))
+		manifest_gap(&c->man, c->segname, c->trace_pos,
+			     atomic_load(&c->lost_by[BACH_GAP_DISK]),
+			     BACH_GAP_DISK);
+	manifest_failed(c);
+	atomic_store(&c->wr_done, true);
+	return NULL;
+}

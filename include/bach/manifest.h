@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a capture directory's manifest.jsonl (docs/bachd.md section 5
+ * lists its events): what bach verify checks the segments against, and
+ * what recovery needs to close a capture a crash cut off. The writer is
+ * core/manifest.c.
+ *
+ * The manifest is read whole into memory (it holds one line per segment,
+ * gap, stall, mark and device event: megabytes for a week's capture).
+ * Unknown events and members are skipped, so older readers keep reading
+ * newer manifests. A last line without its newline is what a crash can
+ * leave behind: it is not an error, and whole_bytes says where the whole
+ * lines end.
+ */
+#ifndef BACH_MANIFEST_H
+#define BACH_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BACH_MANIFEST_NAME "manifest.jsonl"
+
+/* A "segment" event. */
+struct bach_manifest_seg {
+	char name[64];
+	uint64_t records;	/* gap markers included */
+	uint64_t gap_markers;
+	uint64_t bytes;
+	uint32_t crc;
+	bool has_crc;		/* a removed segment has none */
+	bool recovered;		/* closed by a later start */
+	bool orphan;		/* found closed but never named, by recovery */
+	bool removed;		/* nothing whole was left: no file */
+	bool error;		/* cut after a failed write */
+	uint64_t line;		/* line number in the manifest, from 1 */
+};
+
+/* The sums of the events, and the "ended" event's own totals. */
+struct bach_manifest {
+	bool started;
+	struct bach_manifest_seg *segs;
+	size_t nsegs;
+	uint64_t gaps;		/* gap events */
+	uint64_t gap_lost;	/* their "lost", summed */
+	bool ended;		/* an "ended" event was read */
+	char state[24];		/* its state: clean, error, recovered, ... */
+	bool has_totals;	/* it carries produced/written/lost */
+	uint64_t produced, written, lost, segments;
+	uint64_t lines;		/* whole lines read */
+	uint64_t whole_bytes;	/* bytes of whole lines */
+	bool partial_tail;	/* a last line without its newline */
+};
+
+/*
+ * Read dirfd's manifest.jsonl (never through a symbolic link; it must be
+ * a regular file). dir names the directory in messages. Returns 0,
+ * -ENOENT when there is none, -BACH_EDATA for a line that is not a JSON
+ * object or a known event with a member of the wrong type (err then says
+ * "DIR/manifest.jsonl: line N: ..."), or -errno.
+ */
+int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
+		       char *err, size_t errlen);
+void bach_manifest_free(struct bach_manifest *m);
+
+/* The segment event named name, or NULL. */
+const struct bach_manifest_seg *
+bach_manifest_find_seg(const struct bach_manifest *m, const char *name);
+
+#endif

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+/* Reading manifest.jsonl (bach/manifest.h), one line at a time, with jansson. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bach/manifest.h"
+#include "bach/trace.h"
+
+/* Far more than a year of hourly segments with every event they can carry. */
+#define MANIFEST_MAX_BYTES (1ull << 30)
+
+struct ctx {
+	const char *dir;
+	uint64_t line;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 2, 3))) static int bad(struct ctx *x,
+						     const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(x->err, x->errlen, "%s/%s: line %llu: ", x->dir,
+		     BACH_MANIFEST_NAME, (unsigned long long)x->line);
+	if (n >= 0 && (size_t)n < x->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(x->err + n, x->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -BACH_EDATA;
+}
+
+/* An optional unsigned member: absent leaves *v alone. */
+static int get_u64(struct ctx *x, json_t *o, const char *key, uint64_t *v)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (!j)
+		return 0;
+	if (!json_is_integer(j) || json_integer_value(j) < 0)
+		return bad(x, "\"%s\" is not a count", key);
+	*v = (uint64_t)json_integer_value(j);
+	return 0;
+}
+
+static bool get_true(json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key));
+}
+
+static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
+{
+	struct bach_manifest_seg *s;
+	const char *name = json_string_value(json_object_get(o, "name"));
+	const char *crc = json_string_value(json_object_get(o, "crc32"));
+	int err;
+
+	if (!name || !*name || strlen(name) >= sizeof(s->name) ||
+	    strchr(name, '/'))
+		return bad(x, "segment event without a proper \"name\"");
+	if (!(m->nsegs & (m->nsegs + 1))) { /* 0, 1, 3, 7, ...: grow */
+		size_t cap = (m->nsegs + 1) * 2;
+
+		s = realloc(m->segs, cap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		m->segs = s;
+	}
+	s = &m->segs[m->nsegs];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->line = x->line;
+	if ((err = get_u64(x, o, "records", &s->records)) ||
+	    (err = get_u64(x, o, "gap_markers", &s->gap_markers)) ||
+	    (err = get_u64(x, o, "bytes", &s->bytes)))
+		return err;
+	if (crc) {
+		char *end;
+		unsigned long v = strtoul(crc, &end, 16);
+
+		if (strlen(crc) != 8 || *end)
+			return bad(x, "\"crc32\" is not 8 hex digits");
+		s->crc = (uint32_t)v;
+		s->has_crc = true;
+	}
+	s->recovered = get_true(o, "recovered");
+	s->orphan = get_true(o, "orphan");
+	s->removed = get_true(o, "removed");
+	s->error = json_object_get(o, "error") != NULL;
+	if (!s->removed && !s->has_crc)
+		return bad(x, "segment %s has no \"crc32\"", name);
+	m->nsegs++;
+	return 0;
+}
+
+static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
+		     size_t len)
+{
+	json_error_t je;
+	json_t *o = json_loadb(p, len, JSON_REJECT_DUPLICATES, &je);
+	const char *ev;
+	int err = 0;
+
+	if (!o)
+		return bad(x, "not JSON: %s (column %d)", je.text, je.column);
+	ev = json_string_value(json_object_get(o, "event"));
+	if (!json_is_object(o) || !ev) {
+		err = bad(x, "not an event (a JSON object with \"event\")");
+		goto out;
+	}
+	if (!strcmp(ev, "started")) {
+		m->started = true;
+	} else if (!strcmp(ev, "segment")) {
+		err = add_segment(x, m, o);
+	} else if (!strcmp(ev, "gap")) {
+		uint64_t lost = 0;
+
+		err = get_u64(x, o, "lost", &lost);
+		m->gaps++;
+		m->gap_lost += lost;
+	} else if (!strcmp(ev, "ended")) {
+		const char *st = json_string_value(json_object_get(o, "state"));
+
+		m->ended = true;
+		snprintf(m->state, sizeof(m->state), "%s", st ? st : "");
+		m->has_totals = json_object_get(o, "lost") != NULL;
+		if (!err)
+			err = get_u64(x, o, "produced", &m->produced);
+		if (!err)
+			err = get_u64(x, o, "written", &m->written);
+		if (!err)
+			err = get_u64(x, o, "lost", &m->lost);
+		if (!err)
+			err = get_u64(x, o, "segments", &m->segments);
+	}
+out:
+	json_decref(o);
+	return err;
+}
+
+int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
+		       char *err, size_t errlen)
+{
+	struct ctx x = { dir, 0, err, errlen };
+	struct stat st;
+	char *buf = NULL;
+	size_t have = 0;
+	int fd, rc = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (errlen)
+		err[0] = 0;
+	fd = openat(dirfd, BACH_MANIFEST_NAME,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s/%s: %s", dir, BACH_MANIFEST_NAME,
+			 errno == ELOOP ? "a symbolic link, not read" :
+					  strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > MANIFEST_MAX_BYTES) {
+		rc = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
+		snprintf(err, errlen, "%s/%s: %s", dir, BACH_MANIFEST_NAME,
+			 rc == -EFBIG ? "larger than 1 GiB" :
+					"not a regular file, not read");
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (have < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + have, (size_t)st.st_size - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s/%s: %s", dir,
+				 BACH_MANIFEST_NAME, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	for (size_t at = 0; at < have && !rc;) {
+		char *nl = memchr(buf + at, '\n', have - at);
+
+		x.line++;
+		if (!nl) { /* a crash cut the last line */
+			m->partial_tail = true;
+			break;
+		}
+		rc = take_line(&x, m, buf + at, (size_t)(nl - (buf + at)));
+		at = (size_t)(nl - buf) + 1;
+		m->lines++;
+		m->whole_bytes = at;
+	}
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+void bach_manifest_free(struct bach_manifest *m)
+{
+	free(m->segs);
+	m->segs = NULL;
+	m->nsegs = 0;
+}
+
+const struct bach_manifest_seg *
+bach_manifest_find_seg(const struct bach_manifest *m, const char *name)
+{
+	for (size_t i = 0; i < m->nsegs; i++)
+		if (!strcmp(m->segs[i].name, name))
+			return &m->segs[i];
+	return NULL;
+}
