@@ -282,6 +282,7 @@ size_t board_status(struct board_model *m, uint8_t *out)
 		.clock_hz = BOARD_CLOCK_HZ,
 		.stalled_clocks =
 			stalled_ns * (BOARD_CLOCK_HZ / 1000000u) / 1000u,
+		.offbus = 0,	/* its bus has no other master, no BOFF# */
 	};
 
 	return bach_frame_build_status(out, m->status_seq++, &st);
@@ -297,8 +298,8 @@ size_t board_step(struct board_model *m, uint8_t *out, unsigned *ev)
 
 	*ev = 0;
 	/*
-	 * A stall: the board holds the CPU (HOLD/BOFF#) for a while; its next
-	 * status says so, and nothing is lost.
+	 * A stall: the board holds the CPU (HOLD, docs/fpga.md section 5)
+	 * for a while; its next status says so, and nothing is lost.
 	 */
 	if (o->stall_every && m->frames && m->frames % o->stall_every == 0) {
 		if (m->nap)

@@ -8,11 +8,21 @@
 #   make fpga-synth   yosys and nextpnr for the iCE40HX8K-CT256; prints the
 #                     Max frequency lines and fails when a clock misses its
 #                     target (bus 66.67 MHz, FT2232H 60 MHz)
+#   make fpga-formal  the properties beside the sampler, the clock-crossing
+#                     FIFO, the framer and the command reader, proved with
+#                     yosys-smtbmc and z3 (bounded, then k-induction); ends
+#                     with PASS. Part of make check, through
+#                     tests/cli/fpga_formal.sh (about a minute)
+#   make fpga-gatesim the netlist of synth_ice40 under the same testbench
+#                     and checks (the gate scenario); ends with PASS. Run
+#                     by .ci/run after make check (about three minutes)
 #
 # Knobs
 #   FPGA_SEED=1       nextpnr placement seed
-#   FPGA_SCENARIOS="bus drop filter counter lfsr cmds deaf nocpu nobus"
+#   FPGA_SCENARIOS="bus drop offbus filter counter lfsr cmds deaf nocpu nobus"
 #                     what fpga-sim runs
+#   FPGA_FORMAL="sampler afifo framer cmd"
+#                     what fpga-formal proves
 #
 # fpga-sim leaves $(BUILD)/fpga/bus.vcd (the bus pins of the bus scenario,
 # channels named as design section 5) and $(BUILD)/fpga/bus.byu (the
@@ -23,7 +33,8 @@ FPGA_BOARD = fpga/boards/ice40hx8k
 FPGA_BOARD_V = $(FPGA_BOARD)/top.v $(FPGA_BOARD)/bus_in.v
 FPGA_OUT = $(BUILD)/fpga
 FPGA_SEED ?= 1
-FPGA_SCENARIOS ?= bus drop filter counter lfsr cmds deaf nocpu nobus
+FPGA_SCENARIOS ?= bus drop offbus filter counter lfsr cmds deaf nocpu nobus
+FPGA_FORMAL ?= sampler afifo framer cmd
 
 fpga-lint:
 	$(Q)verilator --lint-only -Wall --top-module bach_core $(FPGA_RTL)
@@ -54,7 +65,14 @@ $(FPGA_OUT)/bach.bin: $(FPGA_OUT)/top.asc
 	$(Q)icepack $< $@
 
 # nextpnr reports each figure after placement and again after routing: the
-# last ones count
+# last ones count. Two checks on its report beside the clocks (nextpnr-ice40
+# 0.4 has no input-delay constraints): the FT2232H's TXE# and RXF# reach
+# their registers within FPGA_FT_IN_NS (16.67 ns, less the chip's 7.15 ns
+# output delay and 0.5 ns of traces: docs/fpga.md section 7), and no bus
+# pin reaches a bus-clock register but through its I/O cell's register
+# (no <async> -> bus_clk path at all).
+FPGA_FT_IN_NS ?= 9.0
+
 fpga-synth: $(FPGA_OUT)/bach.bin
 	$(Q)for r in ICESTORM_LC ICESTORM_RAM SB_IO; do \
 		grep -m 1 "$$r:" $(FPGA_OUT)/nextpnr.log; done
@@ -63,6 +81,13 @@ fpga-synth: $(FPGA_OUT)/bach.bin
 	$(Q)grep 'Max frequency for clock' $(FPGA_OUT)/nextpnr.log | tail -n 2
 	$(Q)! grep 'Max frequency for clock' $(FPGA_OUT)/nextpnr.log | \
 		tail -n 2 | grep -q FAIL
+	$(Q)d=$$(sed -n 's/.*Max delay <async> *-> posedge ft_clk[^:]*: *\([0-9.]*\) ns.*/\1/p' \
+		$(FPGA_OUT)/nextpnr.log | tail -n 1); \
+	echo "FT2232H TXE#/RXF# to their registers: $$d ns, budget $(FPGA_FT_IN_NS) ns"; \
+	awk -v d="$$d" -v m=$(FPGA_FT_IN_NS) 'BEGIN { exit !(d != "" && d + 0 <= m + 0) }'
+	$(Q)if grep -q 'Max delay <async> *-> posedge bus_clk' $(FPGA_OUT)/nextpnr.log; then \
+		echo "a bus pin reaches a bus-clock register outside its I/O cell"; \
+		exit 1; fi
 
 # ---- simulation ----------------------------------------------------------
 
@@ -89,4 +114,41 @@ fpga-sim: $(FPGA_OUT)/tb.vvp $(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream \
 	$(Q)fpga/bench/run.sh $(FPGA_OUT) $(FPGA_OUT)/gen.byu $(FPGA_OUT)/tb.vvp \
 		$(FPGA_OUT)/tbgen $(FPGA_OUT)/check_stream $(FPGA_SCENARIOS)
 
-.PHONY: fpga-lint fpga-sim fpga-synth
+# ---- gate-level simulation -------------------------------------------------
+# The core as synth_ice40 maps it (LUTs, carries, flip-flops, block RAM),
+# with the testbench's parameters, simulated with yosys's models of the
+# iCE40 cells under the same testbench and check_stream: the gate scenario,
+# the bus scenario made short (every corner case, 300 records), since the
+# netlist simulates some 80 times slower than the RTL.
+
+# yosys's own models of the iCE40 cells (yosys-config is in yosys-dev, which
+# the build does not need: Debian's path otherwise)
+FPGA_CELLS ?= $(shell yosys-config --datdir 2>/dev/null || \
+		echo /usr/share/yosys)/ice40/cells_sim.v
+FPGA_GATE_SCENARIOS ?= gate
+
+$(FPGA_OUT)/gate/core.v: $(FPGA_RTL)
+	$(Q)mkdir -p $(dir $@)
+	@echo '   YOSYS ' $@
+	$(Q)yosys -q -l $(FPGA_OUT)/gate/yosys.log \
+		-p 'chparam -set METER_RES 10000 -set SERIAL "SIM0" -set NAME "bach capture board (simulation)" bach_core' \
+		-p 'synth_ice40 -top bach_core' \
+		-p 'write_verilog -noattr $@' $(FPGA_RTL)
+
+$(FPGA_OUT)/gate/tb.vvp: $(FPGA_BENCH_V) $(FPGA_OUT)/gate/core.v
+	@echo '   IVERILOG' $@
+	$(Q)iverilog -g2005 -DGATE -DNO_ICE40_DEFAULT_ASSIGNMENTS -o $@ \
+		-s tb_bach $(FPGA_BENCH_V) $(FPGA_OUT)/gate/core.v $(FPGA_CELLS)
+
+fpga-gatesim: $(FPGA_OUT)/gate/tb.vvp $(FPGA_OUT)/tbgen \
+	      $(FPGA_OUT)/check_stream $(FPGA_OUT)/gen.byu
+	$(Q)fpga/bench/run.sh $(FPGA_OUT)/gate $(FPGA_OUT)/gen.byu \
+		$(FPGA_OUT)/gate/tb.vvp $(FPGA_OUT)/tbgen \
+		$(FPGA_OUT)/check_stream $(FPGA_GATE_SCENARIOS)
+
+# ---- formal proofs ---------------------------------------------------------
+
+fpga-formal:
+	$(Q)fpga/bench/formal/run.sh $(FPGA_OUT) $(FPGA_FORMAL)
+
+.PHONY: fpga-lint fpga-sim fpga-synth fpga-formal fpga-gatesim

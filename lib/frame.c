@@ -107,6 +107,7 @@ size_t bach_frame_build_status(uint8_t *dst, uint32_t seq,
 	put_le32(p + 28, st->clock_hz);
 	put_le64(p + 32, st->stalled_clocks);
 	put_le64(p + 40, st->reserved);
+	put_le64(p + 48, st->offbus);
 	return seal(dst, BACH_STATUS_SIZE);
 }
 
@@ -351,6 +352,7 @@ void bach_frame_status(const struct bach_frame *f,
 	st->clock_hz = get_le32(b + 28);
 	st->stalled_clocks = get_le64(b + 32);
 	st->reserved = get_le64(b + 40);
+	st->offbus = get_le64(b + 48);
 }
 
 void bach_frame_identity(const struct bach_frame *f,

@@ -14,7 +14,9 @@ set -eu
 # recovery).
 # the capture board: libusb (drivers/usb), umockdev (an emulated board for
 # its tests), iverilog and verilator (make fpga-sim, make fpga-lint), yosys,
-# nextpnr and icestorm (make fpga-synth).
+# nextpnr and icestorm (make fpga-synth); z3, the solver yosys-smtbmc (in
+# Debian's yosys) runs for make fpga-formal (Debian 12's boolector does not
+# speak the SMT-LIB dialect of its yosys-smtbmc).
 # the logic-analyzer path: libsigrok (drivers/sigrok, bach decode), libzip
 # (checks a .sr session's members, which libsigrok reads unchecked) and
 # sigrok-cli (tests and reference figures in make bench).
@@ -23,7 +25,7 @@ PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzi
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
-fpga-icestorm
+fpga-icestorm z3
 libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
 prometheus"

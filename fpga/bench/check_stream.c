@@ -33,8 +33,9 @@
  *     plus lost is everything the bus carried;
  *   - timestamps and deltas agree with the bus model's clock (ts.txt);
  *   - the final STATUS: records, lost, stall episodes and stalled clocks
- *     as the parser and the testbench counted them, an empty FIFO of 1024
- *     records, the bus clock at 66.67 MHz (or 0 Hz when it was off).
+ *     as the parser and the testbench counted them, the ADS#s seen with
+ *     the CPU off the bus as the bus model counted them, an empty FIFO of
+ *     1024 records, the bus clock at 66.67 MHz (or 0 Hz when it was off).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -534,7 +535,7 @@ int main(int argc, char **argv)
 		const struct bach_board_identity *id = &g.ident;
 
 		if (id->vendor != 0x1209 || id->product != 0x4243 ||
-		    id->gw_major != 1 || id->gw_minor != 0 ||
+		    id->gw_major != 1 || id->gw_minor != 1 ||
 		    id->capabilities != 0x000f || id->clock_hz != 66666666 ||
 		    id->fifo_records != FIFO_RECORDS ||
 		    strncmp(id->serial, "SIM0", sizeof(id->serial)) ||
@@ -605,6 +606,10 @@ int main(int argc, char **argv)
 			     summary("hold_episodes"), summary("hold_clocks"));
 		if (o.need_stall && !st->stall_episodes)
 			fail("the board never held the CPU");
+		if (st->offbus != (o.pattern ? 0 : summary("offbus")))
+			fail("final STATUS: %" PRIu64 " ADS#s off the bus, the "
+			     "bus model drove %" PRIu64, st->offbus,
+			     o.pattern ? 0 : summary("offbus"));
 	}
 	if (summary("errors"))
 		fail("the testbench saw %" PRIu64 " errors", summary("errors"));

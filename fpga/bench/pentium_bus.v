@@ -1,30 +1,66 @@
 `timescale 1ps / 1ps
 `default_nettype none
-// pentium_bus: a Pentium (P54C) and its chipset, as the capture board sees
-// them on the bus pins: plays a list of bus cycles (cycles.hex, written by
-// tbgen) clock by clock, the way the CPU drives ADS# and the chipset
-// answers with BRDY#, NA#, KEN# and BOFF#:
+// pentium_bus: a Pentium (P54C) and its chipset as the capture board sees
+// them on the bus pins. It plays a list of bus cycles (cycles.hex, written
+// by tbgen) clock by clock. It is written from the processors' data sheets,
+// not from the gateware, whose rules it is there to check:
 //
-//   - ADS# for one clock opens a cycle; the next ADS# comes after the last
-//     BRDY# of the open cycle, or earlier once NA# was given (at most two
-//     open); locked cycles (LOCK# low) are never pipelined;
-//   - a cycle transfers once (a single) or four times (a line fill: a
-//     memory read with CACHE# and KEN# low; a writeback), with wait
-//     states before each BRDY#;
-//   - KEN# is driven right only where the board must take it, at the
-//     first BRDY# or NA# of the cycle: it is random everywhere else;
-//   - BOFF# instead of a BRDY# aborts every open cycle; the CPU restarts
-//     them, in order, a clock after BOFF# ends (once per cycle: a restart
-//     runs through). A cycle may also get BOFF# in the clock of its ADS#;
-//   - HOLD from the board (ignored with +deaf): no new cycle once HOLD is
-//     seen, HLDA when the bus is idle, until HOLD goes (never inside a
-//     locked pair).
+//   [K62] AMD-K6-2 Processor Data Sheet, 21850J, February 2000: chapter 4
+//         "Signal Descriptions" (4.11 BOFF#), chapter 5 "Bus Cycles";
+//   [K6]  AMD-K6 Processor Data Sheet, 20695H, March 1998: 5.25 HLDA,
+//         5.26 HOLD, 6.3 "Memory Reads and Writes", "Bus Backoff (BOFF#)"
+//         (chapter 6, page 150);
+//   [K5]  AMD-K5 Processor Technical Reference Manual, 18524C, November
+//         1996: 5.2.5 AHOLD, 5.2.10 BOFF, table 5-19 "Bus Cycle
+//         Definitions".
 //
-// Pins change TCO after the rising edge. Each completed cycle's ADS# clock
-// goes to the timestamp log, in completion (= issue) order; with +vcd=FILE
-// the pins go to a VCD file from the first cycle to the last (pins named
-// as design section 5 names the channels; 1 ns units: CLK rises at 15 k,
-// pins change at 15 k + 2, CLK falls at 15 k + 8).
+// These processors are pin for pin the Pentium's (P54C, Socket 7) bus, and
+// their data sheets state its rules clock edge by clock edge. The rules
+// played here, each where it is used below:
+//
+//   - ADS# for one clock opens a cycle with A31..A3, BE7#..BE0#, M/IO#,
+//     D/C#, W/R#, CACHE#; the next ADS# comes off the edge after the last
+//     BRDY# is sampled, so an idle clock lies between two cycles [K6 6.3];
+//     with NA# the next one may come before, two at most open; locked
+//     cycles (LOCK#, the interrupt-acknowledge pair) are not pipelined;
+//   - a line fill (a memory read with CACHE# low and KEN# low) and a
+//     writeback (a memory write with CACHE# low) take four BRDY#s, every
+//     other cycle one [K5 table 5-19]; KEN# counts where the CPU samples
+//     it, at the first BRDY# or NA# of the cycle, and is random elsewhere
+//     (with two cycles open, the NA# of the newer one is its sampling
+//     point); a line fill may start mid-line: its ADS# carries the address
+//     of the quadword wanted first, A4:A3 not zero;
+//   - BOFF# sampled low aborts every cycle in progress, one whose ADS# is
+//     in that clock included, and wins over a BRDY# of the same clock; the
+//     CPU floats its outputs off the edge where it samples BOFF# low until
+//     the edge where it samples it high, and restarts the aborted cycles
+//     from their beginning after that [K62 4.11; K6 page 150]. So ADS#, A,
+//     BE# and the control pins float in the first clock with BOFF# high
+//     too, and the earliest restart ADS# is a clock later. A floating ADS#
+//     may read low (a BOFF# episode marked "float" plays that);
+//   - HOLD sampled high: the CPU finishes its cycles, starts no new one
+//     (a locked pair is finished first), asserts HLDA one edge after the
+//     last BRDY# (one edge after HOLD, the bus idle) and floats the bus in
+//     every clock where HLDA is high; HLDA falls one edge after HOLD is
+//     sampled low, and the CPU may drive a cycle in that clock [K6 5.25,
+//     5.26]. HOLD is the board's hold output (ignored with +deaf) or the
+//     chipset's own request for another bus master, which runs cycles of
+//     its own (ADS#, BRDY#s) while HLDA is high;
+//   - a snoop writeback under AHOLD [K5 5.2.5]: the chipset drives the
+//     inquire address on A31..A3 while the CPU floats them, and the
+//     writeback the CPU runs for a hit on a modified line carries that
+//     address (the board sees AHOLD, EADS# and HITM# not at all: only the
+//     writeback's ADS#, with A4:A3 as the chipset drove them).
+//
+// Pins change TCO after the rising edge: the step after edge k sets what
+// edge k+1 samples. Each completed CPU cycle's ADS# clock goes to the
+// timestamp log, in completion (= issue) order. `offbus` counts the ADS#s
+// that were low in a clock where the CPU floated the bus (HLDA high, or
+// BOFF# low in the clock before): cycles of another master, or floating
+// pins; they are not records. With +vcd=FILE the pins go to a VCD file
+// from the first cycle to the last (pins named as design section 5 names
+// the channels; 1 ns units: CLK rises at 15 k, pins change at 15 k + 2,
+// CLK falls at 15 k + 8).
 module pentium_bus #(
 	parameter MAX = 16384,		// cycles
 	parameter TCO = 2000		// ps
@@ -35,6 +71,7 @@ module pentium_bus #(
 	input  wire [31:0] ncyc,	// how many
 	output reg         done = 1'b0,	// all played and completed
 	output reg  [31:0] completed = 32'd0,
+	output reg  [31:0] offbus = 32'd0,
 
 	output reg         ads_n = 1'b1,
 	output reg  [31:3] a = 29'd0,
@@ -52,17 +89,21 @@ module pentium_bus #(
 );
 	reg [99:0] cyc [0:MAX-1];
 	reg        boffed [0:MAX-1];	// restarted once already
+	reg        mastered [0:MAX-1];	// the other master went before it
 
 	// fields of a cycle (layout: tbgen.c write_cycles)
 	function [31:0] f_addr(input [99:0] c); f_addr = c[31:0]; endfunction
 	function [7:0] f_be(input [99:0] c); f_be = c[39:32]; endfunction
+	function [2:0] f_master(input [99:0] c); f_master = c[42:40];
+	endfunction
+	function f_float(input [99:0] c); f_float = c[43]; endfunction
 	function f_mio(input [99:0] c); f_mio = c[47]; endfunction
-	function f_dc(input [99:0] c); f_dc = c[46]; endfunction
 	function f_wr(input [99:0] c); f_wr = c[45]; endfunction
 	function f_cache_n(input [99:0] c); f_cache_n = c[44]; endfunction
 	function f_ken_n(input [99:0] c); f_ken_n = c[48]; endfunction
 	function f_lock(input [99:0] c); f_lock = c[49]; endfunction
 	function f_junk(input [99:0] c); f_junk = c[50]; endfunction
+	function f_snoop(input [99:0] c); f_snoop = c[51]; endfunction
 	function [23:0] f_gap(input [99:0] c); f_gap = c[75:52]; endfunction
 	function [3:0] f_w0(input [99:0] c); f_w0 = c[79:76]; endfunction
 	function [3:0] f_wb(input [99:0] c); f_wb = c[83:80]; endfunction
@@ -70,12 +111,12 @@ module pentium_bus #(
 	function [3:0] f_boff(input [99:0] c); f_boff = c[91:88]; endfunction
 	function [7:0] f_boff_len(input [99:0] c); f_boff_len = c[99:92];
 	endfunction
-	// waits for KEN# to say how many transfers
+	// KEN# says how many transfers: a memory read with CACHE# low
 	function f_needs_ken(input [99:0] c);
 		f_needs_ken = f_mio(c) && !f_wr(c) && !f_cache_n(c);
 	endfunction
 
-	// the open cycles, 0 the oldest
+	// the CPU's open cycles, 0 the oldest
 	integer q_idx [0:1], q_got [0:1], q_len [0:1], q_age [0:1],
 		q_wait [0:1];
 	reg     q_na [0:1], q_ken [0:1];
@@ -83,14 +124,25 @@ module pentium_bus #(
 	integer qn = 0;
 	integer issue = 0;		// next cycle to issue
 	integer gap_left = 0;		// clocks before it may be
-	integer boff_left = 0;		// clocks of BOFF# to come
-	integer after_boff = 0;		// idle clocks after BOFF#
-	reg     hold_q = 1'b0;
+	integer boff_left = 0;		// clocks of BOFF# still to drive
+	reg     boff_float = 1'b0;	// this episode's ADS# floats low
+	reg     boff_was = 1'b0;	// BOFF# driven low in the last clock
+	reg     hold_q = 1'b0;		// HOLD as the CPU sampled it: this edge
+	reg     hold_q1 = 1'b0;		// and the one before
+	reg     idle_q = 1'b1;		// no CPU cycle open at this edge
+	reg     idle_q1 = 1'b1;		// nor at the one before
 	reg     last_locked = 1'b0;	// the last cycle issued was locked
 	reg [63:0] clocks = 64'd0;	// bus clocks since play began
 	reg     playing = 1'b0;
+	reg     deaf = 1'b0;		// +deaf: the CPU ignores the board
 	integer tsf = 0, vcd = 0, i;
 	reg [8*256-1:0] name;
+
+	// the other master: cycles still to run, its open cycle
+	reg     m_req = 1'b0;		// the chipset's HOLD request
+	integer m_left = 0, m_got = 0, m_len = 0, m_wait = 0;
+	reg     m_open = 1'b0;
+	reg     hlda_was = 1'b0;	// HLDA in the last clock
 
 	initial begin
 		if (!$value$plusargs("cycles=%s", name)) begin
@@ -98,10 +150,14 @@ module pentium_bus #(
 			$finish;
 		end
 		$readmemh(name, cyc);
-		for (i = 0; i < MAX; i = i + 1)
+		for (i = 0; i < MAX; i = i + 1) begin
 			boffed[i] = 1'b0;
+			mastered[i] = 1'b0;
+		end
 		if ($value$plusargs("ts=%s", name))
 			tsf = $fopen(name, "w");
+		if ($test$plusargs("deaf"))
+			deaf = 1'b1;
 	end
 
 	// ---- the VCD ----------------------------------------------------------
@@ -187,19 +243,21 @@ module pentium_bus #(
 		end
 	endtask
 
-	// BOFF#: every open cycle restarts, from the oldest
-	task back_off(input [7:0] len);
+	// BOFF# from this clock, len clocks: every cycle open at the edge
+	// that samples it is aborted and restarts, from the oldest
+	task back_off(input [7:0] len, input fl);
 		begin
 			boff_n = 1'b0;
 			if (qn > 0)
 				issue = q_idx[0];
 			qn = 0;
 			boff_left = len - 1;
-			after_boff = boff_left == 0 ? 1 : 0;
+			boff_float = fl;
 			gap_left = 0;
 		end
 	endtask
 
+	// KEN# where the CPU samples it: the first BRDY# or NA# of the cycle
 	task take_ken(input integer k, input [99:0] c);
 		begin
 			if (!q_ken[k]) begin
@@ -210,10 +268,50 @@ module pentium_bus #(
 		end
 	endtask
 
+	// the pins the CPU no longer drives: random levels, ADS# high (or
+	// low, for a floating ADS#)
+	task float_pins(input ads_low);
+		begin
+			ads_n = !ads_low;
+			a = $random;
+			be_n = $random;
+			{mio, dc, wr, cache_n} = $random;
+		end
+	endtask
+
+	// the other master's cycle while HLDA is high: its ADS#, then one or
+	// four BRDY#s from the chipset
+	task master_step;
+		begin
+			if (m_open) begin
+				if (m_wait > 0) begin
+					m_wait = m_wait - 1;
+				end else begin
+					brdy_n = 1'b0;
+					na_n = $random;
+					m_got = m_got + 1;
+					if (m_got == m_len) begin
+						m_open = 1'b0;
+						m_left = m_left - 1;
+					end else begin
+						m_wait = $urandom % 2;
+					end
+				end
+			end else if (m_left > 0 && hlda_was) begin
+				// HLDA seen at this edge: the master drives a cycle
+				float_pins(1'b1);
+				m_open = 1'b1;
+				m_got = 0;
+				m_len = ($urandom % 2) ? 4 : 1;
+				m_wait = $urandom % 3;
+			end
+		end
+	endtask
+
 	task step;
 		reg [99:0] c, h;
 		integer qn0, done_now;
-		reg na0, lock_open, lock_pair, can;
+		reg na0, lock_open, lock_pair, floating, can, hold_in;
 		begin
 			ads_n = 1'b1;
 			brdy_n = 1'b1;
@@ -230,15 +328,32 @@ module pentium_bus #(
 			qn0 = qn;
 			na0 = qn > 0 && q_na[0];
 			done_now = 0;
+			// BOFF# low at this edge: the CPU floats the bus in this
+			// clock, the first with BOFF# high included [K62 4.11]
+			floating = boff_was;
+			lock_pair = last_locked && issue < ncyc && f_lock(cyc[issue]);
+
+			// HLDA [K6 5.25]: one edge after HOLD was sampled high
+			// with the bus idle (after the last BRDY#); low one edge
+			// after HOLD was sampled low; never inside a locked pair
+			if (hlda && !hold_q1)
+				hlda = 1'b0;
+			else if (!hlda && hold_q1 && idle_q1 && idle_q &&
+				 !lock_pair)
+				hlda = 1'b1;
 
 			if (boff_left > 0) begin
+				// BOFF# goes on; the bus floats
 				boff_n = 1'b0;
 				boff_left = boff_left - 1;
-				if (boff_left == 0)
-					after_boff = 1;
+				float_pins(boff_float);
+			end else if (floating) begin
+				// the first clock with BOFF# high: still floating
+				float_pins(boff_float);
+			end else if (hlda) begin
+				// the bus is the other master's
+				master_step;
 			end else begin
-				if (after_boff > 0)
-					after_boff = after_boff - 1;
 				// a transfer of the oldest cycle, or BOFF# instead
 				if (qn > 0 && q_wait[0] > 0) begin
 					q_wait[0] = q_wait[0] - 1;
@@ -248,7 +363,7 @@ module pentium_bus #(
 					    !boffed[q_idx[0]] &&
 					    q_got[0] + 1 == f_boff(h)) begin
 						boffed[q_idx[0]] = 1'b1;
-						back_off(f_boff_len(h));
+						back_off(f_boff_len(h), f_float(h));
 					end else begin
 						brdy_n = 1'b0;
 						take_ken(0, h);
@@ -262,34 +377,63 @@ module pentium_bus #(
 						end
 					end
 				end
-				// NA# for the one open cycle, at its time
-				if (boff_n && !done_now && qn == 1 && qn0 == 1 &&
+				// NA# for the newest open cycle that has not had
+				// one, at its time; KEN# is sampled there
+				if (boff_n && qn == 1 && qn0 == 1 && !done_now &&
 				    !q_na[0] && f_na(cyc[q_idx[0]]) != 0 &&
 				    q_age[0] == f_na(cyc[q_idx[0]])) begin
 					na_n = 1'b0;
 					q_na[0] = 1'b1;
 					take_ken(0, cyc[q_idx[0]]);
+				end else if (boff_n && qn == 2 && qn0 == 2 &&
+					     q_na[0] && !q_na[1] &&
+					     f_na(cyc[q_idx[1]]) != 0 &&
+					     q_age[1] == f_na(cyc[q_idx[1]])) begin
+					na_n = 1'b0;
+					q_na[1] = 1'b1;
+					take_ken(1, cyc[q_idx[1]]);
+				end else if (boff_n && qn == 1 && done_now &&
+					     qn0 == 2 && !q_na[0] &&
+					     f_na(cyc[q_idx[0]]) != 0 &&
+					     q_age[0] == f_na(cyc[q_idx[0]])) begin
+					// the older one ended in this clock
+					na_n = 1'b0;
+					q_na[0] = 1'b1;
+					take_ken(0, cyc[q_idx[0]]);
 				end
-				// ADS#
+				// the other master asks for the bus before this
+				// cycle: the chipset's HOLD, until it is done
+				if (!m_req && issue < ncyc && gap_left == 0 &&
+				    f_master(cyc[issue]) != 0 &&
+				    !mastered[issue] && !lock_pair) begin
+					m_req = 1'b1;
+					m_left = f_master(cyc[issue]);
+					mastered[issue] = 1'b1;
+				end
+				// ADS#: not while HOLD is seen (but for the second
+				// of a locked pair), not with BOFF# driven
 				c = cyc[issue];
 				lock_open = (qn > 0 && f_lock(cyc[q_idx[0]])) ||
 					    (qn > 1 && f_lock(cyc[q_idx[1]]));
-				lock_pair = last_locked && issue < ncyc &&
-					    f_lock(c);
 				can = playing && boff_n && issue < ncyc &&
-				      gap_left == 0 && after_boff == 0 && !hlda &&
+				      gap_left == 0 && !m_req &&
 				      (!hold_q || lock_pair) &&
 				      (qn0 == 0 || (qn0 == 1 && na0 && !f_lock(c) &&
 						    !lock_open));
-				if (can && f_boff(c) == 15 && !boffed[issue]) begin
-					// BOFF# in the clock of the ADS#,
-					// when nothing else happens in it
+				if (can && f_snoop(c) && a != f_addr(c) >> 3) begin
+					// AHOLD: the chipset drives the inquire
+					// address first; the writeback follows
+					a = f_addr(c) >> 3;
+					gap_left = 1;
+				end else if (can && f_boff(c) == 15 && !boffed[issue]) begin
+					// BOFF# in the clock of the ADS#, when
+					// nothing else happens in it
 					if (brdy_n && na_n) begin
 						ads_n = 1'b0;
 						{a, be_n} = {f_addr(c) >> 3, f_be(c)};
 						{mio, dc, wr, cache_n} = c[47:44];
 						boffed[issue] = 1'b1;
-						back_off(f_boff_len(c));
+						back_off(f_boff_len(c), f_float(c));
 					end
 				end else if (can) begin
 					ads_n = 1'b0;
@@ -311,29 +455,32 @@ module pentium_bus #(
 						gap_left = f_gap(cyc[issue]);
 				end
 			end
-			// HOLD: HLDA once the bus is idle
-			if (hlda && !hold_q)
-				hlda = 1'b0;
-			else if (!hlda && hold_q && qn == 0 && ads_n && boff_n &&
-				 !(last_locked && issue < ncyc &&
-				   f_lock(cyc[issue])))
-				hlda = 1'b1;
+			// the other master's request ends with its last cycle
+			if (m_req && m_left == 0 && !m_open)
+				m_req = 1'b0;
+			// an ADS# in a clock where the CPU floats the bus
+			if (!ads_n && (floating || hlda))
+				offbus = offbus + 1;
 			lock_n = !((qn > 0 && f_lock(cyc[q_idx[0]])) ||
 				   (last_locked && issue < ncyc &&
 				    f_lock(cyc[issue])));
+			if (hlda)
+				lock_n = 1'b1;
 			for (i = 0; i < qn; i = i + 1)
 				q_age[i] = q_age[i] + 1;
+			boff_was = !boff_n;
+			hlda_was = hlda;
+			// the next edge: is a CPU cycle open then?
+			idle_q1 = idle_q;
+			idle_q = qn == 0 && boff_n;
 		end
 	endtask
 
-	reg deaf = 1'b0;		// +deaf: the CPU ignores HOLD
-
-	initial
-		if ($test$plusargs("deaf"))
-			deaf = 1'b1;
-
 	always @(posedge clk) begin
-		hold_q = hold && !deaf;
+		// what the CPU samples at this edge: HOLD, the board's or the
+		// chipset's
+		hold_q1 = hold_q;
+		hold_q = (hold && !deaf) || m_req;
 		#(TCO);
 		if (play && !playing) begin
 			playing = 1'b1;
@@ -343,7 +490,8 @@ module pentium_bus #(
 			step;
 			if (vcd != 0)
 				vcd_pins;
-			if (issue >= ncyc && qn == 0 && boff_left == 0) begin
+			if (issue >= ncyc && qn == 0 && boff_left == 0 &&
+			    !boff_was && !m_req) begin
 				done = 1'b1;
 				vcd_end = {1'b0, clocks} + 65'd4;
 			end

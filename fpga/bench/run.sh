@@ -12,7 +12,7 @@
 set -u
 out=$1 gen=$2 vvp=$3 tbgen=$4 check=$5
 shift 5
-scenarios=${*:-"bus drop filter counter lfsr cmds deaf nocpu nobus"}
+scenarios=${*:-"bus drop offbus filter counter lfsr cmds deaf nocpu nobus"}
 failed=""
 
 for s in $scenarios; do

@@ -41,29 +41,29 @@ module tb_bach;
 	reg         play = 1'b0;
 	reg  [31:0] ncyc = 32'd0;
 	wire        bus_done;
-	wire [31:0] completed;
+	wire [31:0] completed, offbus;
 	wire        ads_n, mio, dc, wr, cache_n, brdy_n, na_n, ken_n, boff_n;
 	wire        lock_n, hlda, hold;
 	wire [31:3] a;
 	wire [7:0]  be_n;
 
 	pentium_bus cpu (.clk(bclk), .hold(hold), .play(play), .ncyc(ncyc),
-		.done(bus_done), .completed(completed),
+		.done(bus_done), .completed(completed), .offbus(offbus),
 		.ads_n(ads_n), .a(a), .be_n(be_n), .mio(mio), .dc(dc), .wr(wr),
 		.cache_n(cache_n), .brdy_n(brdy_n), .na_n(na_n), .ken_n(ken_n),
 		.boff_n(boff_n), .lock_n(lock_n), .hlda(hlda));
 
 	// the registers in the board's I/O cells
 	reg        p_ads_n, p_mio, p_dc, p_wr, p_cache_n, p_brdy_n, p_na_n;
-	reg        p_ken_n, p_boff_n;
+	reg        p_ken_n, p_boff_n, p_hlda;
 	reg [31:3] p_a;
 	reg [7:0]  p_be_n;
 
 	always @(posedge bclk)
 		{p_ads_n, p_a, p_be_n, p_mio, p_dc, p_wr, p_cache_n, p_brdy_n,
-		 p_na_n, p_ken_n, p_boff_n} <= {ads_n, a, be_n, mio, dc, wr,
-						cache_n, brdy_n, na_n, ken_n,
-						boff_n};
+		 p_na_n, p_ken_n, p_boff_n, p_hlda} <= {ads_n, a, be_n, mio, dc,
+						wr, cache_n, brdy_n, na_n,
+						ken_n, boff_n, hlda};
 
 	// the hold output, as the CPU sees it
 	integer hold_clocks = 0, hold_episodes = 0;
@@ -86,16 +86,23 @@ module tb_bach;
 	wire [7:0] data_out;
 	wire [7:0] data = data_oe ? data_out : ft_drive ? ft_q : 8'hxx;
 
+	// GATE: the netlist of make fpga-gatesim, synthesized with these
+	// parameters (fpga.mk)
+`ifdef GATE
+	bach_core dut (
+`else
 	bach_core #(
 		.METER_RES(10000),
 		.SERIAL("SIM0"),
 		.NAME("bach capture board (simulation)")
 	) dut (
+`endif
 		.i_bclk(bclk), .i_uclk(uclk), .i_rst(rst),
 		.i_ads_n(p_ads_n), .i_a(p_a), .i_be_n(p_be_n), .i_mio(p_mio),
 		.i_dc(p_dc), .i_wr(p_wr), .i_cache_n(p_cache_n),
 		.i_brdy_n(p_brdy_n), .i_na_n(p_na_n), .i_ken_n(p_ken_n),
-		.i_boff_n(p_boff_n), .o_hold(hold), .o_running(running),
+		.i_boff_n(p_boff_n), .i_hlda(p_hlda), .o_hold(hold),
+		.o_running(running),
 		.i_ft_rxf_n(rxf_n), .i_ft_txe_n(txe_n), .i_ft_data(data),
 		.o_ft_rd_n(rd_n), .o_ft_wr_n(wr_n), .o_ft_oe_n(oe_n),
 		.o_ft_siwu_n(siwu_n), .o_ft_data(data_out),
@@ -319,6 +326,7 @@ module tb_bach;
 		$sformat(path, "%0s/summary.txt", dir);
 		sf = $fopen(path, "w");
 		$fwrite(sf, "cycles %0d\n", completed);
+		$fwrite(sf, "offbus %0d\n", offbus);
 		$fwrite(sf, "hold_episodes %0d\n", hold_episodes);
 		$fwrite(sf, "hold_clocks %0d\n", hold_clocks);
 		$fwrite(sf, "bytes %0d\n", nbytes);
@@ -328,9 +336,9 @@ module tb_bach;
 		$fwrite(sf, "mark_byte %0d\n", mark_byte);
 		$fwrite(sf, "errors %0d\n", errors);
 		$fclose(sf);
-		$display("tb: %0d bytes, %0d bus cycles, hold %0d times for %0d clocks, SIWU# %0d times; from the first data frame, %0d bytes in %0d clocks with TXE# low",
-			 nbytes, completed, hold_episodes, hold_clocks, siwu,
-			 bytes_mark, ready_mark);
+		$display("tb: %0d bytes, %0d bus cycles, %0d ADS# off the bus, hold %0d times for %0d clocks, SIWU# %0d times; from the first data frame, %0d bytes in %0d clocks with TXE# low",
+			 nbytes, completed, offbus, hold_episodes, hold_clocks,
+			 siwu, bytes_mark, ready_mark);
 		if (errors == 0)
 			$display("PASS");
 		else

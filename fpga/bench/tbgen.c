@@ -22,7 +22,10 @@
  *
  * Bus cycles come from the `bach gen` workload in GEN.byu, with waits,
  * NA# pipelining, BOFF# restarts and KEN# decisions drawn from a fixed
- * seed, after a list of hand-written corner cases.
+ * seed, after a list of hand-written corner cases. Where a scenario asks,
+ * another bus master runs cycles under HOLD/HLDA before some of them, and
+ * ADS# floats low after BOFF#: ADS#s that are no records (pentium_bus.v
+ * counts them; the board's STATUS must say as many).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -46,6 +49,9 @@ struct cycle {
 	uint8_t ken_n;		/* KEN# where the board must take it */
 	uint8_t lock;		/* LOCK# low through it (INTA pairs) */
 	uint8_t junk;		/* random levels on A, BE#, M/IO#... when idle */
+	uint8_t master;		/* cycles of another master before it (0-7) */
+	uint8_t floats;		/* its BOFF# episode: ADS# floats low */
+	uint8_t snoop;		/* a snoop writeback: the address from AHOLD */
 	uint32_t gap;		/* clocks from the previous ADS# at least */
 	uint8_t w0;		/* wait states before the first BRDY# */
 	uint8_t wb;		/* wait states between burst transfers */
@@ -117,6 +123,17 @@ static struct cycle *add(uint32_t addr, uint8_t be, uint8_t ctl)
 	return c;
 }
 
+/* A cacheable read the CPU asks for with CACHE# low, refused by KEN# high:
+   one transfer, the record's CACHE# bit set (NC_I_FETCH, NC_D_READ). */
+static struct cycle *refused(uint32_t addr, uint8_t be, uint8_t ctl)
+{
+	struct cycle *c = add(addr, be, ctl);
+
+	c->pins &= ~1u;
+	c->ken_n = 1;
+	return c;
+}
+
 static unsigned transfers(const struct cycle *c)
 {
 	unsigned mio = c->pins >> 3 & 1, wr = c->pins >> 1 & 1;
@@ -174,7 +191,7 @@ static void load_gen(const char *path, size_t max, int top_rate, int junk)
 }
 
 /* Hand-written cases: each rule of design section 5 at least once. */
-static void corner_cases(int with_idle)
+static void corner_cases(int with_idle, int offbus)
 {
 	struct cycle *c;
 	static const uint8_t special_be[] = { 0xfe, 0xfd, 0xfb, 0xf7, 0xef,
@@ -186,13 +203,9 @@ static void corner_cases(int with_idle)
 	c->w0 = 2;
 	c->wb = 1;
 	/* CACHE# low, KEN# high at the first BRDY#: one transfer, NC_ */
-	c = add(0x00100040, 0x00, 0x90);
-	c->pins &= ~1u;
-	c->ken_n = 1;
+	refused(0x00100040, 0x00, 0x90);
 	/* KEN# taken at NA# (two clocks before the first BRDY#) */
-	c = add(0x00400000, 0x0f, 0xd0);
-	c->pins &= ~1u;
-	c->ken_n = 1;
+	c = refused(0x00400000, 0x0f, 0xd0);
 	c->na_at = 1;
 	c->w0 = 3;
 	c = add(0x00400040, 0x00, 0xc0);
@@ -203,10 +216,12 @@ static void corner_cases(int with_idle)
 	c->wb = 2;
 	c = add(0x00400100, 0xf0, 0xf0);
 	c->w0 = 2;
-	/* I/O, an interrupt acknowledge pair, the special cycles */
+	/* I/O, an interrupt acknowledge pair (BE# EF, then FE: the byte of
+	   the first cycle is byte 4, of the second byte 0), the special
+	   cycles */
 	add(0x000003f8, 0xfe, 0x50);
 	add(0x000003f8, 0xfe, 0x70);
-	c = add(0x00000004, 0xfe, 0x10);
+	c = add(0x00000000, 0xef, 0x10);
 	c->lock = 1;
 	c = add(0x00000000, 0xfe, 0x10);
 	c->lock = 1;
@@ -227,6 +242,53 @@ static void corner_cases(int with_idle)
 	c->boff_at = 2;
 	c->boff_len = 2;
 	add(0x00400260, 0xf0, 0xf0);
+	/* line fills that start mid-line (the quadword wanted first: A4:A3
+	   not zero); one record per ADS#, with the first transfer's address */
+	c = add(0x00500418, 0x00, 0x80);
+	c->wb = 1;
+	add(0x00500428, 0x00, 0xc0);
+	c = add(0x00500430, 0x00, 0xc0);
+	c->na_at = 1;
+	c->w0 = 1;
+	/* NA# with two cycles open: KEN# of the newer one is sampled at its
+	   own NA#, before its first BRDY# (KEN# is random there) */
+	c = add(0x00500500, 0x00, 0x80);
+	c->na_at = 1;
+	c->w0 = 2;
+	c->wb = 1;
+	c = refused(0x00500540, 0x00, 0x90);
+	c->na_at = 1;
+	c->w0 = 6;
+	c = add(0x00500580, 0x00, 0xc0);
+	c->na_at = 1;
+	c->w0 = 5;
+	add(0x005005c0, 0xf0, 0xf0);
+	/* a snoop writeback under AHOLD: the address is the inquire's, as
+	   the chipset drove it (A4:A3 not zero) */
+	c = add(0x00400118, 0x00, 0xe0);
+	c->snoop = 1;
+	c->gap = 3;
+	if (offbus) {
+		/* a 1-clock BOFF# with ADS# floating low in the next clock,
+		   the first with BOFF# high: no record, the restart is */
+		c = add(0x00400300, 0x00, 0x80);
+		c->boff_at = 1;
+		c->boff_len = 1;
+		c->floats = 1;
+		/* BOFF# in the clock of an ADS#, ADS# floating low after */
+		c = add(0x00400320, 0xf0, 0xf0);
+		c->boff_at = 15;
+		c->boff_len = 2;
+		c->floats = 1;
+		/* another master under HLDA, before a cycle and between
+		   two pipelined ones */
+		c = add(0x00400340, 0x00, 0xc0);
+		c->master = 3;
+		c->na_at = 1;
+		add(0x00400360, 0x0f, 0xf0);
+		c = add(0x00400380, 0x00, 0xc0);
+		c->master = 1;
+	}
 	/* pipelined line fills */
 	for (unsigned i = 0; i < 8; i++) {
 		c = add(0x00500000 + 32 * i, 0x00, i & 1 ? 0xc0 : 0x80);
@@ -258,8 +320,8 @@ static void write_cycles(const char *dir)
 			die("gap too long");
 		fprintf(f, "%02x%01x%01x%01x%01x%06x%01x%01x%01x%02x%08x\n",
 			c->boff_len, c->boff_at, c->na_at, c->wb, c->w0, c->gap,
-			c->junk << 2 | c->lock << 1 | c->ken_n, c->pins,
-			0, c->be, c->addr);
+			c->snoop << 3 | c->junk << 2 | c->lock << 1 | c->ken_n,
+			c->pins, c->floats << 3 | c->master, c->be, c->addr);
 		if (!c->filtered) {
 			fwrite(c->rec, BACH_REC_SIZE, 1, e);
 			fprintf(x, "%zu\n", i);
@@ -310,16 +372,23 @@ static void reply(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void configure(uint8_t policy, uint8_t timing, uint8_t source,
-		      uint16_t filter)
+static void configure_water(uint8_t policy, uint8_t timing, uint8_t source,
+			    uint16_t filter, uint16_t high, uint16_t low)
 {
 	struct bach_board_config c = {
 		.policy = policy, .timing = timing, .test_pattern = source,
-		.type_filter = filter,
+		.type_filter = filter, .high_water = high, .low_water = low,
 	};
 
 	cmd(BACH_CMD_CONFIGURE, &c, 'A');
 	reply("ACK 4 0");
+}
+
+/* the default watermarks (0: 75 % and 25 %) */
+static void configure(uint8_t policy, uint8_t timing, uint8_t source,
+		      uint16_t filter)
+{
+	configure_water(policy, timing, source, filter, 0, 0);
 }
 
 static void start(void)
@@ -425,7 +494,7 @@ int main(int argc, char **argv)
 		static const uint8_t junk[] = { 0x00, 'B', 'A', 'C', 0xff,
 						'B', 'A', 'C', 'H', 0x01 };
 
-		corner_cases(1);
+		corner_cases(1, 0);
 		load_gen(gen, 3000, 0, 0);
 		raw(junk, sizeof(junk));
 		identify();
@@ -443,12 +512,13 @@ int main(int argc, char **argv)
 		/*
 		 * The top rate (pipelined line fills, back-to-back singles),
 		 * garbage on the pins between ADS#s, BOFF# in the very clock
-		 * of an ADS#, and a host that stops reading: records lost,
+		 * of an ADS# with ADS# floating low after it, another master
+		 * now and then, and a host that stops reading: records lost,
 		 * counted exactly.
 		 */
 		struct cycle *c;
 
-		corner_cases(0);
+		corner_cases(0, 1);
 		load_gen(gen, 4000, 1, 1);
 		for (size_t i = 100; i < ncyc; i += 397) {
 			c = &cyc[i];
@@ -456,7 +526,11 @@ int main(int argc, char **argv)
 				continue;
 			c->boff_at = 15;
 			c->boff_len = 1 + (uint8_t)rnd(3);
+			c->floats = 1;
 		}
+		for (size_t i = 250; i < ncyc; i += 601)
+			if (!cyc[i].lock)
+				cyc[i].master = 1 + (uint8_t)rnd(7);
 		prelude_pattern();
 		configure(BACH_POLICY_DROP, 0, 0, 0);
 		start();
@@ -464,6 +538,61 @@ int main(int argc, char **argv)
 				"pause 0 0\nidle 3000\n", ncyc);
 		stop();
 		fprintf(args, "--policy drop --need-loss\n");
+	} else if (!strcmp(sc, "gate")) {
+		/*
+		 * The bus scenario made short for the gate-level netlist
+		 * (make fpga-gatesim, some 80 times slower): every corner
+		 * case, the other master and floating ADS#s included, then
+		 * 300 records of the workload; stall, TIMING, a host that
+		 * stops reading, a STATUS mid-capture. Too few records to
+		 * fill the FIFO to 75 %: the board holds the CPU at 64
+		 * records (high water 4096/65536 of 1024) and lets go at 16.
+		 */
+		corner_cases(0, 1);
+		load_gen(gen, 300, 0, 0);
+		identify();
+		prelude_pattern();
+		configure_water(BACH_POLICY_STALL, 1, 0, 0, 4096, 1024);
+		start();
+		fprintf(script, "pause 6000 3000\nbus %zu\nidle 6000\n", ncyc);
+		status();
+		fprintf(script, "buswait\npause 0 0\nidle 3000\n");
+		stop();
+		fprintf(args, "--policy stall --timing --need-stall\n");
+	} else if (!strcmp(sc, "offbus")) {
+		/*
+		 * The CPU off the bus: the board holds it (stall, the host
+		 * stops reading) while another master takes the bus through
+		 * the chipset's own HOLD before some cycles and runs cycles
+		 * of its own under HLDA, and BOFF# episodes leave ADS#
+		 * floating low. None of those ADS#s is a record; the STATUS
+		 * counts them.
+		 */
+		struct cycle *c;
+
+		corner_cases(0, 1);
+		load_gen(gen, 2000, 0, 0);
+		for (size_t i = 20; i < ncyc; i++) {
+			c = &cyc[i];
+			if (c->lock)
+				continue;
+			if (rnd(100) < 3)
+				c->master = 1 + (uint8_t)rnd(7);
+			if (c->boff_at)
+				c->floats = (uint8_t)rnd(2);
+			else if (rnd(100) < 2) {
+				c->boff_at = 15;
+				c->boff_len = 1 + (uint8_t)rnd(3);
+				c->floats = 1;
+			}
+		}
+		prelude_pattern();
+		configure(BACH_POLICY_STALL, 1, 0, 0);
+		start();
+		fprintf(script, "pause 16000 6000\nbus %zu\nbuswait\n"
+				"pause 0 0\nidle 3000\n", ncyc);
+		stop();
+		fprintf(args, "--policy stall --timing --need-stall\n");
 	} else if (!strcmp(sc, "filter")) {
 		/* the cycle-type filter: only instruction fetches and I/O */
 		uint16_t keep = 1u << BACH_T_I_FETCH | 1u << BACH_T_NC_I_FETCH |
@@ -585,8 +714,8 @@ int main(int argc, char **argv)
 		stop();
 		fprintf(args, "--policy stall --no-bus-clock\n");
 	} else {
-		die("unknown scenario '%s' (bus, drop, filter, counter, lfsr, "
-		    "cmds, deaf, nocpu, nobus)", sc);
+		die("unknown scenario '%s' (bus, drop, offbus, filter, counter, "
+		    "lfsr, cmds, deaf, nocpu, nobus, gate)", sc);
 	}
 	write_cycles(dir);
 	fprintf(script, "end\n");

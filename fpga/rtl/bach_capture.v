@@ -14,7 +14,9 @@
 //      counted lost, and the FIFO must drain to three quarters before
 //      records are taken again, so that losses come in few episodes and
 //      frames stay long;
-//   6. keeps the STATUS counters, copied for the USB side on request;
+//   6. keeps the STATUS counters, copied for the USB side on request,
+//      among them the ADS#s seen while the CPU was off the bus (HLDA
+//      high, or BOFF# floating it), which are not records;
 //   7. after STOP, forces out the cycles still open and writes an END
 //      boundary carrying the last losses.
 //
@@ -47,7 +49,8 @@ module bach_capture #(
 	input  wire           i_na_n,
 	input  wire           i_ken_n,
 	input  wire           i_boff_n,
-	output wire           o_hold,	// stall: hold the CPU
+	input  wire           i_hlda,
+	output wire           o_hold,	// stall: hold the CPU (to HOLD)
 
 	// from the USB clock (asynchronous)
 	input  wire           i_run,	// level: a capture of the bus runs
@@ -73,6 +76,7 @@ module bach_capture #(
 	output reg  [TW-1:0]  o_lost = 0,	// lost to a full FIFO
 	output reg  [31:0]    o_episodes = 0,	// times o_hold rose
 	output reg  [TW-1:0]  o_stalled = 0,	// clocks with o_hold high
+	output reg  [TW-1:0]  o_offbus = 0,	// ADS#s with the CPU off the bus
 	output wire           o_snap_ack
 );
 	localparam [1:0] B_IDLE = 2'd0, B_RUN = 2'd1, B_FLUSH = 2'd2,
@@ -98,14 +102,14 @@ module bach_capture #(
 	reg  [TW-1:0] b_lost_run = 0;	// lost since the last record written
 	reg  [TW-1:0] b_last_ts = 0;	// timestamp of the last one written
 	reg           b_put = 1'b0;	// a record was written last clock
-	reg  [TW-1:0] b_records = 0, b_lost = 0, b_stalled = 0;
+	reg  [TW-1:0] b_records = 0, b_lost = 0, b_stalled = 0, b_offbus = 0;
 	reg  [31:0]   b_episodes = 0;
 	reg           b_zero_seen = 1'b0, b_snap_seen = 1'b0;
 
 	wire start = b_state == B_IDLE && b_run;
 
 	// 1, 2. timestamp and sampler
-	wire          s_valid, s_open;
+	wire          s_valid, s_open, s_offbus;
 	wire [47:0]   s_rec;
 	wire [TW-1:0] s_ts;
 
@@ -121,8 +125,9 @@ module bach_capture #(
 		.i_ads_n(i_ads_n), .i_a(i_a), .i_be_n(i_be_n), .i_mio(i_mio),
 		.i_dc(i_dc), .i_wr(i_wr), .i_cache_n(i_cache_n),
 		.i_brdy_n(i_brdy_n), .i_na_n(i_na_n), .i_ken_n(i_ken_n),
-		.i_boff_n(i_boff_n),
-		.o_valid(s_valid), .o_rec(s_rec), .o_ts(s_ts), .o_open(s_open));
+		.i_boff_n(i_boff_n), .i_hlda(i_hlda),
+		.o_valid(s_valid), .o_rec(s_rec), .o_ts(s_ts), .o_open(s_open),
+		.o_offbus(s_offbus));
 
 	// 3. the filter; and the time since the record before (the one now
 	// in k_*, and the last one written): 16 bits, bit 16 set when they
@@ -230,6 +235,7 @@ module bach_capture #(
 			b_lost <= 0;
 			b_episodes <= 0;
 			b_stalled <= 0;
+			b_offbus <= 0;
 		end else begin
 			if (k_keep)
 				b_records <= b_records + 1'b1;
@@ -239,6 +245,8 @@ module bach_capture #(
 				b_stalled <= b_stalled + 1'b1;
 			if (hold_on && !b_hold)
 				b_episodes <= b_episodes + 1'b1;
+			if (s_offbus)
+				b_offbus <= b_offbus + 1'b1;
 		end
 	end
 
@@ -250,6 +258,7 @@ module bach_capture #(
 			o_lost <= zero ? 0 : b_lost;
 			o_episodes <= zero ? 0 : b_episodes;
 			o_stalled <= zero ? 0 : b_stalled;
+			o_offbus <= zero ? 0 : b_offbus;
 		end
 	end
 	assign o_snap_ack = b_snap_seen;

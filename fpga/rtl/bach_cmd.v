@@ -15,7 +15,8 @@
 // (o_ready). A frame longer than the ring (no command is; a later minor
 // version could append to a payload) cannot be kept whole: its start is
 // let go as the ring fills, and a search after its failure resumes from
-// the oldest byte still kept.
+// the oldest byte still kept, or right after the magic if that is still
+// kept (never further: the bytes after it may hold a command).
 module bach_cmd #(
 	parameter RW = 9		// ring: 2^RW bytes
 ) (
@@ -62,6 +63,7 @@ module bach_cmd #(
 	reg         u_plen_big = 1'b0;	// u_plen > PLEN_MAX (a clock late)
 	reg  [127:0] u_pay = 128'd0;
 	reg  [4:0]  u_npay = 5'd0;	// payload bytes kept (up to 16)
+	reg  [2:0]  u_lg = 3'd0;	// magic bytes let go (a long frame)
 	wire [31:0] crc_next;
 	wire [7:0]  crc_byte = ~u_crc[8 * u_crcb +: 8];
 
@@ -107,6 +109,7 @@ module bach_cmd #(
 					end
 				end else if (u_pos == 6'd3) begin
 					u_st <= P_HDR;
+					u_lg <= 3'd0;
 					u_pos <= 6'd4;
 					u_crc <= CRC_MAGIC;
 					u_pay <= 128'd0;
@@ -157,11 +160,12 @@ module bach_cmd #(
 				// P_CRC, little-endian
 				u_crcb <= u_crcb + 2'd1;
 				if (u_b != crc_byte) begin
-					// a bad CRC: four bytes on
+					// a bad CRC: past the magic (what of
+					// it is still kept)
 					u_st <= P_MAGIC;
 					u_pos <= 6'd0;
-					u_r <= u_fs + FOUR;
-					u_fs <= u_fs + FOUR;
+					u_r <= u_fs + FOUR - {{(RW - 2){1'b0}}, u_lg};
+					u_fs <= u_fs + FOUR - {{(RW - 2){1'b0}}, u_lg};
 				end else if (u_crcb == 2'd3) begin
 					// a good frame, whole: past it
 					u_st <= P_MAGIC;
@@ -179,6 +183,93 @@ module bach_cmd #(
 		end else if (u_st == P_PAY && u_w - u_fs >= ROOM && u_fs != u_r) begin
 			// a frame longer than the ring: let its start go
 			u_fs <= u_fs + 1'b1;
+			if (u_lg != 3'd4)
+				u_lg <= u_lg + 3'd1;
 		end
 	end
+
+`ifdef FORMAL
+	// ---- properties (make fpga-formal: fpga/bench/formal/cmd.ys) -------
+	//
+	// No command lost behind garbage: the start of the candidate frame,
+	// u_fs, only moves on by what the host's rules (board-protocol
+	// section 7) let go: one byte after a byte that is not the magic or
+	// a header that cannot be, the four magic bytes after a bad CRC (no
+	// frame starts inside "BACH"), a good frame whole, or, for a frame
+	// longer than the ring, its oldest byte. Every byte between the
+	// candidate's start and the parser is looked at again after a
+	// failure. The environment: bytes come while o_ready says there is
+	// room, and the reset is at power-on only.
+	reg f_past = 1'b0;
+
+	always @(posedge i_clk)
+		f_past <= 1'b1;
+
+	always @* begin
+		assume(!i_rst);
+		if (!o_ready)
+			assume(!i_valid);
+	end
+
+	// the bytes since the candidate's start are in the ring, the ones
+	// looked at among them, and the ring holds no more than it can
+	always @* begin
+		assert(u_r - u_fs <= u_w - u_fs);
+		assert(u_w - u_fs <= ROOM + 1'b1);
+		if (u_st == P_MAGIC)
+			assert(u_r - u_fs == {{(RW - 5){1'b0}}, u_pos} &&
+			       u_pos <= 6'd3);
+		else if (u_st == P_HDR)
+			assert(u_r - u_fs == {{(RW - 5){1'b0}}, u_pos} &&
+			       u_pos >= 6'd4 && u_pos <= 6'd39 && u_lg == 3'd0);
+		else
+			assert(u_pos == 6'd40 && u_lg <= 3'd4 &&
+			       (u_lg == 3'd4 || {1'b0, u_r - u_fs} +
+				{{(RW - 2){1'b0}}, u_lg} >= 40));
+	end
+
+	reg [RW:0] f_fs = 0, f_r = 0;
+	reg [1:0]  f_st = 2'd0;
+	reg [2:0]  f_lg = 3'd0;
+	reg [5:0]  f_pos = 6'd0;
+	reg [7:0]  f_b = 8'd0;
+	reg        f_take = 1'b0, f_crc_bad = 1'b0, f_good = 1'b0;
+
+	always @(posedge i_clk) begin
+		f_fs <= u_fs;
+		f_r <= u_r;
+		f_st <= u_st;
+		f_lg <= u_lg;
+		f_pos <= u_pos;
+		f_b <= u_b;
+		f_take <= take;
+		f_good <= take && u_st == P_CRC && u_b == crc_byte &&
+			  u_crcb == 2'd3;
+		f_crc_bad <= take && u_st == P_CRC && u_b != crc_byte;
+	end
+
+	wire [RW:0] f_moved = u_fs - f_fs;
+
+	always @*
+		if (f_past && u_fs != f_fs) begin
+			// the candidate's start moved: by one (a new search
+			// from the next byte, or the ring letting go of its
+			// oldest byte), past the magic of a frame whose CRC
+			// failed (what of it the ring still kept),
+			// or past a good frame
+			assert(f_moved == 1 || (f_crc_bad && f_moved == FOUR -
+					{{(RW - 2){1'b0}}, f_lg}) ||
+			       (f_good && u_fs == f_r + 1'b1));
+			// and the parser starts again from there
+			if (!f_good && f_take)
+				assert(u_r == u_fs || (f_st == P_MAGIC &&
+						       f_pos == 6'd0));
+		end
+
+	// a command comes only from a good frame, and stays until taken
+	always @(posedge i_clk)
+		if (f_past && o_cmd_valid && !$past(o_cmd_valid))
+			assert($past(take) && $past(u_st) == P_CRC &&
+			       $past(u_crcb) == 2'd3 && $past(u_b == crc_byte));
+`endif
 endmodule

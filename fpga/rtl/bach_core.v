@@ -25,7 +25,7 @@ module bach_core #(
 	parameter [15:0] VID = 16'h1209,	// as the udev rule
 	parameter [15:0] PID = 16'h4243,
 	parameter [7:0]  GW_MAJOR = 8'd1,
-	parameter [7:0]  GW_MINOR = 8'd0,
+	parameter [7:0]  GW_MINOR = 8'd1,	// 1.1: STATUS counts off-bus ADS#s
 	parameter [15:0] CAPS = 16'h000f,	// TIMING STALL PATTERN FILTER
 	parameter [31:0] BUS_HZ = 32'd66666666,	// nominal bus clock
 	parameter [127:0] SERIAL = "0000",
@@ -47,7 +47,8 @@ module bach_core #(
 	input  wire        i_na_n,
 	input  wire        i_ken_n,
 	input  wire        i_boff_n,
-	output wire        o_hold,
+	input  wire        i_hlda,
+	output wire        o_hold,	// to the CPU's HOLD
 	output wire        o_running,	// a capture runs (START to STOP)
 
 	// FT2232H, 245 synchronous FIFO (see bach_ft245)
@@ -127,7 +128,7 @@ module bach_core #(
 	wire [1:0]    u_src;
 	wire [15:0]   u_filter;
 	wire [AW:0]   u_high, u_low;
-	wire [TW-1:0] b_records, b_lost, b_stalled;
+	wire [TW-1:0] b_records, b_lost, b_stalled, b_offbus;
 	wire [31:0]   b_episodes;
 	wire          b_snap_ack;
 
@@ -136,7 +137,7 @@ module bach_core #(
 		.i_ads_n(i_ads_n), .i_a(i_a), .i_be_n(i_be_n), .i_mio(i_mio),
 		.i_dc(i_dc), .i_wr(i_wr), .i_cache_n(i_cache_n),
 		.i_brdy_n(i_brdy_n), .i_na_n(i_na_n), .i_ken_n(i_ken_n),
-		.i_boff_n(i_boff_n), .o_hold(o_hold),
+		.i_boff_n(i_boff_n), .i_hlda(i_hlda), .o_hold(o_hold),
 		.i_run(u_run), .i_drop(u_drop), .i_filter(u_filter),
 		.i_high(u_high), .i_low(u_low), .i_zero_tgl(u_zero_tgl),
 		.i_snap_tgl(u_snap_tgl),
@@ -144,7 +145,7 @@ module bach_core #(
 		.o_bwe(b_bwe), .o_bdata(b_bdata), .i_bfill(b_bfill),
 		.o_records(b_records), .o_lost(b_lost),
 		.o_episodes(b_episodes), .o_stalled(b_stalled),
-		.o_snap_ack(b_snap_ack));
+		.o_offbus(b_offbus), .o_snap_ack(b_snap_ack));
 
 	wire [31:0] u_hz;
 	wire        u_alive, u_holding;
@@ -196,6 +197,7 @@ module bach_core #(
 		.i_rq_result(u_rq_result), .o_rq_done(u_rq_done),
 		.i_st_records(b_records), .i_st_lost(b_lost),
 		.i_st_episodes(b_episodes), .i_st_stalled(b_stalled),
+		.i_st_offbus(b_offbus),
 		.i_st_hz(u_alive ? u_hz : 32'd0),
 		.i_wptr(u_wptr), .o_raddr(u_raddr), .i_rdata(u_rdata),
 		.o_free(u_free),

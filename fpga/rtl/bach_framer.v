@@ -64,6 +64,7 @@ module bach_framer #(
 	input  wire [TW-1:0] i_st_lost,
 	input  wire [31:0]   i_st_episodes,
 	input  wire [TW-1:0] i_st_stalled,
+	input  wire [TW-1:0] i_st_offbus,
 	input  wire [31:0]   i_st_hz,
 
 	// record FIFO, read side
@@ -218,7 +219,9 @@ module bach_framer #(
 	// the bus side counted in an earlier capture)
 	wire [TW-1:0] st_stalled = pat ? {TW{1'b0}} : i_st_stalled;
 	wire [31:0]   st_episodes = pat ? 32'd0 : i_st_episodes;
-	wire [383:0]  stat = {64'd0, {(64 - TW){1'b0}}, st_stalled, s_hz,
+	wire [TW-1:0] st_offbus = pat ? {TW{1'b0}} : i_st_offbus;
+	wire [447:0]  stat = {{(64 - TW){1'b0}}, st_offbus,
+			      64'd0, {(64 - TW){1'b0}}, st_stalled, s_hz,
 			      st_episodes, {(64 - TW){1'b0}}, s_lost,
 			      {(64 - TW){1'b0}}, s_records, 32'd1 << AW,
 			      {(31 - AW){1'b0}}, s_fill};
@@ -262,33 +265,345 @@ module bach_framer #(
 	assign p_step = u_st == S_REC && go && u_kb == 3'd5 && pat;
 
 	// ---- the frame state machine ----------------------------------------
+	// One always block per register group below, each with what its
+	// registers hold. The wires here name the events they share.
+
+	// the states that move on a byte: the last byte of each part
+	wire hdr_end = u_st == S_HDR && go && u_k == 7'd39;
+	wire stat_end = u_st == S_STAT && go && u_k == 7'd55;
+	wire ident_end = u_st == S_IDENT && go && u_k == 7'd63;
+	wire delta_end = u_st == S_DELTA && go && u_kb == 3'd1;	// of a delta
+	wire rec_end = u_st == S_REC && go && u_kb == 3'd5;	// of a record
+	wire last_delta = delta_end && u_ri == h_c[15:0] - 16'd1;
+	wire last_rec = rec_end && u_ri == h_c[15:0] - 16'd1;
+	wire done = u_st == S_DONE;
+	wire data_done = done && h_type == T_DATA;
+
+	// the decision of S_DEC, one wire per branch, in priority order
+	wire in_dec = u_st == S_DEC;
+	wire dec_pbig = in_dec && pat && e_pbig;	// pattern: 2^32 lost first
+	wire dec_pat = in_dec && pat && !e_pbig;	// pattern: a frame
+	wire dec_rest = in_dec && !pat && !absorb;
+	wire dec_big = dec_rest && e_bigloss;		// bus: 2^32 lost first
+	wire dec_end = dec_rest && !e_bigloss && d_end;	// the last, empty
+	wire dec_close = dec_rest && !e_bigloss && !d_end && close;
+	// no bus clock: no END will come
+	wire dec_noclk = dec_rest && !e_bigloss && !d_end && !close &&
+			 d_stop && !i_bus_alive && f_az && !e_bv;
+
 	// A data frame of n records, `lost` before it, the first at `index`,
-	// at time `ts`: S_HEAD works out the rest of its header.
-	task data_frame(input [15:0] n, input [TW-1:0] lost,
-			input [TW-1:0] index, input [TW-1:0] ts, input last);
-		begin
-			h_type <= T_DATA;
-			h_a <= index;
-			h_b <= ts;
-			h_c <= {16'd0, n};
-			h_lost <= lost;
-			h_last <= last;
-			h_bus <= 1'b0;
-			u_st <= S_HEAD;
+	// at time `ts`, is planned in S_DEC (empty ones and the pattern's) or
+	// in S_PLAN (the bus's, once the head record is read): S_HEAD works
+	// out the rest of its header.
+	wire plan = dec_pbig || dec_pat || dec_big || dec_end || u_st == S_PLAN;
+	reg  [15:0]   pl_n;
+	reg  [TW-1:0] pl_lost, pl_index, pl_ts;
+	reg           pl_last;
+
+	always @* begin
+		pl_n = 16'd0;
+		pl_lost = d_lost;
+		pl_index = e_index;
+		pl_ts = 0;
+		pl_last = 1'b0;
+		if (dec_pbig) begin
+			pl_lost = LOST_MAX;
+			pl_index = e_index_big;
+			pl_ts = e_pts;
+		end else if (dec_pat) begin
+			pl_n = e_final ? 16'd0 : PAT_N;
+			pl_lost = e_plost;
+			pl_ts = e_pts;
+			pl_last = e_final;
+		end else if (dec_big) begin
+			pl_lost = LOST_MAX;
+			pl_index = e_index_big;
+			pl_ts = d_ts;
+		end else if (dec_end) begin
+			pl_ts = d_tsv ? d_tsa : d_ts;
+			pl_last = 1'b1;
+		end else begin
+			// S_PLAN
+			pl_n = {{(15 - AW){1'b0}}, e_n};
+			pl_last = h_last;
 		end
-	endtask
+	end
 
 	// the first record's time (ent holds it from S_PLAN): from a
 	// boundary, or the last one's plus its delta
 	wire [TW-1:0] ts_first = d_tsv ? d_tsa :
 				 d_ts + {{(TW - 16){1'b0}}, ent[15:0]};
 
-	always @(posedge i_clk) begin
-		o_rq_done <= 1'b0;
-		o_last_sent <= 1'b0;
+	// u_st: what is being built
+	always @(posedge i_clk)
+		if (i_rst)
+			u_st <= S_IDLE;
+		else case (u_st)
+		S_IDLE:
+			if (take_rq)
+				u_st <= S_HDR;
+			else if (!place && d_on && (!pat || d_pat))
+				u_st <= S_EV1;
+		S_EV1:   u_st <= S_EV2;
+		S_EV2:   u_st <= S_EV3;
+		S_EV3:   u_st <= S_DEC;
+		S_DEC:   u_st <= plan ? S_HEAD : dec_close ? S_PLANW : S_IDLE;
+		S_PLANW: u_st <= S_PLAN;
+		S_PLAN:  u_st <= S_HEAD;
+		S_HEAD:  u_st <= S_HDR;
+		S_HDR:
+			if (hdr_end)
+				u_st <= h_type == T_STATUS ? S_STAT :
+					h_type == T_IDENTITY ? S_IDENT :
+					h_type != T_DATA || h_c == 0 ? S_CRCW :
+					i_timing ? S_DELTA : S_REC;
+		S_STAT:  if (stat_end) u_st <= S_CRCW;
+		S_IDENT: if (ident_end) u_st <= S_CRCW;
+		S_DELTA: if (last_delta) u_st <= S_PREW;
+		S_PREW:  u_st <= S_PRE;
+		S_PRE:   u_st <= S_REC;
+		S_REC:   if (last_rec) u_st <= S_CRCW;
+		S_CRCW:  u_st <= S_CRC;
+		S_CRC:   if (go && u_k == 7'd3) u_st <= S_DONE;
+		default: u_st <= S_IDLE;	// S_DONE
+		endcase
 
-		// the head record's wait, for the 1 ms rule
+	// u_k: the byte within the header, the STATUS or IDENTITY payload,
+	// or the CRC
+	always @(posedge i_clk)
+		if (take_rq || u_st == S_HEAD || u_st == S_CRCW || hdr_end ||
+		    stat_end || ident_end)
+			u_k <= 7'd0;
+		else if (go && (u_st == S_HDR || u_st == S_STAT ||
+				u_st == S_IDENT || u_st == S_CRC))
+			u_k <= u_k + 7'd1;
+
+	// u_kb: the byte within a delta or a record
+	always @(posedge i_clk)
+		if (u_st == S_HEAD || delta_end || rec_end)
+			u_kb <= 3'd0;
+		else if (go && (u_st == S_DELTA || u_st == S_REC))
+			u_kb <= u_kb + 3'd1;
+
+	// u_ri: the record (or delta) within the frame
+	always @(posedge i_clk)
+		if (u_st == S_HEAD || last_delta)
+			u_ri <= 16'd0;
+		else if (delta_end || rec_end)
+			u_ri <= u_ri + 16'd1;
+
+	// u_ra: the record FIFO address read ahead; ent: the entry being sent
+	always @(posedge i_clk)
+		if (dec_close || last_delta)
+			u_ra <= d_fp;
+		else if (u_st == S_PLAN || u_st == S_PRE || delta_end ||
+			 rec_end)
+			u_ra <= u_ra + 1'b1;
+
+	always @(posedge i_clk)
+		if (u_st == S_PLAN || u_st == S_PRE || delta_end || rec_end)
+			ent <= i_rdata;
+
+	// u_crc_out: the frame's CRC, as sent
+	always @(posedge i_clk)
+		if (u_st == S_CRCW)
+			u_crc_out <= ~crc_next;
+
+	// h_type, h_a, h_b, h_c, h_lost, h_last, h_bus: the frame as planned
+	// (a reply in S_IDLE, a data frame by `plan`), B once S_HEAD has the
+	// first record's time
+	always @(posedge i_clk)
+		if (take_rq) begin
+			h_type <= i_rq_type;
+			h_a <= 0;
+			h_b <= 0;
+			h_c <= i_rq_type == T_STATUS ? 32'd0 : i_rq_cmd;
+			h_last <= 1'b0;
+		end else if (plan) begin
+			h_type <= T_DATA;
+			h_a <= pl_index;
+			h_b <= pl_ts;
+			h_c <= {16'd0, pl_n};
+			h_lost <= pl_lost;
+			h_last <= pl_last;
+			h_bus <= u_st == S_PLAN;
+		end else if (dec_close) begin
+			h_last <= to_b && e_bend && e_blost == 0;
+		end else if (u_st == S_HEAD && h_bus) begin
+			h_b <= ts_first;
+		end
+
+	// h_pop_end: the END boundary goes out with this data frame
+	always @(posedge i_clk)
+		if (take_rq || in_dec)
+			h_pop_end <= dec_close && to_b && e_bend && e_blost == 0;
+
+	// h_flags, h_seq, h_plen, h_d: the rest of the header, for a reply
+	// when it is taken, for a data frame in S_HEAD
+	always @(posedge i_clk)
+		if (take_rq) begin
+			h_flags <= 8'd0;
+			h_d <= i_rq_type == T_STATUS ? 32'd0 : i_rq_result;
+			case (i_rq_type)
+			T_STATUS: begin
+				h_seq <= u_seq_status;
+				h_plen <= 32'd56;
+			end
+			T_IDENTITY: begin
+				h_seq <= u_seq_ident;
+				h_plen <= 32'd64;
+			end
+			default: begin
+				h_seq <= u_seq_ack;
+				h_plen <= 32'd0;
+			end
+			endcase
+		end else if (u_st == S_HEAD) begin
+			h_flags <= (d_first ? F_FIRST : 8'd0) |
+				   (h_last ? F_LAST : 8'd0) |
+				   (h_lost != 0 ? F_OVERFLOW : 8'd0) |
+				   (i_timing ? F_TIMING : 8'd0);
+			h_seq <= u_seq_data;
+			h_plen <= i_timing ? {h_c[28:0], 3'd0} :
+					     {h_c[29:0], 2'd0} + {h_c[30:0], 1'd0};
+			h_d <= h_lost[31:0];
+		end
+
+	// s_fill, s_records, s_lost, s_hz: the STATUS values that move,
+	// taken when a reply starts
+	always @(posedge i_clk)
+		if (take_rq) begin
+			s_fill <= pat ? 0 : i_wptr - d_fp;
+			s_records <= pat ? p_records : i_st_records;
+			s_lost <= pat ? p_lost : i_st_lost;
+			s_hz <= i_st_hz;
+		end
+
+	// sequence numbers, per frame type: counted when a frame is out
+	always @(posedge i_clk)
+		if (i_start)
+			u_seq_data <= 32'd0;
+		else if (data_done)
+			u_seq_data <= u_seq_data + 32'd1;
+
+	always @(posedge i_clk)
+		if (done && h_type == T_STATUS)
+			u_seq_status <= u_seq_status + 32'd1;
+
+	always @(posedge i_clk)
+		if (done && h_type == T_IDENTITY)
+			u_seq_ident <= u_seq_ident + 32'd1;
+
+	always @(posedge i_clk)
+		if (done && h_type != T_DATA && h_type != T_STATUS &&
+		    h_type != T_IDENTITY)
+			u_seq_ack <= u_seq_ack + 32'd1;
+
+	// o_rq_done: a reply is out (pulse); o_last_sent: the LAST data frame
+	// is out (pulse)
+	always @(posedge i_clk) begin
+		o_rq_done <= done && h_type != T_DATA;
+		o_last_sent <= data_done && h_last;
+	end
+
+	// d_on: data frames are due, from START until the LAST is out
+	always @(posedge i_clk)
+		if (i_rst)
+			d_on <= 1'b0;
+		else if (i_start)
+			d_on <= 1'b1;
+		else if (data_done && h_last)
+			d_on <= 1'b0;
+
+	// d_stop: STOP was asked in this capture
+	always @(posedge i_clk)
+		if (i_stop)
+			d_stop <= 1'b1;
+		else if (i_start)
+			d_stop <= 1'b0;
+
+	// d_first: the next data frame is the FIRST
+	always @(posedge i_clk)
+		if (i_start)
+			d_first <= 1'b1;
+		else if (data_done)
+			d_first <= 1'b0;
+
+	// d_e: the index of the next record, once a frame's header is set
+	always @(posedge i_clk)
+		if (i_start)
+			d_e <= 0;
+		else if (u_st == S_HEAD)
+			d_e <= h_a + {{(TW - 16){1'b0}}, h_c[15:0]};
+
+	// d_ts: the timestamp of the last record sent (the bus)
+	always @(posedge i_clk)
+		if (i_start)
+			d_ts <= 0;
+		else if (u_st == S_HEAD && h_bus)
+			d_ts <= ts_first;
+		else if (rec_end && !pat && u_ri != 16'd0)
+			d_ts <= d_ts + {{(TW - 16){1'b0}}, ent[15:0]};
+
+	// d_lost: the bus records lost before the next record, not yet sent
+	always @(posedge i_clk)
+		if (i_start)
+			d_lost <= 0;
+		else if (absorb)
+			d_lost <= d_lost + e_blost;
+		else if (u_st == S_HEAD && !pat)
+			d_lost <= d_lost - h_lost;
+
+	// d_tsv, d_tsa: the next record's timestamp, from a boundary (the
+	// bus); the index a test-pattern frame was placed at
+	always @(posedge i_clk)
+		if (i_start)
+			d_tsv <= 1'b0;
+		else if (absorb)
+			d_tsv <= 1'b1;
+		else if (u_st == S_HEAD)
+			d_tsv <= 1'b0;
+
+	always @(posedge i_clk)
+		if (place)
+			d_tsa <= i_drop && !d_stop ? p_lag : p_clk;
+		else if (absorb)
+			d_tsa <= e_bts;
+
+	// d_end: the END boundary is taken in (or no bus clock will send it)
+	always @(posedge i_clk)
+		if (i_start)
+			d_end <= 1'b0;
+		else if (absorb)
+			d_end <= e_bend;
+		else if (dec_noclk)
+			d_end <= 1'b1;
+
+	// d_pat: the next test-pattern frame is placed
+	always @(posedge i_clk)
+		if (i_start || data_done)
+			d_pat <= 1'b0;
+		else if (place)
+			d_pat <= 1'b1;
+
+	// d_fp: the record FIFO position of the next record to send; entries
+	// before it are free
+	always @(posedge i_clk)
+		if (rec_end && !pat)
+			d_fp <= d_fp + 1'b1;
+
+	// u_brp: the head of the boundary FIFO; a boundary is freed when it
+	// is taken in, or when the frame it ends is out
+	always @(posedge i_clk)
+		if (absorb || (data_done && h_pop_end))
+			u_brp <= u_brp + 1'b1;
+
+	// d_has, d_age, d_aged: a record waits in the FIFO, for how many
+	// clocks (the 1 ms rule)
+	always @(posedge i_clk)
 		d_has <= i_wptr != d_fp;
+
+	always @(posedge i_clk)
 		if (u_st == S_PLAN || !d_has) begin
 			d_age <= 17'd0;
 			d_aged <= 1'b0;
@@ -298,76 +613,16 @@ module bach_framer #(
 			d_aged <= d_age >= AGE_MAX;
 		end
 
-		// the pattern's index and counters: with drop a record a
-		// clock, with stall each one sent
-		if (pat_run) begin
-			p_clk <= p_clk + 1'b1;
-			if (p_clk == PAT_FRAME - 1)
-				p_lagging <= 1'b1;
-			if (p_lagging)
-				p_lag <= p_lag + 1'b1;
-		end
-		p_ready <= !p_since[TW] && p_since[TW-1:0] >= PAT_FRAME &&
-			   !i_start;
-		if (i_zero) begin
-			p_records <= 0;
-			p_lost <= 0;
-		end else if ((pat_run && i_drop) || (p_step && !i_drop))
-			p_records <= p_records + 1'b1;
-
-		case (u_st)
-		S_IDLE:
-			if (take_rq) begin
-				// a reply
-				h_type <= i_rq_type;
-				h_flags <= 8'd0;
-				h_a <= 0;
-				h_b <= 0;
-				h_c <= i_rq_cmd;
-				h_d <= i_rq_result;
-				h_last <= 1'b0;
-				h_pop_end <= 1'b0;
-				u_k <= 7'd0;
-				case (i_rq_type)
-				T_STATUS: begin
-					h_seq <= u_seq_status;
-					h_plen <= 32'd48;
-					h_c <= 32'd0;
-					h_d <= 32'd0;
-				end
-				T_IDENTITY: begin
-					h_seq <= u_seq_ident;
-					h_plen <= 32'd64;
-				end
-				default: begin
-					h_seq <= u_seq_ack;
-					h_plen <= 32'd0;
-				end
-				endcase
-				s_fill <= pat ? 0 : i_wptr - d_fp;
-				s_records <= pat ? p_records : i_st_records;
-				s_lost <= pat ? p_lost : i_st_lost;
-				s_hz <= i_st_hz;
-				u_st <= S_HDR;
-			end else if (place) begin
-				// the pattern: place the next frame, with drop
-				// a frame's worth behind the index reached (the
-				// cursor is loaded there)
-				d_pat <= 1'b1;
-				d_tsa <= i_drop && !d_stop ? p_lag : p_clk;
-			end else if (d_on && (!pat || d_pat)) begin
-				// the bus, or a pattern frame placed
-				u_st <= S_EV1;
-			end
-
-		S_EV1: begin
-			// the heads of both FIFOs, settled since the last pop
+	// S_EV1 to S_EV3: the next data frame worked out, a stage a clock
+	// (e_wptr, e_bv: the heads of both FIFOs, settled since the last pop)
+	always @(posedge i_clk)
+		if (u_st == S_EV1) begin
 			e_wptr <= i_wptr;
 			e_bv <= i_bwptr != u_brp;
-			u_st <= S_EV2;
 		end
 
-		S_EV2: begin
+	always @(posedge i_clk)
+		if (u_st == S_EV2) begin
 			e_avail <= e_wptr - d_fp;
 			e_bdist <= e_bpos - d_fp;
 			// the pattern: its last frame counts all sampled
@@ -378,245 +633,196 @@ module bach_framer #(
 			e_final <= d_stop;
 			e_index_big <= d_e + LOST_MAX;
 			e_bigloss <= d_lost > LOST_MAX;
-			u_st <= S_EV3;
 		end
 
-		S_EV3: begin
+	always @(posedge i_clk)
+		if (u_st == S_EV3) begin
 			f_bz <= e_bdist == 0;
 			f_b_le_a <= e_bdist <= e_avail;
 			f_b_le_max <= e_bdist <= FMAX;
 			f_a_ge_max <= e_avail >= FMAX;
 			f_az <= e_avail == 0;
 			e_plost <= e_index - d_e;
-			u_st <= S_DEC;
 		end
 
-		S_DEC: begin
-			u_st <= S_IDLE;
-			h_pop_end <= 1'b0;
-			if (pat) begin
-				// a test-pattern frame (the last one empty)
-				if (e_pbig)
-					data_frame(16'd0, LOST_MAX, e_index_big,
-						   e_pts, 1'b0);
-				else
-					data_frame(e_final ? 16'd0 : PAT_N,
-						   e_plost, e_index, e_pts,
-						   e_final);
-			end else if (absorb) begin
-				// the boundary at the head goes in
-				u_brp <= u_brp + 1'b1;
-				d_lost <= d_lost + e_blost;
-				d_tsv <= 1'b1;
-				d_tsa <= e_bts;
-				d_end <= e_bend;
-			end else if (e_bigloss) begin
-				data_frame(16'd0, LOST_MAX, e_index_big, d_ts,
-					   1'b0);
-			end else if (d_end) begin
-				// the last frame, empty
-				data_frame(16'd0, d_lost, e_index,
-					   d_tsv ? d_tsa : d_ts, 1'b1);
-			end else if (close) begin
-				h_last <= to_b && e_bend && e_blost == 0;
-				h_pop_end <= to_b && e_bend && e_blost == 0;
-				e_n <= n_bus;
-				u_ra <= d_fp;
-				u_st <= S_PLANW;
-			end else if (d_stop && !i_bus_alive && f_az && !e_bv) begin
-				// no bus clock: no END will come
-				d_end <= 1'b1;
-			end
-		end
+	// e_n: the records in the bus frame to send
+	always @(posedge i_clk)
+		if (dec_close)
+			e_n <= n_bus;
 
-		S_PLANW:
-			// the RAM reads the head record
-			u_st <= S_PLAN;
-
-		S_PLAN: begin
-			// its delta gives the frame's timestamp, in S_HEAD
-			ent <= i_rdata;
-			u_ra <= u_ra + 1'b1;
-			data_frame({{(15 - AW){1'b0}}, e_n}, d_lost, e_index,
-				   0, h_last);
-			h_bus <= 1'b1;
-		end
-
-		S_HEAD: begin
-			h_flags <= (d_first ? F_FIRST : 8'd0) |
-				   (h_last ? F_LAST : 8'd0) |
-				   (h_lost != 0 ? F_OVERFLOW : 8'd0) |
-				   (i_timing ? F_TIMING : 8'd0);
-			h_seq <= u_seq_data;
-			h_plen <= i_timing ? {h_c[28:0], 3'd0} :
-					     {h_c[29:0], 2'd0} + {h_c[30:0], 1'd0};
-			h_d <= h_lost[31:0];
-			if (h_bus) begin
-				h_b <= ts_first;
-				d_ts <= ts_first;
-			end
-			d_e <= h_a + {{(TW - 16){1'b0}}, h_c[15:0]};
-			if (!pat)
-				d_lost <= d_lost - h_lost;
-			else
-				p_lost <= p_lost + h_lost;
-			d_tsv <= 1'b0;
-			u_k <= 7'd0;
-			u_ri <= 16'd0;
-			u_kb <= 3'd0;
-			u_st <= S_HDR;
-		end
-
-		S_HDR:
-			if (go) begin
-				u_k <= u_k + 7'd1;
-				if (u_k == 7'd39) begin
-					u_k <= 7'd0;
-					if (h_type == T_STATUS)
-						u_st <= S_STAT;
-					else if (h_type == T_IDENTITY)
-						u_st <= S_IDENT;
-					else if (h_type != T_DATA || h_c == 0)
-						u_st <= S_CRCW;
-					else if (i_timing)
-						u_st <= S_DELTA;
-					else
-						u_st <= S_REC;
-				end
-			end
-
-		S_STAT:
-			if (go) begin
-				u_k <= u_k + 7'd1;
-				if (u_k == 7'd47) begin
-					u_k <= 7'd0;
-					u_st <= S_CRCW;
-				end
-			end
-
-		S_IDENT:
-			if (go) begin
-				u_k <= u_k + 7'd1;
-				if (u_k == 7'd63) begin
-					u_k <= 7'd0;
-					u_st <= S_CRCW;
-				end
-			end
-
-		S_DELTA:
-			if (go) begin
-				u_kb <= u_kb + 3'd1;
-				if (u_kb == 3'd1) begin
-					u_kb <= 3'd0;
-					u_ri <= u_ri + 16'd1;
-					ent <= i_rdata;
-					u_ra <= u_ra + 1'b1;
-					if (u_ri == h_c[15:0] - 16'd1) begin
-						// the records next, from the top
-						u_ri <= 16'd0;
-						u_ra <= d_fp;
-						u_st <= S_PREW;
-					end
-				end
-			end
-
-		S_PREW:
-			u_st <= S_PRE;
-
-		S_PRE: begin
-			// i_rdata is the first record again
-			ent <= i_rdata;
-			u_ra <= u_ra + 1'b1;
-			u_st <= S_REC;
-		end
-
-		S_REC:
-			if (go) begin
-				u_kb <= u_kb + 3'd1;
-				if (u_kb == 3'd5) begin
-					u_kb <= 3'd0;
-					u_ri <= u_ri + 16'd1;
-					if (!pat) begin
-						d_fp <= d_fp + 1'b1;
-						if (u_ri != 16'd0)
-							d_ts <= d_ts +
-							  {{(TW - 16){1'b0}},
-							   ent[15:0]};
-					end
-					ent <= i_rdata;
-					u_ra <= u_ra + 1'b1;
-					if (u_ri == h_c[15:0] - 16'd1)
-						u_st <= S_CRCW;
-				end
-			end
-
-		S_CRCW: begin
-			u_crc_out <= ~crc_next;
-			u_k <= 7'd0;
-			u_st <= S_CRC;
-		end
-
-		S_CRC:
-			if (go) begin
-				u_k <= u_k + 7'd1;
-				if (u_k == 7'd3)
-					u_st <= S_DONE;
-			end
-
-		default: begin
-			// S_DONE: the frame is out
-			u_st <= S_IDLE;
-			case (h_type)
-			T_DATA: begin
-				u_seq_data <= u_seq_data + 32'd1;
-				d_first <= 1'b0;
-				d_pat <= 1'b0;
-				if (h_pop_end)
-					u_brp <= u_brp + 1'b1;
-				if (h_last) begin
-					d_on <= 1'b0;
-					o_last_sent <= 1'b1;
-				end
-			end
-			T_STATUS: begin
-				u_seq_status <= u_seq_status + 32'd1;
-				o_rq_done <= 1'b1;
-			end
-			T_IDENTITY: begin
-				u_seq_ident <= u_seq_ident + 32'd1;
-				o_rq_done <= 1'b1;
-			end
-			default: begin
-				u_seq_ack <= u_seq_ack + 32'd1;
-				o_rq_done <= 1'b1;
-			end
-			endcase
-		end
-		endcase
-
-		// a capture starts, or is asked to stop
+	// p_clk, p_lag, p_lagging: the pattern's index reached, and the free
+	// generator's, PAT_FRAME behind it (USB clock: one index a clock)
+	always @(posedge i_clk)
 		if (i_start) begin
-			d_on <= 1'b1;
-			d_stop <= 1'b0;
-			d_first <= 1'b1;
-			d_e <= 0;
-			d_ts <= 0;
-			d_lost <= 0;
-			d_tsv <= 1'b0;
-			d_end <= 1'b0;
-			d_pat <= 1'b0;
-			u_seq_data <= 32'd0;
 			p_clk <= 0;
 			p_lag <= 0;
 			p_lagging <= 1'b0;
+		end else if (pat_run) begin
+			p_clk <= p_clk + 1'b1;
+			if (p_clk == PAT_FRAME - 1)
+				p_lagging <= 1'b1;
+			if (p_lagging)
+				p_lag <= p_lag + 1'b1;
+		end
+
+	// p_ready: a frame's worth of pattern records since the last frame
+	always @(posedge i_clk)
+		p_ready <= !p_since[TW] && p_since[TW-1:0] >= PAT_FRAME &&
+			   !i_start;
+
+	// p_records, p_lost: the pattern's STATUS counters (with drop a
+	// record a clock, with stall each one sent; the losses as frames
+	// report them)
+	always @(posedge i_clk)
+		if (i_start || i_zero)
 			p_records <= 0;
+		else if ((pat_run && i_drop) || (p_step && !i_drop))
+			p_records <= p_records + 1'b1;
+
+	always @(posedge i_clk)
+		if (i_start)
 			p_lost <= 0;
-		end
-		if (i_stop)
-			d_stop <= 1'b1;
-		if (i_rst) begin
-			u_st <= S_IDLE;
-			d_on <= 1'b0;
-		end
+		else if (u_st == S_HEAD && pat)
+			p_lost <= p_lost + h_lost;
+		else if (i_zero)
+			p_lost <= 0;
+
+`ifdef FORMAL
+	// ---- properties (make fpga-formal: fpga/bench/formal/framer.ys) -----
+	//
+	// Data frames of the bus (the test patterns are checked bit-exact by
+	// the simulation). The environment: the record FIFO never holds more
+	// than it can, its write pointer only moves on; the configuration
+	// stays while a capture runs (CONFIGURE is refused then).
+	localparam [AW:0] F_SIZE = 1 << AW;
+	localparam [BAW:0] F_BSIZE = 1 << BAW;
+	reg f_past = 1'b0;
+
+	always @(posedge i_clk)
+		f_past <= 1'b1;
+
+	always @* begin
+		assume(i_src == 2'd0);
+		// bach_ctrl asks for STATUS, IDENTITY and ACK only
+		if (i_rq)
+			assume(i_rq_type == T_STATUS ||
+			       i_rq_type == T_IDENTITY || i_rq_type == 8'd4);
+		assume(i_wptr - d_fp <= F_SIZE);
+		assume(i_bwptr - u_brp <= F_BSIZE);
 	end
+
+	reg [AW:0] f_wptr = 0;
+	reg f_timing = 1'b0, f_on = 1'b0;
+
+	always @(posedge i_clk) begin
+		f_wptr <= i_wptr;
+		f_timing <= i_timing;
+		f_on <= d_on;
+	end
+
+	always @*
+		if (f_past) begin
+			assume(i_wptr - f_wptr <= F_SIZE);
+			if (u_st != S_IDLE || d_on || f_on)
+				assume(i_timing == f_timing);
+		end
+
+	// f_pay: payload bytes sent in this frame; f_fp: the FIFO position
+	// of its first record
+	reg [31:0] f_pay = 32'd0;
+	reg [AW:0] f_fp = 0;
+
+	always @(posedge i_clk)
+		if (take_rq || u_st == S_HEAD)
+			f_pay <= 32'd0;
+		else if (go && (u_st == S_STAT || u_st == S_IDENT ||
+				u_st == S_DELTA || u_st == S_REC))
+			f_pay <= f_pay + 32'd1;
+
+	always @(posedge i_clk)
+		if (u_st == S_HEAD)
+			f_fp <= d_fp;
+
+	// the losses the boundaries brought in, and those frames reported
+	reg [TW-1:0] f_lost_in = 0, f_lost_out = 0;
+
+	always @(posedge i_clk)
+		if (i_start) begin
+			f_lost_in <= 0;
+			f_lost_out <= 0;
+		end else begin
+			if (absorb)
+				f_lost_in <= f_lost_in + e_blost;
+			if (u_st == S_HEAD)
+				f_lost_out <= f_lost_out + h_lost;
+		end
+
+	wire [31:0] f_dlen = {h_c[30:0], 1'b0};	// the deltas' bytes
+	wire [31:0] f_rlen = {h_c[29:0], 2'b00} + {h_c[30:0], 1'b0};
+	wire [31:0] f_ri = {16'd0, u_ri};
+	wire f_data = h_type == T_DATA;
+
+	always @* begin
+		// a payload's length matches its header: 6 or 8 bytes a
+		// record for data, 56 for STATUS, 64 for IDENTITY, 0 for ACK
+		if (u_st == S_HDR || u_st == S_STAT || u_st == S_IDENT ||
+		    u_st == S_DELTA || u_st == S_PREW || u_st == S_PRE ||
+		    u_st == S_REC || u_st == S_CRCW)
+			assert(h_plen == (f_data ? (i_timing ? f_dlen : 32'd0) +
+					  f_rlen :
+					  h_type == T_STATUS ? 32'd56 :
+					  h_type == T_IDENTITY ? 32'd64 :
+					  32'd0));
+		// and the frame sends that many payload bytes, no more
+		if (u_st == S_HDR)
+			assert(f_pay == 32'd0 && u_k <= 7'd39 && (!f_data ||
+			       (u_ri == 16'd0 && u_kb == 3'd0)));
+		if (u_st == S_STAT)
+			assert(h_type == T_STATUS && f_pay == {25'd0, u_k} &&
+			       u_k <= 7'd55);
+		if (u_st == S_IDENT)
+			assert(h_type == T_IDENTITY &&
+			       f_pay == {25'd0, u_k} && u_k <= 7'd63);
+		if (u_st == S_DELTA)
+			assert(f_data && i_timing && u_kb <= 3'd1 &&
+			       f_ri < h_c &&
+			       f_pay == {f_ri[30:0], 1'b0} + {29'd0, u_kb});
+		if (u_st == S_PREW || u_st == S_PRE)
+			assert(f_data && i_timing && h_c != 0 &&
+			       f_pay == f_dlen && u_ri == 16'd0 && u_kb == 3'd0);
+		if (u_st == S_REC)
+			assert(f_data && u_kb <= 3'd5 && f_ri < h_c &&
+			       f_pay == (i_timing ? f_dlen : 32'd0) +
+					{f_ri[29:0], 2'b00} +
+					{f_ri[30:0], 1'b0} + {29'd0, u_kb});
+		if (u_st == S_CRCW)
+			assert(f_pay == h_plen);
+		// a data frame of the bus holds at most FRAME_MAX records
+		if (f_data && (u_st == S_HEAD || u_st == S_HDR ||
+			       u_st == S_DELTA || u_st == S_PREW ||
+			       u_st == S_PRE || u_st == S_REC))
+			assert(h_c <= FRAME_MAX);
+		if (u_st == S_PLANW || u_st == S_PLAN)
+			assert(e_n <= FMAX);
+		// (for the induction: S_DEC decides on what S_EV3 found)
+		if (u_st == S_DEC)
+			assert(f_bz == (e_bdist == 0) &&
+			       f_b_le_a == (e_bdist <= e_avail) &&
+			       f_b_le_max == (e_bdist <= FMAX) &&
+			       f_a_ge_max == (e_avail >= FMAX) &&
+			       f_az == (e_avail == 0));
+		// its records are the FIFO entries it frees, one each
+		if (f_data && (u_st == S_HDR || u_st == S_DELTA ||
+			       u_st == S_PREW || u_st == S_PRE))
+			assert(d_fp == f_fp);
+		if (f_data && u_st == S_REC)
+			assert(d_fp - f_fp == u_ri[AW:0] && f_ri <= h_c);
+		if (f_data && (u_st == S_CRCW || u_st == S_CRC ||
+			       u_st == S_DONE))
+			assert(d_fp - f_fp == h_c[AW:0]);
+		// every record lost is reported once: in a frame, or still
+		// to be
+		assert(f_lost_in == f_lost_out + d_lost);
+	end
+`endif
 endmodule

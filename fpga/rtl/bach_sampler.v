@@ -1,9 +1,13 @@
 `default_nettype none
 // bach_sampler: Pentium bus cycles to BYU records, on the bus clock.
 //
-// The pins arrive registered at the pads (one clock late, which shifts
-// every timestamp by the same amount). The rules are those of design
-// section 5, for a capture board that has every control pin wired:
+// The pins arrive registered in the I/O cells, all taken at the same
+// rising edge of CLK, where the CPU and the chipset take them too (one
+// clock late, which shifts every timestamp by the same amount). The rules
+// are those of design section 5, for a capture board that has every
+// control pin wired, with the bus-hold rules of the processor's data
+// sheet (AMD-K6-2 Data Sheet 21850J, section 4 "Signal Descriptions":
+// BOFF#, HLDA, KEN#, NA#; the Pentium (P54C) follows the same rules):
 //
 //   - a clock with ADS# low opens a cycle: A31..A3, BE7#..BE0#, M/IO#,
 //     D/C#, W/R# and CACHE# are taken in that clock, with the timestamp;
@@ -18,8 +22,19 @@
 //     decides KEN#; the CPU's next ADS# is what opens the next cycle;
 //   - BOFF# low aborts every open cycle, including one whose ADS# is in the
 //     same clock, and BRDY#, NA# and ADS# of that clock count for nothing.
-//     The CPU restarts the aborted cycles later with new ADS#s, which are
-//     the ones recorded: no cycle is recorded twice.
+//     The CPU floats the bus from the edge where it samples BOFF# low up
+//     to the edge where it samples it high again (21850J section 4.11), so
+//     the pins of the first clock with BOFF# high are still floating: the
+//     earliest restart ADS# is a clock later. The CPU restarts the aborted
+//     cycles with new ADS#s, which are the ones recorded: no cycle is
+//     recorded twice, and a floating ADS# is no cycle;
+//   - HLDA high: the CPU floats the bus in every clock where it drives HLDA
+//     (AMD-K6 Data Sheet 20695H section 5.25), and other bus masters may
+//     run cycles on it. Their ADS#, BRDY#, NA# and KEN# are not the CPU's:
+//     they open, end and decide nothing.
+//
+// An ADS# in a clock where the bus floats (HLDA high, or BOFF# low in the
+// clock before) is no record: o_offbus counts it instead.
 //
 // A Pentium has at most two cycles open. Should a third ADS# come while two
 // are open (BRDY# not wired, or a bus this model does not know), the
@@ -48,11 +63,13 @@ module bach_sampler #(
 	input  wire          i_na_n,
 	input  wire          i_ken_n,
 	input  wire          i_boff_n,
+	input  wire          i_hlda,
 
 	output reg           o_valid = 1'b0, // a record this clock
 	output reg  [47:0]   o_rec,	// address BE, BE#, control (design 2)
 	output reg  [TW-1:0] o_ts,	// timestamp of its ADS#
-	output wire          o_open	// cycles are open
+	output wire          o_open,	// cycles are open
+	output reg           o_offbus = 1'b0 // an ADS# while the bus floated
 );
 	// An open cycle. Slot 0 is the oldest.
 	//   f: A31..A3, BE#, M/IO#, D/C#, W/R#, CACHE# (41 bits)
@@ -69,6 +86,16 @@ module bach_sampler #(
 
 	// the pins this clock
 	wire ads = ~i_ads_n, brdy = ~i_brdy_n, na = ~i_na_n, boff = ~i_boff_n;
+
+	// b_boff_q: BOFF# was low in the clock before, so the CPU floats the
+	// bus in this one (the first clock with BOFF# high included)
+	reg  b_boff_q = 1'b0;
+
+	always @(posedge i_clk)
+		b_boff_q <= boff;
+
+	// the pins of this clock are not the CPU's
+	wire floating = i_hlda || b_boff_q;
 	// a new cycle's fields, and whether it waits for KEN#
 	wire [40:0] nf = {i_a, i_be_n, i_mio, i_dc, i_wr, i_cache_n};
 	wire        n_nk = i_mio & ~i_wr & ~i_cache_n;
@@ -95,7 +122,7 @@ module bach_sampler #(
 			// START; or BOFF#: abort everything open, and an ADS#
 			// of this clock
 			v0 = 1'b0; v1 = 1'b0;
-		end else if (i_sample) begin
+		end else if (i_sample && !floating) begin
 			// NA#: KEN# of the oldest cycle without an NA#
 			if (na && v0 && !na0) begin
 				na0 = 1'b1;
@@ -140,7 +167,7 @@ module bach_sampler #(
 					n0 = 2'd0;
 				end
 			end
-		end else if (i_flush && v0) begin
+		end else if (!i_sample && i_flush && v0) begin
 			emit = 1'b1; ef = f0[40:1]; ec = c0; et = t0;
 			v0 = v1; f0 = f1; t0 = t1; nk0 = nk1; c0 = c1;
 			l40 = l41; na0 = na1; n0 = n1; v1 = 1'b0;
@@ -161,4 +188,114 @@ module bach_sampler #(
 		o_rec <= {ef[40:12], 3'b000, ef[11:4], ef[3:1], ec, 4'b0000};
 		o_ts <= et;
 	end
+
+	// an ADS# of another master, or floating, while capturing
+	always @(posedge i_clk)
+		o_offbus <= i_sample && !i_clear && floating && ads;
+
+`ifdef FORMAL
+	// ---- properties (make fpga-formal: fpga/bench/formal/sampler.ys) ----
+	//
+	// The environment: a capture samples or flushes, START comes between
+	// captures; the timestamp counts clocks, and the one tracked below,
+	// f_t, comes at most once (48 bits wrap after 49 days).
+	reg f_past = 1'b0;
+
+	always @(posedge i_clk)
+		f_past <= 1'b1;
+
+	always @* begin
+		assume(!(i_sample && i_flush));
+		assume(!(i_clear && (i_sample || i_flush)));
+	end
+
+	always @(posedge i_clk)
+		if (f_past)
+			assume(i_ts == $past(i_ts) + 1'b1);
+
+	(* anyconst *) reg [TW-1:0] f_t;
+	reg f_t_seen = 1'b0;
+
+	always @(posedge i_clk)
+		if (i_ts == f_t)
+			f_t_seen <= 1'b1;
+
+	always @*
+		if (f_t_seen)
+			assume(i_ts != f_t);
+
+	// The bus floats (the data sheets' rule, stated here on its own):
+	// HLDA high, or BOFF# low in the clock before. The CPU's ADS#s are
+	// those sampled while capturing, not with BOFF# low, not while the
+	// bus floats.
+	reg  f_boff_q = 1'b0;
+
+	always @(posedge i_clk)
+		f_boff_q <= !i_boff_n;
+
+	wire f_float = i_hlda || f_boff_q;
+	wire f_cpu_ads = i_sample && i_boff_n && !f_float && !i_ads_n;
+	wire f_float_ads = i_sample && f_float && !i_ads_n;
+
+	// One record per CPU ADS#: every one of them is a record, a cycle
+	// BOFF# aborted, or still open; no other ADS# is any of those.
+	reg [7:0] f_ads = 8'd0, f_rec = 8'd0, f_abort = 8'd0;
+
+	always @(posedge i_clk) begin
+		if (f_cpu_ads)
+			f_ads <= f_ads + 8'd1;
+		if (emit)
+			f_rec <= f_rec + 8'd1;
+		if (i_clear || (i_sample && boff))
+			f_abort <= f_abort + {7'd0, b_v0} + {7'd0, b_v1};
+	end
+
+	always @* begin
+		assert(f_ads == f_rec + f_abort + {7'd0, b_v0} + {7'd0, b_v1});
+		// at most two cycles open, the oldest in slot 0
+		assert(!b_v1 || b_v0);
+		// no record while BOFF# or HLDA float the bus
+		if (i_sample && (!i_boff_n || f_float))
+			assert(!emit);
+		// (for the induction: the sampler's copy of BOFF# is it)
+		assert(b_boff_q == f_boff_q);
+	end
+
+	// an ADS# while the bus floats is counted, and only that
+	always @(posedge i_clk)
+		if (f_past)
+			assert(o_offbus == $past(f_float_ads));
+
+	// The CPU ADS# at time f_t: a record stamped f_t carries its fields,
+	// and only one such record leaves.
+	reg [40:0] f_f = 41'd0;
+	reg        f_had = 1'b0, f_out = 1'b0;
+
+	always @(posedge i_clk)
+		if (f_cpu_ads && i_ts == f_t) begin
+			f_had <= 1'b1;
+			f_f <= nf;
+		end
+
+	always @(posedge i_clk)
+		if (emit && et == f_t)
+			f_out <= 1'b1;
+
+	always @* begin
+		if (emit && et == f_t) begin
+			assert(f_had);
+			assert(!f_out);
+			assert(ef == f_f[40:1]);
+		end
+		// the open cycles, for the induction: one stamped f_t is it
+		if (b_v0 && b_t0 == f_t)
+			assert(f_had && !f_out && b_f0 == f_f);
+		if (b_v1 && b_t1 == f_t)
+			assert(f_had && !f_out && b_f1 == f_f);
+		if (b_v0 && b_v1)
+			assert(!(b_t0 == f_t && b_t1 == f_t));
+		if (!f_t_seen)
+			assert(!f_had && !f_out);
+	end
+`endif
 endmodule

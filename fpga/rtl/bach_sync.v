@@ -8,6 +8,10 @@ module bach_sync #(
 	input  wire         i_clk,
 	input  wire [W-1:0] i_d,
 	output wire [W-1:0] o_q
+`ifdef FORMAL
+	,
+	output wire [W-1:0] f_meta	// the first stage, for the proofs
+`endif
 );
 	reg [W-1:0] r_meta = {W{1'b0}};	// may go metastable
 	reg [W-1:0] r_q = {W{1'b0}};	// settled
@@ -17,4 +21,7 @@ module bach_sync #(
 		r_q <= r_meta;
 	end
 	assign o_q = r_q;
+`ifdef FORMAL
+	assign f_meta = r_meta;
+`endif
 endmodule

@@ -45,7 +45,7 @@
 
 /* Payload sizes in protocol 1 (later minor versions only append). */
 #define BACH_CONFIG_SIZE 16
-#define BACH_STATUS_SIZE 48
+#define BACH_STATUS_SIZE 56	/* 48 before gateware 1.1 */
 #define BACH_IDENTITY_SIZE 64
 
 enum bach_frame_type {
@@ -98,7 +98,7 @@ struct bach_board_config {
 	uint16_t reserved2[3];
 };
 
-/* STATUS payload (48 bytes, little-endian). */
+/* STATUS payload (56 bytes, little-endian; a shorter one reads as zeros). */
 struct bach_board_status {
 	uint32_t fifo_fill;	/* records in the FIFO now */
 	uint32_t fifo_size;	/* its capacity, records */
@@ -108,6 +108,8 @@ struct bach_board_status {
 	uint32_t clock_hz;	/* bus clock, Hz */
 	uint64_t stalled_clocks;/* clocks spent holding the CPU */
 	uint64_t reserved;
+	uint64_t offbus;	/* ADS#s while the CPU was off the bus (HLDA,
+				   BOFF#): no records (1.1; 0 from a 1.0 board) */
 };
 
 /* IDENTITY payload (64 bytes). */

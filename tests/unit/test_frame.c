@@ -531,6 +531,7 @@ static void status_identity_ack(void **state)
 		.clock_hz = 66666666,
 		.stalled_clocks = 0x4142434445464748ull,
 		.reserved = 0,
+		.offbus = 0x5152535455565758ull,
 	};
 	const struct bach_board_identity id = {
 		.vendor = 0x1209,
@@ -575,6 +576,7 @@ static void status_identity_ack(void **state)
 	assert_int_equal(lg.st.clock_hz, st.clock_hz);
 	assert_int_equal(lg.st.stalled_clocks, st.stalled_clocks);
 	assert_int_equal(lg.st.reserved, 0);
+	assert_int_equal(lg.st.offbus, st.offbus);
 	assert_int_equal(lg.id.vendor, 0x1209);
 	assert_int_equal(lg.id.product, 0xbac4);
 	assert_int_equal(lg.id.gw_major, 1);

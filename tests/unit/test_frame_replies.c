@@ -437,7 +437,8 @@ static void decoders(void **state)
 
 	bach_frame_build_status(b, 0, &(struct bach_board_status){
 					      .fifo_fill = 1, .records = 2,
-					      .stalled_clocks = 3 });
+					      .stalled_clocks = 3,
+					      .offbus = 4 });
 	memset(b + BACH_FRAME_HDR + BACH_STATUS_SIZE, 0xff, 100);
 	f.type = BACH_FT_STATUS;
 	f.plen = BACH_STATUS_SIZE + 100;
@@ -446,6 +447,12 @@ static void decoders(void **state)
 	assert_int_equal(st.records, 2);
 	assert_int_equal(st.stalled_clocks, 3);
 	assert_int_equal(st.reserved, 0);
+	assert_int_equal(st.offbus, 4);
+	/* a gateware 1.0 board's 48 bytes: no off-bus count, read as 0 */
+	f.plen = 48;
+	bach_frame_status(&f, &st);
+	assert_int_equal(st.stalled_clocks, 3);
+	assert_int_equal(st.offbus, 0);
 	f.plen = 16;
 	bach_frame_status(&f, &st);
 	assert_int_equal(st.records, 2);

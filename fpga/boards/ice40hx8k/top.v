@@ -21,7 +21,8 @@ module top (
 	input  wire        bus_na_n,
 	input  wire        bus_ken_n,
 	input  wire        bus_boff_n,
-	output wire        bus_hold,	// to HOLD (or BOFF#, or an interrupt)
+	input  wire        bus_hlda,
+	output wire        bus_hold,	// to HOLD (the only stall: docs/fpga.md 5)
 
 	input  wire        ft_clk,	// FT2232H CLKOUT, 60 MHz (GBIN)
 	input  wire        ft_rxf_n,
@@ -45,7 +46,7 @@ module top (
 	// bus pins: input registers in the I/O cells
 	wire [31:3] a_q;
 	wire [7:0]  be_q;
-	wire [8:0]  c_q;	// ADS# M/IO# D/C# W/R# CACHE# BRDY# NA# KEN# BOFF#
+	wire [9:0]  c_q;	// ADS# M/IO# D/C# W/R# CACHE# BRDY# NA# KEN# BOFF# HLDA
 
 	genvar i;
 	generate
@@ -57,15 +58,16 @@ module top (
 				   .q(be_q[i]));
 		end
 	endgenerate
-	bus_in in_ads (.clk(bus_clk), .pin(bus_ads_n), .q(c_q[8]));
-	bus_in in_mio (.clk(bus_clk), .pin(bus_mio), .q(c_q[7]));
-	bus_in in_dc (.clk(bus_clk), .pin(bus_dc), .q(c_q[6]));
-	bus_in in_wr (.clk(bus_clk), .pin(bus_wr), .q(c_q[5]));
-	bus_in in_cache (.clk(bus_clk), .pin(bus_cache_n), .q(c_q[4]));
-	bus_in in_brdy (.clk(bus_clk), .pin(bus_brdy_n), .q(c_q[3]));
-	bus_in in_na (.clk(bus_clk), .pin(bus_na_n), .q(c_q[2]));
-	bus_in in_ken (.clk(bus_clk), .pin(bus_ken_n), .q(c_q[1]));
-	bus_in in_boff (.clk(bus_clk), .pin(bus_boff_n), .q(c_q[0]));
+	bus_in in_ads (.clk(bus_clk), .pin(bus_ads_n), .q(c_q[9]));
+	bus_in in_mio (.clk(bus_clk), .pin(bus_mio), .q(c_q[8]));
+	bus_in in_dc (.clk(bus_clk), .pin(bus_dc), .q(c_q[7]));
+	bus_in in_wr (.clk(bus_clk), .pin(bus_wr), .q(c_q[6]));
+	bus_in in_cache (.clk(bus_clk), .pin(bus_cache_n), .q(c_q[5]));
+	bus_in in_brdy (.clk(bus_clk), .pin(bus_brdy_n), .q(c_q[4]));
+	bus_in in_na (.clk(bus_clk), .pin(bus_na_n), .q(c_q[3]));
+	bus_in in_ken (.clk(bus_clk), .pin(bus_ken_n), .q(c_q[2]));
+	bus_in in_boff (.clk(bus_clk), .pin(bus_boff_n), .q(c_q[1]));
+	bus_in in_hlda (.clk(bus_clk), .pin(bus_hlda), .q(c_q[0]));
 
 	// FT2232H outputs: registered in the I/O cells on CLKOUT
 	localparam [5:0] OUT_REG = 6'b010101;	// registered output
@@ -105,10 +107,11 @@ module top (
 		.NAME("bach capture board iCE40HX8K")
 	) core (
 		.i_bclk(bus_clk), .i_uclk(ft_clk), .i_rst(u_rst),
-		.i_ads_n(c_q[8]), .i_a(a_q), .i_be_n(be_q),
-		.i_mio(c_q[7]), .i_dc(c_q[6]), .i_wr(c_q[5]),
-		.i_cache_n(c_q[4]), .i_brdy_n(c_q[3]), .i_na_n(c_q[2]),
-		.i_ken_n(c_q[1]), .i_boff_n(c_q[0]), .o_hold(hold),
+		.i_ads_n(c_q[9]), .i_a(a_q), .i_be_n(be_q),
+		.i_mio(c_q[8]), .i_dc(c_q[7]), .i_wr(c_q[6]),
+		.i_cache_n(c_q[5]), .i_brdy_n(c_q[4]), .i_na_n(c_q[3]),
+		.i_ken_n(c_q[2]), .i_boff_n(c_q[1]), .i_hlda(c_q[0]),
+		.o_hold(hold),
 		.i_ft_rxf_n(ft_rxf_n), .i_ft_txe_n(ft_txe_n),
 		.i_ft_data(data_in),
 		.o_ft_rd_n(rd_n_q), .o_ft_wr_n(wr_n_q), .o_ft_oe_n(oe_n_q),
