@@ -18,6 +18,12 @@
 
 #define CAPTURE_MAX_OPTIONS 64
 
+/* Never renumbered: the names are config values (on_full). */
+enum capture_on_full {
+	CAPTURE_ON_FULL_WAIT,	/* wait for space; the loss is one gap */
+	CAPTURE_ON_FULL_STOP,	/* end the capture cleanly */
+};
+
 struct capture_config {
 	char output[4096];		/* directory the capture directory goes in */
 	char driver[64];
@@ -37,6 +43,18 @@ struct capture_config {
 	uint64_t flush_ms;		/* a partial block waits at most this */
 	int test_writer_delay_ms;	/* test hook: slow every write */
 	char config_path[4096];		/* for the manifest; may be empty */
+
+	/* the disk guard (docs/bachd.md section 5) */
+	uint64_t min_free_bytes;	/* keep this much free, 0 = no limit */
+	unsigned min_free_pct;		/* ... or this % of the filesystem */
+	enum capture_on_full on_full;	/* what a disk at min_free does */
+	uint64_t keep_bytes;		/* retention: 0 = no limit */
+	uint64_t keep_days;
+	uint64_t keep_captures;
+	char post_rotate[1024];		/* run on each closed segment, or "" */
+
+	/* autostop: 0 = no limit */
+	uint64_t stop_seconds, stop_records, stop_segments;
 };
 
 void capture_config_defaults(struct capture_config *c);
@@ -68,6 +86,7 @@ struct capture_status {
 	struct bach_board_status board;	/* the board's last one */
 	bool running;		/* the source is still producing */
 	bool writer_blocked;	/* a write has been pending for long */
+	bool disk_waiting;	/* below min_free: records are being lost */
 	uint64_t writer_progress; /* ticks whenever the writer moves on */
 	char capture_dir[4200];
 	char segment[80];	/* open segment's name */
