@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bach/driver.h"
 #include "capture_priv.h"
 #define LOG_PREFIX "post_rotate"
 #include "log.h"
@@ -52,8 +53,17 @@ static void reaped(unsigned i, int status)
 
 void post_rotate_reap(int wait_ms)
 {
+	static uint64_t last_ns;
 	struct timespec tick = { 0, 20 * 1000000 };
+	uint64_t now;
 
+	/* the writer calls this per block: look at most every 100 ms */
+	if (!nrunning)
+		return;
+	now = bach_now_ns();
+	if (!wait_ms && now - last_ns < 100000000ull)
+		return;
+	last_ns = now;
 	for (int waited = 0;; waited += 20) {
 		for (unsigned i = 0; i < nrunning;) {
 			int status;
@@ -68,7 +78,7 @@ void post_rotate_reap(int wait_ms)
 			break;
 		nanosleep(&tick, NULL);
 	}
-	if (nrunning && wait_ms)
+	if (nrunning && wait_ms >= 1000)
 		log_notice("%u command%s still running after %d s, not waited for (the first on %s)",
 			   nrunning, nrunning == 1 ? "" : "s", wait_ms / 1000,
 			   running[0].name);
@@ -87,6 +97,8 @@ void post_rotate_run(const char *cmd, const char *path)
 	int err;
 
 	post_rotate_reap(0);
+	if (nrunning == POST_ROTATE_MAX)
+		post_rotate_reap(1);	/* one more look, now */
 	if (nrunning == POST_ROTATE_MAX) {
 		log_warn("%s: not run: %d commands are still running", name,
 			 POST_ROTATE_MAX);
