@@ -21,6 +21,12 @@
 #define CAPTURE_LABEL_KEY 48		/* bytes, the NUL included */
 #define CAPTURE_LABEL_VALUE 128
 
+/* Never renumbered: the names are config values (on_full). */
+enum capture_on_full {
+	CAPTURE_ON_FULL_WAIT,	/* wait for space; the loss is one gap */
+	CAPTURE_ON_FULL_STOP,	/* end the capture cleanly */
+};
+
 struct capture_config {
 	char output[4096];		/* directory the capture directory goes in */
 	char driver[64];
@@ -46,6 +52,18 @@ struct capture_config {
 		char value[CAPTURE_LABEL_VALUE];
 	} labels[CAPTURE_MAX_LABELS];
 	size_t nlabels;
+
+	/* the disk guard (docs/bachd.md section 5) */
+	uint64_t min_free_bytes;	/* keep this much free, 0 = no limit */
+	unsigned min_free_pct;		/* ... or this % of the filesystem */
+	enum capture_on_full on_full;	/* what a disk at min_free does */
+	uint64_t keep_bytes;		/* retention: 0 = no limit */
+	uint64_t keep_days;
+	uint64_t keep_captures;
+	char post_rotate[1024];		/* run on each closed segment, or "" */
+
+	/* autostop: 0 = no limit */
+	uint64_t stop_seconds, stop_records, stop_segments;
 };
 
 void capture_config_defaults(struct capture_config *c);
@@ -85,6 +103,7 @@ struct capture_status {
 	struct bach_board_status board;	/* the board's last one */
 	bool running;		/* the source is still producing */
 	bool writer_blocked;	/* a write has been pending for long */
+	bool disk_waiting;	/* below min_free: records are being lost */
 	uint64_t writer_progress; /* ticks whenever the writer moves on */
 	uint64_t start_unix_ns;	/* wall clock when the capture started, 0: not yet */
 	uint64_t uptime_ns;	/* since then (monotonic) */

@@ -77,11 +77,21 @@ struct capture {
 	uint64_t bytes_closed;		/* bytes of the closed segments */
 	int write_err;
 	int manifest_err;		/* a manifest line failed: -errno */
+	/* the disk guard (min_free) */
+	bool disk_low;			/* no open segment: below min_free */
+	uint64_t disk_lost;		/* lost meanwhile, not yet in a gap */
+	uint64_t disk_gapped;		/* lost_by[DISK] already in gap events */
+	uint64_t disk_since;		/* record bytes since the last look */
+	uint64_t disk_check_ns;		/* when we last looked */
+	uint64_t retain_ns;		/* when retention last ran */
+	const char *stop_reason;	/* what ended it early (manifest_ended) */
 
 	/* shared */
 	pthread_t acq_tid, wr_tid;
 	bool started;
 	_Atomic bool acq_done, wr_done, stop_requested, rotate_requested;
+	_Atomic bool records_reached;	/* autostop: the producer took them all */
+	_Atomic bool disk_waiting;	/* on_full = wait, below min_free */
 	_Atomic uint64_t produced, written, lost, markers, bytes, segments,
 		stalls, stall_ns, progress, write_started_ns,
 		board_stalls;
@@ -102,8 +112,18 @@ void *capture_acq_main(void *arg);
 
 /* writer.c */
 void *capture_wr_main(void *arg);
+/* End the capture early and cleanly (autostop, min_free); writer thread. */
+void capture_autostop(struct capture *c, const char *why);
 int capture_open_segment(struct capture *c);
 /* Close the open segment: finish, sync, rename, sync the directory. */
 int capture_close_segment(struct capture *c);
+
+/* retention.c: keep_bytes, keep_days, keep_captures; writer thread */
+void retention_run(struct capture *c);
+
+/* post_rotate.c: the post_rotate command on a closed segment */
+void post_rotate_run(const char *cmd, const char *path);
+/* Reap the commands that ended; with wait_ms, wait that long for all. */
+void post_rotate_reap(int wait_ms);
 
 #endif

@@ -273,12 +273,37 @@ int manifest_device(struct manifest *m, bool lost, const char *seg,
 
 int manifest_ended(struct manifest *m, const struct manifest_ended *e)
 {
+	char by[64] = "";
+
+	if (e->stopped_by)
+		snprintf(by, sizeof(by), ",\"stopped_by\":\"%s\"",
+			 e->stopped_by);
 	return manifest_event(m, "ended",
 			      "\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
-			      "\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,\"stalls\":%llu,\"board_stalls\":%llu",
+			      "\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,\"stalls\":%llu,\"board_stalls\":%llu%s",
 			      e->state, U(e->produced), U(e->written),
 			      U(e->lost), U(e->gap_markers), U(e->segments),
-			      U(e->bytes), U(e->stalls), U(e->board_stalls));
+			      U(e->bytes), U(e->stalls), U(e->board_stalls), by);
+}
+
+int manifest_retention_segment(struct manifest *m, const char *name,
+			       uint64_t bytes, const char *reason)
+{
+	return manifest_event(m, "retention",
+			      "\"name\":\"%s\",\"bytes\":%llu,\"reason\":\"%s\"",
+			      name, U(bytes), reason);
+}
+
+int manifest_retention_capture(struct manifest *m, const char *capture,
+			       uint64_t segments, uint64_t bytes,
+			       const char *reason)
+{
+	char esc[256];
+
+	json_escape(esc, sizeof(esc), capture);
+	return manifest_event(m, "retention",
+			      "\"capture\":\"%s\",\"segments\":%llu,\"bytes\":%llu,\"reason\":\"%s\"",
+			      esc, U(segments), U(bytes), reason);
 }
 
 int manifest_ended_recovered(struct manifest *m,

@@ -98,11 +98,25 @@ int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
 int manifest_device(struct manifest *m, bool lost, const char *seg,
 		    uint64_t at);
 
+/*
+ * Retention removed a closed segment of this capture (written in the
+ * capture that held it), or a whole capture (written in the running
+ * one's). reason: "keep_bytes", "keep_days" or "keep_captures".
+ */
+int manifest_retention_segment(struct manifest *m, const char *name,
+			       uint64_t bytes, const char *reason);
+int manifest_retention_capture(struct manifest *m, const char *capture,
+			       uint64_t segments, uint64_t bytes,
+			       const char *reason);
+
 /* The last line of a capture that ended normally. */
 struct manifest_ended {
 	const char *state;		/* clean, error, source_error */
 	uint64_t produced, written, lost, gap_markers, segments, bytes,
 		stalls, board_stalls;
+	/* what ended it before the source did: "duration", "records",
+	 * "segments" (autostop), "min_free" (on_full = stop); or NULL */
+	const char *stopped_by;
 };
 int manifest_ended(struct manifest *m, const struct manifest_ended *e);
 /*

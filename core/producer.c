@@ -226,10 +226,31 @@ static void count_lost(struct capture *c, uint64_t n, enum bach_gap_cause cause)
 	atomic_fetch_add_explicit(&c->lost_by[cause], n, memory_order_relaxed);
 }
 
+/*
+ * Autostop by records: the source's records past the count are not taken
+ * (neither produced nor lost), and the writer is told to stop it. Returns
+ * how many of n to take.
+ */
+static uint64_t records_left(struct capture *c, uint64_t n)
+{
+	uint64_t p = atomic_load_explicit(&c->produced, memory_order_relaxed);
+	uint64_t max = c->cfg.stop_records;
+
+	if (!max)
+		return n;
+	if (p + n >= max) {
+		atomic_store(&c->records_reached, true);
+		return p >= max ? 0 : max - p;
+	}
+	return n;
+}
+
 void bach_source_records(struct bach_source *src, const uint8_t *recs,
 			 size_t n)
 {
 	struct capture *c = src->c;
+
+	n = (size_t)records_left(c, n);
 
 	while (n) {
 		struct ring_block *b = get_block(c);
@@ -275,6 +296,7 @@ void bach_source_gap(struct bach_source *src, uint64_t lost,
 	struct capture *c = src->c;
 	struct ring_block *b;
 
+	lost = records_left(c, lost);
 	if (!lost)
 		return;
 	count_lost(c, lost, cause);

@@ -449,6 +449,7 @@ void capture_status(struct capture *c, struct capture_status *st)
 	st->running = c->started && !atomic_load(&c->acq_done);
 	st->writer_progress = atomic_load(&c->progress);
 	st->writer_blocked = ws && bach_now_ns() - ws > BLOCKED_AFTER_NS;
+	st->disk_waiting = atomic_load(&c->disk_waiting);
 	if (c->parser) {
 		bach_parser_counters(c->parser, &pc);
 		st->corrupt_frames = pc.bad_crc + pc.bad_header;
@@ -499,7 +500,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		     "\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
 		     "\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,"
 		     "\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,"
-		     "\"corrupt_frames\":%llu,\"writer_blocked\":%s}",
+		     "\"corrupt_frames\":%llu,\"writer_blocked\":%s,\"waiting_for_disk\":%s}",
 		     st->running ? "true" : "false", st->driver, dir, st->segment,
 		     start, (double)st->start_unix_ns / 1e9,
 		     (double)st->uptime_ns / 1e9, gw,
@@ -524,7 +525,8 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		     (unsigned long long)st->ring_used,
 		     (unsigned long long)st->ring_blocks,
 		     (unsigned long long)st->corrupt_frames,
-		     st->writer_blocked ? "true" : "false");
+		     st->writer_blocked ? "true" : "false",
+		     st->disk_waiting ? "true" : "false");
 	if (n > 0 && (size_t)n < cap && st->have_board) {
 		/* the board's last status frame, in place of the closing } */
 		const struct bach_board_status *b = &st->board;
@@ -570,7 +572,8 @@ int capture_close(struct capture *c, struct capture_status *final)
 			    .gap_markers = final->markers,
 			    .segments = final->segments, .bytes = final->bytes,
 			    .stalls = final->stalls,
-			    .board_stalls = final->board_stalls }) ||
+			    .board_stalls = final->board_stalls,
+			    .stopped_by = c->stop_reason }) ||
 		    manifest_sync(&c->man)) {
 			if (!c->manifest_err)
 				log_err("%s/%s: cannot write the ended event: %s",

@@ -21,6 +21,10 @@ enum {
 	OPT_LABEL,
 };
 
+/* -a COND:VALUE (dumpcap's -a): an autostop setting */
+static const char *const autostops[] = { "duration", "records", "segments",
+					 NULL };
+
 static const struct option opts[] = {
 	{ "driver", required_argument, NULL, 'd' },
 	{ "option", required_argument, NULL, 'o' },
@@ -28,6 +32,7 @@ static const struct option opts[] = {
 	{ "config", required_argument, NULL, 'c' },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "set", required_argument, NULL, OPT_SET },
+	{ "autostop", required_argument, NULL, 'a' },
 	{ "no-compress", no_argument, NULL, OPT_NO_COMPRESS },
 	{ "no-gap-markers", no_argument, NULL, OPT_NO_MARKERS },
 	{ "no-io-uring", no_argument, NULL, OPT_NO_URING },
@@ -56,6 +61,8 @@ void bachd_usage(const char *prog, bool daemon)
 	       "  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
 	       "      --policy stall|drop  what a full ring does (default stall)\n"
 	       "      --set KEY=VALUE      any [bachd] setting of the config file\n"
+	       "  -a, --autostop COND:N    end the capture cleanly: duration:SECONDS,\n"
+	       "                           records:N or segments:N (repeatable)\n"
 	       "      --no-compress        .byu segments instead of .byu.gz\n"
 	       "      --no-gap-markers     no marker records in the trace at gaps\n"
 	       "      --no-io-uring        write with pwrite\n"
@@ -140,7 +147,7 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		}
 	}
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:o:O:c:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:o:O:c:a:h", opts, NULL)) != -1) {
 		int err = 0;
 
 		switch (ch) {
@@ -201,6 +208,23 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			snprintf(key, sizeof(key), "label.%.*s",
 				 (int)(eq - optarg), optarg);
 			err = bachd_config_set(c, key, eq + 1, msg, sizeof(msg));
+			break;
+		}
+		case 'a': {
+			const char *colon = strchr(optarg, ':');
+			size_t i, len = colon ? (size_t)(colon - optarg) : 0;
+
+			for (i = 0; autostops[i]; i++)
+				if (len == strlen(autostops[i]) &&
+				    !strncmp(optarg, autostops[i], len))
+					break;
+			if (!autostops[i]) {
+				say(prog, "--autostop: want duration:SECONDS, records:N or segments:N, not '%s'",
+				    optarg);
+				return 2;
+			}
+			err = bachd_config_set(c, autostops[i], colon + 1, msg,
+					       sizeof(msg));
 			break;
 		}
 		case OPT_NO_COMPRESS:

@@ -16,9 +16,58 @@ enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_LEVEL,
        S_THREADS, S_RING_MB, S_ROTATE_MB, S_ROTATE_SECONDS, S_IO_URING,
        S_FLUSH_MS, S_RAW_DUMP, S_QUEUE_DEPTH, S_TEST_WRITER_DELAY_MS,
        S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_METRICS_FILE,
-       S_METRICS_INTERVAL, S_N };
+       S_METRICS_INTERVAL, S_MIN_FREE, S_ON_FULL, S_KEEP_BYTES, S_KEEP_DAYS, S_KEEP_CAPTURES, S_POST_ROTATE,
+       S_DURATION, S_RECORDS, S_SEGMENTS, S_N };
 
 static const char *const policies[] = { "stall", "drop", NULL };
+/* in the order of enum capture_on_full */
+static const char *const on_full_names[] = { "wait", "stop", NULL };
+
+/* min_free: bytes (k, M, G, T suffixes, 10^3...) or N% of the filesystem */
+static int parse_min_free(const char *text, struct bach_optval *v, char *msg,
+			  size_t cap)
+{
+	size_t len = strlen(text);
+	char num[32];
+
+	snprintf(msg, cap, "want bytes (k, M, G, T suffixes) or a percentage "
+			   "from 0%% to 99%%");
+	v->u2 = len && text[len - 1] == '%';
+	if (!v->u2)
+		return bach_parse_size(text, "B", &v->u) ? -EINVAL : 0;
+	if (len - 1 >= sizeof(num))
+		return -EINVAL;
+	snprintf(num, sizeof(num), "%.*s", (int)(len - 1), text);
+	if (bach_parse_u64(num, &v->u) || v->u > 99)
+		return -EINVAL;
+	return 0;
+}
+
+/* duration: seconds, or a number with s, m, h or d */
+static int parse_duration(const char *text, struct bach_optval *v, char *msg,
+			  size_t cap)
+{
+	static const struct { char c; uint64_t s; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+	size_t len = strlen(text);
+	uint64_t mul = 1;
+	char num[32];
+
+	snprintf(msg, cap, "want seconds, or a number with s, m, h or d "
+			   "(90m), 0 for no limit");
+	for (size_t i = 0; len && i < sizeof(units) / sizeof(*units); i++)
+		if (text[len - 1] == units[i].c) {
+			mul = units[i].s;
+			len--;
+		}
+	if (!len || len >= sizeof(num))
+		return -EINVAL;
+	snprintf(num, sizeof(num), "%.*s", (int)len, text);
+	if (bach_parse_u64(num, &v->u) || v->u > (1ull << 40) / mul)
+		return -EINVAL;
+	v->u *= mul;
+	return 0;
+}
 /* in the order of levels[] */
 static const char *const log_levels[] = { "debug", "info", "notice",
 					  "warning", NULL };
@@ -121,6 +170,58 @@ const struct bach_optdesc bachd_settings[] = {
 		.key = "metrics_interval", .type = BACH_OPT_UINT, .arg = "S",
 		.min = 1, .max = 86400, .def = "15",
 		.help = "seconds between two writes of metrics_file" },
+	[S_MIN_FREE] = {
+		.key = "min_free", .type = BACH_OPT_CUSTOM, .arg = "BYTES|N%",
+		.parse = parse_min_free, .def = "0",
+		.help = "keep this much free on the output's filesystem (k, M, "
+			"G suffixes, or a percentage of it): below it the "
+			"segment is closed and on_full applies; 0 for no floor" },
+	[S_ON_FULL] = {
+		.key = "on_full", .type = BACH_OPT_ENUM, .names = on_full_names,
+		.def = "wait",
+		.help = "below min_free: wait for space (the records lost "
+			"meanwhile are one gap, cause disk), or stop the "
+			"capture cleanly (exit 0)" },
+	[S_KEEP_BYTES] = {
+		.key = "keep_bytes", .type = BACH_OPT_SIZE, .arg = "BYTES",
+		.unit = "B", .def = "0",
+		.help = "retention: remove the oldest closed segments while the "
+			"captures in the output directory hold more (k, M, G "
+			"suffixes); 0 for no limit" },
+	[S_KEEP_DAYS] = {
+		.key = "keep_days", .type = BACH_OPT_UINT, .arg = "DAYS",
+		.max = 36500, .def = "0",
+		.help = "retention: remove closed segments older than this; 0 "
+			"for no limit" },
+	[S_KEEP_CAPTURES] = {
+		.key = "keep_captures", .type = BACH_OPT_UINT, .arg = "N",
+		.max = 1000000, .def = "0",
+		.help = "retention: keep at most this many captures (the "
+			"running one included), removing the oldest whole; 0 "
+			"for no limit" },
+	[S_POST_ROTATE] = {
+		.key = "post_rotate", .type = BACH_OPT_STRING, .arg = "COMMAND",
+		.max = sizeof(((struct capture_config *)0)->post_rotate) - 1,
+		.def_help = "none",
+		.help = "run /bin/sh -c 'COMMAND \"$1\"' with each closed "
+			"segment's path as $1; failures are logged, never fatal" },
+	[S_DURATION] = {
+		.key = "duration", .type = BACH_OPT_CUSTOM, .arg = "SECONDS",
+		.parse = parse_duration, .def = "0",
+		.help = "autostop: end the capture cleanly after this long (s, "
+			"m, h, d suffixes); 0 for no limit" },
+	[S_RECORDS] = {
+		.key = "records", .type = BACH_OPT_SIZE, .arg = "N",
+		.def = "0",
+		.help = "autostop: end the capture cleanly once the source has "
+			"produced exactly N records (k, M, G suffixes); 0 for "
+			"no limit" },
+	[S_SEGMENTS] = {
+		.key = "segments", .type = BACH_OPT_UINT, .arg = "N",
+		.max = 1u << 30, .def = "0",
+		.help = "autostop: end the capture cleanly with its Nth segment "
+			"(that segment takes what the ring still holds); 0 for "
+			"no limit" },
 	{ 0 },
 };
 
@@ -192,6 +293,35 @@ static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
 	case S_METRICS_INTERVAL:
 		c->metrics_interval = (unsigned)v->u;
 		break;
+	case S_MIN_FREE:
+		cap->min_free_bytes = v->u2 ? 0 : v->u;
+		cap->min_free_pct = v->u2 ? (unsigned)v->u : 0;
+		break;
+	case S_ON_FULL:
+		cap->on_full = (enum capture_on_full)v->u;
+		break;
+	case S_KEEP_BYTES:
+		cap->keep_bytes = v->u;
+		break;
+	case S_KEEP_DAYS:
+		cap->keep_days = v->u;
+		break;
+	case S_KEEP_CAPTURES:
+		cap->keep_captures = v->u;
+		break;
+	case S_POST_ROTATE:
+		snprintf(cap->post_rotate, sizeof(cap->post_rotate), "%s",
+			 v->s);
+		break;
+	case S_DURATION:
+		cap->stop_seconds = v->u;
+		break;
+	case S_RECORDS:
+		cap->stop_records = v->u;
+		break;
+	case S_SEGMENTS:
+		cap->stop_segments = v->u;
+		break;
 	}
 }
 
@@ -217,7 +347,7 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 {
 	int i = bach_opt_find(bachd_settings, key);
 	struct bach_optval val = { 0 };
-	char keys[512], esc[128];
+	char keys[1024], esc[128];
 
 	if (i < 0 && !strncmp(key, "label.", 6)) {
 		int err = capture_config_label(&c->cap, key + 6, v);

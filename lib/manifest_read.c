@@ -127,6 +127,20 @@ static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 		err = get_u64(x, o, "lost", &lost);
 		m->gaps++;
 		m->gap_lost += lost;
+	} else if (!strcmp(ev, "retention")) {
+		/* a segment of this capture (a whole capture is named by
+		 * "capture" in another one's manifest: nothing to do here) */
+		const char *name = json_string_value(json_object_get(o, "name"));
+		struct bach_manifest_seg *s = NULL;
+
+		for (size_t i = 0; name && i < m->nsegs; i++)
+			if (!strcmp(m->segs[i].name, name))
+				s = &m->segs[i];
+		if (s && !s->retained) {
+			s->retained = true;
+			m->retained++;
+			m->retained_records += s->records - s->gap_markers;
+		}
 	} else if (!strcmp(ev, "ended")) {
 		const char *st = json_string_value(json_object_get(o, "state"));
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -38,6 +39,8 @@ struct bach_reader {
 	int err;		/* sticky error for the current file */
 	int deferred;		/* an error to report after the records before it */
 	char msg[512];
+	int *locks;		/* capture directories read: shared flock */
+	size_t nlocks;
 
 	/* current file */
 	enum bach_file_kind kind;
@@ -238,6 +241,30 @@ int bach_reader_add_as(struct bach_reader *r, const char *path,
 	return push_path(r, path, (int)kind);
 }
 
+/*
+ * bachd's retention removes no segment from a capture directory someone
+ * holds a shared lock on (docs/bachd.md section 5): held from before the
+ * segments are listed until the reader is freed. Best effort: a directory
+ * that cannot be locked is read all the same.
+ */
+static void lock_capture(struct bach_reader *r, const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int *v;
+
+	if (fd < 0)
+		return;
+	v = realloc(r->locks, (r->nlocks + 1) * sizeof(*v));
+	if (!v || flock(fd, LOCK_SH) < 0) {
+		if (v)
+			r->locks = v;
+		close(fd);
+		return;
+	}
+	r->locks = v;
+	r->locks[r->nlocks++] = fd;
+}
+
 int bach_reader_add(struct bach_reader *r, const char *path)
 {
 	struct stat st;
@@ -255,6 +282,7 @@ int bach_reader_add(struct bach_reader *r, const char *path)
 				    strerror(errno));
 		return push_path(r, path, KIND_AUTO);
 	}
+	lock_capture(r, path);
 	n = bach_capture_open(path, &segs, NULL, r->msg, sizeof(r->msg));
 	if (n < 0)
 		return r->err = (int)n;
@@ -289,6 +317,9 @@ void bach_reader_free(struct bach_reader *r)
 	if (!r)
 		return;
 	close_file(r);
+	for (size_t i = 0; i < r->nlocks; i++)
+		close(r->locks[i]);
+	free(r->locks);
 	for (size_t i = 0; i < r->npaths; i++)
 		free(r->paths[i]);
 	free(r->paths);

@@ -33,6 +33,8 @@ struct bach_manifest_seg {
 	bool orphan;		/* found closed but never named, by recovery */
 	bool removed;		/* nothing whole was left: no file */
 	bool error;		/* cut after a failed write */
+	bool retained;		/* removed later by retention (a "retention"
+				 * event names it): no file, and no damage */
 	uint64_t line;		/* line number in the manifest, from 1 */
 };
 
@@ -43,6 +45,8 @@ struct bach_manifest {
 	size_t nsegs;
 	uint64_t gaps;		/* gap events */
 	uint64_t gap_lost;	/* their "lost", summed */
+	uint64_t retained;	/* segments retention removed */
+	uint64_t retained_records; /* ... the records they held */
 	bool ended;		/* an "ended" event was read */
 	char state[24];		/* its state: clean, error, recovered, ... */
 	bool has_totals;	/* it carries produced/written/lost */

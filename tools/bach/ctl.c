@@ -197,6 +197,8 @@ static int print_status(const char *reply)
 		       (unsigned long long)num(st, "corrupt_frames"));
 	if (json_is_true(json_object_get(st, "writer_blocked")))
 		printf("  WRITER BLOCKED: a segment write has been pending for more than 2 s\n");
+	if (json_is_true(json_object_get(st, "waiting_for_disk")))
+		printf("  WAITING FOR DISK: free space is below min_free; records are being lost (one disk gap)\n");
 	json_decref(r);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -238,6 +239,8 @@ static void verify_capture(struct vstate *v, const char *dir)
 		problem(v, dir, "%s", strerror(errno));
 		return;
 	}
+	/* bachd's retention removes nothing from a capture being read */
+	flock(dfd, LOCK_SH);
 	err = bach_manifest_load(dfd, dir, &man, why, sizeof(why));
 	n = bach_capture_segments(dir, &segs, &parts);
 	if (err == -ENOENT) {
@@ -274,7 +277,7 @@ static void verify_capture(struct vstate *v, const char *dir)
 			problem(v, dir, "%s line %llu names %s a second time",
 				BACH_MANIFEST_NAME,
 				(unsigned long long)ms->line, ms->name);
-		else if (!ms->removed && !seen[i])
+		else if (!ms->removed && !seen[i] && !ms->retained)
 			problem(v, dir, "%s is missing (%s line %llu names it)",
 				ms->name, BACH_MANIFEST_NAME,
 				(unsigned long long)ms->line);
@@ -302,6 +305,11 @@ static void verify_capture(struct vstate *v, const char *dir)
 	}
 	if (err)
 		goto out;
+	if (man.retained)
+		printf("%s: %llu segment%s (%llu records) removed by retention, as the manifest says: not damage\n",
+		       dir, (unsigned long long)man.retained,
+		       man.retained == 1 ? "" : "s",
+		       (unsigned long long)man.retained_records);
 	if (!man.ended) {
 		printf("%s: no ended event: the capture is running, or a crash cut it off (the next bachd start or bach recover closes it)\n",
 		       dir);
@@ -414,7 +422,8 @@ const struct bach_cmd cmd_verify = {
 		"A capture directory is checked segment by segment, and against its\n"
 		"manifest.jsonl: every segment must be named there with the records,\n"
 		"size and CRC-32 it has, every segment named there (and not removed)\n"
-		"must be present, and the gap events must add up to the ended event's\n"
+		"must be present (unless a retention event says it was removed: not\n"
+		"damage), and the gap events must add up to the ended event's\n"
 		"lost, the segments to its written. An unfinished segment (*.part:\n"
 		"being written, or left by a crash) is read to its last whole block\n"
 		"and is not damage.\n"
