@@ -131,8 +131,10 @@ $BACHD --driver replay --option path="$T/empty.byu.gz" --output "$T/emptycap" 2>
 	fail "replay of an empty trace: $(cat "$T/log")"
 E=$(capdir "$T/emptycap")
 # a board stream of whole frames and no records: the dump's last frame,
-# the board's final STATUS (40-byte header, 48-byte payload, CRC)
-tail -c 92 "$(capdir "$T/dump")/board-stream.bin" > "$T/empty.bin"
+# the board's final STATUS, from its magic to the end
+D=$(capdir "$T/dump")/board-stream.bin
+off=$(grep -obUa BACH "$D" | tail -n 1 | cut -d: -f1)
+tail -c +$((off + 1)) "$D" > "$T/empty.bin"
 rm -rf "$T/eloop" && mkdir "$T/eloop"
 $BACHD --driver replay --option path="$T/empty.bin" --output "$T/eloop" 2> "$T/log" ||
 	fail "a board stream of one STATUS: $(cat "$T/log")"
