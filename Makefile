@@ -2,6 +2,8 @@
 #
 # Targets
 #   make               build the programs into $(BUILD)/bin (default build/bin)
+#                      and $(BUILD)/lib/bach; installs nothing, but names the
+#                      Debian packages of missing libraries (make deps)
 #   make check         install missing packages, build, run the test suite, then
 #                      build and run it again with SANITIZE=address,undefined
 #   make check-fast    the suite once, without the sanitizer pass
@@ -38,7 +40,10 @@
 #   SANITIZE=address,undefined   build everything sanitized (into build/san)
 #   DEVELOPER=1        add -Werror
 #   BUILD=build        build directory
-#   NO_DEPS=1          do not run scripts/deps.sh
+#   NO_DEPS=1          do not run scripts/deps.sh (neither check nor install)
+#   NO_USB=1           build without libusb: no usb driver
+#   NO_SIGROK=1        build without libsigrok: no sigrok driver; bach decode
+#                      and replay of analyzer captures refuse, saying why
 
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
@@ -68,13 +73,18 @@ endif
 
 VERSION = 0.1.0
 BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $(WARN) -MMD -MP -pthread \
-	      $(SAN_FLAGS)
+	      $(SAN_FLAGS) $(EXT_DEFS)
 LIBS = -lz -ldeflate -ljansson -pthread
 # ISA-L's igzip, compared with the block compressors in make bench only
 BENCH_LIBS = -lisal
+# The hardware side: NO_USB=1 builds without libusb (no usb driver),
+# NO_SIGROK=1 without libsigrok (no sigrok driver, and bach decode and
+# replay of analyzer captures refuse, saying why: analyzer/la_none.c)
+EXT_PKGS = $(if $(NO_USB),,libusb-1.0) $(if $(NO_SIGROK),,libsigrok libzip)
+EXT_DEFS = $(if $(NO_USB),-DBACH_NO_USB) $(if $(NO_SIGROK),-DBACH_NO_SIGROK)
 # pkg-config runs when a command needs these (after scripts/deps.sh)
-EXT_CFLAGS = $(shell pkg-config --cflags libusb-1.0 libsigrok libzip)
-EXT_LIBS = $(shell pkg-config --libs libusb-1.0 libsigrok libzip)
+EXT_CFLAGS = $(if $(strip $(EXT_PKGS)),$(shell pkg-config --cflags $(EXT_PKGS)))
+EXT_LIBS = $(if $(strip $(EXT_PKGS)),$(shell pkg-config --libs $(EXT_PKGS)))
 DAEMON_LIBS = -luring -linih -lsystemd $(EXT_LIBS)
 ALL_CFLAGS = $(CFLAGS) $(BACH_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
@@ -90,20 +100,33 @@ LIB_SRC = $(wildcard lib/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 BACH_SRC = $(wildcard tools/bach/*.c)
 BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
+# `bach` is two binaries: the commands that run drivers or libsigrok
+# (capture, decode) are in bach-acquire, which `bach` executes
+# (tools/bach/acquire_exec.c), so that dump and the rest load none of
+# libusb, libsigrok and glib
+ACQ_CMD_OBJ = $(BUILD)/tools/bach/capture.o $(BUILD)/tools/bach/decode.o
+EXEC_CMD_OBJ = $(BUILD)/tools/bach/acquire_exec.o
+BACH_COMMON_OBJ = $(filter-out $(ACQ_CMD_OBJ) $(EXEC_CMD_OBJ),$(BACH_OBJ))
+ACQUIRE = $(BUILD)/lib/bach/bach-acquire
 # the capture engine (core/), the drivers and the analyzer file reader, and
 # bachd's command line and configuration: shared by bachd and `bach capture`
 CORE_SRC = $(wildcard core/*.c) \
 	   $(filter-out daemon/bachd.c,$(wildcard daemon/*.c)) \
-	   $(wildcard drivers/*.c drivers/*/*.c analyzer/*.c)
+	   $(wildcard drivers/*.c) \
+	   $(if $(NO_USB),,$(wildcard drivers/usb/*.c)) \
+	   $(if $(NO_SIGROK),analyzer/la_none.c,$(wildcard drivers/sigrok/*.c) analyzer/la.c)
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 BACHD_OBJ = $(BUILD)/daemon/bachd.o
 TEST_SRC = $(wildcard tests/unit/test_*.c)
 TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC = $(wildcard bench/*.c)
 BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-PROGRAMS = $(BUILD)/bin/bach $(BUILD)/bin/bachd
+PROGRAMS = $(BUILD)/bin/bach $(BUILD)/bin/bachd $(ACQUIRE)
 
-DEPS_STAMP = build/.deps-ok
+# Plain `make` installs nothing: it checks with pkg-config that the
+# libraries are there and names the packages that are not. `make deps`,
+# `make demo` and `make check` install what is missing (scripts/deps.sh).
+DEPS_STAMP = $(BUILD)/.deps-checked
 
 all: $(PROGRAMS)
 
@@ -112,7 +135,7 @@ $(LIB_OBJ) $(BACH_OBJ) $(CORE_OBJ) $(BACHD_OBJ): | $(DEPS_STAMP)
 endif
 
 $(DEPS_STAMP): scripts/deps.sh
-	$(Q)scripts/deps.sh
+	$(Q)NO_USB=$(NO_USB) NO_SIGROK=$(NO_SIGROK) scripts/deps.sh --check
 	$(Q)mkdir -p $(dir $@) && touch $@
 
 deps:
@@ -139,7 +162,14 @@ $(BUILD)/core/%.o $(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%
 $(BUILD)/drivers/%.o $(BUILD)/analyzer/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
 $(BUILD)/drivers/sigrok/%.o: ALL_CFLAGS += -Ianalyzer
 
-$(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
+$(EXEC_CMD_OBJ): ALL_CFLAGS += -DBACH_LIBEXECDIR=\"$(LIBEXECDIR)\"
+
+# only the engine's objects it needs (recovery), none of the drivers'
+$(BUILD)/bin/bach: $(BACH_COMMON_OBJ) $(EXEC_CMD_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(ACQUIRE): $(BACH_COMMON_OBJ) $(ACQ_CMD_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DAEMON_LIBS) $(LIBS)
 
@@ -186,26 +216,43 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
 
 tests: $(PROGRAMS) $(TEST_BIN) $(HELPER_BIN)
 
-check-fast: tests
+# These install what is missing first (scripts/deps.sh), then build: the
+# README's two commands work on a fresh Debian 12 machine.
+INSTALL_DEPS = $(if $(NO_DEPS),:,scripts/deps.sh)
+SUBMAKE = $(MAKE) --no-print-directory
+
+check-fast:
+	$(Q)$(INSTALL_DEPS)
+	$(Q)$(SUBMAKE) tests
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
-check: tests
+check:
+	$(Q)$(INSTALL_DEPS)
+	$(Q)$(SUBMAKE) tests
 	$(Q)BUILD=$(BUILD) tests/run.sh
-	$(Q)$(MAKE) --no-print-directory SANITIZE=address,undefined tests
+	$(Q)$(SUBMAKE) SANITIZE=address,undefined tests
 	$(Q)BUILD=build/san BACH_SANITIZED=1 tests/run.sh
 
-fuzz: $(PROGRAMS)
+fuzz:
+	$(Q)$(INSTALL_DEPS)
+	$(Q)$(SUBMAKE) $(PROGRAMS)
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh long
 
-bench: $(PROGRAMS) $(BENCH_BIN)
+bench:
+	$(Q)$(INSTALL_DEPS)
+	$(Q)$(SUBMAKE) $(PROGRAMS) $(BENCH_BIN)
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc
 
-soak: $(PROGRAMS)
+soak:
+	$(Q)$(INSTALL_DEPS)
+	$(Q)$(SUBMAKE) $(PROGRAMS)
 	$(Q)BUILD=$(BUILD) bench/fault_soak.sh
 
-demo: $(PROGRAMS)
+demo:
+	$(Q)$(INSTALL_DEPS)
+	$(Q)$(SUBMAKE) $(PROGRAMS)
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
 
 install: $(PROGRAMS)
@@ -213,7 +260,8 @@ install: $(PROGRAMS)
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSCONFDIR)/bach \
 		$(DESTDIR)$(LIBEXECDIR)
-	install -m 755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(BUILD)/bin/bach $(BUILD)/bin/bachd $(DESTDIR)$(BINDIR)/
+	install -m 755 $(ACQUIRE) $(DESTDIR)$(LIBEXECDIR)/
 	install -m 755 systemd/bach-failure $(DESTDIR)$(LIBEXECDIR)/bach-failure
 	for u in bachd.service bachd@.service bach-failure@.service; do \
 		sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' \

@@ -13,11 +13,16 @@ extern const struct bach_driver bach_driver_replay;
 extern const struct bach_driver bach_driver_sigrok;
 extern const struct bach_driver bach_driver_usb;
 
+/* make NO_SIGROK=1 / NO_USB=1 build without their libraries */
 const struct bach_driver *const bach_drivers[] = {
 	&bach_driver_fake,
 	&bach_driver_replay,
+#ifndef BACH_NO_SIGROK
 	&bach_driver_sigrok,
+#endif
+#ifndef BACH_NO_USB
 	&bach_driver_usb,
+#endif
 	NULL,
 };
 

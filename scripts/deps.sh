@@ -30,6 +30,32 @@ libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
 prometheus"
 
+# deps.sh --check: only say whether the libraries the programs link are
+# there (pkg-config), naming the Debian package of each that is not; plain
+# `make` runs this and installs nothing. NO_USB=1 and NO_SIGROK=1 leave
+# out what those builds do not link.
+if [ "${1:-}" = --check ]; then
+	if ! command -v pkg-config > /dev/null 2>&1; then
+		echo "deps: pkg-config is missing (Debian: pkg-config); make deps installs everything" >&2
+		exit 2
+	fi
+	mods="zlib:zlib1g-dev libdeflate:libdeflate-dev jansson:libjansson-dev
+liburing:liburing-dev inih:libinih-dev libsystemd:libsystemd-dev"
+	[ -n "${NO_USB:-}" ] || mods="$mods libusb-1.0:libusb-1.0-0-dev"
+	[ -n "${NO_SIGROK:-}" ] || mods="$mods libsigrok:libsigrok-dev libzip:libzip-dev"
+	miss="" pk=""
+	for m in $mods; do
+		if ! pkg-config --exists "${m%%:*}"; then
+			miss="$miss ${m%%:*}"
+			pk="$pk ${m#*:}"
+		fi
+	done
+	[ -z "$miss" ] && exit 0
+	echo "deps: missing libraries:$miss (Debian:$pk)." >&2
+	echo "deps: 'make deps' installs them (or NO_USB=1 / NO_SIGROK=1 builds without the usb or sigrok side)" >&2
+	exit 2
+fi
+
 missing=""
 for p in $PKGS; do
 	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |

@@ -28,6 +28,18 @@ for f in usr/local/bin/bach usr/local/bin/bachd \
 	[ -f "$R/$f" ] || fail "make install did not install /$f: $(cd "$R" && find . -type f)"
 done
 [ -x "$R/usr/local/bin/bachd" ] || fail "bachd not executable"
+# bach runs capture and decode from bach-acquire, found beside it as
+# installed; bach itself loads none of libusb, libsigrok and glib
+[ -x "$R/usr/local/lib/bach/bach-acquire" ] || fail "bach-acquire not installed"
+"$R/usr/local/bin/bach" help capture > "$T/h" 2>&1 || fail "installed bach help capture: $(cat "$T/h")"
+grep -q "^Drivers and their options" "$T/h" || fail "installed bach help capture: $(cat "$T/h")"
+if ldd "$R/usr/local/bin/bach" | grep -E "libusb|libsigrok|libglib"; then
+	fail "bach loads a driver's library"
+fi
+# without it: a clear error, exit 2
+mkdir "$T/alone" && cp "$R/usr/local/bin/bach" "$T/alone/"
+expect_status 2 "$T/alone/bach" capture --driver fake --output "$T"
+expect_err "cannot run bach-acquire (looked for $T/alone/../lib/bach/bach-acquire and"
 [ "$(stat -c %a "$UNIT")" = 644 ] || fail "unit mode $(stat -c %a "$UNIT")"
 [ ! -e "$R/etc/bach/bachd.conf" ] || fail "install must not write bachd.conf"
 grep -qx 'ExecStart=/usr/local/bin/bachd --config /etc/bach/bachd.conf' "$UNIT" ||
@@ -167,7 +179,7 @@ grep -qx 'bach_records_written_total 100000' "$T/bachd.prom" ||
 "$BACHD" --help | sed -n '/^Settings/,/^Drivers/s/^  \([a-z_]*\)=.*/\1/p' > "$T/keys"
 [ "$(wc -l < "$T/keys")" -ge 15 ] || fail "bachd --help lists the settings: $(cat "$T/keys")"
 while read -r k; do
-	grep -q "^$k = " "$EX" || fail "example config lacks $k"
+	grep -Eq "^$k =( |$)" "$EX" || fail "example config lacks $k"
 done < "$T/keys"
 
 # two instances of the template side by side, as systemd would start them

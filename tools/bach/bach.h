@@ -14,7 +14,8 @@ struct bach_cmd {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
-	const char *help; /* usage and options, printed by `bach help NAME` */
+	const char *help; /* usage and options, printed by `bach help NAME`;
+			     NULL: run says (acquire_exec.c) */
 };
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
