@@ -193,7 +193,19 @@ $(BUILD)/tests/test_core_%: tests/unit/test_core_%.c $(BUILD)/libbachcore.a $(BU
 # umockdev, is left out where umockdev's development files are missing
 # (tests/cli/usb.sh then skips).
 UMOCKDEV_PKGS = umockdev-1.0 gio-2.0 glib-2.0
-HELPER_BIN = $(BUILD)/tests/helpers/usb_board
+PLAIN_HELPERS = crc32 ctl_raw gapwalk no_io_uring notify_listen
+HELPER_BIN = $(BUILD)/tests/helpers/usb_board \
+	     $(PLAIN_HELPERS:%=$(BUILD)/tests/helpers/%) \
+	     $(if $(NO_SIGROK),,$(BUILD)/tests/helpers/srzip_edit)
+
+$(PLAIN_HELPERS:%=$(BUILD)/tests/helpers/%): $(BUILD)/tests/helpers/%: tests/helpers/%.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBS)
+
+# srzip_edit damages .sr sessions (libzip) for tests/cli/decode.sh
+$(BUILD)/tests/helpers/srzip_edit: tests/helpers/srzip_edit.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(EXT_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(EXT_LIBS) $(LIBS)
 
 $(BUILD)/tests/helpers/usb_board: tests/helpers/usb_board.c \
 		$(BUILD)/drivers/board_model.o $(BUILD)/drivers/common.o \

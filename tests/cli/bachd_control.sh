@@ -6,7 +6,7 @@
 . "$TOP/tests/helpers/bachd_lib.sh"
 helper notify_listen
 helper ctl_raw
-helper crc32 -lz
+helper crc32
 helper gapwalk
 
 # a socket that user nobody can reach, so that only its mode keeps them out

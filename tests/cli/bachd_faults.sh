@@ -3,7 +3,7 @@
 # refused by seccomp, an output directory it cannot write.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/helpers/bachd_lib.sh"
-helper crc32 -lz
+helper crc32
 helper gapwalk
 helper no_io_uring
 

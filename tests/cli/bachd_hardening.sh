@@ -4,7 +4,7 @@
 # one writer per output directory holds whatever a user deletes.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/helpers/bachd_lib.sh"
-helper crc32 -lz
+helper crc32
 
 # crash OUT: a capture in OUT killed with SIGKILL mid-segment; its
 # directory in $A

@@ -5,7 +5,7 @@
 # exactly the start of the stream.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/helpers/bachd_lib.sh"
-helper crc32 -lz
+helper crc32
 mkdir "$T/out"
 
 # seg_records FILE: records in a segment

@@ -6,7 +6,7 @@
 . "$TOP/tests/helpers/bachd_lib.sh"
 NL_OPT=
 helper notify_listen
-helper crc32 -lz
+helper crc32
 
 # notify_run DIR ARGS...: bachd with a notify socket DIR.sock and a
 # 0.5 s watchdog; the datagrams go to DIR.notify, the log to DIR.log

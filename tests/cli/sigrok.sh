@@ -7,7 +7,7 @@
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/helpers/bachd_lib.sh"
 command -v sigrok-cli >/dev/null || fail "sigrok-cli missing (scripts/deps.sh installs it)"
-helper crc32 -lz
+helper crc32
 
 # the demo device's 8 logic channels as a small bus: its default pattern
 # drives them, so cycles open wherever D0 is low

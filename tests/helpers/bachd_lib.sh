@@ -22,16 +22,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# helper NAME [LIBS...]: compile tests/helpers/NAME.c into $T/NAME
+# helper NAME: tests/helpers/NAME.c as make tests built it (the project's
+# flags, sanitized in the sanitized pass), as $T/NAME
 helper() {
-	name=$1
-	shift
-	if [ -z "${HCC:-}" ]; then
-		HCC=$(command -v "${CC:-cc}" || command -v cc || command -v gcc || true)
-		[ -n "$HCC" ] || skip "no C compiler for the test helpers (tests/helpers/*.c)"
-	fi
-	"$HCC" -O1 -o "$T/$name" "$TOP/tests/helpers/$name.c" "$@" ||
-		fail "cannot build tests/helpers/$name.c"
+	case ${BUILD:-build} in /*) hb=$BUILD ;; *) hb=$TOP/${BUILD:-build} ;; esac
+	[ -x "$hb/tests/helpers/$1" ] ||
+		fail "$hb/tests/helpers/$1 is not built: make tests"
+	ln -sf "$hb/tests/helpers/$1" "$T/$1"
 }
 
 # wait_until SECONDS WHAT CMD...: poll CMD every 50 ms until it succeeds
