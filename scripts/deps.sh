@@ -12,6 +12,7 @@ set -eu
 # bachd: liburing (io_uring writes), libinih (configuration), libsystemd
 # (sd_notify). jansson: reading a capture's manifest.jsonl (bach verify,
 # recovery).
+# the analyses: python3 runs the reference models in tests/models/.
 # the capture board: libusb (drivers/usb), umockdev (an emulated board for
 # its tests), iverilog and verilator (make fpga-sim, make fpga-lint), yosys,
 # nextpnr and icestorm (make fpga-synth).
@@ -24,7 +25,8 @@ liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm
 libsigrok-dev libzip-dev sigrok-cli
-libjansson-dev"
+libjansson-dev
+python3"
 
 missing=""
 for p in $PKGS; do

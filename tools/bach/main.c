@@ -11,7 +11,8 @@
 
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
-	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen, NULL,
+	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen,
+	&cmd_sim,     NULL,
 };
 
 const char *prog_cmd = "bach";
