@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -39,16 +40,24 @@
 /*
  * libsigrok's log is process-wide and may be written from its own
  * threads: the first error or warning since la_log_begin() is kept under a
- * lock, and la_log_said() hands out a copy.
+ * lock (and the first error apart), and la_log_said() and la_log_error()
+ * hand out copies.
  */
 static pthread_mutex_t sr_mu = PTHREAD_MUTEX_INITIALIZER;
-static char sr_last[512];
+static char sr_last[512], sr_error[sizeof sr_last];
 
 __attribute__((format(printf, 3, 0))) static int
 log_keep(void *cb_data, int level, const char *fmt, va_list args)
 {
+	va_list again;
+
 	(void)cb_data;
 	pthread_mutex_lock(&sr_mu);
+	if (level <= SR_LOG_ERR && !sr_error[0]) {
+		va_copy(again, args);
+		vsnprintf(sr_error, sizeof sr_error, fmt, again);
+		va_end(again);
+	}
 	if (level <= SR_LOG_WARN && !sr_last[0])
 		vsnprintf(sr_last, sizeof sr_last, fmt, args);
 	pthread_mutex_unlock(&sr_mu);
@@ -59,19 +68,33 @@ void la_log_begin(void)
 {
 	pthread_mutex_lock(&sr_mu);
 	sr_last[0] = '\0';
+	sr_error[0] = '\0';
 	pthread_mutex_unlock(&sr_mu);
 	sr_log_loglevel_set(SR_LOG_WARN);
 	sr_log_callback_set(log_keep, NULL);
+}
+
+/* A copy of a kept message for this thread, or NULL when there is none. */
+static const char *log_copy(const char *kept, char *copy)
+{
+	pthread_mutex_lock(&sr_mu);
+	memcpy(copy, kept, sizeof sr_last);
+	pthread_mutex_unlock(&sr_mu);
+	return copy[0] ? copy : NULL;
 }
 
 const char *la_log_said(void)
 {
 	static __thread char copy[sizeof sr_last];
 
-	pthread_mutex_lock(&sr_mu);
-	memcpy(copy, sr_last, sizeof copy);
-	pthread_mutex_unlock(&sr_mu);
-	return copy[0] ? copy : NULL;
+	return log_copy(sr_last, copy);
+}
+
+const char *la_log_error(void)
+{
+	static __thread char copy[sizeof sr_error];
+
+	return log_copy(sr_error, copy);
 }
 
 /* ---- the decoding side of the datafeed ------------------------------------ */
@@ -296,6 +319,39 @@ static const struct sr_input_module *module_for(const char *path)
 	return NULL;
 }
 
+/*
+ * Integer options passed on only within these ranges, whichever module has
+ * them: beyond, libsigrok makes the channels one by one (binary with
+ * numchannels=99999999 never ends) for a decoder that takes 128 at most.
+ */
+static const struct {
+	const char *id;
+	long long min, max;
+	const char *why;
+} opt_ranges[] = {
+	{ "numchannels", 0, BACH_BUS_MAX_UNIT * 8,
+	  "the decoder takes at most 128 channels" },
+	{ "logic_channels", 0, BACH_BUS_MAX_UNIT * 8,
+	  "the decoder takes at most 128 channels" },
+};
+
+static int check_range(const struct sr_input_module *imod, const char *kv,
+		       const char *key, long long x, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof opt_ranges / sizeof *opt_ranges; i++) {
+		if (strcmp(opt_ranges[i].id, key) ||
+		    (x >= opt_ranges[i].min && x <= opt_ranges[i].max))
+			continue;
+		snprintf(err, errlen,
+			 "--option %s: out of range for the %s input: %lld to "
+			 "%lld (%s)",
+			 kv, sr_input_id_get(imod), opt_ranges[i].min,
+			 opt_ranges[i].max, opt_ranges[i].why);
+		return -1;
+	}
+	return 0;
+}
+
 /* "key=value" options, typed as the module's own defaults are. */
 static GHashTable *module_options(const struct sr_input_module *imod,
 				  const char *const *kv, size_t n, char *err,
@@ -335,28 +391,28 @@ static GHashTable *module_options(const struct sr_input_module *imod,
 			goto fail;
 		}
 		const char *val = eq + 1;
+		long long x = 0;	/* an integer's value, for its range */
 
 		errno = 0;
 		if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_UINT64)) {
-			uint64_t x = strtoull(val, &end, 0);
+			uint64_t u = strtoull(val, &end, 0);
 
 			if (!*end && !errno && *val != '-')
-				v = g_variant_new_uint64(x);
+				v = g_variant_new_uint64(u);
+			x = u > LLONG_MAX ? LLONG_MAX : (long long)u;
 		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_UINT32)) {
-			unsigned long x = strtoul(val, &end, 0);
-
+			x = strtoll(val, &end, 0);
 			if (!*end && !errno && *val != '-' && x <= UINT32_MAX)
 				v = g_variant_new_uint32((uint32_t)x);
 		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_INT32)) {
-			long x = strtol(val, &end, 0);
-
+			x = strtoll(val, &end, 0);
 			if (!*end && !errno && x >= INT32_MIN && x <= INT32_MAX)
 				v = g_variant_new_int32((int32_t)x);
 		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_DOUBLE)) {
-			double x = strtod(val, &end);
+			double d = strtod(val, &end);
 
 			if (!*end && !errno)
-				v = g_variant_new_double(x);
+				v = g_variant_new_double(d);
 		} else if (g_variant_is_of_type(o->def,
 						G_VARIANT_TYPE_BOOLEAN)) {
 			if (!strcmp(val, "1") || !strcasecmp(val, "true") ||
@@ -378,6 +434,10 @@ static GHashTable *module_options(const struct sr_input_module *imod,
 				 kv[i], key, o->desc ? o->desc : "");
 			goto fail;
 		}
+		if (check_range(imod, kv[i], key, x, err, errlen)) {
+			g_variant_unref(g_variant_ref_sink(v));
+			goto fail;
+		}
 		g_hash_table_insert(h, g_strdup(key), g_variant_ref_sink(v));
 	}
 	sr_input_options_free(opts);
@@ -386,6 +446,144 @@ fail:
 	sr_input_options_free(opts);
 	g_hash_table_destroy(h);
 	return NULL;
+}
+
+/* ---- VCD timestamps --------------------------------------------------------- */
+
+/*
+ * libsigrok's VCD input turns time into samples: every timestamp unit from
+ * one change to the next is a sample (divided by its downsample option),
+ * which it writes out one by one, and it stops without an error at a
+ * timestamp that goes backwards. So before each chunk goes to it, the
+ * chunk's timestamps are checked here, its tokens taken as the module takes
+ * them: time must never go back, nor jump more than VCD_MAX_GAP samples.
+ */
+#define VCD_MAX_GAP (1ull << 28)	/* ~2 s of libsigrok's expansion */
+
+struct vcd_scan {
+	const char *path;
+	uint64_t line;		/* of the next byte, from 1 */
+	uint64_t tok_line;	/* where the token being read began */
+	char tok[24];		/* its first bytes, NUL-terminated */
+	size_t tok_len;		/* its whole length */
+	bool body;		/* past "$enddefinitions $end" */
+	bool enddefs;		/* "$enddefinitions" seen, "$end" next */
+	bool section;		/* inside "$comment ... $end" and the like */
+	bool want_id;		/* the next token is a value's identifier */
+	bool have;		/* a timestamp was seen: last and at hold */
+	uint64_t last;		/* the last timestamp, as written */
+	uint64_t at;		/* the sample it became */
+	uint64_t downsample, compress;
+	int64_t skip;
+};
+
+/* The module's options that change how time becomes samples. */
+static void vcd_scan_init(struct vcd_scan *v, const char *path,
+			  GHashTable *opts)
+{
+	GVariant *ds = g_hash_table_lookup(opts, "downsample");
+	GVariant *cp = g_hash_table_lookup(opts, "compress");
+	GVariant *sk = g_hash_table_lookup(opts, "skip");
+
+	memset(v, 0, sizeof *v);
+	v->path = path;
+	v->line = 1;
+	v->downsample = ds && g_variant_get_int32(ds) > 1 ?
+				(uint64_t)g_variant_get_int32(ds) : 1;
+	v->compress = cp && g_variant_get_int32(cp) > 0 ?
+			      (uint64_t)g_variant_get_int32(cp) : 0;
+	v->skip = sk ? g_variant_get_int32(sk) : -1;
+}
+
+static int vcd_time(struct vcd_scan *v, struct la_feed *f)
+{
+	uint64_t t = 0, s, gap;
+
+	for (const char *c = v->tok + 1; *c; c++)
+		t = t > (UINT64_MAX - 9) / 10 ? UINT64_MAX : t * 10 +
+			(uint64_t)(*c >= '0' && *c <= '9' ? *c - '0' : 0);
+	if (v->tok_len >= sizeof v->tok)
+		t = UINT64_MAX;	/* more digits than we keep: far too many */
+	if (v->have && t < v->last) {
+		la_fail(f, BACH_LA_BAD_INPUT,
+			"%s:%" PRIu64 ": timestamp #%" PRIu64 " is before the "
+			"previous one (#%" PRIu64 ")",
+			v->path, v->tok_line, t, v->last);
+		return -1;
+	}
+	s = t / v->downsample;
+	if (!v->have)
+		v->at = v->skip < 0 ? s : (uint64_t)v->skip / v->downsample;
+	v->have = true;
+	v->last = t;
+	if (s <= v->at)
+		return 0;	/* skipped, or no time passed */
+	gap = s - v->at;
+	if (v->compress && gap > v->compress)
+		gap = v->compress;
+	if (gap > VCD_MAX_GAP) {
+		la_fail(f, BACH_LA_BAD_INPUT,
+			"%s:%" PRIu64 ": timestamp #%" PRIu64 " comes %" PRIu64
+			" samples after the last change, more than the %llu "
+			"read between two changes (--option downsample=N or "
+			"compress=N shortens such spans)",
+			v->path, v->tok_line, t, s - v->at, VCD_MAX_GAP);
+		return -1;
+	}
+	v->at = s;
+	return 0;
+}
+
+static int vcd_token(struct vcd_scan *v, struct la_feed *f)
+{
+	const char *t = v->tok;
+
+	if (!v->body) {
+		if (v->enddefs && !strcmp(t, "$end"))
+			v->body = true;
+		else if (!strcmp(t, "$enddefinitions"))
+			v->enddefs = true;
+	} else if (v->section) {
+		v->section = strcmp(t, "$end") != 0;
+	} else if (v->want_id) {
+		v->want_id = false;
+	} else if (t[0] == '#' && t[1] >= '0' && t[1] <= '9') {
+		return vcd_time(v, f);
+	} else if (t[0] == '$') {
+		v->section = strcmp(t, "$dumpvars") && strcmp(t, "$dumpon") &&
+			     strcmp(t, "$dumpoff") && strcmp(t, "$dumpall") &&
+			     strcmp(t, "$end");
+	} else if (strchr("bBrR", t[0]) ||
+		   (v->tok_len == 1 && strchr("01xXzZ", t[0]))) {
+		v->want_id = true;	/* "b0101 ID", "1 ID" */
+	}
+	return 0;
+}
+
+/* The next bytes of the file; tokens may run on into the next chunk. */
+static int vcd_scan(struct vcd_scan *v, const char *p, size_t n,
+		    struct la_feed *f)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			if (v->tok_len && vcd_token(v, f))
+				return -1;
+			v->tok_len = 0;
+			if (c == '\n')
+				v->line++;
+			continue;
+		}
+		if (!v->tok_len)
+			v->tok_line = v->line;
+		if (v->tok_len < sizeof v->tok - 1) {
+			v->tok[v->tok_len] = c;
+			v->tok[v->tok_len + 1] = '\0';
+		}
+		v->tok_len++;
+	}
+	return 0;
 }
 
 /* A VCD cut short ends in the middle of a line. */
@@ -426,6 +624,46 @@ static zip_t *open_srzip(const char *path, struct la_feed *f)
 		zip_error_fini(&e);
 	}
 	return z;
+}
+
+/*
+ * A session's samples are in numbered members, NAME-1, NAME-2, ...
+ * (logic-1-1, analog-1-3-1), read in order until one is missing: a hole
+ * would silently cut the capture short, and an empty member hides one. Each
+ * numbered member must follow its predecessor and hold bytes.
+ */
+static int check_members(const char *path, zip_t *z, struct la_feed *f)
+{
+	for (zip_int64_t i = 0, n = zip_get_num_entries(z, 0); i < n; i++) {
+		const char *name = zip_get_name(z, (zip_uint64_t)i, 0);
+		const char *dash = name ? strrchr(name, '-') : NULL;
+		char prev[256], *end;
+		unsigned long k;
+		zip_stat_t st;
+
+		if (!dash || (strncmp(name, "logic-", 6) &&
+			      strncmp(name, "analog-", 7)))
+			continue;
+		k = strtoul(dash + 1, &end, 10);
+		if (*end || !k || dash[1] < '1' || dash[1] > '9')
+			continue;
+		if (zip_stat_index(z, (zip_uint64_t)i, 0, &st) == 0 &&
+		    (st.valid & ZIP_STAT_SIZE) && st.size == 0) {
+			la_fail(f, BACH_LA_BAD_INPUT,
+				"%s: damaged: member %s is empty (no samples)",
+				path, name);
+			return -1;
+		}
+		snprintf(prev, sizeof prev, "%.*s-%lu", (int)(dash - name),
+			 name, k - 1);
+		if (k > 1 && zip_name_locate(z, prev, 0) < 0) {
+			la_fail(f, BACH_LA_BAD_INPUT,
+				"%s: damaged: member %s is missing (%s follows)",
+				path, prev, name);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -563,6 +801,10 @@ static int run_srzip(const char *path, struct la_feed *f)
 	z = open_srzip(path, f);
 	if (!z)
 		return -1;
+	if (check_members(path, z, f)) {
+		zip_discard(z);
+		return -1;
+	}
 	ver = read_member(z, "version", 16, why, sizeof why);
 	if (!ver || strcmp(g_strstrip(ver), "2"))
 		goto out;	/* libsigrok's (or its error) */
@@ -690,11 +932,31 @@ out:
 	return f->status ? -1 : 0;
 }
 
+/*
+ * Whether the module refused its input, or logged an error and went on (as
+ * the VCD module does at a timestamp that goes back): the feed fails with
+ * libsigrok's reason.
+ */
+static bool input_failed(struct la_feed *f, const char *path,
+			 const struct sr_input_module *imod, int rc)
+{
+	const char *why = la_log_error();
+
+	if (rc == SR_OK && !why)
+		return false;
+	if (rc != SR_OK && la_log_said())
+		why = la_log_said();
+	la_fail(f, BACH_LA_BAD_INPUT, "%s: not valid %s input: %s", path,
+		sr_input_id_get(imod), why ? why : sr_strerror(rc));
+	return true;
+}
+
 static int run_input_module(struct sr_context *ctx, const char *path,
 			    const struct sr_input_module *imod,
 			    const struct bach_la_params *p, struct la_feed *f)
 {
 	struct sr_session *sess = NULL;
+	struct vcd_scan vs, *vcd = NULL;
 	const struct sr_input *in;
 	GHashTable *opts;
 	GString *buf = NULL;
@@ -720,6 +982,10 @@ static int run_input_module(struct sr_context *ctx, const char *path,
 		close(fd);
 		return -1;
 	}
+	if (!strcmp(sr_input_id_get(imod), "vcd")) {
+		vcd = &vs;
+		vcd_scan_init(vcd, path, opts);
+	}
 	in = sr_input_new(imod, opts);
 	g_hash_table_destroy(opts);
 	if (!in) {
@@ -729,6 +995,7 @@ static int run_input_module(struct sr_context *ctx, const char *path,
 		close(fd);
 		return -1;
 	}
+	la_log_begin();	/* what the input says, not the setting up */
 	sr_session_new(ctx, &sess);
 	sr_session_datafeed_callback_add(sess, datafeed, f);
 	buf = g_string_sized_new(CHUNK);
@@ -743,14 +1010,12 @@ static int run_input_module(struct sr_context *ctx, const char *path,
 			break;
 		}
 		buf->len = (gsize)got;
+		if (vcd && vcd_scan(vcd, buf->str, buf->len, f))
+			break;
 		/* a zero-length send lets small files set up the device */
 		rc = sr_input_send(in, buf);
-		if (rc != SR_OK) {
-			la_fail(f, BACH_LA_BAD_INPUT, "%s: not valid %s input: %s",
-				path, sr_input_id_get(imod),
-				la_log_said() ? la_log_said() : sr_strerror(rc));
+		if (input_failed(f, path, imod, rc))
 			break;
-		}
 		if (!added) {
 			struct sr_dev_inst *sdi = sr_input_dev_inst_get(in);
 
@@ -766,11 +1031,7 @@ static int run_input_module(struct sr_context *ctx, const char *path,
 	}
 	if (!f->status) {
 		rc = sr_input_end(in);
-		if (rc != SR_OK)
-			la_fail(f, BACH_LA_BAD_INPUT, "%s: not valid %s input: %s",
-				path, sr_input_id_get(imod),
-				la_log_said() ? la_log_said() :
-						sr_strerror(rc));
+		input_failed(f, path, imod, rc);
 	}
 	if (!f->status && !added)
 		la_fail(f, BACH_LA_BAD_INPUT,

@@ -46,5 +46,7 @@ void la_feed_free(struct la_feed *f);
 /* libsigrok's log: keep its first error or warning from now on. */
 void la_log_begin(void);
 const char *la_log_said(void);
+/* Its first error alone (libsigrok's modules log some and go on). */
+const char *la_log_error(void);
 
 #endif

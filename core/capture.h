@@ -16,12 +16,12 @@
 #include "bach/exit.h"
 #include "bach/frame.h"
 
-#define CAPTURE_MAX_OPTIONS 32
+#define CAPTURE_MAX_OPTIONS 64
 
 struct capture_config {
 	char output[4096];		/* directory the capture directory goes in */
 	char driver[64];
-	struct bach_option opts[CAPTURE_MAX_OPTIONS];
+	struct bach_option opts[CAPTURE_MAX_OPTIONS]; /* as given, in order */
 	size_t nopts;
 	enum bach_loss_policy policy;
 	bool gap_markers;		/* drop: marker records in the trace */
@@ -40,8 +40,15 @@ struct capture_config {
 };
 
 void capture_config_defaults(struct capture_config *c);
-/* KEY=VALUE driver option; copies into the config's own storage. */
-int capture_config_option(struct capture_config *c, const char *kv);
+/*
+ * A driver option as given, from file:line (file NULL: the command line;
+ * it is not copied and must outlive c). Key and value are copied. Every
+ * one is kept, in order: a later one of a key replaces an earlier one
+ * when the driver's table is applied (a repeatable one adds to it).
+ * Returns 0, -E2BIG past CAPTURE_MAX_OPTIONS, or -ENOMEM.
+ */
+int capture_config_option(struct capture_config *c, const char *key,
+			  const char *value, const char *file, unsigned line);
 
 /* Live figures; every member a total since the start. */
 struct capture_status {

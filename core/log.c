@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bach/options.h"
 #include "log.h"
 
 static const char *ident = "bachd";
@@ -19,7 +20,7 @@ void log_init(const char *id, bool pfx, int level)
 
 void log_msg(int prio, const char *where, const char *fmt, ...)
 {
-	char line[1024];
+	char line[1024], msg[1024];
 	size_t n = 0;
 	va_list ap;
 
@@ -33,8 +34,11 @@ void log_msg(int prio, const char *where, const char *fmt, ...)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s: ", where);
 	if (n < sizeof(line)) {
 		va_start(ap, fmt);
-		n += (size_t)vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
+		/* a path or a value with a newline must not split the line */
+		bach_escape_ctl(line + n, sizeof(line) - n, msg);
+		n += strlen(line + n);
 	}
 	if (n >= sizeof(line) - 1)
 		n = sizeof(line) - 2;

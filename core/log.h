@@ -2,7 +2,9 @@
 /*
  * Logging for bachd and bach capture: one line per message on stderr with
  * a syslog priority prefix ("<3>") that journald understands, or plain
- * when stderr is a terminal. Nothing else in the daemon prints.
+ * when stderr is a terminal. Nothing else in the daemon prints. A message
+ * is always one line: control characters in it (a newline in a path, a
+ * value) are written as \n, \t or \xNN (bach_escape_ctl()).
  */
 #ifndef BACHD_LOG_H
 #define BACHD_LOG_H

@@ -388,11 +388,28 @@ static void parser_status(void *ctx, const struct bach_board_status *st)
 	bach_source_board_status(ctx, st);
 }
 
+/* the driver hears of its board's replies (struct bach_driver.frame) */
+static void parser_frame(void *ctx, const struct bach_frame *f)
+{
+	struct bach_source *src = ctx;
+	struct capture *c = src->c;
+
+	if (c->drv->frame)
+		c->drv->frame(c->priv, f);
+}
+
 const struct bach_parser_ops capture_parser_ops = {
 	.records = parser_records,
 	.gap = parser_gap,
 	.status = parser_status,
+	.frame = parser_frame,
 };
+
+size_t bach_source_frames_pending(struct bach_source *src,
+				  struct bach_frame *h)
+{
+	return bach_parser_pending(src->c->parser, h);
+}
 
 void bach_source_frames(struct bach_source *src, const uint8_t *buf,
 			size_t len)

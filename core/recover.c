@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach/bytes.h"
 #include "bach/manifest.h"
 #include "bach/record.h"
 #include "bach/trace.h"
@@ -50,14 +49,10 @@ static uint64_t good_members(const uint8_t *p, uint64_t size, uint64_t *recs,
 	*has_eof = false;
 	while (d && size - off >= BACH_BGZF_EOF_SIZE) {
 		const uint8_t *m = p + off;
-		size_t bsize, got;
+		int n = bach_bgzf_member_size(m, size - off);
+		size_t bsize = n > 0 ? (size_t)n : 0, got;
 
-		if (m[0] != 0x1f || m[1] != 0x8b || m[2] != 8 || m[3] != 4 ||
-		    get_le16(m + 10) != 6 || m[12] != 'B' || m[13] != 'C' ||
-		    get_le16(m + 14) != 2)
-			break;
-		bsize = get_le16(m + 16) + 1u;
-		if (bsize > size - off)
+		if (n < 0 || bsize > size - off)
 			break;
 		if (libdeflate_gzip_decompress(d, m, bsize, out, sizeof(out),
 					       &got) != LIBDEFLATE_SUCCESS ||

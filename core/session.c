@@ -42,35 +42,73 @@ void capture_config_defaults(struct capture_config *c)
 	c->flush_ms = 200;
 }
 
-int capture_config_option(struct capture_config *c, const char *kv)
+int capture_config_option(struct capture_config *c, const char *key,
+			  const char *value, const char *file, unsigned line)
 {
-	const char *eq = strchr(kv, '=');
 	char *k, *v;
 
-	if (!eq || eq == kv)
-		return -EINVAL;
 	if (c->nopts == CAPTURE_MAX_OPTIONS)
 		return -E2BIG;
-	k = strndup(kv, (size_t)(eq - kv));
-	v = strdup(eq + 1);
+	k = strdup(key);
+	v = strdup(value);
 	if (!k || !v) {
 		free(k);
 		free(v);
 		return -ENOMEM;
 	}
-	/* a later setting of the same key wins */
-	for (size_t i = 0; i < c->nopts; i++) {
-		if (!strcmp(c->opts[i].key, k)) {
-			free(k);
-			free((char *)c->opts[i].value);
-			c->opts[i].value = v;
-			return 0;
-		}
-	}
-	c->opts[c->nopts].key = k;
-	c->opts[c->nopts].value = v;
-	c->nopts++;
+	c->opts[c->nopts++] = (struct bach_option){ .key = k, .value = v,
+						    .file = file,
+						    .line = line };
 	return 0;
+}
+
+/*
+ * Keep the options that count, for the manifest: of a key given more than
+ * once only the last (a repeatable one keeps them all).
+ */
+static void drop_replaced(struct capture *c)
+{
+	const struct bach_optdesc *d = c->drv->options;
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->cfg.nopts; i++) {
+		struct bach_option *o = &c->cfg.opts[i];
+		int k = bach_opt_find(d, o->key);
+		bool later = false;
+
+		for (size_t j = i + 1; j < c->cfg.nopts && !later; j++)
+			later = !strcmp(c->cfg.opts[j].key, o->key);
+		if (later && k >= 0 && d[k].type != BACH_OPT_LIST) {
+			free((char *)o->key);
+			free((char *)o->value);
+			continue;
+		}
+		c->cfg.opts[n++] = *o;
+	}
+	c->cfg.nopts = n;
+}
+
+/* The options through the driver's table, then open it with the values. */
+static int open_driver(struct capture *c)
+{
+	size_t n = bach_opt_count(c->drv->options);
+	struct bach_optval *v = calloc(n ? n : 1, sizeof(*v));
+	char msg[1024];
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	err = bach_driver_options(c->drv, c->cfg.opts, c->cfg.nopts, v, msg,
+				  sizeof(msg));
+	if (err) {
+		log_err("%s: %s", c->drv->name, msg);
+	} else {
+		drop_replaced(c);
+		err = c->drv->open(&c->src, c->priv, v);
+	}
+	bach_opts_free(c->drv->options, v);
+	free(v);
+	return err;
 }
 
 /* ---- session ----------------------------------------------------------- */
@@ -254,7 +292,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	c->priv = calloc(1, c->drv->priv_size ? c->drv->priv_size : 1);
 	if (!c->priv)
 		return -ENOMEM;
-	err = c->drv->open(&c->src, c->priv, cfg->opts, cfg->nopts);
+	err = open_driver(c);
 	if (err) {
 		/* close() releases whatever a failed open() got so far */
 		if (c->drv->close)

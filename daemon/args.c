@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
+#include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -36,10 +39,17 @@ static const struct option opts[] = {
 
 void bachd_usage(const char *prog, bool daemon)
 {
+	char names[128] = "", msg[256];
+	size_t len = 0;
+
+	for (size_t i = 0; bach_drivers[i] && len < sizeof(names); i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len,
+					"%s%s", i ? ", " : "",
+					bach_drivers[i]->name);
 	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR [--config FILE]\n"
 	       "\n"
 	       "  -d, --driver NAME        source: %s\n"
-	       "  -o, --option KEY=VALUE   a driver option (repeatable; --list-drivers)\n"
+	       "  -o, --option KEY=VALUE   a driver option (repeatable; below)\n"
 	       "  -O, --output DIR         where capture directories are made\n"
 	       "  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
 	       "      --policy stall|drop  what a full ring does (default stall)\n"
@@ -50,24 +60,59 @@ void bachd_usage(const char *prog, bool daemon)
 	       "      --control-socket P   Unix control socket%s\n"
 	       "      --check-config       check the configuration and exit\n"
 	       "      --list-drivers       the drivers and their options\n",
-	       prog, "fake, replay", daemon ? "" : " (bachd only)");
+	       prog, names, daemon ? "" : " (bachd only)");
 	if (daemon)
 		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: start a new segment.\n"
 		       "Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"
 		       "environment error, 3 the disk was full, 4 the source failed.\n");
+	printf("\nSettings (KEY = VALUE in [bachd], or --set KEY=VALUE):\n\n");
+	if (bach_opts_verify(bachd_settings, msg, sizeof(msg)))
+		printf("  BUG: %s\n", msg);
+	bach_opts_print(stdout, bachd_settings);
+	printf("\nDrivers and their options (--option KEY=VALUE, or KEY = VALUE in\n"
+	       "[driver]):\n\n");
+	bach_drivers_print(stdout);
 }
 
-static void list_drivers(void)
+/* "PROG: MESSAGE" on stderr, on one line whatever the message holds */
+__attribute__((format(printf, 2, 3))) static void say(const char *prog,
+						      const char *fmt, ...)
 {
-	for (size_t i = 0; bach_drivers[i]; i++)
-		printf("%s: %s\n%s\n", bach_drivers[i]->name,
-		       bach_drivers[i]->summary, bach_drivers[i]->options_help);
+	char msg[4096], esc[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", prog,
+		bach_escape_ctl(esc, sizeof(esc), msg));
+}
+
+/* What --check-config promises: the driver's options pass its table. */
+static int check_driver_options(const struct bachd_config *c, const char *prog)
+{
+	const struct bach_driver *drv = bach_driver_find(c->cap.driver);
+	size_t n = bach_opt_count(drv->options);
+	struct bach_optval *v = calloc(n ? n : 1, sizeof(*v));
+	char msg[1024];
+	int err;
+
+	if (!v)
+		return 2;
+	err = bach_driver_options(drv, c->cap.opts, c->cap.nopts, v, msg,
+				  sizeof(msg));
+	bach_opts_free(drv->options, v);
+	free(v);
+	if (!err)
+		return 0;
+	say(prog, "%s", msg);
+	return 2;
 }
 
 int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		     char **argv, const char *prog)
 {
-	char msg[512];
+	char msg[2048];
 	int ch;
 
 	memset(a, 0, sizeof(*a));
@@ -75,7 +120,7 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 	for (int i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) {
 			if (bachd_config_load(c, argv[i + 1], msg, sizeof(msg))) {
-				fprintf(stderr, "%s: %s\n", prog, msg);
+				say(prog, "%s", msg);
 				return 2;
 			}
 		}
@@ -87,7 +132,7 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 								 NULL;
 
 		if (file && bachd_config_load(c, file, msg, sizeof(msg))) {
-			fprintf(stderr, "%s: %s\n", prog, msg);
+			say(prog, "%s", msg);
 			return 2;
 		}
 	}
@@ -99,13 +144,27 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		case 'd':
 			err = bachd_config_set(c, "driver", optarg, msg, sizeof(msg));
 			break;
-		case 'o':
-			if (capture_config_option(&c->cap, optarg)) {
-				fprintf(stderr, "%s: --option: want KEY=VALUE, not '%s'\n",
-					prog, optarg);
+		case 'o': {
+			char *eq = strchr(optarg, '='), *key;
+
+			if (!eq || eq == optarg) {
+				say(prog, "--option: want KEY=VALUE, not '%s'",
+				    optarg);
+				return 2;
+			}
+			key = strndup(optarg, (size_t)(eq - optarg));
+			err = key ? capture_config_option(&c->cap, key, eq + 1,
+							  NULL, 0) :
+				    -ENOMEM;
+			free(key);
+			if (err) {
+				say(prog, "--option %s: %s", optarg,
+				    err == -E2BIG ? "too many driver options" :
+						    strerror(-err));
 				return 2;
 			}
 			break;
+		}
 		case 'O':
 			err = bachd_config_set(c, "output", optarg, msg, sizeof(msg));
 			break;
@@ -119,8 +178,8 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			const char *eq = strchr(optarg, '=');
 
 			if (!eq || eq - optarg >= (int)sizeof(key)) {
-				fprintf(stderr, "%s: --set: want KEY=VALUE, not '%s'\n",
-					prog, optarg);
+				say(prog, "--set: want KEY=VALUE, not '%s'",
+				    optarg);
 				return 2;
 			}
 			snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg), optarg);
@@ -144,7 +203,7 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			a->check_config = true;
 			break;
 		case OPT_LIST:
-			list_drivers();
+			bach_drivers_print(stdout);
 			a->list_drivers = true;
 			return 0;
 		case 'h':
@@ -155,27 +214,25 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			return 2;
 		}
 		if (err) {
-			fprintf(stderr, "%s: %s\n", prog, msg);
+			say(prog, "%s", msg);
 			return 2;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
-			argv[optind]);
+		say(prog, "unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
 	if (!c->cap.driver[0] || !c->cap.output[0]) {
-		fprintf(stderr, "%s: %s (or %s in the configuration file)\nTry '%s --help'.\n",
-			prog,
-			!c->cap.driver[0] ? "no source: --driver NAME" :
-					    "no place to write: --output DIR",
-			!c->cap.driver[0] ? "driver =" : "output =", prog);
+		say(prog, "%s (or %s in the configuration file)",
+		    !c->cap.driver[0] ? "no source: --driver NAME" :
+					"no place to write: --output DIR",
+		    !c->cap.driver[0] ? "driver =" : "output =");
+		fprintf(stderr, "Try '%s --help'.\n", prog);
 		return 2;
 	}
 	if (!bach_driver_find(c->cap.driver)) {
-		fprintf(stderr, "%s: no driver '%s' (--list-drivers)\n", prog,
-			c->cap.driver);
+		say(prog, "no driver '%s' (--list-drivers)", c->cap.driver);
 		return 2;
 	}
-	return 0;
+	return check_driver_options(c, prog);
 }

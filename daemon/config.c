@@ -1,151 +1,280 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "log.h"
 
+enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_LEVEL,
+       S_THREADS, S_RING_MB, S_ROTATE_MB, S_ROTATE_SECONDS, S_IO_URING,
+       S_FLUSH_MS, S_RAW_DUMP, S_QUEUE_DEPTH, S_TEST_WRITER_DELAY_MS,
+       S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_N };
+
+static const char *const policies[] = { "stall", "drop", NULL };
+/* in the order of levels[] */
+static const char *const log_levels[] = { "debug", "info", "notice",
+					  "warning", NULL };
+static const int levels[] = { LOG_P_DEBUG, LOG_P_INFO, LOG_P_NOTICE,
+			      LOG_P_WARNING };
+
+const struct bach_optdesc bachd_settings[] = {
+	[S_OUTPUT] = {
+		.key = "output", .type = BACH_OPT_STRING, .arg = "DIR",
+		.max = sizeof(((struct capture_config *)0)->output) - 1,
+		.def_help = "none",
+		.help = "where capture directories are made: it must be given, "
+			"and exist" },
+	[S_DRIVER] = {
+		.key = "driver", .type = BACH_OPT_STRING, .arg = "NAME",
+		.max = sizeof(((struct capture_config *)0)->driver) - 1,
+		.def_help = "none",
+		.help = "the source, which must be given; its options go in "
+			"[driver]" },
+	[S_POLICY] = {
+		.key = "policy", .type = BACH_OPT_ENUM, .names = policies,
+		.def = "stall",
+		.help = "what a full ring does: hold the source back, or "
+			"drop and count" },
+	[S_GAP_MARKERS] = {
+		.key = "gap_markers", .type = BACH_OPT_BOOL, .arg = "yes|no",
+		.def = "yes",
+		.help = "a marker record in the trace at each gap" },
+	[S_COMPRESS] = {
+		.key = "compress", .type = BACH_OPT_BOOL, .arg = "yes|no",
+		.def = "yes",
+		.help = ".byu.gz segments (blocked gzip) instead of .byu" },
+	[S_LEVEL] = {
+		.key = "level", .type = BACH_OPT_UINT, .arg = "N", .min = 1,
+		.max = 12, .def = "1",
+		.help = "libdeflate's level" },
+	[S_THREADS] = {
+		.key = "threads", .type = BACH_OPT_UINT, .arg = "N",
+		.max = 64, .def = "0",
+		.help = "compressing threads, 0 for one per online CPU" },
+	[S_RING_MB] = {
+		.key = "ring_mb", .type = BACH_OPT_UINT, .arg = "MIB",
+		.min = 1, .max = 1u << 20, .def = "256",
+		.help = "the ring between acquisition and disk, MiB" },
+	[S_ROTATE_MB] = {
+		.key = "rotate_mb", .type = BACH_OPT_UINT, .arg = "MIB",
+		.max = 1u << 30, .def = "1024",
+		.help = "close the segment once it holds this many MiB of "
+			"records, 0 for no size limit" },
+	[S_ROTATE_SECONDS] = {
+		.key = "rotate_seconds", .type = BACH_OPT_UINT, .arg = "S",
+		.max = 1u << 30, .def = "3600",
+		.help = "close the segment once it has been open this long, "
+			"0 for no time limit" },
+	[S_IO_URING] = {
+		.key = "io_uring", .type = BACH_OPT_BOOL, .arg = "yes|no",
+		.def = "yes",
+		.help = "write with io_uring (pwrite when it is refused)" },
+	[S_FLUSH_MS] = {
+		.key = "flush_ms", .type = BACH_OPT_UINT, .arg = "MS",
+		.min = 1, .max = 3600000, .def = "200",
+		.help = "a block still filling goes to the disk once it has "
+			"waited this long" },
+	[S_RAW_DUMP] = {
+		.key = "raw_dump", .type = BACH_OPT_BOOL, .arg = "yes|no",
+		.def = "no",
+		.help = "keep the board's bytes in board-stream.bin" },
+	[S_QUEUE_DEPTH] = {
+		.key = "queue_depth", .type = BACH_OPT_UINT, .arg = "N",
+		.min = 2, .max = 256, .def = "8",
+		.help = "segment writes in flight" },
+	[S_TEST_WRITER_DELAY_MS] = {
+		.key = "test_writer_delay_ms", .type = BACH_OPT_UINT,
+		.arg = "MS", .max = 600000, .def = "0",
+		.help = "test hook: sleep this long before every segment "
+			"write" },
+	[S_CONTROL_SOCKET] = {
+		.key = "control_socket", .type = BACH_OPT_STRING, .arg = "PATH",
+		.max = sizeof(((struct bachd_config *)0)->control_socket) - 1,
+		.def_help = "none",
+		.help = "bachd's control socket" },
+	[S_CONTROL_GROUP] = {
+		.key = "control_group", .type = BACH_OPT_STRING,
+		.arg = "GROUP",
+		.max = sizeof(((struct bachd_config *)0)->control_group) - 1,
+		.def_help = "none: mode 0600",
+		.help = "the socket's group, mode 0660" },
+	[S_LOG_LEVEL] = {
+		.key = "log_level", .type = BACH_OPT_ENUM, .names = log_levels,
+		.def = "info",
+		.help = "least important message logged" },
+	{ 0 },
+};
+
+/* One parsed setting into c. */
+static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
+{
+	struct capture_config *cap = &c->cap;
+
+	switch (i) {
+	case S_OUTPUT:
+		snprintf(cap->output, sizeof(cap->output), "%s", v->s);
+		break;
+	case S_DRIVER:
+		snprintf(cap->driver, sizeof(cap->driver), "%s", v->s);
+		break;
+	case S_POLICY:
+		cap->policy = v->u ? BACH_POLICY_DROP : BACH_POLICY_STALL;
+		break;
+	case S_GAP_MARKERS:
+		cap->gap_markers = v->u;
+		break;
+	case S_COMPRESS:
+		cap->compress = v->u;
+		break;
+	case S_LEVEL:
+		cap->level = (int)v->u;
+		break;
+	case S_THREADS:
+		cap->threads = (int)v->u;
+		break;
+	case S_RING_MB:
+		cap->ring_bytes = v->u << 20;
+		break;
+	case S_ROTATE_MB:
+		cap->rotate_bytes = v->u << 20;
+		break;
+	case S_ROTATE_SECONDS:
+		cap->rotate_seconds = v->u;
+		break;
+	case S_IO_URING:
+		cap->io_uring = v->u;
+		break;
+	case S_FLUSH_MS:
+		cap->flush_ms = v->u;
+		break;
+	case S_RAW_DUMP:
+		cap->raw_dump = v->u;
+		break;
+	case S_QUEUE_DEPTH:
+		cap->queue_depth = (unsigned)v->u;
+		break;
+	case S_TEST_WRITER_DELAY_MS:
+		cap->test_writer_delay_ms = (int)v->u;
+		break;
+	case S_CONTROL_SOCKET:
+		snprintf(c->control_socket, sizeof(c->control_socket), "%s",
+			 v->s);
+		break;
+	case S_CONTROL_GROUP:
+		snprintf(c->control_group, sizeof(c->control_group), "%s",
+			 v->s);
+		break;
+	case S_LOG_LEVEL:
+		c->log_level = levels[v->u];
+		break;
+	}
+}
+
 void bachd_config_defaults(struct bachd_config *c)
 {
+	char msg[256];
+
 	memset(c, 0, sizeof(*c));
 	capture_config_defaults(&c->cap);
-	c->log_level = LOG_P_INFO;
+	/* the table's defaults are the ones --help shows: they win */
+	for (int i = 0; i < S_N; i++) {
+		struct bach_optval v = { 0 };
+
+		if (bachd_settings[i].def &&
+		    !bach_opt_parse(&bachd_settings[i], bachd_settings[i].def,
+				    &v, msg, sizeof(msg)))
+			apply(c, i, &v);
+	}
 }
-
-static int parse_bool(const char *v, bool *out)
-{
-	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
-	    !strcmp(v, "1") || !strcasecmp(v, "on"))
-		*out = true;
-	else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") ||
-		 !strcmp(v, "0") || !strcasecmp(v, "off"))
-		*out = false;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_num(const char *v, unsigned long long max,
-		     unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(v, &end, 10);
-	if (errno || end == v || *end || *v == '-' || *out > max)
-		return -EINVAL;
-	return 0;
-}
-
-#define COPY(dst, v) snprintf(dst, sizeof(dst), "%s", v) >= (int)sizeof(dst)
 
 int bachd_config_set(struct bachd_config *c, const char *key,
 		     const char *v, char *msg, size_t msglen)
 {
-	unsigned long long n;
+	int i = bach_opt_find(bachd_settings, key);
+	struct bach_optval val = { 0 };
+	char keys[512], esc[128];
 
-	if (!strcmp(key, "output")) {
-		if (COPY(c->cap.output, v))
-			goto too_long;
-	} else if (!strcmp(key, "driver")) {
-		if (COPY(c->cap.driver, v))
-			goto too_long;
-	} else if (!strcmp(key, "policy")) {
-		if (!strcmp(v, "stall"))
-			c->cap.policy = BACH_POLICY_STALL;
-		else if (!strcmp(v, "drop"))
-			c->cap.policy = BACH_POLICY_DROP;
-		else
-			goto bad;
-	} else if (!strcmp(key, "gap_markers")) {
-		if (parse_bool(v, &c->cap.gap_markers))
-			goto bad;
-	} else if (!strcmp(key, "compress")) {
-		if (parse_bool(v, &c->cap.compress))
-			goto bad;
-	} else if (!strcmp(key, "raw_dump")) {
-		if (parse_bool(v, &c->cap.raw_dump))
-			goto bad;
-	} else if (!strcmp(key, "io_uring")) {
-		if (parse_bool(v, &c->cap.io_uring))
-			goto bad;
-	} else if (!strcmp(key, "level")) {
-		if (parse_num(v, 12, &n) || n < 1)
-			goto bad;
-		c->cap.level = (int)n;
-	} else if (!strcmp(key, "threads")) {
-		if (parse_num(v, 64, &n))
-			goto bad;
-		c->cap.threads = (int)n;
-	} else if (!strcmp(key, "ring_mb")) {
-		if (parse_num(v, 1u << 20, &n) || n < 1)
-			goto bad;
-		c->cap.ring_bytes = n << 20;
-	} else if (!strcmp(key, "rotate_mb")) {
-		if (parse_num(v, 1u << 30, &n))
-			goto bad;
-		c->cap.rotate_bytes = n << 20;
-	} else if (!strcmp(key, "rotate_seconds")) {
-		if (parse_num(v, 1u << 30, &n))
-			goto bad;
-		c->cap.rotate_seconds = n;
-	} else if (!strcmp(key, "flush_ms")) {
-		if (parse_num(v, 3600000, &n) || n < 1)
-			goto bad;
-		c->cap.flush_ms = n;
-	} else if (!strcmp(key, "queue_depth")) {
-		if (parse_num(v, 256, &n) || n < 2)
-			goto bad;
-		c->cap.queue_depth = (unsigned)n;
-	} else if (!strcmp(key, "test_writer_delay_ms")) {
-		if (parse_num(v, 600000, &n))
-			goto bad;
-		c->cap.test_writer_delay_ms = (int)n;
-	} else if (!strcmp(key, "control_socket")) {
-		if (COPY(c->control_socket, v))
-			goto too_long;
-	} else if (!strcmp(key, "control_group")) {
-		if (COPY(c->control_group, v))
-			goto too_long;
-	} else if (!strcmp(key, "log_level")) {
-		if (!strcmp(v, "debug"))
-			c->log_level = LOG_P_DEBUG;
-		else if (!strcmp(v, "info"))
-			c->log_level = LOG_P_INFO;
-		else if (!strcmp(v, "notice"))
-			c->log_level = LOG_P_NOTICE;
-		else if (!strcmp(v, "warning"))
-			c->log_level = LOG_P_WARNING;
-		else
-			goto bad;
-	} else {
-		snprintf(msg, msglen, "unknown setting '%s'", key);
+	if (i < 0) {
+		bach_opts_keys(bachd_settings, keys, sizeof(keys));
+		snprintf(msg, msglen, "unknown setting '%s' (%s)",
+			 bach_escape_ctl(esc, sizeof(esc), key), keys);
 		return -EINVAL;
 	}
+	if (bach_opt_parse(&bachd_settings[i], v, &val, msg, msglen))
+		return -EINVAL;
+	apply(c, i, &val);
 	return 0;
-bad:
-	snprintf(msg, msglen, "%s: bad value '%s'", key, v);
-	return -EINVAL;
-too_long:
-	snprintf(msg, msglen, "%s: value too long", key);
-	return -EINVAL;
 }
+
+/* a configuration is a few KiB: anything larger is not one */
+#define CONFIG_MAX_BYTES (1u << 20)
 
 struct load_ctx {
 	struct bachd_config *c;
-	char why[256];
-	bool failed;
+	const char *file;
+	const char *p, *end;	/* the file's bytes inih has not had yet */
+	unsigned line;		/* the line inih is looking at */
+	char why[512];		/* the first error a handler saw */
+	unsigned why_line;	/* ... on this line (0: none) */
+	char bad[256];		/* the reader's error, which ends the file */
+	unsigned bad_line;	/* ... on this line (0: none) */
 };
+
+/*
+ * inih's reader: the next line of the file, counted for the messages.
+ * inih's line buffer is fixed when libinih is built (INI_MAX_LINE, 200 in
+ * Debian's): a longer line, which inih would cut in two and misread, is
+ * an error that says so; a long comment is passed over.
+ */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct load_ctx *x = stream;
+	const char *nl, *s;
+	size_t len, max = num > 2 ? (size_t)num - 2 : 0;
+
+	if (x->p == x->end || x->bad_line)
+		return NULL;
+	nl = memchr(x->p, '\n', (size_t)(x->end - x->p));
+	len = nl ? (size_t)(nl - x->p) : (size_t)(x->end - x->p);
+	s = x->p;
+	x->p += len + (nl != NULL);
+	x->line++;
+	if (memchr(s, 0, len)) {
+		x->bad_line = x->line;
+		snprintf(x->bad, sizeof(x->bad),
+			 "a NUL byte: this is not a text file");
+		return NULL;
+	}
+	if (len > max) {
+		size_t sp = strspn(s, " \t");
+
+		if (sp < len && (s[sp] == '#' || s[sp] == ';')) {
+			strcpy(str, "\n");
+			return str;
+		}
+		x->bad_line = x->line;
+		snprintf(x->bad, sizeof(x->bad),
+			 "line longer than %zu bytes, the most libinih reads; give a long value on the command line (--output, --option, --set)",
+			 max);
+		return NULL;
+	}
+	memcpy(str, s, len);
+	str[len] = '\n';
+	str[len + 1] = 0;
+	return str;
+}
 
 static int handler(void *user, const char *section, const char *name,
 		   const char *value)
 {
 	struct load_ctx *x = user;
-	char kv[1024], why[256] = "";
+	char why[512] = "";
 	int err;
 
 	if (!name) /* a section line on its own */
@@ -153,10 +282,13 @@ static int handler(void *user, const char *section, const char *name,
 	if (!strcmp(section, "bachd")) {
 		err = bachd_config_set(x->c, name, value, why, sizeof(why));
 	} else if (!strcmp(section, "driver")) {
-		snprintf(kv, sizeof(kv), "%s=%s", name, value);
-		err = capture_config_option(&x->c->cap, kv);
+		/* checked against the driver's table once it is known */
+		err = capture_config_option(&x->c->cap, name, value, x->file,
+					    x->line);
 		if (err)
-			snprintf(why, sizeof(why), "too many driver options");
+			snprintf(why, sizeof(why), "%s",
+				 err == -E2BIG ? "too many driver options" :
+						 strerror(-err));
 	} else {
 		snprintf(why, sizeof(why),
 			 "unknown section [%s] (bachd, driver)", section);
@@ -165,33 +297,96 @@ static int handler(void *user, const char *section, const char *name,
 	if (!err)
 		return 1;
 	/* inih reports the line of the first error: keep its reason */
-	if (!x->failed) {
-		x->failed = true;
+	if (!x->why_line) {
+		x->why_line = x->line;
 		snprintf(x->why, sizeof(x->why), "%s", why);
 	}
 	return 0;
 }
 
+/* FILE's bytes, if it is a regular file of a sensible size. */
+static int slurp(const char *file, char **buf, size_t *len, char *msg,
+		 size_t msglen)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	/* O_NONBLOCK: a FIFO must not hang the check */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		err = -errno;
+		snprintf(msg, msglen, "%s: %s", file, strerror(errno));
+		goto out;
+	}
+	err = -EINVAL;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(msg, msglen, "%s: not a regular file (%s)", file,
+			 S_ISDIR(st.st_mode)  ? "a directory" :
+			 S_ISCHR(st.st_mode)  ? "a character device" :
+			 S_ISBLK(st.st_mode)  ? "a block device" :
+			 S_ISFIFO(st.st_mode) ? "a FIFO" :
+						"a socket");
+		goto out;
+	}
+	*buf = malloc(CONFIG_MAX_BYTES + 1);
+	if (!*buf) {
+		err = -ENOMEM;
+		snprintf(msg, msglen, "%s: %s", file, strerror(ENOMEM));
+		goto out;
+	}
+	*len = 0;
+	/* st_size may be stale: read up to one byte past the limit */
+	while (*len <= CONFIG_MAX_BYTES &&
+	       (n = read(fd, *buf + *len, CONFIG_MAX_BYTES + 1 - *len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			snprintf(msg, msglen, "%s: %s", file, strerror(errno));
+			goto out;
+		}
+		*len += (size_t)n;
+	}
+	if (*len > CONFIG_MAX_BYTES) {
+		snprintf(msg, msglen, "%s: larger than %u KiB: not a configuration",
+			 file, CONFIG_MAX_BYTES >> 10);
+		goto out;
+	}
+	err = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
 int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 		      size_t msglen)
 {
-	struct load_ctx x = { .c = c };
-	FILE *f = fopen(file, "r");
-	int line;
+	struct load_ctx x = { .c = c, .file = file };
+	char *buf = NULL;
+	size_t len = 0;
+	int line, err;
 
-	if (!f) {
-		int err = -errno;
-
-		snprintf(msg, msglen, "%s: %s", file, strerror(errno));
+	err = slurp(file, &buf, &len, msg, msglen);
+	if (err)
 		return err;
-	}
-	line = ini_parse_file(f, handler, &x);
-	fclose(f);
+	x.p = buf;
+	x.end = buf + len;
+	line = ini_parse_stream(read_line, &x, handler, &x);
+	free(buf);
 	snprintf(c->cap.config_path, sizeof(c->cap.config_path), "%s", file);
-	if (line == 0)
+	if (line > 0)	/* inih's first error: a handler's, or its own */
+		snprintf(msg, msglen, "%s:%d: %s", file, line,
+			 (unsigned)line == x.why_line ? x.why :
+							"syntax error");
+	else if (x.bad_line)
+		snprintf(msg, msglen, "%s:%u: %s", file, x.bad_line, x.bad);
+	else
 		return 0;
-	if (!x.failed)
-		snprintf(x.why, sizeof(x.why), "syntax error");
-	snprintf(msg, msglen, "%s:%d: %s", file, line, x.why);
 	return -EINVAL;
 }

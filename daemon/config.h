@@ -17,18 +17,24 @@ struct bachd_config {
 	int log_level;
 };
 
+/* The [bachd] settings: what bachd_config_set() takes, and --help prints. */
+extern const struct bach_optdesc bachd_settings[];
+
 void bachd_config_defaults(struct bachd_config *c);
 
 /*
  * Read FILE into c. On an error returns -EINVAL (or -errno when the file
- * cannot be read) with "FILE:LINE: what is wrong" in msg.
+ * cannot be read) with "FILE:LINE: what is wrong" in msg. The [driver]
+ * options keep FILE and their line for later messages: FILE must outlive
+ * c (argv does).
  */
 int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 		      size_t msglen);
 
 /*
  * One setting by name, as in the [bachd] section ("policy", "drop");
- * returns 0 or -EINVAL with the reason in msg.
+ * returns 0 or -EINVAL with the reason in msg ("policy: stall or drop,
+ * not 'fast'"; an unknown key lists the known ones).
  */
 int bachd_config_set(struct bachd_config *c, const char *key,
 		     const char *value, char *msg, size_t msglen);

@@ -13,97 +13,133 @@
 
 /* ---- options ------------------------------------------------------------ */
 
+const struct bach_optdesc board_options[] = {
+	[BOARD_OPT_RECORDS] = {
+		.key = "records", .type = BACH_OPT_UINT, .arg = "N", .min = 1,
+		.help = "stop after N sampled records, lost ones included",
+		.def_help = "run until stopped",
+		.hint = "leave it out to run until stopped" },
+	[BOARD_OPT_SEED] = {
+		.key = "seed", .type = BACH_OPT_UINT, .arg = "S", .def = "1",
+		.help = "workload seed, as bach gen --seed" },
+	[BOARD_OPT_RATE] = {
+		.key = "rate", .type = BACH_OPT_UINT, .arg = "R", .def = "0",
+		.help = "records per second, 0 for as fast as possible" },
+	[BOARD_OPT_FRAME] = {
+		.key = "frame", .type = BACH_OPT_UINT, .arg = "K", .min = 1,
+		.max = BACH_FRAME_MAX_RECORDS, .def = "4096",
+		.help = "records per data frame" },
+	[BOARD_OPT_TIMING] = {
+		.key = "timing", .type = BACH_OPT_BOOL, .def = "0",
+		.help = "frames carry per-record clock deltas" },
+	[BOARD_OPT_DROP_EVERY] = {
+		.key = "drop_every", .type = BACH_OPT_UINT, .arg = "N",
+		.def = "0",
+		.help = "lose every Nth frame on the link, 0 for never" },
+	[BOARD_OPT_CORRUPT_EVERY] = {
+		.key = "corrupt_every", .type = BACH_OPT_UINT, .arg = "N",
+		.def = "0",
+		.help = "corrupt the CRC of every Nth frame, 0 for never" },
+	[BOARD_OPT_OVERFLOW_EVERY] = {
+		.key = "overflow_every", .type = BACH_OPT_PAIR, .arg = "N:C",
+		.max2 = UINT32_MAX, .def_help = "never",
+		.help = "before every Nth frame the FIFO overflows, losing C "
+			"records" },
+	[BOARD_OPT_STALL_EVERY] = {
+		.key = "stall_every", .type = BACH_OPT_PAIR, .arg = "N:MS",
+		.max2 = 86400000, .def_help = "never",
+		.help = "before every Nth frame the board holds the CPU for MS "
+			"ms" },
+	[BOARD_OPT_DISCONNECT] = {
+		.key = "disconnect", .type = BACH_OPT_PAIR, .arg = "R:T",
+		.max2 = 86400, .def_help = "never",
+		.help = "unplug after R records for T seconds, then come "
+			"back" },
+	[BOARD_OPT_STATUS_EVERY] = {
+		.key = "status_every", .type = BACH_OPT_UINT, .arg = "N",
+		.def = "256",
+		.help = "a status frame every N data frames, 0 for only the "
+			"final one" },
+	{ 0 },
+};
+
+/* One parsed value into o. */
+static void apply(struct board_opts *o, int i, const struct bach_optval *v)
+{
+	switch (i) {
+	case BOARD_OPT_RECORDS:
+		o->records = v->u;
+		break;
+	case BOARD_OPT_SEED:
+		o->seed = v->u;
+		break;
+	case BOARD_OPT_RATE:
+		o->rate = v->u;
+		break;
+	case BOARD_OPT_FRAME:
+		o->frame_recs = (unsigned)v->u;
+		break;
+	case BOARD_OPT_TIMING:
+		o->timing = v->u;
+		break;
+	case BOARD_OPT_DROP_EVERY:
+		o->drop_every = v->u;
+		break;
+	case BOARD_OPT_CORRUPT_EVERY:
+		o->corrupt_every = v->u;
+		break;
+	case BOARD_OPT_OVERFLOW_EVERY:
+		o->overflow_every = v->u;
+		o->overflow_count = (uint32_t)v->u2;
+		break;
+	case BOARD_OPT_STALL_EVERY:
+		o->stall_every = v->u;
+		o->stall_ms = v->u2;
+		break;
+	case BOARD_OPT_DISCONNECT:
+		o->disconnect_at = v->u;
+		o->disconnect_secs = (unsigned)v->u2;
+		break;
+	case BOARD_OPT_STATUS_EVERY:
+		o->status_every = v->u;
+		break;
+	}
+}
+
+void board_opts_from(struct board_opts *o, const struct bach_optval *v)
+{
+	for (int i = 0; i < BOARD_NOPTS; i++)
+		if (v[i].set)
+			apply(o, i, &v[i]);
+}
+
 void board_opts_defaults(struct board_opts *o)
 {
+	struct bach_optval v[BOARD_NOPTS];
+	char msg[256];
+
 	memset(o, 0, sizeof(*o));
-	o->seed = 1;
-	o->frame_recs = 4096;
-	o->status_every = 256;
-}
-
-static int parse_u64(const char *key, const char *v, uint64_t *out,
-		     char *msg, size_t cap)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	if (errno || end == v || *end || *v == '-') {
-		snprintf(msg, cap, "option %s: not a number: '%s'", key, v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* "A:B" */
-static int parse_pair(const char *key, const char *v, uint64_t *a,
-		      uint64_t *b, char *msg, size_t cap)
-{
-	const char *p;
-	char *end;
-
-	errno = 0;
-	*a = strtoull(v, &end, 0);
-	if (errno || end == v || *end != ':' || *v == '-')
-		goto bad;
-	p = end + 1;
-	*b = strtoull(p, &end, 0);
-	if (errno || end == p || *end || *p == '-')
-		goto bad;
-	return 0;
-bad:
-	snprintf(msg, cap, "option %s: want N:M, not '%s'", key, v);
-	return -EINVAL;
+	/* cannot fail: nothing is given, and --list-drivers verifies the
+	 * defaults (tests/cli/options.sh) */
+	bach_opts_parse(board_options, "fake", NULL, 0, v, msg, sizeof(msg));
+	board_opts_from(o, v);
+	bach_opts_free(board_options, v);
 }
 
 int board_opts_set(struct board_opts *o, const char *k, const char *val,
 		   char *msg, size_t cap)
 {
-	uint64_t v;
-	int err;
+	int i = bach_opt_find(board_options, k);
+	struct bach_optval v = { 0 };
+	char why[256];
 
-	if (!strcmp(k, "stall_every"))
-		return parse_pair(k, val, &o->stall_every, &o->stall_ms, msg,
-				  cap);
-	if (!strcmp(k, "overflow_every")) {
-		err = parse_pair(k, val, &o->overflow_every, &v, msg, cap);
-		o->overflow_count = (uint32_t)v;
-		return err;
-	}
-	if (!strcmp(k, "disconnect")) {
-		err = parse_pair(k, val, &o->disconnect_at, &v, msg, cap);
-		o->disconnect_secs = (unsigned)v;
-		return err;
-	}
-	if (strcmp(k, "records") && strcmp(k, "seed") && strcmp(k, "rate") &&
-	    strcmp(k, "frame") && strcmp(k, "timing") &&
-	    strcmp(k, "drop_every") && strcmp(k, "corrupt_every") &&
-	    strcmp(k, "status_every"))
+	if (i < 0)
 		return -ENOENT;
-	err = parse_u64(k, val, &v, msg, cap);
-	if (err)
-		return err;
-	if (!strcmp(k, "records"))
-		o->records = v;
-	else if (!strcmp(k, "seed"))
-		o->seed = v;
-	else if (!strcmp(k, "rate"))
-		o->rate = v;
-	else if (!strcmp(k, "timing"))
-		o->timing = v != 0;
-	else if (!strcmp(k, "drop_every"))
-		o->drop_every = v;
-	else if (!strcmp(k, "corrupt_every"))
-		o->corrupt_every = v;
-	else if (!strcmp(k, "status_every"))
-		o->status_every = v;
-	else if (v >= 1 && v <= BACH_FRAME_MAX_RECORDS)
-		o->frame_recs = (unsigned)v;
-	else {
-		snprintf(msg, cap, "option frame: 1 to %d records, not '%s'",
-			 BACH_FRAME_MAX_RECORDS, val);
+	if (bach_opt_parse(&board_options[i], val, &v, why, sizeof(why))) {
+		snprintf(msg, cap, "option %s", why);
 		return -EINVAL;
 	}
+	apply(o, i, &v);
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 
 #include "bach/frame.h"
 #include "bach/gen.h"
+#include "bach/options.h"
 
 #define BOARD_CLOCK_HZ 66666666u	/* a 66 MHz Pentium bus */
 #define BOARD_FIFO_RECORDS (1u << 16)
@@ -46,11 +47,28 @@ struct board_opts {
 	uint64_t status_every;	/* data frames between status frames */
 };
 
-#define BOARD_OPTS_KEYS                                                       \
-	"records, seed, rate, frame, timing, drop_every, corrupt_every, "     \
-	"overflow_every, stall_every, disconnect, status_every"
+/* The fake driver's options, in the order of board_options[] */
+enum {
+	BOARD_OPT_RECORDS,
+	BOARD_OPT_SEED,
+	BOARD_OPT_RATE,
+	BOARD_OPT_FRAME,
+	BOARD_OPT_TIMING,
+	BOARD_OPT_DROP_EVERY,
+	BOARD_OPT_CORRUPT_EVERY,
+	BOARD_OPT_OVERFLOW_EVERY,
+	BOARD_OPT_STALL_EVERY,
+	BOARD_OPT_DISCONNECT,
+	BOARD_OPT_STATUS_EVERY,
+	BOARD_NOPTS
+};
+extern const struct bach_optdesc board_options[];
 
+/* The defaults of board_options[]. */
 void board_opts_defaults(struct board_opts *o);
+
+/* Take the parsed values of board_options[] (each one that is set). */
+void board_opts_from(struct board_opts *o, const struct bach_optval *v);
 
 /*
  * Take one option. Returns 0, -ENOENT for a key that is not a board option

@@ -66,23 +66,13 @@ static void board_nap(void *ctx, uint64_t ns)
 }
 
 static int fake_open(struct bach_source *src, void *priv,
-		     const struct bach_option *opts, size_t nopts)
+		     const struct bach_optval *opts)
 {
 	struct fake *f = priv;
-	char ident[512], msg[256];
-	int err;
+	char ident[512];
 
 	board_opts_defaults(&f->o);
-	for (size_t i = 0; i < nopts; i++) {
-		err = board_opts_set(&f->o, opts[i].key, opts[i].value, msg,
-				     sizeof(msg));
-		if (err == -ENOENT)
-			return bach_source_error(src, -EINVAL,
-						 "unknown option '%s' (" BOARD_OPTS_KEYS ")",
-						 opts[i].key);
-		if (err)
-			return bach_source_error(src, err, "%s", msg);
-	}
+	board_opts_from(&f->o, opts);
 	if (board_init(&f->m, &f->o))
 		return -ENOMEM;
 	f->board_init = true;
@@ -276,18 +266,7 @@ static void fake_close(void *priv)
 const struct bach_driver bach_driver_fake = {
 	.name = "fake",
 	.summary = "software model of the capture board (the bach gen workload)",
-	.options_help =
-		"records=N          stop after N sampled records (default: run until stopped)\n"
-		"seed=S             workload seed, as bach gen --seed (default 1)\n"
-		"rate=R             records per second (default: as fast as possible)\n"
-		"frame=K            records per frame (default 4096)\n"
-		"timing=1           frames carry per-record clock deltas\n"
-		"drop_every=N       lose every Nth frame on the link\n"
-		"corrupt_every=N    corrupt the CRC of every Nth frame\n"
-		"overflow_every=N:C before every Nth frame the FIFO overflows, losing C records\n"
-		"stall_every=N:MS   before every Nth frame the board holds the CPU for MS ms\n"
-		"disconnect=R:T     unplug after R records for T seconds, then come back\n"
-		"status_every=N     a status frame every N data frames (default 256)\n",
+	.options = board_options,
 	.priv_size = sizeof(struct fake),
 	.open = fake_open,
 	.run = fake_run,

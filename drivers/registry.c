@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Every driver built in, in one table (after gpsd and chrony). */
+/*
+ * Every driver built in, in one table (after gpsd and chrony), and what
+ * the core does with their option tables.
+ */
 #include <stddef.h>
 #include <string.h>
 
@@ -24,4 +27,31 @@ const struct bach_driver *bach_driver_find(const char *name)
 		if (!strcmp(bach_drivers[i]->name, name))
 			return bach_drivers[i];
 	return NULL;
+}
+
+int bach_driver_options(const struct bach_driver *drv,
+			const struct bach_option *opts, size_t n,
+			struct bach_optval *vals, char *msg, size_t cap)
+{
+	int err = bach_opts_parse(drv->options, drv->name, opts, n, vals, msg,
+				  cap);
+
+	if (!err && drv->check)
+		err = drv->check(vals, msg, cap);
+	return err;
+}
+
+void bach_drivers_print(FILE *f)
+{
+	char msg[256];
+
+	for (size_t i = 0; bach_drivers[i]; i++) {
+		const struct bach_driver *d = bach_drivers[i];
+
+		fprintf(f, "%s%s: %s\n", i ? "\n" : "", d->name, d->summary);
+		/* a table that contradicts itself is a bug: say so here */
+		if (bach_opts_verify(d->options, msg, sizeof(msg)))
+			fprintf(f, "  BUG: %s\n", msg);
+		bach_opts_print(f, d->options);
+	}
 }

@@ -26,14 +26,14 @@
 #define CHUNK (256u << 10)
 
 struct replay {
-	char *path;
+	const char *path;	/* the options' strings: the core's */
 	uint64_t rate;		/* records/s (frames: bytes/6 per s); 0: max */
 	bool loop;
 	bool frames;		/* a board stream dump */
 	bool analyzer;		/* a logic-analyzer capture */
-	char *map, *format;	/* the analyzer's channel map and format */
+	const char *map, *format; /* the analyzer's channel map and format */
 	bool edge;
-	char *input[16];	/* its input module's options, KEY=VALUE */
+	const char *input[16];	/* its input module's options, K=V */
 	size_t ninput;
 	struct bach_source *src;
 	bool original;		/* pace by the frames' board timestamps */
@@ -44,68 +44,76 @@ struct replay {
 	uint8_t *buf;
 };
 
+enum { OPT_PATH, OPT_RATE, OPT_PACE, OPT_CLOCK_HZ, OPT_LOOP, OPT_MAP,
+       OPT_FORMAT, OPT_INPUT, OPT_EDGE };
+
+static const char *const paces[] = { "original", NULL };
+
+static const struct bach_optdesc replay_options[] = {
+	[OPT_PATH] = {
+		.key = "path", .type = BACH_OPT_STRING, .arg = "FILE",
+		.required = true,
+		.help = ".byu, .byu.gz, capture directory, raw board "
+			"stream dump, or a logic-analyzer capture (.sr "
+			".vcd .csv ...)" },
+	[OPT_RATE] = {
+		.key = "rate", .type = BACH_OPT_UINT, .arg = "R",
+		.def = "0",
+		.help = "records per second (a board stream: bytes/6 per "
+			"second), 0 for as fast as possible" },
+	[OPT_PACE] = {
+		.key = "pace", .type = BACH_OPT_ENUM, .names = paces,
+		.def_help = "off", .hint = "rate=R sets a rate",
+		.help = "a board stream dump at the pace its frames' "
+			"board timestamps give" },
+	[OPT_CLOCK_HZ] = {
+		.key = "clock_hz", .type = BACH_OPT_UINT,
+		.arg = "N", .min = 1, .def = "66666666",
+		.help = "the board clock those timestamps count (the fake "
+			"board's)" },
+	[OPT_LOOP] = {
+		.key = "loop", .type = BACH_OPT_BOOL, .def = "0",
+		.help = "start again at the end, until stopped" },
+	[OPT_MAP] = {
+		.key = "map", .type = BACH_OPT_STRING, .arg = "FILE",
+		.def_help = "channels by their default names",
+		.help = "an analyzer capture's channel map (as bach decode "
+			"--map)" },
+	[OPT_FORMAT] = {
+		.key = "format", .type = BACH_OPT_STRING, .arg = "NAME",
+		.def_help = "from the extension",
+		.help = "its libsigrok input format (as bach decode "
+			"--format)" },
+	[OPT_INPUT] = {
+		.key = "input", .type = BACH_OPT_LIST, .arg = "K=V",
+		.max = 16,
+		.help = "an option of that input format (as bach decode "
+			"--option)" },
+	[OPT_EDGE] = {
+		.key = "edge", .type = BACH_OPT_BOOL, .def = "0",
+		.help = "a cycle opens where ads_n falls (as bach decode "
+			"--edge)" },
+	{ 0 },
+};
+
 static int replay_open(struct bach_source *src, void *priv,
-		       const struct bach_option *opts, size_t nopts)
+		       const struct bach_optval *opts)
 {
 	struct replay *r = priv;
 	char head[4] = { 0 }, ident[1200], esc[1024];
 	int fd;
 
-	for (size_t i = 0; i < nopts; i++) {
-		const char *k = opts[i].key, *v = opts[i].value;
-		char *end;
-
-		if (!strcmp(k, "path") || !strcmp(k, "map") ||
-		    !strcmp(k, "format")) {
-			char **dst = !strcmp(k, "path") ? &r->path :
-				     !strcmp(k, "map")	? &r->map :
-							  &r->format;
-
-			free(*dst);
-			*dst = strdup(v);
-			if (!*dst)
-				return -ENOMEM;
-		} else if (!strcmp(k, "input")) {
-			if (r->ninput == sizeof r->input / sizeof *r->input)
-				return bach_source_error(src, -EINVAL,
-							 "option input: at most %zu",
-							 r->ninput);
-			r->input[r->ninput] = strdup(v);
-			if (!r->input[r->ninput++])
-				return -ENOMEM;
-		} else if (!strcmp(k, "edge")) {
-			r->edge = !strcmp(v, "1");
-		} else if (!strcmp(k, "pace")) {
-			if (strcmp(v, "original"))
-				return bach_source_error(src, -EINVAL,
-							 "option pace: only 'original', not '%s' (rate=R sets a rate)",
-							 v);
-			r->original = true;
-		} else if (!strcmp(k, "rate") || !strcmp(k, "loop") ||
-			   !strcmp(k, "clock_hz")) {
-			unsigned long long x;
-
-			errno = 0;
-			x = strtoull(v, &end, 0);
-			if (errno || end == v || *end || *v == '-')
-				return bach_source_error(src, -EINVAL,
-							 "option %s: not a number: '%s'",
-							 k, v);
-			if (!strcmp(k, "rate"))
-				r->rate = x;
-			else if (!strcmp(k, "clock_hz"))
-				r->clock_hz = x;
-			else
-				r->loop = x != 0;
-		} else {
-			return bach_source_error(src, -EINVAL,
-						 "unknown option '%s' (path, rate, pace, clock_hz, loop; for analyzer captures map, format, input, edge)",
-						 k);
-		}
-	}
-	if (!r->path)
-		return bach_source_error(src, -EINVAL,
-					 "option path=FILE is required");
+	r->path = opts[OPT_PATH].s;
+	r->rate = opts[OPT_RATE].u;
+	r->original = opts[OPT_PACE].set;
+	r->clock_hz = opts[OPT_CLOCK_HZ].u;
+	r->loop = opts[OPT_LOOP].u;
+	r->map = opts[OPT_MAP].s;
+	r->format = opts[OPT_FORMAT].s;
+	for (size_t i = 0; i < opts[OPT_INPUT].n; i++)
+		r->input[i] = opts[OPT_INPUT].list[i];
+	r->ninput = opts[OPT_INPUT].n;
+	r->edge = opts[OPT_EDGE].u;
 	r->buf = malloc(CHUNK);
 	if (!r->buf)
 		return -ENOMEM;
@@ -124,8 +132,6 @@ static int replay_open(struct bach_source *src, void *priv,
 		return bach_source_error(src, -EINVAL,
 					 "%s: pace=original needs a board stream dump (its frames carry board timestamps); a trace has no timing: use rate=R",
 					 r->path);
-	if (!r->clock_hz)
-		r->clock_hz = 66666666; /* a 66 MHz Pentium bus, as the fake board */
 	bach_json_escape(esc, sizeof(esc), r->path);
 	snprintf(ident, sizeof(ident), "\"name\":\"replay\",\"path\":\"%s\",\"input\":\"%s\"",
 		 esc, r->frames ? "board stream" : r->analyzer ? "analyzer capture" : "trace");
@@ -197,6 +203,7 @@ static int replay_frames(struct bach_source *src, struct replay *r,
 	       (n = read(fd, r->buf, CHUNK)) > 0) {
 		if (r->original) {
 			feed_original(src, r, r->buf, (size_t)n, t0);
+			*done += (uint64_t)n / BACH_REC_SIZE;
 			continue;
 		}
 		bach_source_frames(src, r->buf, (size_t)n);
@@ -291,9 +298,17 @@ static int replay_run(struct bach_source *src, void *priv)
 	int err;
 
 	do {
+		uint64_t before = done;
+
 		err = r->frames	  ? replay_frames(src, r, t0, &done) :
 		      r->analyzer ? replay_analyzer(src, r, t0, &done) :
 				    replay_trace(src, r, t0, &done);
+		/* looping over nothing would spin at full speed for ever */
+		if (!err && r->loop && done == before &&
+		    !atomic_load(&r->stop))
+			err = bach_source_error(src, -ENODATA,
+						"%s: no records to loop over (loop=1)",
+						r->path);
 	} while (!err && r->loop && !atomic_load(&r->stop));
 	return err;
 }
@@ -309,28 +324,13 @@ static void replay_close(void *priv)
 {
 	struct replay *r = priv;
 
-	free(r->path);
-	free(r->map);
-	free(r->format);
-	for (size_t i = 0; i < r->ninput; i++)
-		free(r->input[i]);
 	free(r->buf);
 }
 
 const struct bach_driver bach_driver_replay = {
 	.name = "replay",
 	.summary = "a recorded trace, capture directory or board stream dump",
-	.options_help =
-		"path=FILE   .byu, .byu.gz, capture directory, raw board stream dump, or a\n"
-		"            logic-analyzer capture (.sr .vcd .csv ...) (required)\n"
-		"rate=R      records per second (default: as fast as possible)\n"
-		"pace=original  a board stream dump at the pace its frames' board\n"
-		"            timestamps give (clock_hz=N, default 66666666)\n"
-		"loop=1      start again at the end, until stopped\n"
-		"map=FILE    an analyzer capture's channel map (as bach decode --map)\n"
-		"format=NAME its libsigrok input format (as bach decode --format)\n"
-		"input=K=V   an option of that input format (as bach decode --option)\n"
-		"edge=1      a cycle opens where ads_n falls (as bach decode --edge)\n",
+	.options = replay_options,
 	.priv_size = sizeof(struct replay),
 	.open = replay_open,
 	.run = replay_run,

@@ -7,6 +7,7 @@
  * the record encoder (bach/recdeflate.h, the default), libdeflate (any
  * level asked for) or zlib (for comparison in bench/).
  */
+#include <errno.h>
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,32 @@ const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE] = {
 	0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C',
 	2,    0,    0x1b, 0,    3, 0, 0, 0, 0, 0,    0, 0, 0, 0,
 };
+
+#define GZ_FEXTRA 0x04
+#define GZ_FIXED 12		/* ID1 ID2 CM FLG MTIME(4) XFL OS XLEN(2) */
+
+int bach_bgzf_member_size(const uint8_t *p, size_t len)
+{
+	static const uint8_t gzip_deflate[3] = { 0x1f, 0x8b, 8 };
+	size_t xlen, i;
+
+	if (memcmp(p, gzip_deflate, len < 3 ? len : 3))
+		return -EILSEQ;
+	if (len < GZ_FIXED)
+		return -EAGAIN;
+	if (!(p[3] & GZ_FEXTRA))
+		return -ENOENT;
+	xlen = get_le16(p + 10);
+	if (len < GZ_FIXED + xlen)
+		return -EAGAIN;
+	p += GZ_FIXED;
+	for (i = 0; i + 4 <= xlen; i += 4 + get_le16(p + i + 2)) {
+		if (p[i] == 'B' && p[i + 1] == 'C' && get_le16(p + i + 2) == 2)
+			return i + 6 <= xlen ? get_le16(p + i + 4) + 1 :
+					       -ENOENT;
+	}
+	return -ENOENT;
+}
 
 struct bach_deflater {
 	enum bach_deflate_backend backend;

@@ -171,6 +171,8 @@ struct bach_parser {
 	uint64_t expected;	/* index the next data frame should carry */
 	bool synced;		/* expected is known */
 	bool damaged;		/* bytes rejected since the last data frame */
+	size_t through;		/* offset in the piece being fed just past
+				   the bytes being scanned (bach_frame.end) */
 	struct bach_parser_counters c;
 };
 
@@ -190,6 +192,14 @@ struct bach_parser *bach_parser_new(const struct bach_parser_ops *ops,
 		p->ops = *ops;
 	p->ctx = ctx;
 	return p;
+}
+
+void bach_parser_reset(struct bach_parser *p)
+{
+	p->have = 0;
+	p->expected = 0;
+	p->synced = p->damaged = false;
+	memset(&p->c, 0, sizeof(p->c));
 }
 
 void bach_parser_free(struct bach_parser *p)
@@ -270,13 +280,13 @@ static void gap(struct bach_parser *p, uint64_t lost, enum bach_gap_cause c)
 		p->ops.gap(p->ctx, lost, c);
 }
 
-static void data_frame(struct bach_parser *p, const uint8_t *f)
+static void data_frame(struct bach_parser *p, const struct bach_frame *f)
 {
-	uint8_t flags = f[OFF_FLAGS];
-	uint64_t index = get_le64(f + OFF_A);
-	uint32_t n = get_le32(f + OFF_C);
-	uint64_t over = flags & BACH_FF_OVERFLOW ? get_le32(f + OFF_D) : 0;
-	const uint8_t *recs = f + BACH_FRAME_HDR;
+	uint8_t flags = f->flags;
+	uint64_t index = f->a;
+	uint32_t n = f->c;
+	uint64_t over = flags & BACH_FF_OVERFLOW ? f->d : 0;
+	const uint8_t *recs = f->payload;
 
 	p->c.data_frames++;
 	if (flags & BACH_FF_FIRST) {
@@ -309,74 +319,106 @@ static void data_frame(struct bach_parser *p, const uint8_t *f)
 	if (flags & BACH_FF_TIMING)
 		recs += 2 * (size_t)n;
 	if (p->ops.records)
-		p->ops.records(p->ctx, recs, n, get_le64(f + OFF_B));
+		p->ops.records(p->ctx, recs, n, f->b);
 }
 
 /* Copy a payload into a zeroed buffer of the size this version knows. */
-static void payload(uint8_t *dst, size_t size, const uint8_t *f)
+static void payload(uint8_t *dst, size_t size, const struct bach_frame *f)
 {
-	uint32_t plen = get_le32(f + OFF_PLEN);
-
 	memset(dst, 0, size);
-	memcpy(dst, f + BACH_FRAME_HDR, plen < size ? plen : size);
+	memcpy(dst, f->payload, f->plen < size ? f->plen : size);
 }
 
-static void status_frame(struct bach_parser *p, const uint8_t *f)
+void bach_frame_status(const struct bach_frame *f,
+		       struct bach_board_status *st)
 {
-	struct bach_board_status st;
 	uint8_t b[BACH_STATUS_SIZE];
 
-	if (!p->ops.status)
-		return;
 	payload(b, sizeof(b), f);
-	st.fifo_fill = get_le32(b + 0);
-	st.fifo_size = get_le32(b + 4);
-	st.records = get_le64(b + 8);
-	st.overflow = get_le64(b + 16);
-	st.stall_episodes = get_le32(b + 24);
-	st.clock_hz = get_le32(b + 28);
-	st.stalled_clocks = get_le64(b + 32);
-	st.reserved = get_le64(b + 40);
-	p->ops.status(p->ctx, &st);
+	st->fifo_fill = get_le32(b + 0);
+	st->fifo_size = get_le32(b + 4);
+	st->records = get_le64(b + 8);
+	st->overflow = get_le64(b + 16);
+	st->stall_episodes = get_le32(b + 24);
+	st->clock_hz = get_le32(b + 28);
+	st->stalled_clocks = get_le64(b + 32);
+	st->reserved = get_le64(b + 40);
 }
 
-static void identity_frame(struct bach_parser *p, const uint8_t *f)
+void bach_frame_identity(const struct bach_frame *f,
+			 struct bach_board_identity *id)
 {
-	struct bach_board_identity id;
 	uint8_t b[BACH_IDENTITY_SIZE];
 
-	if (!p->ops.identity)
-		return;
 	payload(b, sizeof(b), f);
-	id.vendor = get_le16(b + 0);
-	id.product = get_le16(b + 2);
-	id.gw_major = b[4];
-	id.gw_minor = b[5];
-	id.capabilities = get_le16(b + 6);
-	id.clock_hz = get_le32(b + 8);
-	id.fifo_records = get_le32(b + 12);
-	memcpy(id.serial, b + 16, sizeof(id.serial));
-	memcpy(id.name, b + 32, sizeof(id.name));
-	p->ops.identity(p->ctx, &id);
+	id->vendor = get_le16(b + 0);
+	id->product = get_le16(b + 2);
+	id->gw_major = b[4];
+	id->gw_minor = b[5];
+	id->capabilities = get_le16(b + 6);
+	id->clock_hz = get_le32(b + 8);
+	id->fifo_records = get_le32(b + 12);
+	memcpy(id->serial, b + 16, sizeof(id->serial));
+	memcpy(id->name, b + 32, sizeof(id->name));
 }
 
-static void dispatch(struct bach_parser *p, const uint8_t *f)
+/* The header at f (a valid one), decoded; the payload follows it. */
+static void header(struct bach_frame *h, const uint8_t *f)
 {
+	h->type = f[OFF_TYPE];
+	h->flags = f[OFF_FLAGS];
+	h->seq = get_le32(f + OFF_SEQ);
+	h->plen = get_le32(f + OFF_PLEN);
+	h->a = get_le64(f + OFF_A);
+	h->b = get_le64(f + OFF_B);
+	h->c = get_le32(f + OFF_C);
+	h->d = get_le32(f + OFF_D);
+	h->payload = f + BACH_FRAME_HDR;
+	h->end = 0;
+}
+
+size_t bach_parser_pending(const struct bach_parser *p, struct bach_frame *h)
+{
+	if (p->have < BACH_FRAME_HDR || !frame_size(p->buf))
+		return 0;
+	header(h, p->buf);
+	h->payload = NULL;
+	return p->have;
+}
+
+/* A good frame at f, ending at end in the piece being fed. */
+static void dispatch(struct bach_parser *p, const uint8_t *f, size_t end)
+{
+	struct bach_frame h;
+
 	p->c.frames++;
-	switch (f[OFF_TYPE]) {
+	header(&h, f);
+	h.end = end;
+	if (p->ops.frame)
+		p->ops.frame(p->ctx, &h);
+	switch (h.type) {
 	case BACH_FT_DATA:
-		data_frame(p, f);
+		data_frame(p, &h);
 		break;
 	case BACH_FT_STATUS:
-		status_frame(p, f);
+		if (p->ops.status) {
+			struct bach_board_status st;
+
+			bach_frame_status(&h, &st);
+			p->ops.status(p->ctx, &st);
+		}
 		break;
 	case BACH_FT_IDENTITY:
-		identity_frame(p, f);
+		if (p->ops.identity) {
+			struct bach_board_identity id;
+
+			bach_frame_identity(&h, &id);
+			p->ops.identity(p->ctx, &id);
+		}
 		break;
 	case BACH_FT_ACK:
 		if (p->ops.ack)
-			p->ops.ack(p->ctx, get_le32(f + OFF_C),
-				   get_le32(f + OFF_D));
+			p->ops.ack(p->ctx, h.c, h.d);
 		break;
 	default:		/* commands echoed, types of a later minor */
 		break;
@@ -384,9 +426,10 @@ static void dispatch(struct bach_parser *p, const uint8_t *f)
 }
 
 /*
- * Handle every whole frame in b[0..n) in place and skip garbage. Returns
- * the bytes used; the rest is the start of an incomplete frame (or of its
- * magic), shorter than that frame.
+ * Handle every whole frame in b[0..n) in place and skip garbage. b[n] is
+ * at p->through in the piece being fed. Returns the bytes used; the rest
+ * is the start of an incomplete frame (or of its magic), shorter than
+ * that frame.
  */
 static size_t scan(struct bach_parser *p, const uint8_t *b, size_t n)
 {
@@ -423,18 +466,23 @@ static size_t scan(struct bach_parser *p, const uint8_t *b, size_t n)
 			pos += 4;
 			continue;
 		}
-		dispatch(p, f);
 		pos += size;
+		/* 0: found late, behind a damaged length, it ended before */
+		dispatch(p, f, p->through > n - pos ? p->through - (n - pos) :
+						      0);
 	}
 	return pos;
 }
 
 void bach_parser_feed(struct bach_parser *p, const uint8_t *buf, size_t len)
 {
+	size_t whole = len;
+
 	while (len) {
 		size_t need, take, used;
 
 		if (!p->have) {
+			p->through = whole;
 			used = scan(p, buf, len);
 			memcpy(p->buf, buf + used, len - used);
 			p->have = len - used;
@@ -449,6 +497,7 @@ void bach_parser_feed(struct bach_parser *p, const uint8_t *buf, size_t len)
 		p->have += take;
 		buf += take;
 		len -= take;
+		p->through = whole - len;
 		used = scan(p, p->buf, p->have);
 		if (used) {
 			p->have -= used;

@@ -16,9 +16,9 @@
 #include "bach/record.h"
 #include "bach/trace.h"
 
-#define IN_CAP (1u << 20)
+#define MAX_LINE (1u << 20)	/* the longest line taken, in bytes */
+#define IN_CAP (2 * MAX_LINE)	/* a whole line always fits after a refill */
 #define OUT_RECS 65536
-#define MAX_LINE 4096
 #define P2_SIZE 12
 
 struct bach_importer {
@@ -159,6 +159,14 @@ static int one(struct bach_importer *im, const char *p, size_t len,
 	return 0;
 }
 
+static int too_long(struct bach_importer *im)
+{
+	return ifail(im, -BACH_EDATA,
+		     "%s: line %llu: longer than %u bytes (the most a line may "
+		     "have)",
+		     iname(im), (unsigned long long)im->st.lines + 1, MAX_LINE);
+}
+
 /* Records into im->out, *made of them even on failure; 0 or -errno. */
 static int import_some(struct bach_importer *im, size_t *made)
 {
@@ -179,10 +187,7 @@ static int import_some(struct bach_importer *im, size_t *made)
 							     "%s: size is not a multiple of 12: %zu bytes left over at byte offset %llu",
 							     iname(im), avail,
 							     (unsigned long long)(im->in_pos + im->in_off));
-					if (im->in_pos + im->in_len == 0)
-						return ifail(im, -BACH_EDATA,
-							     "%s: empty file", iname(im));
-					break;
+					break; /* an empty input: an empty trace */
 				}
 				if (refill(im))
 					return im->err;
@@ -198,23 +203,15 @@ static int import_some(struct bach_importer *im, size_t *made)
 		size_t len;
 
 		if (!nl) {
-			if (!im->eof && avail < MAX_LINE) {
+			if (!im->eof && avail <= MAX_LINE) {
 				if (refill(im))
 					return im->err;
 				continue;
 			}
 			if (!im->eof)
-				return ifail(im, -BACH_EDATA,
-					     "%s: line %llu: longer than %d bytes",
-					     iname(im),
-					     (unsigned long long)im->st.lines + 1,
-					     MAX_LINE);
-			if (!avail) {
-				if (im->in_pos + im->in_len == 0)
-					return ifail(im, -BACH_EDATA,
-						     "%s: empty file", iname(im));
-				break;
-			}
+				return too_long(im);
+			if (!avail)
+				break; /* an empty input: an empty trace */
 			len = avail; /* last line without a newline */
 			im->in_off += len;
 		} else {
@@ -222,11 +219,7 @@ static int import_some(struct bach_importer *im, size_t *made)
 			im->in_off += len + 1;
 		}
 		if (len > MAX_LINE) {
-			err = ifail(im, -BACH_EDATA,
-				    "%s: line %llu: longer than %d bytes",
-				    iname(im),
-				    (unsigned long long)im->st.lines + 1,
-				    MAX_LINE);
+			err = too_long(im);
 			break;
 		}
 		if (len && p[len - 1] == '\r')

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,47 @@
 #include <unistd.h>
 
 #include "bach/outfile.h"
+
+/*
+ * The temporary files being written, for bach_outfile_remove_temps() in a
+ * signal handler: fixed slots, so that the handler touches no memory that
+ * is freed or reallocated. A slot's path is written while it is free and
+ * published by its flag; the flag drops before the path is reused.
+ */
+#define MAX_TEMPS 8
+static char temp_path[MAX_TEMPS][PATH_MAX];
+static atomic_int temp_used[MAX_TEMPS];
+
+static int temp_register(const char *tmp)
+{
+	if (strlen(tmp) >= PATH_MAX)
+		return -1;
+	for (int i = 0; i < MAX_TEMPS; i++) {
+		int free_slot = 0;
+
+		if (atomic_load(&temp_used[i]) ||
+		    !atomic_compare_exchange_strong(&temp_used[i], &free_slot,
+						    -1))
+			continue;
+		strcpy(temp_path[i], tmp);
+		atomic_store(&temp_used[i], 1);
+		return i;
+	}
+	return -1;
+}
+
+static void temp_forget(int slot)
+{
+	if (slot >= 0)
+		atomic_store(&temp_used[slot], 0);
+}
+
+void bach_outfile_remove_temps(void)
+{
+	for (int i = 0; i < MAX_TEMPS; i++)
+		if (atomic_load(&temp_used[i]) == 1)
+			unlink(temp_path[i]);
+}
 
 int bach_outfile_open(struct bach_outfile *f, const char *path)
 {
@@ -17,6 +60,7 @@ int bach_outfile_open(struct bach_outfile *f, const char *path)
 	int err;
 
 	f->fd = -1;
+	f->slot = -1;
 	f->path = f->tmp = f->direct = NULL;
 	if (!strcmp(path, "-")) {
 		f->fd = 1;
@@ -49,6 +93,7 @@ int bach_outfile_open(struct bach_outfile *f, const char *path)
 		f->path = f->tmp = NULL;
 		return err;
 	}
+	f->slot = temp_register(f->tmp);
 	fchmod(f->fd, 0644);
 	return 0;
 }
@@ -78,6 +123,8 @@ int bach_outfile_commit(struct bach_outfile *f)
 		bach_outfile_abort(f);
 		return err;
 	}
+	temp_forget(f->slot);
+	f->slot = -1;
 	free(f->tmp);
 	free(f->path);
 	f->tmp = f->path = NULL;
@@ -91,8 +138,11 @@ void bach_outfile_abort(struct bach_outfile *f)
 	free(f->direct);
 	f->direct = NULL;
 	f->fd = -1;
-	if (f->tmp)
+	if (f->tmp) {
 		unlink(f->tmp);
+		temp_forget(f->slot);
+	}
+	f->slot = -1;
 	free(f->tmp);
 	free(f->path);
 	f->tmp = f->path = NULL;

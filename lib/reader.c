@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +62,8 @@ struct bach_reader {
 	uint64_t members;
 	bool blocked, eof_block;
 	bool last_bc;		/* the last member carried the BC field */
+	bool member_bc;		/* the member being read carries it */
 	size_t good_made;	/* output of whole members in this call */
-	gz_header head;
-	uint8_t extra[64];
 };
 
 int bach_exit_status(int err)
@@ -194,6 +194,42 @@ ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts)
 	return (ssize_t)n;
 }
 
+ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
+			  char *msg, size_t len)
+{
+	char man[PATH_MAX];
+	size_t parts = 0;
+	ssize_t n;
+
+	n = bach_capture_segments(dir, paths, &parts);
+	if (nparts)
+		*nparts = parts;
+	if (n < 0) {
+		snprintf(msg, len, "%s: cannot list capture directory: %s", dir,
+			 strerror((int)-n));
+		return n;
+	}
+	if (n > 0)
+		return n;
+	free(*paths);
+	*paths = NULL;
+	snprintf(man, sizeof(man), "%s/manifest.jsonl", dir);
+	if (!parts && access(man, F_OK) < 0) {
+		snprintf(msg, len,
+			 "%s: not a capture directory (no manifest.jsonl, no "
+			 "seg-* segments)",
+			 dir);
+		return -EISDIR;
+	}
+	if (!parts)
+		return 0; /* a capture that holds no records: an empty trace */
+	snprintf(msg, len,
+		 "%s: no closed segment: %zu unfinished (*.part), being "
+		 "written or left by a crash (bach recover closes it)",
+		 dir, parts);
+	return -BACH_EDATA;
+}
+
 int bach_reader_add_as(struct bach_reader *r, const char *path,
 		       enum bach_file_kind kind)
 {
@@ -219,10 +255,9 @@ int bach_reader_add(struct bach_reader *r, const char *path)
 				    strerror(errno));
 		return push_path(r, path, KIND_AUTO);
 	}
-	n = bach_capture_segments(path, &segs, NULL);
+	n = bach_capture_open(path, &segs, NULL, r->msg, sizeof(r->msg));
 	if (n < 0)
-		return fail(r, (int)n, "%s: cannot list capture directory: %s",
-			    path, strerror((int)-n));
+		return r->err = (int)n;
 	for (ssize_t i = 0; i < n; i++) {
 		if (!err)
 			err = push_path(r, segs[i], KIND_AUTO);
@@ -328,6 +363,31 @@ static ssize_t fill(struct bach_reader *r, uint8_t *buf, size_t cap)
 	return (ssize_t)got;
 }
 
+/*
+ * Whether the member at next_in is a blocked one (bach_bgzf_member_size()
+ * finds its BC subfield), its header read where it lies: more of the file
+ * is read first when it straddles the end of what is at hand.
+ */
+static int member_blocked(struct bach_reader *r)
+{
+	int n;
+
+	while ((n = bach_bgzf_member_size(r->zs.next_in, r->zs.avail_in)) ==
+		       -EAGAIN &&
+	       !r->file_eof && r->zs.avail_in < IN_CAP) {
+		ssize_t got;
+
+		memmove(r->in, r->zs.next_in, r->zs.avail_in);
+		r->zs.next_in = r->in;
+		got = fill(r, r->in + r->zs.avail_in, IN_CAP - r->zs.avail_in);
+		if (got < 0)
+			return (int)got;
+		r->zs.avail_in += (uInt)got;
+	}
+	r->member_bc = n > 0;
+	return 0;
+}
+
 static int start_member(struct bach_reader *r)
 {
 	int ret;
@@ -340,31 +400,12 @@ static int start_member(struct bach_reader *r)
 		return fail(r, -ENOMEM, "%s: zlib: %s", bach_reader_file(r),
 			    r->zs.msg ? r->zs.msg : zError(ret));
 	r->zinit = true;
-	memset(&r->head, 0, sizeof(r->head));
-	r->head.extra = r->extra;
-	r->head.extra_max = sizeof(r->extra);
-	inflateGetHeader(&r->zs, &r->head);
+	ret = member_blocked(r);
+	if (ret < 0)
+		return ret;
 	r->member_start = r->in_off - r->zs.avail_in;
 	r->in_member = true;
 	return 0;
-}
-
-static bool head_has_bc(const gz_header *h)
-{
-	const uint8_t *p = h->extra;
-	unsigned len;
-
-	if (!p || h->extra_len < 4)
-		return false;
-	len = h->extra_len < h->extra_max ? h->extra_len : h->extra_max;
-	for (unsigned i = 0; i + 4 <= len;) {
-		unsigned slen = get_le16(p + i + 2);
-
-		if (p[i] == 'B' && p[i + 1] == 'C' && slen == 2)
-			return true;
-		i += 4 + slen;
-	}
-	return false;
 }
 
 static int open_file(struct bach_reader *r)
@@ -507,7 +548,7 @@ static ssize_t inflate_some(struct bach_reader *r)
 		before = r->zs.total_out;
 		ret = inflate(&r->zs, Z_NO_FLUSH);
 		if (ret == Z_STREAM_END) {
-			bool bc = head_has_bc(&r->head);
+			bool bc = r->member_bc;
 			bool empty = r->zs.total_out == 0;
 
 			(void)before;
@@ -581,11 +622,13 @@ static ssize_t produce_gzip(struct bach_reader *r)
 
 static int end_of_file(struct bach_reader *r)
 {
-	if (r->out_off == 0 && (r->kind == BACH_FILE_RAW || r->members == 0)) {
-		if (r->in_off == 0)
-			return fail(r, -BACH_EDATA, "%s: empty file (no records)",
-				    bach_reader_file(r));
-	}
+	/*
+	 * A trace may hold no records (docs/formats.md section 2): an empty
+	 * .byu is one. An empty file read as gzip is not gzip at all.
+	 */
+	if (r->kind == BACH_FILE_GZIP && r->members == 0 && r->in_off == 0)
+		return fail(r, -BACH_EDATA, "%s: empty file: not gzip",
+			    bach_reader_file(r));
 	if (r->carry)
 		return fail(r, -BACH_EDATA,
 			    "%s: truncated record at byte offset %llu (%zu of 6 bytes)",

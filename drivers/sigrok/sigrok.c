@@ -26,9 +26,10 @@
 #include "la_priv.h"
 
 struct sigrok {
-	char *device;		/* "driver[:key=value...]" */
-	char *map;
-	char *channels;		/* comma-separated names to enable, or NULL */
+	/* the options' strings (the core's) */
+	const char *device;	/* "driver[:key=value...]" */
+	const char *map;
+	const char *channels;	/* names to enable, comma-separated; or NULL */
 	uint64_t samplerate, limit;
 	int external_clock;	/* -1: leave as it is */
 	bool edge;
@@ -52,22 +53,20 @@ static GVariant *config_value(const struct sr_key_info *ki, const char *v)
 {
 	uint64_t u;
 	char *end;
+	bool b;
 
 	switch (ki->datatype) {
 	case SR_T_UINT64:
-		if (sr_parse_sizestring(v, &u) != SR_OK)
+		/* as sr_parse_sizestring() reads it, but refusing overflow */
+		if (bach_parse_size(v, "Hz", &u))
 			return NULL;
 		return g_variant_new_uint64(u);
 	case SR_T_STRING:
 		return g_variant_new_string(v);
 	case SR_T_BOOL:
-		if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true") ||
-		    !strcmp(v, "on"))
-			return g_variant_new_boolean(TRUE);
-		if (!strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false") ||
-		    !strcmp(v, "off"))
-			return g_variant_new_boolean(FALSE);
-		return NULL;
+		if (bach_parse_bool(v, &b))
+			return NULL;
+		return g_variant_new_boolean(b);
 	case SR_T_INT32: {
 		long x = strtol(v, &end, 0);
 
@@ -201,63 +200,65 @@ out:
 	return err;
 }
 
+enum { OPT_DEVICE, OPT_SAMPLERATE, OPT_EXTERNAL_CLOCK, OPT_CHANNELS, OPT_MAP,
+       OPT_EDGE, OPT_LIMIT };
+
+static const struct bach_optdesc sigrok_options[] = {
+	[OPT_DEVICE] = {
+		.key = "device", .type = BACH_OPT_STRING,
+		.arg = "DRIVER[:KEY=VALUE...]", .required = true,
+		.hint = "for example demo",
+		.help = "a libsigrok driver and its scan options, as "
+			"sigrok-cli names them: demo, fx2lafw:conn=1.5, "
+			"..." },
+	[OPT_SAMPLERATE] = {
+		.key = "samplerate", .type = BACH_OPT_SIZE,
+		.arg = "HZ", .unit = "Hz", .min = 1,
+		.def_help = "the device's",
+		.help = "sample rate (k, M, G suffixes)" },
+	[OPT_EXTERNAL_CLOCK] = {
+		.key = "external_clock", .type = BACH_OPT_BOOL,
+		.def_help = "as the device is",
+		.help = "sample on the device's clock input "
+			"(the bus clock)" },
+	[OPT_CHANNELS] = {
+		.key = "channels", .type = BACH_OPT_STRING,
+		.arg = "A,B,...", .def_help = "the device's",
+		.help = "the channels to capture" },
+	[OPT_MAP] = {
+		.key = "map", .type = BACH_OPT_STRING, .arg = "FILE",
+		.def_help = "channels named as in the design",
+		.help = "channel map (docs/decoding.md)" },
+	[OPT_EDGE] = {
+		.key = "edge", .type = BACH_OPT_BOOL, .def = "0",
+		.help = "a cycle opens where ads_n falls" },
+	[OPT_LIMIT] = {
+		.key = "limit", .type = BACH_OPT_SIZE, .arg = "N",
+		.min = 1, .def_help = "until stopped",
+		.hint = "leave it out to run until stopped",
+		.help = "stop after N samples" },
+	{ 0 },
+};
+
 static int sigrok_open(struct bach_source *src, void *priv,
-		       const struct bach_option *opts, size_t nopts)
+		       const struct bach_optval *opts)
 {
 	struct sigrok *s = priv;
 	char ident[2048], e1[256], e2[256], e3[256], e4[256];
 	int err;
 
 	s->src = src;
-	s->external_clock = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	s->mu_init = true;
-	for (size_t i = 0; i < nopts; i++) {
-		const char *k = opts[i].key, *v = opts[i].value;
-		char **dst = NULL;
-
-		if (!strcmp(k, "device"))
-			dst = &s->device;
-		else if (!strcmp(k, "map"))
-			dst = &s->map;
-		else if (!strcmp(k, "channels"))
-			dst = &s->channels;
-		if (dst) {
-			free(*dst);
-			*dst = strdup(v);
-			if (!*dst)
-				return -ENOMEM;
-			continue;
-		}
-		if (!strcmp(k, "samplerate") || !strcmp(k, "limit")) {
-			uint64_t x;
-
-			if (sr_parse_sizestring(v, &x) != SR_OK || !x)
-				return bach_source_error(
-					src, -EINVAL,
-					"option %s: not a number: '%s'", k, v);
-			*(!strcmp(k, "limit") ? &s->limit : &s->samplerate) = x;
-		} else if (!strcmp(k, "external_clock") || !strcmp(k, "edge")) {
-			if (strcmp(v, "0") && strcmp(v, "1"))
-				return bach_source_error(
-					src, -EINVAL, "option %s: 0 or 1, not '%s'",
-					k, v);
-			if (!strcmp(k, "edge"))
-				s->edge = v[0] == '1';
-			else
-				s->external_clock = v[0] == '1';
-		} else {
-			return bach_source_error(
-				src, -EINVAL,
-				"unknown option '%s' (device, samplerate, "
-				"external_clock, channels, map, edge, limit)",
-				k);
-		}
-	}
-	if (!s->device)
-		return bach_source_error(src, -EINVAL,
-					 "option device=DRIVER[:KEY=VALUE...] "
-					 "is required (for example demo)");
+	s->device = opts[OPT_DEVICE].s;
+	s->samplerate = opts[OPT_SAMPLERATE].set ? opts[OPT_SAMPLERATE].u : 0;
+	s->external_clock = opts[OPT_EXTERNAL_CLOCK].set ?
+				    (int)opts[OPT_EXTERNAL_CLOCK].u :
+				    -1;
+	s->channels = opts[OPT_CHANNELS].s;
+	s->map = opts[OPT_MAP].s;
+	s->edge = opts[OPT_EDGE].u;
+	s->limit = opts[OPT_LIMIT].set ? opts[OPT_LIMIT].u : 0;
 	if (la_feed_init(&s->feed, s->device, s->map, NULL, NULL)) {
 		s->feed_init = true;
 		return bach_source_error(src, -EINVAL, "%s", s->feed.err);
@@ -406,24 +407,12 @@ static void sigrok_close(void *priv)
 	if (s->feed_init)
 		la_feed_free(&s->feed);
 	sr_log_callback_set_default();
-	free(s->device);
-	free(s->map);
-	free(s->channels);
 }
 
 const struct bach_driver bach_driver_sigrok = {
 	.name = "sigrok",
 	.summary = "a live logic analyzer on the bus pins, through libsigrok",
-	.options_help =
-		"device=SPEC        a libsigrok driver and its scan options, as sigrok-cli\n"
-		"                   names them: demo, fx2lafw:conn=1.5, ... (required)\n"
-		"samplerate=HZ      sample rate (k, M, G suffixes)\n"
-		"external_clock=1   sample on the device's clock input (the bus clock)\n"
-		"channels=A,B,...   the channels to capture (default: the device's)\n"
-		"map=FILE           channel map (docs/decoding.md); default: channels\n"
-		"                   named as in the design\n"
-		"edge=1             a cycle opens where ads_n falls\n"
-		"limit=N            stop after N samples (default: until stopped)\n",
+	.options = sigrok_options,
 	.priv_size = sizeof(struct sigrok),
 	.open = sigrok_open,
 	.run = sigrok_run,

@@ -11,143 +11,141 @@
 
 #include "protocol.h"
 
-#define OPTION_KEYS                                                           \
-	"vid_pid, serial, path, bridge, policy, timing, pattern, filter, "    \
-	"high_water, low_water, xfers, xfer_kib, timeout, status_ms, reconnect"
-
-static int number(struct bach_source *src, const char *key, const char *v,
-		  unsigned long long lo, unsigned long long hi,
-		  unsigned long long *out)
+static int parse_vid_pid(const char *v, struct bach_optval *out, char *msg,
+			 size_t cap)
 {
-	char *end;
+	unsigned vid, pid;
+	int n = 0;
 
-	errno = 0;
-	*out = strtoull(v, &end, 0);
-	if (errno || end == v || *end || *v == '-' || *out < lo || *out > hi)
-		return bach_source_error(src, -EINVAL,
-					 "option %s: want a number from %llu to %llu, not '%s'",
-					 key, lo, hi, v);
+	if (sscanf(v, "%4x:%4x%n", &vid, &pid, &n) != 2 || v[n]) {
+		snprintf(msg, cap, "want VVVV:PPPP in hex (as lsusb prints)");
+		return -EINVAL;
+	}
+	out->u = vid;
+	out->u2 = pid;
 	return 0;
 }
 
 /* "1-2.3": bus, then the port on each hub from the root */
-static bool valid_path(const char *p)
+static int parse_path(const char *p, struct bach_optval *out, char *msg,
+		      size_t cap)
 {
 	const char *s = p;
 	int parts = 0;
 
+	(void)out;
 	for (;;) {
 		if (*s < '0' || *s > '9')
-			return false;
+			break;
 		while (*s >= '0' && *s <= '9')
 			s++;
 		parts++;
-		if (!*s)
-			return parts >= 2;
+		if (!*s && parts >= 2)
+			return 0;
 		if (*s != (parts == 1 ? '-' : '.'))
-			return false;
+			break;
 		s++;
 	}
+	snprintf(msg, cap, "want BUS-PORT[.PORT]... as in /sys/bus/usb/devices "
+			   "(e.g. 1-2.3)");
+	return -EINVAL;
 }
 
-static int parse_option(struct bach_source *src, struct usb *u,
-			const char *k, const char *v)
+enum { OPT_VID_PID, OPT_SERIAL, OPT_PATH, OPT_BRIDGE, OPT_POLICY, OPT_TIMING,
+       OPT_PATTERN, OPT_FILTER, OPT_HIGH_WATER, OPT_LOW_WATER, OPT_XFERS,
+       OPT_XFER_KIB, OPT_TIMEOUT, OPT_STATUS_MS, OPT_RECONNECT };
+
+/* in the order of enum usb_bridge, of the policies, of the test patterns */
+static const char *const bridges[] = { "auto", "plain", "ftdi", NULL };
+static const char *const policies[] = { "stall", "drop", NULL };
+static const char *const patterns[] = { "bus", "counter", "lfsr", NULL };
+
+static const struct bach_optdesc usb_options[] = {
+	[OPT_VID_PID] = {
+		.key = "vid_pid", .type = BACH_OPT_CUSTOM,
+		.arg = "VVVV:PPPP", .parse = parse_vid_pid,
+		.def = "1209:4243",
+		.help = "the board's USB IDs, hex as lsusb prints them" },
+	[OPT_SERIAL] = {
+		.key = "serial", .type = BACH_OPT_STRING, .arg = "S",
+		.min = 1,
+		.max = sizeof(((struct usb *)0)->want_serial) - 1,
+		.def_help = "any",
+		.help = "the board with this serial number" },
+	[OPT_PATH] = {
+		.key = "path", .type = BACH_OPT_STRING,
+		.arg = "B-P[.P]...", .parse = parse_path,
+		.max = sizeof(((struct usb *)0)->want_path) - 1,
+		.def_help = "any",
+		.help = "the board on this USB port (as in "
+			"/sys/bus/usb/devices)" },
+	[OPT_BRIDGE] = {
+		.key = "bridge", .type = BACH_OPT_ENUM,
+		.names = bridges, .def = "auto",
+		.help = "what carries the board's FIFO: plain, or ftdi "
+			"(FT2232H/FT232H, 245 sync FIFO); auto tells by "
+			"the chip" },
+	[OPT_POLICY] = {
+		.key = "policy", .type = BACH_OPT_ENUM,
+		.names = policies, .def = "stall",
+		.help = "the board's loss policy (stall: it holds the "
+			"CPU)" },
+	[OPT_TIMING] = {
+		.key = "timing", .type = BACH_OPT_BOOL, .def = "0",
+		.help = "frames carry per-record clock deltas" },
+	[OPT_PATTERN] = {
+		.key = "pattern", .type = BACH_OPT_ENUM,
+		.names = patterns, .def = "bus",
+		.help = "the bus, or a test pattern" },
+	[OPT_FILTER] = {
+		.key = "filter", .type = BACH_OPT_UINT, .arg = "MASK",
+		.max = 0xffff, .def = "0",
+		.help = "record only cycle types t with bit t set, 0 for "
+			"all" },
+	[OPT_HIGH_WATER] = {
+		.key = "high_water", .type = BACH_OPT_UINT,
+		.arg = "N", .max = 0xffff, .def = "0",
+		.help = "stall: hold the CPU at this FIFO fill, in "
+			"1/65536ths, 0 for 75 %" },
+	[OPT_LOW_WATER] = {
+		.key = "low_water", .type = BACH_OPT_UINT,
+		.arg = "N", .max = 0xffff, .def = "0",
+		.help = "stall: release it at this fill, 0 for 25 %" },
+	[OPT_XFERS] = {
+		.key = "xfers", .type = BACH_OPT_UINT, .arg = "N",
+		.min = 2, .max = 1024, .def_help = "0.5 s of data",
+		.help = "bulk IN transfers in flight" },
+	[OPT_XFER_KIB] = {
+		.key = "xfer_kib", .type = BACH_OPT_UINT, .arg = "K",
+		.min = 1, .max = 65536,
+		.def_help = "about 10 ms of data",
+		.help = "KiB per transfer" },
+	[OPT_TIMEOUT] = {
+		.key = "timeout", .type = BACH_OPT_UINT, .arg = "S",
+		.min = 1, .max = 3600, .def = "5",
+		.help = "a board silent this many seconds ends the "
+			"capture" },
+	[OPT_STATUS_MS] = {
+		.key = "status_ms", .type = BACH_OPT_UINT,
+		.arg = "MS", .min = 50, .max = 60000, .def = "1000",
+		.help = "ask the board for its status this often" },
+	[OPT_RECONNECT] = {
+		.key = "reconnect", .type = BACH_OPT_BOOL,
+		.def = "0",
+		.help = "ride out an unplug: resume in a new segment "
+			"when it is back" },
+	{ 0 },
+};
+
+static int usb_check(const struct bach_optval *o, char *msg, size_t cap)
 {
-	unsigned long long x;
-	int err;
-
-	if (!strcmp(k, "vid_pid")) {
-		unsigned vid, pid;
-		int n = 0;
-
-		if (sscanf(v, "%4x:%4x%n", &vid, &pid, &n) != 2 || v[n])
-			return bach_source_error(src, -EINVAL,
-						 "option vid_pid: want VVVV:PPPP in hex (as lsusb prints), not '%s'",
-						 v);
-		u->vid = (uint16_t)vid;
-		u->pid = (uint16_t)pid;
-	} else if (!strcmp(k, "serial")) {
-		if (!*v || strlen(v) >= sizeof(u->want_serial))
-			return bach_source_error(src, -EINVAL,
-						 "option serial: 1 to %zu characters, not '%s'",
-						 sizeof(u->want_serial) - 1, v);
-		strcpy(u->want_serial, v);
-	} else if (!strcmp(k, "path")) {
-		if (!valid_path(v) || strlen(v) >= sizeof(u->want_path))
-			return bach_source_error(src, -EINVAL,
-						 "option path: want BUS-PORT[.PORT]... as in /sys/bus/usb/devices (e.g. 1-2.3), not '%s'",
-						 v);
-		strcpy(u->want_path, v);
-	} else if (!strcmp(k, "bridge")) {
-		if (!strcmp(v, "auto"))
-			u->bridge = USB_BRIDGE_AUTO;
-		else if (!strcmp(v, "plain"))
-			u->bridge = USB_BRIDGE_PLAIN;
-		else if (!strcmp(v, "ftdi"))
-			u->bridge = USB_BRIDGE_FTDI;
-		else
-			return bach_source_error(src, -EINVAL,
-						 "option bridge: auto, plain or ftdi, not '%s'",
-						 v);
-	} else if (!strcmp(k, "policy")) {
-		if (!strcmp(v, "stall"))
-			u->cfg.policy = BACH_POLICY_STALL;
-		else if (!strcmp(v, "drop"))
-			u->cfg.policy = BACH_POLICY_DROP;
-		else
-			return bach_source_error(src, -EINVAL,
-						 "option policy: stall or drop, not '%s'",
-						 v);
-	} else if (!strcmp(k, "pattern")) {
-		if (!strcmp(v, "bus"))
-			u->cfg.test_pattern = 0;
-		else if (!strcmp(v, "counter"))
-			u->cfg.test_pattern = 1;
-		else if (!strcmp(v, "lfsr"))
-			u->cfg.test_pattern = 2;
-		else
-			return bach_source_error(src, -EINVAL,
-						 "option pattern: bus, counter or lfsr, not '%s'",
-						 v);
-	} else if (!strcmp(k, "timing")) {
-		if ((err = number(src, k, v, 0, 1, &x)))
-			return err;
-		u->cfg.timing = (uint8_t)x;
-	} else if (!strcmp(k, "reconnect")) {
-		if ((err = number(src, k, v, 0, 1, &x)))
-			return err;
-		u->reconnect = x;
-	} else if (!strcmp(k, "filter")) {
-		if ((err = number(src, k, v, 0, 0xffff, &x)))
-			return err;
-		u->cfg.type_filter = (uint16_t)x;
-	} else if (!strcmp(k, "high_water") || !strcmp(k, "low_water")) {
-		if ((err = number(src, k, v, 0, 0xffff, &x)))
-			return err;
-		if (k[0] == 'h')
-			u->cfg.high_water = (uint16_t)x;
-		else
-			u->cfg.low_water = (uint16_t)x;
-	} else if (!strcmp(k, "xfers")) {
-		if ((err = number(src, k, v, 2, 1024, &x)))
-			return err;
-		u->nxfer = (unsigned)x;
-	} else if (!strcmp(k, "xfer_kib")) {
-		if ((err = number(src, k, v, 1, 65536, &x)))
-			return err;
-		u->xfer_bytes = (unsigned)x << 10;
-	} else if (!strcmp(k, "timeout")) {
-		if ((err = number(src, k, v, 1, 3600, &x)))
-			return err;
-		u->timeout_ms = (unsigned)x * 1000;
-	} else if (!strcmp(k, "status_ms")) {
-		if ((err = number(src, k, v, 50, 60000, &x)))
-			return err;
-		u->status_ms = (unsigned)x;
-	} else {
-		return bach_source_error(src, -EINVAL,
-					 "unknown option '%s' (" OPTION_KEYS ")",
-					 k);
+	if (o[OPT_TIMEOUT].u * 1000 < 2 * o[OPT_STATUS_MS].u) {
+		snprintf(msg, cap,
+			 "option timeout: %llu s is too short for status_ms=%llu "
+			 "(at least two STATUS requests must go unanswered)",
+			 (unsigned long long)o[OPT_TIMEOUT].u,
+			 (unsigned long long)o[OPT_STATUS_MS].u);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -396,25 +394,35 @@ static void describe(struct bach_source *src, struct usb *u)
 }
 
 static int usb_open(struct bach_source *src, void *priv,
-		    const struct bach_option *opts, size_t nopts)
+		    const struct bach_optval *opts)
 {
 	struct usb *u = priv;
 	int r, err;
 
 	u->src = src;
-	u->vid = USB_VID;
-	u->pid = USB_PID;
-	u->timeout_ms = 5000;
-	u->status_ms = 1000;
-	for (size_t i = 0; i < nopts; i++) {
-		err = parse_option(src, u, opts[i].key, opts[i].value);
-		if (err)
-			return err;
-	}
-	if (u->timeout_ms < 2 * u->status_ms)
-		return bach_source_error(src, -EINVAL,
-					 "option timeout: %u s is too short for status_ms=%u (at least two STATUS requests must go unanswered)",
-					 u->timeout_ms / 1000, u->status_ms);
+	u->vid = (uint16_t)opts[OPT_VID_PID].u;
+	u->pid = (uint16_t)opts[OPT_VID_PID].u2;
+	if (opts[OPT_SERIAL].set)
+		snprintf(u->want_serial, sizeof(u->want_serial), "%s",
+			 opts[OPT_SERIAL].s);
+	if (opts[OPT_PATH].set)
+		snprintf(u->want_path, sizeof(u->want_path), "%s",
+			 opts[OPT_PATH].s);
+	u->bridge = (enum usb_bridge)opts[OPT_BRIDGE].u;
+	u->cfg.policy = opts[OPT_POLICY].u ? BACH_POLICY_DROP :
+					   BACH_POLICY_STALL;
+	u->cfg.timing = (uint8_t)opts[OPT_TIMING].u;
+	u->cfg.test_pattern = (uint8_t)opts[OPT_PATTERN].u;
+	u->cfg.type_filter = (uint16_t)opts[OPT_FILTER].u;
+	u->cfg.high_water = (uint16_t)opts[OPT_HIGH_WATER].u;
+	u->cfg.low_water = (uint16_t)opts[OPT_LOW_WATER].u;
+	u->nxfer = opts[OPT_XFERS].set ? (unsigned)opts[OPT_XFERS].u : 0;
+	u->xfer_bytes = opts[OPT_XFER_KIB].set ?
+				(unsigned)opts[OPT_XFER_KIB].u << 10 :
+				0;
+	u->timeout_ms = (unsigned)opts[OPT_TIMEOUT].u * 1000;
+	u->status_ms = (unsigned)opts[OPT_STATUS_MS].u;
+	u->reconnect = opts[OPT_RECONNECT].u;
 	r = libusb_init(&u->ctx);
 	if (r) {
 		u->ctx = NULL;
@@ -459,12 +467,17 @@ static void account_loss(struct bach_source *src, struct usb *u)
 {
 	struct bach_board_status zero = { .fifo_size = u->id.fifo_records,
 					  .clock_hz = u->id.clock_hz };
-	uint64_t end = u->w.data_end, known = end;
+	uint64_t end = u->data_end, known = end;
+	struct bach_frame cut;
+	size_t have;
 
 	if (!u->started)
 		return;
-	if (u->w.in_data && u->w.data_index + u->w.data_count > known)
-		known = u->w.data_index + u->w.data_count;
+	/* a frame begun in this session (not one cut off by an earlier loss) */
+	have = bach_source_frames_pending(src, &cut);
+	if (have && have <= u->fed && cut.type == BACH_FT_DATA &&
+	    cut.a + cut.c > known)
+		known = cut.a + cut.c;
 	if (u->status_records > known)
 		known = u->status_records;
 	if (known > end)
@@ -556,30 +569,18 @@ static void usb_close(void *priv)
 	usb_close_board(u);
 	if (u->ctx)
 		libusb_exit(u->ctx);
+	bach_parser_free(u->replies);
 }
 
 const struct bach_driver bach_driver_usb = {
 	.name = "usb",
 	.summary = "the capture board over USB (libusb; docs/usb.md)",
-	.options_help =
-		"vid_pid=VVVV:PPPP  the board's USB IDs (default 1209:4243)\n"
-		"serial=S           the board with this serial number\n"
-		"path=B-P[.P]...    the board on this USB port (as in /sys/bus/usb/devices)\n"
-		"bridge=B           auto (default), plain, or ftdi (FT2232H/FT232H, 245 sync FIFO)\n"
-		"policy=stall|drop  the board's loss policy (default stall: it holds the CPU)\n"
-		"timing=1           frames carry per-record clock deltas\n"
-		"pattern=P          bus (default), or a test pattern: counter, lfsr\n"
-		"filter=MASK        record only cycle types t with bit t set (0: all)\n"
-		"high_water=N       stall: hold the CPU at this FIFO fill, 1/65536ths (0: 75 %)\n"
-		"low_water=N        stall: release it at this fill (0: 25 %)\n"
-		"xfers=N            bulk IN transfers in flight (default: 0.5 s of data)\n"
-		"xfer_kib=K         KiB per transfer (default: about 10 ms of data)\n"
-		"timeout=S          a board silent this long ends the capture (default 5)\n"
-		"status_ms=MS       ask the board for its status this often (default 1000)\n"
-		"reconnect=1        ride out an unplug: resume in a new segment when it is back\n",
+	.options = usb_options,
+	.check = usb_check,
 	.priv_size = sizeof(struct usb),
 	.open = usb_open,
 	.run = usb_run,
 	.stop = usb_stop,
 	.close = usb_close,
+	.frame = usb_frame,
 };

@@ -4,12 +4,10 @@
  * carry it (docs/usb.md, docs/board-protocol.md).
  */
 #include <errno.h>
-#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach/bytes.h"
 #include "protocol.h"
 
 #define SYNC_BUF (64u << 10)	/* the handshake's IN reads */
@@ -64,189 +62,6 @@ static const char *cmd_name(uint32_t cmd)
 	if (cmd >= sizeof(cmd_names) / sizeof(*cmd_names) || !cmd_names[cmd])
 		return "?";
 	return cmd_names[cmd];
-}
-
-/* ---- the frame walker --------------------------------------------------- */
-
-void usb_walk_reset(struct usb_walk *w)
-{
-	w->have = 0;
-	w->skip = 0;
-	w->in_data = false;
-	w->data_index = w->data_end = 0;
-	w->data_count = 0;
-}
-
-/* Size of the frame whose header is at f, or 0 if the header is invalid. */
-static size_t frame_size(const uint8_t *f)
-{
-	uint32_t plen = get_le32(f + 12);
-
-	if (f[4] != BACH_PROTO_VERSION || f[7] != BACH_FRAME_HDR ||
-	    plen > BACH_FRAME_MAX_PAYLOAD)
-		return 0;
-	if (f[5] == BACH_FT_DATA) {
-		uint64_t n = get_le32(f + 32);
-		unsigned each = f[6] & BACH_FF_TIMING ? 8 : 6;
-
-		if (n > BACH_FRAME_MAX_RECORDS || plen != n * each)
-			return 0;
-	}
-	return BACH_FRAME_HDR + (size_t)plen + BACH_FRAME_CRC;
-}
-
-/* Drop k buffered bytes, then everything up to the next magic (prefix). */
-static void resync(struct usb_walk *w, size_t k)
-{
-	size_t q = k;
-
-	while (q < w->have) {
-		const uint8_t *m = memchr(w->buf + q, 'B', w->have - q);
-		size_t n;
-
-		if (!m) {
-			q = w->have;
-			break;
-		}
-		q = (size_t)(m - w->buf);
-		n = w->have - q < 4 ? w->have - q : 4;
-		if (!memcmp(m, BACH_FRAME_MAGIC, n))
-			break;
-		q++;
-	}
-	memmove(w->buf, w->buf + q, w->have - q);
-	w->have -= q;
-}
-
-static void header(struct usb_frame *f, const uint8_t *h)
-{
-	f->type = h[5];
-	f->flags = h[6];
-	f->a = get_le64(h + 16);
-	f->c = get_le32(h + 32);
-	f->d = get_le32(h + 36);
-	f->plen = get_le32(h + 12);
-	f->payload = h + BACH_FRAME_HDR;
-}
-
-/* A data frame's header was read: pass over its body. */
-static void data_header(struct usb_walk *w, const uint8_t *h, size_t rest,
-			size_t end, usb_frame_fn fn, void *ctx)
-{
-	struct usb_frame f;
-
-	header(&f, h);
-	f.payload = NULL;
-	f.end = end;
-	w->in_data = true;
-	w->data_index = f.a;
-	w->data_count = f.c;
-	w->skip = rest;
-	fn(ctx, &f);
-	if (!w->skip) {
-		w->in_data = false;
-		w->data_end = w->data_index + w->data_count;
-	}
-}
-
-void usb_walk_feed(struct usb_walk *w, const uint8_t *buf, size_t len,
-		   usb_frame_fn fn, void *ctx)
-{
-	size_t pos = 0;
-
-	for (;;) {
-		size_t need, take, size;
-
-		if (w->skip) {
-			uint64_t k = w->skip < len - pos ? w->skip : len - pos;
-
-			w->skip -= k;
-			pos += (size_t)k;
-			if (w->skip)
-				return;
-			if (w->in_data) {
-				w->in_data = false;
-				w->data_end = w->data_index + w->data_count;
-			}
-			continue;
-		}
-		if (!w->have) {
-			const uint8_t *m;
-
-			if (pos == len)
-				return;
-			m = memchr(buf + pos, 'B', len - pos);
-			if (!m)
-				return; /* garbage */
-			pos = (size_t)(m - buf);
-			/* a data header whole in this piece: no copy */
-			if (len - pos >= BACH_FRAME_HDR &&
-			    !memcmp(m, BACH_FRAME_MAGIC, 4) &&
-			    m[5] == BACH_FT_DATA && (size = frame_size(m))) {
-				pos += BACH_FRAME_HDR;
-				data_header(w, m, size - BACH_FRAME_HDR, pos,
-					    fn, ctx);
-				continue;
-			}
-		}
-		/* the start of a frame, gathered in w->buf */
-		if (w->have &&
-		    memcmp(w->buf, BACH_FRAME_MAGIC, w->have < 4 ? w->have : 4)) {
-			resync(w, 1);
-			continue;
-		}
-		need = w->have < BACH_FRAME_HDR ? BACH_FRAME_HDR : 0;
-		if (!need) {
-			size = frame_size(w->buf);
-			if (!size) {
-				resync(w, 1);
-				continue;
-			}
-			if (size > sizeof(w->buf) && w->buf[5] != BACH_FT_DATA) {
-				/*
-				 * No reply is this big: a damaged length,
-				 * which must not make us pass over the
-				 * replies behind it. Search on, as the
-				 * parser does once the CRC has failed.
-				 */
-				resync(w, 1);
-				continue;
-			}
-			if (w->buf[5] == BACH_FT_DATA) {
-				/* passed over (any bytes buffered beyond the
-				 * header belong to it or come after it) */
-				size_t in = w->have < size ? w->have : size;
-
-				data_header(w, w->buf, size - in, pos, fn, ctx);
-				memmove(w->buf, w->buf + in, w->have - in);
-				w->have -= in;
-				continue;
-			}
-			if (w->have >= size) {
-				struct usb_frame f;
-
-				if (libdeflate_crc32(0, w->buf,
-						     size - BACH_FRAME_CRC) !=
-				    get_le32(w->buf + size - BACH_FRAME_CRC)) {
-					resync(w, 4); /* as the parser does */
-					continue;
-				}
-				header(&f, w->buf);
-				f.end = pos;
-				fn(ctx, &f);
-				memmove(w->buf, w->buf + size, w->have - size);
-				w->have -= size;
-				continue;
-			}
-			need = size;
-		}
-		if (pos == len)
-			return;
-		take = need - w->have < len - pos ? need - w->have : len - pos;
-		memcpy(w->buf + w->have, buf + pos, take);
-		w->have += take;
-		pos += take;
-	}
 }
 
 /* ---- the bridge ---------------------------------------------------------- */
@@ -332,25 +147,49 @@ struct sync_wait {
 	uint32_t cmd;
 	bool got;
 	uint64_t frames, bytes;	/* seen while waiting */
-	struct usb_frame f;
-	uint8_t payload[USB_SMALL_MAX];
+	uint32_t result;	/* the ACK's */
+	struct bach_board_identity id;	/* the IDENTITY's */
 };
 
-static void sync_frame(void *ctx, const struct usb_frame *f)
+static void sync_frame(struct sync_wait *s, const struct bach_frame *f)
 {
-	struct sync_wait *s = ctx;
-
 	s->frames++;
 	if (s->got)
 		return;
 	if ((f->type == BACH_FT_ACK && f->c == s->cmd) ||
 	    (f->type == BACH_FT_IDENTITY && s->cmd == BACH_CMD_IDENTIFY) ||
 	    (f->type == BACH_FT_STATUS && s->cmd == BACH_CMD_STATUS)) {
-		s->f = *f;
-		memcpy(s->payload, f->payload, f->plen);
-		s->f.payload = s->payload;
+		s->result = f->d;
+		if (f->type == BACH_FT_IDENTITY)
+			bach_frame_identity(f, &s->id);
 		s->got = true;
 	}
+}
+
+static void on_frame(struct usb *u, const struct bach_frame *f);
+
+/* A frame in the stream before START's ACK (our own parser found it). */
+static void on_reply(void *ctx, const struct bach_frame *f)
+{
+	struct usb *u = ctx;
+
+	if (u->sync)
+		sync_frame(u->sync, f);
+	else if (!u->started)	/* after START's ACK: the core's, usb_frame */
+		on_frame(u, f);
+}
+
+/* Our own parser, as new: its replies go to on_reply(). */
+static int replies_reset(struct usb *u)
+{
+	static const struct bach_parser_ops ops = { .frame = on_reply };
+
+	if (!u->replies)
+		u->replies = bach_parser_new(&ops, u);
+	if (!u->replies)
+		return -ENOMEM;
+	bach_parser_reset(u->replies);
+	return 0;
 }
 
 /*
@@ -402,7 +241,7 @@ static int command_sync(struct usb *u, uint32_t cmd,
 				continue;
 			frames = s->frames;
 			s->bytes += (uint64_t)done;
-			usb_walk_feed(&u->w, in, (size_t)done, sync_frame, s);
+			bach_parser_feed(u->replies, in, (size_t)done);
 			/* an old capture's tail: wait while its frames flow */
 			if (s->frames > frames) {
 				due = now + USB_CMD_TIMEOUT_MS * 1000000ull;
@@ -424,26 +263,6 @@ static int command_sync(struct usb *u, uint32_t cmd,
 				 "board at %s does not answer %s (no reply in %d s): is it a bach board with gateware %d.x?",
 				 u->path, cmd_name(cmd), USB_CMD_TRIES,
 				 USB_GW_MAJOR);
-}
-
-static void parse_identity(struct bach_board_identity *id, const uint8_t *p,
-			   uint32_t plen)
-{
-	uint8_t b[BACH_IDENTITY_SIZE] = { 0 };
-
-	/* an older minor version's shorter payload reads as zeros */
-	memcpy(b, p, plen < sizeof(b) ? plen : sizeof(b));
-	id->vendor = get_le16(b + 0);
-	id->product = get_le16(b + 2);
-	id->gw_major = b[4];
-	id->gw_minor = b[5];
-	id->capabilities = get_le16(b + 6);
-	id->clock_hz = get_le32(b + 8);
-	id->fifo_records = get_le32(b + 12);
-	memcpy(id->serial, b + 16, sizeof(id->serial));
-	memcpy(id->name, b + 32, sizeof(id->name));
-	id->serial[sizeof(id->serial) - 1] = 0;
-	id->name[sizeof(id->name) - 1] = 0;
 }
 
 /* What the configuration needs that the board says it lacks, or NULL. */
@@ -469,9 +288,9 @@ int usb_handshake(struct usb *u)
 	const char *lack;
 	int err = -ENOMEM;
 
-	if (!s || !in)
+	if (!s || !in || replies_reset(u))
 		goto out;
-	usb_walk_reset(&u->w);
+	u->sync = s;
 	/* whatever an earlier host left running stops; its data is dropped */
 	err = command_sync(u, BACH_CMD_STOP, NULL, s, in);
 	if (err)
@@ -479,7 +298,10 @@ int usb_handshake(struct usb *u)
 	err = command_sync(u, BACH_CMD_IDENTIFY, NULL, s, in);
 	if (err)
 		goto out;
-	parse_identity(&u->id, s->f.payload, s->f.plen);
+	u->id = s->id;
+	/* its strings as C strings (a full one loses its last byte) */
+	u->id.serial[sizeof(u->id.serial) - 1] = 0;
+	u->id.name[sizeof(u->id.name) - 1] = 0;
 	if (u->id.gw_major != USB_GW_MAJOR) {
 		err = bach_source_error(u->src, -EPROTONOSUPPORT,
 					"board %s at %s runs gateware %u.%u, but this bach speaks gateware %d.x (protocol %d): flash gateware %d.x, or use a bach built for %u.x",
@@ -500,12 +322,13 @@ int usb_handshake(struct usb *u)
 	err = command_sync(u, BACH_CMD_CONFIGURE, &u->cfg, s, in);
 	if (err)
 		goto out;
-	if (s->f.d != BACH_ACK_OK)
+	if (s->result != BACH_ACK_OK)
 		err = bach_source_error(u->src, -EINVAL,
 					"board %s at %s refused CONFIGURE: %s",
 					u->serial, u->path,
-					usb_ack_name(s->f.d));
+					usb_ack_name(s->result));
 out:
+	u->sync = NULL;
 	free(s);
 	free(in);
 	return err;
@@ -605,11 +428,9 @@ static void on_ack(struct usb *u, uint32_t cmd, uint32_t result, size_t end)
 	}
 }
 
-/* A frame the walker found in the IN stream. */
-static void on_frame(void *ctx, const struct usb_frame *f)
+/* A frame of the board: a reply, or a data frame by its header. */
+static void on_frame(struct usb *u, const struct bach_frame *f)
 {
-	struct usb *u = ctx;
-
 	switch (f->type) {
 	case BACH_FT_ACK:
 		if (f->c == u->pending)
@@ -618,11 +439,18 @@ static void on_frame(void *ctx, const struct usb_frame *f)
 	case BACH_FT_STATUS:
 		if (u->pending == BACH_CMD_STATUS)
 			u->pending = 0;
-		if (u->started && f->plen >= 16)
-			u->status_records = get_le64(f->payload + 8);
+		if (u->started) {
+			struct bach_board_status st;
+
+			bach_frame_status(f, &st);
+			u->status_records = st.records;
+		}
 		break;
 	case BACH_FT_DATA:
-		if (u->started && (f->flags & BACH_FF_LAST))
+		if (!u->started)
+			break;
+		u->data_end = f->a + f->c;
+		if (f->flags & BACH_FF_LAST)
 			u->board_done = true;
 		break;
 	default:
@@ -630,22 +458,32 @@ static void on_frame(void *ctx, const struct usb_frame *f)
 	}
 }
 
+/* struct bach_driver.frame: the core's frame parser found a frame. */
+void usb_frame(void *priv, const struct bach_frame *f)
+{
+	on_frame(priv, f);
+}
+
 /*
- * The bytes of a completed IN transfer: the walker looks for replies, the
- * core's frame parser gets everything from START's ACK on (what comes
- * before it belongs to an earlier session).
+ * The bytes of a completed IN transfer. Until START's ACK our own parser
+ * looks for it, and drops the rest (an earlier session's); from the byte
+ * after the ACK on, everything goes to the core's frame parser, which
+ * hands the replies back (usb_frame). Either way each byte is read once.
  */
 static void feed(struct usb *u, const uint8_t *buf, size_t len)
 {
-	bool was = u->started;
-
 	u->last_rx = bach_now_ns();
-	usb_walk_feed(&u->w, buf, len, on_frame, u);
-	if (was)
+	if (u->started) {
+		u->fed += len;
 		bach_source_frames(u->src, buf, len);
-	else if (u->started && u->start_at < len)
+		return;
+	}
+	bach_parser_feed(u->replies, buf, len);
+	if (u->started && u->start_at < len) {
+		u->fed += len - u->start_at;
 		bach_source_frames(u->src, buf + u->start_at,
 				   len - u->start_at);
+	}
 }
 
 static void LIBUSB_CALL in_done(struct libusb_transfer *t)
@@ -919,7 +757,9 @@ int usb_stream(struct usb *u)
 	u->fails = u->empties = 0;
 	u->pending = 0;
 	u->status_records = 0;
-	usb_walk_reset(&u->w);
+	u->fed = u->data_end = 0;
+	if (replies_reset(u))
+		return -ENOMEM;
 	for (unsigned i = 0; i < u->nx && !u->lost && !u->fatal; i++)
 		submit(&u->x[i]);
 	if (!u->lost && !u->fatal)

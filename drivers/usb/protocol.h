@@ -49,49 +49,10 @@ enum usb_bridge {
 #define USB_MAX_EMPTY 4096	/* empty IN transfers in a row: give up */
 #define USB_DRAIN_MS 3000	/* cancelled transfers must be back by then */
 
-/* ---- the frame walker --------------------------------------------------- */
-
-/*
- * Follows frame boundaries in the IN stream by their headers alone, so the
- * driver sees the board's replies without a second pass over the data:
- * the small frames (ACK, STATUS, IDENTITY) are assembled and checked with
- * their CRC; data frames are passed over by their length, their header
- * read but their CRC left to the frame parser, which sees every byte.
- * Garbage and damaged headers are skipped to the next magic, as the
- * parser does, so the walker finds exactly the replies the parser finds
- * (tests/helpers/usb_walk.c checks it).
- */
-#define USB_SMALL_MAX 1024	/* no reply is bigger: a damaged header is */
-
-struct usb_frame {
-	uint8_t type, flags;
-	uint64_t a;		/* data: index */
-	uint32_t c, d;		/* data: count, lost; ack: command, result */
-	const uint8_t *payload;	/* small frames only */
-	uint32_t plen;
-	size_t end;		/* offset in this piece just past the frame,
-				   or past the header for a data frame */
-};
-
-struct usb_walk {
-	uint8_t buf[BACH_FRAME_HDR + USB_SMALL_MAX + BACH_FRAME_CRC];
-	size_t have;		/* the start of a frame, from its magic */
-	uint64_t skip;		/* bytes of the current frame still to pass */
-	bool in_data;		/* ... and it is a data frame */
-	uint64_t data_index;	/* that frame's index and count */
-	uint32_t data_count;
-	uint64_t data_end;	/* index + count of the last whole data frame */
-};
-
-typedef void (*usb_frame_fn)(void *ctx, const struct usb_frame *f);
-
-void usb_walk_reset(struct usb_walk *w);
-void usb_walk_feed(struct usb_walk *w, const uint8_t *buf, size_t len,
-		   usb_frame_fn fn, void *ctx);
-
 /* ---- the driver's state ------------------------------------------------- */
 
 struct usb;
+struct sync_wait;
 
 struct usb_xfer {
 	struct usb *u;
@@ -145,7 +106,16 @@ struct usb {
 	uint32_t pending;	/* command awaiting its reply, 0: none */
 	unsigned tries;
 	uint64_t deadline;	/* ns: the pending command times out */
-	struct usb_walk w;
+	/*
+	 * The board's replies come from the core's frame parser (usb_frame)
+	 * once START is acknowledged. Before that, in the handshake and up to
+	 * START's ACK, the stream is no capture's: this parser of our own
+	 * finds the replies in it, and the rest is dropped.
+	 */
+	struct bach_parser *replies;
+	struct sync_wait *sync;	/* the handshake's command awaiting a reply */
+	uint64_t fed;		/* bytes given to the core since START's ACK */
+	uint64_t data_end;	/* index + count of the last data frame */
 	enum usb_state state;
 	bool started;		/* START's ACK seen: bytes go to the core */
 	size_t start_at;	/* where in the current piece they begin */
@@ -167,6 +137,7 @@ int usb_find_open(struct usb *u, bool quiet);
 void usb_close_board(struct usb *u);
 
 /* protocol.c */
+void usb_frame(void *priv, const struct bach_frame *f);
 int usb_bridge_init(struct usb *u);
 int usb_handshake(struct usb *u);
 int usb_alloc_transfers(struct usb *u);

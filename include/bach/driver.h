@@ -5,13 +5,21 @@
  * capture pipeline (design section 3). Every driver is one `const struct
  * bach_driver` registered in drivers/registry.c.
  *
- * Threads. open() and close() run on the main thread. run() runs on the
+ * Threads. check(), open() and close() run on the main thread. run() runs on the
  * acquisition thread the core starts, and is the only member that delivers
  * data. stop() is called from the main thread while run() is running, and
  * must make run() return soon; it must not block.
  *
  * State. The core allocates priv_size zeroed bytes for the driver and
  * passes them to every member; a driver keeps no global state.
+ *
+ * Options. Each driver describes its options once, in `options` (the
+ * table of bach/options.h: key, type, range, default, help). The core
+ * parses the user's KEY=VALUE list (--option, the [driver] section of the
+ * configuration) against it, and lists and documents the options from it
+ * (bachd --list-drivers, --help): an unknown key, a bad value or a missing
+ * required option is refused, naming it, before open() is called, and
+ * bachd --check-config refuses it without opening anything.
  *
  * Errors. Members return 0 or -errno. A driver explains a failure with
  * bach_source_error() (the message names the device or file and what went
@@ -29,28 +37,40 @@
 #include <stdint.h>
 
 #include "bach/frame.h"
+#include "bach/options.h"
 
 struct bach_source;
-
-struct bach_option {
-	const char *key;
-	const char *value;
-};
 
 struct bach_driver {
 	const char *name;
 	const char *summary;
-	/* one line per option: "key=VALUE  what it does" */
-	const char *options_help;
+	/*
+	 * The options, ended by an entry with key NULL; NULL if it takes
+	 * none. Index the values open() gets with an enum in the table's
+	 * order (designated initializers keep the two in step).
+	 */
+	const struct bach_optdesc *options;
 	size_t priv_size;
 
 	/*
-	 * Parse the options (an unknown key or a bad value is an error that
-	 * names it) and open the device or file. Describe the device with
+	 * Checks that need several options together (timeout against
+	 * status_ms), after each has passed its own: 0, or -EINVAL with the
+	 * reason in msg ("option timeout: ..."). Touches no device or file:
+	 * --check-config runs it too. Optional.
+	 */
+	int (*check)(const struct bach_optval *opts, char *msg, size_t cap);
+
+	/*
+	 * Open the device or file with the options already parsed: opts[i]
+	 * is the value of options[i] (set when given or defaulted; unset
+	 * when absent without a default), checked by check(). The array
+	 * is the core's and lives only during open(); the strings it points
+	 * to (s, list[]) stay valid until close() returns, so the driver may
+	 * keep those pointers. Describe the device with
 	 * bach_source_identity(). Required.
 	 */
 	int (*open)(struct bach_source *src, void *priv,
-		    const struct bach_option *opts, size_t nopts);
+		    const struct bach_optval *opts);
 
 	/*
 	 * Acquire until the data ends (return 0), until stop() (return 0),
@@ -68,11 +88,39 @@ struct bach_driver {
 	 * private state starts zeroed). Optional.
 	 */
 	void (*close)(void *priv);
+
+	/*
+	 * A good board frame, of any type, that the core's frame parser found
+	 * in the bytes run() gave bach_source_frames(): the replies to the
+	 * driver's commands (ACK, STATUS, IDENTITY) and every data frame (its
+	 * header; its records go to the capture), in stream order, each
+	 * before its records are delivered. A driver that commands its board
+	 * learns of the replies this way, without reading the stream twice.
+	 * Called on the acquisition thread, from within
+	 * bach_source_frames(); f is valid during the call only, and f->end
+	 * is an offset in the bytes given to that call. It must not call
+	 * bach_source_frames(); of the services below only
+	 * bach_source_error() and bach_source_warn(). Optional.
+	 */
+	void (*frame)(void *priv, const struct bach_frame *f);
 };
 
 /* NULL-terminated table of every driver built in. */
 extern const struct bach_driver *const bach_drivers[];
 const struct bach_driver *bach_driver_find(const char *name);
+
+/*
+ * Parse opts for drv into vals (bach_opt_count(drv->options) entries, or
+ * at least one) and run its check(): 0, or -EINVAL (-ENOMEM) with the
+ * message in msg ("FILE:LINE: option rate: ..."). Free vals with
+ * bach_opts_free() either way. What capture_open() and --check-config do.
+ */
+int bach_driver_options(const struct bach_driver *drv,
+			const struct bach_option *opts, size_t n,
+			struct bach_optval *vals, char *msg, size_t cap);
+
+/* Every driver, its summary and its options' help, as --list-drivers. */
+void bach_drivers_print(FILE *f);
 
 /* ---- services the core offers drivers ---------------------------------- */
 
@@ -82,6 +130,16 @@ const struct bach_driver *bach_driver_find(const char *name);
  */
 void bach_source_frames(struct bach_source *src, const uint8_t *buf,
 			size_t len);
+
+/*
+ * The frame that the bytes given to bach_source_frames() so far end
+ * inside of, for a driver accounting for records that went with its
+ * device: its header in *h, and the bytes of it given so far (which may
+ * go back to before the device was lost and found again). 0 when no
+ * frame is begun or its header has not come whole (bach_parser_pending()).
+ */
+size_t bach_source_frames_pending(struct bach_source *src,
+				  struct bach_frame *h);
 
 /*
  * A driver about to wait for data calls this: records it delivered that

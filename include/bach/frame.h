@@ -176,6 +176,38 @@ enum bach_gap_cause {
 const char *bach_gap_cause_name(enum bach_gap_cause c);
 
 /*
+ * A good frame as the parser found it (CRC checked): its header decoded,
+ * its payload in place. Pointers are valid during the callback only.
+ */
+struct bach_frame {
+	uint8_t type;		/* enum bach_frame_type, or a later one */
+	uint8_t flags;		/* BACH_FF_* (data frames) */
+	uint32_t seq;
+	uint32_t plen;		/* payload bytes */
+	uint64_t a, b;		/* data: index, timestamp */
+	uint32_t c, d;		/* data: count, lost; ACK: command, result */
+	const uint8_t *payload;
+	/*
+	 * Where the frame ends in the piece given to the bach_parser_feed()
+	 * under way: bytes from there on come after it in the stream. 0 when
+	 * it ended in an earlier piece (a frame found only once a frame
+	 * before it, holding it inside its damaged length, failed its CRC).
+	 */
+	size_t end;
+};
+
+/*
+ * The payloads of STATUS and IDENTITY frames, decoded. A shorter payload
+ * (an older minor version) reads as zeros where it ends, a longer one (a
+ * later minor version) is cut to what this version knows. The identity's
+ * strings are copied as sent: NUL-padded, not terminated when full.
+ */
+void bach_frame_status(const struct bach_frame *f,
+		       struct bach_board_status *st);
+void bach_frame_identity(const struct bach_frame *f,
+			 struct bach_board_identity *id);
+
+/*
  * Callbacks of a parser, called from bach_parser_feed() in stream order.
  * Any member may be NULL. A gap is reported before the records of the
  * frame that revealed it. Callbacks must not feed the same parser.
@@ -189,6 +221,12 @@ struct bach_parser_ops {
 	void (*status)(void *ctx, const struct bach_board_status *st);
 	void (*identity)(void *ctx, const struct bach_board_identity *id);
 	void (*ack)(void *ctx, uint32_t command, uint32_t result);
+	/*
+	 * Every good frame, of any type (duplicate data frames, COMMAND
+	 * frames and types of a later minor version too), before the
+	 * callbacks above for it: its gap, records, status, identity or ack.
+	 */
+	void (*frame)(void *ctx, const struct bach_frame *f);
 };
 
 struct bach_parser_counters {
@@ -213,6 +251,9 @@ struct bach_parser *bach_parser_new(const struct bach_parser_ops *ops,
 				    void *ctx);
 void bach_parser_free(struct bach_parser *p);
 
+/* Forget the stream and the counters: as bach_parser_new() made it. */
+void bach_parser_reset(struct bach_parser *p);
+
 /*
  * Feed bytes as they arrive, in pieces of any size. Frames may straddle
  * calls. Garbage is skipped up to the next magic; a frame with a bad CRC is
@@ -223,6 +264,15 @@ void bach_parser_feed(struct bach_parser *p, const uint8_t *buf, size_t len);
 
 /* Index the next data frame should start at (records seen + lost). */
 uint64_t bach_parser_next_index(const struct bach_parser *p);
+
+/*
+ * The frame the bytes fed so far end inside of, once its header has come
+ * whole (and is valid): *h gets that header (payload NULL, end 0), and
+ * the bytes of the frame fed so far are returned. 0 while no frame is
+ * begun, or fewer than BACH_FRAME_HDR bytes of it have come.
+ */
+size_t bach_parser_pending(const struct bach_parser *p, struct bach_frame *h);
+
 void bach_parser_counters(const struct bach_parser *p,
 			  struct bach_parser_counters *c);
 

@@ -13,6 +13,7 @@ struct bach_outfile {
 	char *path;	/* NULL for standard output */
 	char *tmp;
 	char *direct;	/* a non-regular file written in place */
+	int slot;	/* in the table of temporaries, or -1 */
 };
 
 /* 0 or -errno; on failure errno-style code and nothing created. */
@@ -20,5 +21,14 @@ int bach_outfile_open(struct bach_outfile *f, const char *path);
 int bach_outfile_commit(struct bach_outfile *f);
 void bach_outfile_abort(struct bach_outfile *f);
 const char *bach_outfile_name(const struct bach_outfile *f);
+
+/*
+ * Remove every temporary file still open (up to 8 at a time are known).
+ * Async-signal-safe: for the handler of a signal that then kills the
+ * process, so that an interrupted run leaves nothing behind. The library
+ * installs no handler itself; a program that dies by SIGINT, SIGTERM or
+ * SIGHUP installs one (tools/bach: catch_signals()).
+ */
+void bach_outfile_remove_temps(void);
 
 #endif

@@ -38,7 +38,8 @@ void bach_reader_free(struct bach_reader *r);
  * standard input, sniffed for the gzip magic), or a capture directory, whose
  * closed seg-*.byu[.gz] segments are appended in name order. Paths ending in
  * ".gz" are read as gzip; anything else as raw records. Fails with -errno and
- * a message when the path cannot be opened or the directory listed.
+ * a message when the path cannot be opened, or a directory is not a capture
+ * that can be read (bach_capture_open()). A trace may hold no records.
  */
 int bach_reader_add(struct bach_reader *r, const char *path);
 /* The same, read as the given kind whatever the name says (not for dirs). */
@@ -79,6 +80,16 @@ void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi);
  * counted in *nparts when nparts is not NULL. Returns the count or -errno.
  */
 ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts);
+/*
+ * The same, for reading DIR as a trace, with one rule for every reader: a
+ * directory holding neither manifest.jsonl nor any seg-* file (closed or
+ * *.part) is not a capture directory: -EISDIR (exit status 2); a capture
+ * with no closed segment but unfinished *.part ones cannot be read yet:
+ * -EBADMSG (exit status 1); a capture with neither holds no records: 0, an
+ * empty trace. On an error *paths is NULL and msg says what, naming DIR.
+ */
+ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
+			  char *msg, size_t len);
 
 /* ---- blocked gzip (BGZF-style) ----------------------------------------- */
 
@@ -90,6 +101,19 @@ ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts);
 #define BACH_BGZF_EOF_SIZE 28
 
 extern const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE];
+
+/*
+ * The header of a blocked gzip member at p, len bytes of it at hand: the
+ * gzip magic, deflate, FEXTRA, and in the extra field (XLEN bytes of
+ * subfields, each SI1 SI2 SLEN and SLEN bytes) a BC subfield of 2 bytes,
+ * the block size less one. Returns the member's size as BC gives it, 1 to
+ * 65536 (whether the bytes hold it is the caller's to check), or
+ *   -EAGAIN  too few bytes to tell: 12, then 12 + XLEN are needed;
+ *   -EILSEQ  not a gzip member compressed with deflate;
+ *   -ENOENT  a gzip member with no BC subfield (or none that fits in
+ *            the extra field): not a blocked one.
+ */
+int bach_bgzf_member_size(const uint8_t *p, size_t len);
 
 enum bach_deflate_backend {
 	/* level 0: the record encoder at its default; 1..12: libdeflate */

@@ -106,4 +106,48 @@ rc=$?
 set -e
 [ $rc -eq 2 ] || fail "pace=original on a trace exited $rc"
 grep -q "pace=original needs a board stream dump" "$T/log" || fail "no reason: $(cat "$T/log")"
+
+# loop=1 starts again at the end, until stopped...
+mkdir "$T/loop"
+$BACH gen --records 1000 --seed 2 -o "$T/small.byu"
+$BACHD --driver replay --option path="$T/small.byu" --option loop=1 --option rate=100000 \
+	--control-socket "$T/loop.sock" --output "$T/loop" 2> "$T/log" &
+pid=$!
+i=0
+until n=$($BACH ctl --socket "$T/loop.sock" status 2> /dev/null |
+	sed -n 's/.*"produced":\([0-9]*\).*/\1/p') && [ "${n:-0}" -gt 3000 ]; do
+	i=$((i + 1)); [ $i -lt 600 ] || { kill $pid; fail "loop=1 did not go round: ${n:-no status}"; }
+	sleep 0.1
+done
+kill -TERM $pid
+wait $pid || fail "loop=1: bachd exited $?: $(cat "$T/log")"
+C=$(capdir "$T/loop")
+grep -q '"event":"ended","state":"clean"' "$C/manifest.jsonl" || fail "loop: $(cat "$T/log")"
+# ... but an input with no records would spin at full speed for ever: an
+# error naming the file (a trace, a capture directory, a board stream)
+gzip -c < /dev/null > "$T/empty.byu.gz"
+mkdir "$T/emptycap"
+$BACHD --driver replay --option path="$T/empty.byu.gz" --output "$T/emptycap" 2> "$T/log" ||
+	fail "replay of an empty trace: $(cat "$T/log")"
+E=$(capdir "$T/emptycap")
+printf 'BACH' > "$T/empty.bin"
+for f in "$T/empty.byu.gz" "$E" "$T/empty.bin"; do
+	rm -rf "$T/eloop" && mkdir "$T/eloop"
+	set +e
+	timeout 20 $BACHD --driver replay --option path="$f" --option loop=1 \
+		--output "$T/eloop" 2> "$T/log"
+	rc=$?
+	set -e
+	[ $rc -eq 4 ] || fail "loop=1 over $f exited $rc, expected 4: $(cat "$T/log")"
+	grep -qF "$f: no records to loop over (loop=1)" "$T/log" || fail "loop=1: $(cat "$T/log")"
+done
+
+# a newline in a path stays inside its log line, escaped (bachd logs the
+# capture directory at start, at each segment and at the end)
+NL="$T/new
+line"
+mkdir "$NL"
+$BACHD --driver fake --option records=10 --output "$NL" 2> "$T/log" || fail "newline: $(cat "$T/log")"
+[ "$(grep -c '^line' "$T/log")" -eq 0 ] || fail "a log line was split: $(cat "$T/log")"
+[ "$(grep -cF 'new\nline/2' "$T/log")" -ge 2 ] || fail "no escaped path: $(cat "$T/log")"
 echo ok

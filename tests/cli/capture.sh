@@ -45,10 +45,11 @@ expect_status 2 $BACH ctl frobnicate
 BACHD="$(dirname "$BACH")/bachd"
 printf '[bachd]\noutput = %s\npolicy = stall\n\nring_mb = lots\n' "$T" > "$T/bad.conf"
 expect_status 2 "$BACHD" --check-config --config "$T/bad.conf"
-expect_err "$T/bad.conf:5: ring_mb: bad value 'lots'"
+expect_err "$T/bad.conf:5: ring_mb: want a number from 1 to 1048576"
+expect_err "not 'lots'"
 printf '[bachd]\nfrobnicate = 1\n' > "$T/bad2.conf"
 expect_status 2 $BACH capture --config "$T/bad2.conf" --driver fake
-expect_err "$T/bad2.conf:2: unknown setting 'frobnicate'"
+expect_err "$T/bad2.conf:2: unknown setting 'frobnicate' (output, driver, policy,"
 printf '[bachd]\npolicy = drop\n[driver]\nrecords = 10\n[nonsense]\nx = 1\n' > "$T/bad3.conf"
 expect_status 2 "$BACHD" --check-config --config "$T/bad3.conf"
 expect_err "$T/bad3.conf:6: unknown section [nonsense]"
@@ -81,4 +82,13 @@ $BACH ctl --socket "$T/one.sock" status > /dev/null || fail "the first bachd los
 kill -TERM $first
 wait $first || fail "first bachd exited $?"
 ls "$T"/one/2*Z* | grep -q part && fail "the first capture was disturbed"
+
+# bach capture's own lines keep a newline in the path on one line too
+NL="$T/new
+line"
+mkdir "$NL"
+expect_status 0 $BACH capture --driver fake --option records=10 --output "$NL"
+[ "$(grep -c '^line' "$T/err")" -eq 0 ] || fail "a line was split: $(cat "$T/err")"
+expect_err "capturing from fake into $T/new\nline/2"
+expect_err "$T/new\nline/2"
 echo ok

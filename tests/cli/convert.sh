@@ -168,12 +168,14 @@ no_output "$T/p13.byu"
 expect_status 1 "$BACH" convert --from p2 "$T/p2-type.bin" "$T/pt.byu"
 expect_err "record 2 (byte offset 24): unknown request type 0x04"
 no_output "$T/pt.byu"
-# empty files
+# empty files are empty traces, in every format, both ways
 : >"$T/empty.txt"
 for from in lackey din cis501 p2 byu; do
-	expect_status 1 "$BACH" convert --from "$from" --to csv "$T/empty.txt" "$T/e.csv"
-	expect_err "empty"
-	no_output "$T/e.csv"
+	expect_status 0 "$BACH" convert --from "$from" --to byu.gz "$T/empty.txt" "$T/e.byu.gz"
+	expect_status 0 "$BACH" convert "$T/e.byu.gz" "$T/e.byu"
+	[ -f "$T/e.byu" ] && [ ! -s "$T/e.byu" ] || fail "$from: an empty input is not an empty trace"
+	expect_status 0 "$BACH" verify "$T/e.byu.gz"
+	expect_out "OK, 0 records"
 done
 # a truncated byu.gz
 head -c 2000 "$T/a.byu.gz" >"$T/cut.byu.gz"
@@ -195,10 +197,77 @@ expect_err "unknown format 'nosuch'"
 expect_status 2 "$BACH" convert --from din --to din "$G/din.txt"
 expect_status 2 "$BACH" convert --from din "$G/din.txt" "$T/u.what"
 expect_err "cannot tell the output format"
+# long lines: any length up to 1 MiB (a din line's comment, blanks after a
+# lackey access); beyond, an error naming the file, the line and the limit
+{
+	echo " L 0421be0e,4"
+	printf ' S 0421be10,8%5000s\n' ''
+	printf ' I  04000b73,2%70000s\n' ''
+} >"$T/long.lackey"
+expect_status 0 "$BACH" convert --from lackey --to csv "$T/long.lackey" "$T/long.csv"
+expect_err "3 lines read, 4 records written"
+printf '2 4000b73 %70000s\n' 'comment' >"$T/long.din"
+expect_status 0 "$BACH" convert --from din --to csv "$T/long.din" "$T/longdin.csv"
+expect_err "1 lines read, 1 records written"
+{
+	echo "0 1000"
+	printf '1 2000 %1100000s\n' 'x'
+	echo "2 3000"
+} >"$T/huge.din"
+expect_status 1 "$BACH" convert --from din "$T/huge.din" "$T/huge.byu"
+expect_err "huge.din: line 2: longer than 1048576 bytes (the most a line may have)"
+no_output "$T/huge.byu"
 # a failed conversion leaves an existing OUT alone
 echo keep >"$T/keep.byu"
 expect_status 1 "$BACH" convert --from lackey "$G/lackey-bad.txt" "$T/keep.byu"
 [ "$(cat "$T/keep.byu")" = keep ] || fail "a failed conversion replaced OUT"
+
+# ---- an output that is an input: refused, the input untouched ----------
+
+# same_input ARGS...: bach convert ARGS exits 2 naming the same file, and
+# every file it was given is as it was
+same_input() {
+	cp "$T/mix.byu" "$T/si.byu"
+	cp "$T/mix.byu.gz" "$T/si.byu.gz"
+	cp "$G/din.txt" "$T/si.din"
+	expect_status 2 "$BACH" convert "$@"
+	expect_err "the same file as the input"
+	same "$T/si.byu" "$T/mix.byu"
+	same "$T/si.byu.gz" "$T/mix.byu.gz"
+	same "$T/si.din" "$G/din.txt"
+	ls -a "$T" | grep -q '^\.si\.' && fail "temporary left: $(ls -a "$T")"
+	true
+}
+same_input --to din "$T/si.byu.gz" "$T/si.byu.gz"
+same_input --to csv "$T/si.byu" "$T/si.byu"
+same_input "$T/si.byu" "$T/si.byu"
+same_input --from din --to din "$T/si.din" "$T/si.din"
+same_input --from din --to byu "$T/si.din" "$T/si.din"
+# through a hard link and a symbolic link
+ln -f "$T/si.byu" "$T/hard.csv" 2>/dev/null || cp "$T/si.byu" "$T/hard.csv"
+ln -sf si.byu "$T/soft.csv"
+same_input "$T/si.byu" "$T/soft.csv"
+[ -L "$T/soft.csv" ] || fail "the symbolic link was replaced"
+if [ "$(stat -c %i "$T/si.byu")" = "$(stat -c %i "$T/hard.csv")" ]; then
+	same_input "$T/si.byu" "$T/hard.csv"
+fi
+# - for standard input or output, when it is the other file
+same_input --from byu --to csv - "$T/si.byu" <"$T/si.byu"
+cp "$T/mix.byu" "$T/si.byu"
+rc=0
+"$BACH" convert --to csv "$T/si.byu" - >>"$T/si.byu" 2>"$T/err" || rc=$?
+[ $rc -eq 2 ] || fail "convert to - appended to its input: exit $rc"
+expect_err "the same file as the input"
+same "$T/si.byu" "$T/mix.byu"
+# a capture directory: neither its segments nor a new file in it
+mkdir "$T/scap"
+cp "$T/mix.byu" "$T/scap/seg-000001.byu"
+expect_status 2 "$BACH" convert --to byu "$T/scap" "$T/scap/seg-000001.byu"
+expect_err "inside the capture directory"
+same "$T/scap/seg-000001.byu" "$T/mix.byu"
+expect_status 2 "$BACH" convert "$T/scap" "$T/scap/seg-000002.byu.gz"
+expect_err "inside the capture directory"
+[ "$(ls -a "$T/scap" | wc -l)" -eq 3 ] || fail "a file was added to the capture: $(ls -a "$T/scap")"
 
 [ -z "${BACH_REGOLD:-}" ] || echo "golden files rewritten in $G"
 exit 0

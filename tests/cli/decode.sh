@@ -153,11 +153,75 @@ expect_status 2 "$BACH" decode "$T/cut.vcd" -o "$T/keep.byu"
 same "$T/keep.byu" "$T/keep.ref"
 expect_status 2 "$BACH" decode "$T/bus0.vcd"
 expect_err "-o OUT is required"
+# an output that is the capture (or the map) is refused, the input kept
+for f in bus0.vcd bus0.sr; do
+	cp "$T/$f" "$T/keep.$f"
+	expect_status 2 "$BACH" decode "$T/$f" -o "$T/$f"
+	expect_err "the same file as the input"
+	same "$T/$f" "$T/keep.$f"
+done
+cp "$T/map" "$T/map.byu"
+expect_status 2 "$BACH" decode --map "$T/map.byu" "$T/renamed.vcd" -o "$T/map.byu"
+expect_err "the same file as the input"
+same "$T/map.byu" "$T/map"
+# records go to a trace: .byu, .byu.gz, - or a device; other names refused
+for o in t.csv t.din t.vcd t.gz noext; do
+	expect_status 2 "$BACH" decode "$T/bus0.vcd" -o "$T/$o"
+	expect_err "$o: bach decode writes a trace"
+	[ ! -e "$T/$o" ] || fail "decode wrote $o"
+done
+expect_status 0 "$BACH" decode -q "$T/bus0.vcd" -o /dev/null
+expect_status 0 "$BACH" decode -q "$T/bus0.vcd" -o -
+cmp -s "$T/out" "$T/keep.byu" || fail "decode -o - differs from decode -o keep.byu"
 expect_status 0 "$BACH" decode --list-formats
 expect_out "srzip"
 expect_out "vcd"
 
-# 5. a capture a real analyzer made (skipped when ../shared/testdata is
+# 5. damaged analyzer files: each an error naming the file and the place
+HCC=$(command -v "${CC:-cc}" || command -v gcc || true)
+[ -n "$HCC" ] || fail "no C compiler for tests/helpers/srzip_edit.c"
+# shellcheck disable=SC2046
+"$HCC" -O1 -o "$T/srzip_edit" "$TOP/tests/helpers/srzip_edit.c" \
+	$(pkg-config --cflags --libs libzip) || fail "cannot build srzip_edit"
+# a session's samples in three members decode as in one
+cp "$T/bus4.sr" "$T/split.sr"
+"$T/srzip_edit" "$T/split.sr" split logic-1-1 3 6
+decoded "$T/split.sr"
+# one of them missing (1, then 3), or empty: damage, not a shorter capture
+cp "$T/split.sr" "$T/hole.sr"
+"$T/srzip_edit" "$T/hole.sr" delete logic-1-2
+bad "hole.sr: damaged: member logic-1-2 is missing (logic-1-3 follows)" "$T/hole.sr"
+cp "$T/split.sr" "$T/empty2.sr"
+"$T/srzip_edit" "$T/empty2.sr" empty logic-1-2
+bad "empty2.sr: damaged: member logic-1-2 is empty" "$T/empty2.sr"
+cp "$T/bus4.sr" "$T/empty1.sr"
+"$T/srzip_edit" "$T/empty1.sr" empty logic-1-1
+bad "empty1.sr: damaged: member logic-1-1 is empty" "$T/empty1.sr"
+# a VCD whose time goes back at line L (libsigrok stops there, silently)
+L=$(grep -n '^#' "$T/bus0.vcd" | sed -n 100p | cut -d: -f1)
+prev=$(grep '^#' "$T/bus0.vcd" | sed -n 99p)
+awk -v l="$L" 'NR == l { print "#3"; next } { print }' "$T/bus0.vcd" > "$T/back.vcd"
+bad "back.vcd:$L: timestamp #3 is before the previous one ($prev)" "$T/back.vcd"
+# a timestamp far beyond the last: refused at once, not walked sample by
+# sample (it took more than 100 s)
+cp "$T/bus0.vcd" "$T/far.vcd"
+echo '#99999999999' >> "$T/far.vcd"
+L=$(wc -l < "$T/far.vcd")
+expect_status 2 timeout 60 "$BACH" decode "$T/far.vcd" -o "$T/far.byu"
+expect_err "far.vcd:$L: timestamp #99999999999 comes 99999"
+expect_err "samples after the last change"
+[ ! -e "$T/far.byu" ] || fail "far.vcd left an output"
+# ... unless the user shortens idle spans with the module's own option
+expect_status 0 timeout 60 "$BACH" decode -q --option compress=1000 "$T/far.vcd" -o "$T/far.byu"
+# an option beyond what the decoder takes: refused before libsigrok sees it
+# (which made 99999999 channels one by one)
+expect_status 2 timeout 60 "$BACH" decode --format binary --option numchannels=99999999 \
+	"$T/bus0.bin" -o "$T/nc.byu"
+expect_err "--option numchannels=99999999: out of range for the binary input: 0 to 128"
+expect_status 2 timeout 60 "$BACH" decode --option logic_channels=1000 "$T/bus0.csv" -o "$T/nc.byu"
+expect_err "--option logic_channels=1000: out of range for the csv input"
+
+# 6. a capture a real analyzer made (skipped when ../shared/testdata is
 # absent): a Z80 as a bus with ADS# = /M1, one record per opcode fetch,
 # checked against sigrok-cli's own reading of the samples
 KC=$TESTDATA/external/kc85-cpuclk.sr

@@ -70,8 +70,8 @@ head -c $((n - 28)) "$T/a.byu.gz" > "$T/noeof.byu.gz"
 expect_status 1 $BACH verify "$T/noeof.byu.gz"
 expect_out "missing EOF block"
 : > "$T/empty.byu"
-expect_status 1 $BACH verify "$T/empty.byu"
-expect_out "empty file"
+expect_status 0 $BACH verify "$T/empty.byu"
+expect_out "empty.byu: OK, 0 records"
 expect_status 2 $BACH verify "$T/missing.byu"
 expect_err "missing.byu: No such file"
 expect_status 2 $BACH stat "$T/missing.byu"
@@ -83,15 +83,80 @@ cp "$T/noeof.byu.gz" "$T/cap/seg-000002.byu.gz"
 expect_status 1 $BACH verify "$T/cap"
 expect_out "seg-000001.byu.gz: OK, 100 records"
 expect_out "seg-000002.byu.gz: missing EOF block"
-mkdir "$T/empty-cap"
-expect_status 1 $BACH verify "$T/empty-cap"
-expect_out "no segments"
+# one rule for directories, in every command: a directory that holds
+# neither a manifest nor a segment is not a capture (exit 2); a capture
+# without a closed segment holds no records
+mkdir "$T/notcap" "$T/empty-cap"
+echo '{"event":"started"}' > "$T/empty-cap/manifest.jsonl"
+for d in "$T/notcap" /etc; do
+	for c in dump stat verify; do
+		expect_status 2 $BACH $c "$d"
+		expect_err "$d: not a capture directory"
+	done
+	expect_status 2 $BACH convert "$d" "$T/fromdir.byu"
+	expect_err "$d: not a capture directory"
+	[ ! -e "$T/fromdir.byu" ] || fail "convert of $d left an output"
+done
+# a capture with no segment and nothing unfinished is an empty trace
+for c in dump stat verify; do
+	expect_status 0 $BACH $c "$T/empty-cap"
+done
+expect_out "empty-cap: no segments: the capture holds no records"
+expect_status 0 $BACH convert "$T/empty-cap" "$T/fromdir.byu"
+[ -f "$T/fromdir.byu" ] && [ ! -s "$T/fromdir.byu" ] || fail "convert of an empty capture: not an empty trace"
+expect_status 0 $BACH stat "$T/fromdir.byu"
+expect_out "records            0"
+# a crash before the first segment closed: only a .part, nothing readable yet
+mkdir "$T/part-cap"
+: > "$T/part-cap/seg-000001.byu.gz.part"
+expect_status 1 $BACH stat "$T/part-cap"
+expect_err "part-cap: no closed segment: 1 unfinished (*.part)"
+# and with no manifest at all, which bachd makes before any segment: damage
+expect_status 1 $BACH verify "$T/part-cap"
+expect_out "seg-000001.byu.gz.part: unfinished segment"
+expect_out "part-cap: no manifest.jsonl"
+# an empty file named .gz is not gzip
+: > "$T/nothing.byu.gz"
+expect_status 1 $BACH dump "$T/nothing.byu.gz"
+expect_err "nothing.byu.gz: empty file: not gzip"
+
+# a failed write to standard output is an error (exit 2), never success
+for c in "stat" "stat --json" "verify" "dump" "help stat"; do
+	# shellcheck disable=SC2086
+	expect_status 2 sh -c "$BACH $c '$T/a.byu' > /dev/full"
+	expect_err "standard output: No space left on device"
+done
 
 # a device as output is written in place, never replaced by a file
 $BACH convert -q --to byu.gz "$T/a.byu" /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a device"
 $BACH gen --records 10 -o /dev/null
 [ -c /dev/null ] || fail "/dev/null is no longer a device"
+
+# bach ctl against a server that never replies: a timeout, not a hang
+S="$T/silent.sock"
+perl -MSocket -e 'socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!";
+	bind($s, pack_sockaddr_un($ARGV[0])) or die "bind: $!";
+	listen($s, 5) or die "listen: $!"; sleep 60' "$S" &
+spid=$!
+trap 'kill $spid 2>/dev/null || true; rm -rf "$T"' EXIT
+n=0
+while [ ! -S "$S" ]; do
+	n=$((n + 1))
+	[ $n -lt 200 ] || fail "the silent server did not start"
+	sleep 0.05
+done
+expect_status 2 timeout 30 $BACH ctl --socket "$S" --timeout 1 status
+expect_err "$S: no reply within 1 s"
+start=$(date +%s)
+expect_status 2 timeout 30 $BACH ctl --socket "$S" status
+expect_err "$S: no reply within 5 s"
+[ $(($(date +%s) - start)) -ge 4 ] || fail "the default timeout is not 5 s"
+kill $spid || true
+expect_status 2 $BACH ctl --socket "$S" --timeout 0 status
+expect_err "--timeout: seconds, more than 0"
+expect_status 2 $BACH ctl --socket "$T/nosuch.sock" status
+expect_err "nosuch.sock: No such file or directory"
 
 # help
 expect_status 0 $BACH help dump

@@ -22,10 +22,13 @@
  *
  * The stream is parsed twice, whole and in the pieces, cycling through the
  * sizes: events and counters must be identical. Callbacks check their
- * arguments; the counters must equal the sums of the callbacks. A recipe
+ * arguments; the counters must equal the sums of the callbacks. Every
+ * good frame comes to the frame callback once, and where it says the
+ * frame ends in the piece, a frame with that header and a good CRC ends. A recipe
  * without garbage, damage or a FIRST frame left out has an exact oracle:
  * every record, overflow and link gap as built.
  */
+#include <libdeflate.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +47,12 @@ struct seen {
 	uint64_t hash;
 	uint64_t records, events;
 	uint64_t lost[BACH_GAP_NCAUSES];
-	uint64_t status, identity, ack;
+	uint64_t status, identity, ack, frames;
 	struct bach_board_status st;
 	struct bach_board_identity id;
+	/* the piece being fed, and where it starts in the stream */
+	const uint8_t *stream;
+	size_t piece, piece_len, last_end;
 };
 
 static void mix(struct seen *s, uint64_t v)
@@ -113,12 +119,45 @@ static void on_ack(void *ctx, uint32_t command, uint32_t result)
 	mix(s, (uint64_t)command << 32 | result);
 }
 
+static void on_frame(void *ctx, const struct bach_frame *f)
+{
+	struct seen *s = ctx;
+	size_t size = BACH_FRAME_HDR + (size_t)f->plen + BACH_FRAME_CRC;
+
+	CHECK(f->plen <= BACH_FRAME_MAX_PAYLOAD, "plen %u", f->plen);
+	CHECK(f->end <= s->piece_len, "end %zu of a piece of %zu", f->end,
+	      s->piece_len);
+	if (f->end) {
+		/* 0: found late, it ended in an earlier piece */
+		size_t end = s->piece + f->end;
+		const uint8_t *h;
+
+		CHECK(end >= size && end > s->last_end,
+		      "a frame ending at %zu, after one ending at %zu", end,
+		      s->last_end);
+		h = s->stream + end - size;
+		CHECK(!memcmp(h, BACH_FRAME_MAGIC, 4) && h[5] == f->type &&
+			      get_le32(h + 16) == (uint32_t)f->a &&
+			      libdeflate_crc32(0, h, size - BACH_FRAME_CRC) ==
+				      get_le32(h + size - BACH_FRAME_CRC),
+		      "no such frame ends at %zu", end);
+		CHECK(!memcmp(f->payload, h + BACH_FRAME_HDR, f->plen),
+		      "payload");
+		s->last_end = end;
+	}
+	s->frames++;
+	mix(s, 'F');
+	mix(s, (uint64_t)f->type << 40 ^ (uint64_t)f->flags << 32 ^ f->seq);
+	mix(s, f->a ^ f->b ^ ((uint64_t)f->c << 32 | f->d));
+}
+
 static const struct bach_parser_ops ops = {
 	.records = on_records,
 	.gap = on_gap,
 	.status = on_status,
 	.identity = on_identity,
 	.ack = on_ack,
+	.frame = on_frame,
 };
 
 static void parse(const uint8_t *b, size_t n, const size_t *sizes,
@@ -129,11 +168,14 @@ static void parse(const uint8_t *b, size_t n, const size_t *sizes,
 
 	CHECK(p, "out of memory");
 	memset(s, 0, sizeof(*s));
+	s->stream = b;
 	while (off < n) {
 		size_t k = nsizes ? sizes[i++ % nsizes] : n - off;
 
 		if (k > n - off)
 			k = n - off;
+		s->piece = off;
+		s->piece_len = k;
 		bach_parser_feed(p, b + off, k);
 		off += k;
 	}
@@ -149,6 +191,8 @@ static void parse(const uint8_t *b, size_t n, const size_t *sizes,
 	CHECK(c->frames >= c->data_frames && c->data_frames >= c->duplicates,
 	      "frame counts");
 	CHECK(c->frames >= s->status + s->identity + s->ack, "frame counts");
+	CHECK(c->frames == s->frames, "%llu frames, %llu to the callback",
+	      (unsigned long long)c->frames, (unsigned long long)s->frames);
 	CHECK(c->resync_bytes <= n, "resync %llu of %zu bytes",
 	      (unsigned long long)c->resync_bytes, n);
 }

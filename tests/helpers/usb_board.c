@@ -55,7 +55,9 @@
  * with nothing to reap is held here for up to 20 ms (completed at once
  * when data comes), standing in for the kernel's wait.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -515,7 +517,8 @@ static void fill_ftdi(struct board *b, struct plug *p, struct urb *u,
 		size_t k = left < FTDI_MPS - 2 ? left : FTDI_MPS - 2;
 
 		memcpy(d + pos, ftdi_status, 2);
-		memcpy(d + pos + 2, b->out + b->head + (n - left), k);
+		if (k) /* (nothing sent yet: b->out may be NULL) */
+			memcpy(d + pos + 2, b->out + b->head + (n - left), k);
 		pos += 2 + k;
 		left -= k;
 		if (!left && k == FTDI_MPS - 2 && pos + 2 <= cap) {
@@ -914,19 +917,23 @@ static gboolean forward_signal(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-static char **child_env(void)
+/*
+ * Sanitized, we (once run again under the preload) and the program we run
+ * have umockdev's preload library before the sanitizer's runtime: tell
+ * the runtime that this is meant (both read ASAN_OPTIONS at start).
+ */
+static void asan_link_order(void)
 {
-	char **env = g_get_environ();
-	const char *asan = g_environ_getenv(env, "ASAN_OPTIONS");
+	const char *asan = getenv("ASAN_OPTIONS");
 	char *v;
 
-	/* LD_PRELOAD names umockdev's library already (main) */
-	/* a sanitized program: the preload library comes before the runtime */
-	v = asan && *asan ? g_strdup_printf("%s:verify_asan_link_order=0", asan) :
-			    g_strdup("verify_asan_link_order=0");
-	env = g_environ_setenv(env, "ASAN_OPTIONS", v, TRUE);
+	if (asan && strstr(asan, "verify_asan_link_order=0"))
+		return;
+	v = asan && *asan ?
+		    g_strdup_printf("%s:verify_asan_link_order=0", asan) :
+		    g_strdup("verify_asan_link_order=0");
+	setenv("ASAN_OPTIONS", v, 1);
 	g_free(v);
-	return env;
 }
 
 /* ---- the LFSR pattern, straight from docs/board-protocol.md ------------------ */
@@ -983,8 +990,11 @@ static void board_setup(struct emu *e, struct board *b, const char *serial,
 	id->gw_major = (uint8_t)e->gw_major;
 	id->gw_minor = (uint8_t)e->gw_minor;
 	id->capabilities = (uint16_t)e->caps;
-	strncpy(id->serial, serial, sizeof(id->serial));
-	strncpy(id->name, "bach emulated board", sizeof(id->name));
+	/* NUL-padded, not terminated when full (board-protocol section 5) */
+	memset(id->serial, 0, sizeof(id->serial));
+	memcpy(id->serial, serial, strnlen(serial, sizeof(id->serial)));
+	memset(id->name, 0, sizeof(id->name));
+	memcpy(id->name, "bach emulated board", 19);
 	b->handler = umockdev_ioctl_base_new();
 	g_signal_connect(b->handler, "handle-ioctl", G_CALLBACK(on_ioctl), b);
 }
@@ -993,7 +1003,7 @@ int main(int argc, char **argv)
 {
 	static struct emu e;
 	const char *pidfile = NULL, *second = NULL;
-	char serial[64] = "", msg[256], **env;
+	char serial[64] = "", msg[256];
 	unsigned port = 2;
 	GError *err = NULL;
 	struct rusage self, kids;
@@ -1003,6 +1013,7 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "--lfsr"))
 		return write_lfsr(num("--lfsr", argv[2]), argv[3]);
+	asan_link_order();
 	/*
 	 * Under the preload ourselves, as umockdev-wrapper would run us: the
 	 * uevents the testbed sends read the device from our mock /sys.
@@ -1015,6 +1026,7 @@ int main(int argc, char **argv)
 				  g_strdup("libumockdev-preload.so.0");
 
 		setenv("LD_PRELOAD", v, 1);
+		g_free(v);
 		execv("/proc/self/exe", argv);
 		die("cannot run myself under libumockdev-preload: %s",
 		    strerror(errno));
@@ -1111,13 +1123,11 @@ int main(int argc, char **argv)
 	for (unsigned b = 0; b < e.nboards; b++)
 		plug_in(&e.boards[b]);
 
-	env = child_env();
-	if (!g_spawn_async(NULL, argv + i + 1, env,
+	if (!g_spawn_async(NULL, argv + i + 1, NULL,
 			   G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
 				   G_SPAWN_CHILD_INHERITS_STDIN,
 			   NULL, NULL, &e.child, &err))
 		die("cannot run %s: %s", argv[i + 1], err->message);
-	g_strfreev(env);
 	if (pidfile) {
 		FILE *f = fopen(pidfile, "w");
 

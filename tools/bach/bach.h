@@ -52,6 +52,24 @@ static inline char *obuf_room(struct obuf *o, size_t n)
 /* Output format from a file name: blocked gzip when it ends in .gz. */
 enum bach_out_format out_format_for(const char *path);
 
+bool ends_with(const char *s, const char *suffix);
+
+/*
+ * For commands that write files: SIGHUP, SIGINT and SIGTERM remove the
+ * temporary output (bach/outfile.h) and then kill the process as they
+ * would have, so the shell sees the signal. Ignored signals stay ignored.
+ */
+void catch_signals(void);
+
+/*
+ * Refuse an output that would destroy an input: OUT is the same file as
+ * one of the nin inputs (device and inode, so through links too; "-" is
+ * standard input or output), or OUT would be created inside an input that
+ * is a capture directory. NULL inputs are passed over. Returns EXIT_OK, or
+ * EXIT_USAGE after saying which.
+ */
+int check_output(const char *out, const char *const *in, size_t nin);
+
 /* Open every TRACE argument into a reader; message and status on failure. */
 int open_traces(struct bach_reader **rp, int argc, char **argv);
 

@@ -42,6 +42,7 @@ static int run(int argc, char **argv)
 {
 	static struct bachd_config cfg;
 	struct capture_status st;
+	char dir[sizeof(st.capture_dir) * 2];
 	struct bachd_args a;
 	struct capture *c;
 	bool tty = isatty(2);
@@ -80,8 +81,10 @@ static int run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	capture_status(c, &st);
+	/* a newline in the path must not split the line */
+	bach_escape_ctl(dir, sizeof(dir), st.capture_dir);
 	fprintf(stderr, "capturing from %s into %s (Ctrl-C stops)\n",
-		cfg.cap.driver, st.capture_dir);
+		cfg.cap.driver, dir);
 	t0 = mono();
 	while (!capture_done(c)) {
 		struct pollfd p = { sfd, POLLIN, 0 };
@@ -115,7 +118,7 @@ static int run(int argc, char **argv)
 	fprintf(stderr,
 		"%s: %llu records produced, %llu written, %llu lost, %llu gap markers, "
 		"%llu segment%s, %llu bytes, %.1f s%s\n",
-		st.capture_dir, (unsigned long long)st.produced,
+		bach_escape_ctl(dir, sizeof(dir), st.capture_dir), (unsigned long long)st.produced,
 		(unsigned long long)st.written, (unsigned long long)st.lost,
 		(unsigned long long)st.markers,
 		(unsigned long long)st.segments, st.segments == 1 ? "" : "s",
@@ -124,21 +127,44 @@ static int run(int argc, char **argv)
 	return status;
 }
 
+#define USAGE \
+	"usage: bach capture --driver NAME [--option KEY=VALUE]... --output DIR\n" \
+	"                    [--config FILE] [--policy stall|drop]\n" \
+	"                    [--set KEY=VALUE] [--no-compress] [--no-gap-markers]\n" \
+	"                    [--no-io-uring]\n" \
+	"\n" \
+	"The same options as bachd (bachd --help), run in the foreground: a\n" \
+	"progress line (records, rate, ring fill, records lost), and a summary\n" \
+	"at the end. Ctrl-C drains and stops cleanly; SIGHUP starts a new\n" \
+	"segment. The capture directory is made inside DIR.\n" \
+	"\n" \
+	"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n" \
+	"environment error, 3 the disk was full, 4 the source failed.\n" \
+	"\n" \
+	"example: bach capture --driver fake --option records=10000000 \\\n" \
+	"             --output captures\n"
+
+/*
+ * The help ends with every driver's options, printed from their tables:
+ * made once at start, as the help is a string.
+ */
+static char help[16384] = USAGE;
+
+__attribute__((constructor)) static void make_help(void)
+{
+	FILE *f = fmemopen(help, sizeof(help) - 1, "w");
+
+	if (!f)
+		return; /* the usage alone */
+	fputs(USAGE "\nDrivers and their options (--option KEY=VALUE, or KEY = "
+		    "VALUE in\n[driver]):\n\n", f);
+	bach_drivers_print(f);
+	fclose(f);
+}
+
 const struct bach_cmd cmd_capture = {
 	.name = "capture",
 	.run = run,
 	.summary = "run one capture in the foreground",
-	.help = "usage: bach capture --driver NAME [--option KEY=VALUE]... --output DIR\n"
-		"                    [--config FILE] [--policy stall|drop] [--set KEY=VALUE]\n"
-		"                    [--no-compress] [--no-gap-markers] [--no-io-uring]\n"
-		"\n"
-		"The same options as bachd (bachd --help, bachd --list-drivers), run in\n"
-		"the foreground: a progress line (records, rate, ring fill, records\n"
-		"lost), and a summary at the end. Ctrl-C drains and stops cleanly;\n"
-		"SIGHUP starts a new segment. The capture directory is made inside DIR.\n"
-		"\n"
-		"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"
-		"environment error, 3 the disk was full, 4 the source failed.\n"
-		"\n"
-		"example: bach capture --driver fake --option records=10000000 --output captures\n",
+	.help = help,
 };

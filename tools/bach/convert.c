@@ -47,13 +47,6 @@ static const struct fmt *find_fmt(const char *name, bool in)
 	return NULL;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a >= b && !strcmp(s + a - b, suffix);
-}
-
 /* The format a file name implies, or NULL. */
 static const struct fmt *guess_fmt(const char *path, bool in)
 {
@@ -281,9 +274,14 @@ static int run(int argc, char **argv)
 	if (!to)
 		return usage_error("%s: cannot tell the output format; give --to", out);
 
-	if (open_source(&s, from, in, flags)) {
+	status = check_output(out, &in, 1);
+	if (status)
+		return status;
+	catch_signals();
+	status = open_source(&s, from, in, flags);
+	if (status) {
 		close_source(&s);
-		return EXIT_USAGE;
+		return bach_exit_status(status);
 	}
 	if (to->kind == K_EXPORT)
 		status = to_text(&s, to, out, &nrec, &skipped);
@@ -337,7 +335,8 @@ const struct bach_cmd cmd_convert = {
 		"\n"
 		"Imports describe a complete trace taken with the L1 caches off; see\n"
 		"docs/formats.md for what each direction keeps and what it loses.\n"
-		"A named OUT appears only when the conversion succeeds.\n"
+		"A named OUT appears only when the conversion succeeds; an OUT that is\n"
+		"IN (or inside the capture directory IN) is refused.\n"
 		"\n"
 		"examples: bach convert trace.byu trace.byu.gz\n"
 		"          bach convert --from lackey --to byu.gz lackey.out prog.byu.gz\n",

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bach.h"
 #include "bach/la.h"
@@ -52,6 +53,28 @@ static void report(const char *in, const char *out,
 				notes[i].what);
 }
 
+/*
+ * The trace format OUT's name asks for: .byu.gz, .byu, - (raw) or an
+ * existing device or FIFO (raw, written in place); else a usage error
+ * naming the extension, before anything is created.
+ */
+static int out_format(const char *out, enum bach_out_format *fmt)
+{
+	const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+	const char *ext = strrchr(base, '.');
+	struct stat st;
+
+	*fmt = ends_with(out, ".byu.gz") ? BACH_OUT_BYU_GZ : BACH_OUT_BYU;
+	if (*fmt == BACH_OUT_BYU_GZ || ends_with(out, ".byu") ||
+	    !strcmp(out, "-") || (stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+		return EXIT_OK;
+	return usage_error("%s: bach decode writes a trace: a name ending in "
+			   ".byu or .byu.gz, or -, not %s%s%s (bach convert "
+			   "makes other formats of it)",
+			   out, ext ? "'" : "a name without one",
+			   ext ? ext : "", ext ? "'" : "");
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -64,7 +87,7 @@ static int run(int argc, char **argv)
 		{ "edge", no_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *options[MAX_OPTIONS];
+	const char *options[MAX_OPTIONS], *inputs[2];
 	struct bach_la_params p = { .options = options, .sink = to_writer };
 	struct bach_writer_opts wo = { 0 };
 	struct bach_la_report rep;
@@ -115,7 +138,14 @@ static int run(int argc, char **argv)
 				   argv[optind + 1]);
 	if (!out)
 		return usage_error("-o OUT is required (a .byu, .byu.gz or -)");
-	wo.format = out_format_for(out);
+	inputs[0] = argv[optind];
+	inputs[1] = p.map;
+	rc = check_output(out, inputs, 2);
+	if (!rc)
+		rc = out_format(out, &wo.format);
+	if (rc)
+		return rc;
+	catch_signals();
 	if (bach_writer_open(&w, out, &wo)) {
 		errmsg("%s", bach_writer_strerror(w));
 		bach_writer_free(w);

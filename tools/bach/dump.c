@@ -100,7 +100,7 @@ static int run(int argc, char **argv)
 	obuf_flush(&o);
 	status = EXIT_OK;
 	if (o.err) {
-		errmsg("write error on standard output: %s", strerror(-o.err));
+		errmsg("standard output: %s", strerror(-o.err));
 		status = EXIT_USAGE;
 	} else if (n < 0) {
 		errmsg("%s", bach_reader_strerror(r));

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* bach gen: the synthetic Pentium workload, as a trace file. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bach.h"
 #include "bach/busdecode.h"
 #include "bach/busmodel.h"
 #include "bach/gen.h"
+#include "bach/outfile.h"
 #include "bach/record.h"
 
 #define CHUNK 65536 /* records per write */
@@ -86,20 +89,35 @@ static int write_pins(const char *out, uint64_t records, uint64_t seed,
 	unsigned nch = pin_channels(p, sig), unit = (nch + 7) / 8;
 	unsigned per = p->oversample ? p->oversample : 1;
 	struct bach_busmodel_opts bo = p->bus;
+	struct bach_outfile of;
 	struct bach_gen g;
 	uint8_t *recs;
 	uint64_t *clk = NULL, last = 0;
 	size_t nclk;
 	FILE *f;
-	int rc = EXIT_OK;
+	int rc = EXIT_OK, err, fd;
 
 	if (records > (1u << 24)) {
 		errmsg("--pins: at most %u records", 1u << 24);
 		return EXIT_USAGE;
 	}
+	/* whole or not at all, as every output (bach/outfile.h) */
+	err = bach_outfile_open(&of, out);
+	if (err) {
+		errmsg("%s: cannot create: %s", out, strerror(-err));
+		return EXIT_USAGE;
+	}
+	fd = dup(of.fd);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
 	recs = malloc((size_t)(records ? records : 1) * BACH_REC_SIZE);
-	if (!recs) {
-		errmsg("out of memory");
+	if (!f || !recs) {
+		errmsg("%s: %s", out, strerror(errno));
+		free(recs);
+		if (f)
+			fclose(f);
+		else if (fd >= 0)
+			close(fd);
+		bach_outfile_abort(&of);
 		return EXIT_USAGE;
 	}
 	bach_gen_init(&g, seed);
@@ -109,12 +127,8 @@ static int write_pins(const char *out, uint64_t records, uint64_t seed,
 	free(recs);
 	if (!nclk) {
 		errmsg("out of memory");
-		return EXIT_USAGE;
-	}
-	f = strcmp(out, "-") ? fopen(out, "w") : stdout;
-	if (!f) {
-		errmsg("%s: %m", out);
-		free(clk);
+		fclose(f);
+		bach_outfile_abort(&of);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(p->format, "vcd")) {
@@ -167,12 +181,19 @@ static int write_pins(const char *out, uint64_t records, uint64_t seed,
 	}
 	if (!strcmp(p->format, "vcd"))
 		fprintf(f, "#%zu\n", nclk * per);
-	if (fflush(f) || ferror(f)) {
-		errmsg("%s: write error", out);
+	errno = 0;
+	if (fflush(f) | ferror(f) | fclose(f)) { /* all three, always */
+		errmsg("%s: write error: %s", out,
+		       errno ? strerror(errno) : "unknown");
 		rc = EXIT_USAGE;
 	}
-	if (f != stdout)
-		fclose(f);
+	err = rc ? 0 : bach_outfile_commit(&of);
+	if (err) {
+		errmsg("%s: cannot finish: %s", out, strerror(-err));
+		rc = EXIT_USAGE;
+	}
+	if (rc)
+		bach_outfile_abort(&of);
 	free(clk);
 	return rc;
 }
@@ -252,6 +273,7 @@ static int run(int argc, char **argv)
 		return usage_error("--records N is required");
 	if (optind != argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	catch_signals();
 	if (pins.format)
 		return write_pins(out, records, seed, &pins);
 	if (pins.oversample || pins.basic || pins.bus_given)

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* `bach CMD ...`: dispatch, help, and helpers shared by the subcommands. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bach.h"
+#include "bach/outfile.h"
+#include "bach/options.h"
 
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
@@ -48,13 +52,7 @@ int print_help(const struct bach_cmd *c)
 
 bool parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return !errno && !*end;
+	return !bach_parse_u64(s, v); /* the options' reader (bach/options.h) */
 }
 
 int obuf_init(struct obuf *o, int fd, size_t cap)
@@ -89,6 +87,85 @@ void obuf_free(struct obuf *o)
 {
 	free(o->buf);
 	o->buf = NULL;
+}
+
+static void die_by_signal(int sig)
+{
+	/* SA_RESETHAND made the action the default: the signal kills, once
+	 * this handler returns */
+	bach_outfile_remove_temps();
+	raise(sig);
+}
+
+void catch_signals(void)
+{
+	static const int sigs[] = { SIGHUP, SIGINT, SIGTERM };
+	struct sigaction sa = { .sa_handler = die_by_signal,
+				.sa_flags = SA_RESETHAND };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++) {
+		struct sigaction old;
+
+		/* an ignored signal (nohup, a background job) stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* What PATH names ("-": the standard stream fd); false when nothing. */
+static bool file_id(const char *path, int fd, struct stat *st)
+{
+	return !strcmp(path, "-") ? fstat(fd, st) == 0 : stat(path, st) == 0;
+}
+
+static bool same_id(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int check_output(const char *out, const char *const *in, size_t nin)
+{
+	struct stat o, dir, st;
+	bool have_out = file_id(out, STDOUT_FILENO, &o) && S_ISREG(o.st_mode);
+	bool have_dir = false;
+
+	if (strcmp(out, "-")) {
+		const char *slash = strrchr(out, '/');
+		char *parent = slash ? strndup(out, (size_t)(slash - out) + 1) :
+				       strdup(".");
+
+		have_dir = parent && stat(parent, &dir) == 0;
+		free(parent);
+	}
+	for (size_t i = 0; i < nin; i++) {
+		if (!in[i] || !file_id(in[i], STDIN_FILENO, &st))
+			continue;
+		if (have_out && S_ISREG(st.st_mode) && same_id(&o, &st)) {
+			errmsg("%s: the same file as the input %s: writing it "
+			       "would destroy the input",
+			       strcmp(out, "-") ? out : "standard output",
+			       strcmp(in[i], "-") ? in[i] : "(standard input)");
+			return EXIT_USAGE;
+		}
+		if (have_dir && S_ISDIR(st.st_mode) && same_id(&dir, &st)) {
+			errmsg("%s: inside the capture directory %s being read: "
+			       "write it elsewhere",
+			       out, in[i]);
+			return EXIT_USAGE;
+		}
+	}
+	return EXIT_OK;
 }
 
 int open_traces(struct bach_reader **rp, int argc, char **argv)
@@ -127,6 +204,30 @@ static void usage(FILE *f)
 		"Exit status: 0 success, 1 the data is bad, 2 usage or environment error.\n");
 }
 
+/*
+ * Whatever a command printed must have reached standard output: a full
+ * disk or a closed pipe is an error, not success (status 2 unless the
+ * command failed worse).
+ */
+static int close_stdout(int status)
+{
+	bool bad;
+	int err;
+
+	errno = 0;
+	bad = fflush(stdout) != 0 || ferror(stdout);
+	err = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = true;
+		err = errno;
+	}
+	if (!bad)
+		return status;
+	fprintf(stderr, "%s: standard output: %s\n", prog_cmd,
+		err ? strerror(err) : "write error");
+	return status > EXIT_USAGE ? status : EXIT_USAGE;
+}
+
 static const struct bach_cmd *find(const char *name)
 {
 	for (int i = 0; cmds[i]; i++)
@@ -148,18 +249,18 @@ int main(int argc, char **argv)
 	    !strcmp(argv[1], "-h")) {
 		if (argc < 3) {
 			usage(stdout);
-			return EXIT_OK;
+			return close_stdout(EXIT_OK);
 		}
 		c = find(argv[2]);
 		if (!c) {
 			fprintf(stderr, "bach: no command '%s'\n", argv[2]);
 			return EXIT_USAGE;
 		}
-		return print_help(c);
+		return close_stdout(print_help(c));
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("bach %s\n", BACH_VERSION);
-		return EXIT_OK;
+		return close_stdout(EXIT_OK);
 	}
 	c = find(argv[1]);
 	if (!c) {
@@ -173,7 +274,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return print_help(c);
+			return close_stdout(print_help(c));
 	}
-	return c->run(argc - 1, argv + 1);
+	return close_stdout(c->run(argc - 1, argv + 1));
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <libdeflate.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,6 +339,32 @@ static void verify_path(struct vstate *v, const char *path)
 	verify_file(v, path, NULL);
 }
 
+/* A missing path or a directory that is no capture: usage, not damage. */
+static int check_path(const char *path)
+{
+	struct stat st;
+	char **segs, msg[PATH_MAX + 128];
+	ssize_t n;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) < 0) {
+		errmsg("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	n = bach_capture_open(path, &segs, NULL, msg, sizeof(msg));
+	for (ssize_t i = 0; i < n; i++)
+		free(segs[i]);
+	free(segs);
+	if (n < 0 && n != -BACH_EDATA) {
+		errmsg("%s", msg);
+		return -1;
+	}
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -354,15 +381,9 @@ static int run(int argc, char **argv)
 	}
 	if (optind == argc)
 		return usage_error("no TRACE given");
-	for (int i = optind; i < argc; i++) {
-		struct stat st;
-
-		/* a missing path is a usage error, not damage */
-		if (strcmp(argv[i], "-") && stat(argv[i], &st) < 0) {
-			errmsg("%s: %s", argv[i], strerror(errno));
+	for (int i = optind; i < argc; i++)
+		if (check_path(argv[i]))
 			return EXIT_USAGE;
-		}
-	}
 	for (int i = optind; i < argc; i++)
 		verify_path(&v, argv[i]);
 	printf("verify: %llu file%s, %llu records, %llu problem%s",
@@ -400,7 +421,8 @@ const struct bach_cmd cmd_verify = {
 		"\n"
 		"  -q, --quiet   list problems only\n"
 		"\n"
-		"Exit status: 0 all good, 1 damage found, 2 usage error or missing file.\n"
+		"Exit status: 0 all good (an empty trace too), 1 damage found, 2 usage\n"
+		"error, a missing file or a directory that is not a capture.\n"
 		"\n"
 		"example: bach verify captures/20261121T223000Z\n",
 };

@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: MIT
+/* Options as data: numbers, option tables, their help (bach/options.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bach/options.h"
+
+/* ---- numbers ------------------------------------------------------------ */
+
+static int digit(char c, unsigned base)
+{
+	int d = c >= '0' && c <= '9' ? c - '0' :
+		c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+		c >= 'A' && c <= 'F' ? c - 'A' + 10 :
+				       99;
+
+	return d < (int)base ? d : -1;
+}
+
+/* The digits of s[0..len), decimal or 0x hex, into *v. */
+static int parse_digits(const char *s, size_t len, uint64_t *v)
+{
+	unsigned base = 10;
+	bool over = false;
+	uint64_t x = 0;
+	size_t i = 0;
+
+	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		i = 2;
+	} else if (len > 1 && s[0] == '0') {
+		return -EINVAL;	/* octal to strtoull, decimal to a person */
+	}
+	if (i == len)
+		return -EINVAL;
+	for (; i < len; i++) {
+		int d = digit(s[i], base);
+
+		if (d < 0)
+			return -EINVAL;
+		if (x > (UINT64_MAX - (unsigned)d) / base)
+			over = true;
+		x = x * base + (unsigned)d;
+	}
+	if (over)
+		return -ERANGE;
+	*v = x;
+	return 0;
+}
+
+int bach_parse_u64(const char *s, uint64_t *v)
+{
+	return parse_digits(s, strlen(s), v);
+}
+
+int bach_parse_size(const char *s, const char *unit, uint64_t *v)
+{
+	static const char sfx[] = "kmgt";
+	const char *p = s, *dot = NULL, *q;
+	uint64_t x, f = 0, mult = 1, div = 1, t;
+	int err;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		return bach_parse_u64(s, v);
+	while (*p >= '0' && *p <= '9')
+		p++;
+	err = parse_digits(s, (size_t)(p - s), &x);
+	if (err)
+		return err;
+	if (*p == '.') {
+		dot = ++p;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (p == dot || p - dot > 12)
+			return -EINVAL;
+		for (q = dot; q < p; q++) {
+			f = f * 10 + (uint64_t)(*q - '0');
+			div *= 10;
+		}
+	}
+	for (q = p; *q == ' '; q++)
+		;
+	if (*q)
+		p = q;	/* spaces only before a suffix or unit */
+	if (*p && (q = strchr(sfx, *p | 0x20))) {
+		for (long i = 0; i <= q - sfx; i++)
+			mult *= 1000;
+		p++;
+	}
+	if (*p && (!unit || strcasecmp(p, unit)))
+		return -EINVAL;
+	if (__builtin_mul_overflow(f, mult, &t) || t % div)
+		return -EINVAL;	/* not a whole number */
+	if (__builtin_mul_overflow(x, mult, &x) ||
+	    __builtin_add_overflow(x, t / div, &x))
+		return -ERANGE;
+	*v = x;
+	return 0;
+}
+
+int bach_parse_bool(const char *s, bool *v)
+{
+	if (!strcasecmp(s, "yes") || !strcasecmp(s, "true") ||
+	    !strcmp(s, "1") || !strcasecmp(s, "on"))
+		*v = true;
+	else if (!strcasecmp(s, "no") || !strcasecmp(s, "false") ||
+		 !strcmp(s, "0") || !strcasecmp(s, "off"))
+		*v = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+char *bach_escape_ctl(char *dst, size_t cap, const char *s)
+{
+	size_t n = 0;
+
+	if (!cap)
+		return dst;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		const char *named = c == '\n' ? "\\n" :
+				    c == '\r' ? "\\r" :
+				    c == '\t' ? "\\t" :
+						NULL;
+		char e[5];
+		size_t k = 1;
+
+		if (named)
+			k = (size_t)snprintf(e, sizeof(e), "%s", named);
+		else if (c < 0x20 || c == 0x7f)
+			k = (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
+		else
+			e[0] = (char)c;
+		if (n + k >= cap)
+			break;
+		memcpy(dst + n, e, k);
+		n += k;
+	}
+	dst[n] = 0;
+	return dst;
+}
+
+/* ---- tables ------------------------------------------------------------- */
+
+#define NOLIMIT(m) ((m) ? (m) : UINT64_MAX)
+
+int bach_opt_find(const struct bach_optdesc *d, const char *key)
+{
+	for (int i = 0; d && d[i].key; i++)
+		if (!strcmp(d[i].key, key))
+			return i;
+	return -1;
+}
+
+size_t bach_opt_count(const struct bach_optdesc *d)
+{
+	size_t n = 0;
+
+	while (d && d[n].key)
+		n++;
+	return n;
+}
+
+static void range_help(const struct bach_optdesc *o, char *buf, size_t cap);
+
+/* "want a number from 1 to 9" and the like, at *buf */
+static void range_text(char *buf, size_t cap, const char *what, uint64_t min,
+		       uint64_t max)
+{
+	if (!min && max == UINT64_MAX)
+		snprintf(buf, cap, "want %s", what);
+	else if (max == UINT64_MAX)
+		snprintf(buf, cap, "want %s of at least %llu", what,
+			 (unsigned long long)min);
+	else
+		snprintf(buf, cap, "want %s from %llu to %llu", what,
+			 (unsigned long long)min, (unsigned long long)max);
+}
+
+/* "a, b or c" */
+static void names_text(char *buf, size_t cap, const char *const *names)
+{
+	size_t n = 0, len = 0;
+
+	while (names[n])
+		n++;
+	buf[0] = 0;
+	if (n == 1) {
+		snprintf(buf, cap, "only %s", names[0]);
+		return;
+	}
+	for (size_t i = 0; i < n && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+					!i ? "" : i == n - 1 ? " or " : ", ",
+					names[i]);
+}
+
+static int parse_pair(const struct bach_optdesc *o, const char *text,
+		      struct bach_optval *v, char *want, size_t cap)
+{
+	const char *colon = strchr(text, ':');
+	char range[160];
+
+	range_help(o, range, sizeof(range));
+	snprintf(want, cap, "want %s%s%s", o->arg ? o->arg : "N:M",
+		 range[0] ? ", " : "", range);
+	if (!colon || parse_digits(text, (size_t)(colon - text), &v->u) ||
+	    bach_parse_u64(colon + 1, &v->u2))
+		return -EINVAL;
+	if (v->u < o->min || v->u > NOLIMIT(o->max) || v->u2 < o->min2 ||
+	    v->u2 > NOLIMIT(o->max2))
+		return -EINVAL;
+	return 0;
+}
+
+int bach_opt_parse(const struct bach_optdesc *o, const char *text,
+		   struct bach_optval *v, char *msg, size_t cap)
+{
+	char want[256] = "", esc[256];
+	size_t len = strlen(text);
+	bool b = false;
+	int err = 0;
+
+	switch (o->type) {
+	case BACH_OPT_BOOL:
+		snprintf(want, sizeof(want),
+			 "want 0 or 1 (or yes/no, true/false, on/off)");
+		err = bach_parse_bool(text, &b);
+		v->u = b;
+		break;
+	case BACH_OPT_UINT:
+	case BACH_OPT_SIZE:
+		range_text(want, sizeof(want),
+			   o->type == BACH_OPT_SIZE ?
+				   "a number (k, M, G suffixes)" :
+				   "a number",
+			   o->min, NOLIMIT(o->max));
+		err = o->type == BACH_OPT_SIZE ?
+			      bach_parse_size(text, o->unit, &v->u) :
+			      bach_parse_u64(text, &v->u);
+		if (err == -EINVAL && o->type == BACH_OPT_UINT) {
+			size_t l = strlen(want);
+
+			snprintf(want + l, sizeof(want) - l,
+				 " (decimal, or hex after 0x; no leading zeros)");
+		}
+		if (!err && (v->u < o->min || v->u > NOLIMIT(o->max)))
+			err = -ERANGE;
+		break;
+	case BACH_OPT_STRING:
+	case BACH_OPT_LIST:
+		if (o->type == BACH_OPT_STRING && (o->min || o->max)) {
+			range_text(want, sizeof(want), "a length", o->min,
+				   NOLIMIT(o->max));
+			if (len < o->min ||
+			    (o->max && len > o->max))
+				err = -EINVAL;
+		}
+		break;
+	case BACH_OPT_ENUM:
+		names_text(want, sizeof(want), o->names);
+		err = -EINVAL;
+		for (size_t i = 0; o->names[i]; i++)
+			if (!strcmp(o->names[i], text)) {
+				v->u = i;
+				err = 0;
+			}
+		break;
+	case BACH_OPT_PAIR:
+		err = parse_pair(o, text, v, want, sizeof(want));
+		break;
+	case BACH_OPT_CUSTOM:
+		break;
+	}
+	if (!err && o->parse)
+		err = o->parse(text, v, want, sizeof(want));
+	if (err) {
+		snprintf(msg, cap, "%s: %s, not '%s'%s%s%s", o->key, want,
+			 bach_escape_ctl(esc, sizeof(esc), text),
+			 o->hint ? " (" : "", o->hint ? o->hint : "",
+			 o->hint ? ")" : "");
+		return -EINVAL;
+	}
+	v->set = v->given = true;
+	v->s = text;
+	return 0;
+}
+
+__attribute__((format(printf, 4, 5))) static int
+fail(char *msg, size_t cap, const struct bach_option *at, const char *fmt, ...)
+{
+	size_t n = 0;
+	va_list ap;
+
+	if (at && at->file)
+		n = (size_t)snprintf(msg, cap, "%s:%u: ", at->file, at->line);
+	if (n < cap) {
+		va_start(ap, fmt);
+		vsnprintf(msg + n, cap - n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static const char *arg_of(const struct bach_optdesc *o, char *buf, size_t cap)
+{
+	if (o->arg)
+		return o->arg;
+	if (o->type == BACH_OPT_BOOL)
+		return "0|1";
+	if (o->type == BACH_OPT_ENUM) {
+		size_t len = 0;
+
+		buf[0] = 0;
+		for (size_t i = 0; o->names[i] && len < cap; i++)
+			len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+						i ? "|" : "", o->names[i]);
+		return buf;
+	}
+	return "VALUE";
+}
+
+/* opts[i]'s key is given again later */
+static bool replaced(const struct bach_option *opts, size_t n, size_t i)
+{
+	for (size_t j = i + 1; j < n; j++)
+		if (!strcmp(opts[j].key, opts[i].key))
+			return true;
+	return false;
+}
+
+int bach_opts_parse(const struct bach_optdesc *d, const char *owner,
+		    const struct bach_option *opts, size_t n,
+		    struct bach_optval *vals, char *msg, size_t cap)
+{
+	size_t nd = bach_opt_count(d);
+	char why[512], keys[512], esc[128];
+
+	memset(vals, 0, nd * sizeof(*vals));
+	for (size_t i = 0; i < n; i++) {
+		int k = bach_opt_find(d, opts[i].key);
+		struct bach_optval v = { 0 };
+
+		if (k < 0) {
+			bach_opts_keys(d, keys, sizeof(keys));
+			return fail(msg, cap, &opts[i],
+				    "unknown option '%s' for %s (%s)",
+				    bach_escape_ctl(esc, sizeof(esc),
+						    opts[i].key),
+				    owner, keys[0] ? keys : "it takes none");
+		}
+		if (d[k].type != BACH_OPT_LIST && replaced(opts, n, i))
+			continue; /* only the last one counts */
+		if (bach_opt_parse(&d[k], opts[i].value, &v, why, sizeof(why)))
+			return fail(msg, cap, &opts[i], "option %s", why);
+		if (d[k].type == BACH_OPT_LIST) {
+			const char **l;
+
+			if (d[k].max && vals[k].n == d[k].max)
+				return fail(msg, cap, &opts[i],
+					    "option %s: at most %llu values",
+					    d[k].key,
+					    (unsigned long long)d[k].max);
+			l = realloc(vals[k].list,
+				    (vals[k].n + 1) * sizeof(*l));
+			if (!l) {
+				snprintf(msg, cap, "%s", strerror(ENOMEM));
+				return -ENOMEM;
+			}
+			l[vals[k].n++] = v.s;
+			vals[k].list = l;
+			v.list = l;
+			v.n = vals[k].n;
+		}
+		vals[k] = v;
+	}
+	for (size_t k = 0; k < nd; k++) {
+		char arg[256];
+
+		if (vals[k].set)
+			continue;
+		if (d[k].required)
+			return fail(msg, cap, NULL,
+				    "option %s=%s is required for %s%s%s%s",
+				    d[k].key, arg_of(&d[k], arg, sizeof(arg)),
+				    owner, d[k].hint ? " (" : "",
+				    d[k].hint ? d[k].hint : "",
+				    d[k].hint ? ")" : "");
+		if (!d[k].def || d[k].type == BACH_OPT_LIST)
+			continue;
+		if (bach_opt_parse(&d[k], d[k].def, &vals[k], why, sizeof(why)))
+			return fail(msg, cap, NULL, "%s: the default of %s",
+				    owner, why);
+		vals[k].given = false;
+	}
+	return 0;
+}
+
+void bach_opts_free(const struct bach_optdesc *d, struct bach_optval *vals)
+{
+	for (size_t k = 0; d && d[k].key; k++) {
+		free(vals[k].list);
+		vals[k].list = NULL;
+		vals[k].n = 0;
+	}
+}
+
+void bach_opts_keys(const struct bach_optdesc *d, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	if (!cap)
+		return;
+	buf[0] = 0;
+	for (size_t i = 0; d && d[i].key && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+					i ? ", " : "", d[i].key);
+}
+
+/* ---- help ----------------------------------------------------------------- */
+
+#define HELP_COL 22
+#define HELP_WIDTH 79
+
+/* The range part of the help: "1 to 9", "at least 1", "C 0 to 9". */
+static void range_help(const struct bach_optdesc *o, char *buf, size_t cap)
+{
+	uint64_t max = NOLIMIT(o->max);
+	char a[64], *b;
+	size_t l;
+
+	buf[0] = 0;
+	switch (o->type) {
+	case BACH_OPT_UINT:
+	case BACH_OPT_SIZE:
+		if (max != UINT64_MAX)
+			snprintf(buf, cap, "%llu to %llu",
+				 (unsigned long long)o->min,
+				 (unsigned long long)max);
+		else if (o->min)
+			snprintf(buf, cap, "at least %llu",
+				 (unsigned long long)o->min);
+		break;
+	case BACH_OPT_PAIR:
+		snprintf(a, sizeof(a), "%s", o->arg ? o->arg : "N:M");
+		b = strchr(a, ':');
+		if (b)
+			*b++ = 0;
+		if (o->min || o->max)
+			snprintf(buf, cap, "%s %llu to %llu", a,
+				 (unsigned long long)o->min,
+				 (unsigned long long)max);
+		l = strlen(buf);
+		if (o->min2 || o->max2)
+			snprintf(buf + l, cap - l, "%s%s %llu to %llu",
+				 l ? ", " : "", b ? b : "M",
+				 (unsigned long long)o->min2,
+				 (unsigned long long)NOLIMIT(o->max2));
+		break;
+	case BACH_OPT_STRING:
+		if (o->max && o->min)
+			snprintf(buf, cap, "%llu to %llu bytes",
+				 (unsigned long long)o->min,
+				 (unsigned long long)o->max);
+		else if (o->max)
+			snprintf(buf, cap, "at most %llu bytes",
+				 (unsigned long long)o->max);
+		break;
+	case BACH_OPT_LIST:
+		if (o->max)
+			snprintf(buf, cap, "repeatable, up to %llu times",
+				 (unsigned long long)o->max);
+		else
+			snprintf(buf, cap, "repeatable");
+		break;
+	default:
+		break;
+	}
+}
+
+/* Text from column col on, wrapped at HELP_WIDTH, continued at HELP_COL. */
+static void wrap(FILE *f, const char *s, size_t col)
+{
+	while (*s) {
+		size_t room = HELP_WIDTH - col, n = strlen(s);
+
+		if (n > room) {
+			n = room;
+			while (n && s[n] != ' ')
+				n--;
+			if (!n) /* one long word */
+				n = strcspn(s, " ");
+		}
+		fprintf(f, "%.*s\n", (int)n, s);
+		s += n;
+		while (*s == ' ')
+			s++;
+		if (*s)
+			fprintf(f, "%*s", HELP_COL, "");
+		col = HELP_COL;
+	}
+}
+
+void bach_opts_print(FILE *f, const struct bach_optdesc *d)
+{
+	for (size_t i = 0; d && d[i].key; i++) {
+		const struct bach_optdesc *o = &d[i];
+		char left[128], text[1024], range[160], arg[128], dflt[160];
+		int n;
+
+		n = snprintf(left, sizeof(left), "  %s=%s", o->key,
+			     arg_of(o, arg, sizeof(arg)));
+		range_help(o, range, sizeof(range));
+		if (o->required)
+			snprintf(dflt, sizeof(dflt), "required");
+		else if (o->def_help)
+			snprintf(dflt, sizeof(dflt), "default: %s",
+				 o->def_help);
+		else if (o->def)
+			snprintf(dflt, sizeof(dflt), "default %s", o->def);
+		else
+			dflt[0] = 0;
+		snprintf(text, sizeof(text), "%s%s%s%s%s%s", o->help,
+			 range[0] || dflt[0] ? " (" : "", range,
+			 range[0] && dflt[0] ? ", " : "", dflt,
+			 range[0] || dflt[0] ? ")" : "");
+		if (n + 1 > HELP_COL)
+			fprintf(f, "%s\n%*s", left, HELP_COL, "");
+		else
+			fprintf(f, "%-*s", HELP_COL, left);
+		wrap(f, text, HELP_COL);
+	}
+}
+
+int bach_opts_verify(const struct bach_optdesc *d, char *msg, size_t cap)
+{
+	char why[512];
+
+	for (size_t i = 0; d && d[i].key; i++) {
+		const struct bach_optdesc *o = &d[i];
+		struct bach_optval v = { 0 };
+
+		if (!o->key[0] || strchr(o->key, '=') || !o->help)
+			return fail(msg, cap, NULL, "option %zu: no key or help",
+				    i);
+		if (bach_opt_find(d, o->key) != (int)i)
+			return fail(msg, cap, NULL, "option %s: twice", o->key);
+		if (o->type == BACH_OPT_ENUM && (!o->names || !o->names[0]))
+			return fail(msg, cap, NULL, "option %s: no names",
+				    o->key);
+		if (o->type == BACH_OPT_CUSTOM && (!o->parse || !o->arg))
+			return fail(msg, cap, NULL,
+				    "option %s: custom without parse or arg",
+				    o->key);
+		if (o->min > NOLIMIT(o->max) || o->min2 > NOLIMIT(o->max2))
+			return fail(msg, cap, NULL, "option %s: min > max",
+				    o->key);
+		if (o->required && o->def)
+			return fail(msg, cap, NULL,
+				    "option %s: required with a default",
+				    o->key);
+		if (o->def && bach_opt_parse(o, o->def, &v, why, sizeof(why)))
+			return fail(msg, cap, NULL, "the default of %s", why);
+	}
+	return 0;
+}

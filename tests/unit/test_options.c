@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/* Option tables and the one number parser (bach/options.h). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bach/options.h"
+
+static void numbers(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(bach_parse_u64("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(bach_parse_u64("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(bach_parse_u64("0xffFF", &v), 0);
+	assert_int_equal(v, 0xffff);
+	assert_int_equal(bach_parse_u64("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(bach_parse_u64("0xffffffffffffffff", &v), 0);
+	assert_true(v == UINT64_MAX);
+	/* overflow is an error, never a wrap */
+	assert_int_equal(bach_parse_u64("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(bach_parse_u64("0x10000000000000000", &v), -ERANGE);
+	assert_int_equal(bach_parse_u64("99999999999999999999999", &v),
+			 -ERANGE);
+	/* neither octal nor anything loose */
+	static const char *const bad[] = {
+		"", "-1", "+1", " 1", "1 ", "010", "00", "0x", "0x-1", "1e3",
+		"12a", "x", "1k", "0b1", "１",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_int_equal(bach_parse_u64(bad[i], &v), -EINVAL);
+}
+
+static void sizes(void **state)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} ok[] = {
+		{ "0", 0 },	   { "1000", 1000 },	   { "1k", 1000 },
+		{ "24M", 24000000 }, { "24m", 24000000 }, { "1G", 1000000000 },
+		{ "2T", 2000000000000ull }, { "1.5M", 1500000 },
+		{ "0.5k", 500 },   { "24MHz", 24000000 }, { "24 MHz", 24000000 },
+		{ "100hz", 100 },  { "0x10", 16 },
+		{ "18446744073709551615", UINT64_MAX },
+	};
+	static const char *const bad[] = {
+		"", "k", "1.k", ".5k", "1.5", "1.0001k", "1kk", "1x", "1MHzz",
+		"-1k", "01k", "1 ", "1.5Hz",
+	};
+	uint64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(*ok); i++) {
+		assert_int_equal(bach_parse_size(ok[i].s, "Hz", &v), 0);
+		assert_true(v == ok[i].v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		assert_int_equal(bach_parse_size(bad[i], "Hz", &v), -EINVAL);
+	assert_int_equal(bach_parse_size("24MHz", NULL, &v), -EINVAL);
+	assert_int_equal(bach_parse_size("18446744073709552k", NULL, &v),
+			 -ERANGE);
+	assert_int_equal(bach_parse_size("18446744073709551616", NULL, &v),
+			 -ERANGE);
+}
+
+static void bools_and_escapes(void **state)
+{
+	char buf[64];
+	bool b;
+
+	(void)state;
+	assert_int_equal(bach_parse_bool("YES", &b), 0);
+	assert_true(b);
+	assert_int_equal(bach_parse_bool("off", &b), 0);
+	assert_false(b);
+	assert_int_equal(bach_parse_bool("0", &b), 0);
+	assert_false(b);
+	assert_int_equal(bach_parse_bool("2", &b), -EINVAL);
+	assert_int_equal(bach_parse_bool("", &b), -EINVAL);
+	assert_string_equal(bach_escape_ctl(buf, sizeof(buf), "a\nb\tc\x01\x7f"),
+			    "a\\nb\\tc\\x01\\x7f");
+	/* cut to fit, never half an escape */
+	assert_string_equal(bach_escape_ctl(buf, 4, "ab\ncd"), "ab");
+	assert_string_equal(bach_escape_ctl(buf, 5, "ab\ncd"), "ab\\n");
+}
+
+static int hex_pair(const char *text, struct bach_optval *v, char *msg,
+		    size_t cap)
+{
+	unsigned a, b;
+	int n = 0;
+
+	if (sscanf(text, "%4x:%4x%n", &a, &b, &n) != 2 || text[n]) {
+		snprintf(msg, cap, "want VVVV:PPPP");
+		return -EINVAL;
+	}
+	v->u = a;
+	v->u2 = b;
+	return 0;
+}
+
+static const char *const colours[] = { "red", "green", "blue", NULL };
+
+enum { O_RECORDS, O_FRAME, O_FLAG, O_COLOUR, O_OVER, O_PATH, O_IN, O_ID,
+       O_RATE, O_N };
+static const struct bach_optdesc table[] = {
+	[O_RECORDS] = { .key = "records", .type = BACH_OPT_UINT, .arg = "N",
+			.help = "stop after N", .min = 1,
+			.def_help = "run until stopped",
+			.hint = "leave it out to run until stopped" },
+	[O_FRAME] = { .key = "frame", .type = BACH_OPT_UINT, .arg = "K",
+		      .help = "records per frame", .min = 1, .max = 65535,
+		      .def = "4096" },
+	[O_FLAG] = { .key = "timing", .type = BACH_OPT_BOOL,
+		     .help = "timing", .def = "0" },
+	[O_COLOUR] = { .key = "colour", .type = BACH_OPT_ENUM,
+		       .names = colours, .help = "a colour", .def = "green" },
+	[O_OVER] = { .key = "overflow_every", .type = BACH_OPT_PAIR,
+		     .arg = "N:C", .help = "overflows", .max2 = UINT32_MAX },
+	[O_PATH] = { .key = "path", .type = BACH_OPT_STRING, .arg = "FILE",
+		     .help = "the file", .required = true,
+		     .hint = "for example x.byu" },
+	[O_IN] = { .key = "input", .type = BACH_OPT_LIST, .arg = "K=V",
+		   .help = "an input option", .max = 3 },
+	[O_ID] = { .key = "id", .type = BACH_OPT_CUSTOM, .arg = "VVVV:PPPP",
+		   .help = "ids", .parse = hex_pair, .def = "1209:4243" },
+	[O_RATE] = { .key = "rate", .type = BACH_OPT_SIZE, .arg = "HZ",
+		     .unit = "Hz", .help = "sample rate", .min = 1 },
+	{ 0 },
+};
+
+#define OPT(k, v) { .key = k, .value = v }
+
+static int parse(const struct bach_option *o, size_t n,
+		 struct bach_optval *v, char *msg)
+{
+	return bach_opts_parse(table, "test", o, n, v, msg, 512);
+}
+
+static void tables(void **state)
+{
+	struct bach_optval v[O_N];
+	char msg[512];
+
+	(void)state;
+	assert_int_equal(bach_opt_count(table), O_N);
+	assert_int_equal(bach_opts_verify(table, msg, sizeof(msg)), 0);
+	assert_int_equal(bach_opt_find(table, "input"), O_IN);
+	assert_int_equal(bach_opt_find(table, "inpu"), -1);
+
+	/* defaults fill what is absent; a later value wins; lists collect */
+	struct bach_option a[] = {
+		OPT("path", "p1"),	 OPT("frame", "0"), OPT("frame", "100"),
+		OPT("input", "a=1"),	 OPT("path", "p2"),
+		OPT("input", "b=2"),	 OPT("overflow_every", "0x10:4294967295"),
+		OPT("rate", "1.5MHz"),
+	};
+	assert_int_equal(parse(a, 8, v, msg), 0);
+	assert_false(v[O_RECORDS].set);
+	assert_true(v[O_FRAME].given);
+	assert_int_equal(v[O_FRAME].u, 100);
+	assert_true(v[O_FLAG].set);
+	assert_false(v[O_FLAG].given);
+	assert_int_equal(v[O_FLAG].u, 0);
+	assert_int_equal(v[O_COLOUR].u, 1);
+	assert_string_equal(v[O_PATH].s, "p2");
+	assert_int_equal(v[O_IN].n, 2);
+	assert_string_equal(v[O_IN].list[0], "a=1");
+	assert_string_equal(v[O_IN].list[1], "b=2");
+	assert_int_equal(v[O_OVER].u, 16);
+	assert_int_equal(v[O_OVER].u2, 4294967295u);
+	assert_int_equal(v[O_ID].u, 0x1209);
+	assert_int_equal(v[O_ID].u2, 0x4243);
+	assert_int_equal(v[O_RATE].u, 1500000);
+	bach_opts_free(table, v);
+}
+
+/* Each bad list: its message contains want. */
+static void expect(const struct bach_option *o, size_t n, const char *want)
+{
+	struct bach_optval v[O_N];
+	char msg[512];
+	int err = parse(o, n, v, msg);
+
+	bach_opts_free(table, v);
+	if (err != -EINVAL || !strstr(msg, want))
+		fail_msg("got %d '%s', wanted '%s'", err, msg, want);
+}
+
+static void errors(void **state)
+{
+	struct bach_option unknown[] = { OPT("path", "x"), OPT("recrods", "1") };
+	struct bach_option in_file[] = {
+		{ .key = "frame", .value = "0", .file = "b.conf", .line = 7 },
+		OPT("path", "x"),
+	};
+	struct bach_option wrap[] = { OPT("path", "x"),
+				      OPT("overflow_every", "1:4294967296") };
+	struct bach_option zero[] = { OPT("path", "x"), OPT("records", "0") };
+	struct bach_option big[] = { OPT("path", "x"),
+				     OPT("records", "18446744073709551616") };
+	struct bach_option octal[] = { OPT("path", "x"), OPT("frame", "010") };
+	struct bach_option colour[] = { OPT("path", "x"),
+					OPT("colour", "mauve") };
+	struct bach_option flag[] = { OPT("path", "x"), OPT("timing", "2") };
+	struct bach_option list[] = { OPT("path", "x"), OPT("input", "1"),
+				      OPT("input", "2"), OPT("input", "3"),
+				      OPT("input", "4") };
+	struct bach_option custom[] = { OPT("path", "x"), OPT("id", "12:zz") };
+	struct bach_option nl[] = { OPT("path", "x"), OPT("frame", "1\n2") };
+
+	(void)state;
+	expect(unknown, 2,
+	       "unknown option 'recrods' for test (records, frame, timing, "
+	       "colour, overflow_every, path, input, id, rate)");
+	expect(in_file, 2,
+	       "b.conf:7: option frame: want a number from 1 to 65535, not '0'");
+	expect(wrap, 2, "option overflow_every: want N:C, C 0 to 4294967295, "
+			"not '1:4294967296'");
+	expect(zero, 2, "option records: want a number of at least 1, not '0' "
+			"(leave it out to run until stopped)");
+	expect(big, 2, "option records: want a number of at least 1");
+	expect(octal, 2, "no leading zeros), not '010'");
+	expect(colour, 2, "option colour: red, green or blue, not 'mauve'");
+	expect(flag, 2, "option timing: want 0 or 1");
+	expect(list, 5, "option input: at most 3 values");
+	expect(custom, 2, "option id: want VVVV:PPPP, not '12:zz'");
+	expect(nl, 2, "not '1\\n2'");
+	expect(NULL, 0, "option path=FILE is required for test (for example "
+			"x.byu)");
+}
+
+static void help(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	bach_opts_print(f, table);
+	fclose(f);
+	assert_non_null(strstr(buf, "  records=N           stop after N (at "
+				    "least 1, default: run until stopped)\n"));
+	assert_non_null(strstr(buf, "  frame=K             records per frame "
+				    "(1 to 65535, default 4096)\n"));
+	assert_non_null(strstr(buf, "  timing=0|1"));
+	assert_non_null(strstr(buf, "  colour=red|green|blue"));
+	assert_non_null(strstr(buf, "  path=FILE           the file (required)"));
+	assert_non_null(strstr(buf, "overflows (C 0 to 4294967295)\n"));
+	assert_non_null(strstr(buf, "(repeatable, up to 3 times)\n"));
+	for (char *l = buf; *l; l = strchr(l, '\n') + 1)
+		assert_true(strchr(l, '\n') - l <= 79);
+	free(buf);
+}
+
+static void bad_tables(void **state)
+{
+	static const struct bach_optdesc twice[] = {
+		{ .key = "a", .type = BACH_OPT_BOOL, .help = "x" },
+		{ .key = "a", .type = BACH_OPT_BOOL, .help = "y" },
+		{ 0 },
+	};
+	static const struct bach_optdesc bad_def[] = {
+		{ .key = "a", .type = BACH_OPT_UINT, .help = "x", .max = 9,
+		  .def = "10" },
+		{ 0 },
+	};
+	char msg[256];
+
+	(void)state;
+	assert_int_equal(bach_opts_verify(twice, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "option a: twice"));
+	assert_int_equal(bach_opts_verify(bad_def, msg, sizeof(msg)), -EINVAL);
+	assert_non_null(strstr(msg, "the default of a"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(numbers),	 cmocka_unit_test(sizes),
+		cmocka_unit_test(bools_and_escapes), cmocka_unit_test(tables),
+		cmocka_unit_test(errors),	 cmocka_unit_test(help),
+		cmocka_unit_test(bad_tables),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
