@@ -7,7 +7,8 @@
 #   make check-fast    the suite once, without the sanitizer pass
 #   make demo          build, generate a trace, show what it holds
 #   make bench         performance figures (ratios measured in one run):
-#                      bench/run.sh (trace files), bench/decode.sh (decoder)
+#                      bench/run.sh (trace files), bench/decode.sh (decoder),
+#                      bench/analysis.sh (bach sim and bach mrc)
 #   make soak          long fault runs, out of make check: bench/fault_soak.sh
 #                      (SOAK_CYCLES=40 kills of bachd amid SIGHUP storms, then
 #                      every capture recovered, whole and adding up)
@@ -194,7 +195,8 @@ fuzz: $(PROGRAMS)
 
 bench: $(PROGRAMS) $(BENCH_BIN)
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
-		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; exit $$rc
+		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/analysis.sh || rc=1; exit $$rc
 
 soak: $(PROGRAMS)
 	$(Q)BUILD=$(BUILD) bench/fault_soak.sh

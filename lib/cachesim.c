@@ -64,8 +64,7 @@ int bach_parse_bytes(const char *s, uint64_t *v)
 	return 0;
 }
 
-__attribute__((format(printf, 3, 4))) static int bad(char *why, size_t len,
-						     const char *fmt, ...)
+int bach_why(char *why, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -106,18 +105,18 @@ static int check_geometry(struct bach_cache_spec *c, const char *assoc,
 
 	if (c->line < BACH_SIM_MIN_LINE || c->line > BACH_SIM_MAX_LINE ||
 	    (c->line & (c->line - 1)))
-		return bad(why, len,
+		return bach_why(why, len,
 			   "LINE %u is not a power of two from %u to %u bytes",
 			   c->line, BACH_SIM_MIN_LINE, BACH_SIM_MAX_LINE);
 	if (c->size < c->line)
-		return bad(why, len, "SIZE %llu is smaller than LINE %u",
+		return bach_why(why, len, "SIZE %llu is smaller than LINE %u",
 			   (unsigned long long)c->size, c->line);
 	if (c->size % c->line)
-		return bad(why, len, "SIZE %llu is not a multiple of LINE %u",
+		return bach_why(why, len, "SIZE %llu is not a multiple of LINE %u",
 			   (unsigned long long)c->size, c->line);
 	lines = c->size / c->line;
 	if (lines > BACH_SIM_MAX_LINES)
-		return bad(why, len, "SIZE %llu holds %llu lines, more than %u",
+		return bach_why(why, len, "SIZE %llu holds %llu lines, more than %u",
 			   (unsigned long long)c->size,
 			   (unsigned long long)lines, BACH_SIM_MAX_LINES);
 	if (!strcmp(assoc, "full")) {
@@ -126,16 +125,16 @@ static int check_geometry(struct bach_cache_spec *c, const char *assoc,
 		return 0;
 	}
 	if (bach_parse_bytes(assoc, &a) || !a || strpbrk(assoc, "kKmMgG"))
-		return bad(why, len,
+		return bach_why(why, len,
 			   "ASSOC '%s' is not a number of ways or 'full'",
 			   assoc);
 	if (a > lines)
-		return bad(why, len,
+		return bach_why(why, len,
 			   "ASSOC %llu x LINE %u is larger than SIZE %llu",
 			   (unsigned long long)a, c->line,
 			   (unsigned long long)c->size);
 	if (lines % a)
-		return bad(why, len,
+		return bach_why(why, len,
 			   "SIZE %llu is not a multiple of LINE x ASSOC (%llu)",
 			   (unsigned long long)c->size,
 			   (unsigned long long)(a * c->line));
@@ -154,13 +153,13 @@ int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
 
 	memset(c, 0, sizeof(*c));
 	if (n < 3)
-		return bad(why, whylen,
+		return bach_why(why, whylen,
 			   "'%s' is not SIZE:LINE:ASSOC[:POLICY]...", text);
 	if (bach_parse_bytes(f[0], &c->size) || !c->size)
-		return bad(why, whylen,
+		return bach_why(why, whylen,
 			   "SIZE '%s' is not a size (16k, 1M, ...)", f[0]);
 	if (bach_parse_bytes(f[1], &v) || v > BACH_SIM_MAX_LINE)
-		return bad(why, whylen, "LINE '%s' is not a line size", f[1]);
+		return bach_why(why, whylen, "LINE '%s' is not a line size", f[1]);
 	c->line = (uint32_t)v;
 	err = check_geometry(c, f[2], why, whylen);
 	if (err)
@@ -171,7 +170,7 @@ int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
 		if (!strcmp(w, "lru") || !strcmp(w, "fifo") ||
 		    !strcmp(w, "random")) {
 			if (repl)
-				return bad(why, whylen,
+				return bach_why(why, whylen,
 					   "two replacement policies ('%s')",
 					   w);
 			repl = true;
@@ -180,18 +179,18 @@ int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
 						: BACH_REPL_RANDOM;
 		} else if (!strcmp(w, "wb") || !strcmp(w, "wt")) {
 			if (wb)
-				return bad(why, whylen,
+				return bach_why(why, whylen,
 					   "two write policies ('%s')", w);
 			wb = true;
 			c->write_through = w[1] == 't';
 		} else if (!strcmp(w, "wa") || !strcmp(w, "nwa")) {
 			if (wa)
-				return bad(why, whylen,
+				return bach_why(why, whylen,
 					   "two allocation policies ('%s')", w);
 			wa = true;
 			c->no_allocate = w[0] == 'n';
 		} else {
-			return bad(why, whylen,
+			return bach_why(why, whylen,
 				   "unknown POLICY '%s' (lru|fifo|random, "
 				   "wb|wt, wa|nwa)",
 				   w);
@@ -209,10 +208,10 @@ int bach_tlb_spec_parse(const char *text, struct bach_cache_spec *c, char *why,
 
 	memset(c, 0, sizeof(*c));
 	if (n != 2)
-		return bad(why, whylen, "'%s' is not ENTRIES:ASSOC", text);
+		return bach_why(why, whylen, "'%s' is not ENTRIES:ASSOC", text);
 	if (bach_parse_bytes(f[0], &entries) || !entries ||
 	    entries > (1u << 20) || strpbrk(f[0], "kKmMgG"))
-		return bad(why, whylen,
+		return bach_why(why, whylen,
 			   "ENTRIES '%s' is not a number from 1 to %u", f[0],
 			   1u << 20);
 	c->line = BACH_TLB_PAGE;
@@ -220,7 +219,7 @@ int bach_tlb_spec_parse(const char *text, struct bach_cache_spec *c, char *why,
 	if (check_geometry(c, f[1], why, whylen)) {
 		if (!strncmp(why, "ASSOC '", 7))
 			return -EINVAL;
-		return bad(why, whylen,
+		return bach_why(why, whylen,
 			   "ENTRIES %llu is not a multiple of ASSOC %s",
 			   (unsigned long long)entries, f[1]);
 	}
@@ -669,16 +668,16 @@ int bach_sim_new(struct bach_sim **sp, const struct bach_sim_config *cfg,
 
 	*sp = NULL;
 	if (have[BACH_SIM_L1I] != have[BACH_SIM_L1D])
-		return bad(why, whylen, "--l1i and --l1d go together");
+		return bach_why(why, whylen, "--l1i and --l1d go together");
 	if (have[BACH_SIM_L1] && have[BACH_SIM_L1I])
-		return bad(why, whylen,
+		return bach_why(why, whylen,
 			   "--l1 is a unified L1: not with --l1i and --l1d");
 	if (!have[BACH_SIM_L1] && !have[BACH_SIM_L1I])
-		return bad(
+		return bach_why(
 			why, whylen,
 			"no L1: give --l1 SPEC, or --l1i SPEC and --l1d SPEC");
 	if (have[BACH_SIM_L3] && !have[BACH_SIM_L2])
-		return bad(why, whylen, "--l3 needs --l2");
+		return bach_why(why, whylen, "--l3 needs --l2");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;

@@ -70,6 +70,10 @@ struct bach_cache_spec {
  */
 int bach_parse_bytes(const char *s, uint64_t *v);
 
+/* The analyses' checks: the reason into why (len bytes), returns -EINVAL. */
+__attribute__((format(printf, 3, 4))) int bach_why(char *why, size_t len,
+						   const char *fmt, ...);
+
 /*
  * Parse a SPEC: SIZE (bach_parse_bytes), LINE (a power of two from
  * BACH_SIM_MIN_LINE to BACH_SIM_MAX_LINE), ASSOC (a number or "full"),

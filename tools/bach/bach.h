@@ -18,7 +18,7 @@ struct bach_cmd {
 };
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
-	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim;
+	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim, cmd_mrc;
 
 /* Messages to stderr as "bach CMD: ...". */
 extern const char *prog_cmd;
@@ -72,5 +72,14 @@ int check_output(const char *out, const char *const *in, size_t nin);
 
 /* Open every TRACE argument into a reader; message and status on failure. */
 int open_traces(struct bach_reader **rp, int argc, char **argv);
+
+/*
+ * Read the TRACE arguments as one trace, handing add() whole blocks of
+ * records in order. Returns EXIT_OK, or the status after saying what was
+ * wrong (the file and offset of damage). *records: how many were read.
+ */
+int read_traces(int argc, char **argv,
+		void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		void *ctx, uint64_t *records);
 
 #endif

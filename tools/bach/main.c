@@ -16,7 +16,7 @@
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
 	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen,
-	&cmd_sim,     NULL,
+	&cmd_sim,     &cmd_mrc,  NULL,
 };
 
 const char *prog_cmd = "bach";
@@ -188,6 +188,32 @@ int open_traces(struct bach_reader **rp, int argc, char **argv)
 		}
 	}
 	return EXIT_OK;
+}
+
+int read_traces(int argc, char **argv,
+		void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		void *ctx, uint64_t *records)
+{
+	struct bach_reader *r;
+	int status = open_traces(&r, argc, argv);
+	ssize_t n = 0;
+
+	while (!status) {
+		const uint8_t *p;
+
+		n = bach_reader_read(r, &p);
+		if (n <= 0)
+			break;
+		add(ctx, p, (size_t)n);
+	}
+	if (!status && n < 0) {
+		errmsg("%s", bach_reader_strerror(r));
+		status = bach_exit_status((int)n);
+	}
+	if (records)
+		*records = r ? bach_reader_records(r) : 0;
+	bach_reader_free(r);
+	return status;
 }
 
 static void usage(FILE *f)

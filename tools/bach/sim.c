@@ -146,6 +146,11 @@ static void print_json(const struct bach_sim *s,
 	printf("}\n");
 }
 
+static void add(void *s, const uint8_t *recs, size_t n)
+{
+	bach_sim_add(s, recs, n);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -160,12 +165,10 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bach_sim_config cfg;
-	struct bach_reader *r = NULL;
 	struct bach_sim *s = NULL;
 	bool json = false;
 	char why[200];
 	int c, status, err;
-	ssize_t n;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seed = 1;
@@ -213,29 +216,14 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	status = open_traces(&r, argc - optind, argv + optind);
-	if (status)
-		goto out;
-	for (;;) {
-		const uint8_t *p;
-
-		n = bach_reader_read(r, &p);
-		if (n <= 0)
-			break;
-		bach_sim_add(s, p, (size_t)n);
+	status = read_traces(argc - optind, argv + optind, add, s, NULL);
+	if (!status) {
+		bach_sim_finish(s);
+		if (json)
+			print_json(s, &cfg);
+		else
+			print_text(s, &cfg);
 	}
-	if (n < 0) {
-		errmsg("%s", bach_reader_strerror(r));
-		status = bach_exit_status((int)n);
-		goto out;
-	}
-	bach_sim_finish(s);
-	if (json)
-		print_json(s, &cfg);
-	else
-		print_text(s, &cfg);
-out:
-	bach_reader_free(r);
 	bach_sim_free(s);
 	return status;
 }
