@@ -71,6 +71,9 @@ BENCH_LIBS = -lisal
 # pkg-config runs when a command needs these (after scripts/deps.sh)
 EXT_CFLAGS = $(shell pkg-config --cflags libusb-1.0 libsigrok libzip)
 EXT_LIBS = $(shell pkg-config --libs libusb-1.0 libsigrok libzip)
+# cairo draws bach plot's and bach report's pictures: bach only
+CAIRO_CFLAGS = $(shell pkg-config --cflags cairo)
+CAIRO_LIBS = $(shell pkg-config --libs cairo) -lm
 DAEMON_LIBS = -luring -linih -lsystemd $(EXT_LIBS)
 ALL_CFLAGS = $(CFLAGS) $(BACH_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
@@ -134,10 +137,11 @@ $(BUILD)/libbachcore.a: $(CORE_OBJ)
 $(BUILD)/core/%.o $(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Icore -Idaemon
 $(BUILD)/drivers/%.o $(BUILD)/analyzer/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
 $(BUILD)/drivers/sigrok/%.o: ALL_CFLAGS += -Ianalyzer
+$(BUILD)/tools/bach/plot.o $(BUILD)/tools/bach/report.o: ALL_CFLAGS += $(CAIRO_CFLAGS)
 
 $(BUILD)/bin/bach: $(BACH_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DAEMON_LIBS) $(LIBS)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DAEMON_LIBS) $(CAIRO_LIBS) $(LIBS)
 
 $(BUILD)/bin/bachd: $(BACHD_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)

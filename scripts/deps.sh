@@ -12,7 +12,10 @@ set -eu
 # bachd: liburing (io_uring writes), libinih (configuration), libsystemd
 # (sd_notify). jansson: reading a capture's manifest.jsonl (bach verify,
 # recovery).
-# the analyses: python3 runs the reference models in tests/models/.
+# the analyses: python3 runs the reference models in tests/models/; cairo
+# renders bach plot's SVG and PNG (linked into bach only); chromium renders
+# bach report's page headless in its test (a real browser, no console
+# errors, images present).
 # the capture board: libusb (drivers/usb), umockdev (an emulated board for
 # its tests), iverilog and verilator (make fpga-sim, make fpga-lint), yosys,
 # nextpnr and icestorm (make fpga-synth).
@@ -26,7 +29,7 @@ libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm
 libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
-python3"
+python3 libcairo2-dev chromium"
 
 missing=""
 for p in $PKGS; do

@@ -16,7 +16,7 @@
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
 	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen,
-	&cmd_sim,     &cmd_mrc,  NULL,
+	&cmd_sim,     &cmd_mrc,  &cmd_plot, &cmd_report, NULL,
 };
 
 const char *prog_cmd = "bach";
