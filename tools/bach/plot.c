@@ -664,6 +664,8 @@ static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 {
 	double span = total ? (double)total : 1;
 
+	/* abutting bars: no antialiased seams between them */
+	cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
 	for (size_t k = 0; k < NCOLS && k * c->per < total; k++) {
 		uint64_t sum = 0;
 		double x0 = LEFT + (double)(k * c->per) / span * PW;
@@ -684,6 +686,7 @@ static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 			y -= h;
 		}
 	}
+	cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
 	value_axis(cr, 1, true, "share of bus cycles");
 	legend(cr, cls_names, cls_rgb, NCLS, false);
 }
