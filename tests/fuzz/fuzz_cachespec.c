@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: bach_cache_spec_parse(), bach_tlb_spec_parse() and
- * bach_parse_bytes(), the parsers of bach sim's and bach mrc's options.
+ * libFuzzer target: bach_cache_spec_parse(), bach_tlb_spec_parse(),
+ * bach_parse_bytes() and bach_mrc_parse_sizes(), the parsers of bach
+ * sim's, bach mrc's and bach plot's options.
  * The input, up to its first NUL, is the text.
  *
  * Checks: an accepted SPEC describes a cache bach_sim_new() builds (LINE a
  * power of two in range, SIZE a multiple of LINE x ASSOC, at most
  * BACH_SIM_MAX_LINES lines, "full" exactly when ASSOC is SIZE / LINE by
  * that word), and describes itself in a bounded line; a refused one is
- * -EINVAL with a reason; a byte count is what its digits and suffix say.
+ * -EINVAL with a reason; a byte count is what its digits and suffix say;
+ * an accepted size list is ascending, 1 to BACH_MRC_MAX_SIZES sizes of at
+ * most 4 GiB, each what bach_parse_bytes() reads its item as.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "bach/cachesim.h"
+#include "bach/mrc.h"
 
 #include "fuzz_check.h"
 
@@ -88,6 +92,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							: 30;
 		CHECK(v == digits << shift && v <= (1ull << 40),
 		      "'%s' read as %llu", text, (unsigned long long)v);
+	}
+	{
+		uint64_t sizes[BACH_MRC_MAX_SIZES], one;
+		char *copy = strdup(text), *save = NULL, *t;
+		int n;
+
+		CHECK(copy, "out of memory");
+		why[0] = 0;
+		n = bach_mrc_parse_sizes(text, NULL, NULL, sizes, why,
+					 sizeof(why));
+		if (n < 0) {
+			CHECK(n == -EINVAL && why[0], "sizes '%s': %d", text, n);
+		} else {
+			CHECK(n >= 1 && n <= BACH_MRC_MAX_SIZES, "sizes '%s': %d",
+			      text, n);
+			t = strtok_r(copy, ",", &save);
+			for (int i = 0; i < n; i++, t = strtok_r(NULL, ",", &save)) {
+				CHECK(t && !bach_parse_bytes(t, &one) &&
+					      one == sizes[i],
+				      "sizes '%s': item %d", text, i);
+				CHECK(sizes[i] && sizes[i] <= BACH_MRC_MAX_SIZE &&
+					      (!i || sizes[i] > sizes[i - 1]),
+				      "sizes '%s': %d not ascending", text, i);
+			}
+			CHECK(!t, "sizes '%s': more items than sizes", text);
+		}
+		free(copy);
 	}
 	free(text);
 	return 0;
