@@ -11,7 +11,8 @@
 #   make bench         performance figures (ratios measured in one run):
 #                      bench/run.sh (trace files), bench/decode.sh (decoder),
 #                      bench/soak.sh (bachd for SOAK_MINUTES=10: flat RSS
-#                      and fds, accounting, retention)
+#                      and fds, accounting, retention),
+#                      bench/analysis.sh (bach sim and bach mrc)
 #   make soak          long fault runs, out of make check: bench/fault_soak.sh
 #                      (SOAK_CYCLES=40 kills of bachd amid SIGHUP storms, then
 #                      every capture recovered, whole and adding up)
@@ -85,6 +86,9 @@ EXT_DEFS = $(if $(NO_USB),-DBACH_NO_USB) $(if $(NO_SIGROK),-DBACH_NO_SIGROK)
 # pkg-config runs when a command needs these (after scripts/deps.sh)
 EXT_CFLAGS = $(if $(strip $(EXT_PKGS)),$(shell pkg-config --cflags $(EXT_PKGS)))
 EXT_LIBS = $(if $(strip $(EXT_PKGS)),$(shell pkg-config --libs $(EXT_PKGS)))
+# cairo draws bach plot's and bach report's pictures (bach-draw only)
+CAIRO_CFLAGS = $(shell pkg-config --cflags cairo)
+CAIRO_LIBS = $(shell pkg-config --libs cairo) -lm
 DAEMON_LIBS = -luring -linih -lsystemd $(EXT_LIBS)
 ALL_CFLAGS = $(CFLAGS) $(BACH_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
@@ -100,14 +104,19 @@ LIB_SRC = $(wildcard lib/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 BACH_SRC = $(wildcard tools/bach/*.c)
 BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
-# `bach` is two binaries: the commands that run drivers or libsigrok
-# (capture, decode) are in bach-acquire, which `bach` executes
-# (tools/bach/acquire_exec.c), so that dump and the rest load none of
-# libusb, libsigrok and glib
+# `bach` is three binaries: the commands that run drivers or libsigrok
+# (capture, decode) are in bach-acquire and those that draw with cairo
+# (plot, report) in bach-draw, which `bach` executes (tools/bach/
+# exec_helper.c), so that dump and the rest load none of those libraries.
+# Each binary has the others' commands as stubs (exec_acquire.c,
+# exec_draw.c).
 ACQ_CMD_OBJ = $(BUILD)/tools/bach/capture.o $(BUILD)/tools/bach/decode.o
-EXEC_CMD_OBJ = $(BUILD)/tools/bach/acquire_exec.o
-BACH_COMMON_OBJ = $(filter-out $(ACQ_CMD_OBJ) $(EXEC_CMD_OBJ),$(BACH_OBJ))
+DRAW_CMD_OBJ = $(BUILD)/tools/bach/plot.o $(BUILD)/tools/bach/report.o
+ACQ_STUB_OBJ = $(BUILD)/tools/bach/exec_acquire.o
+DRAW_STUB_OBJ = $(BUILD)/tools/bach/exec_draw.o
+BACH_COMMON_OBJ = $(filter-out $(ACQ_CMD_OBJ) $(DRAW_CMD_OBJ) $(ACQ_STUB_OBJ) $(DRAW_STUB_OBJ),$(BACH_OBJ))
 ACQUIRE = $(BUILD)/lib/bach/bach-acquire
+DRAW = $(BUILD)/lib/bach/bach-draw
 # the capture engine (core/), the drivers and the analyzer file reader, and
 # bachd's command line and configuration: shared by bachd and `bach capture`
 CORE_SRC = $(wildcard core/*.c) \
@@ -121,7 +130,7 @@ TEST_SRC = $(wildcard tests/unit/test_*.c)
 TEST_BIN = $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_SRC = $(wildcard bench/*.c)
 BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
-PROGRAMS = $(BUILD)/bin/bach $(BUILD)/bin/bachd $(ACQUIRE)
+PROGRAMS = $(BUILD)/bin/bach $(BUILD)/bin/bachd $(ACQUIRE) $(DRAW)
 
 # Plain `make` installs nothing: it checks with pkg-config that the
 # libraries are there and names the packages that are not. `make deps`,
@@ -161,17 +170,22 @@ $(BUILD)/libbachcore.a: $(CORE_OBJ)
 $(BUILD)/core/%.o $(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Icore -Idaemon
 $(BUILD)/drivers/%.o $(BUILD)/analyzer/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
 $(BUILD)/drivers/sigrok/%.o: ALL_CFLAGS += -Ianalyzer
+$(BUILD)/tools/bach/plot.o $(BUILD)/tools/bach/report.o: ALL_CFLAGS += $(CAIRO_CFLAGS)
 
-$(EXEC_CMD_OBJ): ALL_CFLAGS += -DBACH_LIBEXECDIR=\"$(LIBEXECDIR)\"
+$(BUILD)/tools/bach/exec_helper.o: ALL_CFLAGS += -DBACH_LIBEXECDIR=\"$(LIBEXECDIR)\"
 
 # only the engine's objects it needs (recovery), none of the drivers'
-$(BUILD)/bin/bach: $(BACH_COMMON_OBJ) $(EXEC_CMD_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
+$(BUILD)/bin/bach: $(BACH_COMMON_OBJ) $(ACQ_STUB_OBJ) $(DRAW_STUB_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(ACQUIRE): $(BACH_COMMON_OBJ) $(ACQ_CMD_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
+$(ACQUIRE): $(BACH_COMMON_OBJ) $(ACQ_CMD_OBJ) $(DRAW_STUB_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(DAEMON_LIBS) $(LIBS)
+
+$(DRAW): $(BACH_COMMON_OBJ) $(DRAW_CMD_OBJ) $(ACQ_STUB_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CAIRO_LIBS) $(LIBS)
 
 $(BUILD)/bin/bachd: $(BACHD_OBJ) $(BUILD)/libbachcore.a $(BUILD)/libbach.a
 	$(Q)mkdir -p $(dir $@)
@@ -255,6 +269,7 @@ bench:
 	$(Q)$(SUBMAKE) $(PROGRAMS) $(BENCH_BIN)
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/analysis.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc
 
 soak:
@@ -273,7 +288,7 @@ install: $(PROGRAMS)
 		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSCONFDIR)/bach \
 		$(DESTDIR)$(LIBEXECDIR)
 	install -m 755 $(BUILD)/bin/bach $(BUILD)/bin/bachd $(DESTDIR)$(BINDIR)/
-	install -m 755 $(ACQUIRE) $(DESTDIR)$(LIBEXECDIR)/
+	install -m 755 $(ACQUIRE) $(DRAW) $(DESTDIR)$(LIBEXECDIR)/
 	install -m 755 systemd/bach-failure $(DESTDIR)$(LIBEXECDIR)/bach-failure
 	for u in bachd.service bachd@.service bach-failure@.service; do \
 		sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' \

@@ -102,6 +102,83 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 	return 0;
 }
 
+static const char *const ev_names[] = {
+	[BACH_EV_STARTED] = "started",	   [BACH_EV_SEGMENT] = "segment",
+	[BACH_EV_GAP] = "gap",		   [BACH_EV_STALL] = "stall",
+	[BACH_EV_MARK] = "mark",	   [BACH_EV_DEVICE_LOST] = "device_lost",
+	[BACH_EV_DEVICE_BACK] = "device_back", [BACH_EV_ENDED] = "ended",
+};
+
+static void copy_str(char *dst, size_t cap, json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	snprintf(dst, cap, "%s", v ? v : "");
+}
+
+static uint64_t num(json_t *o, const char *key)
+{
+	json_t *j = json_object_get(o, key);
+
+	return json_is_integer(j) && json_integer_value(j) > 0 ?
+		       (uint64_t)json_integer_value(j) :
+		       0;
+}
+
+/* The event for the timeline; types were checked where they matter. */
+static int add_event(struct ctx *x, struct bach_manifest *m, json_t *o,
+		     const char *ev)
+{
+	struct bach_manifest_event *e;
+	json_t *at = json_object_get(o, "at");
+
+	if (m->nevents % 256 == 0) {
+		e = realloc(m->events, (m->nevents + 256) * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		m->events = e;
+	}
+	e = &m->events[m->nevents++];
+	memset(e, 0, sizeof(*e));
+	e->kind = BACH_EV_OTHER;
+	for (size_t k = 0; k < sizeof(ev_names) / sizeof(*ev_names); k++)
+		if (!strcmp(ev, ev_names[k]))
+			e->kind = (enum bach_manifest_ev)k;
+	snprintf(e->name, sizeof(e->name), "%s", ev);
+	copy_str(e->time, sizeof(e->time), o, "time");
+	e->line = x->line;
+	if (at && (!json_is_integer(at) || json_integer_value(at) < 0))
+		return bad(x, "\"at\" is not a record index");
+	e->has_at = at != NULL;
+	e->at = num(o, "at");
+	switch (e->kind) {
+	case BACH_EV_STARTED:
+		copy_str(e->detail, sizeof(e->detail), o, "driver");
+		break;
+	case BACH_EV_SEGMENT:
+		copy_str(e->detail, sizeof(e->detail), o, "name");
+		e->count = num(o, "records");
+		break;
+	case BACH_EV_GAP:
+		copy_str(e->detail, sizeof(e->detail), o, "cause");
+		e->count = num(o, "lost");
+		break;
+	case BACH_EV_STALL:
+		copy_str(e->detail, sizeof(e->detail), o, "source");
+		e->count = num(o, "count") + num(o, "episodes");
+		break;
+	case BACH_EV_MARK:
+		copy_str(e->detail, sizeof(e->detail), o, "text");
+		break;
+	case BACH_EV_ENDED:
+		copy_str(e->detail, sizeof(e->detail), o, "state");
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 		     size_t len)
 {
@@ -117,8 +194,16 @@ static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 		err = bad(x, "not an event (a JSON object with \"event\")");
 		goto out;
 	}
+	err = add_event(x, m, o, ev);
+	if (err)
+		goto out;
 	if (!strcmp(ev, "started")) {
+		json_t *v = json_object_get(o, "version");
+
 		m->started = true;
+		if (json_is_integer(v))
+			snprintf(m->version, sizeof(m->version), "%lld",
+				 (long long)json_integer_value(v));
 	} else if (!strcmp(ev, "segment")) {
 		err = add_segment(x, m, o);
 	} else if (!strcmp(ev, "gap")) {
@@ -234,6 +319,9 @@ void bach_manifest_free(struct bach_manifest *m)
 	free(m->segs);
 	m->segs = NULL;
 	m->nsegs = 0;
+	free(m->events);
+	m->events = NULL;
+	m->nevents = 0;
 }
 
 const struct bach_manifest_seg *

@@ -12,6 +12,10 @@ set -eu
 # bachd: liburing (io_uring writes), libinih (configuration), libsystemd
 # (sd_notify). jansson: reading a capture's manifest.jsonl (bach verify,
 # recovery).
+# the analyses: python3 runs the reference models in tests/models/; cairo
+# renders bach plot's SVG and PNG (linked into bach only); chromium renders
+# bach report's page headless in its test (a real browser, no console
+# errors, images present).
 # the capture board: libusb (drivers/usb), umockdev (an emulated board for
 # its tests), iverilog and verilator (make fpga-sim, make fpga-lint), yosys,
 # nextpnr and icestorm (make fpga-synth); z3, the solver yosys-smtbmc (in
@@ -28,7 +32,8 @@ libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm z3
 libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
-prometheus"
+prometheus
+python3 libcairo2-dev chromium"
 
 # deps.sh --check: only say whether the libraries the programs link are
 # there (pkg-config), naming the Debian package of each that is not; plain

@@ -38,6 +38,30 @@ struct bach_manifest_seg {
 	uint64_t line;		/* line number in the manifest, from 1 */
 };
 
+/*
+ * Every event, in order, for a timeline (bach report, bach plot): its
+ * time as written, its position and the member that says most about it.
+ */
+enum bach_manifest_ev {
+	BACH_EV_STARTED, BACH_EV_SEGMENT, BACH_EV_GAP, BACH_EV_STALL,
+	BACH_EV_MARK, BACH_EV_DEVICE_LOST, BACH_EV_DEVICE_BACK, BACH_EV_ENDED,
+	BACH_EV_OTHER,
+};
+
+struct bach_manifest_event {
+	enum bach_manifest_ev kind;
+	char name[24];		/* the "event" member */
+	char time[32];		/* the "time" member, or empty */
+	bool has_at;
+	uint64_t at;		/* "at": a record index in the trace */
+	uint64_t count;		/* gap: lost; segment: records; stall: count
+				 * or episodes */
+	/* gap: cause; stall: source; segment: name; started: driver;
+	 * ended: state; mark: its text (cut to fit) */
+	char detail[160];
+	uint64_t line;		/* in the manifest, from 1 */
+};
+
 /* The sums of the events, and the "ended" event's own totals. */
 struct bach_manifest {
 	bool started;
@@ -54,6 +78,9 @@ struct bach_manifest {
 	uint64_t lines;		/* whole lines read */
 	uint64_t whole_bytes;	/* bytes of whole lines */
 	bool partial_tail;	/* a last line without its newline */
+	struct bach_manifest_event *events;
+	size_t nevents;
+	char version[16];	/* the started event's "version", as text */
 };
 
 /*

@@ -23,7 +23,7 @@ grep -qE "libusb|libsigrok" "$T/err" && fail "NO_USB/NO_SIGROK still want them: 
 "$TOP/scripts/deps.sh" --check || fail "deps.sh --check fails here, where make built"
 
 # bach prints records without loading libusb, libsigrok or glib
-if ldd "$BACH" | grep -E "libusb|libsigrok|libglib"; then
+if ldd "$BACH" | grep -E "libusb|libsigrok|libglib|libcairo"; then
 	fail "bach links a driver's library"
 fi
 $BACH gen --records 100 -o "$T/g.byu"

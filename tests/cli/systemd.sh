@@ -30,10 +30,10 @@ done
 [ -x "$R/usr/local/bin/bachd" ] || fail "bachd not executable"
 # bach runs capture and decode from bach-acquire, found beside it as
 # installed; bach itself loads none of libusb, libsigrok and glib
-[ -x "$R/usr/local/lib/bach/bach-acquire" ] || fail "bach-acquire not installed"
+[ -x "$R/usr/local/lib/bach/bach-acquire" ] && [ -x "$R/usr/local/lib/bach/bach-draw" ] || fail "bach-acquire or bach-draw not installed"
 "$R/usr/local/bin/bach" help capture > "$T/h" 2>&1 || fail "installed bach help capture: $(cat "$T/h")"
 grep -q "^Drivers and their options" "$T/h" || fail "installed bach help capture: $(cat "$T/h")"
-if ldd "$R/usr/local/bin/bach" | grep -E "libusb|libsigrok|libglib"; then
+if ldd "$R/usr/local/bin/bach" | grep -E "libusb|libsigrok|libglib|libcairo"; then
 	fail "bach loads a driver's library"
 fi
 # without it: a clear error, exit 2

@@ -15,11 +15,12 @@ struct bach_cmd {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 	const char *help; /* usage and options, printed by `bach help NAME`;
-			     NULL: run says (acquire_exec.c) */
+			     NULL: run says (exec_helper.c) */
 };
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
-	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover;
+	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim, cmd_mrc,
+	cmd_plot, cmd_report;
 
 /* Messages to stderr as "bach CMD: ...". */
 extern const char *prog_cmd;
@@ -71,7 +72,22 @@ void catch_signals(void);
  */
 int check_output(const char *out, const char *const *in, size_t nin);
 
+/*
+ * Run the command in argv[0] from BINARY, another binary of the tool
+ * (BINDIR/../lib/bach or LIBEXECDIR); returns only when that fails.
+ */
+int exec_helper(const char *binary, int argc, char **argv);
+
 /* Open every TRACE argument into a reader; message and status on failure. */
 int open_traces(struct bach_reader **rp, int argc, char **argv);
+
+/*
+ * Read the TRACE arguments as one trace, handing add() whole blocks of
+ * records in order. Returns EXIT_OK, or the status after saying what was
+ * wrong (the file and offset of damage). *records: how many were read.
+ */
+int read_traces(int argc, char **argv,
+		void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		void *ctx, uint64_t *records);
 
 #endif

@@ -15,7 +15,8 @@
 
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
-	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen, NULL,
+	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen,
+	&cmd_sim,     &cmd_mrc,  &cmd_plot, &cmd_report, NULL,
 };
 
 const char *prog_cmd = "bach";
@@ -45,7 +46,7 @@ int usage_error(const char *fmt, ...)
 
 int print_help(const struct bach_cmd *c)
 {
-	if (!c->help) {	/* a command another binary runs (acquire_exec.c) */
+	if (!c->help) {	/* a command another binary runs (exec_helper.c) */
 		char *av[] = { (char *)c->name, (char *)"--help", NULL };
 
 		return c->run(2, av);
@@ -192,6 +193,32 @@ int open_traces(struct bach_reader **rp, int argc, char **argv)
 		}
 	}
 	return EXIT_OK;
+}
+
+int read_traces(int argc, char **argv,
+		void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		void *ctx, uint64_t *records)
+{
+	struct bach_reader *r;
+	int status = open_traces(&r, argc, argv);
+	ssize_t n = 0;
+
+	while (!status) {
+		const uint8_t *p;
+
+		n = bach_reader_read(r, &p);
+		if (n <= 0)
+			break;
+		add(ctx, p, (size_t)n);
+	}
+	if (!status && n < 0) {
+		errmsg("%s", bach_reader_strerror(r));
+		status = bach_exit_status((int)n);
+	}
+	if (records)
+		*records = r ? bach_reader_records(r) : 0;
+	bach_reader_free(r);
+	return status;
 }
 
 static void usage(FILE *f)

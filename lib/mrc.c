@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Miss-ratio curves (bach/mrc.h): stack distances over an order-statistic
+ * structure, SHARDS sampling, and set-associative LRU for a list of
+ * sizes. Written apart from lib/cachesim.c on purpose: the exactness test
+ * compares the two.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach/cachesim.h" /* bach_parse_bytes() */
+#include "bach/mrc.h"
+
+#define CHUNK_BITS 12		/* lines per radix chunk: 4096 */
+#define GROUP_BITS 15		/* times per second-level count: 32768 */
+#define COLD UINT32_MAX		/* no earlier reference */
+#define SAMPLE_BITS 24		/* SHARDS: hash mod P, P = 2^24 */
+
+/* ---- line -> value, a two-level table of chunks made on first use ------- */
+
+struct radix {
+	uint32_t **dir;
+	size_t ndir;
+};
+
+static int radix_init(struct radix *r, unsigned key_bits)
+{
+	r->ndir = (size_t)1 << (key_bits > CHUNK_BITS ? key_bits - CHUNK_BITS : 0);
+	r->dir = calloc(r->ndir, sizeof(*r->dir));
+	return r->dir ? 0 : -ENOMEM;
+}
+
+static void radix_free(struct radix *r)
+{
+	for (size_t i = 0; r->dir && i < r->ndir; i++)
+		free(r->dir[i]);
+	free(r->dir);
+	r->dir = NULL;
+}
+
+/* The value of key, made (zero) when new; NULL when out of memory. */
+static inline uint32_t *radix_slot(struct radix *r, uint32_t key)
+{
+	uint32_t **d = &r->dir[key >> CHUNK_BITS];
+
+	if (__builtin_expect(!*d, 0)) {
+		*d = calloc((size_t)1 << CHUNK_BITS, sizeof(**d));
+		if (!*d)
+			return NULL;
+	}
+	return *d + (key & ((1u << CHUNK_BITS) - 1));
+}
+
+/* ---- stack distances ------------------------------------------------------ */
+
+#define FAN_BITS 4 /* each count above the words sums 16 below it */
+#define MAX_LEVELS 8
+
+/*
+ * Each live line has a time, the count of references (of other lines)
+ * before its last one; bits marks the live times, cnt[0] counts them per
+ * 64-bit word and cnt[k] per 16 of cnt[k-1]. A line's distance is the
+ * number of live times after its own: the rest of its word, then at each
+ * level the counts to the right of its own within their 16. When the
+ * times run out they are renumbered 0, 1, ... in order, and the room
+ * doubled once it is half full.
+ */
+struct sdist {
+	struct radix where;	/* line -> its time + 1; 0: not live */
+	uint64_t *bits;
+	uint32_t *cnt[MAX_LEVELS];
+	unsigned nlev;
+	uint32_t *owner;	/* time -> line */
+	uint32_t cap, now, live;
+};
+
+static inline unsigned pop64(uint64_t x)
+{
+	x -= (x >> 1) & 0x5555555555555555ull;
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((x * 0x0101010101010101ull) >> 56);
+}
+
+static size_t level_len(uint32_t cap, unsigned k)
+{
+	size_t n = ((size_t)cap >> 6) >> (FAN_BITS * k);
+
+	return n ? n : 1;
+}
+
+static int sd_alloc(struct sdist *s, uint32_t cap)
+{
+	uint64_t *bits = realloc(s->bits, cap / 8);
+	uint32_t *owner;
+
+	if (!bits)
+		return -ENOMEM;
+	s->bits = bits;
+	owner = realloc(s->owner, cap * sizeof(*owner));
+	if (!owner)
+		return -ENOMEM;
+	s->owner = owner;
+	s->nlev = 0;
+	for (unsigned k = 0; k < MAX_LEVELS; k++) {
+		uint32_t *c = realloc(s->cnt[k], level_len(cap, k) * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		s->cnt[k] = c;
+		s->nlev = k + 1;
+		if (level_len(cap, k) == 1)
+			break;
+	}
+	s->cap = cap;
+	return 0;
+}
+
+/* Count cnt[] again from the words in use. */
+static void sd_recount(struct sdist *s)
+{
+	uint32_t words = (s->now + 63) >> 6;
+
+	for (unsigned k = 0; k < s->nlev; k++)
+		memset(s->cnt[k], 0, level_len(s->cap, k) * sizeof(*s->cnt[k]));
+	for (uint32_t w = 0; w < words; w++) {
+		unsigned n = pop64(s->bits[w]);
+
+		for (unsigned k = 0; k < s->nlev && n; k++)
+			s->cnt[k][w >> (FAN_BITS * k)] += n;
+	}
+}
+
+static int sd_init(struct sdist *s, unsigned key_bits)
+{
+	memset(s, 0, sizeof(*s));
+	if (radix_init(&s->where, key_bits) || sd_alloc(s, 1u << 16))
+		return -ENOMEM;
+	memset(s->bits, 0, s->cap / 8);
+	sd_recount(s);
+	return 0;
+}
+
+static void sd_free(struct sdist *s)
+{
+	radix_free(&s->where);
+	free(s->bits);
+	for (unsigned k = 0; k < MAX_LEVELS; k++)
+		free(s->cnt[k]);
+	free(s->owner);
+}
+
+static inline void sd_count(struct sdist *s, uint32_t t, uint32_t delta)
+{
+	uint32_t i = t >> 6;
+
+	for (unsigned k = 0; k < s->nlev; k++, i >>= FAN_BITS)
+		s->cnt[k][i] += delta;
+}
+
+/* Live times after t (t < now). */
+static uint32_t sd_after(const struct sdist *s, uint32_t t)
+{
+	uint32_t i = t >> 6, last = (s->now - 1) >> 6, n;
+
+	n = pop64(s->bits[i] >> (t & 63) >> 1);
+	for (unsigned k = 0; k < s->nlev && i != last; k++) {
+		uint32_t end = (i | ((1u << FAN_BITS) - 1)) < last ?
+				       (i | ((1u << FAN_BITS) - 1)) :
+				       last;
+		const uint32_t *c = s->cnt[k];
+
+		for (uint32_t j = i + 1; j <= end; j++)
+			n += c[j];
+		i >>= FAN_BITS;
+		last >>= FAN_BITS;
+	}
+	return n;
+}
+
+/* Renumber the live times from 0; double the room when half of it is live. */
+static int sd_compact(struct sdist *s)
+{
+	uint32_t k = 0;
+
+	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++) {
+		for (uint64_t b = s->bits[w]; b; b &= b - 1) {
+			uint32_t t = w << 6 | (uint32_t)__builtin_ctzll(b);
+			uint32_t line = s->owner[t];
+
+			s->owner[k] = line;
+			*radix_slot(&s->where, line) = ++k; /* its chunk exists */
+		}
+	}
+	if (k >= s->cap / 2) {
+		if ((uint64_t)s->cap * 2 > (1ull << 31) ||
+		    sd_alloc(s, s->cap * 2))
+			return -ENOMEM;
+	}
+	memset(s->bits, 0, s->cap / 8);
+	for (uint32_t t = 0; t < k; t += 64)
+		s->bits[t >> 6] = k - t >= 64 ? ~0ull : (1ull << (k - t)) - 1;
+	s->now = k;
+	sd_recount(s);
+	return 0;
+}
+
+/*
+ * A reference to line: its distance (COLD for a first reference), with
+ * the line made the most recent. *err is set when memory runs out.
+ */
+static inline uint32_t sd_access(struct sdist *s, uint32_t line, int *err)
+{
+	uint32_t *slot, prev, d = COLD;
+
+	if (__builtin_expect(s->now == s->cap, 0) && sd_compact(s)) {
+		*err = -ENOMEM;
+		return COLD;
+	}
+	slot = radix_slot(&s->where, line);
+	if (!slot) {
+		*err = -ENOMEM;
+		return COLD;
+	}
+	prev = *slot;
+	if (prev == s->now && prev) /* already the most recent */
+		return 0;
+	if (prev) {
+		d = sd_after(s, prev - 1);
+		s->bits[(prev - 1) >> 6] &= ~(1ull << ((prev - 1) & 63));
+		sd_count(s, prev - 1, (uint32_t)-1);
+	} else {
+		s->live++;
+	}
+	s->bits[s->now >> 6] |= 1ull << (s->now & 63);
+	sd_count(s, s->now, 1);
+	s->owner[s->now] = line;
+	*slot = ++s->now;
+	return d;
+}
+
+/* Everything cold again (a gap marker). */
+static void sd_reset(struct sdist *s)
+{
+	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++)
+		for (uint64_t b = s->bits[w]; b; b &= b - 1)
+			*radix_slot(&s->where,
+				    s->owner[w << 6 |
+					     (uint32_t)__builtin_ctzll(b)]) = 0;
+	memset(s->bits, 0, ((size_t)(s->now + 63) >> 6) * sizeof(*s->bits));
+	s->now = s->live = 0;
+	sd_recount(s);
+}
+
+/* ---- set-associative LRU, one cache per size ------------------------------ */
+
+struct sa {
+	uint32_t nsets, assoc;
+	uint32_t *tag;		/* line + 1; 0: empty */
+	uint64_t *stamp;	/* last use */
+	uint64_t misses;
+};
+
+/* ---- the curve ------------------------------------------------------------ */
+
+struct bach_mrc {
+	struct bach_mrc_config cfg;
+	uint64_t sizes[BACH_MRC_MAX_SIZES];
+	unsigned lg_line;
+	unsigned types;		/* bit t: records of type t are counted */
+	bool sampled;
+	double rate;
+	uint32_t threshold;	/* sampled: hash below this */
+	/* fully associative */
+	struct sdist sd;
+	uint64_t th[BACH_MRC_MAX_SIZES]; /* a distance this or more misses size i */
+	uint64_t cnt[BACH_MRC_MAX_SIZES + 1]; /* by how many th[] a distance reaches */
+	uint64_t hist[BACH_MRC_HIST_BUCKETS];
+	uint64_t cold;
+	/* set-associative */
+	struct sa *sa;
+	uint64_t clock;
+	/* all */
+	uint32_t last;		/* the last line counted, or COLD */
+	uint64_t refs, flushes;
+	int err;
+};
+
+int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
+			 uint64_t *sizes, char *why, size_t whylen)
+{
+	int n = 0;
+
+	if (list) {
+		char buf[1024], *save = NULL;
+
+		if (strlen(list) >= sizeof(buf))
+			return bach_why(why, whylen, "the list is too long");
+		strcpy(buf, list);
+		for (char *t = strtok_r(buf, ",", &save); t;
+		     t = strtok_r(NULL, ",", &save)) {
+			if (n == BACH_MRC_MAX_SIZES)
+				return bach_why(why, whylen, "more than %d sizes",
+					   BACH_MRC_MAX_SIZES);
+			if (bach_parse_bytes(t, &sizes[n]) || !sizes[n])
+				return bach_why(why, whylen,
+					   "'%s' is not a size (16k, 1M, ...)",
+					   t);
+			if (n && sizes[n] <= sizes[n - 1])
+				return bach_why(why, whylen,
+					   "'%s' is not larger than the size before it",
+					   t);
+			n++;
+		}
+		if (!n)
+			return bach_why(why, whylen, "no size in '%s'", list);
+	} else {
+		uint64_t lo, hi;
+
+		if (bach_parse_bytes(min, &lo) || !lo)
+			return bach_why(why, whylen, "--min: '%s' is not a size", min);
+		if (bach_parse_bytes(max, &hi) || !hi)
+			return bach_why(why, whylen, "--max: '%s' is not a size", max);
+		if (hi < lo)
+			return bach_why(why, whylen, "--max %s is below --min %s", max,
+				   min);
+		for (uint64_t s = lo; s <= hi; s *= 2) {
+			if (n == BACH_MRC_MAX_SIZES)
+				return bach_why(why, whylen,
+					   "--min to --max doubles more than %d times",
+					   BACH_MRC_MAX_SIZES);
+			sizes[n++] = s;
+		}
+	}
+	if (sizes[n - 1] > BACH_MRC_MAX_SIZE)
+		return bach_why(why, whylen, "%llu bytes is above 4 GiB",
+			   (unsigned long long)sizes[n - 1]);
+	return n;
+}
+
+static uint64_t round_u64(double x)
+{
+	return x > 0 ? (uint64_t)(x + 0.5) : 0;
+}
+
+/*
+ * The line's place in [0, 2^24): Fibonacci hashing, the top bits of the
+ * line times 2^64 / phi, which spreads consecutive lines evenly. One
+ * multiply: the sampled pass does nothing else for most references.
+ */
+static inline uint32_t sample_hash(uint32_t line)
+{
+	return (uint32_t)(((uint64_t)line * 0x9e3779b97f4a7c15ull) >>
+			  (64 - SAMPLE_BITS));
+}
+
+int bach_mrc_check_line(uint32_t line, char *why, size_t whylen)
+{
+	if (line < BACH_MRC_MIN_LINE || line > BACH_MRC_MAX_LINE ||
+	    (line & (line - 1)))
+		return bach_why(why, whylen,
+				"--line %u is not a power of two from %u to %u",
+				line, BACH_MRC_MIN_LINE, BACH_MRC_MAX_LINE);
+	return 0;
+}
+
+int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
+		 char *why, size_t whylen)
+{
+	struct bach_mrc *m;
+	uint32_t line = cfg->line;
+
+	*mp = NULL;
+	if (bach_mrc_check_line(line, why, whylen))
+		return -EINVAL;
+	if (!cfg->nsizes || cfg->nsizes > BACH_MRC_MAX_SIZES)
+		return bach_why(why, whylen, "%zu sizes: give 1 to %d", cfg->nsizes,
+			   BACH_MRC_MAX_SIZES);
+	if (!(cfg->sample > 0 && cfg->sample <= 1))
+		return bach_why(why, whylen, "--sample %g is not a rate in (0, 1]",
+			   cfg->sample);
+	if (cfg->sample < 1 && cfg->assoc)
+		return bach_why(why, whylen,
+			   "--sample needs --assoc full (sets are not sampled)");
+	if (!cfg->kinds || (cfg->kinds & ~BACH_MRC_KIND_ALL))
+		return bach_why(why, whylen, "no kind of reference to count");
+	for (size_t i = 0; i < cfg->nsizes; i++) {
+		uint64_t unit = (uint64_t)line * (cfg->assoc ? cfg->assoc : 1);
+		uint64_t s = cfg->sizes[i];
+
+		if (i && s <= cfg->sizes[i - 1])
+			return bach_why(why, whylen, "the sizes are not ascending");
+		if (s % unit || s > BACH_MRC_MAX_SIZE)
+			return bach_why(why, whylen,
+				   "size %llu is not a multiple of %s (%llu) up to 4 GiB",
+				   (unsigned long long)s,
+				   cfg->assoc ? "LINE x ASSOC" : "LINE",
+				   (unsigned long long)unit);
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->cfg = *cfg;
+	memcpy(m->sizes, cfg->sizes, cfg->nsizes * sizeof(*m->sizes));
+	m->cfg.sizes = m->sizes;
+	m->lg_line = (unsigned)__builtin_ctz(line);
+	for (unsigned t = 0; t < BACH_NTYPES; t++)
+		if (cfg->kinds >> bach_ref_kind((uint8_t)(t << 4)) & 1)
+			m->types |= 1u << t;
+	m->rate = cfg->sample;
+	m->sampled = cfg->sample < 1;
+	m->last = COLD;
+	if (m->sampled) {
+		double t = cfg->sample * (double)(1u << SAMPLE_BITS);
+
+		m->threshold = (uint32_t)(t + 0.5);
+		if (!m->threshold) {
+			free(m);
+			return bach_why(why, whylen,
+				   "--sample %g is below one line in 2^24",
+				   cfg->sample);
+		}
+		m->rate = (double)m->threshold / (double)(1u << SAMPLE_BITS);
+	}
+	if (!cfg->assoc) {
+		if (sd_init(&m->sd, 32 - m->lg_line)) {
+			bach_mrc_free(m);
+			return -ENOMEM;
+		}
+		/* th = ceil(lines x R), R = threshold / 2^24; 1 when exact */
+		for (size_t i = 0; i < cfg->nsizes; i++) {
+			uint64_t lines = cfg->sizes[i] >> m->lg_line;
+
+			m->th[i] = !m->sampled ? lines :
+				   (lines * m->threshold +
+				    (1u << SAMPLE_BITS) - 1) >> SAMPLE_BITS;
+		}
+		*mp = m;
+		return 0;
+	}
+	m->sa = calloc(cfg->nsizes, sizeof(*m->sa));
+	if (!m->sa) {
+		bach_mrc_free(m);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < cfg->nsizes; i++) {
+		struct sa *a = &m->sa[i];
+		size_t ways = cfg->sizes[i] >> m->lg_line;
+
+		a->assoc = cfg->assoc;
+		a->nsets = (uint32_t)(ways / cfg->assoc);
+		a->tag = calloc(ways, sizeof(*a->tag));
+		a->stamp = calloc(ways, sizeof(*a->stamp));
+		if (!a->tag || !a->stamp) {
+			bach_mrc_free(m);
+			return -ENOMEM;
+		}
+	}
+	*mp = m;
+	return 0;
+}
+
+void bach_mrc_free(struct bach_mrc *m)
+{
+	if (!m)
+		return;
+	if (!m->cfg.assoc)
+		sd_free(&m->sd);
+	for (size_t i = 0; m->sa && i < m->cfg.nsizes; i++) {
+		free(m->sa[i].tag);
+		free(m->sa[i].stamp);
+	}
+	free(m->sa);
+	free(m);
+}
+
+static unsigned log2_bucket(uint64_t d)
+{
+	unsigned b = d ? 64 - (unsigned)__builtin_clzll(d) : 0;
+
+	return b < BACH_MRC_HIST_BUCKETS ? b : BACH_MRC_HIST_BUCKETS - 1;
+}
+
+/* A fully associative reference at distance d (sampled: among samples). */
+static inline void count_distance(struct bach_mrc *m, uint32_t d)
+{
+	size_t lo = 0, hi = m->cfg.nsizes;
+
+	if (d == COLD) {
+		m->cold++;
+		return;
+	}
+	while (lo < hi) { /* how many thresholds d reaches */
+		size_t mid = (lo + hi) / 2;
+
+		if (m->th[mid] <= d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	m->cnt[lo]++;
+	m->hist[log2_bucket(m->sampled ? (uint64_t)((double)d / m->rate) : d)]++;
+}
+
+static void sa_access(struct bach_mrc *m, uint32_t line)
+{
+	uint64_t now = ++m->clock;
+
+	for (size_t i = 0; i < m->cfg.nsizes; i++) {
+		struct sa *a = &m->sa[i];
+		uint32_t base = (line % a->nsets) * a->assoc, v = base;
+		uint32_t *tag = a->tag;
+		uint64_t *stamp = a->stamp;
+		uint32_t w;
+
+		for (w = 0; w < a->assoc; w++)
+			if (tag[base + w] == line + 1)
+				break;
+		if (w < a->assoc) {
+			stamp[base + w] = now;
+			continue;
+		}
+		a->misses++;
+		for (w = 1; w < a->assoc; w++) /* empty ways have stamp 0 */
+			if (stamp[base + w] < stamp[v])
+				v = base + w;
+		tag[v] = line + 1;
+		stamp[v] = now;
+	}
+}
+
+static void flush(struct bach_mrc *m)
+{
+	m->flushes++;
+	m->last = COLD;
+	if (!m->cfg.assoc) {
+		sd_reset(&m->sd);
+		return;
+	}
+	for (size_t i = 0; i < m->cfg.nsizes; i++) {
+		size_t ways = (size_t)m->sa[i].nsets * m->sa[i].assoc;
+
+		memset(m->sa[i].tag, 0, ways * sizeof(*m->sa[i].tag));
+		memset(m->sa[i].stamp, 0, ways * sizeof(*m->sa[i].stamp));
+	}
+}
+
+/*
+ * The line of a reference: for a well-formed record (address bits 2..0
+ * clear) its quadword's, since a line holds whole quadwords; otherwise
+ * as bach/refs.h takes the address.
+ */
+static inline uint32_t line_of(const uint8_t *p, unsigned lg)
+{
+	uint32_t a = get_be32(p);
+	unsigned size;
+
+	if (__builtin_expect(a & 7, 0))
+		a = bach_ref_span(p, &size);
+	return a >> lg;
+}
+
+/* Records stream from the page cache: ask for them a few pages ahead. */
+#define PREFETCH_AHEAD 2048
+
+static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
+{
+	unsigned kinds = m->cfg.kinds, lg = m->lg_line;
+	uint32_t last = m->last;
+
+	for (size_t i = 0; i < n && !m->err; i++, p += BACH_REC_SIZE) {
+		unsigned kind = bach_ref_kind(p[5]);
+		uint32_t line;
+
+		__builtin_prefetch(p + PREFETCH_AHEAD);
+		if (!(kinds >> kind & 1)) {
+			if (kind == BACH_REF_NONE && bach_rec_is_gap(p)) {
+				flush(m);
+				last = COLD;
+			}
+			continue;
+		}
+		line = line_of(p, lg);
+		m->refs++;
+		if (line == last) { /* distance 0: a hit at every size */
+			m->cnt[0]++;
+			m->hist[0]++;
+			continue;
+		}
+		last = line;
+		if (m->cfg.assoc)
+			sa_access(m, line);
+		else
+			count_distance(m, sd_access(&m->sd, line, &m->err));
+	}
+	m->last = last;
+}
+
+/*
+ * SHARDS: every reference is counted, a line's hash decides whether it is
+ * tracked. A repeat of the last line keeps the last decision, and a
+ * tracked one is at distance 0 (the structure would say so too).
+ */
+static void add_sampled(struct bach_mrc *m, const uint8_t *p, size_t n)
+{
+	unsigned lg = m->lg_line, types = m->types;
+	uint32_t th = m->threshold, last = m->last;
+	bool in = last != COLD && sample_hash(last) < th;
+	uint64_t refs = 0;
+
+	/* m->err, once set, stays: the counts are not used then */
+	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
+		uint32_t line;
+
+		__builtin_prefetch(p + PREFETCH_AHEAD);
+		if (!(types >> (p[5] >> 4) & 1)) {
+			if (bach_rec_is_gap(p)) {
+				flush(m);
+				last = COLD;
+			}
+			continue;
+		}
+		refs++;
+		line = line_of(p, lg);
+		if (line == last) {
+			if (in)
+				count_distance(m, 0);
+			continue;
+		}
+		last = line;
+		in = sample_hash(line) < th;
+		if (!in)
+			continue;
+		count_distance(m, sd_access(&m->sd, line, &m->err));
+	}
+	m->last = last;
+	m->refs += refs;
+}
+
+void bach_mrc_add(struct bach_mrc *m, const uint8_t *p, size_t n)
+{
+	if (m->sampled)
+		add_sampled(m, p, n);
+	else
+		add_exact(m, p, n);
+}
+
+void bach_mrc_points(const struct bach_mrc *m, struct bach_mrc_point *out)
+{
+	size_t k = m->cfg.nsizes;
+	/* SHARDS_adj: the expected samples, the difference in bucket 0 */
+	double total = m->sampled ? (double)m->refs * m->rate :
+				    (double)m->refs;
+	uint64_t above = m->cold;
+
+	for (size_t i = k; i-- > 0;) {
+		struct bach_mrc_point *pt = &out[i];
+		double ratio;
+
+		pt->size = m->sizes[i];
+		pt->refs = m->refs;
+		if (m->cfg.assoc) {
+			pt->misses = m->sa[i].misses;
+			pt->miss_ratio = m->refs ? (double)pt->misses /
+							   (double)m->refs :
+						   0;
+			continue;
+		}
+		above += m->cnt[i + 1]; /* distances reaching th[i] */
+		ratio = total > 0 ? (double)above / total : 0;
+		if (ratio > 1)
+			ratio = 1;
+		pt->miss_ratio = ratio;
+		pt->misses = m->sampled ? round_u64(ratio * (double)m->refs) :
+					  above;
+	}
+}
+
+size_t bach_mrc_reuse(const struct bach_mrc *m, uint64_t *out, uint64_t *cold)
+{
+	double scale = m->sampled ? 1 / m->rate : 1;
+
+	for (size_t b = 0; b < BACH_MRC_HIST_BUCKETS; b++)
+		out[b] = round_u64((double)m->hist[b] * scale);
+	*cold = round_u64((double)m->cold * scale);
+	return BACH_MRC_HIST_BUCKETS;
+}
+
+uint64_t bach_mrc_refs(const struct bach_mrc *m)
+{
+	return m->refs;
+}
+
+uint64_t bach_mrc_flushes(const struct bach_mrc *m)
+{
+	return m->flushes;
+}
+
+int bach_mrc_error(const struct bach_mrc *m)
+{
+	return m->err;
+}

@@ -1,0 +1,120 @@
+#!/bin/sh
+# bach plot: every kind as PNG and SVG; what the pictures show checked
+# pixel by pixel against the layout docs/analysis.md section 4 gives
+# (plot area x 110..970, y 50..530 of 1000 x 600): the colour of a kind of
+# cycle, gaps, marks and device events as rules at their positions,
+# address ranges; bad options and damaged traces.
+. "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/capture.sh"
+command -v python3 >/dev/null 2>&1 || skip "python3 not installed: the checks cannot run"
+PNG="python3 $TOP/tests/helpers/png.py"
+
+$BACH gen --records 8000 --seed 5 -o "$T/g.byu"
+make_capture "$T/cap" "$T/g.byu"
+
+# every kind, both formats
+for k in map mix mrc wss; do
+	$BACH plot $k "$T/cap" -o "$T/$k.png" || fail "plot $k png exited $?"
+	$BACH plot $k "$T/cap" -o "$T/$k.svg" || fail "plot $k svg exited $?"
+	[ "$($PNG "$T/$k.png")" = "1000 600" ] || fail "$k.png is not 1000 x 600"
+	python3 -c 'import sys, xml.etree.ElementTree as E
+r = E.parse(sys.argv[1]).getroot()
+assert r.tag.endswith("svg") and r.get("width").startswith("1000"), r.attrib' \
+		"$T/$k.svg" || fail "$k.svg is not an SVG picture"
+done
+
+# rules: x = 110 + at / records x 860; gap red, mark blue, device purple;
+# a column without a rule is not red
+# hue COLUMN: how many of 30 rows from y 80 to 520 are red, blue, purple
+hue() {
+	pts=""
+	y=80
+	while [ $y -le 520 ]; do pts="$pts $1 $y"; y=$((y + 15)); done
+	# shellcheck disable=SC2086
+	$PNG "$T/wss.png" $pts | tail -n +2 | awk '
+		$1 > 180 && $2 < 120 && $3 < 120 { r++ }
+		$3 > 150 && $1 < 120 && $2 < 120 { b++ }
+		$1 > 120 && $3 > 120 && $2 < 100 { p++ }
+		END { print r + 0, b + 0, p + 0 }'
+}
+col() { echo $((110 + $1 * 860 / 8000)); }
+set -- $(hue "$(col 1000)")
+[ "$1" -ge 24 ] || fail "no red gap rule at record 1000 (column $(col 1000)): $*"
+set -- $(hue "$(col 2000)")
+[ "$2" -ge 12 ] || fail "no blue mark rule at record 2000 (column $(col 2000)): $*"
+set -- $(hue "$(col 3000)")
+[ "$3" -ge 24 ] || fail "no purple device rule at record 3000: $*"
+set -- $(hue "$(col 1250)")
+[ "$1" -le 6 ] && [ "$2" -le 6 ] || fail "a rule where there is no event (record 1250): $*"
+
+# a plain file: its gap markers are the rules
+python3 "$TOP/tests/helpers/splice.py" "$T/g.byu" "$T/gaps.byu" 4000
+$BACH plot wss "$T/gaps.byu" -o "$T/wss.png"
+n=$(($(wc -c <"$T/gaps.byu") / 6))
+set -- $(hue $((110 + 4000 * 860 / n)))
+[ "$1" -ge 24 ] || fail "no rule at the gap marker of a plain file: $*"
+
+# mix: a trace of writes alone fills the plot with the write colour
+# (214, 38, 40), one of reads with the read colour (43, 160, 43)
+awk 'BEGIN { for (i = 0; i < 3000; i++) printf "1 %x\n", 4096 + i * 4 }' >"$T/w.din"
+awk 'BEGIN { for (i = 0; i < 3000; i++) printf "0 %x\n", 4096 + i * 4 }' >"$T/r.din"
+$BACH convert -q --from din "$T/w.din" "$T/w.byu"
+$BACH convert -q --from din "$T/r.din" "$T/r.byu"
+$BACH plot mix "$T/w.byu" -o "$T/mw.png"
+$BACH plot mix "$T/r.byu" -o "$T/mr.png"
+# near RGB: within 2 of each component (cairo rounds 0.84 x 255 its way)
+near() {
+	$PNG "$1" 300 400 | tail -n 1 | awk -v want="$2" '
+		{ split(want, w, " "); for (i = 1; i <= 3; i++)
+			if ($i - w[i] > 2 || w[i] - $i > 2) exit 1 }'
+}
+near "$T/mw.png" "214 38 40" || fail "writes are not drawn as writes: $($PNG "$T/mw.png" 300 400)"
+near "$T/mr.png" "43 160 43" || fail "reads are not drawn as reads: $($PNG "$T/mr.png" 300 400)"
+near "$T/mr.png" "214 38 40" && fail "near() cannot fail"
+
+# map: the default range holds the references (coloured pixels in the
+# plot area); a --range they are not in leaves it white
+# (the legend, top right, left out)
+coloured() { $PNG "$1" --count 111 51 790 529; }
+$BACH plot map "$T/r.byu" -o "$T/map1.png"
+[ "$(coloured "$T/map1.png")" -ge 300 ] || fail "the map does not show the references"
+$BACH plot map --range 80000000-8000ffff "$T/r.byu" -o "$T/map2.png"
+[ "$(coloured "$T/map2.png")" -eq 0 ] || fail "the map shows references outside --range"
+
+# mrc: several traces on one plot
+$BACH plot mrc "$T/g.byu" "$T/r.byu" "$T/cap" -o "$T/m3.png"
+
+# bad options: exit 2, nothing written
+bad() {
+	msg=$1
+	shift
+	expect_status 2 $BACH plot "$@"
+	expect_err "$msg"
+}
+bad "no KIND given" -o "$T/x.png"
+bad "'pie' is not a kind" pie "$T/g.byu" -o "$T/x.png"
+bad "no -o FILE.svg or FILE.png given" map "$T/g.byu"
+bad "must end in .svg or .png" map "$T/g.byu" -o "$T/x.jpg"
+bad "no TRACE given" map -o "$T/x.png"
+bad "plot map reads its traces twice" map - -o "$T/x.png"
+bad "--range: 'zz' is not LO-HI" map --range zz "$T/g.byu" -o "$T/x.png"
+bad "is not a range of 32-bit addresses" map --range 2000-1000 "$T/g.byu" -o "$T/x.png"
+bad "--range is for plot map" mix --range 0-ff "$T/g.byu" -o "$T/x.png"
+bad "--line: '12'" mrc --line 12 "$T/g.byu" -o "$T/x.png"
+bad "--sample: '2'" mrc --sample 2 "$T/g.byu" -o "$T/x.png"
+bad "--window: '0'" wss --window 0 "$T/g.byu" -o "$T/x.png"
+bad "at most 8 traces" mrc "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" -o "$T/x.png"
+bad "missing.byu" mix "$T/missing.byu" -o "$T/x.png"
+bad "inside the capture directory" mix "$T/cap" -o "$T/cap/x.png"
+[ -e "$T/x.png" ] && fail "a failed plot left its output"
+
+# damaged traces: exit 1 with the file and offset, no picture left
+head -c 6001 "$T/g.byu" >"$T/cut.byu"
+for k in map mix mrc wss; do
+	expect_status 1 $BACH plot $k "$T/cut.byu" -o "$T/x.svg"
+	expect_err "cut.byu"
+	expect_err "offset 6000"
+	[ -e "$T/x.svg" ] && fail "plot $k left a picture of a damaged trace"
+	ls -a "$T" | grep -q '^\.x\.svg' && fail "plot $k left its temporary file"
+done
+exit 0

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bach/cachesim.h: SPEC parsing, and small hierarchies worked by hand from
+ * Dinero IV's rules (its man page d4.3 and ref.c, as docs/analysis.md
+ * section 2 restates them). tests/cli/analysis_sim.sh checks whole traces
+ * against the Python model in tests/models/.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bach/cachesim.h"
+
+#define RD 0xc0 /* D_READ */
+#define WR 0xf0 /* D_WRITE */
+#define IF 0x80 /* I_FETCH */
+#define IO 0x50 /* IO_READ */
+
+static uint8_t recs[64 * BACH_REC_SIZE];
+static size_t nrecs;
+
+static void put(uint32_t addr, uint8_t be, uint8_t ctl)
+{
+	bach_rec_put(recs + nrecs++ * BACH_REC_SIZE, addr, be, ctl);
+}
+
+static void gap(uint32_t lost)
+{
+	put(lost, 0xff, BACH_GAP_CTL);
+}
+
+/* Simulate recs with cfg; the caller frees. */
+static struct bach_sim *run(struct bach_sim_config *cfg)
+{
+	struct bach_sim *s;
+	char why[200] = "";
+
+	assert_int_equal(bach_sim_new(&s, cfg, why, sizeof(why)), 0);
+	bach_sim_add(s, recs, nrecs);
+	bach_sim_finish(s);
+	return s;
+}
+
+static void spec(struct bach_sim_config *cfg, enum bach_sim_cache c,
+		 const char *text)
+{
+	char why[200] = "";
+
+	if (c == BACH_SIM_TLB)
+		assert_int_equal(bach_tlb_spec_parse(text, &cfg->spec[c], why,
+						     sizeof(why)),
+				 0);
+	else
+		assert_int_equal(bach_cache_spec_parse(text, &cfg->spec[c], why,
+						       sizeof(why)),
+				 0);
+	cfg->have[c] = true;
+}
+
+static int reset(void **state)
+{
+	(void)state;
+	nrecs = 0;
+	return 0;
+}
+
+static void test_parse_bytes(void **state)
+{
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(bach_parse_bytes("16k", &v), 0);
+	assert_int_equal(v, 16384);
+	assert_int_equal(bach_parse_bytes("3M", &v), 0);
+	assert_int_equal(v, 3u << 20);
+	assert_int_equal(bach_parse_bytes("1G", &v), 0);
+	assert_int_equal(v, 1u << 30);
+	assert_int_equal(bach_parse_bytes("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(bach_parse_bytes("", &v), -EINVAL);
+	assert_int_equal(bach_parse_bytes("k", &v), -EINVAL);
+	assert_int_equal(bach_parse_bytes("16kb", &v), -EINVAL);
+	assert_int_equal(bach_parse_bytes("-1", &v), -EINVAL);
+	assert_int_equal(bach_parse_bytes("1.5k", &v), -EINVAL);
+	assert_int_equal(bach_parse_bytes("2048G", &v), -EINVAL);
+	assert_int_equal(bach_parse_bytes("99999999999999999999", &v), -EINVAL);
+}
+
+static void test_spec(void **state)
+{
+	struct bach_cache_spec c;
+	char why[200];
+
+	(void)state;
+	assert_int_equal(
+		bach_cache_spec_parse("16k:32:4", &c, why, sizeof(why)), 0);
+	assert_int_equal(c.size, 16384);
+	assert_int_equal(c.line, 32);
+	assert_int_equal(c.assoc, 4);
+	assert_false(c.full);
+	assert_int_equal(c.repl, BACH_REPL_LRU);
+	assert_false(c.write_through);
+	assert_false(c.no_allocate);
+	assert_int_equal(bach_cache_spec_parse("1M:64:full:random:wt:nwa", &c,
+					       why, sizeof(why)),
+			 0);
+	assert_true(c.full);
+	assert_int_equal(c.assoc, 16384);
+	assert_int_equal(c.repl, BACH_REPL_RANDOM);
+	assert_true(c.write_through);
+	assert_true(c.no_allocate);
+	assert_int_equal(bach_cache_spec_parse("24k:32:3:nwa:fifo", &c, why,
+					       sizeof(why)),
+			 0);
+	assert_int_equal(c.repl, BACH_REPL_FIFO);
+	assert_true(c.no_allocate);
+
+	assert_int_equal(
+		bach_cache_spec_parse("16k:32:3", &c, why, sizeof(why)),
+		-EINVAL);
+	assert_string_equal(
+		why, "SIZE 16384 is not a multiple of LINE x ASSOC (96)");
+	assert_int_equal(
+		bach_cache_spec_parse("16k:24:4", &c, why, sizeof(why)),
+		-EINVAL);
+	assert_string_equal(
+		why, "LINE 24 is not a power of two from 4 to 65536 bytes");
+	assert_int_equal(
+		bach_cache_spec_parse("16k:32:4:wt:wb", &c, why, sizeof(why)),
+		-EINVAL);
+	assert_string_equal(why, "two write policies ('wb')");
+	assert_int_equal(
+		bach_cache_spec_parse("16k:32:4:lru:", &c, why, sizeof(why)),
+		-EINVAL);
+	assert_int_equal(bach_cache_spec_parse("0:32:4", &c, why, sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(
+		bach_cache_spec_parse("16k:32:0", &c, why, sizeof(why)),
+		-EINVAL);
+	assert_int_equal(
+		bach_cache_spec_parse("16k:32:4k", &c, why, sizeof(why)),
+		-EINVAL);
+	assert_int_equal(bach_cache_spec_parse("16k:32:4:a:b:c:d:e:f", &c, why,
+					       sizeof(why)),
+			 -EINVAL);
+	assert_int_equal(bach_tlb_spec_parse("64:4", &c, why, sizeof(why)), 0);
+	assert_int_equal(c.size, 64 * 4096);
+	assert_int_equal(c.assoc, 4);
+	assert_int_equal(bach_tlb_spec_parse("64:full", &c, why, sizeof(why)),
+			 0);
+	assert_int_equal(c.assoc, 64);
+	assert_int_equal(bach_tlb_spec_parse("64:3", &c, why, sizeof(why)),
+			 -EINVAL);
+	assert_string_equal(why, "ENTRIES 64 is not a multiple of ASSOC 3");
+	assert_int_equal(bach_tlb_spec_parse("64:4:2", &c, why, sizeof(why)),
+			 -EINVAL);
+}
+
+static void test_hierarchy_rules(void **state)
+{
+	struct bach_sim_config cfg = { 0 };
+	struct bach_sim *s;
+	char why[200];
+
+	(void)state;
+	assert_int_equal(bach_sim_new(&s, &cfg, why, sizeof(why)), -EINVAL);
+	spec(&cfg, BACH_SIM_L1I, "8k:32:2");
+	assert_int_equal(bach_sim_new(&s, &cfg, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "--l1i and --l1d go together");
+	spec(&cfg, BACH_SIM_L1D, "8k:32:2");
+	spec(&cfg, BACH_SIM_L3, "1M:64:8");
+	assert_int_equal(bach_sim_new(&s, &cfg, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "--l3 needs --l2");
+	spec(&cfg, BACH_SIM_L2, "256k:32:4");
+	assert_int_equal(bach_sim_new(&s, &cfg, why, sizeof(why)), 0);
+	assert_null(bach_sim_stats(s, BACH_SIM_L1));
+	assert_non_null(bach_sim_stats(s, BACH_SIM_L3));
+	bach_sim_free(s);
+}
+
+/*
+ * Direct-mapped, two sets of 32-byte lines, write-back, write-allocate:
+ *   read  000  miss: the line is read (32 bytes)
+ *   read  008  hit
+ *   write 040  miss in set 0: the clean line 000 goes, the line is read
+ *              (8 bytes do not cover it) and becomes dirty
+ *   read  000  miss: dirty 040 is written back (32), 000 read (32)
+ *   I/O        skipped
+ * At the end nothing is dirty.
+ */
+static void test_write_back(void **state)
+{
+	struct bach_sim_config cfg = { 0 };
+	const struct bach_cache_stats *st;
+	struct bach_sim_totals t;
+	struct bach_sim *s;
+
+	(void)state;
+	spec(&cfg, BACH_SIM_L1, "64:32:1");
+	put(0x000, 0x00, RD);
+	put(0x008, 0x00, RD);
+	put(0x040, 0x00, WR);
+	put(0x000, 0x00, RD);
+	put(0x3f8, 0xfe, IO);
+	s = run(&cfg);
+	st = bach_sim_stats(s, BACH_SIM_L1);
+	assert_int_equal(st->fetch[BACH_REF_READ], 3);
+	assert_int_equal(st->fetch[BACH_REF_WRITE], 1);
+	assert_int_equal(st->miss[BACH_REF_READ], 2);
+	assert_int_equal(st->miss[BACH_REF_WRITE], 1);
+	assert_int_equal(st->bytes_read, 96);
+	assert_int_equal(st->bytes_written, 32);
+	bach_sim_get_totals(s, &t);
+	assert_int_equal(t.records, 5);
+	assert_int_equal(t.refs, 4);
+	assert_int_equal(t.skipped, 1);
+	bach_sim_free(s);
+}
+
+/*
+ * Write-through, no-write-allocate: a write miss goes down with its own
+ * size and allocates nothing; a write hit goes down too; no line is ever
+ * dirty, so the end copies nothing back.
+ *   write 100 (bytes 0..3)  miss: 4 bytes down
+ *   read  100               miss: line read (32)
+ *   write 104 (bytes 4..7)  hit: 4 bytes down
+ *   write 108 (all)         hit: 8 bytes down
+ */
+static void test_write_through(void **state)
+{
+	struct bach_sim_config cfg = { 0 };
+	const struct bach_cache_stats *st;
+	struct bach_sim *s;
+
+	(void)state;
+	spec(&cfg, BACH_SIM_L1, "1k:32:2:wt:nwa");
+	put(0x100, 0xf0, WR);
+	put(0x100, 0x00, RD);
+	put(0x100, 0x0f, WR);
+	put(0x108, 0x00, WR);
+	s = run(&cfg);
+	st = bach_sim_stats(s, BACH_SIM_L1);
+	assert_int_equal(st->fetch[BACH_REF_WRITE], 3);
+	assert_int_equal(st->miss[BACH_REF_WRITE], 1);
+	assert_int_equal(st->miss[BACH_REF_READ], 1);
+	assert_int_equal(st->bytes_read, 32);
+	assert_int_equal(st->bytes_written, 16);
+	bach_sim_free(s);
+}
+
+/*
+ * 4-byte lines: an 8-byte fetch touches two lines, two demand fetches
+ * and one multi-block reference (d4.3: "an original reference touching n
+ * cache blocks will ultimately cause multiblock to be incremented n-1
+ * times"); bytes 6..7 alone touch one line. With 8-byte lines a write of
+ * the whole quadword covers the line: write-allocate reads nothing.
+ */
+static void test_multiblock(void **state)
+{
+	struct bach_sim_config cfg = { 0 }, cfg8 = { 0 };
+	const struct bach_cache_stats *st;
+	struct bach_sim *s;
+
+	(void)state;
+	spec(&cfg, BACH_SIM_L1, "64:4:full");
+	put(0x200, 0x00, IF);
+	put(0x200, 0x3f, IF);
+	s = run(&cfg);
+	st = bach_sim_stats(s, BACH_SIM_L1);
+	assert_int_equal(st->fetch[BACH_REF_IFETCH], 3);
+	assert_int_equal(st->miss[BACH_REF_IFETCH], 2);
+	assert_int_equal(st->multiblock, 1);
+	assert_int_equal(st->bytes_read, 8);
+	bach_sim_free(s);
+
+	spec(&cfg8, BACH_SIM_L1, "64:8:1");
+	nrecs = 0;
+	put(0x300, 0x00, WR);
+	put(0x308, 0xf0, WR);
+	s = run(&cfg8);
+	st = bach_sim_stats(s, BACH_SIM_L1);
+	assert_int_equal(st->miss[BACH_REF_WRITE], 2);
+	assert_int_equal(st->bytes_read, 8); /* only the partial write */
+	assert_int_equal(st->bytes_written,
+			 16); /* both copied back at the end */
+	bach_sim_free(s);
+}
+
+/*
+ * A gap marker copies dirty lines back and invalidates: the line written
+ * before it misses after it, and its write-back is counted once.
+ */
+static void test_gap_flush(void **state)
+{
+	struct bach_sim_config cfg = { 0 };
+	const struct bach_cache_stats *st;
+	struct bach_sim_totals t;
+	struct bach_sim *s;
+
+	(void)state;
+	spec(&cfg, BACH_SIM_L1, "1k:32:2");
+	spec(&cfg, BACH_SIM_TLB, "4:full");
+	put(0x000, 0x00, WR);
+	put(0x000, 0x00, RD);
+	gap(1000);
+	put(0x000, 0x00, RD);
+	s = run(&cfg);
+	st = bach_sim_stats(s, BACH_SIM_L1);
+	assert_int_equal(st->miss[BACH_REF_WRITE], 1);
+	assert_int_equal(st->miss[BACH_REF_READ], 1);
+	assert_int_equal(st->bytes_read, 64);
+	assert_int_equal(st->bytes_written, 32);
+	st = bach_sim_stats(s, BACH_SIM_TLB);
+	assert_int_equal(st->fetch[BACH_REF_READ] + st->fetch[BACH_REF_WRITE],
+			 3);
+	assert_int_equal(st->miss[BACH_REF_READ] + st->miss[BACH_REF_WRITE], 2);
+	bach_sim_get_totals(s, &t);
+	assert_int_equal(t.flushes, 1);
+	assert_int_equal(t.skipped, 0);
+	bach_sim_free(s);
+}
+
+/*
+ * What L1 sends down is what L2 counts: a write miss under write-allocate
+ * reads its line (a read at L2); the replaced dirty line is a write at
+ * L2; an instruction miss stays an instruction fetch.
+ */
+static void test_two_levels(void **state)
+{
+	struct bach_sim_config cfg = { 0 };
+	const struct bach_cache_stats *st;
+	struct bach_sim *s;
+
+	(void)state;
+	spec(&cfg, BACH_SIM_L1I, "32:32:1");
+	spec(&cfg, BACH_SIM_L1D, "32:32:1");
+	spec(&cfg, BACH_SIM_L2, "1k:64:2");
+	put(0x1000, 0x00, IF);
+	put(0x0000, 0x00, WR);
+	put(0x0020, 0x00, RD); /* evicts dirty 0x0000 */
+	s = run(&cfg);
+	st = bach_sim_stats(s, BACH_SIM_L2);
+	assert_int_equal(st->fetch[BACH_REF_IFETCH], 1);
+	assert_int_equal(st->fetch[BACH_REF_READ], 2);
+	assert_int_equal(st->fetch[BACH_REF_WRITE], 1);
+	assert_int_equal(st->miss[BACH_REF_IFETCH], 1);
+	/* 0x0000 and 0x0020 share a 64-byte L2 line: one read miss */
+	assert_int_equal(st->miss[BACH_REF_READ], 1);
+	assert_int_equal(st->miss[BACH_REF_WRITE], 0);
+	assert_int_equal(st->bytes_read, 128);
+	/* the L2 line holding 0x0000 is dirty and copied back at the end */
+	assert_int_equal(st->bytes_written, 64);
+	bach_sim_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_bytes),
+		cmocka_unit_test(test_spec),
+		cmocka_unit_test(test_hierarchy_rules),
+		cmocka_unit_test_setup(test_write_back, reset),
+		cmocka_unit_test_setup(test_write_through, reset),
+		cmocka_unit_test_setup(test_multiblock, reset),
+		cmocka_unit_test_setup(test_gap_flush, reset),
+		cmocka_unit_test_setup(test_two_levels, reset),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

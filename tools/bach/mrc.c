@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bach mrc: miss-ratio curves in one pass, the reuse-distance histogram
+ * and working sets over time (docs/analysis.md section 3).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach.h"
+#include "bach/cachesim.h"
+#include "bach/mrc.h"
+
+enum mode { CURVE, REUSE, WSS };
+enum format { TEXT, CSV, JSON };
+
+struct opts {
+	struct bach_mrc_config cfg;
+	uint64_t sizes[BACH_MRC_MAX_SIZES];
+	uint64_t window;
+	enum mode mode;
+	enum format format;
+};
+
+/* "1 KiB", "32 MiB", or bytes */
+static void human(char *buf, size_t len, uint64_t v)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB" };
+	int u = 0;
+
+	while (u < 3 && v >= 1024 && !(v & 1023)) {
+		v >>= 10;
+		u++;
+	}
+	snprintf(buf, len, "%llu %s", (unsigned long long)v, unit[u]);
+}
+
+static const char *kind_name(unsigned kinds)
+{
+	return kinds == BACH_MRC_KIND_I ? "i" :
+	       kinds == BACH_MRC_KIND_D ? "d" :
+					  "all";
+}
+
+static void print_curve(const struct opts *o, const struct bach_mrc *m)
+{
+	struct bach_mrc_point pts[BACH_MRC_MAX_SIZES];
+	size_t n = o->cfg.nsizes;
+	char size[32];
+
+	bach_mrc_points(m, pts);
+	if (o->format == JSON) {
+		printf("{\"line\":%u,\"assoc\":", o->cfg.line);
+		if (o->cfg.assoc)
+			printf("%u", o->cfg.assoc);
+		else
+			printf("\"full\"");
+		printf(",\"kind\":\"%s\",\"sample\":%g,\"flushes\":%llu,"
+		       "\"points\":[",
+		       kind_name(o->cfg.kinds), o->cfg.sample,
+		       (unsigned long long)bach_mrc_flushes(m));
+		for (size_t i = 0; i < n; i++)
+			printf("%s{\"size\":%llu,\"refs\":%llu,\"misses\":%llu,"
+			       "\"miss_ratio\":%.6f}",
+			       i ? "," : "", (unsigned long long)pts[i].size,
+			       (unsigned long long)pts[i].refs,
+			       (unsigned long long)pts[i].misses,
+			       pts[i].miss_ratio);
+		printf("]}\n");
+		return;
+	}
+	if (o->format == CSV) {
+		printf("size,refs,misses,miss_ratio\n");
+		for (size_t i = 0; i < n; i++)
+			printf("%llu,%llu,%llu,%.6f\n",
+			       (unsigned long long)pts[i].size,
+			       (unsigned long long)pts[i].refs,
+			       (unsigned long long)pts[i].misses,
+			       pts[i].miss_ratio);
+		return;
+	}
+	printf("# %u-byte lines, ", o->cfg.line);
+	if (o->cfg.assoc)
+		printf("%u-way LRU", o->cfg.assoc);
+	else
+		printf("fully associative LRU");
+	printf(", kind %s, ", kind_name(o->cfg.kinds));
+	if (o->cfg.sample < 1)
+		printf("sampled at %g (estimates)", o->cfg.sample);
+	else
+		printf("exact");
+	printf(", %llu flush%s\n", (unsigned long long)bach_mrc_flushes(m),
+	       bach_mrc_flushes(m) == 1 ? "" : "es");
+	if (o->cfg.sample < 1) {
+		/* SHARDS sees C x R sampled lines of a C-line cache */
+		uint64_t lines = (uint64_t)(4 / o->cfg.sample + 0.5);
+
+		human(size, sizeof(size), lines * o->cfg.line);
+		printf("# below %s a cache holds fewer than 4 sampled lines: "
+		       "coarse estimates\n", size);
+	}
+	printf("%12s %14s %14s %12s\n", "size", "refs", "misses", "miss_ratio");
+	for (size_t i = 0; i < n; i++) {
+		human(size, sizeof(size), pts[i].size);
+		printf("%12s %14llu %14llu %12.6f\n", size,
+		       (unsigned long long)pts[i].refs,
+		       (unsigned long long)pts[i].misses, pts[i].miss_ratio);
+	}
+}
+
+static void print_reuse(const struct opts *o, const struct bach_mrc *m)
+{
+	uint64_t h[BACH_MRC_HIST_BUCKETS], cold;
+	size_t n = bach_mrc_reuse(m, h, &cold);
+
+	if (o->format == JSON)
+		printf("{\"line\":%u,\"kind\":\"%s\",\"sample\":%g,"
+		       "\"references\":%llu,\"cold\":%llu,\"buckets\":[",
+		       o->cfg.line, kind_name(o->cfg.kinds), o->cfg.sample,
+		       (unsigned long long)bach_mrc_refs(m),
+		       (unsigned long long)cold);
+	else if (o->format == CSV)
+		printf("from,to,refs\ncold,,%llu\n", (unsigned long long)cold);
+	else
+		printf("# reuse distance in %u-byte lines, kind %s%s\n"
+		       "%12s %12s %14s\n%12s %12s %14llu\n",
+		       o->cfg.line, kind_name(o->cfg.kinds),
+		       o->cfg.sample < 1 ? ", sampled (estimates)" : "",
+		       "from", "to", "refs", "cold", "", (unsigned long long)cold);
+	for (size_t b = 0; b < n; b++) {
+		unsigned long long lo = b ? 1ull << (b - 1) : 0;
+		unsigned long long hi = b ? (1ull << b) - 1 : 0;
+		bool last = b == n - 1;
+
+		if (o->format == JSON) {
+			printf("%s{\"from\":%llu,\"to\":", b ? "," : "", lo);
+			if (last)
+				printf("null");
+			else
+				printf("%llu", hi);
+			printf(",\"refs\":%llu}", (unsigned long long)h[b]);
+		} else if (o->format == CSV) {
+			printf("%llu,", lo);
+			if (!last)
+				printf("%llu", hi);
+			printf(",%llu\n", (unsigned long long)h[b]);
+		} else if (h[b] || !last) {
+			char to[24] = "";
+
+			if (!last)
+				snprintf(to, sizeof(to), "%llu", hi);
+			printf("%12llu %12s %14llu\n", lo, to,
+			       (unsigned long long)h[b]);
+		}
+	}
+	if (o->format == JSON)
+		printf("]}\n");
+}
+
+static void print_wss(const struct opts *o, const struct bach_wss_window *w,
+		      size_t n)
+{
+	if (o->format == JSON)
+		printf("{\"window\":%llu,\"line\":%u,\"kind\":\"%s\","
+		       "\"windows\":[",
+		       (unsigned long long)o->window, o->cfg.line,
+		       kind_name(o->cfg.kinds));
+	else if (o->format == CSV)
+		printf("start,records,refs,lines,pages\n");
+	else
+		printf("# working set per %llu records: distinct %u-byte lines "
+		       "and 4 KiB pages, kind %s\n%14s %10s %10s %10s %10s\n",
+		       (unsigned long long)o->window, o->cfg.line,
+		       kind_name(o->cfg.kinds), "start", "records", "refs",
+		       "lines", "pages");
+	for (size_t i = 0; i < n; i++) {
+		const struct bach_wss_window *x = &w[i];
+
+		if (o->format == JSON)
+			printf("%s{\"start\":%llu,\"records\":%llu,\"refs\":%llu,"
+			       "\"lines\":%llu,\"pages\":%llu}",
+			       i ? "," : "", (unsigned long long)x->start,
+			       (unsigned long long)x->records,
+			       (unsigned long long)x->refs,
+			       (unsigned long long)x->lines,
+			       (unsigned long long)x->pages);
+		else
+			printf(o->format == CSV ? "%llu,%llu,%llu,%llu,%llu\n" :
+						  "%14llu %10llu %10llu %10llu %10llu\n",
+			       (unsigned long long)x->start,
+			       (unsigned long long)x->records,
+			       (unsigned long long)x->refs,
+			       (unsigned long long)x->lines,
+			       (unsigned long long)x->pages);
+	}
+	if (o->format == JSON)
+		printf("]}\n");
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option opts[] = {
+		{ "line", required_argument, NULL, 'l' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "min", required_argument, NULL, 'm' },
+		{ "max", required_argument, NULL, 'M' },
+		{ "assoc", required_argument, NULL, 'a' },
+		{ "kind", required_argument, NULL, 'k' },
+		{ "sample", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, 'c' },
+		{ "reuse", no_argument, NULL, 'R' },
+		{ "window", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *list = NULL, *min = NULL, *max = NULL;
+	bool reuse = false;
+	char why[200], *end;
+	uint64_t v;
+	int c, n;
+
+	memset(o, 0, sizeof(*o));
+	o->cfg.line = 32;
+	o->cfg.kinds = BACH_MRC_KIND_ALL;
+	o->cfg.sample = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (bach_parse_bytes(optarg, &v) || v > BACH_MRC_MAX_LINE)
+				return usage_error("--line: '%s' is not a line size",
+						   optarg);
+			o->cfg.line = (uint32_t)v;
+			break;
+		case 's':
+			list = optarg;
+			break;
+		case 'm':
+			min = optarg;
+			break;
+		case 'M':
+			max = optarg;
+			break;
+		case 'a':
+			if (!strcmp(optarg, "full")) {
+				o->cfg.assoc = 0;
+			} else if (!parse_u64(optarg, &v) || !v ||
+				   v > BACH_SIM_MAX_LINES) {
+				return usage_error("--assoc: '%s' is not a number of ways or 'full'",
+						   optarg);
+			} else {
+				o->cfg.assoc = (uint32_t)v;
+			}
+			break;
+		case 'k':
+			if (!strcmp(optarg, "i"))
+				o->cfg.kinds = BACH_MRC_KIND_I;
+			else if (!strcmp(optarg, "d"))
+				o->cfg.kinds = BACH_MRC_KIND_D;
+			else if (!strcmp(optarg, "all"))
+				o->cfg.kinds = BACH_MRC_KIND_ALL;
+			else
+				return usage_error("--kind: '%s' is not i, d or all",
+						   optarg);
+			break;
+		case 'r':
+			o->cfg.sample = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->cfg.sample > 0) ||
+			    o->cfg.sample > 1)
+				return usage_error("--sample: '%s' is not a rate in (0, 1]",
+						   optarg);
+			break;
+		case 'j':
+			o->format = JSON;
+			break;
+		case 'c':
+			o->format = CSV;
+			break;
+		case 'R':
+			reuse = true;
+			break;
+		case 'w':
+			if (!parse_u64(optarg, &o->window) || !o->window)
+				return usage_error("--window: '%s' is not a number of records",
+						   optarg);
+			break;
+		default:
+			return usage_error("bad option");
+		}
+	}
+	if (o->window && reuse)
+		return usage_error("--reuse and --window: one at a time");
+	o->mode = reuse ? REUSE : o->window ? WSS : CURVE;
+	if (list && (min || max))
+		return usage_error("--sizes or --min and --max, not both");
+	n = bach_mrc_parse_sizes(list, min ? min : "1k", max ? max : "32M",
+				 o->sizes, why, sizeof(why));
+	if (n < 0)
+		return usage_error("%s: %s", list ? "--sizes" : "--min/--max",
+				   why);
+	o->cfg.sizes = o->sizes;
+	o->cfg.nsizes = (size_t)n;
+	if (o->mode == REUSE && o->cfg.assoc)
+		return usage_error("--reuse: reuse distances are fully associative (--assoc full)");
+	return EXIT_OK;
+}
+
+static void add_curve(void *m, const uint8_t *recs, size_t n)
+{
+	bach_mrc_add(m, recs, n);
+}
+
+static void add_wss(void *w, const uint8_t *recs, size_t n)
+{
+	bach_wss_add(w, recs, n);
+}
+
+static int run(int argc, char **argv)
+{
+	struct bach_wss *w = NULL;
+	struct bach_mrc *m = NULL;
+	uint64_t records;
+	struct opts o;
+	char why[200];
+	int status, err;
+
+	status = parse(argc, argv, &o);
+	if (status)
+		return status;
+	if (o.mode == WSS)
+		err = bach_wss_new(&w, o.window, o.cfg.line, o.cfg.kinds, why,
+				   sizeof(why));
+	else
+		err = bach_mrc_new(&m, &o.cfg, why, sizeof(why));
+	if (err == -ENOMEM) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	if (err)
+		return usage_error("%s", why);
+	status = read_traces(argc - optind, argv + optind,
+			     w ? add_wss : add_curve, w ? (void *)w : (void *)m,
+			     &records);
+	if (status)
+		goto out;
+	if ((m && bach_mrc_error(m)) || (w && bach_wss_error(w))) {
+		errmsg("out of memory after %llu records",
+		       (unsigned long long)records);
+		status = EXIT_USAGE;
+		goto out;
+	}
+	if (w) {
+		const struct bach_wss_window *win;
+		size_t nw = bach_wss_finish(w, &win);
+
+		print_wss(&o, win, nw);
+	} else if (o.mode == REUSE) {
+		print_reuse(&o, m);
+	} else {
+		print_curve(&o, m);
+	}
+out:
+	bach_mrc_free(m);
+	bach_wss_free(w);
+	return status;
+}
+
+const struct bach_cmd cmd_mrc = {
+	.name = "mrc",
+	.run = run,
+	.summary = "miss-ratio curves, reuse distances, working sets",
+	.help = "usage: bach mrc [--line BYTES] [--sizes LIST | --min SIZE --max SIZE]\n"
+		"                [--assoc N|full] [--kind i|d|all] [--sample R]\n"
+		"                [--reuse | --window N] [--json|--csv] TRACE...\n"
+		"\n"
+		"The miss ratio of an LRU cache at every size given, from one pass over\n"
+		"the trace. Fully associative (the default) through stack distances:\n"
+		"each size's misses equal bach sim's with --l1 SIZE:LINE:full.\n"
+		"--assoc N simulates N-way LRU at each size at once. --sample R keeps\n"
+		"only the lines a hash selects with probability R (SHARDS) and gives\n"
+		"estimates, for traces of billions of records. A gap marker makes\n"
+		"every line cold again. Several TRACEs are read as one trace.\n"
+		"\n"
+		"      --line BYTES      line size, a power of two from 8 (default 32)\n"
+		"      --sizes LIST      cache sizes, ascending: 1k,4k,16k\n"
+		"      --min, --max      the powers of two MIN x 2^k up to MAX\n"
+		"                        (default 1k to 32M)\n"
+		"      --assoc N|full    ways per set (default full)\n"
+		"      --kind i|d|all    instruction fetches, data, or both (default all)\n"
+		"      --sample R        SHARDS sampling rate in (0, 1] (default 1, exact)\n"
+		"      --reuse           the reuse-distance histogram instead (in lines,\n"
+		"                        by powers of two)\n"
+		"      --window N        distinct lines and 4 KiB pages per N records\n"
+		"                        instead, over the trace\n"
+		"      --json, --csv     JSON or CSV instead of text\n"
+		"\n"
+		"example: bach mrc --min 4k --max 4M --kind d --json trace.byu.gz\n",
+};
