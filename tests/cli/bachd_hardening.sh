@@ -51,7 +51,7 @@ grep -q "$A/$part: a symbolic link: left alone" "$T/b.log" ||
 	fail "the link is not named: $(cat "$T/b.log")"
 grep -q "$A/seg-000009.byu.gz: a symbolic link: left alone" "$T/b.log" ||
 	fail "the closed-looking link is not named: $(cat "$T/b.log")"
-grep -q "$A/seg-000010.byu.gz.part: not a regular file: left alone" "$T/b.log" ||
+grep -q "$A/seg-000010.byu.gz.part: a FIFO: left alone" "$T/b.log" ||
 	fail "the FIFO is not named: $(cat "$T/b.log")"
 grep -q '"name":"seg-000009' "$A/manifest.jsonl" && fail "a link was named as a segment"
 [ "$(ended_state "$A")" = recovered ] || fail "the capture was not closed: $(tail -n 1 "$A/manifest.jsonl")"
