@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The capture board in software (board_model.h). */
 #include <errno.h>
-#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +144,8 @@ int board_opts_set(struct board_opts *o, const char *k, const char *val,
 
 /* ---- the board ---------------------------------------------------------- */
 
+static void command_frame(void *ctx, const struct bach_frame *f);
+
 int board_init(struct board_model *m, const struct board_opts *o)
 {
 	memset(m, 0, sizeof(*m));
@@ -152,7 +153,10 @@ int board_init(struct board_model *m, const struct board_opts *o)
 	m->recs = malloc((size_t)o->frame_recs * BACH_REC_SIZE);
 	m->tmp = malloc((size_t)o->frame_recs * BACH_REC_SIZE);
 	m->deltas = malloc((size_t)o->frame_recs * sizeof(*m->deltas));
-	if (!m->recs || !m->tmp || !m->deltas) {
+	m->cmds = bach_parser_new(&(struct bach_parser_ops){
+					  .frame = command_frame },
+				  m);
+	if (!m->recs || !m->tmp || !m->deltas || !m->cmds) {
 		board_free(m);
 		return -ENOMEM;
 	}
@@ -169,8 +173,10 @@ void board_free(struct board_model *m)
 	free(m->recs);
 	free(m->tmp);
 	free(m->deltas);
+	bach_parser_free(m->cmds);
 	m->recs = m->tmp = NULL;
 	m->deltas = NULL;
+	m->cmds = NULL;
 }
 
 void board_power_on(struct board_model *m)
@@ -179,7 +185,7 @@ void board_power_on(struct board_model *m)
 	m->cfg.timing = m->o.timing;
 	m->running = false;
 	m->status_seq = m->ident_seq = m->ack_seq = 0;
-	m->cmd_have = 0;
+	bach_parser_reset(m->cmds);
 	atomic_store(&m->stall_episodes, 0);
 	atomic_store(&m->stalled_ns, 0);
 	board_start(m);
@@ -415,14 +421,12 @@ static uint32_t configure(struct board_model *m, const uint8_t *p,
 	return BACH_ACK_OK;
 }
 
-static void execute(struct board_model *m, const uint8_t *f,
+static void execute(struct board_model *m, const struct bach_frame *f,
 		    void (*emit)(void *, const uint8_t *, size_t), void *ctx)
 {
 	uint8_t out[2 * (BACH_FRAME_HDR + BACH_IDENTITY_SIZE + BACH_FRAME_CRC)];
-	uint32_t cmd = get_le32(f + 32), plen = get_le32(f + 12);
+	uint32_t cmd = f->c, plen = f->plen;
 
-	if (f[5] != BACH_FT_COMMAND)
-		return;
 	switch (cmd) {
 	case BACH_CMD_IDENTIFY:
 		emit(ctx, out,
@@ -442,7 +446,7 @@ static void execute(struct board_model *m, const uint8_t *f,
 		ack(m, cmd, BACH_ACK_OK, emit, ctx);
 		break;
 	case BACH_CMD_CONFIGURE:
-		ack(m, cmd, configure(m, f + BACH_FRAME_HDR, plen), emit, ctx);
+		ack(m, cmd, configure(m, f->payload, plen), emit, ctx);
 		break;
 	case BACH_CMD_STATUS:
 		emit(ctx, out, board_status(m, out));
@@ -460,64 +464,23 @@ static void execute(struct board_model *m, const uint8_t *f,
 }
 
 /*
- * Handle the whole commands in m->cmd[0..have); returns the bytes used.
- * The rules are the frame parser's (docs/board-protocol.md section 7).
+ * A good frame from the host (the parser checked magic, header and CRC,
+ * and skipped garbage: docs/board-protocol.md section 7). Only commands
+ * the board's buffer holds are run; anything else is ignored, no reply.
  */
-static size_t scan_commands(struct board_model *m,
-			    void (*emit)(void *, const uint8_t *, size_t),
-			    void *ctx)
+static void command_frame(void *ctx, const struct bach_frame *f)
 {
-	const uint8_t *b = m->cmd;
-	size_t pos = 0, have = m->cmd_have;
+	struct board_model *m = ctx;
 
-	while (pos < have) {
-		const uint8_t *f = b + pos;
-		size_t left = have - pos, k = left < 4 ? left : 4, size;
-		uint32_t plen;
-
-		if (memcmp(f, BACH_FRAME_MAGIC, k)) {
-			pos++;
-			continue;
-		}
-		if (left < BACH_FRAME_HDR)
-			break;
-		plen = get_le32(f + 12);
-		if (f[4] != BACH_PROTO_VERSION || f[7] != BACH_FRAME_HDR ||
-		    plen > sizeof(m->cmd) - BACH_FRAME_HDR - BACH_FRAME_CRC) {
-			pos++;
-			continue;
-		}
-		size = BACH_FRAME_HDR + plen + BACH_FRAME_CRC;
-		if (left < size)
-			break;
-		if (libdeflate_crc32(0, f, size - BACH_FRAME_CRC) !=
-		    get_le32(f + size - BACH_FRAME_CRC)) {
-			pos += 4; /* damaged: ignored, no reply */
-			continue;
-		}
-		execute(m, f, emit, ctx);
-		pos += size;
-	}
-	return pos;
+	if (f->type == BACH_FT_COMMAND && f->plen <= BOARD_CMD_MAX_PAYLOAD)
+		execute(m, f, m->emit, m->emit_ctx);
 }
 
 void board_write(struct board_model *m, const uint8_t *buf, size_t len,
 		 void (*emit)(void *ctx, const uint8_t *frames, size_t n),
 		 void *ctx)
 {
-	do {
-		size_t take = sizeof(m->cmd) - m->cmd_have, used;
-
-		if (take > len)
-			take = len;
-		memcpy(m->cmd + m->cmd_have, buf, take);
-		m->cmd_have += take;
-		buf += take;
-		len -= take;
-		used = scan_commands(m, emit, ctx);
-		if (!used && m->cmd_have == sizeof(m->cmd))
-			used = 1; /* cannot happen: a full buffer holds a frame */
-		memmove(m->cmd, m->cmd + used, m->cmd_have - used);
-		m->cmd_have -= used;
-	} while (len);
+	m->emit = emit;
+	m->emit_ctx = ctx;
+	bach_parser_feed(m->cmds, buf, len);
 }

@@ -107,9 +107,14 @@ struct board_model {
 	uint16_t *deltas;
 	uint8_t *tmp;		/* workload records the filter has not seen */
 	size_t tmp_len, tmp_off;
-	uint8_t cmd[BACH_FRAME_HDR + 256 + BACH_FRAME_CRC];
-	size_t cmd_have;	/* command bytes waiting for the rest */
+	/* the host's commands, found by the one frame parser (lib/frame.c) */
+	struct bach_parser *cmds;
+	void (*emit)(void *ctx, const uint8_t *frames, size_t n);
+	void *emit_ctx;		/* board_write()'s, while it runs */
 };
+
+/* The largest command payload the board takes (the gateware's buffer). */
+#define BOARD_CMD_MAX_PAYLOAD 256
 
 /*
  * Set up a board (allocates; -ENOMEM). Its configuration starts as the

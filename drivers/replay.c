@@ -17,7 +17,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "bach/bytes.h"
 #include "bach/driver.h"
 #include "bach/frame.h"
 #include "bach/la.h"
@@ -42,6 +41,7 @@ struct replay {
 	uint64_t clock_hz;	/* the board clock those timestamps count */
 	bool have_ts0;
 	uint64_t ts0;		/* timestamp of the first data frame */
+	uint64_t t0;		/* when the replay began (bach_now_ns) */
 	atomic_bool stop;
 	uint64_t records;	/* records delivered (done paces frames by
 				   bytes) */
@@ -166,43 +166,29 @@ static void pace(struct bach_source *src, struct replay *r, uint64_t t0,
 }
 
 /*
- * Feed a chunk of a board stream dump, holding each data frame back until
- * its board timestamp comes round (pace=original).
+ * pace=original: each data frame the core's parser finds is held back
+ * until its board timestamp comes round (struct bach_driver.frame, called
+ * before the frame's records are delivered); what came before it goes to
+ * the disk meanwhile.
  */
-static void feed_original(struct bach_source *src, struct replay *r,
-			  const uint8_t *p, size_t n, uint64_t t0)
+static void replay_frame(void *priv, const struct bach_frame *f)
 {
-	size_t fed = 0, i = 0;
+	struct replay *r = priv;
+	uint64_t d;
 
-	while (i + BACH_FRAME_HDR <= n && !atomic_load(&r->stop)) {
-		const uint8_t *h = memmem(p + i, n - i, BACH_FRAME_MAGIC, 4);
-		uint32_t plen;
-
-		if (!h || (size_t)(h - p) + BACH_FRAME_HDR > n)
-			break;
-		i = (size_t)(h - p);
-		plen = get_le32(h + 12);
-		if (h[5] == BACH_FT_DATA && plen <= BACH_FRAME_MAX_PAYLOAD) {
-			uint64_t ts = get_le64(h + 24);
-
-			if (!r->have_ts0) {
-				r->ts0 = ts;
-				r->have_ts0 = true;
-			}
-			bach_source_frames(src, p + fed, i - fed);
-			fed = i;
-			bach_source_flush(src);
-			if (ts >= r->ts0)
-				bach_sleep_until(t0 + (ts - r->ts0) *
-							      1000000000ull /
-							      r->clock_hz,
-						 &r->stop);
-		}
-		i += plen <= BACH_FRAME_MAX_PAYLOAD ?
-			     BACH_FRAME_HDR + plen + BACH_FRAME_CRC :
-			     4;
+	if (!r->original || f->type != BACH_FT_DATA || atomic_load(&r->stop))
+		return;
+	if (!r->have_ts0) {
+		r->ts0 = f->b;
+		r->have_ts0 = true;
 	}
-	bach_source_frames(src, p + fed, n - fed);
+	if (f->b < r->ts0)
+		return;
+	d = f->b - r->ts0;
+	bach_source_flush(r->src);
+	bach_sleep_until(r->t0 + d / r->clock_hz * 1000000000ull +
+				 d % r->clock_hz * 1000000000ull / r->clock_hz,
+			 &r->stop);
 }
 
 /*
@@ -255,16 +241,14 @@ static int replay_frames(struct bach_source *src, struct replay *r,
 	start = t.bytes;	/* the parser's offset of this pass's byte 0 */
 	r->records -= t.records;
 	r->have_ts0 = false;
+	r->src = src;
+	r->t0 = t0;
 	while (!atomic_load(&r->stop) &&
 	       (n = read(fd, r->buf, CHUNK)) > 0) {
-		if (r->original) {
-			feed_original(src, r, r->buf, (size_t)n, t0);
-			*done += (uint64_t)n / BACH_REC_SIZE;
-			continue;
-		}
 		bach_source_frames(src, r->buf, (size_t)n);
 		*done += (uint64_t)n / BACH_REC_SIZE;
-		pace(src, r, t0, *done);
+		if (!r->original)
+			pace(src, r, t0, *done);
 	}
 	close(fd);
 	bach_source_frames_tail(src, &t);
@@ -401,4 +385,5 @@ const struct bach_driver bach_driver_replay = {
 	.run = replay_run,
 	.stop = replay_stop,
 	.close = replay_close,
+	.frame = replay_frame,
 };

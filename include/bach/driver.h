@@ -100,7 +100,9 @@ struct bach_driver {
 	 * bach_source_frames(); f is valid during the call only, and f->end
 	 * is an offset in the bytes given to that call. It must not call
 	 * bach_source_frames(); of the services below only
-	 * bach_source_error() and bach_source_warn(). Optional.
+	 * bach_source_error(), bach_source_warn() and bach_source_flush()
+	 * (replay with pace=original sleeps here until a data frame is due).
+	 * Optional.
 	 */
 	void (*frame)(void *priv, const struct bach_frame *f);
 };

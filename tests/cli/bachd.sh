@@ -98,6 +98,13 @@ $BACHD --driver replay --option path="$C/board-stream.bin" --option pace=origina
 	--option clock_hz=2000000 --output "$T/paced" 2> "$T/log" || fail "paced replay: $(cat "$T/log")"
 $BACH dump "$(capdir "$T/paced")" > "$T/c.txt"
 same "$T/a.txt" "$T/c.txt"
+# and it is paced: 200000 board clocks at 400 kHz take at least 0.5 s
+rm -rf "$T/paced" && mkdir "$T/paced"
+t0=$(date +%s%N)
+$BACHD --driver replay --option path="$C/board-stream.bin" --option pace=original \
+	--option clock_hz=400000 --output "$T/paced" 2> "$T/log" || fail "paced replay: $(cat "$T/log")"
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -ge 450 ] || fail "pace=original over 0.5 s of board time took $ms ms"
 # a trace has no timing to pace by
 set +e
 $BACHD --driver replay --option path="$C/seg-000001.byu.gz" --option pace=original \
