@@ -192,9 +192,12 @@ static bool tok_int(const char *t, size_t len, int64_t *v)
 		neg = *t == '-';
 		s.p++;
 	}
-	if (!get_dec(&s, &u) || !at_end(&s) || u > (uint64_t)INT64_MAX)
+	if (!get_dec(&s, &u) || !at_end(&s))
 		return false;
-	*v = neg ? -(int64_t)u : (int64_t)u;
+	/* the full signed range: -9223372036854775808 has no positive twin */
+	if (u > (uint64_t)INT64_MAX + neg)
+		return false;
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
 	return true;
 }
 
@@ -373,19 +376,29 @@ static int cis501_line(const char *line, size_t len, unsigned flags,
 	{
 		struct scan u = { f[C_UOP], f[C_UOP] + fl[C_UOP] };
 
+		/* "a counter for the micro-ops within a macro-op", from 1;
+		 * a 32-bit decimal */
 		if (!get_dec(&u, &uop) || !at_end(&u))
 			return bad_str(why, "bad micro-op number");
+		if (uop == 0 || uop > UINT32_MAX)
+			return bad(why, "micro-op number %.*s (1 to 4294967295)",
+				   (int)(fl[C_UOP] > 24 ? 24 : fl[C_UOP]),
+				   f[C_UOP]);
 	}
 	if (!tok_hex(f[C_PC], fl[C_PC], &pc))
 		return bad_str(why, "bad PC");
-	if (!tok_int(f[C_SRC1], fl[C_SRC1], &v) ||
-	    !tok_int(f[C_SRC2], fl[C_SRC2], &v) ||
-	    !tok_int(f[C_DEST], fl[C_DEST], &v))
-		return bad_str(why, "bad register number");
-	if (fl[C_FLAGS] != 1)
-		return bad_str(why, "bad flags field");
-	if (fl[C_BRANCH] != 1)
-		return bad_str(why, "bad branch field");
+	/* registers are 32-bit signed decimals, -1 for none */
+	for (unsigned i = C_SRC1; i <= C_DEST; i++)
+		if (!tok_int(f[i], fl[i], &v) || v < INT32_MIN || v > INT32_MAX)
+			return bad(why, "bad register number '%.*s' (32-bit signed decimal)",
+				   (int)(fl[i] > 24 ? 24 : fl[i]), f[i]);
+	if (fl[C_FLAGS] != 1 || !memchr("RW-", f[C_FLAGS][0], 3))
+		return bad(why, "bad flags field '%.*s' (R, W or -)",
+			   (int)(fl[C_FLAGS] > 8 ? 8 : fl[C_FLAGS]), f[C_FLAGS]);
+	if (fl[C_BRANCH] != 1 || !memchr("TN-", f[C_BRANCH][0], 3))
+		return bad(why, "bad branch field '%.*s' (T, N or -)",
+			   (int)(fl[C_BRANCH] > 8 ? 8 : fl[C_BRANCH]),
+			   f[C_BRANCH]);
 	if (fl[C_LDST] != 1 || !memchr("LS-", f[C_LDST][0], 3))
 		return bad_str(why, "bad load/store field");
 	if (!tok_int(f[C_IMM], fl[C_IMM], &v))

@@ -94,6 +94,37 @@ import_case lackey "$G/lackey64.txt" lackey64.csv \
 expect_status 1 "$BACH" convert --from cis501 "$G/cis501.txt" "$T/c.byu"
 expect_err "cis501.txt: line 6: address above 4 GiB"
 
+# CIS 501 fields as trace-format.html defines them (shared/references,
+# "Penn CIS 501 instruction trace format"): flags R/W/-, branch T/N/-,
+# the immediate a 64-bit signed decimal, registers 32-bit signed decimals,
+# micro-ops counted from 1. Each bad line is line 2, after a good one.
+cis_good='1 48d1de -1 -1 13 - - - 0 0 48d1e2 0 SET ADD'
+cis_bad() { # LINE REASON
+	printf '%s
+%s
+' "$cis_good" "$1" >"$T/cbad.trace"
+	expect_status 1 "$BACH" convert --from cis501 "$T/cbad.trace" "$T/cbad.byu"
+	expect_err "cbad.trace: line 2: $2"
+	no_output "$T/cbad.byu"
+}
+cis_bad '2 48d1de -1 -1 13 X - - 1 0 48d1e2 0 SET ADD_IMM' "bad flags field 'X'"
+cis_bad '2 48d1de -1 -1 13 r - - 1 0 48d1e2 0 SET ADD_IMM' "bad flags field 'r'"
+cis_bad '1 48d237 -1 -1 -1 R Y - -25 0 48d239 48d220 J JMP_IMM' "bad branch field 'Y'"
+cis_bad '1 48d1e2 -1 5 4294967341 - - - 0 0 48d1e9 0 CMP SUB' "bad register number '4294967341'"
+cis_bad '1 48d1e2 2147483648 5 45 - - - 0 0 48d1e9 0 CMP SUB' "bad register number '2147483648'"
+cis_bad '1 48d1e2 -1 -2147483649 45 - - - 0 0 48d1e9 0 CMP SUB' "bad register number '-2147483649'"
+cis_bad '0 48d1e2 -1 5 45 - - - 0 0 48d1e9 0 CMP SUB' "micro-op number 0"
+cis_bad '1 48d1e2 -1 5 45 - - - 9223372036854775808 0 48d1e9 0 CMP SUB' "bad immediate"
+cis_bad '1 48d1e2 -1 5 45 - - - -9223372036854775809 0 48d1e9 0 CMP SUB' "bad immediate"
+# the extremes that are valid import
+{
+	echo "$cis_good"
+	echo '1 48d1e2 2147483647 -2147483648 -1 W N - -9223372036854775808 0 48d1e9 0 CMP SUB'
+	echo '1 48d1e9 -1 -1 -1 - T - 9223372036854775807 0 48d1f0 48d231 JMP JMP_IMM'
+} >"$T/cext.trace"
+expect_status 0 "$BACH" convert --from cis501 --to csv "$T/cext.trace" "$T/cext.csv"
+expect_err "3 lines read, 5 records written, 0 skipped"
+
 # ---- exports ----------------------------------------------------------
 
 byubin "$G/mix.txt" "$T/mix.byu"
