@@ -199,6 +199,7 @@ fuzz: $(PROGRAMS)
 
 bench: $(PROGRAMS) $(BENCH_BIN)
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/diff.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc
 
