@@ -268,6 +268,7 @@ bench:
 	$(Q)$(INSTALL_DEPS)
 	$(Q)$(SUBMAKE) $(PROGRAMS) $(BENCH_BIN)
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/diff.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/analysis.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc

@@ -7,3 +7,17 @@ check() { # NAME OK-EXPR DETAIL
 	if [ "$(calc "($2) ? 1 : 0")" -eq 1 ]; then r=MEETS; else r=MISSES; missed=1; fi
 	printf '%-58s %s  (%s)\n' "$1" "$r" "$3"
 }
+# secs CMD...: wall time of CMD, output discarded
+secs() {
+	t0=$(now)
+	"$@" > /dev/null
+	t1=$(now)
+	calc "$t1 - $t0"
+}
+# bench_trace FILE N: FILE holds bach gen's N records of seed 1 ($BACH)
+bench_trace() {
+	if [ ! -f "$1" ] || [ "$(wc -c < "$1")" -ne $(($2 * 6)) ]; then
+		echo "generating $(($2 * 6 / 1048576)) MiB trace ($2 records)..."
+		"$BACH" gen --records "$2" --seed 1 -o "$1"
+	fi
+}

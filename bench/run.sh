@@ -13,18 +13,7 @@ T="$D/trace.byu"
 missed=0
 
 . "$(dirname "$0")/lib.sh"
-# secs CMD...: wall time of CMD, output discarded
-secs() {
-	t0=$(now)
-	"$@" > /dev/null
-	t1=$(now)
-	calc "$t1 - $t0"
-}
-
-if [ ! -f "$T" ] || [ "$(wc -c < "$T")" -ne $((N * 6)) ]; then
-	echo "generating $MB MiB trace ($N records)..."
-	"$BACH" gen --records "$N" --seed 1 -o "$T"
-fi
+bench_trace "$T" "$N"
 bytes=$(wc -c < "$T")
 cat "$T" > /dev/null # into the page cache
 echo "trace: $T, $bytes bytes, $(nproc) CPUs"

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * Exports for `bach convert --to din|dinx|laplace|csv`. These run once per
- * record over whole traces, so digits are written by hand, never printf.
- * docs/formats.md says what each format keeps and loses.
+ * Exports for `bach convert --to din|dinx|laplace|laplace-bin|tracematcher|
+ * idtrace|csv`. These run once per record over whole traces, so digits are
+ * written by hand, never printf. docs/formats.md says what each format
+ * keeps and loses.
  */
 #include <string.h>
 
+#include "bach/bytes.h"
 #include "bach/convert.h"
 #include "bach/record.h"
 
@@ -53,6 +55,10 @@ static inline uint64_t span(const uint8_t *rec, unsigned *size)
 	*size = hi - lo + 1;
 	return (uint64_t)get_be32(rec) + lo;
 }
+
+/* IDtrace's size codes (CSE-TR-203-94, A.1): 1 byte, 2 word, 3 lword,
+ * 4 64 bits; a span without its own code takes the next wider one. */
+static const uint8_t idt_code[9] = { 0, 1, 2, 3, 3, 4, 4, 4, 4 };
 
 static size_t export_csv(char *dst, const uint8_t *recs, size_t n,
 			 uint64_t index)
@@ -109,6 +115,53 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			d += 3;
 			d = put_hex(d, addr);
 			break;
+		case BACH_EXPORT_LAPLACE_BIN: {
+			/* the same fields, 18 bytes, little-endian */
+			uint8_t *b = (uint8_t *)d;
+
+			b[0] = (uint8_t)c;
+			put_le64(b + 1, index + i);
+			b[9] = (uint8_t)size;
+			put_le32(b + 10, 0);
+			put_le32(b + 14, (uint32_t)addr);
+			d += BACH_LAPLACE_BIN_SIZE;
+			continue;
+		}
+		case BACH_EXPORT_TRACEMATCHER:
+			/* "<time> clk M<R|W><size> <addr> <data>": data reads
+			 * and writes only; the data is not on record: zeros */
+			if (c == 'i') {
+				skip++;
+				continue;
+			}
+			d = bach_put_dec(d, index + i);
+			memcpy(d, " clk M", 6);
+			d += 6;
+			*d++ = c == 'r' ? 'R' : 'W';
+			*d++ = (char)('0' + size);
+			*d++ = ' ';
+			for (int k = 28; k >= 0; k -= 4)
+				*d++ = hex[(addr >> k) & 15];
+			*d++ = ' ';
+			memset(d, '0', 2 * size);
+			d += 2 * size;
+			break;
+		case BACH_EXPORT_IDTRACE: {
+			/* tag + LE32: a data reference, or the 16-byte
+			 * instruction cache line a fetch falls in */
+			uint8_t *b = (uint8_t *)d;
+
+			if (c == 'i') {
+				b[0] = 0x60;
+				put_le32(b + 1, (uint32_t)addr & ~15u);
+			} else {
+				b[0] = (uint8_t)((c == 'r' ? 0x10 : 0x20) +
+						 idt_code[size]);
+				put_le32(b + 1, (uint32_t)addr);
+			}
+			d += BACH_IDTRACE_SIZE;
+			continue;
+		}
 		default:
 			skip++;
 			continue;

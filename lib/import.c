@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Importers: read a foreign trace a large block at a time, split it into
- * lines (or 12-byte p2AddrTr records) and hand each to bach_import_line(),
- * collecting the records it makes into blocks.
+ * lines (or fixed-size binary records) and hand each to bach_import_line(),
+ * collecting the records it makes into blocks. Input that starts with the
+ * gzip magic is inflated on the way in (one member or many concatenated,
+ * as the CIS 501 traces ship: .trace.gz); line numbers and record offsets
+ * then count the uncompressed data.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "bach/convert.h"
 #include "bach/record.h"
@@ -19,7 +23,7 @@
 #define MAX_LINE (1u << 20)	/* the longest line taken, in bytes */
 #define IN_CAP (2 * MAX_LINE)	/* a whole line always fits after a refill */
 #define OUT_RECS 65536
-#define P2_SIZE 12
+#define Z_CAP (256u << 10)	/* compressed bytes read at a time */
 
 struct bach_importer {
 	enum bach_import_format fmt;
@@ -29,7 +33,17 @@ struct bach_importer {
 	char *in;		/* IN_CAP bytes */
 	size_t in_len, in_off;
 	bool eof;
-	uint64_t in_pos;	/* file offset of in[0] */
+	uint64_t in_pos;	/* offset of in[0] in the (uncompressed) input */
+	size_t unit;		/* binary record size, 0 for a line format */
+
+	/* gzip input */
+	bool gz;
+	z_stream zs;
+	bool zinit, zeof, in_member;
+	uint8_t *zin;		/* Z_CAP bytes */
+	uint64_t zpos;		/* compressed bytes read from the file */
+	uint64_t member_start;	/* file offset of the member being read */
+	uint64_t members;
 	uint8_t *out;		/* OUT_RECS + BACH_IMPORT_MAX_RECS records */
 	struct bach_import_stats st;
 	int err;
@@ -55,6 +69,57 @@ static const char *iname(const struct bach_importer *im)
 	return strcmp(im->path, "-") ? im->path : "<stdin>";
 }
 
+/* read() whole, EINTR retried; bytes, 0 at the end, or -errno */
+static ssize_t raw_read(struct bach_importer *im, void *dst, size_t cap)
+{
+	ssize_t n;
+
+	do
+		n = read(im->fd, dst, cap);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return ifail(im, -errno, "%s: read error at byte offset %llu: %s",
+			     iname(im), (unsigned long long)im->zpos,
+			     strerror(errno));
+	im->zpos += (uint64_t)n;
+	return n;
+}
+
+/*
+ * Look at the first bytes: the gzip magic makes this a gzip input, read
+ * through zlib from then on; anything else is the data itself, kept as
+ * the start of the input buffer.
+ */
+static int sniff(struct bach_importer *im)
+{
+	size_t got = 0;
+
+	while (got < 2 && !im->zeof) {
+		ssize_t n = raw_read(im, im->zin + got, Z_CAP - got);
+
+		if (n < 0)
+			return (int)n;
+		if (n == 0)
+			im->zeof = true;
+		got += (size_t)n;
+	}
+	if (got >= 2 && im->zin[0] == 0x1f && im->zin[1] == 0x8b) {
+		int ret = inflateInit2(&im->zs, 15 + 16); /* gzip only */
+
+		if (ret != Z_OK)
+			return ifail(im, -ENOMEM, "%s: zlib: %s", iname(im),
+				     zError(ret));
+		im->zinit = im->gz = true;
+		im->zs.next_in = im->zin;
+		im->zs.avail_in = (uInt)got;
+		return 0;
+	}
+	memcpy(im->in, im->zin, got);
+	im->in_len = got;
+	im->eof = im->zeof;
+	return 0;
+}
+
 int bach_importer_open(struct bach_importer **ip, enum bach_import_format fmt,
 		       const char *path, unsigned flags)
 {
@@ -65,21 +130,24 @@ int bach_importer_open(struct bach_importer **ip, enum bach_import_format fmt,
 		return -ENOMEM;
 	im->fmt = fmt;
 	im->flags = flags;
+	im->unit = bach_import_unit(fmt);
 	im->fd = -1;
 	im->path = strdup(path);
 	im->in = malloc(IN_CAP);
+	im->zin = malloc(Z_CAP);
 	im->out = malloc((OUT_RECS + BACH_IMPORT_MAX_RECS) * BACH_REC_SIZE);
-	if (!im->path || !im->in || !im->out)
+	if (!im->path || !im->in || !im->zin || !im->out)
 		return ifail(im, -ENOMEM, "%s: out of memory", path);
 	if (!strcmp(path, "-")) {
 		im->fd = 0;
-		return 0;
+	} else {
+		im->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (im->fd < 0)
+			return ifail(im, -errno, "%s: %s", path,
+				     strerror(errno));
+		posix_fadvise(im->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	}
-	im->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (im->fd < 0)
-		return ifail(im, -errno, "%s: %s", path, strerror(errno));
-	posix_fadvise(im->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	return 0;
+	return sniff(im);
 }
 
 void bach_importer_free(struct bach_importer *im)
@@ -89,7 +157,10 @@ void bach_importer_free(struct bach_importer *im)
 	if (im->fd > 0)
 		close(im->fd);
 	free(im->path);
+	if (im->zinit)
+		inflateEnd(&im->zs);
 	free(im->in);
+	free(im->zin);
 	free(im->out);
 	free(im);
 }
@@ -105,6 +176,68 @@ void bach_importer_stats(const struct bach_importer *im,
 	*st = im->st;
 }
 
+/*
+ * Uncompressed bytes of a gzip input into dst: members one after another
+ * until something comes out; 0 at a clean end after a member, -errno with
+ * the member's byte offset in the file when one is cut short or damaged.
+ */
+static ssize_t gz_read(struct bach_importer *im, char *dst, size_t cap)
+{
+	z_stream *zs = &im->zs;
+
+	zs->next_out = (Bytef *)dst;
+	zs->avail_out = (uInt)cap;
+	while (zs->avail_out == cap) {
+		const char *why;
+		int ret;
+
+		if (!zs->avail_in && !im->zeof) {
+			ssize_t n = raw_read(im, im->zin, Z_CAP);
+
+			if (n < 0)
+				return n;
+			im->zeof = n == 0;
+			zs->next_in = im->zin;
+			zs->avail_in = (uInt)n;
+		}
+		if (!im->in_member) {
+			if (!zs->avail_in)
+				return 0; /* a clean end after a member */
+			inflateReset(zs);
+			im->member_start = im->zpos - zs->avail_in;
+			im->in_member = true;
+		}
+		if (!zs->avail_in)
+			return ifail(im, -BACH_EDATA,
+				     "%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+				     iname(im),
+				     (unsigned long long)im->member_start,
+				     (unsigned long long)im->zpos);
+		ret = inflate(zs, Z_NO_FLUSH);
+		if (ret == Z_STREAM_END) {
+			im->in_member = false;
+			im->members++;
+			continue;
+		}
+		if (ret == Z_OK || ret == Z_BUF_ERROR)
+			continue;
+		if (ret == Z_MEM_ERROR)
+			return ifail(im, -ENOMEM, "%s: out of memory", iname(im));
+		why = zs->msg ? zs->msg : zError(ret);
+		if (im->members && zs->total_in <= 2)
+			return ifail(im, -BACH_EDATA,
+				     "%s: not a gzip member at byte offset %llu (trailing garbage after member %llu)",
+				     iname(im),
+				     (unsigned long long)im->member_start,
+				     (unsigned long long)im->members);
+		return ifail(im, -BACH_EDATA,
+			     "%s: bad gzip member at byte offset %llu: %s",
+			     iname(im), (unsigned long long)im->member_start,
+			     why);
+	}
+	return (ssize_t)(cap - zs->avail_out);
+}
+
 /* Keep the unread tail, read more after it; false at the end of input. */
 static int refill(struct bach_importer *im)
 {
@@ -115,15 +248,13 @@ static int refill(struct bach_importer *im)
 	im->in_off = 0;
 	im->in_len = keep;
 	while (im->in_len < IN_CAP && !im->eof) {
-		ssize_t n = read(im->fd, im->in + im->in_len, IN_CAP - im->in_len);
+		char *dst = im->in + im->in_len;
+		size_t room = IN_CAP - im->in_len;
+		ssize_t n = im->gz ? gz_read(im, dst, room) :
+				     raw_read(im, dst, room);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
-			return ifail(im, -errno, "%s: read error at byte offset %llu: %s",
-				     iname(im),
-				     (unsigned long long)(im->in_pos + im->in_len),
-				     strerror(errno));
+			return (int)n;
 		if (n == 0)
 			im->eof = true;
 		im->in_len += (size_t)n;
@@ -142,13 +273,13 @@ static int one(struct bach_importer *im, const char *p, size_t len,
 	n = bach_import_line(im->fmt, p, len, im->flags, out, &im->st.skipped,
 			     &why);
 	if (n < 0) {
-		if (im->fmt == BACH_IMPORT_P2)
+		if (im->unit)
 			return ifail(im, -BACH_EDATA,
 				     "%s: record %llu (byte offset %llu): %s",
 				     iname(im),
 				     (unsigned long long)(im->st.lines - 1),
 				     (unsigned long long)((im->st.lines - 1) *
-							  P2_SIZE),
+							  im->unit),
 				     why);
 		return ifail(im, -BACH_EDATA, "%s: line %llu: %s: '%.*s'",
 			     iname(im), (unsigned long long)im->st.lines, why,
@@ -179,13 +310,13 @@ static int import_some(struct bach_importer *im, size_t *made)
 		size_t avail = im->in_len - im->in_off;
 		const char *p = im->in + im->in_off;
 
-		if (im->fmt == BACH_IMPORT_P2) {
-			if (avail < P2_SIZE) {
+		if (im->unit) {
+			if (avail < im->unit) {
 				if (im->eof) {
 					if (avail)
 						return ifail(im, -BACH_EDATA,
-							     "%s: size is not a multiple of 12: %zu bytes left over at byte offset %llu",
-							     iname(im), avail,
+							     "%s: size is not a multiple of %zu: %zu bytes left over at byte offset %llu",
+							     iname(im), im->unit, avail,
 							     (unsigned long long)(im->in_pos + im->in_off));
 					break; /* an empty input: an empty trace */
 				}
@@ -193,8 +324,8 @@ static int import_some(struct bach_importer *im, size_t *made)
 					return im->err;
 				continue;
 			}
-			im->in_off += P2_SIZE;
-			if (one(im, p, P2_SIZE, out, made))
+			im->in_off += im->unit;
+			if (one(im, p, im->unit, out, made))
 				return im->err;
 			continue;
 		}

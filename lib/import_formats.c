@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The parsers behind `bach convert --from lackey|din|cis501|p2`: one input
- * line (or one 12-byte p2AddrTr record) in, up to BACH_IMPORT_MAX_RECS
- * records out. docs/formats.md describes every field and what is lost.
+ * The parsers behind `bach convert --from lackey|din|cis501|p2|laplace|
+ * laplace-bin|tracematcher|idtrace`: one input line (or one binary record)
+ * in, up to BACH_IMPORT_MAX_RECS records out. docs/formats.md describes
+ * every field and what is lost.
  *
  * Imports describe a trace taken with the L1 caches off: a fetch is
  * NC_I_FETCH, a load NC_D_READ, a store D_WRITE, and an access of size
@@ -192,9 +193,12 @@ static bool tok_int(const char *t, size_t len, int64_t *v)
 		neg = *t == '-';
 		s.p++;
 	}
-	if (!get_dec(&s, &u) || !at_end(&s) || u > (uint64_t)INT64_MAX)
+	if (!get_dec(&s, &u) || !at_end(&s))
 		return false;
-	*v = neg ? -(int64_t)u : (int64_t)u;
+	/* the full signed range: -9223372036854775808 has no positive twin */
+	if (u > (uint64_t)INT64_MAX + neg)
+		return false;
+	*v = neg ? (int64_t)(0 - u) : (int64_t)u;
 	return true;
 }
 
@@ -373,19 +377,29 @@ static int cis501_line(const char *line, size_t len, unsigned flags,
 	{
 		struct scan u = { f[C_UOP], f[C_UOP] + fl[C_UOP] };
 
+		/* "a counter for the micro-ops within a macro-op", from 1;
+		 * a 32-bit decimal */
 		if (!get_dec(&u, &uop) || !at_end(&u))
 			return bad_str(why, "bad micro-op number");
+		if (uop == 0 || uop > UINT32_MAX)
+			return bad(why, "micro-op number %.*s (1 to 4294967295)",
+				   (int)(fl[C_UOP] > 24 ? 24 : fl[C_UOP]),
+				   f[C_UOP]);
 	}
 	if (!tok_hex(f[C_PC], fl[C_PC], &pc))
 		return bad_str(why, "bad PC");
-	if (!tok_int(f[C_SRC1], fl[C_SRC1], &v) ||
-	    !tok_int(f[C_SRC2], fl[C_SRC2], &v) ||
-	    !tok_int(f[C_DEST], fl[C_DEST], &v))
-		return bad_str(why, "bad register number");
-	if (fl[C_FLAGS] != 1)
-		return bad_str(why, "bad flags field");
-	if (fl[C_BRANCH] != 1)
-		return bad_str(why, "bad branch field");
+	/* registers are 32-bit signed decimals, -1 for none */
+	for (unsigned i = C_SRC1; i <= C_DEST; i++)
+		if (!tok_int(f[i], fl[i], &v) || v < INT32_MIN || v > INT32_MAX)
+			return bad(why, "bad register number '%.*s' (32-bit signed decimal)",
+				   (int)(fl[i] > 24 ? 24 : fl[i]), f[i]);
+	if (fl[C_FLAGS] != 1 || !memchr("RW-", f[C_FLAGS][0], 3))
+		return bad(why, "bad flags field '%.*s' (R, W or -)",
+			   (int)(fl[C_FLAGS] > 8 ? 8 : fl[C_FLAGS]), f[C_FLAGS]);
+	if (fl[C_BRANCH] != 1 || !memchr("TN-", f[C_BRANCH][0], 3))
+		return bad(why, "bad branch field '%.*s' (T, N or -)",
+			   (int)(fl[C_BRANCH] > 8 ? 8 : fl[C_BRANCH]),
+			   f[C_BRANCH]);
 	if (fl[C_LDST] != 1 || !memchr("LS-", f[C_LDST][0], 3))
 		return bad_str(why, "bad load/store field");
 	if (!tok_int(f[C_IMM], fl[C_IMM], &v))
@@ -507,6 +521,244 @@ static int p2_record(const uint8_t *p, size_t len, unsigned flags,
 	}
 }
 
+/* ---- Laplace ----------------------------------------------------------- */
+
+/*
+ * Kaplan's "Laplace: Raw Trace Formats": each load, store and instruction
+ * fetch is a reference record (type, timestamp, length, address space,
+ * address). The document shows the type 'r' only; bach reads and writes
+ * 'r' load, 'w' store, 'i' instruction fetch. The timestamp and address
+ * space have no place in a BYU record and are dropped.
+ */
+static int laplace_ref(char type, uint64_t length, uint64_t addr,
+		       unsigned flags, uint8_t *out, const char **why)
+{
+	uint8_t ctl;
+
+	switch (type) {
+	case 'r':
+		ctl = CTL_NC_D_READ;
+		break;
+	case 'w':
+		ctl = CTL_D_WRITE;
+		break;
+	case 'i':
+		ctl = CTL_NC_I_FETCH;
+		break;
+	default:
+		if (type > 0x20 && type < 0x7f)
+			return bad(why, "unknown reference type '%c' (r, w or i)",
+				   type);
+		return bad(why, "unknown reference type 0x%02x (r, w or i)",
+			   (unsigned char)type);
+	}
+	return split(out, addr, length, ctl, flags, BACH_IMPORT_MAX_RECS, why);
+}
+
+/* "r 123456789abcdef0 4 9f8e7 9a8b7c6d": every number in hex, no 0x. */
+static int laplace_line(const char *line, size_t len, unsigned flags,
+			uint8_t *out, const char **why)
+{
+	static const char *const names[] = { "timestamp", "length",
+					     "address space", "address" };
+	static const uint64_t max[] = { UINT64_MAX, 0xff, 0xffffffffu,
+					0xffffffffu };
+	struct scan s = { line, line + len };
+	uint64_t v[4];
+	const char *t;
+	size_t tl;
+
+	if (!token(&s, &t, &tl))
+		return 0;
+	if (tl != 1)
+		return bad(why, "bad reference type '%.*s'",
+			   (int)(tl > 16 ? 16 : tl), t);
+	for (unsigned i = 0; i < 4; i++) {
+		const char *f;
+		size_t fl;
+		struct scan u;
+
+		if (!token(&s, &f, &fl))
+			return bad(why, "missing %s (5 fields)", names[i]);
+		u = (struct scan){ f, f + fl };
+		if (!get_hex(&u, false, &v[i]) || !at_end(&u) || v[i] > max[i])
+			return bad(why, "bad %s '%.*s'", names[i],
+				   (int)(fl > 20 ? 20 : fl), f);
+	}
+	skip_ws(&s);
+	if (!at_end(&s))
+		return bad_str(why, "more than 5 fields");
+	return laplace_ref(*t, v[1], v[3], flags, out, why);
+}
+
+/*
+ * The 18-byte binary record: type, u64 timestamp, u8 length, u32 address
+ * space, u32 address, packed. The document gives no byte order; Laplace
+ * ran on x86 hosts and logged its records as the host held them, so bach
+ * takes little-endian (docs/formats.md).
+ */
+static int laplace_bin(const uint8_t *p, size_t len, unsigned flags,
+		       uint8_t *out, const char **why)
+{
+	if (len != BACH_LAPLACE_BIN_SIZE)
+		return bad(why, "Laplace record of %zu bytes, not 18", len);
+	return laplace_ref((char)p[0], p[9], get_le32(p + 14), flags, out,
+			   why);
+}
+
+/* ---- ISP RAS Trace Matcher ---------------------------------------------- */
+
+/*
+ * Trace Matcher's "Trace Format": memory access records
+ * "<time> <scale> M<rw><sz><attrib> <addr> <data>" become a read or write
+ * of sz bytes at addr; instruction records ("<time> <scale> <cpu> IT|IS
+ * ...") and register writes ("<time> <scale> R <register> <value>") are
+ * not bus cycles bach can place, and are skipped.
+ */
+static int tracematcher_line(const char *line, size_t len, unsigned flags,
+			     uint8_t *out, uint64_t *skipped,
+			     const char **why)
+{
+	struct scan s = { line, line + len }, u;
+	const char *t;
+	size_t tl;
+	uint64_t v, size, addr;
+	bool write;
+
+	if (!token(&s, &t, &tl))
+		return 0;
+	u = (struct scan){ t, t + tl };
+	if (!get_dec(&u, &v) || !at_end(&u))
+		return bad_str(why, "bad timestamp (a decimal integer)");
+	if (!token(&s, &t, &tl))
+		return bad_str(why, "missing timestamp unit");
+	if (!token(&s, &t, &tl))
+		return bad_str(why, "missing record kind");
+	if (tl == 1 && *t == 'R') {
+		/* register write: <register> <value> */
+		if (!token(&s, &t, &tl))
+			return bad_str(why, "register write without a register");
+		if (!token(&s, &t, &tl) || !tok_hex(t, tl, &v))
+			return bad_str(why, "register write without a hex value");
+		(*skipped)++;
+		return 0;
+	}
+	if (tl >= 2 && *t == 'M' && (t[1] == 'R' || t[1] == 'W')) {
+		write = t[1] == 'W';
+		u = (struct scan){ t + 2, t + tl };
+		if (!get_dec(&u, &size))
+			return bad(why, "bad access '%.*s' (M, R or W, size)",
+				   (int)(tl > 16 ? 16 : tl), t);
+		if (!at_end(&u) &&
+		    (u.end - u.p != 1 || (*u.p != 'X' && *u.p != 'T')))
+			return bad(why, "bad access attribute '%.*s' (X or T)",
+				   (int)(u.end - u.p > 8 ? 8 : u.end - u.p),
+				   u.p);
+		if (!token(&s, &t, &tl) || !tok_hex(t, tl, &addr))
+			return bad_str(why, "bad address");
+		if (!token(&s, &t, &tl))
+			return bad_str(why, "missing data");
+		u = (struct scan){ t, t + tl };
+		while (u.p < u.end && hex_digit(*u.p) >= 0)
+			u.p++;
+		if (!at_end(&u) ||
+		    (size && size <= MAX_ACCESS && tl > 2 * size))
+			return bad(why, "bad data '%.*s' (at most %llu hex digits)",
+				   (int)(tl > 16 ? 16 : tl), t,
+				   (unsigned long long)(2 * size));
+		skip_ws(&s);
+		if (!at_end(&s))
+			return bad_str(why, "unexpected text after the data");
+		return split(out, addr, size, write ? CTL_D_WRITE :
+						      CTL_NC_D_READ,
+			     flags, BACH_IMPORT_MAX_RECS, why);
+	}
+	/* an instruction record: <cpu> IT|IS (<inst_id>) ... */
+	u = (struct scan){ t, t + tl };
+	if (get_dec(&u, &v) && at_end(&u) && token(&s, &t, &tl) && tl == 2 &&
+	    t[0] == 'I' && (t[1] == 'T' || t[1] == 'S')) {
+		(*skipped)++;
+		return 0;
+	}
+	return bad_str(why, "not an instruction, memory access or register write record");
+}
+
+/* ---- IDtrace ------------------------------------------------------------ */
+
+/* IDtrace's tags (CSE-TR-203-94, appendix A.1, "Cache Trace") */
+enum {
+	IDT_RDTAG = 0x10,
+	IDT_WRTAG = 0x20,
+	IDT_RRDTAG = 0x30,
+	IDT_RWRTAG = 0x40,
+	IDT_RENDTAG = 0x50,
+	IDT_CLTAG = 0x60,
+};
+#define IDT_LINE 16 /* IDtrace's default cache line */
+
+/*
+ * A cache trace entry: a tag byte and a 4-byte address, little-endian
+ * (the i486's own order: the instrumented program wrote its buffer out as
+ * it held it; the report does not say). A data reference's tag is the
+ * direction plus a size code: 1 byte, 2 word, 3 lword, 4 64 bits, 5 80
+ * bits. CLTAG names the start of an instruction cache line.
+ */
+static int idtrace_entry(const uint8_t *p, size_t len, unsigned flags,
+			 uint8_t *out, uint64_t *skipped, const char **why)
+{
+	static const uint8_t bytes[6] = { 0, 1, 2, 4, 8, 10 };
+	unsigned tag, code;
+	uint32_t addr;
+
+	if (len != BACH_IDTRACE_SIZE)
+		return bad(why, "IDtrace entry of %zu bytes, not 5", len);
+	tag = p[0];
+	addr = get_le32(p + 1);
+	code = tag & 0x0f;
+	switch (tag & 0xf0) {
+	case IDT_RDTAG:
+	case IDT_WRTAG:
+	case IDT_RRDTAG:
+	case IDT_RWRTAG:
+		if (code < 1 || code > 5)
+			return bad(why, "bad size code in tag 0x%02x (1 to 5)",
+				   tag);
+		return split(out, addr, bytes[code],
+			     (tag & 0xf0) == IDT_RDTAG ||
+					     (tag & 0xf0) == IDT_RRDTAG ?
+				     CTL_NC_D_READ :
+				     CTL_D_WRITE,
+			     flags, BACH_IMPORT_MAX_RECS, why);
+	case IDT_RENDTAG:
+		if (tag != IDT_RENDTAG || addr)
+			return bad(why, "bad repeat-end entry (tag 0x%02x, "
+				   "address %08x; 0x50 and 0 expected)",
+				   tag, addr);
+		(*skipped)++;
+		return 0;
+	case IDT_CLTAG:
+		if (tag != IDT_CLTAG)
+			break;
+		return split(out, addr & ~(uint32_t)(IDT_LINE - 1), IDT_LINE,
+			     CTL_NC_I_FETCH, flags, BACH_IMPORT_MAX_RECS, why);
+	}
+	return bad(why, "tag 0x%02x is not a cache trace entry", tag);
+}
+
+size_t bach_import_unit(enum bach_import_format fmt)
+{
+	switch (fmt) {
+	case BACH_IMPORT_P2:
+		return P2_SIZE;
+	case BACH_IMPORT_LAPLACE_BIN:
+		return BACH_LAPLACE_BIN_SIZE;
+	case BACH_IMPORT_IDTRACE:
+		return BACH_IDTRACE_SIZE;
+	default:
+		return 0;
+	}
+}
+
 int bach_import_line(enum bach_import_format fmt, const char *line,
 		     size_t len, unsigned flags, uint8_t *out,
 		     uint64_t *skipped, const char **why)
@@ -521,6 +773,15 @@ int bach_import_line(enum bach_import_format fmt, const char *line,
 	case BACH_IMPORT_P2:
 		return p2_record((const uint8_t *)line, len, flags, out,
 				 skipped, why);
+	case BACH_IMPORT_LAPLACE:
+		return laplace_line(line, len, flags, out, why);
+	case BACH_IMPORT_LAPLACE_BIN:
+		return laplace_bin((const uint8_t *)line, len, flags, out, why);
+	case BACH_IMPORT_TRACEMATCHER:
+		return tracematcher_line(line, len, flags, out, skipped, why);
+	case BACH_IMPORT_IDTRACE:
+		return idtrace_entry((const uint8_t *)line, len, flags, out,
+				     skipped, why);
 	}
 	return bad_str(why, "unknown import format");
 }

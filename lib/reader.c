@@ -50,6 +50,7 @@ struct bach_reader {
 	uint64_t total_recs;
 	bool file_eof;		/* read() returned 0 */
 
+	bool no_map;		/* read raw files, never map them */
 	uint8_t *map;		/* a raw regular file, mapped */
 	size_t map_len, map_off;
 	uint8_t *out;		/* OUT_CAP bytes */
@@ -329,6 +330,11 @@ void bach_reader_free(struct bach_reader *r)
 	free(r);
 }
 
+void bach_reader_no_map(struct bach_reader *r)
+{
+	r->no_map = true;
+}
+
 const char *bach_reader_strerror(const struct bach_reader *r)
 {
 	return r->msg[0] ? r->msg : "no error";
@@ -495,7 +501,7 @@ static int open_file(struct bach_reader *r)
 	 * A raw regular file is mapped and handed out in place: no copy from
 	 * the page cache (read() stays for pipes, devices and gzip).
 	 */
-	if (r->kind == BACH_FILE_RAW && fstat(r->fd, &st) == 0 &&
+	if (!r->no_map && r->kind == BACH_FILE_RAW && fstat(r->fd, &st) == 0 &&
 	    S_ISREG(st.st_mode) && st.st_size > 0) {
 		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
 			       r->fd, 0);

@@ -27,7 +27,7 @@ static inline char *put_str(char *d, const char *s)
 	return d + n;
 }
 
-static char *put_dec(char *d, uint64_t v)
+char *bach_put_dec(char *d, uint64_t v)
 {
 	char tmp[20];
 	int n = 0;
@@ -72,7 +72,7 @@ size_t bach_fmt_text(char *dst, const uint8_t *rec)
 
 size_t bach_fmt_csv(char *dst, const uint8_t *rec, uint64_t index)
 {
-	char *d = put_dec(dst, index);
+	char *d = bach_put_dec(dst, index);
 
 	d = put_str(d, ",0x");
 	d = put_hex(d, get_be32(rec), 8);
@@ -91,7 +91,7 @@ size_t bach_fmt_jsonl(char *dst, const uint8_t *rec, uint64_t index)
 	char *d = put_str(dst, "{\"index\":");
 	unsigned t = rec[5] >> 4;
 
-	d = put_dec(d, index);
+	d = bach_put_dec(d, index);
 	d = put_str(d, ",\"address\":\"0x");
 	d = put_hex(d, get_be32(rec), 8);
 	d = put_str(d, "\",\"be\":\"0x");

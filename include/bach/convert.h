@@ -29,6 +29,8 @@ size_t bach_fmt_text(char *dst, const uint8_t *rec);
 size_t bach_fmt_csv(char *dst, const uint8_t *rec, uint64_t index);
 /* {"index":N,"address":"0x...","be":"0x..","control":"0x..","type":"..."} */
 size_t bach_fmt_jsonl(char *dst, const uint8_t *rec, uint64_t index);
+/* v in decimal at d, as few digits as it takes; returns the end. */
+char *bach_put_dec(char *d, uint64_t v);
 
 /* ---- imports ----------------------------------------------------------- */
 
@@ -37,15 +39,23 @@ enum bach_import_format {
 	BACH_IMPORT_DIN,	/* Dinero III/IV "label address" */
 	BACH_IMPORT_CIS501,	/* Penn CIS 501 micro-op traces */
 	BACH_IMPORT_P2,		/* BYU 12-byte Pentium II p2AddrTr records */
+	BACH_IMPORT_LAPLACE,	/* Laplace text "type time length asid addr" */
+	BACH_IMPORT_LAPLACE_BIN, /* Laplace 18-byte raw reference records */
+	BACH_IMPORT_TRACEMATCHER, /* ISP RAS Trace Matcher MR/MW lines */
+	BACH_IMPORT_IDTRACE,	/* IDtrace 5-byte cache trace entries */
 };
+#define BACH_IMPORT_NFORMATS 8
+
+/* Bytes of one record of a binary format; 0 for a line format. */
+size_t bach_import_unit(enum bach_import_format fmt);
 
 #define BACH_IMPORT_MASK_ADDRESS 0x1 /* keep the low 32 bits of wide addresses */
 
-/* Most records one input line or p2AddrTr record can produce. */
+/* Most records one input line or binary record can produce. */
 #define BACH_IMPORT_MAX_RECS 64
 
 struct bach_import_stats {
-	uint64_t lines;		/* lines (or p2AddrTr records) read */
+	uint64_t lines;		/* lines (or binary records) read */
 	uint64_t records;	/* records produced */
 	uint64_t skipped;	/* inputs with no BYU equivalent, skipped */
 };
@@ -53,7 +63,8 @@ struct bach_import_stats {
 struct bach_importer;
 
 /*
- * Open PATH ("-" for standard input) in the given format. Returns 0 or
+ * Open PATH ("-" for standard input) in the given format; input that
+ * starts with the gzip magic is inflated as it is read. Returns 0 or
  * -errno with a message in bach_importer_strerror().
  */
 int bach_importer_open(struct bach_importer **ip,
@@ -72,7 +83,8 @@ void bach_importer_free(struct bach_importer *im);
 
 /*
  * The pure parsers behind the importers, for tests and fuzzing. Text
- * formats take one line without its newline; p2 takes one 12-byte record.
+ * formats take one line without its newline; binary ones one record of
+ * bach_import_unit() bytes.
  * Each writes up to BACH_IMPORT_MAX_RECS records to out and returns how
  * many, 0 for a line that is skipped (and counted in *skipped), or
  * -EBADMSG with a reason in *why.
@@ -88,12 +100,21 @@ enum bach_export_format {
 	BACH_EXPORT_DINX,	/* extended din: "r|w|i addr size" */
 	BACH_EXPORT_LAPLACE,	/* "r|w|i timestamp length asid address" */
 	BACH_EXPORT_CSV,	/* bach_fmt_csv with header */
+	BACH_EXPORT_LAPLACE_BIN, /* Laplace 18-byte raw reference records */
+	BACH_EXPORT_TRACEMATCHER, /* "time clk MR|MWsize addr data" */
+	BACH_EXPORT_IDTRACE,	/* IDtrace 5-byte cache trace entries */
 };
+#define BACH_EXPORT_NFORMATS 7
+
+/* Laplace's binary record, and IDtrace's cache trace entry, in bytes. */
+#define BACH_LAPLACE_BIN_SIZE 18
+#define BACH_IDTRACE_SIZE 5
 
 /*
  * Format records[0..n) into dst (room for n * BACH_TEXT_MAX bytes);
  * index is the trace position of records[0]. Records the format cannot
- * express are skipped and added to *skipped. Returns bytes written.
+ * express are skipped and added to *skipped. Returns bytes written (the
+ * binary formats write whole records of their size, no newline).
  */
 size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			 const uint8_t *recs, size_t n, uint64_t index,

@@ -94,6 +94,37 @@ import_case lackey "$G/lackey64.txt" lackey64.csv \
 expect_status 1 "$BACH" convert --from cis501 "$G/cis501.txt" "$T/c.byu"
 expect_err "cis501.txt: line 6: address above 4 GiB"
 
+# CIS 501 fields as trace-format.html defines them (shared/references,
+# "Penn CIS 501 instruction trace format"): flags R/W/-, branch T/N/-,
+# the immediate a 64-bit signed decimal, registers 32-bit signed decimals,
+# micro-ops counted from 1. Each bad line is line 2, after a good one.
+cis_good='1 48d1de -1 -1 13 - - - 0 0 48d1e2 0 SET ADD'
+cis_bad() { # LINE REASON
+	printf '%s
+%s
+' "$cis_good" "$1" >"$T/cbad.trace"
+	expect_status 1 "$BACH" convert --from cis501 "$T/cbad.trace" "$T/cbad.byu"
+	expect_err "cbad.trace: line 2: $2"
+	no_output "$T/cbad.byu"
+}
+cis_bad '2 48d1de -1 -1 13 X - - 1 0 48d1e2 0 SET ADD_IMM' "bad flags field 'X'"
+cis_bad '2 48d1de -1 -1 13 r - - 1 0 48d1e2 0 SET ADD_IMM' "bad flags field 'r'"
+cis_bad '1 48d237 -1 -1 -1 R Y - -25 0 48d239 48d220 J JMP_IMM' "bad branch field 'Y'"
+cis_bad '1 48d1e2 -1 5 4294967341 - - - 0 0 48d1e9 0 CMP SUB' "bad register number '4294967341'"
+cis_bad '1 48d1e2 2147483648 5 45 - - - 0 0 48d1e9 0 CMP SUB' "bad register number '2147483648'"
+cis_bad '1 48d1e2 -1 -2147483649 45 - - - 0 0 48d1e9 0 CMP SUB' "bad register number '-2147483649'"
+cis_bad '0 48d1e2 -1 5 45 - - - 0 0 48d1e9 0 CMP SUB' "micro-op number 0"
+cis_bad '1 48d1e2 -1 5 45 - - - 9223372036854775808 0 48d1e9 0 CMP SUB' "bad immediate"
+cis_bad '1 48d1e2 -1 5 45 - - - -9223372036854775809 0 48d1e9 0 CMP SUB' "bad immediate"
+# the extremes that are valid import
+{
+	echo "$cis_good"
+	echo '1 48d1e2 2147483647 -2147483648 -1 W N - -9223372036854775808 0 48d1e9 0 CMP SUB'
+	echo '1 48d1e9 -1 -1 -1 - T - 9223372036854775807 0 48d1f0 48d231 JMP JMP_IMM'
+} >"$T/cext.trace"
+expect_status 0 "$BACH" convert --from cis501 --to csv "$T/cext.trace" "$T/cext.csv"
+expect_err "3 lines read, 5 records written, 0 skipped"
+
 # ---- exports ----------------------------------------------------------
 
 byubin "$G/mix.txt" "$T/mix.byu"
@@ -117,6 +148,136 @@ same "$T/mix2.laplace" "$G/mix.laplace"
 # imports straight to exports
 expect_status 0 "$BACH" convert --from din --to din "$G/din.txt" "$T/din2.din"
 golden "$T/din2.din" din.din
+
+# ---- Laplace, Trace Matcher, IDtrace: the documents' own examples -----
+
+# dumps FILE.byu: what bach dump prints of it
+dumps() { "$BACH" dump "$1"; }
+
+# Laplace (shared/references, "Laplace: Raw Trace Formats"): the text
+# example, a 4-byte load at 9a8b7c6d, is two quadwords' bytes 5..7 and 0
+echo 'r 123456789abcdef0 4 9f8e7 9a8b7c6d' >"$T/lp.txt"
+expect_status 0 "$BACH" convert --from laplace "$T/lp.txt" "$T/lp.byu"
+expect_err "1 lines read, 2 records written, 0 skipped"
+printf '9a8b7c68 1f NC_D_READ\n9a8b7c70 fe NC_D_READ\n' >"$T/lp.want"
+dumps "$T/lp.byu" >"$T/lp.got"
+same "$T/lp.got" "$T/lp.want"
+# the same record in the 18-byte binary form (packed, little-endian)
+printf 'r\360\336\274\232\170\126\064\022\004\347\370\011\000\155\174\213\232' >"$T/lp.bin"
+expect_status 0 "$BACH" convert --from laplace-bin "$T/lp.bin" "$T/lpb.byu"
+expect_err "1 records read, 2 records written"
+same "$T/lpb.byu" "$T/lp.byu"
+# and bach writes it back as 18 bytes a reference: type, time = position,
+# length, address space 0, address
+expect_status 0 "$BACH" convert --to laplace-bin "$T/lp.byu" "$T/lp2.bin"
+printf 'r\000\000\000\000\000\000\000\000\003\000\000\000\000\155\174\213\232r\001\000\000\000\000\000\000\000\001\000\000\000\000\160\174\213\232' >"$T/lp2.want"
+same "$T/lp2.bin" "$T/lp2.want"
+for bad in 'x 0 4 0 1000' 'r 0 0 0 1000' 'r 0 100 0 1000' 'r 0 4 0' 'r 0 4 0 1000 7' 'r 0 4 0 0x1000'; do
+	printf 'r 0 4 0 2000\n%s\n' "$bad" >"$T/lpbad.txt"
+	expect_status 1 "$BACH" convert --from laplace "$T/lpbad.txt" "$T/lpbad.byu"
+	expect_err "lpbad.txt: line 2: "
+	no_output "$T/lpbad.byu"
+done
+head -c 17 "$T/lp.bin" >"$T/lp17.bin"
+expect_status 1 "$BACH" convert --from laplace-bin "$T/lp17.bin" "$T/lp17.byu"
+expect_err "not a multiple of 18"
+
+# Trace Matcher ("Trace Format"): the memory access example, MR8 at
+# 00103fc4, is two quadwords; instruction and register records are skipped
+cat >"$T/tm.txt" <<'EOF2'
+1 clk 0 IT (1) 00000004 3c080001 A svc : lui t0,0x1
+10 clk MR8 00103fc4 0010400000000000
+14 clk R r8 00000000
+15 clk MW2X 00103fc2 beef
+EOF2
+expect_status 0 "$BACH" convert --from tracematcher "$T/tm.txt" "$T/tm.byu"
+expect_err "4 lines read, 3 records written, 2 skipped"
+printf '00103fc0 0f NC_D_READ\n00103fc8 f0 NC_D_READ\n00103fc0 f3 D_WRITE\n' >"$T/tm.want"
+dumps "$T/tm.byu" >"$T/tm.got"
+same "$T/tm.got" "$T/tm.want"
+# written back: time = position, clk, M<rw><size>, the address in 8 hex
+# digits, zeros for the data bach never saw; fetches have no MR/MW record
+expect_status 0 "$BACH" convert --to tracematcher "$T/tm.byu" "$T/tm2.txt"
+printf '0 clk MR4 00103fc4 00000000\n1 clk MR4 00103fc8 00000000\n2 clk MW2 00103fc2 0000\n' >"$T/tm2.want"
+same "$T/tm2.txt" "$T/tm2.want"
+for bad in '10 clk MQ8 00103fc4 00' '10 clk MR8Z 00103fc4 00' '10 clk MR2 00103fc4 123456' \
+	'x clk MR8 00103fc4 00' '10 clk MR8 00103fc4' '10 clk 0 IX (1) 4 0 A svc : nop' \
+	'10 clk MR0 00103fc4 0' '10 clk MR8 00103fc4 00 junk'; do
+	printf '%s\n' '10 clk MR8 00103fc4 00' "$bad" >"$T/tmbad.txt"
+	expect_status 1 "$BACH" convert --from tracematcher "$T/tmbad.txt" "$T/tmbad.byu"
+	expect_err "tmbad.txt: line 2: "
+	no_output "$T/tmbad.byu"
+done
+
+# IDtrace (CSE-TR-203-94, A.1 "Cache Trace"): 0x21 a byte write, 0x13 an
+# lword read, 0x60 a 16-byte instruction cache line, 0x50 a repeat end
+printf '\041\003\020\000\000\023\006\040\000\000\140\020\060\000\000\120\000\000\000\000' >"$T/idt.bin"
+expect_status 0 "$BACH" convert --from idtrace "$T/idt.bin" "$T/idt.byu"
+expect_err "4 records read, 5 records written, 1 skipped"
+printf '00001000 f7 D_WRITE\n00002000 3f NC_D_READ\n00002008 fc NC_D_READ\n00003010 00 NC_I_FETCH\n00003018 00 NC_I_FETCH\n' >"$T/idt.want"
+dumps "$T/idt.byu" >"$T/idt.got"
+same "$T/idt.got" "$T/idt.want"
+# a basic-block entry (0x70, a branch trace's) is not a cache trace entry
+printf '\041\003\020\000\000\160\000\020\000\000' >"$T/idtbad.bin"
+expect_status 1 "$BACH" convert --from idtrace "$T/idtbad.bin" "$T/idtbad.byu"
+expect_err "idtbad.bin: record 1 (byte offset 5): tag 0x70 is not a cache trace entry"
+no_output "$T/idtbad.byu"
+expect_status 0 "$BACH" convert --to idtrace "$T/idt.byu" "$T/idt2.bin"
+# the lword read's two records are a word each; the line is two fetches
+printf '\041\003\020\000\000\022\006\040\000\000\022\010\040\000\000\140\020\060\000\000\140\020\060\000\000' >"$T/idt2.want"
+same "$T/idt2.bin" "$T/idt2.want"
+
+# round trips: records each format carries whole come back byte for byte,
+# from plain and from gzip-compressed files (and the Laplace text too)
+expect_status 0 "$BACH" convert --from lackey "$G/lackey.txt" "$T/rt.byu"
+for f in laplace laplace-bin; do
+	expect_status 0 "$BACH" convert --to "$f" "$T/rt.byu" "$T/rt.$f"
+	expect_status 0 "$BACH" convert --from "$f" "$T/rt.$f" "$T/rt-$f.byu"
+	same "$T/rt-$f.byu" "$T/rt.byu"
+	gzip -c "$T/rt.$f" >"$T/rt.$f.gz"
+	expect_status 0 "$BACH" convert --from "$f" --to byu - "$T/rt-$f-gz.byu" <"$T/rt.$f.gz"
+	same "$T/rt-$f-gz.byu" "$T/rt.byu"
+done
+expect_status 0 "$BACH" convert --from laplace --to laplace "$T/rt.laplace" "$T/rt2.laplace"
+same "$T/rt2.laplace" "$T/rt.laplace"
+# data reads and writes of 1, 2, 4 or 8 bytes inside a quadword
+printf '%s\n' ' L 00001000,8' ' S 00001004,4' ' L 00001012,2' ' S 00001017,1' >"$T/rw.lackey"
+expect_status 0 "$BACH" convert --from lackey "$T/rw.lackey" "$T/rw.byu"
+for f in tracematcher idtrace; do
+	expect_status 0 "$BACH" convert --to "$f" "$T/rw.byu" "$T/rw.$f"
+	gzip -c "$T/rw.$f" >"$T/rw.$f.gz"
+	expect_status 0 "$BACH" convert --from "$f" "$T/rw.$f.gz" "$T/rw-$f.byu"
+	same "$T/rw-$f.byu" "$T/rw.byu"
+done
+
+# every import reads gzip: the CIS 501 traces ship as .trace.gz; many
+# members read as one; a member cut short or garbage after one is damage
+gzip -c "$G/cis501.txt" >"$T/c.trace.gz"
+expect_status 0 "$BACH" convert --mask-address --from cis501 --to csv "$T/c.trace.gz" "$T/cgz.csv"
+same "$T/cgz.csv" "$G/cis501.csv"
+for f in lackey din; do
+	gzip -c "$G/$f.txt" >"$T/$f.gz"
+	expect_status 0 "$BACH" convert --from "$f" --to csv "$T/$f.gz" "$T/$f-gz.csv"
+	same "$T/$f-gz.csv" "$G/$f.csv"
+done
+gzip -c "$T/p2.bin" >"$T/p2.bin.gz"
+expect_status 0 "$BACH" convert --from p2 --to csv "$T/p2.bin.gz" "$T/p2-gz.csv"
+same "$T/p2-gz.csv" "$G/p2.csv"
+cat "$T/lackey.gz" "$T/lackey.gz" >"$T/l2.gz"
+expect_status 0 "$BACH" convert --from lackey --to byu "$T/l2.gz" "$T/l2.byu"
+expect_err "40 lines read, 40 records written"
+head -c 60 "$T/c.trace.gz" >"$T/ccut.gz"
+expect_status 1 "$BACH" convert --mask-address --from cis501 "$T/ccut.gz" "$T/ccut.byu"
+expect_err "ccut.gz: truncated gzip member at byte offset 0"
+no_output "$T/ccut.byu"
+{ cat "$T/c.trace.gz"; echo junk; } >"$T/cjunk.gz"
+expect_status 1 "$BACH" convert --mask-address --from cis501 "$T/cjunk.gz" "$T/cjunk.byu"
+expect_err "cjunk.gz: not a gzip member at byte offset $(wc -c <"$T/c.trace.gz")"
+no_output "$T/cjunk.byu"
+# a bad line inside gzip input: named by its line in the uncompressed text
+gzip -c "$G/lackey-bad.txt" >"$T/lbad.gz"
+expect_status 1 "$BACH" convert --from lackey "$T/lbad.gz" "$T/lbad.byu"
+expect_err "lbad.gz: line 4: unknown operation 'Q'"
 
 # ---- byu <-> byu.gz ---------------------------------------------------
 
@@ -170,7 +331,7 @@ expect_err "record 2 (byte offset 24): unknown request type 0x04"
 no_output "$T/pt.byu"
 # empty files are empty traces, in every format, both ways
 : >"$T/empty.txt"
-for from in lackey din cis501 p2 byu; do
+for from in lackey din cis501 p2 laplace laplace-bin tracematcher idtrace byu; do
 	expect_status 0 "$BACH" convert --from "$from" --to byu.gz "$T/empty.txt" "$T/e.byu.gz"
 	expect_status 0 "$BACH" convert "$T/e.byu.gz" "$T/e.byu"
 	[ -f "$T/e.byu" ] && [ ! -s "$T/e.byu" ] || fail "$from: an empty input is not an empty trace"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: bach_export_block() and the one-record text forms.
- * Byte 0 picks what runs (mod 7): the exports din, dinx, laplace and csv,
- * then bach_fmt_text, bach_fmt_csv and bach_fmt_jsonl record by record;
+ * Byte 0 picks what runs (mod 10): the exports din, dinx, laplace, csv,
+ * laplace-bin, tracematcher and idtrace, then bach_fmt_text, bach_fmt_csv
+ * and bach_fmt_jsonl record by record;
  * bytes 1..8 are the index of the first record (little-endian); the rest
  * is records (a partial last record is dropped).
  *
@@ -10,7 +11,12 @@
  * allocation of that size, so AddressSanitizer sees any write past it);
  * one line per record not skipped, each at most BACH_TEXT_MAX bytes with
  * its newline, printable ASCII; din and its relatives skip exactly the
- * records that are not memory cycles, csv skips none.
+ * records that are not memory cycles, csv skips none, tracematcher the
+ * fetches too (it has MR/MW records only). The binary exports write
+ * exactly one record of their size per record not skipped: Laplace's 18
+ * bytes with a type r, w or i, the position as timestamp and a length 1
+ * to 8; IDtrace's 5 bytes with a read (0x11..0x14), write (0x21..0x24) or
+ * line (0x60, address a multiple of 16) tag (shared/references).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +30,7 @@
 #include "fuzz_check.h"
 
 
-enum { FMT_TEXT = 4, FMT_CSV_ONE, FMT_JSONL, NMODES };
+enum { FMT_TEXT = BACH_EXPORT_NFORMATS, FMT_CSV_ONE, FMT_JSONL, NMODES };
 
 /* Lines in out[0..len): every one ends in '\n', fits, and is printable. */
 static size_t count_lines(const char *out, size_t len, int mode)
@@ -50,6 +56,42 @@ static size_t count_lines(const char *out, size_t len, int mode)
 	return lines;
 }
 
+/* Binary exports: whole records of their size, fields as documented. */
+static void check_binary(const char *out, size_t len, int mode, size_t want,
+			 uint64_t index)
+{
+	size_t unit = mode == BACH_EXPORT_IDTRACE ? BACH_IDTRACE_SIZE :
+						    BACH_LAPLACE_BIN_SIZE;
+	uint64_t last = 0; /* position of the last one, from index */
+
+	CHECK(len == want * unit, "mode %d: %zu bytes for %zu records", mode,
+	      len, want);
+	for (size_t i = 0; i < want; i++) {
+		const uint8_t *b = (const uint8_t *)out + i * unit;
+
+		if (mode == BACH_EXPORT_LAPLACE_BIN) {
+			/* the trace position, modulo 2^64 like index + i */
+			uint64_t ts = get_le64(b + 1) - index;
+
+			CHECK(b[0] == 'r' || b[0] == 'w' || b[0] == 'i',
+			      "laplace-bin: type 0x%02x", b[0]);
+			CHECK(b[9] >= 1 && b[9] <= 8, "laplace-bin: length %u",
+			      b[9]);
+			CHECK(ts >= i && (i == 0 || ts > last),
+			      "laplace-bin: timestamp index + %llu",
+			      (unsigned long long)ts);
+			last = ts;
+		} else if (b[0] == 0x60) {
+			CHECK(get_le32(b + 1) % 16 == 0,
+			      "idtrace: line at %08x", get_le32(b + 1));
+		} else {
+			CHECK(((b[0] >> 4) == 1 || (b[0] >> 4) == 2) &&
+				      (b[0] & 15) >= 1 && (b[0] & 15) <= 4,
+			      "idtrace: tag 0x%02x", b[0]);
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -73,11 +115,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode < FMT_TEXT) {
 		len = bach_export_block((enum bach_export_format)mode, dst,
 					recs, n, index, &skipped);
-		for (size_t i = 0; i < n; i++)
-			if (mode != BACH_EXPORT_CSV &&
-			    !bach_type_is_memory(
-				    bach_type_of(recs[i * BACH_REC_SIZE + 5])))
+		for (size_t i = 0; i < n; i++) {
+			unsigned t = bach_type_of(recs[i * BACH_REC_SIZE + 5]);
+
+			if (mode != BACH_EXPORT_CSV && !bach_type_is_memory(t))
 				want_skip++;
+			else if (mode == BACH_EXPORT_TRACEMATCHER &&
+				 (t == BACH_T_I_FETCH || t == BACH_T_NC_I_FETCH))
+				want_skip++;
+		}
 	} else {
 		for (size_t i = 0; i < n; i++) {
 			const uint8_t *rec = recs + i * BACH_REC_SIZE;
@@ -99,6 +145,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(skipped == want_skip, "mode %d: skipped %llu of %zu, want %llu",
 	      mode, (unsigned long long)skipped, n,
 	      (unsigned long long)want_skip);
+	if (mode == BACH_EXPORT_LAPLACE_BIN || mode == BACH_EXPORT_IDTRACE) {
+		check_binary(dst, len, mode, n - skipped, index);
+		free(dst);
+		return 0;
+	}
 	CHECK(count_lines(dst, len, mode) == n - skipped,
 	      "mode %d: lines for %zu records, %llu skipped", mode, n,
 	      (unsigned long long)skipped);

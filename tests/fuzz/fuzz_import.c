@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: bach_import_line(), the pure parser behind every
- * importer. Byte 0 picks the format (bits 1..0: lackey, din, cis501, p2)
- * and bit 2 sets BACH_IMPORT_MASK_ADDRESS; the rest is one line (one
- * 12-byte p2AddrTr record for p2, though any length is tried).
+ * importer. Byte 0 picks the format (bits 2..0: lackey, din, cis501, p2,
+ * laplace, laplace-bin, tracematcher, idtrace) and bit 3 sets
+ * BACH_IMPORT_MASK_ADDRESS; the rest is one line (one binary record for
+ * the binary formats, though any length is tried).
  *
  * Checks: at most BACH_IMPORT_MAX_RECS records, written into a buffer of
  * exactly that size; every record valid (bach_rec_check() == 0) and, unless
  * a special cycle, requesting one contiguous, non-empty run of bytes; an
  * error is -EBADMSG with a reason; a lackey line that makes records starts
- * with one of its four operations, and a cis501 line's load/store field
- * is L, S or -.
+ * with one of its four operations. From the format documents
+ * (shared/references): a cis501 line that is taken has a micro-op number
+ * other than 0, flags R, W or -, branch T, N or -, load/store L, S or -;
+ * a Laplace reference (text or 18 bytes) of type r, w or i makes the
+ * quadwords of its length at its address, a load NC_D_READ, a store
+ * D_WRITE, a fetch NC_I_FETCH; a Trace Matcher line makes records only
+ * from MR (reads) or MW (writes); an IDtrace entry only from a read tag
+ * (0x1N, 0x3N), a write tag (0x2N, 0x4N), N 1..5, or CLTAG 0x60 (a
+ * 16-byte line: two fetch records).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -18,13 +26,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bach/bytes.h"
 #include "bach/convert.h"
 #include "bach/record.h"
 
 #include "fuzz_check.h"
 
 
-static const char *const fmt_names[] = { "lackey", "din", "cis501", "p2" };
+static const char *const fmt_names[] = { "lackey",	    "din",
+					 "cis501",	    "p2",
+					 "laplace",	    "laplace-bin",
+					 "tracematcher", "idtrace" };
+
+/* every record of out[0..n) has control ctl */
+static void check_ctl(const uint8_t *out, int n, unsigned ctl,
+		      const char *fmt)
+{
+	for (int i = 0; i < n; i++)
+		CHECK(out[i * BACH_REC_SIZE + 5] == ctl,
+		      "%s: record %d control %02x, want %02x", fmt, i,
+		      out[i * BACH_REC_SIZE + 5], ctl);
+}
+
+/* Laplace type letter to control byte, 0 for none */
+static unsigned laplace_ctl(char t)
+{
+	return t == 'r' ? 0xd0 : t == 'w' ? 0xf0 : t == 'i' ? 0x90 : 0;
+}
 
 /* The blanks that separate fields in every text format. */
 static int blank(char c)
@@ -89,8 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!out)
 		out = malloc(BACH_IMPORT_MAX_RECS * BACH_REC_SIZE);
 	CHECK(out, "out of memory");
-	fmt = (enum bach_import_format)(data[0] & 3);
-	flags = data[0] & 4 ? BACH_IMPORT_MASK_ADDRESS : 0;
+	fmt = (enum bach_import_format)(data[0] & 7);
+	flags = data[0] & 8 ? BACH_IMPORT_MASK_ADDRESS : 0;
 	line = (const char *)data + 1;
 	len = size - 1;
 
@@ -122,6 +150,67 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(ldst && flen == 1 && memchr("LS-", *ldst, 3),
 		      "cis501: %d records with load/store field 0x%02x", n,
 		      ldst ? (unsigned char)*ldst : 0);
+	}
+	if (fmt == BACH_IMPORT_CIS501 && n >= 0) {
+		size_t fu, ff, fb;
+		const char *uop = field(line, len, 0, &fu);
+		const char *fl = field(line, len, 5, &ff);
+		const char *br = field(line, len, 6, &fb);
+
+		if (uop) {
+			CHECK(!(fu == 1 && *uop == '0'), "cis501: micro-op 0 taken");
+			CHECK(fl && ff == 1 && memchr("RW-", *fl, 3),
+			      "cis501: flags field not R, W or -");
+			CHECK(br && fb == 1 && memchr("TN-", *br, 3),
+			      "cis501: branch field not T, N or -");
+		}
+	}
+	if (fmt == BACH_IMPORT_LAPLACE && n > 0) {
+		size_t ft;
+		const char *t = field(line, len, 0, &ft);
+
+		CHECK(t && ft == 1 && laplace_ctl(*t),
+		      "laplace: records from type field");
+		CHECK(!field(line, len, 5, &ft), "laplace: more than 5 fields");
+		check_ctl(out, n, laplace_ctl(*t), "laplace");
+	}
+	if (fmt == BACH_IMPORT_LAPLACE_BIN && n > 0) {
+		const uint8_t *p = (const uint8_t *)line;
+		uint32_t addr;
+		unsigned want;
+
+		CHECK(len == 18, "laplace-bin: records from %zu bytes", len);
+		addr = get_le32(p + 14);
+		want = ((addr & 7) + p[9] + 7) / 8;
+		CHECK(laplace_ctl((char)p[0]), "laplace-bin: type 0x%02x", p[0]);
+		check_ctl(out, n, laplace_ctl((char)p[0]), "laplace-bin");
+		CHECK((unsigned)n == want, "laplace-bin: %d records, want %u",
+		      n, want);
+		CHECK(get_be32(out) == (addr & ~7u),
+		      "laplace-bin: first record at %08x for address %08x",
+		      get_be32(out), addr);
+	}
+	if (fmt == BACH_IMPORT_TRACEMATCHER && n > 0) {
+		size_t fk;
+		const char *k = field(line, len, 2, &fk);
+
+		CHECK(k && fk >= 3 && k[0] == 'M' && (k[1] == 'R' || k[1] == 'W'),
+		      "tracematcher: records from a line not MR/MW");
+		check_ctl(out, n, k[1] == 'R' ? 0xd0 : 0xf0, "tracematcher");
+	}
+	if (fmt == BACH_IMPORT_IDTRACE && n > 0) {
+		unsigned tag = (uint8_t)line[0], hi = tag >> 4, lo = tag & 15;
+
+		CHECK(len == 5, "idtrace: records from %zu bytes", len);
+		if (tag == 0x60) {
+			CHECK(n == 2, "idtrace: a line is %d records", n);
+			check_ctl(out, n, 0x90, "idtrace");
+		} else {
+			CHECK(hi >= 1 && hi <= 4 && lo >= 1 && lo <= 5,
+			      "idtrace: records from tag 0x%02x", tag);
+			check_ctl(out, n, hi == 1 || hi == 3 ? 0xd0 : 0xf0,
+				  "idtrace");
+		}
 	}
 	if (fmt == BACH_IMPORT_P2)
 		CHECK(len == 12 || n == 0, "p2: %d records from %zu bytes", n,

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: bach_importer_open()/read() over a file, the line (or
- * 12-byte record) splitting in lib/import.c. Byte 0 picks the format
- * (bits 1..0: lackey, din, cis501, p2) and bit 2 sets
- * BACH_IMPORT_MASK_ADDRESS; the rest is the file.
+ * binary record) splitting and the gzip input in lib/import.c. Byte 0
+ * picks the format (bits 2..0, enum bach_import_format), bit 3 sets
+ * BACH_IMPORT_MASK_ADDRESS, and bit 4 has the file written gzip-compressed
+ * (by zlib here: the importer must read exactly what it would read
+ * plain); the rest is the file.
  *
  * Oracle: the same file split here, in the simplest way (lines end at
- * '\n', a '\r' before it is dropped, a last line needs no newline; p2 is
- * 12-byte records with nothing left over; an empty file is a valid empty
+ * '\n', a '\r' before it is dropped, a last line needs no newline; a
+ * binary format is records of bach_import_unit() bytes with nothing left
+ * over; an empty file is a valid empty
  * trace, docs/formats.md section 4), each
  * unit passed to bach_import_line(). The importer must deliver a prefix of
  * the oracle's records, all of them when it reaches the end, fail exactly
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "bach/convert.h"
 #include "bach/record.h"
@@ -68,9 +72,11 @@ static void split(struct oracle *o, enum bach_import_format fmt, unsigned flags,
 
 	o->st = (struct bach_import_stats){ 0 };
 	o->err = 0;
-	if (fmt == BACH_IMPORT_P2) {
-		for (; !o->err && pos + 12 <= size; pos += 12)
-			one(o, fmt, flags, p + pos, 12);
+	if (bach_import_unit(fmt)) {
+		size_t u = bach_import_unit(fmt);
+
+		for (; !o->err && pos + u <= size; pos += u)
+			one(o, fmt, flags, p + pos, u);
 		if (!o->err && pos < size)
 			o->err = -EBADMSG;
 		return;
@@ -98,18 +104,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *path;
 	const uint8_t *recs;
 	unsigned flags;
+	bool gz;
 	size_t off = 0;
 	ssize_t n;
 	int err;
 
 	if (size < 1)
 		return 0;
-	fmt = (enum bach_import_format)(data[0] & 3);
-	flags = data[0] & 4 ? BACH_IMPORT_MASK_ADDRESS : 0;
+	fmt = (enum bach_import_format)(data[0] & 7);
+	flags = data[0] & 8 ? BACH_IMPORT_MASK_ADDRESS : 0;
+	gz = data[0] & 16;
 	data++;
 	size--;
 	split(&o, fmt, flags, (const char *)data, size);
-	path = fuzz_put_file(data, size);
+	if (gz) {
+		static uint8_t z[8192];
+		z_stream zs = { 0 };
+
+		CHECK(deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8,
+				   Z_DEFAULT_STRATEGY) == Z_OK, "deflateInit2");
+		zs.next_in = (Bytef *)data;
+		zs.avail_in = (uInt)size;
+		zs.next_out = z;
+		zs.avail_out = sizeof(z);
+		CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END, "deflate");
+		path = fuzz_put_file(z, zs.total_out);
+		deflateEnd(&zs);
+	} else {
+		path = fuzz_put_file(data, size);
+	}
 
 	err = bach_importer_open(&im, fmt, path, flags);
 	CHECK(err == 0, "open: %d", err);
@@ -146,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		CHECK(strstr(msg, path), "message does not name the file: %s",
 		      msg);
-		if (fmt != BACH_IMPORT_P2) {
+		if (!bach_import_unit(fmt)) {
 			snprintf(where, sizeof(where),
 				 "line %llu:", (unsigned long long)o.st.lines);
 			CHECK(strstr(msg, where), "message lacks '%s': %s",

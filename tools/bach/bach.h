@@ -20,7 +20,7 @@ struct bach_cmd {
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim, cmd_mrc,
-	cmd_plot, cmd_report;
+	cmd_plot, cmd_report, cmd_diff;
 
 /* Messages to stderr as "bach CMD: ...". */
 extern const char *prog_cmd;

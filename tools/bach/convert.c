@@ -29,9 +29,16 @@ static const struct fmt fmts[] = {
 	{ "din", K_IMPORT, BACH_IMPORT_DIN, true, false },
 	{ "cis501", K_IMPORT, BACH_IMPORT_CIS501, true, false },
 	{ "p2", K_IMPORT, BACH_IMPORT_P2, true, false },
+	{ "laplace", K_IMPORT, BACH_IMPORT_LAPLACE, true, false },
+	{ "laplace-bin", K_IMPORT, BACH_IMPORT_LAPLACE_BIN, true, false },
+	{ "tracematcher", K_IMPORT, BACH_IMPORT_TRACEMATCHER, true, false },
+	{ "idtrace", K_IMPORT, BACH_IMPORT_IDTRACE, true, false },
 	{ "din", K_EXPORT, BACH_EXPORT_DIN, false, true },
 	{ "dinx", K_EXPORT, BACH_EXPORT_DINX, false, true },
 	{ "laplace", K_EXPORT, BACH_EXPORT_LAPLACE, false, true },
+	{ "laplace-bin", K_EXPORT, BACH_EXPORT_LAPLACE_BIN, false, true },
+	{ "tracematcher", K_EXPORT, BACH_EXPORT_TRACEMATCHER, false, true },
+	{ "idtrace", K_EXPORT, BACH_EXPORT_IDTRACE, false, true },
 	{ "csv", K_EXPORT, BACH_EXPORT_CSV, false, true },
 };
 
@@ -230,13 +237,13 @@ static int run(int argc, char **argv)
 		case 'f':
 			from = find_fmt(optarg, true);
 			if (!from)
-				return usage_error("--from: unknown format '%s' (byu, byu.gz, lackey, din, cis501, p2)",
+				return usage_error("--from: unknown format '%s' (byu, byu.gz, lackey, din, cis501, p2, laplace, laplace-bin, tracematcher, idtrace)",
 						   optarg);
 			break;
 		case 't':
 			to = find_fmt(optarg, false);
 			if (!to)
-				return usage_error("--to: unknown format '%s' (byu, byu.gz, din, dinx, laplace, csv)",
+				return usage_error("--to: unknown format '%s' (byu, byu.gz, din, dinx, laplace, laplace-bin, tracematcher, idtrace, csv)",
 						   optarg);
 			break;
 		case 'm':
@@ -293,7 +300,8 @@ static int run(int argc, char **argv)
 		if (s.im)
 			fprintf(stderr, "%s: %llu %s read, %llu records written, %llu skipped (no BYU equivalent)\n",
 				prog_cmd, (unsigned long long)ist.lines,
-				from->code == BACH_IMPORT_P2 ? "p2AddrTr records" : "lines",
+				from->code == BACH_IMPORT_P2 ? "p2AddrTr records" :
+				bach_import_unit(from->code) ? "records" : "lines",
 				(unsigned long long)ist.records,
 				(unsigned long long)ist.skipped);
 		else
@@ -321,11 +329,17 @@ const struct bach_cmd cmd_convert = {
 		"                      din     Dinero 'label address'\n"
 		"                      cis501  Penn CIS 501 micro-op traces\n"
 		"                      p2      BYU 12-byte Pentium II records (p2AddrTr)\n"
+		"                      laplace, laplace-bin, tracematcher, idtrace (below)\n"
+		"                    any of them gzip-compressed too (read as it is read)\n"
 		"  --to FMT          byu, byu.gz, or an export:\n"
 		"                      din     'label address' (0 read, 1 write, 2 fetch)\n"
 		"                      dinx    extended din 'r|w|i addr size'\n"
-		"                      laplace 'r|w|i timestamp length asid address'\n"
 		"                      csv     index,address,be,control,type\n"
+		"                    or both ways:\n"
+		"                      laplace      Laplace text 'r|w|i timestamp length asid address'\n"
+		"                      laplace-bin  Laplace 18-byte raw reference records\n"
+		"                      tracematcher ISP RAS Trace Matcher 'time clk MR|MWsize addr data'\n"
+		"                      idtrace      IDtrace cache trace (tag + address, 5 bytes)\n"
 		"  --mask-address    keep the low 32 bits of wider addresses (imports)\n"
 		"  --level N         byu.gz with libdeflate at level N, 1 to 12 (default:\n"
 		"                    bach's record encoder, faster than pigz -1 and\n"

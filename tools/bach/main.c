@@ -14,7 +14,7 @@
 #include "bach/options.h"
 
 static const struct bach_cmd *const cmds[] = {
-	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
+	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert, &cmd_diff,
 	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen,
 	&cmd_sim,     &cmd_mrc,  &cmd_plot, &cmd_report, NULL,
 };

@@ -1,0 +1,122 @@
+#!/bin/sh
+# bach diff: a capture against its replay, records inserted, missing and
+# changed (with and without --align), gap markers (--ignore-gaps), every
+# trace form, and the exit statuses: 0 equal, 1 different, 2 could not
+# compare.
+. "$TOP/tests/lib.sh"
+BACHD="$(dirname "$BACH")/bachd"
+ended() { grep '"event":"ended"' "$1"/manifest.jsonl | tail -n 1 | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
+capdir() { ls -d "$1"/2*Z* | tail -n 1; }
+summary() { # MATCHED CHANGED ONLY_A ONLY_B: the last line of the output
+	want="$1 matched, $2 changed, $3 only in A, $4 only in B"
+	[ "$(tail -n 1 "$T/out")" = "$want" ] ||
+		fail "summary '$(tail -n 1 "$T/out")', expected '$want'"
+}
+# records FROM COUNT FILE OUT: COUNT records of FILE from record FROM
+records() { dd if="$3" bs=6 skip="$1" count="$2" status=none >>"$4"; }
+
+# ---- a capture against its replay: equal -----------------------------
+
+# the fake board with corrupt frames (so gap markers), its raw stream kept
+mkdir "$T/cap" "$T/rep"
+"$BACHD" --driver fake --option records=60000 --option frame=500 --option seed=9 \
+	--option corrupt_every=7 --set raw_dump=yes --output "$T/cap" 2>"$T/log" ||
+	fail "capture: $(cat "$T/log")"
+C=$(capdir "$T/cap")
+"$BACHD" --driver replay --option path="$C/board-stream.bin" --output "$T/rep" 2>"$T/log" ||
+	fail "replay: $(cat "$T/log")"
+R=$(capdir "$T/rep")
+n=$("$BACH" stat "$C" | sed -n 's/^records: *\([0-9]*\).*/\1/p')
+[ -n "$n" ] && [ "$n" -gt 0 ] || n=$(( $("$BACH" dump "$C" | wc -l) ))
+expect_status 0 "$BACH" diff "$C" "$R"
+summary "$n" 0 0 0
+# the same records in other forms: a .byu, a .byu.gz, standard input
+expect_status 0 "$BACH" convert "$R" "$T/rep.byu"
+expect_status 0 "$BACH" convert "$C" "$T/cap.byu.gz"
+expect_status 0 "$BACH" diff "$T/cap.byu.gz" "$T/rep.byu"
+summary "$n" 0 0 0
+expect_status 0 "$BACH" diff -q "$C" - <"$T/rep.byu"
+[ ! -s "$T/out" ] || fail "-q printed: $(cat "$T/out")"
+
+# ---- the capture against what the board model made: gaps and losses --
+
+lost=$(ended "$C" lost)
+[ "$lost" -gt 0 ] || fail "the corrupt frames lost nothing"
+markers=$("$BACH" dump "$C" | grep -c ' INVALID$' || true)
+[ "$markers" -gt 0 ] || fail "no gap markers in the capture"
+produced=$(ended "$C" produced)
+expect_status 0 "$BACH" gen --records "$produced" --seed 9 -o "$T/model.byu"
+# aligned, each gap marker is the capture's alone and the records it
+# stands for are the model's alone
+expect_status 1 "$BACH" diff --align "$C" "$T/model.byu"
+summary $((produced - lost)) 0 "$markers" "$lost"
+# gap markers passed over: only the lost records remain
+expect_status 1 "$BACH" diff --align --ignore-gaps "$C" "$T/model.byu"
+summary $((produced - lost)) 0 0 "$lost"
+
+# ---- one record inserted, one missing, one changed --------------------
+
+expect_status 0 "$BACH" gen --records 20000 --seed 5 -o "$T/g.byu"
+: >"$T/ins.byu"
+records 0 5000 "$T/g.byu" "$T/ins.byu"
+printf '\022\064\126\170\000\320' >>"$T/ins.byu" # 12345678 00 NC_D_READ
+records 5000 15000 "$T/g.byu" "$T/ins.byu"
+# by position: everything after the insertion differs
+expect_status 1 "$BACH" diff "$T/ins.byu" "$T/g.byu"
+expect_out "first difference at record 5000"
+expect_out "-         5000  12345678 00 NC_D_READ"
+grep -q '^ *4999  ' "$T/out" || fail "no context before the difference: $(cat "$T/out")"
+# aligned: exactly the one record, A's alone
+expect_status 1 "$BACH" diff --align "$T/ins.byu" "$T/g.byu"
+summary 20000 0 1 0
+expect_status 1 "$BACH" diff --align "$T/g.byu" "$T/ins.byu"
+summary 20000 0 0 1
+# a missing record
+: >"$T/del.byu"
+records 0 7000 "$T/g.byu" "$T/del.byu"
+records 7001 12999 "$T/g.byu" "$T/del.byu"
+expect_status 1 "$BACH" diff --align "$T/g.byu" "$T/del.byu"
+summary 19999 0 1 0
+# a changed record: one changed, nothing else, with or without --align
+cp "$T/g.byu" "$T/chg.byu"
+printf '\377' | dd of="$T/chg.byu" bs=1 seek=$((6 * 12345 + 4)) conv=notrunc status=none
+expect_status 1 "$BACH" diff "$T/g.byu" "$T/chg.byu"
+summary 19999 1 0 0
+expect_out "first difference at record 12345"
+expect_status 1 "$BACH" diff --align "$T/g.byu" "$T/chg.byu"
+summary 19999 1 0 0
+# one a prefix of the other
+: >"$T/head.byu"
+records 0 100 "$T/g.byu" "$T/head.byu"
+expect_status 1 "$BACH" diff "$T/g.byu" "$T/head.byu"
+expect_out "first difference at record 100: B ends there"
+summary 100 0 19900 0
+
+# ---- gap markers: --ignore-gaps ---------------------------------------
+
+: >"$T/gap.byu"
+records 0 3000 "$T/g.byu" "$T/gap.byu"
+printf '\000\000\000\007\000\017' >>"$T/gap.byu" # a gap marker: 7 lost
+records 3000 17000 "$T/g.byu" "$T/gap.byu"
+printf '\000\000\000\001\000\017' >>"$T/gap.byu"
+expect_status 1 "$BACH" diff "$T/gap.byu" "$T/g.byu"
+expect_status 0 "$BACH" diff --ignore-gaps "$T/gap.byu" "$T/g.byu"
+summary 20000 0 0 0
+expect_status 0 "$BACH" diff --ignore-gaps "$T/g.byu" "$T/gap.byu"
+expect_status 1 "$BACH" diff --align "$T/gap.byu" "$T/g.byu"
+summary 20000 0 2 0
+
+# ---- could not compare: 2, never 1 ------------------------------------
+
+expect_status 2 "$BACH" diff "$T/g.byu" "$T/nonexistent.byu"
+expect_err "nonexistent.byu"
+expect_status 0 "$BACH" convert "$T/g.byu" "$T/g.byu.gz"
+head -c 3000 "$T/g.byu.gz" >"$T/cut.byu.gz"
+expect_status 2 "$BACH" diff "$T/g.byu.gz" "$T/cut.byu.gz"
+expect_err "cut.byu.gz: truncated gzip member at byte offset"
+head -c 1000 "$T/g.byu" >"$T/odd.byu" # 166 records and 4 bytes
+expect_status 2 "$BACH" diff "$T/odd.byu" "$T/g.byu"
+expect_err "odd.byu: truncated record at byte offset 996"
+expect_status 2 "$BACH" diff "$T/g.byu"
+expect_status 2 "$BACH" diff --window 0 "$T/g.byu" "$T/g.byu"
+exit 0
