@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The bus decoder's speed, in one process: 48-channel samples (6 bytes,
- * channel i = signal i of design section 5) of the bach gen workload played
+ * channel i = signal i of docs/design.md section 5) of the bach gen workload played
  * by the bus model, decoded whole several times; the best pass counts.
  * Case 4 has every signal (56 channels, 7 bytes: hlda, ahold, eads_n too)
  * on a bus with HOLD and inquires, the decoder's slow path at work.

@@ -2,7 +2,7 @@
 /*
  * One capture session: a driver feeding the ring on the acquisition
  * thread, the writer thread turning ring blocks into segments of a capture
- * directory with its manifest (design sections 3, 4 and 6). bachd and
+ * directory with its manifest (docs/design.md sections 3, 4 and 6). bachd and
  * `bach capture` both run exactly this.
  */
 #ifndef BACHD_CAPTURE_H

@@ -25,7 +25,7 @@
 #                     what fpga-formal proves
 #
 # fpga-sim leaves $(BUILD)/fpga/bus.vcd (the bus pins of the bus scenario,
-# channels named as design section 5) and $(BUILD)/fpga/bus.byu (the
+# channels named as docs/design.md section 5) and $(BUILD)/fpga/bus.byu (the
 # records they carry), for the logic-analyzer decoder's tests.
 
 FPGA_RTL = $(sort $(wildcard fpga/rtl/*.v))

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Blocked gzip members (design section 4, after htslib's BGZF): each member
+ * Blocked gzip members (docs/design.md section 4, after htslib's BGZF): each member
  * holds at most 64 KiB of whole records, carries its own total size in a
  * "BC" extra subfield, and falls back to a stored deflate block when
  * compression does not shrink the data. Whole blocks are compressed by

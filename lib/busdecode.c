@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The bus decoder (include/bach/busdecode.h, design section 5).
+ * The bus decoder (include/bach/busdecode.h, docs/design.md section 5).
  *
  * Speed comes from two things. Most bus clocks open no cycle, so a clock
  * costs one byte test of ADS# (and, in clock mode, one of clk) and nothing
@@ -158,7 +158,7 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 		if (sig < 0) {
 			snprintf(err, errlen,
 				 "%s:%u: unknown signal '%s' (the names are "
-				 "those of design section 5: clk ads_n a3..a31 "
+				 "those of docs/design.md section 5: clk ads_n a3..a31 "
 				 "be0_n..be7_n mio dc wr cache_n brdy_n na_n "
 				 "ken_n boff_n lock_n hlda ahold eads_n)",
 				 path, lineno, lhs);

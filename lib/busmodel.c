@@ -12,7 +12,7 @@
  *          1996: 5.2.1 "A31-A3"; 5.2.5 "AHOLD", page 5-28; 5.2.10 "BOFF";
  *          5.3.1 "Cycle Definitions", table 5-19, page 5-136; 5.4.4 "Bus
  *          Arbitration and Inquire Cycles", page 5-156.
- *   [D5]   bach design section 5: KEN# sampled at a cycle's first BRDY# or
+ *   [D5]   docs/design.md section 5: KEN# sampled at a cycle's first BRDY# or
  *          NA#, at most two cycles open, BRDY#s in order.
  *
  * The model runs edge by edge. What stands on the pins before edge k was

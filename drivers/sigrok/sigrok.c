@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * sigrok: a live logic analyzer through libsigrok, its samples through the
- * bus decoder (design section 5) into the capture pipeline.
+ * bus decoder (docs/design.md section 5) into the capture pipeline.
  *
  * Any libsigrok device, named as sigrok-cli names it: a driver and its scan
  * options, "demo", "fx2lafw:conn=1.5", "dreamsourcelab-dslogic". open()

@@ -58,7 +58,7 @@
 // that were low in a clock where the CPU floated the bus (HLDA high, or
 // BOFF# low in the clock before): cycles of another master, or floating
 // pins; they are not records. With +vcd=FILE the pins go to a VCD file
-// from the first cycle to the last (pins named as design section 5 names
+// from the first cycle to the last (pins named as docs/design.md section 5 names
 // the channels; 1 ns units: CLK rises at 15 k, pins change at 15 k + 2,
 // CLK falls at 15 k + 8).
 module pentium_bus #(

@@ -190,7 +190,7 @@ static void load_gen(const char *path, size_t max, int top_rate, int junk)
 		die("%s: %zu records, wanted %zu", path, n, max);
 }
 
-/* Hand-written cases: each rule of design section 5 at least once. */
+/* Hand-written cases: each rule of docs/design.md section 5 at least once. */
 static void corner_cases(int with_idle, int offbus)
 {
 	struct cycle *c;

@@ -4,7 +4,7 @@
 // The pins arrive registered in the I/O cells, all taken at the same
 // rising edge of CLK, where the CPU and the chipset take them too (one
 // clock late, which shifts every timestamp by the same amount). The rules
-// are those of design section 5, for a capture board that has every
+// are those of docs/design.md section 5, for a capture board that has every
 // control pin wired, with the bus-hold rules of the processor's data
 // sheet (AMD-K6-2 Data Sheet 21850J, section 4 "Signal Descriptions":
 // BOFF#, HLDA, KEN#, NA#; the Pentium (P54C) follows the same rules):

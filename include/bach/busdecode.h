@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The bus signals, in the order of design section 5. */
+/* The bus signals, in the order of docs/design.md section 5. */
 enum bach_sig {
 	BACH_SIG_CLK,
 	BACH_SIG_ADS,

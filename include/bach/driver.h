@@ -2,7 +2,7 @@
 /*
  * The driver contract: how a source of bus cycles (a capture board, a
  * logic analyzer, a file being replayed, the fake board) plugs into the
- * capture pipeline (design section 3). Every driver is one `const struct
+ * capture pipeline (docs/design.md section 3). Every driver is one `const struct
  * bach_driver` registered in drivers/registry.c.
  *
  * Threads. check(), open() and close() run on the main thread. run() runs on the

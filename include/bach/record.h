@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The BYU record: six bytes per Pentium bus cycle (design section 2).
+ * The BYU record: six bytes per Pentium bus cycle (docs/design.md section 2).
  *
  *   byte 0..3  physical address, big-endian, A31..A3 (low 3 bits zero)
  *   byte 4     BE7#..BE0# as sampled, active low (0x00 = all eight bytes)
@@ -49,7 +49,7 @@ enum bach_type {
 #define BACH_CTL_CACHE 0x10
 
 /*
- * A gap marker (design section 6): an INVALID type with low nibble 0xF,
+ * A gap marker (docs/design.md section 6): an INVALID type with low nibble 0xF,
  * address = number of records lost at this position. bach writes control
  * byte 0x0F; readers accept any INVALID type with low nibble 0xF.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Streaming trace reader and writer (design section 4).
+ * Streaming trace reader and writer (docs/design.md section 4).
  *
  * Error convention: actions return 0 (or a count) on success and -errno on
  * failure. -EBADMSG means the data is damaged (exit status 1); anything else
@@ -18,7 +18,7 @@
 
 #define BACH_EDATA EBADMSG
 
-/* Exit status for a result code, as in design section 7. */
+/* Exit status for a result code, as in docs/design.md section 7. */
 int bach_exit_status(int err);
 
 /* ---- reader ------------------------------------------------------------ */

@@ -152,7 +152,7 @@ done
 
 # -- known trouble: checks that run last, each reported ----------------------
 # what the writer has taken reaches the disk: a crash loses at most the
-# unfinished block (design section 4), not a megabyte of buffered members
+# unfinished block (docs/design.md section 4), not a megabyte of buffered members
 mkdir "$T/dur"
 bg "$BACHD" --driver fake --option seed=8 --option rate=400000 --set ring_mb=8 \
 	--output "$T/dur" --control-socket "$T/dur.sock" 2> "$T/dur.log"

@@ -34,7 +34,7 @@ $BACH capture --driver replay --option path="$F/sim/drop/capture.bin" \
 grep -q '"cause":"overflow"' "$T"/d/2*Z*/manifest.jsonl ||
 	fail "no overflow gap in the manifest"
 
-# the VCD: every channel of design section 5, as libsigrok reads it
+# the VCD: every channel of docs/design.md section 5, as libsigrok reads it
 [ -s "$F/bus.vcd" ] && [ -s "$F/bus.byu" ] || fail "no bus.vcd or bus.byu"
 if command -v sigrok-cli > /dev/null; then
 	sigrok-cli -i "$F/bus.vcd" --show > "$T/show" 2>&1 ||
@@ -46,7 +46,7 @@ if command -v sigrok-cli > /dev/null; then
 	got=$(sed -n 's/^- \([a-z0-9_]*\): logic$/\1/p' "$T/show" | tr '\n' ' ')
 	[ "$got" = "$want " ] || fail "VCD channels: $got"
 	# the logic-analyzer path: the same bus decodes to the records the
-	# gateware delivered (KEN#, BOFF#, NA# as design section 5 says)
+	# gateware delivered (KEN#, BOFF#, NA# as docs/design.md section 5 says)
 	$BACH decode "$F/bus.vcd" -o "$T/decoded.byu" 2> "$T/err" ||
 		fail "bach decode of bus.vcd: $(cat "$T/err")"
 	same "$T/decoded.byu" "$F/bus.byu"

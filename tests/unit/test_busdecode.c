@@ -617,7 +617,7 @@ static void foreign_master_under_hlda(void **state)
 
 /*
  * NA# belongs to the newer of two open cycles, and is KEN#'s sampling
- * point for it when it comes before its first BRDY# [design section 5];
+ * point for it when it comes before its first BRDY# [docs/design.md section 5];
  * KEN# at that BRDY# no longer counts. BRDY#s go in order.
  */
 static void na_with_two_open_samples_ken(void **state)
