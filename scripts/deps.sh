@@ -18,13 +18,17 @@ set -eu
 # the logic-analyzer path: libsigrok (drivers/sigrok, bach decode), libzip
 # (checks a .sr session's members, which libsigrok reads unchecked) and
 # sigrok-cli (tests and reference figures in make bench).
+# tabix: htslib's bgzip, the independent reader of our .gzi indexes in the
+# tests. python3-cffi, python3-numpy, python3-pytest: the Python module
+# (python/bach) over libbach.so and its tests.
 PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm
 libsigrok-dev libzip-dev sigrok-cli
-libjansson-dev"
+libjansson-dev
+tabix python3-cffi python3-numpy python3-pytest"
 
 missing=""
 for p in $PKGS; do
