@@ -19,6 +19,7 @@
 
 #include "bach/bytes.h"
 #include "bach/exit.h"
+#include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 
@@ -27,9 +28,18 @@
 
 #define KIND_AUTO (-1)
 
+/* What seeking knows of one file of the list, learnt when first needed. */
+struct file_seek {
+	bool looked;		/* index and count below are known */
+	bool indexed;		/* ix holds the file's member index */
+	struct bach_index ix;
+	uint64_t count;		/* records, or UINT64_MAX when not known */
+};
+
 struct bach_reader {
 	char **paths;
 	int *kinds;		/* enum bach_file_kind, or KIND_AUTO */
+	struct file_seek *seek;	/* per path */
 	size_t npaths, cap;
 	size_t cur;		/* index of the file being read */
 	bool open;		/* cur is open */
@@ -64,6 +74,11 @@ struct bach_reader {
 	bool last_bc;		/* the last member carried the BC field */
 	bool member_bc;		/* the member being read carries it */
 	size_t good_made;	/* output of whole members in this call */
+
+	/* seeking: record bytes still to pass over, then where to stop */
+	uint64_t skip;
+	uint64_t skip_acc;	/* bytes passed over, not yet a whole record */
+	uint64_t limit;		/* stop before this record; UINT64_MAX: none */
 };
 
 int bach_exit_status(int err)
@@ -101,6 +116,7 @@ struct bach_reader *bach_reader_new(void)
 		return NULL;
 	}
 	r->fd = -1;
+	r->limit = UINT64_MAX;
 	return r;
 }
 
@@ -109,6 +125,7 @@ static int push_path(struct bach_reader *r, const char *path, int kind)
 	if (r->npaths == r->cap) {
 		size_t ncap = r->cap ? r->cap * 2 : 8;
 		char **p = realloc(r->paths, ncap * sizeof(*p));
+		struct file_seek *fs;
 		int *k;
 
 		if (!p)
@@ -118,9 +135,14 @@ static int push_path(struct bach_reader *r, const char *path, int kind)
 		if (!k)
 			return -ENOMEM;
 		r->kinds = k;
+		fs = realloc(r->seek, ncap * sizeof(*fs));
+		if (!fs)
+			return -ENOMEM;
+		r->seek = fs;
 		r->cap = ncap;
 	}
 	r->kinds[r->npaths] = kind;
+	memset(&r->seek[r->npaths], 0, sizeof(r->seek[r->npaths]));
 	r->paths[r->npaths] = strdup(path);
 	if (!r->paths[r->npaths])
 		return -ENOMEM;
@@ -289,8 +311,11 @@ void bach_reader_free(struct bach_reader *r)
 	if (!r)
 		return;
 	close_file(r);
-	for (size_t i = 0; i < r->npaths; i++)
+	for (size_t i = 0; i < r->npaths; i++) {
 		free(r->paths[i]);
+		bach_index_free(&r->seek[i].ix);
+	}
+	free(r->seek);
 	free(r->paths);
 	free(r->kinds);
 	free(r->out);
@@ -491,6 +516,17 @@ static ssize_t read_mapped(struct bach_reader *r, const uint8_t **recs)
 		r->file_eof = true;
 		return 0;
 	}
+	if (r->skip) {
+		size_t k = r->skip < n ? (size_t)r->skip : n;
+
+		r->skip -= k;
+		r->map_off += k;
+		r->in_off = r->out_off = r->map_off;
+		r->file_recs += k / BACH_REC_SIZE;
+		r->total_recs += k / BACH_REC_SIZE;
+		if (!(n -= k))
+			return read_mapped(r, recs);
+	}
 	if (n > OUT_CAP - OUT_CAP % BACH_REC_SIZE)
 		n = OUT_CAP - OUT_CAP % BACH_REC_SIZE;
 	*recs = r->map + r->map_off;
@@ -644,7 +680,51 @@ static int end_of_file(struct bach_reader *r)
 	return 0;
 }
 
+/*
+ * Pass over the first bytes of what was produced while a seek has some
+ * left to skip. Returns the bytes left, moved to r->out[0].
+ */
+static size_t skip_some(struct bach_reader *r, size_t have)
+{
+	size_t k = r->skip < have ? (size_t)r->skip : have;
+
+	r->skip -= k;
+	r->skip_acc += k;
+	r->file_recs += r->skip_acc / BACH_REC_SIZE;
+	r->total_recs += r->skip_acc / BACH_REC_SIZE;
+	r->skip_acc %= BACH_REC_SIZE;
+	if (k < have)
+		memmove(r->out, r->out + k, have - k);
+	return have - k;
+}
+
+/* At most the records left before the limit. */
+static ssize_t clip(struct bach_reader *r, ssize_t n)
+{
+	uint64_t before = r->total_recs - (uint64_t)n;
+
+	if (r->limit != UINT64_MAX && r->total_recs > r->limit) {
+		r->file_recs -= r->total_recs - r->limit;
+		r->total_recs = r->limit;
+		return (ssize_t)(r->limit - before);
+	}
+	return n;
+}
+
+static ssize_t read_block(struct bach_reader *r, const uint8_t **recs);
+
 ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
+{
+	ssize_t n;
+
+	if (r->limit != UINT64_MAX && r->total_recs >= r->limit && !r->err &&
+	    !r->deferred)
+		return 0;
+	n = read_block(r, recs);
+	return n > 0 ? clip(r, n) : n;
+}
+
+static ssize_t read_block(struct bach_reader *r, const uint8_t **recs)
 {
 	for (;;) {
 		ssize_t n;
@@ -683,6 +763,11 @@ ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
 		if (n < 0)
 			return n;
 		have = r->carry + (size_t)n;
+		if (r->skip && have) {
+			have = skip_some(r, have);
+			r->carry = 0;
+			n = (ssize_t)have;
+		}
 		whole = have - have % BACH_REC_SIZE;
 		if (n == 0 && (r->kind == BACH_FILE_RAW ? r->file_eof :
 				 !r->in_member && r->zs.avail_in == 0 &&
@@ -716,4 +801,159 @@ int bach_reader_next_file(struct bach_reader *r)
 	r->err = r->deferred = 0;
 	r->file_recs = 0;
 	return r->cur < r->npaths;
+}
+
+/* ---- seeking ------------------------------------------------------------ */
+
+static bool is_gzip_name(const char *path)
+{
+	size_t len = strlen(path);
+
+	return len > 3 && !strcmp(path + len - 3, ".gz");
+}
+
+/*
+ * Learn what seeking can use of file i: its member index (a .gzi that
+ * fits it, or one built from the file in memory) and its record count.
+ * What cannot be known cheaply stays unknown; the file is then read
+ * through from its start, and any damage is found as reading finds it.
+ */
+static void look_at(struct bach_reader *r, size_t i)
+{
+	struct file_seek *fs = &r->seek[i];
+	const char *path = r->paths[i];
+	int kind = r->kinds[i];
+	char msg[256];
+	struct stat st;
+
+	if (fs->looked)
+		return;
+	fs->looked = true;
+	fs->count = UINT64_MAX;
+	if (!strcmp(path, "-") || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if (kind == KIND_AUTO)
+		kind = is_gzip_name(path) ? BACH_FILE_GZIP : BACH_FILE_RAW;
+	if (kind == BACH_FILE_RAW) {
+		if (st.st_size % BACH_REC_SIZE == 0)
+			fs->count = (uint64_t)st.st_size / BACH_REC_SIZE;
+		return;
+	}
+	if (bach_index_load(path, &fs->ix, msg, sizeof(msg)) < 0 &&
+	    bach_index_build(path, &fs->ix, msg, sizeof(msg)) < 0)
+		return;
+	fs->indexed = true;
+	if (fs->ix.uoff[fs->ix.n] % BACH_REC_SIZE == 0)
+		fs->count = fs->ix.uoff[fs->ix.n] / BACH_REC_SIZE;
+}
+
+/*
+ * Whether member k of the index is where the index says, as long as it
+ * says: a blocked member at coff[k] of coff[k+1] - coff[k] bytes, whose
+ * ISIZE is uoff[k+1] - uoff[k]. An index that passed bach_index_load()
+ * but was made for another file of the same size fails here.
+ */
+static bool member_fits(int fd, const struct bach_index *ix, uint64_t k)
+{
+	uint64_t size = ix->coff[k + 1] - ix->coff[k];
+	uint8_t hdr[BACH_BGZF_HDR + 16], tail[4];
+
+	if (pread(fd, hdr, sizeof(hdr), (off_t)ix->coff[k]) != sizeof(hdr) ||
+	    bach_bgzf_member_size(hdr, sizeof(hdr)) != (int)size ||
+	    pread(fd, tail, 4, (off_t)(ix->coff[k + 1] - 4)) != 4)
+		return false;
+	return get_le32(tail) == ix->uoff[k + 1] - ix->uoff[k];
+}
+
+/* Position the file just opened at its record off. */
+static int seek_in_file(struct bach_reader *r, uint64_t off)
+{
+	struct file_seek *fs = &r->seek[r->cur];
+	uint64_t want = off * BACH_REC_SIZE;
+
+	if (r->map) {
+		size_t whole = r->map_len - r->map_len % BACH_REC_SIZE;
+
+		r->map_off = want < whole ? (size_t)want : whole;
+		r->in_off = r->out_off = r->map_off;
+		r->file_recs = r->map_off / BACH_REC_SIZE;
+		r->total_recs += r->file_recs;
+		r->skip = want - r->map_off;
+		return 0;
+	}
+	if (r->kind == BACH_FILE_GZIP && fs->indexed && r->own_fd) {
+		uint64_t k = bach_index_find(&fs->ix, want);
+
+		if (k < fs->ix.n && !member_fits(r->fd, &fs->ix, k)) {
+			/* the index does not describe this file: forget it */
+			bach_index_free(&fs->ix);
+			fs->indexed = false;
+			fs->count = UINT64_MAX;
+		} else if (lseek(r->fd, (off_t)fs->ix.coff[k], SEEK_SET) >= 0) {
+			r->in_off = fs->ix.coff[k];
+			r->out_off = fs->ix.uoff[k];
+			r->members = k;
+			r->blocked = true;
+			r->file_recs = fs->ix.uoff[k] / BACH_REC_SIZE;
+			r->skip_acc = fs->ix.uoff[k] % BACH_REC_SIZE;
+			r->total_recs += r->file_recs;
+			r->skip = want - fs->ix.uoff[k];
+			return 0;
+		}
+	}
+	r->skip = want;	/* read through from the start */
+	return 0;
+}
+
+int bach_reader_seek(struct bach_reader *r, uint64_t rec)
+{
+	uint64_t base = 0;
+	size_t i = 0;
+
+	r->limit = UINT64_MAX;
+	r->msg[0] = 0;
+	/* standard input goes one way: forward, by reading */
+	for (size_t j = 0; j < r->npaths && j <= r->cur; j++) {
+		if (strcmp(r->paths[j], "-"))
+			continue;
+		if (rec < r->total_recs || r->err)
+			return fail(r, -ESPIPE,
+				    "<stdin>: cannot seek back to record %llu (at %llu)",
+				    (unsigned long long)rec,
+				    (unsigned long long)r->total_recs);
+		r->skip += (rec - r->total_recs) * BACH_REC_SIZE;
+		return 0;
+	}
+	if (r->open)
+		close_file(r);
+	r->err = r->deferred = 0;
+	r->skip = r->skip_acc = 0;
+	r->total_recs = r->file_recs = 0;
+	r->cur = 0;
+	if (!r->npaths)
+		return 0;
+	/* the file holding rec, from the record counts of those before it */
+	while (i + 1 < r->npaths && strcmp(r->paths[i], "-")) {
+		look_at(r, i);
+		if (r->seek[i].count == UINT64_MAX || rec < base + r->seek[i].count)
+			break;
+		base += r->seek[i].count;
+		i++;
+	}
+	look_at(r, i);
+	r->cur = i;
+	r->total_recs = base;
+	if (open_file(r) < 0)
+		return r->err;
+	return seek_in_file(r, rec - base);
+}
+
+int bach_reader_range(struct bach_reader *r, uint64_t start, uint64_t end)
+{
+	int err = bach_reader_seek(r, start);
+
+	if (err)
+		return err;
+	r->limit = end < start ? start : end;
+	return 0;
 }

@@ -18,7 +18,7 @@ struct bach_cmd {
 };
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
-	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover;
+	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_index;
 
 /* Messages to stderr as "bach CMD: ...". */
 extern const char *prog_cmd;
@@ -72,5 +72,13 @@ int check_output(const char *out, const char *const *in, size_t nin);
 
 /* Open every TRACE argument into a reader; message and status on failure. */
 int open_traces(struct bach_reader **rp, int argc, char **argv);
+
+/*
+ * --range START:END (records START to END-1; either may be left out: from
+ * the first, to the last). Returns false when malformed or END < START.
+ */
+bool parse_range(const char *s, uint64_t *start, uint64_t *end);
+/* Seek r to the range; message and status on failure. */
+int apply_range(struct bach_reader *r, uint64_t start, uint64_t end);
 
 #endif
