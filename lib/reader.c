@@ -538,9 +538,26 @@ static ssize_t read_mapped(struct bach_reader *r, const uint8_t **recs)
 }
 
 /* Produce raw bytes into r->out after the carry; returns bytes added. */
+/*
+ * Room for output after the carry: the buffer, or with a range's end in
+ * sight only what is still to be skipped and delivered (ten records after
+ * a seek inflate one member, not a megabyte).
+ */
+static size_t out_room(const struct bach_reader *r)
+{
+	size_t room = OUT_CAP - r->carry;
+	uint64_t need;
+
+	if (r->limit == UINT64_MAX || r->total_recs >= r->limit)
+		return room;
+	need = r->skip + (r->limit - r->total_recs) * BACH_REC_SIZE;
+	need = need > r->carry ? need - r->carry : 1;
+	return need < room ? (size_t)need : room;
+}
+
 static ssize_t produce_raw(struct bach_reader *r)
 {
-	ssize_t n = fill(r, r->out + r->carry, OUT_CAP - r->carry);
+	ssize_t n = fill(r, r->out + r->carry, out_room(r));
 
 	if (n > 0)
 		r->out_off += (uint64_t)n;
@@ -550,7 +567,7 @@ static ssize_t produce_raw(struct bach_reader *r)
 static ssize_t inflate_some(struct bach_reader *r)
 {
 	uint8_t *dst = r->out + r->carry;
-	size_t cap = OUT_CAP - r->carry;
+	size_t cap = out_room(r);
 
 	r->zs.next_out = dst;
 	r->zs.avail_out = (uInt)cap;
