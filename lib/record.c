@@ -2,6 +2,7 @@
 /* Names of record types, special cycles and faults. */
 #include <strings.h>
 
+#include "bach/bach.h"
 #include "bach/record.h"
 
 static const char *const type_names[BACH_NTYPES] = {
@@ -74,4 +75,9 @@ const char *bach_fault_name(unsigned fault)
 	if (fault & BACH_F_CTL_LOW)
 		return "control bits 3..0 set";
 	return "valid";
+}
+
+const char *bach_version(void)
+{
+	return BACH_VERSION;
 }

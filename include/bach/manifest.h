@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bach/trace.h"
+
 #define BACH_MANIFEST_NAME "manifest.jsonl"
 
 /* A "segment" event. */
@@ -42,6 +44,7 @@ struct bach_manifest {
 	struct bach_manifest_seg *segs;
 	size_t nsegs;
 	uint64_t gaps;		/* gap events */
+	struct bach_gap *gap_list; /* each of them (bach_capture_gaps()) */
 	uint64_t gap_lost;	/* their "lost", summed */
 	bool ended;		/* an "ended" event was read */
 	char state[24];		/* its state: clean, error, recovered, ... */

@@ -109,6 +109,28 @@ ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts);
 ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
 			  char *msg, size_t len);
 
+/*
+ * A gap of a capture (design section 6): records the source produced that
+ * are not in the trace, as the manifest's "gap" event places them.
+ */
+struct bach_gap {
+	uint64_t at;		/* record index in the capture where they are
+				 * missing; with gap markers (the default) the
+				 * marker record is the one at this index */
+	uint64_t lost;		/* how many */
+	char cause[16];		/* overflow, frames, corrupt, ring, device, disk */
+	char segment[64];	/* the segment being written then */
+};
+
+/*
+ * The gaps of capture directory dir, in the manifest's order, as a
+ * malloc'd array in *gaps (free() it; NULL when there are none). Returns
+ * the count, or -errno with msg naming the file (and line): -ENOENT when
+ * dir has no manifest.jsonl, -EBADMSG when a line is not an event.
+ */
+ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
+			  char *msg, size_t len);
+
 /* ---- blocked gzip (BGZF-style) ----------------------------------------- */
 
 #define BACH_BGZF_HDR 18
