@@ -281,6 +281,27 @@ install-lib: $(BUILD)/libbach.so
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/bach.pc
 	$(if $(DESTDIR),,-ldconfig 2>/dev/null)
 
+# ---- the Python module bach (python/bach, issue 11, section 2) -----------
+# Installed where Debian's python3 finds it: /usr/lib/python3/dist-packages
+# under PREFIX=/usr, else $(PREFIX)/lib/python3.X/dist-packages; _config.py
+# tells it where libbach.so.0 went.
+#   PYTHON=/usr/bin/python3  PYTHONDIR=...
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages)
+
+install: install-python
+install-python: install-lib
+	install -d $(DESTDIR)$(PYTHONDIR)/bach
+	install -m 644 python/bach/__init__.py python/bach/_lib.py \
+		$(DESTDIR)$(PYTHONDIR)/bach/
+	echo 'LIBRARY = "$(LIBDIR)/$(SONAME)"' > $(DESTDIR)$(PYTHONDIR)/bach/_config.py
+
+# reading a .byu.gz into numpy against bach stat on the same file
+bench-python: $(PROGRAMS) $(BUILD)/libbach.so
+	$(Q)BUILD=$(BUILD) PYTHON=$(PYTHON) bench/python.sh
+
+.PHONY: install-python bench-python
+
 # seek to record 10^9 of a capture and dump 10 records (about 2 GiB of
 # capture kept in build/bench-seek between runs)
 bench-seek: $(PROGRAMS) $(BUILD)/bench/seek10

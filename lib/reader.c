@@ -337,14 +337,20 @@ const char *bach_reader_file(const struct bach_reader *r)
 	return strcmp(r->paths[i], "-") ? r->paths[i] : "<stdin>";
 }
 
+/* Records a seek still has to pass over before the next one delivered. */
+static uint64_t to_skip(const struct bach_reader *r)
+{
+	return (r->skip_acc + r->skip) / BACH_REC_SIZE;
+}
+
 uint64_t bach_reader_file_records(const struct bach_reader *r)
 {
-	return r->file_recs;
+	return r->file_recs + to_skip(r);
 }
 
 uint64_t bach_reader_records(const struct bach_reader *r)
 {
-	return r->total_recs;
+	return r->total_recs + to_skip(r);
 }
 
 size_t bach_reader_nfiles(const struct bach_reader *r)

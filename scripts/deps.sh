@@ -20,7 +20,8 @@ set -eu
 # sigrok-cli (tests and reference figures in make bench).
 # tabix: htslib's bgzip, the independent reader of our .gzi indexes in the
 # tests. python3-cffi, python3-numpy, python3-pytest: the Python module
-# (python/bach) over libbach.so and its tests.
+# (python/bach) over libbach.so and its tests; python3-pandas: its
+# to_pandas(), tested when present (it is optional for users).
 PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
@@ -28,7 +29,7 @@ libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm
 libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
-tabix python3-cffi python3-numpy python3-pytest"
+tabix python3-cffi python3-numpy python3-pytest python3-pandas"
 
 missing=""
 for p in $PKGS; do
