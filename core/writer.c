@@ -202,6 +202,8 @@ int capture_close_segment(struct capture *c)
 			.gap_markers = r.markers, .bytes = r.bytes,
 			.crc = r.crc, .error = strerror(-c->write_err),
 			.removed = r.removed, .cut_bytes = r.cut });
+		if (!r.removed)
+			segment_index(c->dirfd, c->capdir, c->segname);
 		/* real records the cut took off were counted written: lost */
 		cut = (c->seg_records - c->seg_markers) - (r.records - r.markers);
 		atomic_fetch_sub(&c->written, cut);
