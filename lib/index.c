@@ -196,18 +196,30 @@ static bool older(const struct stat *a, const struct stat *b)
 		a->st_mtim.tv_nsec < b->st_mtim.tv_nsec);
 }
 
-int bach_index_load(const char *path, struct bach_index *ix, char *msg,
-		    size_t len)
+/* The member at off: its size from its header, or -1. */
+static int member_at(int fd, uint64_t off)
+{
+	uint8_t hdr[64];
+	ssize_t got = pread_full(fd, hdr, sizeof(hdr), off);
+
+	return got > 0 ? bach_bgzf_member_size(hdr, (size_t)got) : -1;
+}
+
+/*
+ * Read path.gzi and check it against path. With ix, every entry is read
+ * into it and checked for order; without, only the first and the last
+ * (what the uncompressed size depends on). *size: the uncompressed size.
+ */
+static int load(const char *path, struct bach_index *ix, uint64_t *size,
+		char *msg, size_t len)
 {
 	char gzi[4096];
 	struct stat ds, is;
-	uint8_t hdr[BACH_BGZF_MAX_BLOCK + BACH_BGZF_EOF_SIZE], *raw = NULL;
-	uint64_t count, last, lastu;
-	uint32_t last_isize;
+	uint8_t *raw = NULL, ends[32], tail[4 + BACH_BGZF_EOF_SIZE];
+	uint64_t count, c1 = 0, u1 = 0, last = 0, lastu = 0;
 	int dfd = -1, ifd = -1, err = 0, bsize;
 	ssize_t got;
 
-	memset(ix, 0, sizeof(*ix));
 	if ((size_t)snprintf(gzi, sizeof(gzi), "%s%s", path,
 			     BACH_INDEX_SUFFIX) >= sizeof(gzi))
 		return ifail(msg, len, -ENAMETOOLONG, "%s: name too long",
@@ -235,88 +247,119 @@ int bach_index_load(const char *path, struct bach_index *ix, char *msg,
 		goto out;
 	}
 	count = (uint64_t)(is.st_size - 8) / 16;
-	if (count >= MAX_ENTRIES || !(raw = malloc((size_t)is.st_size)) ||
-	    !(ix->coff = malloc((count + 2) * sizeof(uint64_t))) ||
-	    !(ix->uoff = malloc((count + 2) * sizeof(uint64_t)))) {
-		err = ifail(msg, len, -ENOMEM, "%s: out of memory", gzi);
+	if (pread_full(ifd, ends, 24, 0) < 8 ||
+	    (count && pread_full(ifd, ends + 8, 16, 8 + (count - 1) * 16) != 16)) {
+		err = ifail(msg, len, -EIO, "%s: cannot read", gzi);
 		goto out;
 	}
-	got = pread_full(ifd, raw, (size_t)is.st_size, 0);
-	if (got != is.st_size) {
-		err = ifail(msg, len, got < 0 ? (int)got : -EIO,
-			    "%s: cannot read", gzi);
-		goto out;
-	}
-	if (get_le64(raw) != count) {
+	if (get_le64(ends) != count) {
 		ifail(msg, len, err, "%s: says %llu entries, holds %llu", gzi,
-		      (unsigned long long)get_le64(raw),
+		      (unsigned long long)get_le64(ends),
 		      (unsigned long long)count);
 		goto out;
 	}
-	ix->coff[0] = ix->uoff[0] = 0;
-	for (uint64_t i = 1; i <= count; i++) {
-		ix->coff[i] = get_le64(raw + 8 + (i - 1) * 16);
-		ix->uoff[i] = get_le64(raw + 16 + (i - 1) * 16);
-		/* members of at most 64 KiB, each holding at most 64 KiB */
-		if (ix->coff[i] <= ix->coff[i - 1] ||
-		    ix->coff[i] - ix->coff[i - 1] > BACH_BGZF_MAX_BLOCK ||
-		    ix->uoff[i] <= ix->uoff[i - 1] ||
-		    ix->uoff[i] - ix->uoff[i - 1] > BACH_BGZF_MAX_BLOCK) {
-			ifail(msg, len, err,
-			      "%s: entry %llu out of order: inconsistent",
-			      gzi, (unsigned long long)i);
+	if (count) {
+		last = get_le64(ends + 8);
+		lastu = get_le64(ends + 16);
+	}
+	if (ix) {
+		if (count >= MAX_ENTRIES || !(raw = malloc((size_t)is.st_size)) ||
+		    !(ix->coff = malloc((count + 2) * sizeof(uint64_t))) ||
+		    !(ix->uoff = malloc((count + 2) * sizeof(uint64_t)))) {
+			err = ifail(msg, len, -ENOMEM, "%s: out of memory", gzi);
 			goto out;
 		}
+		got = pread_full(ifd, raw, (size_t)is.st_size, 0);
+		if (got != is.st_size) {
+			err = ifail(msg, len, got < 0 ? (int)got : -EIO,
+				    "%s: cannot read", gzi);
+			goto out;
+		}
+		ix->coff[0] = ix->uoff[0] = 0;
+		for (uint64_t i = 1; i <= count; i++) {
+			ix->coff[i] = get_le64(raw + 8 + (i - 1) * 16);
+			ix->uoff[i] = get_le64(raw + 16 + (i - 1) * 16);
+			/* members of at most 64 KiB, holding at most 64 KiB */
+			if (ix->coff[i] <= ix->coff[i - 1] ||
+			    ix->coff[i] - ix->coff[i - 1] > BACH_BGZF_MAX_BLOCK ||
+			    ix->uoff[i] <= ix->uoff[i - 1] ||
+			    ix->uoff[i] - ix->uoff[i - 1] > BACH_BGZF_MAX_BLOCK) {
+				ifail(msg, len, err,
+				      "%s: entry %llu out of order: inconsistent",
+				      gzi, (unsigned long long)i);
+				goto out;
+			}
+		}
+	}
+	if (count) {
+		pread_full(ifd, ends, 16, 8);
+		c1 = get_le64(ends);
+		u1 = get_le64(ends + 8);
 	}
 	/*
 	 * The last member must be a blocked one ending right where the EOF
 	 * block ends the file; its ISIZE gives the uncompressed size.
 	 */
-	last = ix->coff[count];
-	lastu = ix->uoff[count];
-	got = pread_full(dfd, hdr, sizeof(hdr), last);
-	bsize = got > 0 ? bach_bgzf_member_size(hdr, (size_t)got) : -EIO;
+	bsize = member_at(dfd, last);
 	if (count == 0 && bsize == BACH_BGZF_EOF_SIZE &&
-	    ds.st_size == BACH_BGZF_EOF_SIZE &&
-	    !memcmp(hdr, bach_bgzf_eof, BACH_BGZF_EOF_SIZE)) {
+	    ds.st_size == BACH_BGZF_EOF_SIZE) {
 		/* the file is its EOF block alone: no data member */
-		ix->n = 0;
-		ix->coff[0] = ix->uoff[0] = 0;
+		if (ix)
+			ix->n = 0;
+		*size = 0;
 		err = 0;
 		goto out;
 	}
 	if (bsize < BACH_BGZF_HDR + BACH_BGZF_TRAILER ||
-	    bsize + BACH_BGZF_EOF_SIZE != got ||
-	    (uint64_t)ds.st_size != last + (uint64_t)got ||
-	    memcmp(hdr + bsize, bach_bgzf_eof, BACH_BGZF_EOF_SIZE)) {
+	    (uint64_t)ds.st_size != last + (uint64_t)bsize + BACH_BGZF_EOF_SIZE ||
+	    pread_full(dfd, tail, sizeof(tail), last + (uint64_t)bsize - 4) !=
+		    (ssize_t)sizeof(tail) ||
+	    memcmp(tail + 4, bach_bgzf_eof, BACH_BGZF_EOF_SIZE)) {
 		ifail(msg, len, err,
 		      "%s: its last member (byte offset %llu of %s) does not end before the EOF block: stale",
 		      gzi, (unsigned long long)last, path);
 		goto out;
 	}
-	last_isize = get_le32(hdr + bsize - 4);
-	/* and the first member must hold what the second entry says */
-	if (count &&
-	    (pread_full(dfd, hdr, (size_t)ix->coff[1], 0) != (ssize_t)ix->coff[1] ||
-	     bach_bgzf_member_size(hdr, (size_t)ix->coff[1]) != (int)ix->coff[1] ||
-	     get_le32(hdr + ix->coff[1] - 4) != ix->uoff[1])) {
+	*size = lastu + get_le32(tail);
+	/* and the first member must hold what the first entry says */
+	if (count && (c1 > BACH_BGZF_MAX_BLOCK || member_at(dfd, 0) != (int)c1 ||
+		      pread_full(dfd, tail, 4, c1 - 4) != 4 ||
+		      get_le32(tail) != u1)) {
 		ifail(msg, len, err,
 		      "%s: its first entry does not fit the first member of %s: stale",
 		      gzi, path);
 		goto out;
 	}
-	ix->n = count + 1;
-	ix->coff[ix->n] = last + (uint64_t)bsize;
-	ix->uoff[ix->n] = lastu + last_isize;
+	if (ix) {
+		ix->n = count + 1;
+		ix->coff[ix->n] = last + (uint64_t)bsize;
+		ix->uoff[ix->n] = *size;
+	}
 	err = 0;
 out:
 	free(raw);
 	if (dfd >= 0)
 		close(dfd);
 	close(ifd);
+	return err;
+}
+
+int bach_index_load(const char *path, struct bach_index *ix, char *msg,
+		    size_t len)
+{
+	uint64_t size;
+	int err;
+
+	memset(ix, 0, sizeof(*ix));
+	err = load(path, ix, &size, msg, len);
 	if (err)
 		bach_index_free(ix);
 	return err;
+}
+
+int bach_index_size(const char *path, uint64_t *size, char *msg, size_t len)
+{
+	return load(path, NULL, size, msg, len);
 }
 
 /* The .gzi bytes of ix, malloc'd; NULL when out of memory. */

@@ -32,6 +32,7 @@
 struct file_seek {
 	bool looked;		/* index and count below are known */
 	bool indexed;		/* ix holds the file's member index */
+	bool no_index;		/* none could be loaded or built */
 	struct bach_index ix;
 	uint64_t count;		/* records, or UINT64_MAX when not known */
 };
@@ -836,10 +837,11 @@ static bool is_gzip_name(const char *path)
 }
 
 /*
- * Learn what seeking can use of file i: its member index (a .gzi that
- * fits it, or one built from the file in memory) and its record count.
- * What cannot be known cheaply stays unknown; the file is then read
- * through from its start, and any damage is found as reading finds it.
+ * Learn what seeking needs of file i to pass over it: its record count.
+ * A blocked file's comes from its .gzi (only its ends are read), or else
+ * from an index built from the file, kept for entering it. What cannot be
+ * known cheaply stays unknown; the file is then read through from its
+ * start, and any damage is found as reading finds it.
  */
 static void look_at(struct bach_reader *r, size_t i)
 {
@@ -848,6 +850,7 @@ static void look_at(struct bach_reader *r, size_t i)
 	int kind = r->kinds[i];
 	char msg[256];
 	struct stat st;
+	uint64_t size;
 
 	if (fs->looked)
 		return;
@@ -862,12 +865,32 @@ static void look_at(struct bach_reader *r, size_t i)
 			fs->count = (uint64_t)st.st_size / BACH_REC_SIZE;
 		return;
 	}
+	if (bach_index_size(path, &size, msg, sizeof(msg)) < 0) {
+		if (bach_index_build(path, &fs->ix, msg, sizeof(msg)) < 0)
+			return;
+		fs->indexed = true;
+		size = fs->ix.uoff[fs->ix.n];
+	}
+	if (size % BACH_REC_SIZE == 0)
+		fs->count = size / BACH_REC_SIZE;
+}
+
+/* The member index of gzip file i, loaded (or built) once: false if none. */
+static bool have_index(struct bach_reader *r, size_t i)
+{
+	struct file_seek *fs = &r->seek[i];
+	const char *path = r->paths[i];
+	char msg[256];
+
+	if (fs->indexed || fs->no_index)
+		return fs->indexed;
+	fs->no_index = true;
 	if (bach_index_load(path, &fs->ix, msg, sizeof(msg)) < 0 &&
 	    bach_index_build(path, &fs->ix, msg, sizeof(msg)) < 0)
-		return;
+		return false;
 	fs->indexed = true;
-	if (fs->ix.uoff[fs->ix.n] % BACH_REC_SIZE == 0)
-		fs->count = fs->ix.uoff[fs->ix.n] / BACH_REC_SIZE;
+	fs->no_index = false;
+	return true;
 }
 
 /*
@@ -904,14 +927,16 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 		r->skip = want - r->map_off;
 		return 0;
 	}
-	if (r->kind == BACH_FILE_GZIP && fs->indexed && r->own_fd) {
+	if (r->kind == BACH_FILE_GZIP && r->own_fd && have_index(r, r->cur)) {
 		uint64_t k = bach_index_find(&fs->ix, want);
 
 		if (k < fs->ix.n && !member_fits(r->fd, &fs->ix, k)) {
 			/* the index does not describe this file: forget it */
 			bach_index_free(&fs->ix);
 			fs->indexed = false;
+			fs->no_index = true;
 			fs->count = UINT64_MAX;
+			fs->looked = true;
 		} else if (lseek(r->fd, (off_t)fs->ix.coff[k], SEEK_SET) >= 0) {
 			r->in_off = fs->ix.coff[k];
 			r->out_off = fs->ix.uoff[k];
@@ -963,7 +988,6 @@ int bach_reader_seek(struct bach_reader *r, uint64_t rec)
 		base += r->seek[i].count;
 		i++;
 	}
-	look_at(r, i);
 	r->cur = i;
 	r->total_recs = base;
 	if (open_file(r) < 0)

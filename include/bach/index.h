@@ -57,6 +57,13 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 int bach_index_load(const char *path, struct bach_index *ix, char *msg,
 		    size_t len);
 
+/*
+ * The uncompressed size of path as its index says, with the checks of
+ * bach_index_load() that it depends on (not the order of the entries in
+ * between): for counting the records of a file without loading its index.
+ */
+int bach_index_size(const char *path, uint64_t *size, char *msg, size_t len);
+
 /* Write ix as path.gzi, whole or not at all (a temporary renamed). */
 int bach_index_write(const char *path, const struct bach_index *ix,
 		     char *msg, size_t len);
