@@ -77,6 +77,11 @@ const char *bach_fault_name(unsigned fault)
 	return "valid";
 }
 
+/* the Makefile gives the version; builds of lib/ alone (fuzzing) may not */
+#ifndef BACH_VERSION
+#define BACH_VERSION "unknown"
+#endif
+
 const char *bach_version(void)
 {
 	return BACH_VERSION;
