@@ -143,6 +143,13 @@ class Trace:
         Past the end, reads give nothing. Standard input: forward only."""
         if rec < 0:
             raise ValueError("seek: negative record index")
+        if self._pending is not None:
+            # within what was read ahead: no need to ask the library
+            # (which is past it, and standard input cannot go back)
+            at = self.tell()
+            if at <= rec < at + len(self._pending):
+                self._pending = self._pending[rec - at:]
+                return
         self._pending = None
         self._check(lib.bach_reader_seek(self._r, int(rec)))
 

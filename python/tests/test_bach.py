@@ -123,6 +123,26 @@ def test_seek_with_a_stale_index(traces, tmp_path):
     assert np.array_equal(t.read(10), raw[60000:60010])
 
 
+def test_standard_input_goes_forward(traces):
+    d, raw = traces
+    code = ("import bach, sys\n"
+            "t = bach.open('-')\n"
+            "t.seek(50000); a = t.read(2)\n"
+            "t.seek(50010); b = t.read(2)\n"
+            "t.seek(90000); c = t.read(2)\n"
+            "sys.stdout.buffer.write(a.tobytes() + b.tobytes() + c.tobytes())\n"
+            "try:\n    t.seek(10)\nexcept bach.BachError as e:\n"
+            "    sys.stderr.write(str(e))\n")
+    with open(d / "a.byu.gz", "rb") as f:
+        p = subprocess.run([os.sys.executable, "-c", code], stdin=f,
+                           capture_output=True, check=True,
+                           env=dict(os.environ))
+    # (np.concatenate would make the fields native-endian: bytes differ)
+    want = b"".join(raw[i:i + 2].tobytes() for i in (50000, 50010, 90000))
+    assert p.stdout == want
+    assert b"<stdin>: cannot seek back to record 10" in p.stderr
+
+
 def test_capture_directory(capture):
     cap, raw = capture
     with bach.open(cap) as t:
