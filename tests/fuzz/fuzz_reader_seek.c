@@ -30,6 +30,16 @@
 
 #define CAP (80u << 20)
 
+static char dir[64], gz[96], gzi[104];
+
+/* the two files and their directory go when the fuzzer exits */
+static void cleanup(void)
+{
+	unlink(gzi);
+	unlink(gz);
+	rmdir(dir);
+}
+
 static void put(const char *path, const uint8_t *p, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -43,7 +53,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char dir[64], gz[96], gzi[104];
 	static uint8_t *all;
 	struct timespec ts[2];
 	struct bach_reader *r;
@@ -62,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(gzi, sizeof(gzi), "%s.gzi", gz);
 		all = malloc(CAP);
 		CHECK(all, "out of memory");
+		atexit(cleanup);
 	}
 	want = (uint64_t)data[0] | (uint64_t)data[1] << 8 |
 	       (uint64_t)data[2] << 16 | (uint64_t)data[3] << 24;
