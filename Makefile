@@ -316,3 +316,83 @@ clean:
 -include fpga/fpga.mk
 
 -include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d) $(CORE_OBJ:.o=.d) $(BACHD_OBJ:.o=.d)
+
+# ---- libbach.so, its public headers and bach.pc (issue 11, section 1) ----
+# The library as other programs link it: lib/'s objects built again as
+# position-independent code into one shared object that exports only the
+# public API (lib/libbach.map, checked by tests/cli/libbach.sh), plus the
+# headers include/bach/bach.h includes and a pkg-config file. bach and
+# bachd keep linking the static libbach.a.
+#   LIBDIR=$(PREFIX)/lib  INCLUDEDIR=$(PREFIX)/include
+#   PKGCONFIGDIR=$(LIBDIR)/pkgconfig
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+SONAME = libbach.so.0
+PUBLIC_HEADERS = include/bach/bach.h include/bach/record.h \
+		 include/bach/bytes.h include/bach/trace.h include/bach/index.h
+PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+SHLIB = $(BUILD)/$(SONAME)
+
+all: $(BUILD)/libbach.so
+tests: $(BUILD)/libbach.so
+
+ifndef NO_DEPS
+$(PIC_OBJ): | $(DEPS_STAMP)
+endif
+
+$(BUILD)/pic/%.o: %.c $(BUILD)/.flags
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_CC)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+$(SHLIB): $(PIC_OBJ) lib/libbach.map
+	$(QUIET_LINK)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=lib/libbach.map -Wl,--no-undefined \
+		-o $@ $(PIC_OBJ) $(LIBS)
+
+$(BUILD)/libbach.so: $(SHLIB)
+	$(Q)ln -sf $(SONAME) $@
+
+install: install-lib
+# bach.pc is made here, for the PREFIX and directories of this install
+install-lib: $(BUILD)/libbach.so
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/bach \
+		$(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libbach.so.$(VERSION)
+	ln -sf libbach.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libbach.so
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/bach/
+	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
+		-e 's|@includedir@|$(INCLUDEDIR)|' -e 's|@version@|$(VERSION)|' \
+		lib/bach.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/bach.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/bach.pc
+	$(if $(DESTDIR),,-ldconfig 2>/dev/null)
+
+# ---- the Python module bach (python/bach, issue 11, section 2) -----------
+# Installed where Debian's python3 finds it: /usr/lib/python3/dist-packages
+# under PREFIX=/usr, else $(PREFIX)/lib/python3.X/dist-packages; _config.py
+# tells it where libbach.so.0 went.
+#   PYTHON=/usr/bin/python3  PYTHONDIR=...
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages)
+
+install: install-python
+install-python: install-lib
+	install -d $(DESTDIR)$(PYTHONDIR)/bach
+	install -m 644 python/bach/__init__.py python/bach/_lib.py \
+		$(DESTDIR)$(PYTHONDIR)/bach/
+	echo 'LIBRARY = "$(LIBDIR)/$(SONAME)"' > $(DESTDIR)$(PYTHONDIR)/bach/_config.py
+
+# reading a .byu.gz into numpy against bach stat on the same file
+bench-python: $(PROGRAMS) $(BUILD)/libbach.so
+	$(Q)BUILD=$(BUILD) PYTHON=$(PYTHON) bench/python.sh
+
+.PHONY: install-python bench-python
+
+# seek to record 10^9 of a capture and dump 10 records (about 2 GiB of
+# capture kept in build/bench-seek between runs)
+bench-seek: $(PROGRAMS) $(BUILD)/bench/seek10
+	$(Q)BUILD=$(BUILD) bench/seek.sh
+
+.PHONY: install-lib bench-seek
+-include $(PIC_OBJ:.o=.d)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "bach/frame.h"
+#include "bach/index.h"
 #include "bach/zpool.h"
 #include "capture.h"
 #include "manifest.h"
@@ -73,6 +74,10 @@ struct capture {
 	unsigned segno;
 	char segname[64];		/* final name, without .part */
 	uint64_t seg_records, seg_markers, seg_started_ns, seg_record_bytes;
+	/* the open segment's member index, for NAME.gzi at its close */
+	struct bach_index segix;
+	uint64_t segix_cap, segix_last;	/* last: the last member's ISIZE */
+	int segix_err;
 	uint64_t trace_pos;		/* records in segments, markers included */
 	uint64_t bytes_closed;		/* bytes of the closed segments */
 	int write_err;

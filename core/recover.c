@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bach/index.h"
 #include "bach/manifest.h"
 #include "bach/outfile.h"
 #include "bach/record.h"
@@ -267,6 +268,27 @@ static void count_seg(struct totals *t, uint64_t records, uint64_t markers,
 }
 
 /* One seg-* entry: close a .part, name an orphan. */
+void segment_index(int dfd, const char *where, const char *seg)
+{
+	struct bach_index ix;
+	char path[4400], msg[512];
+	int err;
+
+	if (!ends_with(seg, ".byu.gz"))
+		return;
+	snprintf(path, sizeof(path), "%s/%s", where, seg);
+	err = bach_index_build(path, &ix, msg, sizeof(msg));
+	if (err) {
+		log_warn("%s: no index written: %s", path, msg);
+		return;
+	}
+	err = bach_index_writeat(dfd, seg, &ix);
+	bach_index_free(&ix);
+	if (err)
+		log_warn("%s%s: not written: %s", path, BACH_INDEX_SUFFIX,
+			 strerror(-err));
+}
+
 static void recover_seg(int dfd, const char *where, const char *name,
 			const struct bach_manifest *man, struct manifest *m,
 			struct totals *t)
@@ -318,6 +340,8 @@ static void recover_seg(int dfd, const char *where, const char *name,
 	if (manifest_segment(m, &ev))
 		log_err("%s/%s: cannot write: %s", where, BACH_MANIFEST_NAME,
 			strerror(errno));
+	if (!r.removed)
+		segment_index(dfd, where, seg);
 	count_seg(t, r.records, r.markers, r.bytes, r.removed);
 	t->done++;
 }

@@ -32,6 +32,12 @@ struct seg_result {
 
 /* part: name in dirfd ending ".part"; the result is renamed without it. */
 int segment_finish_part(int dirfd, const char *part, struct seg_result *res);
+/*
+ * Write seg's .gzi index in dirfd (where names that directory) from the
+ * segment itself, for a segment closed by recovery or after a failed
+ * write; a warning when it cannot be (readers then build one themselves).
+ */
+void segment_index(int dirfd, const char *where, const char *seg);
 
 /* What a closed segment holds, read only. */
 int segment_measure(int dirfd, const char *name, struct seg_result *res);

@@ -595,6 +595,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 	free(c->priv);
 	bach_zpool_free(c->z.pool);
 	segio_free(&c->io);
+	bach_index_free(&c->segix);
 	if (c->parser)
 		bach_parser_free(c->parser);
 	if (c->ring.blocks)

@@ -18,7 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bach/bytes.h"
 #include "bach/frame.h"
+#include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 #include "bach/zpool.h"
@@ -57,6 +59,8 @@ int capture_open_segment(struct capture *c)
 	c->seg_records = c->seg_markers = 0;
 	c->seg_record_bytes = 0;
 	c->seg_started_ns = bach_now_ns();
+	c->segix.n = 0;
+	c->segix_err = 0;
 	pthread_mutex_lock(&c->mu);
 	snprintf(c->open_seg, sizeof(c->open_seg), "%s", part);
 	pthread_mutex_unlock(&c->mu);
@@ -75,6 +79,48 @@ static void push(struct capture *c)
 		c->write_err = segio_push(&c->io);
 }
 
+/*
+ * Append one compressed member, noting where it starts for the segment's
+ * index (bach/index.h): its offset, and the record bytes before it (its
+ * own are its ISIZE). Per member, never per record.
+ */
+static void append_member(struct capture *c, const uint8_t *out, size_t len)
+{
+	if (c->write_err)
+		return;
+	if (!c->segix_err &&
+	    !(c->segix_err = bach_index_grow(&c->segix, &c->segix_cap))) {
+		uint64_t n = c->segix.n;
+
+		c->segix.coff[n] = c->io.off;
+		c->segix.uoff[n] = n ? c->segix.uoff[n - 1] + c->segix_last : 0;
+		c->segix_last = get_le32(out + len - 4);
+		c->segix.n++;
+	}
+	c->write_err = segio_append(&c->io, out, len);
+}
+
+/*
+ * The closed segment's index, NAME.gzi beside it: written after its
+ * rename, so never older than it. Not synced: one lost to a crash is
+ * rebuilt from the segment by whoever needs it, as is a missing one.
+ */
+static void write_index(struct capture *c, uint64_t eof_off)
+{
+	struct bach_index *ix = &c->segix;
+	int err = c->segix_err;
+
+	if (!err) {
+		ix->coff[ix->n] = eof_off;
+		ix->uoff[ix->n] = ix->n ? ix->uoff[ix->n - 1] + c->segix_last : 0;
+		err = bach_index_writeat(c->dirfd, c->segname, ix);
+	}
+	if (err)
+		log_warn("%s/%s%s: not written: %s (bach index writes it)",
+			 c->capdir, c->segname, BACH_INDEX_SUFFIX,
+			 strerror(-err));
+}
+
 /* Append finished members; with wait, every pending one. */
 static void drain_pool(struct capture *c, bool wait)
 {
@@ -82,8 +128,7 @@ static void drain_pool(struct capture *c, bool wait)
 	size_t len;
 
 	while (bach_zpool_peek(c->z.pool, wait, &out, &len, NULL)) {
-		if (!c->write_err)
-			c->write_err = segio_append(&c->io, out, len);
+		append_member(c, out, len);
 		bach_zpool_release(c->z.pool);
 		ring_release(&c->ring);
 		atomic_fetch_add(&c->progress, 1);
@@ -122,13 +167,14 @@ int capture_close_segment(struct capture *c)
 {
 	char part[80];
 	struct seg_result r;
-	uint64_t cut;
+	uint64_t cut, eof_off;
 	int err;
 
 	if (c->segfd < 0)
 		return 0;
 	if (c->z.pool)
 		drain_pool(c, true);
+	eof_off = c->io.off;
 	if (!c->write_err && c->cfg.compress)
 		c->write_err = segio_append(&c->io, bach_bgzf_eof,
 					    BACH_BGZF_EOF_SIZE);
@@ -157,6 +203,8 @@ int capture_close_segment(struct capture *c)
 			.gap_markers = r.markers, .bytes = r.bytes,
 			.crc = r.crc, .error = strerror(-c->write_err),
 			.removed = r.removed, .cut_bytes = r.cut });
+		if (!r.removed)
+			segment_index(c->dirfd, c->capdir, c->segname);
 		/* real records the cut took off were counted written: lost */
 		cut = (c->seg_records - c->seg_markers) - (r.records - r.markers);
 		atomic_fetch_sub(&c->written, cut);
@@ -192,6 +240,8 @@ int capture_close_segment(struct capture *c)
 		.gap_markers = c->seg_markers, .bytes = c->io.off,
 		.crc = c->io.crc });
 	manifest_sync(&c->man);
+	if (c->cfg.compress)
+		write_index(c, eof_off);
 	log_info("%s/%s closed: %llu records, %llu bytes", c->capdir,
 		 c->segname, (unsigned long long)c->seg_records,
 		 (unsigned long long)c->io.off);
@@ -279,9 +329,7 @@ static void write_block(struct capture *c, struct ring_block *b)
 			size_t olen;
 
 			if (bach_zpool_peek(c->z.pool, true, &out, &olen, NULL)) {
-				if (!c->write_err)
-					c->write_err = segio_append(&c->io, out,
-								    olen);
+				append_member(c, out, olen);
 				bach_zpool_release(c->z.pool);
 				ring_release(&c->ring);
 			}

@@ -179,6 +179,29 @@ static int add_event(struct ctx *x, struct bach_manifest *m, json_t *o,
 	return 0;
 }
 
+static int add_gap(struct ctx *x, struct bach_manifest *m, json_t *o)
+{
+	const char *cause = json_string_value(json_object_get(o, "cause"));
+	const char *seg = json_string_value(json_object_get(o, "segment"));
+	struct bach_gap *g;
+	int err;
+
+	if (!(m->gaps & (m->gaps + 1))) { /* 0, 1, 3, 7, ...: grow */
+		g = realloc(m->gap_list, (m->gaps + 1) * 2 * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		m->gap_list = g;
+	}
+	g = &m->gap_list[m->gaps];
+	memset(g, 0, sizeof(*g));
+	if ((err = get_u64(x, o, "at", &g->at)) ||
+	    (err = get_u64(x, o, "lost", &g->lost)))
+		return err;
+	snprintf(g->cause, sizeof(g->cause), "%s", cause ? cause : "");
+	snprintf(g->segment, sizeof(g->segment), "%s", seg ? seg : "");
+	return 0;
+}
+
 static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 		     size_t len)
 {
@@ -210,6 +233,8 @@ static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 		uint64_t lost = 0;
 
 		err = get_u64(x, o, "lost", &lost);
+		if (!err)
+			err = add_gap(x, m, o);
 		m->gaps++;
 		m->gap_lost += lost;
 	} else if (!strcmp(ev, "retention")) {
@@ -317,11 +342,41 @@ out:
 void bach_manifest_free(struct bach_manifest *m)
 {
 	free(m->segs);
+	free(m->gap_list);
 	m->segs = NULL;
+	m->gap_list = NULL;
 	m->nsegs = 0;
 	free(m->events);
 	m->events = NULL;
 	m->nevents = 0;
+}
+
+ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
+			  char *msg, size_t len)
+{
+	struct bach_manifest m;
+	int dfd, err;
+
+	*gaps = NULL;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		err = -errno;
+		snprintf(msg, len, "%s: %s", dir, strerror(errno));
+		return err;
+	}
+	err = bach_manifest_load(dfd, dir, &m, msg, len);
+	close(dfd);
+	if (err == -ENOMEM)
+		snprintf(msg, len, "%s/%s: out of memory", dir,
+			 BACH_MANIFEST_NAME);
+	if (err) {
+		bach_manifest_free(&m);
+		return err;
+	}
+	*gaps = m.gap_list;
+	m.gap_list = NULL;
+	bach_manifest_free(&m);
+	return (ssize_t)m.gaps;
 }
 
 const struct bach_manifest_seg *

@@ -20,6 +20,7 @@
 
 #include "bach/bytes.h"
 #include "bach/exit.h"
+#include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 
@@ -28,9 +29,19 @@
 
 #define KIND_AUTO (-1)
 
+/* What seeking knows of one file of the list, learnt when first needed. */
+struct file_seek {
+	bool looked;		/* index and count below are known */
+	bool indexed;		/* ix holds the file's member index */
+	bool no_index;		/* none could be loaded or built */
+	struct bach_index ix;
+	uint64_t count;		/* records, or UINT64_MAX when not known */
+};
+
 struct bach_reader {
 	char **paths;
 	int *kinds;		/* enum bach_file_kind, or KIND_AUTO */
+	struct file_seek *seek;	/* per path */
 	size_t npaths, cap;
 	size_t cur;		/* index of the file being read */
 	bool open;		/* cur is open */
@@ -68,6 +79,11 @@ struct bach_reader {
 	bool last_bc;		/* the last member carried the BC field */
 	bool member_bc;		/* the member being read carries it */
 	size_t good_made;	/* output of whole members in this call */
+
+	/* seeking: record bytes still to pass over, then where to stop */
+	uint64_t skip;
+	uint64_t skip_acc;	/* bytes passed over, not yet a whole record */
+	uint64_t limit;		/* stop before this record; UINT64_MAX: none */
 };
 
 int bach_exit_status(int err)
@@ -105,6 +121,7 @@ struct bach_reader *bach_reader_new(void)
 		return NULL;
 	}
 	r->fd = -1;
+	r->limit = UINT64_MAX;
 	return r;
 }
 
@@ -113,6 +130,7 @@ static int push_path(struct bach_reader *r, const char *path, int kind)
 	if (r->npaths == r->cap) {
 		size_t ncap = r->cap ? r->cap * 2 : 8;
 		char **p = realloc(r->paths, ncap * sizeof(*p));
+		struct file_seek *fs;
 		int *k;
 
 		if (!p)
@@ -122,9 +140,14 @@ static int push_path(struct bach_reader *r, const char *path, int kind)
 		if (!k)
 			return -ENOMEM;
 		r->kinds = k;
+		fs = realloc(r->seek, ncap * sizeof(*fs));
+		if (!fs)
+			return -ENOMEM;
+		r->seek = fs;
 		r->cap = ncap;
 	}
 	r->kinds[r->npaths] = kind;
+	memset(&r->seek[r->npaths], 0, sizeof(r->seek[r->npaths]));
 	r->paths[r->npaths] = strdup(path);
 	if (!r->paths[r->npaths])
 		return -ENOMEM;
@@ -321,8 +344,11 @@ void bach_reader_free(struct bach_reader *r)
 	for (size_t i = 0; i < r->nlocks; i++)
 		close(r->locks[i]);
 	free(r->locks);
-	for (size_t i = 0; i < r->npaths; i++)
+	for (size_t i = 0; i < r->npaths; i++) {
 		free(r->paths[i]);
+		bach_index_free(&r->seek[i].ix);
+	}
+	free(r->seek);
 	free(r->paths);
 	free(r->kinds);
 	free(r->out);
@@ -349,14 +375,20 @@ const char *bach_reader_file(const struct bach_reader *r)
 	return strcmp(r->paths[i], "-") ? r->paths[i] : "<stdin>";
 }
 
+/* Records a seek still has to pass over before the next one delivered. */
+static uint64_t to_skip(const struct bach_reader *r)
+{
+	return (r->skip_acc + r->skip) / BACH_REC_SIZE;
+}
+
 uint64_t bach_reader_file_records(const struct bach_reader *r)
 {
-	return r->file_recs;
+	return r->file_recs + to_skip(r);
 }
 
 uint64_t bach_reader_records(const struct bach_reader *r)
 {
-	return r->total_recs;
+	return r->total_recs + to_skip(r);
 }
 
 size_t bach_reader_nfiles(const struct bach_reader *r)
@@ -528,6 +560,17 @@ static ssize_t read_mapped(struct bach_reader *r, const uint8_t **recs)
 		r->file_eof = true;
 		return 0;
 	}
+	if (r->skip) {
+		size_t k = r->skip < n ? (size_t)r->skip : n;
+
+		r->skip -= k;
+		r->map_off += k;
+		r->in_off = r->out_off = r->map_off;
+		r->file_recs += k / BACH_REC_SIZE;
+		r->total_recs += k / BACH_REC_SIZE;
+		if (!(n -= k))
+			return read_mapped(r, recs);
+	}
 	if (n > OUT_CAP - OUT_CAP % BACH_REC_SIZE)
 		n = OUT_CAP - OUT_CAP % BACH_REC_SIZE;
 	*recs = r->map + r->map_off;
@@ -539,9 +582,26 @@ static ssize_t read_mapped(struct bach_reader *r, const uint8_t **recs)
 }
 
 /* Produce raw bytes into r->out after the carry; returns bytes added. */
+/*
+ * Room for output after the carry: the buffer, or with a range's end in
+ * sight only what is still to be skipped and delivered (ten records after
+ * a seek inflate one member, not a megabyte).
+ */
+static size_t out_room(const struct bach_reader *r)
+{
+	size_t room = OUT_CAP - r->carry;
+	uint64_t need;
+
+	if (r->limit == UINT64_MAX || r->total_recs >= r->limit)
+		return room;
+	need = r->skip + (r->limit - r->total_recs) * BACH_REC_SIZE;
+	need = need > r->carry ? need - r->carry : 1;
+	return need < room ? (size_t)need : room;
+}
+
 static ssize_t produce_raw(struct bach_reader *r)
 {
-	ssize_t n = fill(r, r->out + r->carry, OUT_CAP - r->carry);
+	ssize_t n = fill(r, r->out + r->carry, out_room(r));
 
 	if (n > 0)
 		r->out_off += (uint64_t)n;
@@ -551,7 +611,7 @@ static ssize_t produce_raw(struct bach_reader *r)
 static ssize_t inflate_some(struct bach_reader *r)
 {
 	uint8_t *dst = r->out + r->carry;
-	size_t cap = OUT_CAP - r->carry;
+	size_t cap = out_room(r);
 
 	r->zs.next_out = dst;
 	r->zs.avail_out = (uInt)cap;
@@ -681,7 +741,51 @@ static int end_of_file(struct bach_reader *r)
 	return 0;
 }
 
+/*
+ * Pass over the first bytes of what was produced while a seek has some
+ * left to skip. Returns the bytes left, moved to r->out[0].
+ */
+static size_t skip_some(struct bach_reader *r, size_t have)
+{
+	size_t k = r->skip < have ? (size_t)r->skip : have;
+
+	r->skip -= k;
+	r->skip_acc += k;
+	r->file_recs += r->skip_acc / BACH_REC_SIZE;
+	r->total_recs += r->skip_acc / BACH_REC_SIZE;
+	r->skip_acc %= BACH_REC_SIZE;
+	if (k < have)
+		memmove(r->out, r->out + k, have - k);
+	return have - k;
+}
+
+/* At most the records left before the limit. */
+static ssize_t clip(struct bach_reader *r, ssize_t n)
+{
+	uint64_t before = r->total_recs - (uint64_t)n;
+
+	if (r->limit != UINT64_MAX && r->total_recs > r->limit) {
+		r->file_recs -= r->total_recs - r->limit;
+		r->total_recs = r->limit;
+		return (ssize_t)(r->limit - before);
+	}
+	return n;
+}
+
+static ssize_t read_block(struct bach_reader *r, const uint8_t **recs);
+
 ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
+{
+	ssize_t n;
+
+	if (r->limit != UINT64_MAX && r->total_recs >= r->limit && !r->err &&
+	    !r->deferred)
+		return 0;
+	n = read_block(r, recs);
+	return n > 0 ? clip(r, n) : n;
+}
+
+static ssize_t read_block(struct bach_reader *r, const uint8_t **recs)
 {
 	for (;;) {
 		ssize_t n;
@@ -720,6 +824,11 @@ ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
 		if (n < 0)
 			return n;
 		have = r->carry + (size_t)n;
+		if (r->skip && have) {
+			have = skip_some(r, have);
+			r->carry = 0;
+			n = (ssize_t)have;
+		}
 		whole = have - have % BACH_REC_SIZE;
 		if (n == 0 && (r->kind == BACH_FILE_RAW ? r->file_eof :
 				 !r->in_member && r->zs.avail_in == 0 &&
@@ -753,4 +862,182 @@ int bach_reader_next_file(struct bach_reader *r)
 	r->err = r->deferred = 0;
 	r->file_recs = 0;
 	return r->cur < r->npaths;
+}
+
+/* ---- seeking ------------------------------------------------------------ */
+
+static bool is_gzip_name(const char *path)
+{
+	size_t len = strlen(path);
+
+	return len > 3 && !strcmp(path + len - 3, ".gz");
+}
+
+/*
+ * Learn what seeking needs of file i to pass over it: its record count.
+ * A blocked file's comes from its .gzi (only its ends are read), or else
+ * from an index built from the file, kept for entering it. What cannot be
+ * known cheaply stays unknown; the file is then read through from its
+ * start, and any damage is found as reading finds it.
+ */
+static void look_at(struct bach_reader *r, size_t i)
+{
+	struct file_seek *fs = &r->seek[i];
+	const char *path = r->paths[i];
+	int kind = r->kinds[i];
+	char msg[256];
+	struct stat st;
+	uint64_t size;
+
+	if (fs->looked)
+		return;
+	fs->looked = true;
+	fs->count = UINT64_MAX;
+	if (!strcmp(path, "-") || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if (kind == KIND_AUTO)
+		kind = is_gzip_name(path) ? BACH_FILE_GZIP : BACH_FILE_RAW;
+	if (kind == BACH_FILE_RAW) {
+		if (st.st_size % BACH_REC_SIZE == 0)
+			fs->count = (uint64_t)st.st_size / BACH_REC_SIZE;
+		return;
+	}
+	if (bach_index_size(path, &size, msg, sizeof(msg)) < 0) {
+		if (bach_index_build(path, &fs->ix, msg, sizeof(msg)) < 0)
+			return;
+		fs->indexed = true;
+		size = fs->ix.uoff[fs->ix.n];
+	}
+	if (size % BACH_REC_SIZE == 0)
+		fs->count = size / BACH_REC_SIZE;
+}
+
+/* The member index of gzip file i, loaded (or built) once: false if none. */
+static bool have_index(struct bach_reader *r, size_t i)
+{
+	struct file_seek *fs = &r->seek[i];
+	const char *path = r->paths[i];
+	char msg[256];
+
+	if (fs->indexed || fs->no_index)
+		return fs->indexed;
+	fs->no_index = true;
+	if (bach_index_load(path, &fs->ix, msg, sizeof(msg)) < 0 &&
+	    bach_index_build(path, &fs->ix, msg, sizeof(msg)) < 0)
+		return false;
+	fs->indexed = true;
+	fs->no_index = false;
+	return true;
+}
+
+/*
+ * Whether member k of the index is where the index says, as long as it
+ * says: a blocked member at coff[k] of coff[k+1] - coff[k] bytes, whose
+ * ISIZE is uoff[k+1] - uoff[k]. An index that passed bach_index_load()
+ * but was made for another file of the same size fails here.
+ */
+static bool member_fits(int fd, const struct bach_index *ix, uint64_t k)
+{
+	uint64_t size = ix->coff[k + 1] - ix->coff[k];
+	uint8_t hdr[BACH_BGZF_HDR + 16], tail[4];
+
+	if (pread(fd, hdr, sizeof(hdr), (off_t)ix->coff[k]) != sizeof(hdr) ||
+	    bach_bgzf_member_size(hdr, sizeof(hdr)) != (int)size ||
+	    pread(fd, tail, 4, (off_t)(ix->coff[k + 1] - 4)) != 4)
+		return false;
+	return get_le32(tail) == ix->uoff[k + 1] - ix->uoff[k];
+}
+
+/* Position the file just opened at its record off. */
+static int seek_in_file(struct bach_reader *r, uint64_t off)
+{
+	struct file_seek *fs = &r->seek[r->cur];
+	uint64_t want = off * BACH_REC_SIZE;
+
+	if (r->map) {
+		size_t whole = r->map_len - r->map_len % BACH_REC_SIZE;
+
+		r->map_off = want < whole ? (size_t)want : whole;
+		r->in_off = r->out_off = r->map_off;
+		r->file_recs = r->map_off / BACH_REC_SIZE;
+		r->total_recs += r->file_recs;
+		r->skip = want - r->map_off;
+		return 0;
+	}
+	if (r->kind == BACH_FILE_GZIP && r->own_fd && have_index(r, r->cur)) {
+		uint64_t k = bach_index_find(&fs->ix, want);
+
+		if (k < fs->ix.n && !member_fits(r->fd, &fs->ix, k)) {
+			/* the index does not describe this file: forget it */
+			bach_index_free(&fs->ix);
+			fs->indexed = false;
+			fs->no_index = true;
+			fs->count = UINT64_MAX;
+			fs->looked = true;
+		} else if (lseek(r->fd, (off_t)fs->ix.coff[k], SEEK_SET) >= 0) {
+			r->in_off = fs->ix.coff[k];
+			r->out_off = fs->ix.uoff[k];
+			r->members = k;
+			r->blocked = true;
+			r->file_recs = fs->ix.uoff[k] / BACH_REC_SIZE;
+			r->skip_acc = fs->ix.uoff[k] % BACH_REC_SIZE;
+			r->total_recs += r->file_recs;
+			r->skip = want - fs->ix.uoff[k];
+			return 0;
+		}
+	}
+	r->skip = want;	/* read through from the start */
+	return 0;
+}
+
+int bach_reader_seek(struct bach_reader *r, uint64_t rec)
+{
+	uint64_t base = 0;
+	size_t i = 0;
+
+	r->limit = UINT64_MAX;
+	r->msg[0] = 0;
+	/* standard input goes one way: forward, by reading */
+	for (size_t j = 0; j < r->npaths && j <= r->cur; j++) {
+		if (strcmp(r->paths[j], "-"))
+			continue;
+		if (rec < r->total_recs || r->err)
+			return fail(r, -ESPIPE,
+				    "<stdin>: cannot seek back to record %llu (at %llu)",
+				    (unsigned long long)rec,
+				    (unsigned long long)r->total_recs);
+		r->skip += (rec - r->total_recs) * BACH_REC_SIZE;
+		return 0;
+	}
+	if (r->open)
+		close_file(r);
+	r->err = r->deferred = 0;
+	r->skip = r->skip_acc = 0;
+	r->total_recs = r->file_recs = 0;
+	r->cur = 0;
+	if (!r->npaths)
+		return 0;
+	/* the file holding rec, from the record counts of those before it */
+	while (i + 1 < r->npaths && strcmp(r->paths[i], "-")) {
+		look_at(r, i);
+		if (r->seek[i].count == UINT64_MAX || rec < base + r->seek[i].count)
+			break;
+		base += r->seek[i].count;
+		i++;
+	}
+	r->cur = i;
+	r->total_recs = base;
+	if (open_file(r) < 0)
+		return r->err;
+	return seek_in_file(r, rec - base);
+}
+
+int bach_reader_range(struct bach_reader *r, uint64_t start, uint64_t end)
+{
+	int err = bach_reader_seek(r, start);
+
+	if (err)
+		return err;
+	r->limit = end < start ? start : end;
+	return 0;
 }

@@ -2,6 +2,7 @@
 /* Names of record types, special cycles and faults. */
 #include <strings.h>
 
+#include "bach/bach.h"
 #include "bach/record.h"
 
 static const char *const type_names[BACH_NTYPES] = {
@@ -74,4 +75,14 @@ const char *bach_fault_name(unsigned fault)
 	if (fault & BACH_F_CTL_LOW)
 		return "control bits 3..0 set";
 	return "valid";
+}
+
+/* the Makefile gives the version; builds of lib/ alone (fuzzing) may not */
+#ifndef BACH_VERSION
+#define BACH_VERSION "unknown"
+#endif
+
+const char *bach_version(void)
+{
+	return BACH_VERSION;
 }

@@ -25,6 +25,10 @@ set -eu
 # (checks a .sr session's members, which libsigrok reads unchecked) and
 # sigrok-cli (tests and reference figures in make bench).
 # monitoring: prometheus (promtool checks bachd's metrics file in the tests).
+# tabix: htslib's bgzip, the independent reader of our .gzi indexes in the
+# tests. python3-cffi, python3-numpy, python3-pytest: the Python module
+# (python/bach) over libbach.so and its tests; python3-pandas: its
+# to_pandas(), tested when present (it is optional for users).
 PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
@@ -33,7 +37,8 @@ fpga-icestorm z3
 libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
 prometheus
-python3 libcairo2-dev chromium"
+python3 libcairo2-dev chromium
+tabix python3-cffi python3-numpy python3-pytest python3-pandas"
 
 # deps.sh --check: only say whether the libraries the programs link are
 # there (pkg-config), naming the Debian package of each that is not; plain

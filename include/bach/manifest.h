@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bach/trace.h"
+
 #define BACH_MANIFEST_NAME "manifest.jsonl"
 
 /* A "segment" event. */
@@ -68,6 +70,7 @@ struct bach_manifest {
 	struct bach_manifest_seg *segs;
 	size_t nsegs;
 	uint64_t gaps;		/* gap events */
+	struct bach_gap *gap_list; /* each of them (bach_capture_gaps()) */
 	uint64_t gap_lost;	/* their "lost", summed */
 	uint64_t retained;	/* segments retention removed */
 	uint64_t retained_records; /* ... the records they held */

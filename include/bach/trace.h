@@ -55,6 +55,20 @@ int bach_reader_add_as(struct bach_reader *r, const char *path,
 ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs);
 int bach_reader_next_file(struct bach_reader *r);
 
+/*
+ * Go to record rec of the whole list (its files one after the other, from
+ * record 0): the next read starts there. A blocked .byu.gz is entered
+ * through its index (FILE.gzi when it fits the file, else one built from
+ * the file's member headers, kept for the reader's life; bach/index.h); a
+ * raw file directly; a gzip file that is not blocked is read from its
+ * start up to rec. Past the end, reads return 0. Standard input only goes
+ * forward (-ESPIPE back). A file damaged before rec fails the read that
+ * gets there, as reading through would. Clears a range's end.
+ */
+int bach_reader_seek(struct bach_reader *r, uint64_t rec);
+/* Seek to start, and end the trace before record end (START:END). */
+int bach_reader_range(struct bach_reader *r, uint64_t start, uint64_t end);
+
 const char *bach_reader_strerror(const struct bach_reader *r);
 
 /*
@@ -65,7 +79,11 @@ const char *bach_reader_strerror(const struct bach_reader *r);
  */
 void bach_reader_no_map(struct bach_reader *r);
 
-/* Where the reader is: file being read, records delivered from it and in all. */
+/*
+ * Where the reader is: file being read, records delivered from it and in
+ * all (after a seek: the index of the next record, in the file and in
+ * the whole list).
+ */
 const char *bach_reader_file(const struct bach_reader *r);
 uint64_t bach_reader_file_records(const struct bach_reader *r);
 uint64_t bach_reader_records(const struct bach_reader *r);
@@ -97,6 +115,28 @@ ssize_t bach_capture_segments(const char *dir, char ***paths, size_t *nparts);
  * empty trace. On an error *paths is NULL and msg says what, naming DIR.
  */
 ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
+			  char *msg, size_t len);
+
+/*
+ * A gap of a capture (design section 6): records the source produced that
+ * are not in the trace, as the manifest's "gap" event places them.
+ */
+struct bach_gap {
+	uint64_t at;		/* record index in the capture where they are
+				 * missing; with gap markers (the default) the
+				 * marker record is the one at this index */
+	uint64_t lost;		/* how many */
+	char cause[16];		/* overflow, frames, corrupt, ring, device, disk */
+	char segment[64];	/* the segment being written then */
+};
+
+/*
+ * The gaps of capture directory dir, in the manifest's order, as a
+ * malloc'd array in *gaps (free() it; NULL when there are none). Returns
+ * the count, or -errno with msg naming the file (and line): -ENOENT when
+ * dir has no manifest.jsonl, -EBADMSG when a line is not an event.
+ */
+ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
 			  char *msg, size_t len);
 
 /* ---- blocked gzip (BGZF-style) ----------------------------------------- */

@@ -194,7 +194,7 @@ for c in "$C1" "$C2" "$C3"; do
 	[ "$(nrecs "$T/recs.byu")" -eq "$w" ] || fail "$c: $(nrecs "$T/recs.byu") records, manifest $w"
 	is_gen_prefix "$T/recs.byu" 7 || fail "$c: records are not bach gen's"
 done
-[ "$(ls "$C2"/seg-* | wc -l)" -ge 2 ] || fail "rotate: $(ls "$C2")"
+[ "$(ls "$C2"/seg-* | grep -vc '\.gzi$')" -ge 2 ] || fail "rotate: $(ls "$C2")"
 grep -q 'in the third' "$C3/manifest.jsonl" || fail "the mark in the third capture is missing"
 
 # SIGTERM when idle: exit 0
@@ -278,7 +278,7 @@ mkdir "$T/r1" "$T/r2" "$T/r3" "$T/r4"
 "$BACHD" --driver fake --option records=300000 --option seed=13 --set rotate_mb=1 \
 	--set ring_mb=8 --output "$T/r1" 2> "$T/log" || fail "capture for replay: $(cat "$T/log")"
 R1=$(capdir "$T/r1")
-[ "$(ls "$R1"/seg-* | wc -l)" -eq 2 ] || fail "want 2 segments to replay: $(ls "$R1")"
+[ "$(ls "$R1"/seg-* | grep -vc '\.gzi$')" -eq 2 ] || fail "want 2 segments to replay: $(ls "$R1")"
 records "$R1" "$T/r1.byu"
 "$BACH" gen --records 300000 --seed 13 -o "$T/gen13.byu"
 "$BACH" gen --records 300000 --seed 13 -o "$T/gen13.byu.gz"

@@ -126,14 +126,22 @@ while [ "$i" -le 10 ]; do
 	fi
 	# every closed segment is named in the manifest, once
 	for f in "$A"/seg-*; do
+		case $f in *.gzi) continue ;; esac # an index, beside its segment
 		[ "$(grep -c "\"event\":\"segment\",\"name\":\"${f##*/}\"" "$A/manifest.jsonl")" -eq 1 ] ||
 			fail "kill $i: ${f##*/} is not named once in the manifest"
 	done
 	ls "$A" | grep -q '\.part$' && fail "kill $i: .part left after recovery"
 	# the segments that have records verify (an empty raw one: see below)
 	for f in "$A"/seg-*; do
+		case $f in *.gzi) continue ;; esac
 		[ -s "$f" ] || continue
 		"$BACH" verify -q "$f" > "$T/v" 2>&1 || fail "kill $i: $f does not verify: $(cat "$T/v")"
+		# and each .byu.gz has its index, the one htslib's bgzip makes
+		case $f in *.byu.gz) ;; *) continue ;; esac
+		[ -s "$f.gzi" ] || fail "kill $i: no index for $f: $(ls "$A")"
+		command -v bgzip > /dev/null || continue
+		cp "$f" "$T/ix.gz" && rm -f "$T/ix.gz.gzi" && bgzip -r "$T/ix.gz"
+		same "$f.gzi" "$T/ix.gz.gzi"
 	done
 	# all of them together: the start of bach gen's stream, nothing else
 	records "$A" "$T/a.byu"

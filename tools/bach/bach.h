@@ -20,7 +20,7 @@ struct bach_cmd {
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim, cmd_mrc,
-	cmd_plot, cmd_report, cmd_diff;
+	cmd_plot, cmd_report, cmd_diff, cmd_index;
 
 /* Messages to stderr as "bach CMD: ...". */
 extern const char *prog_cmd;
@@ -89,5 +89,13 @@ int open_traces(struct bach_reader **rp, int argc, char **argv);
 int read_traces(int argc, char **argv,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records);
+
+/*
+ * --range START:END (records START to END-1; either may be left out: from
+ * the first, to the last). Returns false when malformed or END < START.
+ */
+bool parse_range(const char *s, uint64_t *start, uint64_t *end);
+/* Seek r to the range; message and status on failure. */
+int apply_range(struct bach_reader *r, uint64_t start, uint64_t end);
 
 #endif

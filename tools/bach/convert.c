@@ -155,7 +155,7 @@ static int to_trace(struct source *s, const struct fmt *f, const char *out,
 
 /* records to a text format */
 static int to_text(struct source *s, const struct fmt *f, const char *out,
-		   uint64_t *nrec, uint64_t *skipped)
+		   uint64_t first, uint64_t *nrec, uint64_t *skipped)
 {
 	struct bach_outfile of;
 	struct obuf o;
@@ -183,8 +183,8 @@ static int to_text(struct source *s, const struct fmt *f, const char *out,
 			size_t k = (size_t)n < 4096 ? (size_t)n : 4096;
 			char *d = obuf_room(&o, k * BACH_TEXT_MAX);
 
-			o.len += bach_export_block(f->code, d, p, k, *nrec,
-						   skipped);
+			o.len += bach_export_block(f->code, d, p, k,
+						   first + *nrec, skipped);
 			*nrec += k;
 			p += k * BACH_REC_SIZE;
 			n -= (ssize_t)k;
@@ -220,8 +220,10 @@ static int run(int argc, char **argv)
 		{ "level", required_argument, NULL, 'l' },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "range", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t start = 0, end = UINT64_MAX;
 	const struct fmt *from = NULL, *to = NULL;
 	struct bach_writer_opts wo = { 0 };
 	struct bach_import_stats ist = { 0 };
@@ -264,6 +266,11 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'r':
+			if (!parse_range(optarg, &start, &end))
+				return usage_error("--range: not START:END with START <= END: '%s'",
+						   optarg);
+			break;
 		default:
 			return usage_error("bad option");
 		}
@@ -281,6 +288,9 @@ static int run(int argc, char **argv)
 	if (!to)
 		return usage_error("%s: cannot tell the output format; give --to", out);
 
+	if ((start || end != UINT64_MAX) && from->kind == K_IMPORT)
+		return usage_error("--range: for traces, not imports (--from %s)",
+				   from->name);
 	status = check_output(out, &in, 1);
 	if (status)
 		return status;
@@ -290,8 +300,12 @@ static int run(int argc, char **argv)
 		close_source(&s);
 		return bach_exit_status(status);
 	}
+	if (s.r && (status = apply_range(s.r, start, end))) {
+		close_source(&s);
+		return status;
+	}
 	if (to->kind == K_EXPORT)
-		status = to_text(&s, to, out, &nrec, &skipped);
+		status = to_text(&s, to, out, start, &nrec, &skipped);
 	else
 		status = to_trace(&s, to, out, &wo, &nrec);
 	if (s.im)
@@ -346,6 +360,9 @@ const struct bach_cmd cmd_convert = {
 		"                    smaller than gzip -1 on traces)\n"
 		"  --threads N       compressing threads (default: all CPUs)\n"
 		"  -q, --quiet       no summary line on standard error\n"
+		"  --range START:END only records START to END-1 of IN (a trace,\n"
+		"                    not an import), reached through the index;\n"
+		"                    exports number them from START\n"
 		"\n"
 		"Imports describe a complete trace taken with the L1 caches off; see\n"
 		"docs/formats.md for what each direction keeps and what it loses.\n"

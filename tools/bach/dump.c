@@ -16,9 +16,11 @@ static int run(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "skip", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "range", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t count = UINT64_MAX, skip = 0, index = 0;
+	uint64_t start = 0, end = UINT64_MAX;
 	enum fmt fmt = F_TEXT;
 	struct bach_reader *r;
 	struct obuf o;
@@ -34,6 +36,11 @@ static int run(int argc, char **argv)
 		case 's':
 			if (!parse_u64(optarg, &skip))
 				return usage_error("--skip: not a count: '%s'",
+						   optarg);
+			break;
+		case 'r':
+			if (!parse_range(optarg, &start, &end))
+				return usage_error("--range: not START:END with START <= END: '%s'",
 						   optarg);
 			break;
 		case 'f':
@@ -52,10 +59,13 @@ static int run(int argc, char **argv)
 		}
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
+	if (!status)
+		status = apply_range(r, start, end);
 	if (status) {
 		bach_reader_free(r);
 		return status;
 	}
+	index = start;
 	if (obuf_init(&o, STDOUT_FILENO, 1u << 20)) {
 		bach_reader_free(r);
 		errmsg("out of memory");
@@ -115,10 +125,16 @@ const struct bach_cmd cmd_dump = {
 	.name = "dump",
 	.run = run,
 	.summary = "print records as text, CSV or JSON lines",
-	.help = "usage: bach dump [-n N] [--skip N] [--format text|csv|jsonl] TRACE...\n"
+	.help = "usage: bach dump [-n N] [--skip N] [--range START:END]\n"
+		"                 [--format text|csv|jsonl] TRACE...\n"
 		"\n"
 		"  -n, --count N     print at most N records\n"
-		"      --skip N      skip the first N records\n"
+		"      --skip N      skip the first N records (reading them)\n"
+		"      --range START:END  records START to END-1 of the whole\n"
+		"                    trace (either may be left out), reached\n"
+		"                    through the .gzi index of blocked .byu.gz\n"
+		"                    files (bach index); csv and jsonl keep each\n"
+		"                    record's index in the whole trace\n"
 		"  -f, --format F    text (default): the BYU reference line\n"
 		"                      printf(\"%08x %02x %s\\n\", address, be, type)\n"
 		"                    csv: index,address,be,control,type\n"

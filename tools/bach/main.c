@@ -15,7 +15,7 @@
 
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert, &cmd_diff,
-	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen,
+	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen, &cmd_index,
 	&cmd_sim,     &cmd_mrc,  &cmd_plot, &cmd_report, NULL,
 };
 
@@ -219,6 +219,42 @@ int read_traces(int argc, char **argv,
 		*records = r ? bach_reader_records(r) : 0;
 	bach_reader_free(r);
 	return status;
+}
+
+bool parse_range(const char *s, uint64_t *start, uint64_t *end)
+{
+	const char *colon = strchr(s, ':');
+	char first[32];
+	size_t len;
+
+	if (!colon)
+		return false;
+	len = (size_t)(colon - s);
+	if (len >= sizeof(first))
+		return false;
+	memcpy(first, s, len);
+	first[len] = 0;
+	*start = 0;
+	*end = UINT64_MAX;
+	if (len && !parse_u64(first, start))
+		return false;
+	if (colon[1] && !parse_u64(colon + 1, end))
+		return false;
+	return *end >= *start;
+}
+
+int apply_range(struct bach_reader *r, uint64_t start, uint64_t end)
+{
+	int err;
+
+	if (!start && end == UINT64_MAX)
+		return EXIT_OK;
+	err = bach_reader_range(r, start, end);
+	if (err) {
+		errmsg("%s", bach_reader_strerror(r));
+		return bach_exit_status(err);
+	}
+	return EXIT_OK;
 }
 
 static void usage(FILE *f)

@@ -1051,7 +1051,7 @@ static int write_fd(void *closure, const uint8_t *data, size_t len)
 }
 
 /* LO-HI or LO+LEN in hex (0x optional): one address range of the map */
-static int parse_range(const char *s, struct plot_opts *o)
+static int parse_addr_ranges(const char *s, struct plot_opts *o)
 {
 	unsigned long long lo, b;
 	char sep, *end;
@@ -1104,7 +1104,7 @@ static int run(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'r':
-			status = parse_range(optarg, &o);
+			status = parse_addr_ranges(optarg, &o);
 			if (status)
 				return status;
 			break;

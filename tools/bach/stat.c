@@ -105,8 +105,10 @@ static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "range", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t start = 0, end = UINT64_MAX;
 	static struct bach_stats st;
 	struct bach_summary m;
 	struct bach_reader *r;
@@ -115,11 +117,19 @@ static int run(int argc, char **argv)
 	ssize_t n;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'j')
+		if (c == 'j')
+			json = true;
+		else if (c == 'r' && parse_range(optarg, &start, &end))
+			continue;
+		else if (c == 'r')
+			return usage_error("--range: not START:END with START <= END: '%s'",
+					   optarg);
+		else
 			return usage_error("bad option");
-		json = true;
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
+	if (!status)
+		status = apply_range(r, start, end);
 	if (status || bach_stats_init(&st)) {
 		bach_reader_free(r);
 		return status ? status : EXIT_USAGE;
@@ -151,7 +161,7 @@ const struct bach_cmd cmd_stat = {
 	.name = "stat",
 	.run = run,
 	.summary = "count what a trace holds",
-	.help = "usage: bach stat [--json] TRACE...\n"
+	.help = "usage: bach stat [--json] [--range START:END] TRACE...\n"
 		"\n"
 		"Records by type (count and share), special cycles by kind, reads and\n"
 		"writes, bytes requested per cycle (from BE#), distinct 32-byte lines\n"
@@ -160,6 +170,7 @@ const struct bach_cmd cmd_stat = {
 		"Several TRACEs are counted as one trace.\n"
 		"\n"
 		"      --json   one JSON object instead of text\n"
+		"      --range START:END  only records START to END-1 (bach dump)\n"
 		"\n"
 		"example: bach stat trace.byu.gz\n",
 };

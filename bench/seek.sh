@@ -1,0 +1,73 @@
+#!/bin/sh
+# Random access (issue 11, section 3): seek to record 10^9 of a capture of
+# 10^9 + 10 records and dump 10 records, through the segments' .gzi
+# indexes, in at most 50 ms. The capture is made by the fake board (its
+# records are bach gen's) under $SEEK_DIR, kept between runs (about 2 GiB;
+# SEEK_CLEAN=1 removes it after). SEEK_RECORDS=N for a smaller trial.
+set -eu
+BUILD=${BUILD:-build}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BACH="$TOP/$BUILD/bin/bach"
+. "$TOP/bench/lib.sh"
+missed=0
+N=${SEEK_RECORDS:-1000000000}
+DIR=${SEEK_DIR:-$TOP/build/bench-seek}
+TOTAL=$((N + 10))
+
+cap=$(ls -d "$DIR"/$TOTAL/*/ 2>/dev/null | head -n 1 || true)
+if [ -z "$cap" ]; then
+	need=$((TOTAL / 1000000 * 3)) # MB: about 2.2 bytes a record, with room
+	avail=$(df -Pm "$(dirname "$DIR")" | awk 'NR == 2 { print $4 }')
+	[ "$avail" -gt "$need" ] ||
+		{ echo "seek: $avail MB free, $need MB needed for $TOTAL records"; exit 2; }
+	rm -rf "$DIR/$TOTAL"
+	mkdir -p "$DIR/$TOTAL"
+	t0=$(now)
+	"$BACH" capture --driver fake --option records=$TOTAL --option seed=1 \
+		--output "$DIR/$TOTAL" > /dev/null 2>&1
+	echo "seek: made a capture of $TOTAL records in $(fmt "$(calc "$(now) - $t0")") s"
+	cap=$(ls -d "$DIR"/$TOTAL/*/ | head -n 1)
+fi
+echo "seek: $cap: $(ls "$cap" | grep -c '\.byu\.gz$') segments, $(du -sm "$cap" | cut -f1) MB"
+
+# the 10 records, independently (bach gen's stream is the board's), made
+# before the timing so as not to compete with it
+"$BACH" gen --records $TOTAL --seed 1 -o - 2>/dev/null |
+	tail -c 60 | od -An -v -tx1 -w6 |
+	awk 'BEGIN { split("INVALID INT_ACK INVALID SPECIAL INVALID IO_READ INVALID IO_WRITE I_FETCH NC_I_FETCH INVALID INVALID D_READ NC_D_READ WRITE_BACK D_WRITE", n, " ") }
+	{ t = index("0123456789abcdef", substr($6, 1, 1)); print $1 $2 $3 $4 " " $5 " " n[t] }' > "$DIR/want.txt"
+
+# what any command costs to start, for comparison
+start=999
+for i in 1 2 3 4 5; do
+	t0=$(now)
+	"$BACH" help > /dev/null
+	t=$(calc "($(now) - $t0) * 1000")
+	start=$(calc "$t < $start ? $t : $start")
+done
+echo "seek: bach help (starting the program alone): $(fmt "$start") ms, best of 5"
+best=999
+for i in 1 2 3 4 5; do
+	t0=$(now)
+	"$BACH" dump --range $N:$TOTAL "$cap" > "$DIR/got.txt"
+	t=$(calc "($(now) - $t0) * 1000")
+	echo "seek: run $i: $(fmt "$t") ms"
+	best=$(calc "$t < $best ? $t : $best")
+done
+cmp -s "$DIR/got.txt" "$DIR/want.txt" || { echo "seek: the records differ from bach gen's"; missed=1; }
+# the library alone: bench/seek10 (libbach.a, nothing else to load) says
+# how long the seek and the 10 records took inside it
+lib=999 inproc=999
+for i in 1 2 3 4 5; do
+	t0=$(now)
+	"$TOP/$BUILD/bench/seek10" "$cap" $N > "$DIR/got10.txt" 2> "$DIR/in.txt"
+	t=$(calc "($(now) - $t0) * 1000")
+	lib=$(calc "$t < $lib ? $t : $lib")
+	inproc=$(calc "$(cat "$DIR/in.txt") < $inproc ? $(cat "$DIR/in.txt") : $inproc")
+done
+cmp -s "$DIR/got10.txt" "$DIR/want.txt" || { echo "seek: seek10's records differ"; missed=1; }
+echo "seek: bench/seek10: $(fmt "$lib") ms whole, $(fmt "$inproc") ms of it in the library (best of 5)"
+check "dump --range $N:$TOTAL of the capture (best of 5)" "$best <= 50" "$(fmt "$best") ms"
+check "the same through libbach, whole program (best of 5)" "$lib <= 50" "$(fmt "$lib") ms"
+[ -z "${SEEK_CLEAN:-}" ] || rm -rf "$DIR/$TOTAL"
+exit $missed

@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: MIT
+# The Python module over libbach: what a user reading traces into numpy
+# would check. Records are cross-checked against numpy's own reading of
+# raw .byu files and against the bach tool.
+import os
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+
+import bach
+
+BACH = os.environ.get("BACH") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "bin", "bach")
+
+
+def run(*args):
+    return subprocess.run([BACH, *map(str, args)], check=True,
+                          capture_output=True).stdout
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    d = tmp_path_factory.mktemp("traces")
+    run("gen", "--records", 100000, "--seed", 5, "-o", d / "a.byu")
+    run("gen", "--records", 100000, "--seed", 5, "-o", d / "a.byu.gz")
+    raw = np.fromfile(d / "a.byu", dtype=bach.RECORD)
+    return d, raw
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cap")
+    # 1 MiB segments; the board's FIFO overflows before every 50th frame
+    subprocess.run([BACH, "capture", "--driver", "fake",
+                    "--option", "records=400000", "--option", "seed=3",
+                    "--option", "overflow_every=50:7",
+                    "--set", "rotate_mb=1", "--output", str(d)],
+                   check=True, capture_output=True)
+    (cap,) = [p for p in d.iterdir() if p.is_dir()]
+    segs = sorted(cap.glob("seg-*.byu.gz"))
+    raw = np.concatenate([np.frombuffer(subprocess.run(
+        ["zcat", str(s)], check=True, capture_output=True).stdout,
+        dtype=bach.RECORD) for s in segs])
+    return cap, raw
+
+
+def test_dtype_is_the_record():
+    assert bach.RECORD.itemsize == 6
+    a = np.frombuffer(bytes([0x04, 0x01, 0x6a, 0x08, 0x3f, 0x90]), bach.RECORD)
+    assert a["address"][0] == 0x04016a08
+    assert a["be"][0] == 0x3f
+    assert bach.TYPE_NAMES[a["control"][0] >> 4] == "NC_I_FETCH"
+
+
+def test_read_all_gz_and_raw(traces):
+    d, raw = traces
+    for name in ("a.byu", "a.byu.gz"):
+        with bach.open(d / name) as t:
+            got = t.read()
+        assert got.dtype == bach.RECORD
+        assert np.array_equal(got, raw), name
+
+
+def test_chunks(traces):
+    d, raw = traces
+    chunks = list(bach.open(d / "a.byu.gz", chunk=30000))
+    assert all(0 < len(c) <= 30000 for c in chunks)
+    assert len(chunks) >= 4
+    assert np.array_equal(np.concatenate(chunks), raw)
+
+
+def test_read_n_and_tell(traces):
+    d, raw = traces
+    t = bach.open(d / "a.byu.gz")
+    a = t.read(7)
+    assert t.tell() == 7
+    b = t.read(12345)
+    assert t.tell() == 7 + 12345
+    rest = t.read()
+    assert np.array_equal(np.concatenate([a, b, rest]), raw)
+    assert len(t.read(5)) == 0 and t.tell() == len(raw)
+
+
+@pytest.mark.parametrize("name", ["a.byu", "a.byu.gz"])
+def test_seek(traces, name):
+    d, raw = traces
+    t = bach.open(d / name)
+    for rec in (54321, 0, 10879, 10880, 99999, 65280 // 6 * 3 + 1):
+        t.seek(rec)
+        assert t.tell() == rec
+        assert np.array_equal(t.read(10), raw[rec:rec + 10]), rec
+    t.seek(100000)
+    assert len(t.read(10)) == 0
+    t.seek(10 ** 12)
+    assert len(t.read()) == 0
+
+
+def test_seek_with_a_stale_index(traces, tmp_path):
+    d, raw = traces
+    # another trace's index, newer than the file: must not be trusted
+    run("gen", "--records", 70000, "--seed", 9, "-o", tmp_path / "b.byu.gz")
+    run("index", d / "a.byu.gz")
+    other = (d / "a.byu.gz.gzi").read_bytes()
+    (tmp_path / "b.byu.gz.gzi").write_bytes(other)
+    st = os.stat(tmp_path / "b.byu.gz")
+    os.utime(tmp_path / "b.byu.gz.gzi", (st.st_atime + 60, st.st_mtime + 60))
+    want = np.fromfile(tmp_path / "b.byu", dtype=bach.RECORD) if (
+        tmp_path / "b.byu").exists() else bach.open(tmp_path / "b.byu.gz").read()
+    t = bach.open(tmp_path / "b.byu.gz")
+    t.seek(65000)
+    assert np.array_equal(t.read(10), want[65000:65010])
+    # and an index of the right file, with every record offset moved on
+    raw_idx = bytearray(other)
+    n = struct.unpack_from("<Q", raw_idx)[0]
+    for i in range(n):
+        c, u = struct.unpack_from("<QQ", raw_idx, 8 + 16 * i)
+        struct.pack_into("<QQ", raw_idx, 8 + 16 * i, c, u + 6)
+    (d / "a.byu.gz.gzi").write_bytes(bytes(raw_idx))
+    t = bach.open(d / "a.byu.gz")
+    t.seek(60000)
+    assert np.array_equal(t.read(10), raw[60000:60010])
+
+
+def test_standard_input_goes_forward(traces):
+    d, raw = traces
+    code = ("import bach, sys\n"
+            "t = bach.open('-')\n"
+            "t.seek(50000); a = t.read(2)\n"
+            "t.seek(50010); b = t.read(2)\n"
+            "t.seek(90000); c = t.read(2)\n"
+            "sys.stdout.buffer.write(a.tobytes() + b.tobytes() + c.tobytes())\n"
+            "try:\n    t.seek(10)\nexcept bach.BachError as e:\n"
+            "    sys.stderr.write(str(e))\n")
+    with open(d / "a.byu.gz", "rb") as f:
+        p = subprocess.run([os.sys.executable, "-c", code], stdin=f,
+                           capture_output=True, check=True,
+                           env=dict(os.environ))
+    # (np.concatenate would make the fields native-endian: bytes differ)
+    want = b"".join(raw[i:i + 2].tobytes() for i in (50000, 50010, 90000))
+    assert p.stdout == want
+    assert b"<stdin>: cannot seek back to record 10" in p.stderr
+
+
+def test_capture_directory(capture):
+    cap, raw = capture
+    with bach.open(cap) as t:
+        assert np.array_equal(t.read(), raw)
+        for rec in (0, 174761, 174762, 174763, 349530, len(raw) - 3):
+            t.seek(rec)
+            assert np.array_equal(t.read(5), raw[rec:rec + 5]), rec
+
+
+def test_gaps_and_their_causes(capture):
+    cap, raw = capture
+    gaps = bach.open(cap).gaps()
+    assert gaps, "the board overflowed: there are gaps"
+    assert {g["cause"] for g in gaps} == {"overflow"}
+    assert all(g["lost"] == 7 for g in gaps)
+    # the manifest's ended event counts the same loss
+    import json
+    ended = [json.loads(l) for l in open(cap / "manifest.jsonl")
+             if '"ended"' in l][-1]
+    assert sum(g["lost"] for g in gaps) == ended["lost"]
+    # each gap's marker is the record at its position: INVALID, 0f, lost
+    for g in gaps:
+        m = raw[g["at"]]
+        assert m["control"] == 0x0F and m["address"] == g["lost"], g
+
+
+def test_errors_name_the_file_and_offset(traces, tmp_path):
+    d, raw = traces
+    cut = tmp_path / "cut.byu.gz"
+    cut.write_bytes((d / "a.byu.gz").read_bytes()[:30000])
+    t = bach.open(cut)
+    with pytest.raises(bach.BachError) as e:
+        t.read()
+    assert "cut.byu.gz: truncated gzip member at byte offset" in str(e.value)
+    assert e.value.exit_status == 1
+    with pytest.raises(bach.BachError) as e:
+        bach.open(tmp_path / "missing.byu")
+    assert "missing.byu" in str(e.value) and e.value.exit_status == 2
+
+
+def test_write_round_trip(traces, tmp_path):
+    d, raw = traces
+    part = raw[1000:40000]
+    bach.write(tmp_path / "w.byu.gz", part)
+    assert np.array_equal(bach.open(tmp_path / "w.byu.gz").read(), part)
+    # the tool reads it the same
+    want = run("dump", "--range", "1000:40000", d / "a.byu")
+    assert run("dump", tmp_path / "w.byu.gz") == want
+    bach.write(tmp_path / "w.byu", part)
+    assert (tmp_path / "w.byu").read_bytes() == part.tobytes()
+
+
+def test_to_pandas(traces):
+    pd = pytest.importorskip("pandas")
+    d, raw = traces
+    t = bach.open(d / "a.byu.gz")
+    t.seek(99990)
+    df = t.to_pandas()
+    assert isinstance(df, pd.DataFrame) and len(df) == 10
+    assert list(df["address"]) == [int(a) for a in raw["address"][99990:]]
+    assert list(df["type"]) == [bach.TYPE_NAMES[c >> 4]
+                                for c in raw["control"][99990:]]

@@ -1,0 +1,161 @@
+# Random access: bach index (htslib's .gzi layout, checked against Debian's
+# bgzip), --range in dump, stat and convert, bachd's indexes, and stale or
+# missing indexes, which must never give wrong records.
+. "$TOP/tests/lib.sh"
+command -v bgzip >/dev/null || skip "no bgzip (Debian package tabix)"
+
+# 100000 records: 10 members of 10880 records, the last one shorter
+$BACH gen --records 100000 --seed 5 -o "$T/a.byu"
+$BACH gen --records 100000 --seed 5 -o "$T/a.byu.gz"
+$BACH dump "$T/a.byu" > "$T/all.txt"
+
+# bach index writes what htslib's bgzip -r writes for the same file
+expect_status 0 $BACH index "$T/a.byu.gz"
+expect_out "a.byu.gz.gzi: 10 members, 100000 records"
+cp "$T/a.byu.gz" "$T/h.byu.gz"
+bgzip -r "$T/h.byu.gz"
+same "$T/a.byu.gz.gzi" "$T/h.byu.gz.gzi"
+[ "$(wc -c < "$T/a.byu.gz.gzi")" -eq $((8 + 9 * 16)) ] || fail "index size"
+
+# and bgzip reads our file through our index: records 54321..54330
+rm "$T/h.byu.gz.gzi"
+cp "$T/a.byu.gz.gzi" "$T/h.byu.gz.gzi"
+bgzip -b $((54321 * 6)) -s 60 "$T/h.byu.gz" > "$T/bg.bin"
+dd if="$T/a.byu" of="$T/dd.bin" bs=6 skip=54321 count=10 2>/dev/null
+same "$T/bg.bin" "$T/dd.bin"
+
+# --range START:END is records START..END-1, as the whole dump says
+for r in 0:3 10879:10882 10880:10881 54321:54331 99990:100000 99999: :4 \
+	21759:21761; do
+	s=${r%:*} e=${r#*:}
+	[ -n "$s" ] || s=0
+	[ -n "$e" ] || e=100000
+	$BACH dump --range "$r" "$T/a.byu.gz" > "$T/r.txt"
+	sed -n "$((s + 1)),${e}p" "$T/all.txt" | cmp -s - "$T/r.txt" ||
+		fail "dump --range $r of .byu.gz"
+	$BACH dump --range "$r" "$T/a.byu" | cmp -s - "$T/r.txt" ||
+		fail "dump --range $r of .byu"
+done
+# past the end: nothing, and no error; an empty range: nothing
+expect_status 0 $BACH dump --range 100000:100010 "$T/a.byu.gz"
+[ ! -s "$T/out" ] || fail "past the end printed: $(head -2 "$T/out")"
+expect_status 0 $BACH dump --range 200000:300000 "$T/a.byu.gz"
+[ ! -s "$T/out" ] || fail "far past the end printed"
+expect_status 0 $BACH dump --range 7:7 "$T/a.byu.gz"
+[ ! -s "$T/out" ] || fail "empty range printed"
+expect_status 2 $BACH dump --range 9:3 "$T/a.byu.gz"
+expect_err "--range: not START:END"
+expect_status 2 $BACH dump --range 12 "$T/a.byu.gz"
+expect_err "--range"
+# csv keeps each record's index in the whole trace
+$BACH dump --range 54321:54323 --format csv "$T/a.byu.gz" > "$T/r.csv"
+sed -n 2p "$T/r.csv" | grep -q '^54321,0x' || fail "csv index: $(cat "$T/r.csv")"
+# standard input: forward, by reading
+cat "$T/a.byu.gz" | $BACH dump --range 54321:54331 - > "$T/r.txt"
+sed -n 54322,54331p "$T/all.txt" | cmp -s - "$T/r.txt" || fail "range of stdin"
+# a gzip file without BC fields has no index, and is read from its start
+gzip -c "$T/a.byu" > "$T/plain.byu.gz"
+$BACH dump --range 54321:54331 "$T/plain.byu.gz" > "$T/r.txt"
+sed -n 54322,54331p "$T/all.txt" | cmp -s - "$T/r.txt" || fail "range of plain gzip"
+expect_status 2 $BACH index "$T/plain.byu.gz"
+expect_err "plain.byu.gz: gzip member at byte offset 0 has no BC field"
+
+# stat and convert over a range agree with the same records cut by dd
+dd if="$T/a.byu" of="$T/cut.byu" bs=6 skip=30000 count=25000 2>/dev/null
+$BACH stat --json "$T/cut.byu" > "$T/want.json"
+$BACH stat --json --range 30000:55000 "$T/a.byu.gz" > "$T/got.json"
+same "$T/got.json" "$T/want.json"
+$BACH convert -q --range 30000:55000 "$T/a.byu.gz" "$T/conv.byu"
+same "$T/conv.byu" "$T/cut.byu"
+$BACH convert -q --range 30000:30002 --to csv "$T/a.byu.gz" "$T/conv.csv"
+sed -n 2p "$T/conv.csv" | grep -q '^30000,0x' || fail "convert csv index"
+expect_status 2 $BACH convert --range 1:2 --from din "$T/a.byu" "$T/x.byu"
+expect_err "for traces, not imports"
+
+# a stale index is not trusted: another file's index, made newer
+$BACH gen --records 70000 --seed 9 -o "$T/b.byu.gz"
+$BACH dump "$T/b.byu.gz" > "$T/b.txt"
+cp "$T/a.byu.gz.gzi" "$T/b.byu.gz.gzi"
+touch -d '+1 minute' "$T/b.byu.gz.gzi" 2>/dev/null || touch "$T/b.byu.gz.gzi"
+$BACH dump --range 65000:65010 "$T/b.byu.gz" > "$T/r.txt"
+sed -n 65001,65010p "$T/b.txt" | cmp -s - "$T/r.txt" || fail "stale index trusted"
+# an index older than its file
+$BACH index "$T/b.byu.gz" >/dev/null
+touch -d '2000-01-01' "$T/b.byu.gz.gzi"
+$BACH dump --range 65000:65010 "$T/b.byu.gz" | cmp -s - "$T/r.txt" || fail "old index"
+# an index whose newer mtime and size fit, but whose entries are wrong:
+# member 2 said to start one byte later; then every member said to start
+# 6 bytes further into the records
+$BACH index "$T/a.byu.gz" >/dev/null
+python3 - "$T/a.byu.gz.gzi" <<'PY'
+import struct, sys
+p = sys.argv[1]
+raw = bytearray(open(p, 'rb').read())
+n = struct.unpack_from('<Q', raw)[0]
+ents = [list(struct.unpack_from('<QQ', raw, 8 + 16 * i)) for i in range(n)]
+ents[2][0] += 1
+open(p, 'wb').write(struct.pack('<Q', n) + b''.join(struct.pack('<QQ', *e) for e in ents))
+PY
+touch -d '+1 minute' "$T/a.byu.gz.gzi" 2>/dev/null || true
+$BACH dump --range 32640:32650 "$T/a.byu.gz" > "$T/r.txt"
+sed -n 32641,32650p "$T/all.txt" | cmp -s - "$T/r.txt" || fail "bad member offset trusted"
+$BACH index "$T/a.byu.gz" >/dev/null
+python3 - "$T/a.byu.gz.gzi" <<'PY'
+import struct, sys
+p = sys.argv[1]
+raw = bytearray(open(p, 'rb').read())
+n = struct.unpack_from('<Q', raw)[0]
+for i in range(n):
+    c, u = struct.unpack_from('<QQ', raw, 8 + 16 * i)
+    struct.pack_into('<QQ', raw, 8 + 16 * i, c, u + 6)
+open(p, 'wb').write(raw)
+PY
+touch -d '+1 minute' "$T/a.byu.gz.gzi" 2>/dev/null || true
+$BACH dump --range 60000:60010 "$T/a.byu.gz" > "$T/r.txt"
+sed -n 60001,60010p "$T/all.txt" | cmp -s - "$T/r.txt" || fail "shifted index trusted"
+# garbage in place of an index
+printf 'not an index' > "$T/a.byu.gz.gzi"
+$BACH dump --range 60000:60010 "$T/a.byu.gz" | cmp -s - "$T/r.txt" || fail "garbage index"
+
+# damage: bach index names the file and the offset
+head -c 100000 "$T/a.byu.gz" > "$T/cut.byu.gz"
+expect_status 1 $BACH index "$T/cut.byu.gz"
+expect_err "cut.byu.gz: truncated gzip member at byte offset"
+[ ! -e "$T/cut.byu.gz.gzi" ] || fail "index of a damaged file written"
+expect_status 0 $BACH index "$T/a.byu"
+expect_out "raw records, no index needed"
+
+# a capture directory: bachd's segments each get the index bgzip -r makes,
+# and a range crosses segments
+mkdir "$T/cap"
+$BACH capture --driver fake --option records=400000 --option seed=3 \
+	--set rotate_mb=1 --output "$T/cap" 2>/dev/null
+D=$(echo "$T"/cap/*/)
+nseg=0
+for f in "$D"seg-*.byu.gz; do
+	[ -s "$f.gzi" ] || fail "$f: no index written by the capture"
+	cp "$f" "$T/s.byu.gz"
+	rm -f "$T/s.byu.gz.gzi"
+	bgzip -r "$T/s.byu.gz"
+	same "$f.gzi" "$T/s.byu.gz.gzi"
+	nseg=$((nseg + 1))
+done
+[ "$nseg" -ge 2 ] || fail "only $nseg segments"
+expect_status 0 $BACH verify "$D"
+$BACH dump "$D" > "$T/capall.txt"
+# 1 MiB of records per segment: 174762 records, the first boundary
+for s in 0 174760 174762 349520 399995; do
+	$BACH dump --range $s:$((s + 5)) "$D" > "$T/r.txt"
+	sed -n "$((s + 1)),$((s + 5))p" "$T/capall.txt" | cmp -s - "$T/r.txt" ||
+		fail "capture --range $s"
+done
+# the same without the indexes, and after bach index rebuilt them
+rm "$D"*.gzi
+sed -n 349521,349525p "$T/capall.txt" > "$T/want.txt"
+$BACH dump --range 349520:349525 "$D" | cmp -s - "$T/want.txt" || fail "no index"
+expect_status 0 $BACH index "$D"
+$BACH dump --range 349520:349525 "$D" | cmp -s - "$T/want.txt" || fail "bach index DIR"
+for f in "$D"seg-*.byu.gz; do
+	[ -s "$f.gzi" ] || fail "bach index DIR: $f.gzi missing"
+done
+echo "index: ok"
