@@ -8,6 +8,7 @@
 #   make demo          build, generate a trace, show what it holds
 #   make bench         performance figures (ratios measured in one run):
 #                      bench/run.sh (trace files), bench/decode.sh (decoder),
+#                      bench/markers.sh (marker rules' cost, a ratio),
 #                      bench/soak.sh (bachd for SOAK_MINUTES=10: flat RSS
 #                      and fds, accounting, retention)
 #   make soak          long fault runs, out of make check: bench/fault_soak.sh
@@ -200,6 +201,7 @@ fuzz: $(PROGRAMS)
 bench: $(PROGRAMS) $(BENCH_BIN)
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/markers.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc
 
 soak: $(PROGRAMS)

@@ -142,6 +142,21 @@ static void marker_hit(struct capture *c, const struct ring_block *b,
 	 1u << BACH_T_D_READ | 1u << BACH_T_NC_D_READ |             \
 	 1u << BACH_T_WRITE_BACK | 1u << BACH_T_D_WRITE)
 
+/* A record in the rule's quadword range: of its kind, a byte inside? */
+static bool marker_match(const struct capture_marker *ru, uint32_t a,
+			 const uint8_t *p)
+{
+	unsigned mask = ru->kind == CAPTURE_MARKER_IO ? IO_TYPES : MEM_TYPES;
+	uint32_t first, last;
+
+	if (!(mask >> (p[5] >> 4) & 1))
+		return false;
+	/* the enabled bytes inside the range */
+	first = ru->lo > a ? ru->lo - a : 0;
+	last = ru->hi - a < 7 ? ru->hi - a : 7;
+	return ~p[4] & (0xffu >> (7 - last)) & (0xffu << first);
+}
+
 /*
  * The scan: a rule matches a record of its kind when a byte it enables
  * (BE# bit clear) lies in the rule's range. Most records fail the first
@@ -151,27 +166,22 @@ static void scan(struct capture *c, const struct ring_block *b)
 {
 	const struct capture_marker *rules = c->cfg.markers;
 	size_t nr = c->cfg.nmarkers;
+	uint32_t lo[CAPTURE_MAX_MARKERS], span[CAPTURE_MAX_MARKERS];
 	const uint8_t *p = b->data;
 	uint64_t now = 0;
 
+	/* the rules' quadword ranges in locals: the loop reads nothing else */
+	for (size_t r = 0; r < nr; r++) {
+		lo[r] = rules[r].lo & ~7u;
+		span[r] = rules[r].hi - lo[r];
+	}
 	for (uint32_t k = 0; k < b->nrec; k++, p += BACH_REC_SIZE) {
 		uint32_t a = get_be32(p);
 
 		for (size_t r = 0; r < nr; r++) {
-			const struct capture_marker *ru = &rules[r];
-			uint32_t lo = ru->lo & ~7u, first, last;
-			unsigned mask;
-
-			if (a - lo > ru->hi - lo)
+			if (a - lo[r] > span[r])
 				continue;
-			mask = ru->kind == CAPTURE_MARKER_IO ? IO_TYPES :
-							       MEM_TYPES;
-			if (!(mask >> (p[5] >> 4) & 1))
-				continue;
-			/* the enabled bytes inside the range */
-			first = ru->lo > a ? ru->lo - a : 0;
-			last = ru->hi - a < 7 ? ru->hi - a : 7;
-			if (!(~p[4] & (0xffu >> (7 - last)) & (0xffu << first)))
+			if (!marker_match(&rules[r], a, p))
 				continue;
 			if (!now)
 				now = bach_now_ns();
