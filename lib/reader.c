@@ -39,6 +39,8 @@ struct bach_reader {
 	int err;		/* sticky error for the current file */
 	int deferred;		/* an error to report after the records before it */
 	char msg[512];
+	bool windowed;		/* bach_reader_window(): only [win0, win1) */
+	uint64_t win0, win1;
 	int *locks;		/* capture directories read: shared flock */
 	size_t nlocks;
 
@@ -675,7 +677,37 @@ static int end_of_file(struct bach_reader *r)
 	return 0;
 }
 
+static ssize_t read_all(struct bach_reader *r, const uint8_t **recs);
+
+void bach_reader_window(struct bach_reader *r, uint64_t first, uint64_t end)
+{
+	r->windowed = true;
+	r->win0 = first;
+	r->win1 = end;
+}
+
 ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
+{
+	for (;;) {
+		ssize_t n;
+		uint64_t start, lo, hi;
+
+		if (r->windowed && r->total_recs >= r->win1)
+			return 0;
+		n = read_all(r, recs);
+		if (n <= 0 || !r->windowed)
+			return n;
+		start = r->total_recs - (uint64_t)n;
+		lo = start > r->win0 ? start : r->win0;
+		hi = r->total_recs < r->win1 ? r->total_recs : r->win1;
+		if (lo >= hi)
+			continue;
+		*recs += (lo - start) * BACH_REC_SIZE;
+		return (ssize_t)(hi - lo);
+	}
+}
+
+static ssize_t read_all(struct bach_reader *r, const uint8_t **recs)
 {
 	for (;;) {
 		ssize_t n;

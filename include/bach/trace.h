@@ -55,6 +55,13 @@ int bach_reader_add_as(struct bach_reader *r, const char *path,
 ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs);
 int bach_reader_next_file(struct bach_reader *r);
 
+/*
+ * Deliver only the records at positions first up to end (not included),
+ * counted from the first record of the first file; reading stops at end
+ * (what lies after it is not read, nor checked). Call before reading.
+ */
+void bach_reader_window(struct bach_reader *r, uint64_t first, uint64_t end);
+
 const char *bach_reader_strerror(const struct bach_reader *r);
 
 /* Where the reader is: file being read, records delivered from it and in all. */

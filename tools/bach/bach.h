@@ -73,4 +73,20 @@ int check_output(const char *out, const char *const *in, size_t nin);
 /* Open every TRACE argument into a reader; message and status on failure. */
 int open_traces(struct bach_reader **rp, int argc, char **argv);
 
+/*
+ * --between A B (between.c): limit r to the records of the one capture
+ * directory argv[0] from the first mark matching A up to (not including)
+ * the next mark matching B after it; *first is A's trace position.
+ * EXIT_OK, or a message and EXIT_USAGE (a mark not found, named).
+ */
+int between_window(struct bach_reader *r, int argc, char **argv,
+		   const char *a, const char *b, uint64_t *first);
+/* getopt's --between A: B is the next argument. EXIT_USAGE without one. */
+int between_arg(int argc, char **argv, const char **a, const char **b);
+#define BETWEEN_HELP \
+	"      --between A B  only the records from the first mark matching A up\n" \
+	"                    to the next mark matching B after it (a capture\n" \
+	"                    directory; A, B: a mark's text, or a marker's address)\n"
+
+
 #endif

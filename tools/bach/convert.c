@@ -148,7 +148,7 @@ static int to_trace(struct source *s, const struct fmt *f, const char *out,
 
 /* records to a text format */
 static int to_text(struct source *s, const struct fmt *f, const char *out,
-		   uint64_t *nrec, uint64_t *skipped)
+		   uint64_t base, uint64_t *nrec, uint64_t *skipped)
 {
 	struct bach_outfile of;
 	struct obuf o;
@@ -176,8 +176,8 @@ static int to_text(struct source *s, const struct fmt *f, const char *out,
 			size_t k = (size_t)n < 4096 ? (size_t)n : 4096;
 			char *d = obuf_room(&o, k * BACH_TEXT_MAX);
 
-			o.len += bach_export_block(f->code, d, p, k, *nrec,
-						   skipped);
+			o.len += bach_export_block(f->code, d, p, k,
+						   base + *nrec, skipped);
 			*nrec += k;
 			p += k * BACH_REC_SIZE;
 			n -= (ssize_t)k;
@@ -213,8 +213,11 @@ static int run(int argc, char **argv)
 		{ "level", required_argument, NULL, 'l' },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "between", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *ba = NULL, *bb = NULL;
+	uint64_t first = 0;
 	const struct fmt *from = NULL, *to = NULL;
 	struct bach_writer_opts wo = { 0 };
 	struct bach_import_stats ist = { 0 };
@@ -257,6 +260,10 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'B':
+			if (between_arg(argc, argv, &ba, &bb))
+				return EXIT_USAGE;
+			break;
 		default:
 			return usage_error("bad option");
 		}
@@ -274,6 +281,8 @@ static int run(int argc, char **argv)
 	if (!to)
 		return usage_error("%s: cannot tell the output format; give --to", out);
 
+	if (ba && from->kind == K_IMPORT)
+		return usage_error("--between: needs a capture directory, not an import");
 	status = check_output(out, &in, 1);
 	if (status)
 		return status;
@@ -283,8 +292,14 @@ static int run(int argc, char **argv)
 		close_source(&s);
 		return bach_exit_status(status);
 	}
+	/* csv and laplace number the records by their trace position */
+	if (ba && (status = between_window(s.r, 1, (char **)&in, ba, bb,
+					   &first))) {
+		close_source(&s);
+		return status;
+	}
 	if (to->kind == K_EXPORT)
-		status = to_text(&s, to, out, &nrec, &skipped);
+		status = to_text(&s, to, out, first, &nrec, &skipped);
 	else
 		status = to_trace(&s, to, out, &wo, &nrec);
 	if (s.im)
@@ -310,7 +325,8 @@ const struct bach_cmd cmd_convert = {
 	.name = "convert",
 	.run = run,
 	.summary = "convert between trace formats",
-	.help = "usage: bach convert [--from FMT] [--to FMT] [--mask-address] IN OUT\n"
+	.help = "usage: bach convert [--from FMT] [--to FMT] [--mask-address]\n"
+		"                    [--between A B] IN OUT\n"
 		"\n"
 		"IN and OUT may be - for standard input and output; IN may be a\n"
 		"capture directory. A format a file name implies (.byu, .byu.gz, .din,\n"
@@ -332,6 +348,7 @@ const struct bach_cmd cmd_convert = {
 		"                    smaller than gzip -1 on traces)\n"
 		"  --threads N       compressing threads (default: all CPUs)\n"
 		"  -q, --quiet       no summary line on standard error\n"
+		BETWEEN_HELP
 		"\n"
 		"Imports describe a complete trace taken with the L1 caches off; see\n"
 		"docs/formats.md for what each direction keeps and what it loses.\n"

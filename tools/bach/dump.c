@@ -16,8 +16,10 @@ static int run(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "skip", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "between", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *ba = NULL, *bb = NULL;
 	uint64_t count = UINT64_MAX, skip = 0, index = 0;
 	enum fmt fmt = F_TEXT;
 	struct bach_reader *r;
@@ -36,6 +38,10 @@ static int run(int argc, char **argv)
 				return usage_error("--skip: not a count: '%s'",
 						   optarg);
 			break;
+		case 'B':
+			if (between_arg(argc, argv, &ba, &bb))
+				return EXIT_USAGE;
+			break;
 		case 'f':
 			if (!strcmp(optarg, "text"))
 				fmt = F_TEXT;
@@ -52,6 +58,10 @@ static int run(int argc, char **argv)
 		}
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
+	if (!status && ba)
+		/* csv and jsonl number the records by their trace position */
+		status = between_window(r, argc - optind, argv + optind, ba,
+					bb, &index);
 	if (status) {
 		bach_reader_free(r);
 		return status;
@@ -115,10 +125,12 @@ const struct bach_cmd cmd_dump = {
 	.name = "dump",
 	.run = run,
 	.summary = "print records as text, CSV or JSON lines",
-	.help = "usage: bach dump [-n N] [--skip N] [--format text|csv|jsonl] TRACE...\n"
+	.help = "usage: bach dump [-n N] [--skip N] [--between A B]\n"
+		"                 [--format text|csv|jsonl] TRACE...\n"
 		"\n"
 		"  -n, --count N     print at most N records\n"
-		"      --skip N      skip the first N records\n"
+		"      --skip N      skip the first N records (of --between's too)\n"
+		BETWEEN_HELP
 		"  -f, --format F    text (default): the BYU reference line\n"
 		"                      printf(\"%08x %02x %s\\n\", address, be, type)\n"
 		"                    csv: index,address,be,control,type\n"

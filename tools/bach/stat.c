@@ -105,8 +105,11 @@ static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "between", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *ba = NULL, *bb = NULL;
+	uint64_t first;
 	static struct bach_stats st;
 	struct bach_summary m;
 	struct bach_reader *r;
@@ -115,11 +118,17 @@ static int run(int argc, char **argv)
 	ssize_t n;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'j')
+		if (c == 'B' && between_arg(argc, argv, &ba, &bb))
+			return EXIT_USAGE;
+		else if (c == 'j')
+			json = true;
+		else if (c != 'B')
 			return usage_error("bad option");
-		json = true;
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
+	if (!status && ba)
+		status = between_window(r, argc - optind, argv + optind, ba,
+					bb, &first);
 	if (status || bach_stats_init(&st)) {
 		bach_reader_free(r);
 		return status ? status : EXIT_USAGE;
@@ -151,7 +160,7 @@ const struct bach_cmd cmd_stat = {
 	.name = "stat",
 	.run = run,
 	.summary = "count what a trace holds",
-	.help = "usage: bach stat [--json] TRACE...\n"
+	.help = "usage: bach stat [--json] [--between A B] TRACE...\n"
 		"\n"
 		"Records by type (count and share), special cycles by kind, reads and\n"
 		"writes, bytes requested per cycle (from BE#), distinct 32-byte lines\n"
@@ -159,7 +168,8 @@ const struct bach_cmd cmd_stat = {
 		"invalid records, gap markers and the records they say were lost.\n"
 		"Several TRACEs are counted as one trace.\n"
 		"\n"
-		"      --json   one JSON object instead of text\n"
+		"      --json        one JSON object instead of text\n"
+		BETWEEN_HELP
 		"\n"
 		"example: bach stat trace.byu.gz\n",
 };
