@@ -18,7 +18,7 @@ struct bach_cmd {
 };
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
-	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover;
+	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_ls;
 
 /* Messages to stderr as "bach CMD: ...". */
 extern const char *prog_cmd;

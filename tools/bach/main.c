@@ -15,7 +15,8 @@
 
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert,
-	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen, NULL,
+	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen, &cmd_ls,
+	NULL,
 };
 
 const char *prog_cmd = "bach";
