@@ -192,8 +192,11 @@ static void scan(struct capture *c, const struct ring_block *b)
 
 void marks_block(struct capture *c, const struct ring_block *b, bool at_end)
 {
-	if (!at_end && c->cfg.nmarkers)
+	if (!at_end && c->cfg.nmarkers) {
 		scan(c, b);
+		/* a merged second is written when it is over, data flowing or not */
+		markers_flush(c, false);
+	}
 	write_marks(c, at_end ? NULL : b, b->src1, false);
 	c->wr_src = b->src1;
 }
