@@ -10,6 +10,7 @@
 #   make demo          build, generate a trace, show what it holds
 #   make bench         performance figures (ratios measured in one run):
 #                      bench/run.sh (trace files), bench/decode.sh (decoder),
+#                      bench/markers.sh (marker rules' cost, a ratio),
 #                      bench/soak.sh (bachd for SOAK_MINUTES=10: flat RSS
 #                      and fds, accounting, retention),
 #                      bench/analysis.sh (bach sim and bach mrc)
@@ -271,6 +272,7 @@ bench:
 		echo; BUILD=$(BUILD) bench/diff.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/analysis.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/markers.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc
 
 soak:

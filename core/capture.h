@@ -21,6 +21,28 @@
 #define CAPTURE_LABEL_KEY 48		/* bytes, the NUL included */
 #define CAPTURE_LABEL_VALUE 128
 
+#define CAPTURE_MAX_MARKERS 16
+
+/* In-band marker rules (docs/bachd.md section 5): kinds, never renumbered. */
+enum capture_marker_kind {
+	CAPTURE_MARKER_IO,	/* IO_READ and IO_WRITE cycles */
+	CAPTURE_MARKER_MEM,	/* memory cycles: fetches, reads, writes */
+};
+
+struct capture_marker {
+	enum capture_marker_kind kind;
+	uint32_t lo, hi;	/* byte addresses, inclusive */
+	char text[48];		/* the rule as the manifest spells it */
+};
+
+/*
+ * One rule, "io:LO-HI", "io:PORT", "mem:BASE/SIZE", "mem:LO-HI" or
+ * "mem:ADDR" (numbers decimal or 0x hex; io up to 0xffff). Returns 0 and
+ * fills *m, or -EINVAL with why in err.
+ */
+int capture_marker_parse(struct capture_marker *m, const char *s, char *err,
+			 size_t errlen);
+
 /* Never renumbered: the names are config values (on_full). */
 enum capture_on_full {
 	CAPTURE_ON_FULL_WAIT,	/* wait for space; the loss is one gap */
@@ -61,6 +83,11 @@ struct capture_config {
 	uint64_t keep_days;
 	uint64_t keep_captures;
 	char post_rotate[1024];		/* run on each closed segment, or "" */
+
+	/* in-band markers: matching records become mark events */
+	struct capture_marker markers[CAPTURE_MAX_MARKERS];
+	size_t nmarkers;
+	unsigned marker_rate;		/* events a second per rule, then merged */
 
 	/* autostop: 0 = no limit */
 	uint64_t stop_seconds, stop_records, stop_segments;
@@ -129,8 +156,13 @@ void capture_stop(struct capture *c);
 /* True once both threads are done. */
 bool capture_done(struct capture *c);
 void capture_rotate(struct capture *c);
-/* A user mark at the current position; -ENOSPC when 64 are waiting. */
-int capture_mark(struct capture *c, const char *text);
+/*
+ * A user mark at the acquisition position: the index of the next record
+ * the source delivers, read now (the writer places it in the trace when
+ * that record reaches it). source names who asked ("ctl", "signal"): a
+ * string constant, not copied. -ENOSPC when 64 are waiting.
+ */
+int capture_mark(struct capture *c, const char *text, const char *source);
 void capture_status(struct capture *c, struct capture_status *st);
 /*
  * Join the threads, close the last segment, write "ended" to the manifest,

@@ -90,6 +90,15 @@ struct capture {
 	uint64_t disk_check_ns;		/* when we last looked */
 	uint64_t retain_ns;		/* when retention last ran */
 	const char *stop_reason;	/* what ended it early (manifest_ended) */
+	uint64_t wr_src;		/* source index the trace has reached */
+	struct marker_state {		/* per rule: the rate cap (marks.c) */
+		uint64_t win_ns;	/* this window's start */
+		uint64_t n;		/* events written in it */
+		uint64_t count;		/* matches merged, not yet written */
+		uint64_t at, record, last_at;
+		uint8_t rec[6];		/* the first merged record */
+		char seg[64];		/* the segment open at the first */
+	} mstate[CAPTURE_MAX_MARKERS];
 
 	/* shared */
 	pthread_t acq_tid, wr_tid;
@@ -102,7 +111,11 @@ struct capture {
 		board_stalls;
 	_Atomic uint64_t lost_by[BACH_GAP_NCAUSES];
 	pthread_mutex_t mu;		/* marks, identity, status strings */
-	char *marks[64];
+	struct capture_mark {		/* waiting for the writer */
+		char *text;
+		const char *source;
+		uint64_t record;	/* source index when it was asked for */
+	} marks[64];
 	size_t nmarks;
 	char identity[1024];
 	char capdir[4200];
@@ -122,6 +135,18 @@ void capture_autostop(struct capture *c, const char *why);
 int capture_open_segment(struct capture *c);
 /* Close the open segment: finish, sync, rename, sync the directory. */
 int capture_close_segment(struct capture *c);
+
+/* marks.c: user marks and in-band markers; writer thread */
+/*
+ * Marks and markers of block b, before it is released: user marks whose
+ * source index it reached, matching records (with at_end, the block never
+ * reaches the trace: marks at the trace's end, no scan).
+ */
+void marks_block(struct capture *c, const struct ring_block *b, bool at_end);
+/* Marks the trace already reached (a quiet source); with all, every one. */
+void marks_idle(struct capture *c, bool all);
+/* Merged marker events whose second is over; with all, every one. */
+void markers_flush(struct capture *c, bool all);
 
 /* retention.c: keep_bytes, keep_days, keep_captures; writer thread */
 void retention_run(struct capture *c);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bach/manifest.h"
+#include "bach/record.h"
 #include "manifest.h"
 
 #define U(x) ((unsigned long long)(x))
@@ -254,14 +255,30 @@ int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
 }
 
 int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
-		  const char *text)
+		  uint64_t record, const char *source, const char *text)
 {
 	static char esc[JSON_ESCAPED_MAX];	/* the writer thread's alone */
 
 	json_escape(esc, sizeof(esc), text);
 	return manifest_event(m, "mark",
-			      "\"segment\":\"%s\",\"at\":%llu,\"text\":\"%s\"",
-			      seg, U(at), esc);
+			      "\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"%s\",\"text\":\"%s\"",
+			      seg, U(at), U(record), source, esc);
+}
+
+int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
+		    uint64_t record, const char *rule, const uint8_t *rec,
+		    uint64_t count, uint64_t last_at)
+{
+	char merged[80] = "";
+
+	if (count > 1)
+		snprintf(merged, sizeof(merged), ",\"count\":%llu,\"last_at\":%llu",
+			 U(count), U(last_at));
+	return manifest_event(m, "mark",
+			      "\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"marker\",\"rule\":\"%s\","
+			      "\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s",
+			      seg, U(at), U(record), rule, get_be32(rec),
+			      rec[4], bach_type_name(rec[5] >> 4), merged);
 }
 
 int manifest_device(struct manifest *m, bool lost, const char *seg,

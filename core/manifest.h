@@ -90,9 +90,21 @@ int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
 int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
 			 uint64_t episodes, uint64_t cycles);
 
-/* A user's mark; text is escaped here. */
+/*
+ * A user's mark at trace position at, asked for when the source had
+ * delivered record records; source "ctl" or "signal"; text is escaped here.
+ */
 int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
-		  const char *text);
+		  uint64_t record, const char *source, const char *text);
+
+/*
+ * An in-band marker: the record rec (6 bytes) at trace position at and
+ * source index record matched rule. count > 1: it stands for count
+ * matches of the rule, the last at last_at (the rate cap merged them).
+ */
+int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
+		    uint64_t record, const char *rule, const uint8_t *rec,
+		    uint64_t count, uint64_t last_at);
 
 /* "device_lost" (lost true) or "device_back". */
 int manifest_device(struct manifest *m, bool lost, const char *seg,

@@ -33,6 +33,7 @@ static void publish(struct capture *c)
 {
 	if (!c->blk)
 		return;
+	c->blk->src1 = atomic_load_explicit(&c->produced, memory_order_relaxed);
 	ring_publish(&c->ring);
 	c->blk = NULL;
 }
@@ -142,8 +143,11 @@ static void record_gap(struct capture *c, uint64_t lost,
 		c->pending[cause] += lost;
 		return;
 	}
-	put_event(b, &(struct ring_event){ .kind = RING_EV_GAP, .a = lost,
-					   .b = cause });
+	/* the anchor the writer maps source indexes with (ring.h) */
+	put_event(b, &(struct ring_event){
+		.kind = RING_EV_GAP, .a = lost, .b = cause,
+		.c = c->cfg.gap_markers ? (lost + UINT32_MAX - 1) / UINT32_MAX : 0,
+		.d = atomic_load_explicit(&c->produced, memory_order_relaxed) });
 	if (!c->cfg.gap_markers)
 		return;
 	while (!put_markers(c, c->blk, &left)) {
@@ -189,6 +193,7 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 		}
 	}
 	b->nrec = b->nmarkers = b->nev = 0;
+	b->src0 = atomic_load_explicit(&c->produced, memory_order_relaxed);
 	c->blk = b;
 	c->blk_born = bach_now_ns();
 	if (c->stalled) {
@@ -261,7 +266,8 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs,
 			c->pending[BACH_GAP_RING] += n;
 			return;
 		}
-		k = RING_BLOCK_RECS - b->nrec;		if (k > n)
+		k = RING_BLOCK_RECS - b->nrec;
+		if (k > n)
 			k = n;
 		memcpy(b->data + (size_t)b->nrec * BACH_REC_SIZE, recs,
 		       k * BACH_REC_SIZE);

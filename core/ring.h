@@ -20,7 +20,9 @@
 #define RING_MAX_EVENTS 32
 
 enum ring_event_kind {
-	RING_EV_GAP,		/* a = records lost, b = cause */
+	RING_EV_GAP,		/* a = records lost, b = cause, c = gap
+				   markers put after it, d = source index
+				   of the next real record after it */
 	RING_EV_STALL,		/* a = first start ns, b = last end ns,
 				   c = ns held, d = stalls merged */
 	RING_EV_DEVICE_LOST,
@@ -39,6 +41,13 @@ struct ring_block {
 	uint32_t nrec;		/* records in data, gap markers included */
 	uint32_t nmarkers;	/* of which gap markers */
 	uint32_t nev;
+	/*
+	 * Source indexes (records the source delivered, lost ones
+	 * included): src0 of the first real record put in the block, src1
+	 * the count when the block was published. With the gap events'
+	 * anchors (c, d) they map a source index to a block offset.
+	 */
+	uint64_t src0, src1;
 	struct ring_event ev[RING_MAX_EVENTS];
 };
 

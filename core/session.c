@@ -40,6 +40,7 @@ void capture_config_defaults(struct capture_config *c)
 	c->io_uring = true;
 	c->queue_depth = 8;
 	c->flush_ms = 200;
+	c->marker_rate = 100;
 }
 
 int capture_config_option(struct capture_config *c, const char *key,
@@ -408,7 +409,7 @@ void capture_rotate(struct capture *c)
 	atomic_store(&c->rotate_requested, true);
 }
 
-int capture_mark(struct capture *c, const char *text)
+int capture_mark(struct capture *c, const char *text, const char *source)
 {
 	int err = -ENOSPC;
 	char *t = strdup(text);
@@ -417,7 +418,13 @@ int capture_mark(struct capture *c, const char *text)
 		return -ENOMEM;
 	pthread_mutex_lock(&c->mu);
 	if (c->nmarks < sizeof(c->marks) / sizeof(*c->marks)) {
-		c->marks[c->nmarks++] = t;
+		/*
+		 * Read under the lock the writer places marks under: a
+		 * block it already wrote never ends past this index.
+		 */
+		c->marks[c->nmarks++] = (struct capture_mark){
+			.text = t, .source = source,
+			.record = atomic_load(&c->produced) };
 		t = NULL;
 		err = 0;
 	}
@@ -610,7 +617,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 	if (c->out_fd >= 0)
 		close(c->out_fd); /* and the lock with it */
 	for (size_t i = 0; i < c->nmarks; i++)
-		free(c->marks[i]);
+		free(c->marks[i].text);
 	for (size_t i = 0; i < c->cfg.nopts; i++) {
 		free((char *)c->cfg.opts[i].key);
 		free((char *)c->cfg.opts[i].value);

@@ -289,17 +289,6 @@ static void write_events(struct capture *c, const struct ring_block *b,
 	}
 }
 
-static void write_marks(struct capture *c)
-{
-	pthread_mutex_lock(&c->mu);
-	for (size_t i = 0; i < c->nmarks; i++) {
-		manifest_mark(&c->man, c->segname, c->trace_pos, c->marks[i]);
-		free(c->marks[i]);
-	}
-	c->nmarks = 0;
-	pthread_mutex_unlock(&c->mu);
-}
-
 static void write_block(struct capture *c, struct ring_block *b)
 {
 	/*
@@ -311,6 +300,7 @@ static void write_block(struct capture *c, struct ring_block *b)
 	uint64_t real = nrec - nmarkers;
 
 	write_events(c, b, false);
+	marks_block(c, b, false);
 	if (!len) {
 		/*
 		 * Events only: an empty member would read as the end of the
@@ -439,6 +429,7 @@ static void discard_block(struct capture *c, struct ring_block *b)
 	uint64_t real = b->nrec - b->nmarkers;
 
 	write_events(c, b, true);
+	marks_block(c, b, true);
 	c->disk_lost += real;
 	atomic_fetch_add(&c->lost, real);
 	atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], real);
@@ -543,7 +534,6 @@ void *capture_wr_main(void *arg)
 		if (c->write_err || manifest_failed(c))
 			break;
 		b = ring_consume(&c->ring, 200, &ended);
-		write_marks(c);
 		now = bach_now_ns();
 		if (b && !c->disk_low)
 			disk_check(c, now);
@@ -554,6 +544,11 @@ void *capture_wr_main(void *arg)
 		else if (c->z.pool && !c->disk_low)
 			/* the source is quiet: what is compressed goes out now */
 			drain_pool(c, true);
+		if (!b) {
+			/* quiet: marks the trace has reached, merged markers */
+			marks_idle(c, false);
+			markers_flush(c, false);
+		}
 		if (ended)
 			break;
 		autostop_due(c, now);
@@ -601,11 +596,15 @@ void *capture_wr_main(void *arg)
 			uint64_t real = b->nrec - b->nmarkers;
 
 			write_events(c, b, true);
+			marks_block(c, b, true);
 			atomic_fetch_add(&c->lost, real);
 			atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], real);
 			ring_release(&c->ring);
 		}
 	}
+	/* marks asked for at the very end, and the markers the cap merged */
+	marks_idle(c, true);
+	markers_flush(c, true);
 	/* what min_free took (a wait that never ended, or on_full = stop) */
 	disk_gap(c);
 	/* the manifest accounts for every record the disk took */

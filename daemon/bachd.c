@@ -147,7 +147,7 @@ static void handle_request(struct bachd *d, int fd, char *req)
 	} else if (!strcmp(req, "mark") && arg && *arg) {
 		if (!d->cap)
 			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"not capturing\"}");
-		else if (capture_mark(d->cap, arg))
+		else if (capture_mark(d->cap, arg, "ctl"))
 			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"too many marks waiting: try again\"}");
 		else
 			snprintf(reply, sizeof(reply), "{\"ok\":true}");

@@ -17,7 +17,7 @@ enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_LEVEL,
        S_FLUSH_MS, S_RAW_DUMP, S_QUEUE_DEPTH, S_TEST_WRITER_DELAY_MS,
        S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_METRICS_FILE,
        S_METRICS_INTERVAL, S_MIN_FREE, S_ON_FULL, S_KEEP_BYTES, S_KEEP_DAYS, S_KEEP_CAPTURES, S_POST_ROTATE,
-       S_DURATION, S_RECORDS, S_SEGMENTS, S_N };
+       S_DURATION, S_RECORDS, S_SEGMENTS, S_MARKER, S_MARKER_RATE, S_N };
 
 static const char *const policies[] = { "stall", "drop", NULL };
 /* in the order of enum capture_on_full */
@@ -68,6 +68,48 @@ static int parse_duration(const char *text, struct bach_optval *v, char *msg,
 	v->u *= mul;
 	return 0;
 }
+/*
+ * marker: in-band marker rules, comma-separated; each line or --set adds
+ * to the earlier ones, an empty value clears them.
+ */
+static int for_each_marker(const char *text, struct capture_config *cap,
+			   char *msg, size_t cap_len)
+{
+	char item[64];
+
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, ",");
+		struct capture_marker m;
+
+		while (len && (*p == ' ' || *p == '\t'))
+			p++, len--;
+		snprintf(item, sizeof(item), "%.*s", (int)len, p);
+		for (size_t n = strlen(item); n && (item[n - 1] == ' ' ||
+						    item[n - 1] == '\t');)
+			item[--n] = 0;
+		if (len >= sizeof(item) ||
+		    capture_marker_parse(&m, item, msg, cap_len))
+			return -EINVAL;
+		if (cap) {
+			if (cap->nmarkers == CAPTURE_MAX_MARKERS) {
+				snprintf(msg, cap_len, "more than %d rules",
+					 CAPTURE_MAX_MARKERS);
+				return -E2BIG;
+			}
+			cap->markers[cap->nmarkers++] = m;
+		}
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+static int parse_marker(const char *text, struct bach_optval *v, char *msg,
+			size_t cap)
+{
+	(void)v;
+	return for_each_marker(text, NULL, msg, cap);
+}
+
 /* in the order of levels[] */
 static const char *const log_levels[] = { "debug", "info", "notice",
 					  "warning", NULL };
@@ -222,6 +264,18 @@ const struct bach_optdesc bachd_settings[] = {
 		.help = "autostop: end the capture cleanly with its Nth segment "
 			"(that segment takes what the ring still holds); 0 for "
 			"no limit" },
+	[S_MARKER] = {
+		.key = "marker", .type = BACH_OPT_CUSTOM, .arg = "KIND:RANGE",
+		.parse = parse_marker, .def_help = "none",
+		.help = "in-band markers: each record matching io:LO-HI (I/O "
+			"cycles) or mem:BASE/SIZE (memory cycles) becomes a "
+			"mark event; a comma list, and each use adds rules (an "
+			"empty value clears them)" },
+	[S_MARKER_RATE] = {
+		.key = "marker_rate", .type = BACH_OPT_UINT, .arg = "N",
+		.min = 1, .max = 1000000, .def = "100",
+		.help = "marker events a second per rule; the rest of that "
+			"second's matches make one event with a count" },
 	{ 0 },
 };
 
@@ -322,6 +376,9 @@ static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
 	case S_SEGMENTS:
 		cap->stop_segments = v->u;
 		break;
+	case S_MARKER_RATE:
+		cap->marker_rate = (unsigned)v->u;
+		break;
 	}
 }
 
@@ -370,6 +427,17 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 	}
 	if (bach_opt_parse(&bachd_settings[i], v, &val, msg, msglen))
 		return -EINVAL;
+	if (i == S_MARKER) {
+		char why[200];
+
+		if (!*v)
+			c->cap.nmarkers = 0;
+		else if (for_each_marker(v, &c->cap, why, sizeof(why))) {
+			snprintf(msg, msglen, "marker: %s", why);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	apply(c, i, &val);
 	return 0;
 }

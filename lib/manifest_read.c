@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bach/manifest.h"
@@ -108,6 +109,48 @@ static const char *const ev_names[] = {
 	[BACH_EV_MARK] = "mark",	   [BACH_EV_DEVICE_LOST] = "device_lost",
 	[BACH_EV_DEVICE_BACK] = "device_back", [BACH_EV_ENDED] = "ended",
 };
+/* A "mark" event, kept for selection (bach dump --between) and bach ls. */
+static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
+{
+	struct bach_manifest_mark *k;
+	const char *src = json_string_value(json_object_get(o, "source"));
+	const char *text = json_string_value(json_object_get(o, "text"));
+	int err;
+
+	if (!(m->nmarks & (m->nmarks + 1))) {
+		k = realloc(m->marks, (m->nmarks + 1) * 2 * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		m->marks = k;
+	}
+	k = &m->marks[m->nmarks];
+	memset(k, 0, sizeof(*k));
+	k->line = x->line;
+	k->count = 1;
+	if ((err = get_u64(x, o, "at", &k->at)) ||
+	    (err = get_u64(x, o, "record", &k->record)) ||
+	    (err = get_u64(x, o, "count", &k->count)))
+		return err;
+	if (src && !strcmp(src, "marker")) {
+		const char *a = json_string_value(json_object_get(o, "address"));
+		const char *b = json_string_value(json_object_get(o, "be"));
+		char *e1 = NULL, *e2 = NULL;
+		unsigned long av = a ? strtoul(a, &e1, 16) : 0;
+		unsigned long bv = b ? strtoul(b, &e2, 16) : 0;
+
+		if (!a || !b || *e1 || *e2 || av > UINT32_MAX || bv > 0xff)
+			return bad(x, "marker event without a proper \"address\" and \"be\"");
+		k->marker = true;
+		k->address = (uint32_t)av;
+		k->be = (uint8_t)bv;
+	} else if (text) {
+		k->text = strdup(text);
+		if (!k->text)
+			return -ENOMEM;
+	}
+	m->nmarks++;
+	return 0;
+}
 
 static void copy_str(char *dst, size_t cap, json_t *o, const char *key)
 {
@@ -202,6 +245,26 @@ static int add_gap(struct ctx *x, struct bach_manifest *m, json_t *o)
 	return 0;
 }
 
+static void take_started(struct bach_manifest *m, json_t *o)
+{
+	json_t *labels = json_object_get(o, "labels"), *v;
+	const char *key;
+
+	m->started = true;
+	copy_str(m->start_time, sizeof(m->start_time), o, "time");
+	copy_str(m->host, sizeof(m->host), o, "host");
+	json_object_foreach(labels, key, v) {
+		if (m->nlabels == BACH_MANIFEST_MAX_LABELS || !json_is_string(v))
+			continue;
+		snprintf(m->labels[m->nlabels].key,
+			 sizeof(m->labels[m->nlabels].key), "%s", key);
+		snprintf(m->labels[m->nlabels].value,
+			 sizeof(m->labels[m->nlabels].value), "%s",
+			 json_string_value(v));
+		m->nlabels++;
+	}
+}
+
 static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 		     size_t len)
 {
@@ -227,6 +290,9 @@ static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 		if (json_is_integer(v))
 			snprintf(m->version, sizeof(m->version), "%lld",
 				 (long long)json_integer_value(v));
+		take_started(m, o);
+	} else if (!strcmp(ev, "mark")) {
+		err = add_mark(x, m, o);
 	} else if (!strcmp(ev, "segment")) {
 		err = add_segment(x, m, o);
 	} else if (!strcmp(ev, "gap")) {
@@ -256,6 +322,7 @@ static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 
 		m->ended = true;
 		snprintf(m->state, sizeof(m->state), "%s", st ? st : "");
+		copy_str(m->end_time, sizeof(m->end_time), o, "time");
 		m->has_totals = json_object_get(o, "lost") != NULL;
 		if (!err)
 			err = get_u64(x, o, "produced", &m->produced);
@@ -349,6 +416,11 @@ void bach_manifest_free(struct bach_manifest *m)
 	free(m->events);
 	m->events = NULL;
 	m->nevents = 0;
+	for (size_t i = 0; i < m->nmarks; i++)
+		free(m->marks[i].text);
+	free(m->marks);
+	m->marks = NULL;
+	m->nmarks = 0;
 }
 
 ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
@@ -377,6 +449,22 @@ ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
 	m.gap_list = NULL;
 	bach_manifest_free(&m);
 	return (ssize_t)m.gaps;
+}
+
+double bach_manifest_time(const char *iso)
+{
+	struct tm tm = { 0 };
+	unsigned ms = 0;
+	char z = 0;
+	int n = sscanf(iso, "%4d-%2d-%2dT%2d:%2d:%2d.%3u%c", &tm.tm_year,
+		       &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+		       &tm.tm_sec, &ms, &z);
+
+	if (n != 8 || z != 'Z')
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (double)timegm(&tm) + ms / 1000.0;
 }
 
 const struct bach_manifest_seg *

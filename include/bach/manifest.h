@@ -64,6 +64,20 @@ struct bach_manifest_event {
 	uint64_t line;		/* in the manifest, from 1 */
 };
 
+/* A "mark" event: a user's mark or an in-band marker's match. */
+struct bach_manifest_mark {
+	uint64_t at;		/* trace position */
+	uint64_t record;	/* source index (0 when the event has none) */
+	char *text;		/* a user's mark: its text; a marker: NULL */
+	bool marker;		/* source "marker": address and be hold */
+	uint32_t address;
+	uint8_t be;
+	uint64_t count;		/* matches the event stands for (1 unmerged) */
+	uint64_t line;		/* line number in the manifest */
+};
+
+#define BACH_MANIFEST_MAX_LABELS 16
+
 /* The sums of the events, and the "ended" event's own totals. */
 struct bach_manifest {
 	bool started;
@@ -78,6 +92,17 @@ struct bach_manifest {
 	char state[24];		/* its state: clean, error, recovered, ... */
 	bool has_totals;	/* it carries produced/written/lost */
 	uint64_t produced, written, lost, segments;
+	struct bach_manifest_mark *marks; /* in manifest order */
+	size_t nmarks;
+	/* the started event's provenance, the ended event's time */
+	char start_time[32];	/* "time" of started: 2026-11-21T22:30:00.123Z */
+	char end_time[32];	/* "time" of the last ended event, or "" */
+	char host[256];
+	struct {
+		char key[48];
+		char value[128];
+	} labels[BACH_MANIFEST_MAX_LABELS];	/* in the manifest's order */
+	size_t nlabels;
 	uint64_t lines;		/* whole lines read */
 	uint64_t whole_bytes;	/* bytes of whole lines */
 	bool partial_tail;	/* a last line without its newline */
@@ -96,6 +121,9 @@ struct bach_manifest {
 int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
 		       char *err, size_t errlen);
 void bach_manifest_free(struct bach_manifest *m);
+
+/* Seconds since the epoch of a manifest "time" (UTC), or -1 when malformed. */
+double bach_manifest_time(const char *iso);
 
 /* The segment event named name, or NULL. */
 const struct bach_manifest_seg *

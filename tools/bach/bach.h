@@ -20,7 +20,7 @@ struct bach_cmd {
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim, cmd_mrc,
-	cmd_plot, cmd_report, cmd_diff, cmd_index;
+	cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls;
 
 /* Messages to stderr as "bach CMD: ...". */
 extern const char *prog_cmd;
@@ -97,5 +97,21 @@ int read_traces(int argc, char **argv,
 bool parse_range(const char *s, uint64_t *start, uint64_t *end);
 /* Seek r to the range; message and status on failure. */
 int apply_range(struct bach_reader *r, uint64_t start, uint64_t end);
+
+/*
+ * --between A B (between.c): limit r to the records of the one capture
+ * directory argv[0] from the first mark matching A up to (not including)
+ * the next mark matching B after it; *first is A's trace position.
+ * EXIT_OK, or a message and EXIT_USAGE (a mark not found, named).
+ */
+int between_window(struct bach_reader *r, int argc, char **argv,
+		   const char *a, const char *b, uint64_t *first);
+/* getopt's --between A: B is the next argument. EXIT_USAGE without one. */
+int between_arg(int argc, char **argv, const char **a, const char **b);
+#define BETWEEN_HELP \
+	"      --between A B  only the records from the first mark matching A up\n" \
+	"                    to the next mark matching B after it (a capture\n" \
+	"                    directory; A, B: a mark's text, or a marker's address)\n"
+
 
 #endif

@@ -51,6 +51,7 @@ static int run(int argc, char **argv)
 	bool tty = isatty(2);
 	double t0, last = 0;
 	uint64_t prev = 0;
+	unsigned nmarks = 0;
 	sigset_t set;
 	int sfd, err, status;
 
@@ -72,6 +73,7 @@ static int run(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	ms.output = cfg.cap.output;
@@ -106,6 +108,17 @@ static int run(int argc, char **argv)
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				capture_rotate(c);
+				continue;
+			}
+			if (si.ssi_signo == SIGUSR1) {
+				/* a mark where the source is now: "SIGUSR1 #N" */
+				char text[32];
+
+				snprintf(text, sizeof(text), "SIGUSR1 #%u",
+					 ++nmarks);
+				if (capture_mark(c, text, "signal"))
+					fprintf(stderr, "%s%s: too many marks waiting: not marked\n",
+						tty ? "\n" : "", text);
 				continue;
 			}
 			capture_stop(c);
@@ -154,7 +167,9 @@ static int run(int argc, char **argv)
 	"The same options as bachd (bachd --help), run in the foreground: a\n" \
 	"progress line (records, rate, ring fill, records lost), and a summary\n" \
 	"at the end. Ctrl-C drains and stops cleanly; SIGHUP starts a new\n" \
-	"segment. The capture directory is made inside DIR.\n" \
+	"segment; SIGUSR1 writes a mark \"SIGUSR1 #N\" (N counting from 1) at\n" \
+	"the record the source delivers next. The capture directory is made\n" \
+	"inside DIR.\n" \
 	"\n" \
 	"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n" \
 	"environment error, 3 the disk was full, 4 the source failed.\n" \

@@ -221,9 +221,11 @@ static int run(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "range", required_argument, NULL, 'r' },
+		{ "between", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t start = 0, end = UINT64_MAX;
+	const char *ba = NULL, *bb = NULL;
 	const struct fmt *from = NULL, *to = NULL;
 	struct bach_writer_opts wo = { 0 };
 	struct bach_import_stats ist = { 0 };
@@ -271,6 +273,10 @@ static int run(int argc, char **argv)
 				return usage_error("--range: not START:END with START <= END: '%s'",
 						   optarg);
 			break;
+		case 'B':
+			if (between_arg(argc, argv, &ba, &bb))
+				return EXIT_USAGE;
+			break;
 		default:
 			return usage_error("bad option");
 		}
@@ -288,9 +294,11 @@ static int run(int argc, char **argv)
 	if (!to)
 		return usage_error("%s: cannot tell the output format; give --to", out);
 
-	if ((start || end != UINT64_MAX) && from->kind == K_IMPORT)
-		return usage_error("--range: for traces, not imports (--from %s)",
+	if ((ba || start || end != UINT64_MAX) && from->kind == K_IMPORT)
+		return usage_error("--range and --between: for traces, not imports (--from %s)",
 				   from->name);
+	if (ba && (start || end != UINT64_MAX))
+		return usage_error("--range and --between: one or the other");
 	status = check_output(out, &in, 1);
 	if (status)
 		return status;
@@ -300,7 +308,12 @@ static int run(int argc, char **argv)
 		close_source(&s);
 		return bach_exit_status(status);
 	}
-	if (s.r && (status = apply_range(s.r, start, end))) {
+	/* csv and laplace number the records by their trace position */
+	if (ba)
+		status = between_window(s.r, 1, (char **)&in, ba, bb, &start);
+	else if (s.r)
+		status = apply_range(s.r, start, end);
+	if (status) {
 		close_source(&s);
 		return status;
 	}
@@ -332,7 +345,8 @@ const struct bach_cmd cmd_convert = {
 	.name = "convert",
 	.run = run,
 	.summary = "convert between trace formats",
-	.help = "usage: bach convert [--from FMT] [--to FMT] [--mask-address] IN OUT\n"
+	.help = "usage: bach convert [--from FMT] [--to FMT] [--mask-address]\n"
+		"                    [--between A B] IN OUT\n"
 		"\n"
 		"IN and OUT may be - for standard input and output; IN may be a\n"
 		"capture directory. A format a file name implies (.byu, .byu.gz, .din,\n"
@@ -363,6 +377,7 @@ const struct bach_cmd cmd_convert = {
 		"  --range START:END only records START to END-1 of IN (a trace,\n"
 		"                    not an import), reached through the index;\n"
 		"                    exports number them from START\n"
+		BETWEEN_HELP
 		"\n"
 		"Imports describe a complete trace taken with the L1 caches off; see\n"
 		"docs/formats.md for what each direction keeps and what it loses.\n"

@@ -17,8 +17,10 @@ static int run(int argc, char **argv)
 		{ "skip", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "range", required_argument, NULL, 'r' },
+		{ "between", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *ba = NULL, *bb = NULL;
 	uint64_t count = UINT64_MAX, skip = 0, index = 0;
 	uint64_t start = 0, end = UINT64_MAX;
 	enum fmt fmt = F_TEXT;
@@ -43,6 +45,10 @@ static int run(int argc, char **argv)
 				return usage_error("--range: not START:END with START <= END: '%s'",
 						   optarg);
 			break;
+		case 'B':
+			if (between_arg(argc, argv, &ba, &bb))
+				return EXIT_USAGE;
+			break;
 		case 'f':
 			if (!strcmp(optarg, "text"))
 				fmt = F_TEXT;
@@ -59,7 +65,13 @@ static int run(int argc, char **argv)
 		}
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
-	if (!status)
+	if (!status && ba && (start || end != UINT64_MAX))
+		status = usage_error("--range and --between: one or the other");
+	else if (!status && ba)
+		/* csv and jsonl number the records by their trace position */
+		status = between_window(r, argc - optind, argv + optind, ba,
+					bb, &start);
+	else if (!status)
 		status = apply_range(r, start, end);
 	if (status) {
 		bach_reader_free(r);
@@ -125,16 +137,18 @@ const struct bach_cmd cmd_dump = {
 	.name = "dump",
 	.run = run,
 	.summary = "print records as text, CSV or JSON lines",
-	.help = "usage: bach dump [-n N] [--skip N] [--range START:END]\n"
+	.help = "usage: bach dump [-n N] [--skip N] [--range START:END | --between A B]\n"
 		"                 [--format text|csv|jsonl] TRACE...\n"
 		"\n"
 		"  -n, --count N     print at most N records\n"
-		"      --skip N      skip the first N records (reading them)\n"
+		"      --skip N      skip the first N records (reading them; of the\n"
+		"                    range's or --between's too)\n"
 		"      --range START:END  records START to END-1 of the whole\n"
 		"                    trace (either may be left out), reached\n"
 		"                    through the .gzi index of blocked .byu.gz\n"
 		"                    files (bach index); csv and jsonl keep each\n"
 		"                    record's index in the whole trace\n"
+		BETWEEN_HELP
 		"  -f, --format F    text (default): the BYU reference line\n"
 		"                      printf(\"%08x %02x %s\\n\", address, be, type)\n"
 		"                    csv: index,address,be,control,type\n"

@@ -106,9 +106,11 @@ static int run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "range", required_argument, NULL, 'r' },
+		{ "between", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t start = 0, end = UINT64_MAX;
+	const char *ba = NULL, *bb = NULL;
 	static struct bach_stats st;
 	struct bach_summary m;
 	struct bach_reader *r;
@@ -124,11 +126,18 @@ static int run(int argc, char **argv)
 		else if (c == 'r')
 			return usage_error("--range: not START:END with START <= END: '%s'",
 					   optarg);
-		else
+		else if (c == 'B' && between_arg(argc, argv, &ba, &bb))
+			return EXIT_USAGE;
+		else if (c != 'B')
 			return usage_error("bad option");
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
-	if (!status)
+	if (!status && ba && (start || end != UINT64_MAX))
+		status = usage_error("--range and --between: one or the other");
+	else if (!status && ba)
+		status = between_window(r, argc - optind, argv + optind, ba,
+					bb, &start);
+	else if (!status)
 		status = apply_range(r, start, end);
 	if (status || bach_stats_init(&st)) {
 		bach_reader_free(r);
@@ -161,7 +170,7 @@ const struct bach_cmd cmd_stat = {
 	.name = "stat",
 	.run = run,
 	.summary = "count what a trace holds",
-	.help = "usage: bach stat [--json] [--range START:END] TRACE...\n"
+	.help = "usage: bach stat [--json] [--range START:END | --between A B] TRACE...\n"
 		"\n"
 		"Records by type (count and share), special cycles by kind, reads and\n"
 		"writes, bytes requested per cycle (from BE#), distinct 32-byte lines\n"
@@ -171,6 +180,7 @@ const struct bach_cmd cmd_stat = {
 		"\n"
 		"      --json   one JSON object instead of text\n"
 		"      --range START:END  only records START to END-1 (bach dump)\n"
+		BETWEEN_HELP
 		"\n"
 		"example: bach stat trace.byu.gz\n",
 };

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Marks where they happened (docs/bachd.md section 5), on the writer
+ * thread. A user mark carries the source index read when it was asked
+ * for; the writer places it in the trace when a block reaches that index.
+ * In-band markers: records that match a configured rule become mark
+ * events, found by a scan of whole blocks (only when rules are set), at
+ * most marker_rate events a second per rule, the rest of that second
+ * merged into one event with a count.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach/record.h"
+#include "capture_priv.h"
+
+/*
+ * The block offset of source index n (0..nrec): the gap events are the
+ * anchors where the source index jumps (ring.h). An index inside a lost
+ * run maps to the gap's position.
+ */
+static uint64_t block_offset(const struct ring_block *b, uint64_t n)
+{
+	uint64_t off = 0, s = b->src0, k;
+
+	for (uint32_t i = 0; i < b->nev; i++) {
+		const struct ring_event *e = &b->ev[i];
+
+		if (e->kind != RING_EV_GAP)
+			continue;
+		if (n < e->d) {
+			k = n > s ? n - s : 0;
+			return off + k < e->at ? off + k : e->at;
+		}
+		off = e->at + e->c < b->nrec ? e->at + e->c : b->nrec;
+		s = e->d;
+	}
+	k = n > s ? n - s : 0;
+	return off + k < b->nrec ? off + k : b->nrec;
+}
+
+/* The source index of the real record at block offset k. */
+static uint64_t block_source(const struct ring_block *b, uint64_t k)
+{
+	uint64_t off = 0, s = b->src0;
+
+	for (uint32_t i = 0; i < b->nev; i++) {
+		const struct ring_event *e = &b->ev[i];
+
+		if (e->kind != RING_EV_GAP || e->at > k)
+			continue;
+		off = e->at + e->c;
+		s = e->d;
+	}
+	return k > off ? s + (k - off) : s;
+}
+
+/*
+ * Write and drop the waiting marks with record <= upto: inside block b
+ * (which starts at trace_pos), or at trace_pos without one. One lock a
+ * block, never one a record.
+ */
+static void write_marks(struct capture *c, const struct ring_block *b,
+			uint64_t upto, bool all)
+{
+	size_t keep = 0;
+
+	pthread_mutex_lock(&c->mu);
+	for (size_t i = 0; i < c->nmarks; i++) {
+		struct capture_mark *m = &c->marks[i];
+		uint64_t at = c->trace_pos;
+
+		if (!all && m->record > upto) {
+			c->marks[keep++] = *m;
+			continue;
+		}
+		if (b)
+			at += block_offset(b, m->record);
+		manifest_mark(&c->man, c->segname, at, m->record, m->source,
+			      m->text);
+		free(m->text);
+	}
+	c->nmarks = keep;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The merged matches of rule r, as one event. */
+static void marker_flush(struct capture *c, size_t r)
+{
+	struct marker_state *m = &c->mstate[r];
+
+	if (!m->count)
+		return;
+	manifest_marker(&c->man, m->seg, m->at, m->record,
+			c->cfg.markers[r].text, m->rec, m->count, m->last_at);
+	m->count = 0;
+}
+
+void markers_flush(struct capture *c, bool all)
+{
+	uint64_t now = bach_now_ns();
+
+	for (size_t r = 0; r < c->cfg.nmarkers; r++)
+		if (all || now - c->mstate[r].win_ns >= 1000000000ull)
+			marker_flush(c, r);
+}
+
+/* Record k of block b matched rule r. */
+static void marker_hit(struct capture *c, const struct ring_block *b,
+		       size_t r, uint64_t k, uint64_t now)
+{
+	struct marker_state *m = &c->mstate[r];
+	uint64_t at = c->trace_pos + k;
+
+	if (now - m->win_ns >= 1000000000ull) {
+		marker_flush(c, r);
+		m->win_ns = now;
+		m->n = 0;
+	}
+	if (m->n < c->cfg.marker_rate) {
+		m->n++;
+		manifest_marker(&c->man, c->segname, at, block_source(b, k),
+				c->cfg.markers[r].text,
+				b->data + k * BACH_REC_SIZE, 1, at);
+		return;
+	}
+	if (!m->count++) {
+		m->at = at;
+		m->record = block_source(b, k);
+		memcpy(m->rec, b->data + k * BACH_REC_SIZE, BACH_REC_SIZE);
+		snprintf(m->seg, sizeof(m->seg), "%s", c->segname);
+	}
+	m->last_at = at;
+}
+
+/* Type masks: bit n set when control >> 4 == n is of the rule's kind. */
+#define IO_TYPES (1u << BACH_T_IO_READ | 1u << BACH_T_IO_WRITE)
+#define MEM_TYPES                                                   \
+	(1u << BACH_T_I_FETCH | 1u << BACH_T_NC_I_FETCH |           \
+	 1u << BACH_T_D_READ | 1u << BACH_T_NC_D_READ |             \
+	 1u << BACH_T_WRITE_BACK | 1u << BACH_T_D_WRITE)
+
+/* A record in the rule's quadword range: of its kind, a byte inside? */
+static bool marker_match(const struct capture_marker *ru, uint32_t a,
+			 const uint8_t *p)
+{
+	unsigned mask = ru->kind == CAPTURE_MARKER_IO ? IO_TYPES : MEM_TYPES;
+	uint32_t first, last;
+
+	if (!(mask >> (p[5] >> 4) & 1))
+		return false;
+	/* the enabled bytes inside the range */
+	first = ru->lo > a ? ru->lo - a : 0;
+	last = ru->hi - a < 7 ? ru->hi - a : 7;
+	return ~p[4] & (0xffu >> (7 - last)) & (0xffu << first);
+}
+
+/*
+ * The scan: a rule matches a record of its kind when a byte it enables
+ * (BE# bit clear) lies in the rule's range. Most records fail the first
+ * compare (the quadword against the range), so the loop stays tight.
+ */
+static void scan(struct capture *c, const struct ring_block *b)
+{
+	const struct capture_marker *rules = c->cfg.markers;
+	size_t nr = c->cfg.nmarkers;
+	uint32_t lo[CAPTURE_MAX_MARKERS], span[CAPTURE_MAX_MARKERS];
+	const uint8_t *p = b->data;
+	uint64_t now = 0;
+
+	/* the rules' quadword ranges in locals: the loop reads nothing else */
+	for (size_t r = 0; r < nr; r++) {
+		lo[r] = rules[r].lo & ~7u;
+		span[r] = rules[r].hi - lo[r];
+	}
+	for (uint32_t k = 0; k < b->nrec; k++, p += BACH_REC_SIZE) {
+		uint32_t a = get_be32(p);
+
+		for (size_t r = 0; r < nr; r++) {
+			if (a - lo[r] > span[r])
+				continue;
+			if (!marker_match(&rules[r], a, p))
+				continue;
+			if (!now)
+				now = bach_now_ns();
+			marker_hit(c, b, r, k, now);
+		}
+	}
+}
+
+void marks_block(struct capture *c, const struct ring_block *b, bool at_end)
+{
+	if (!at_end && c->cfg.nmarkers) {
+		scan(c, b);
+		/* a merged second is written when it is over, data flowing or not */
+		markers_flush(c, false);
+	}
+	write_marks(c, at_end ? NULL : b, b->src1, false);
+	c->wr_src = b->src1;
+}
+
+void marks_idle(struct capture *c, bool all)
+{
+	write_marks(c, NULL, c->wr_src, all);
+}
+
+static int parse_num(const char *s, char **end, uint32_t *v)
+{
+	unsigned long long x;
+
+	if (!(*s >= '0' && *s <= '9'))
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(s, end, 0);
+	if (errno || x > UINT32_MAX || *end == s ||
+	    (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+		return -EINVAL;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+int capture_marker_parse(struct capture_marker *m, const char *s, char *err,
+			 size_t errlen)
+{
+	const char *p;
+	char *end;
+	uint32_t a, b;
+	bool io;
+
+	memset(m, 0, sizeof(*m));
+	if (!strncmp(s, "io:", 3))
+		io = true;
+	else if (!strncmp(s, "mem:", 4))
+		io = false;
+	else
+		goto bad;
+	p = s + (io ? 3 : 4);
+	if (parse_num(p, &end, &a))
+		goto bad;
+	b = a;
+	if (*end == '-') {
+		if (parse_num(end + 1, &end, &b) || b < a)
+			goto bad;
+	} else if (*end == '/' && !io) {
+		uint32_t size;
+
+		if (parse_num(end + 1, &end, &size) || !size ||
+		    size - 1 > UINT32_MAX - a)
+			goto bad;
+		b = a + (size - 1);
+	}
+	if (*end || (io && b > 0xffff))
+		goto bad;
+	m->kind = io ? CAPTURE_MARKER_IO : CAPTURE_MARKER_MEM;
+	m->lo = a;
+	m->hi = b;
+	snprintf(m->text, sizeof(m->text), "%s:0x%x-0x%x", io ? "io" : "mem",
+		 a, b);
+	return 0;
+bad:
+	snprintf(err, errlen,
+		 "want io:LO-HI or io:PORT (ports up to 0xffff), or mem:BASE/SIZE, mem:LO-HI or mem:ADDR, comma-separated ('%.40s' is not one)",
+		 s);
+	return -EINVAL;
+}

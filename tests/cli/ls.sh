@@ -1,0 +1,68 @@
+# bach ls: the captures under an output directory, each as its manifest
+# and its files say: records, lost, size, labels, state (clean, running,
+# unfinished, recovered). Expected values come from the files themselves
+# (bach stat of the trace, the sizes on disk), not from bach ls's reader.
+. "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/bachd_lib.sh"
+command -v python3 > /dev/null || skip "no python3 to read bach ls --json"
+
+# field CAPTURE KEY: member KEY of CAPTURE's object in $T/ls.json
+field() { python3 -c 'import json,sys
+for o in json.load(open(sys.argv[1])):
+    if o["capture"] == sys.argv[2]:
+        v = o[sys.argv[3]]
+        print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$T/ls.json" "$1" "$2"; }
+bytes_on_disk() { find "$1" -maxdepth 1 -type f -printf '%s\n' | awk '{ n += $1 } END { print n + 0 }'; }
+
+O=$T/caps
+mkdir "$O" "$O/not-a-capture"
+"$BACH" capture --driver fake --option records=100000 --output "$O" --label run=7 --label who=me 2> "$T/log" ||
+	fail "capture: $(cat "$T/log")"
+"$BACH" capture --driver fake --option records=60000 --option drop_every=3 --policy drop \
+	--output "$O" 2> "$T/log" || fail "capture: $(cat "$T/log")"
+"$BACH" ls --json "$O" > "$T/ls.json" || fail "bach ls --json: $(cat "$T/ls.json")"
+[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/ls.json")" -eq 2 ] ||
+	fail "not two captures: $(cat "$T/ls.json")"
+for C in "$O"/2*Z*; do
+	name=$(basename "$C")
+	"$BACH" stat --json "$C" > "$T/st"
+	recs=$(sed 's/^{"records":\([0-9]*\),.*/\1/' "$T/st")
+	gaps=$(sed 's/.*"gaps":\([0-9]*\),"lost":\([0-9]*\)}/\1/' "$T/st")
+	lost=$(sed 's/.*"gaps":\([0-9]*\),"lost":\([0-9]*\)}/\2/' "$T/st")
+	[ "$(field "$name" records)" -eq $((recs - gaps)) ] || fail "$name: records $(field "$name" records), the trace holds $((recs - gaps))"
+	[ "$(field "$name" lost)" -eq "$lost" ] || fail "$name: lost $(field "$name" lost), the gap markers say $lost"
+	[ "$(field "$name" bytes)" -eq "$(bytes_on_disk "$C")" ] || fail "$name: bytes $(field "$name" bytes), $(bytes_on_disk "$C") on disk"
+	[ "$(field "$name" state)" = clean ] || fail "$name: state $(field "$name" state)"
+done
+first=$(basename "$(ls -d "$O"/2*Z* | head -n 1)")
+[ "$(field "$first" labels)" = '{"run": "7", "who": "me"}' ] || fail "labels: $(field "$first" labels)"
+"$BACH" ls "$O" > "$T/ls.txt" || fail "bach ls"
+grep -q "^$first .* 100000 .* clean *run=7,who=me$" "$T/ls.txt" || fail "text: $(cat "$T/ls.txt")"
+grep -q not-a-capture "$T/ls.txt" && fail "a directory that is no capture is listed"
+
+# running while bachd writes; unfinished once it is killed; recovered after
+bg "$BACHD" --driver fake --option rate=100000 --output "$O" 2> "$T/log"
+P=$BGPID
+three() { [ "$(ncaps "$O")" -eq 3 ]; }
+wait_until 20 "the third capture" three
+C=$(capdir "$O")
+wait_until 20 "its first segment" test -e "$C/seg-000001.byu.gz.part"
+"$BACH" ls --json "$O" > "$T/ls.json"
+[ "$(field "$(basename "$C")" state)" = running ] || fail "a capture bachd writes is $(field "$(basename "$C")" state)"
+[ "$(field "$first" state)" = clean ] || fail "an older capture is $(field "$first" state) while bachd runs"
+kill -KILL "$P"
+reap "$P"
+"$BACH" ls --json "$O" > "$T/ls.json"
+[ "$(field "$(basename "$C")" state)" = unfinished ] || fail "a capture bachd left is $(field "$(basename "$C")" state)"
+"$BACH" recover "$O" > /dev/null 2>&1 || fail "bach recover"
+"$BACH" ls --json "$O" > "$T/ls.json"
+[ "$(field "$(basename "$C")" state)" = recovered ] || fail "a recovered capture is $(field "$(basename "$C")" state)"
+
+# a damaged manifest: listed as unreadable, named, exit 1; no DIR: exit 2
+echo 'not json' >> "$O/$first/manifest.jsonl"
+expect_status 1 "$BACH" ls "$O"
+expect_err "$first/manifest.jsonl: line"
+grep -q "^$first .* unreadable" "$T/out" || fail "damaged manifest: $(cat "$T/out")"
+expect_status 2 "$BACH" ls "$T/nothere"
+expect_err "nothere"
+expect_status 2 "$BACH" ls
