@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "bach/driver.h"
+#include "bach/recdeflate.h"
 
 enum {
 	OPT_CHECK = 256,
@@ -269,6 +270,13 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 					"no place to write: --output DIR",
 		    !c->cap.driver[0] ? "driver =" : "output =");
 		fprintf(stderr, "Try '%s --help'.\n", prog);
+		return 2;
+	}
+	if (c->cap.compressor == BACH_DEFLATE_RECORD &&
+	    c->cap.level > BACH_RECDEFLATE_MAX_LEVEL) {
+		say(prog, "level: the record encoder takes %d to %d, not %d",
+		    BACH_RECDEFLATE_MIN_LEVEL, BACH_RECDEFLATE_MAX_LEVEL,
+		    c->cap.level);
 		return 2;
 	}
 	if (!bach_driver_find(c->cap.driver)) {
