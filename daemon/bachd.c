@@ -307,6 +307,10 @@ int main(int argc, char **argv)
 		bachd_usage("bachd", true);
 		return 0;
 	}
+	if (a.version) {
+		printf("bachd %s\n", BACH_VERSION);
+		return 0;
+	}
 	if (a.list_drivers)
 		return 0;
 	if (a.check_config) {
