@@ -155,8 +155,9 @@ const struct bach_optdesc bachd_settings[] = {
 	[S_CONTROL_SOCKET] = {
 		.key = "control_socket", .type = BACH_OPT_STRING, .arg = "PATH",
 		.max = sizeof(((struct bachd_config *)0)->control_socket) - 1,
-		.def_help = "none",
-		.help = "bachd's control socket" },
+		.def_help = "bach ctl's, /run/bach/bachd.sock as root, else "
+			    "$XDG_RUNTIME_DIR/bach/bachd.sock",
+		.help = "bachd's control socket, none for no socket" },
 	[S_CONTROL_GROUP] = {
 		.key = "control_group", .type = BACH_OPT_STRING,
 		.arg = "GROUP",
