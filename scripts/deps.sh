@@ -21,6 +21,8 @@ set -eu
 # (checks a .sr session's members, which libsigrok reads unchecked) and
 # sigrok-cli (tests and reference figures in make bench).
 # monitoring: prometheus (promtool checks bachd's metrics file in the tests).
+# the manual pages: scdoc turns docs/man/*.scd into roff (make man, make
+# install); groff and man-db render them in the tests.
 PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
@@ -28,7 +30,8 @@ libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm z3
 libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
-prometheus"
+prometheus
+scdoc groff-base man-db"
 
 missing=""
 for p in $PKGS; do
