@@ -398,3 +398,38 @@ bench-seek: $(PROGRAMS) $(BUILD)/bench/seek10
 
 .PHONY: install-lib bench-seek
 -include $(PIC_OBJ:.o=.d)
+
+# -- manual pages and bash completion (docs/man/*.scd, tools/completion/) --
+# make man: scdoc turns docs/man/NAME.SECTION.scd into $(BUILD)/man/NAME.SECTION;
+# make install puts them in $(MANDIR)/manSECTION, and the completion (one
+# file, for bach and bachd) in $(BASHCOMPDIR) under both names.
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+MAN_SRC = $(wildcard docs/man/*.scd)
+MAN_PAGES = $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
+
+man: $(MAN_PAGES)
+
+ifndef NO_DEPS
+$(MAN_PAGES): | $(DEPS_STAMP)
+endif
+
+$(BUILD)/man/%: docs/man/%.scd
+	$(Q)mkdir -p $(dir $@)
+	$(if $(Q),@echo '   SCDOC ' $@;)scdoc < $< > $@
+
+install: install-man install-completion
+
+install-man: $(MAN_PAGES)
+	for p in $(MAN_PAGES); do \
+		s=$${p##*.}; \
+		install -d $(DESTDIR)$(MANDIR)/man$$s && \
+		install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
+	done
+
+install-completion:
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 tools/completion/bach.bash $(DESTDIR)$(BASHCOMPDIR)/bach
+	install -m 644 tools/completion/bach.bash $(DESTDIR)$(BASHCOMPDIR)/bachd
+
+.PHONY: man install-man install-completion

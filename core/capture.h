@@ -15,6 +15,7 @@
 #include "bach/driver.h"
 #include "bach/exit.h"
 #include "bach/frame.h"
+#include "bach/trace.h"
 
 #define CAPTURE_MAX_OPTIONS 64
 #define CAPTURE_MAX_LABELS 16
@@ -57,7 +58,8 @@ struct capture_config {
 	enum bach_loss_policy policy;
 	bool gap_markers;		/* drop: marker records in the trace */
 	bool compress;			/* .byu.gz segments (else .byu) */
-	int level;			/* deflate level */
+	enum bach_deflate_backend compressor; /* libdeflate or record */
+	int level;			/* the compressor's level */
 	int threads;			/* compressing threads, 0 = online CPUs */
 	uint64_t ring_bytes;
 	uint64_t rotate_bytes;		/* record bytes per segment, 0 = no limit */

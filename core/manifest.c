@@ -199,12 +199,14 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 			      "\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
 			      "\"config\":{\"file\":\"%s\",\"policy\":\"%s\",\"gap_markers\":%s,"
 			      "\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
-			      "\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\",\"raw_dump\":%s}",
+			      "\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\",\"raw_dump\":%s,"
+			      "\"compressor\":\"%s\"}",
 			      host, s->version ? s->version : "", gw, abs, labels,
 			      s->driver, opts, s->device, cfgp, s->policy,
 			      TF(s->gap_markers), TF(s->compress), s->level,
 			      U(s->ring_bytes), U(s->rotate_bytes),
-			      U(s->rotate_seconds), s->io, TF(s->raw_dump));
+			      U(s->rotate_seconds), s->io, TF(s->raw_dump),
+			      s->compressor ? s->compressor : "libdeflate");
 }
 
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)

@@ -49,6 +49,7 @@ struct manifest_started {
 	const char *policy;		/* "stall" or "drop" */
 	bool gap_markers, compress, raw_dump;
 	int level;
+	const char *compressor;		/* "libdeflate" or "record" */
 	uint64_t ring_bytes, rotate_bytes, rotate_seconds;
 	const char *io;			/* "io_uring" or "pwrite" */
 	const char *host;		/* gethostname() */

@@ -33,7 +33,9 @@ void capture_config_defaults(struct capture_config *c)
 	c->policy = BACH_POLICY_STALL;
 	c->gap_markers = true;
 	c->compress = true;
-	c->level = 1; /* live capture: speed first (libdeflate -1) */
+	/* live capture: speed first (libdeflate -1; make bench compares) */
+	c->compressor = BACH_DEFLATE_LIBDEFLATE;
+	c->level = 1;
 	c->ring_bytes = 256ull << 20;
 	c->rotate_bytes = 1ull << 30;
 	c->rotate_seconds = 3600;
@@ -195,6 +197,8 @@ static int write_started(struct capture *c)
 		.policy = c->cfg.policy == BACH_POLICY_STALL ? "stall" : "drop",
 		.gap_markers = c->cfg.gap_markers, .compress = c->cfg.compress,
 		.raw_dump = c->cfg.raw_dump, .level = c->cfg.level,
+		.compressor = c->cfg.compressor == BACH_DEFLATE_RECORD ?
+				      "record" : "libdeflate",
 		.ring_bytes = c->cfg.ring_bytes,
 		.rotate_bytes = c->cfg.rotate_bytes,
 		.rotate_seconds = c->cfg.rotate_seconds,
@@ -314,7 +318,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		if (depth > c->ring.nblocks / 2)
 			depth = c->ring.nblocks / 2 ? c->ring.nblocks / 2 : 1;
 		c->z.pool = bach_zpool_new(threads, depth,
-					   BACH_DEFLATE_LIBDEFLATE, cfg->level);
+					   cfg->compressor, cfg->level);
 		if (!c->z.pool)
 			return -ENOMEM;
 	}

@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "bach/driver.h"
+#include "bach/recdeflate.h"
 
 enum {
 	OPT_CHECK = 256,
@@ -27,8 +29,9 @@ static const char *const autostops[] = { "duration", "records", "segments",
 
 static const struct option opts[] = {
 	{ "driver", required_argument, NULL, 'd' },
-	{ "option", required_argument, NULL, 'o' },
-	{ "output", required_argument, NULL, 'O' },
+	/* -o is the output for every program of bach (bach gen, decode) */
+	{ "output", required_argument, NULL, 'o' },
+	{ "option", required_argument, NULL, 'O' },
 	{ "config", required_argument, NULL, 'c' },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "set", required_argument, NULL, OPT_SET },
@@ -41,6 +44,7 @@ static const struct option opts[] = {
 	{ "check-config", no_argument, NULL, OPT_CHECK },
 	{ "list-drivers", no_argument, NULL, OPT_LIST },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -56,8 +60,8 @@ void bachd_usage(const char *prog, bool daemon)
 	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR [--config FILE]\n"
 	       "\n"
 	       "  -d, --driver NAME        source: %s\n"
-	       "  -o, --option KEY=VALUE   a driver option (repeatable; below)\n"
-	       "  -O, --output DIR         where capture directories are made\n"
+	       "  -O, --option KEY=VALUE   a driver option (repeatable; below)\n"
+	       "  -o, --output DIR         where capture directories are made\n"
 	       "  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
 	       "      --policy stall|drop  what a full ring does (default stall)\n"
 	       "      --set KEY=VALUE      any [bachd] setting of the config file\n"
@@ -69,7 +73,9 @@ void bachd_usage(const char *prog, bool daemon)
 	       "      --control-socket P   Unix control socket%s\n"
 	       "      --label KEY=VALUE    a label for the manifest (label.KEY in [bachd])\n"
 	       "      --check-config       check the configuration and exit\n"
-	       "      --list-drivers       the drivers and their options\n",
+	       "      --list-drivers       the drivers and their options\n"
+	       "  -V, --version            print the version and exit\n"
+	       "  -h, --help               this help\n",
 	       prog, names, daemon ? "" : " (bachd only)");
 	if (daemon)
 		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: start a new segment.\n"
@@ -147,14 +153,14 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		}
 	}
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:o:O:c:a:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:o:O:c:a:hV", opts, NULL)) != -1) {
 		int err = 0;
 
 		switch (ch) {
 		case 'd':
 			err = bachd_config_set(c, "driver", optarg, msg, sizeof(msg));
 			break;
-		case 'o': {
+		case 'O': {
 			char *eq = strchr(optarg, '='), *key;
 
 			if (!eq || eq == optarg) {
@@ -175,7 +181,14 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			}
 			break;
 		}
-		case 'O':
+		case 'o':
+			/* -o was --option before 0.2: say so, not "no such directory" */
+			if (strchr(optarg, '=') && !strchr(optarg, '/') &&
+			    access(optarg, F_OK) < 0) {
+				say(prog, "-o %s: -o is --output DIR; a driver option is -O KEY=VALUE",
+				    optarg);
+				return 2;
+			}
 			err = bachd_config_set(c, "output", optarg, msg, sizeof(msg));
 			break;
 		case 'c':
@@ -250,6 +263,9 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		case 'h':
 			a->help = true;
 			return 0;
+		case 'V':
+			a->version = true;
+			return 0;
 		default:
 			fprintf(stderr, "Try '%s --help'.\n", prog);
 			return 2;
@@ -269,6 +285,13 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 					"no place to write: --output DIR",
 		    !c->cap.driver[0] ? "driver =" : "output =");
 		fprintf(stderr, "Try '%s --help'.\n", prog);
+		return 2;
+	}
+	if (c->cap.compressor == BACH_DEFLATE_RECORD &&
+	    c->cap.level > BACH_RECDEFLATE_MAX_LEVEL) {
+		say(prog, "level: the record encoder takes %d to %d, not %d",
+		    BACH_RECDEFLATE_MIN_LEVEL, BACH_RECDEFLATE_MAX_LEVEL,
+		    c->cap.level);
 		return 2;
 	}
 	if (!bach_driver_find(c->cap.driver)) {

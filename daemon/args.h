@@ -11,6 +11,7 @@ struct bachd_args {
 	bool check_config;
 	bool help;
 	bool list_drivers;
+	bool version;
 };
 
 /*

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -32,6 +33,8 @@ struct bachd {
 	int status;		/* exit status of the last capture */
 	int sfd;
 	struct ctl ctl;
+	char sock[108];		/* the control socket's path, "" for none */
+	bool sock_default;	/* ... not configured: ctl_default_path() */
 	bool quit;
 	uint64_t wd_usec;
 	uint64_t wd_progress;	/* writer progress at the last ping */
@@ -70,6 +73,51 @@ static int metrics_now(struct bachd *d, bool update)
 	}
 	return update ? metrics_update(&d->metrics, &ms) :
 			metrics_write(&d->metrics, &ms);
+}
+
+/*
+ * Which control socket: the configured one, whose every failure is fatal;
+ * none ("none"); or ctl_default_path(), the one bach ctl looks for, whose
+ * failures are a warning (a second bachd run by hand, say, finds the first
+ * there) and leave bachd without one. Its directory is made when missing.
+ */
+static int socket_choose(struct bachd *d)
+{
+	char dir[sizeof(d->sock)], *slash;
+	int err;
+
+	d->sock[0] = 0;
+	d->sock_default = false;
+	if (!strcmp(d->cfg.control_socket, "none"))
+		return 0;
+	if (d->cfg.control_socket[0]) {
+		snprintf(d->sock, sizeof(d->sock), "%s", d->cfg.control_socket);
+		/* another bachd answering there, or not a socket: refuse */
+		err = ctl_check(d->sock);
+		if (err)
+			log_err("control socket %s: %s", d->sock,
+				ctl_strerror(err));
+		return err;
+	}
+	d->sock_default = true;
+	err = ctl_default_path(d->sock, sizeof(d->sock));
+	if (!err) {
+		snprintf(dir, sizeof(dir), "%s", d->sock);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+				err = -errno;
+		}
+	}
+	if (!err)
+		err = ctl_check(d->sock);
+	if (err) {
+		log_warn("control socket %s: %s: running without one (control_socket names another)",
+			 d->sock, ctl_strerror(err));
+		d->sock[0] = 0;
+	}
+	return 0;
 }
 
 static int start_capture(struct bachd *d)
@@ -307,6 +355,10 @@ int main(int argc, char **argv)
 		bachd_usage("bachd", true);
 		return 0;
 	}
+	if (a.version) {
+		printf("bachd %s\n", BACH_VERSION);
+		return 0;
+	}
 	if (a.list_drivers)
 		return 0;
 	if (a.check_config) {
@@ -326,10 +378,7 @@ int main(int argc, char **argv)
 	 * Another bachd answering on the socket, or a file that is not a
 	 * socket there: refuse before making anything.
 	 */
-	if (d.cfg.control_socket[0] &&
-	    (ret = ctl_check(d.cfg.control_socket))) {
-		log_err("control socket %s: %s", d.cfg.control_socket,
-			ctl_strerror(ret));
+	if (socket_choose(&d)) {
 		close(d.sfd);
 		return EXIT_USAGE;
 	}
@@ -347,10 +396,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* the socket appears once there is a capture to ask about */
-	if (d.cfg.control_socket[0]) {
-		ret = ctl_open(&d.ctl, d.cfg.control_socket, d.cfg.control_group);
-		if (ret) {
-			log_err("control socket %s: %s", d.cfg.control_socket,
+	if (d.sock[0]) {
+		ret = ctl_open(&d.ctl, d.sock, d.cfg.control_group);
+		if (ret && d.sock_default) {
+			log_warn("control socket %s: %s: running without one (control_socket names another)",
+				 d.sock, ctl_strerror(ret));
+		} else if (ret) {
+			log_err("control socket %s: %s", d.sock,
 				ctl_strerror(ret));
 			capture_stop(d.cap);
 			while (!capture_done(d.cap))
@@ -358,6 +410,9 @@ int main(int argc, char **argv)
 			finish_capture(&d);
 			close(d.sfd);
 			return 2;
+		} else {
+			log_info("control socket %s%s", d.sock,
+				 d.sock_default ? " (the default: bach ctl finds it)" : "");
 		}
 	}
 	/* the source is open and the first segment exists */

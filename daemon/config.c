@@ -12,7 +12,8 @@
 #include "config.h"
 #include "log.h"
 
-enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_LEVEL,
+enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_COMPRESSOR,
+       S_LEVEL,
        S_THREADS, S_RING_MB, S_ROTATE_MB, S_ROTATE_SECONDS, S_IO_URING,
        S_FLUSH_MS, S_RAW_DUMP, S_QUEUE_DEPTH, S_TEST_WRITER_DELAY_MS,
        S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_METRICS_FILE,
@@ -20,6 +21,7 @@ enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_LEVEL,
        S_DURATION, S_RECORDS, S_SEGMENTS, S_MARKER, S_MARKER_RATE, S_N };
 
 static const char *const policies[] = { "stall", "drop", NULL };
+static const char *const compressors[] = { "libdeflate", "record", NULL };
 /* in the order of enum capture_on_full */
 static const char *const on_full_names[] = { "wait", "stop", NULL };
 
@@ -142,10 +144,16 @@ const struct bach_optdesc bachd_settings[] = {
 		.key = "compress", .type = BACH_OPT_BOOL, .arg = "yes|no",
 		.def = "yes",
 		.help = ".byu.gz segments (blocked gzip) instead of .byu" },
+	[S_COMPRESSOR] = {
+		.key = "compressor", .type = BACH_OPT_ENUM, .names = compressors,
+		.def = "libdeflate",
+		.help = "the block compressor: libdeflate, or bach's own record "
+			"encoder (smaller, slower; levels 1 and 2)" },
 	[S_LEVEL] = {
 		.key = "level", .type = BACH_OPT_UINT, .arg = "N", .min = 1,
 		.max = 12, .def = "1",
-		.help = "libdeflate's level" },
+		.help = "the compressor's level (libdeflate 1 to 12, the record "
+			"encoder 1 to 2)" },
 	[S_THREADS] = {
 		.key = "threads", .type = BACH_OPT_UINT, .arg = "N",
 		.max = 64, .def = "0",
@@ -189,8 +197,9 @@ const struct bach_optdesc bachd_settings[] = {
 	[S_CONTROL_SOCKET] = {
 		.key = "control_socket", .type = BACH_OPT_STRING, .arg = "PATH",
 		.max = sizeof(((struct bachd_config *)0)->control_socket) - 1,
-		.def_help = "none",
-		.help = "bachd's control socket" },
+		.def_help = "bach ctl's, /run/bach/bachd.sock as root, else "
+			    "$XDG_RUNTIME_DIR/bach/bachd.sock",
+		.help = "bachd's control socket, none for no socket" },
 	[S_CONTROL_GROUP] = {
 		.key = "control_group", .type = BACH_OPT_STRING,
 		.arg = "GROUP",
@@ -299,6 +308,10 @@ static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
 		break;
 	case S_COMPRESS:
 		cap->compress = v->u;
+		break;
+	case S_COMPRESSOR:
+		cap->compressor = v->u ? BACH_DEFLATE_RECORD :
+					 BACH_DEFLATE_LIBDEFLATE;
 		break;
 	case S_LEVEL:
 		cap->level = (int)v->u;

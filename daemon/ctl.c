@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,6 +14,28 @@
 #include "ctl.h"
 #define LOG_PREFIX "control"
 #include "log.h"
+
+int ctl_default_path(char *buf, size_t cap)
+{
+	struct sockaddr_un sa;
+	const char *env = getenv("BACH_SOCKET");
+	const char *rt = getenv("RUNTIME_DIRECTORY");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (env && *env)
+		n = snprintf(buf, cap, "%s", env);
+	else if (rt && *rt) /* several directories are separated by ':' */
+		n = snprintf(buf, cap, "%.*s/bachd.sock",
+			     (int)strcspn(rt, ":"), rt);
+	else if (geteuid() != 0 && xdg && *xdg)
+		n = snprintf(buf, cap, "%s/bach/bachd.sock", xdg);
+	else
+		n = snprintf(buf, cap, "%s", CTL_SYSTEM_SOCKET);
+	return n < 0 || (size_t)n >= cap || (size_t)n >= sizeof(sa.sun_path) ?
+		       -ENAMETOOLONG :
+		       0;
+}
 
 bool ctl_in_use(const char *path)
 {

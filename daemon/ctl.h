@@ -18,6 +18,21 @@ struct ctl {
 	char path[108];
 };
 
+/* The system service's socket (systemd/bachd.service's RuntimeDirectory) */
+#define CTL_SYSTEM_SOCKET "/run/bach/bachd.sock"
+
+/*
+ * The control socket when none is named, one rule for bachd (which
+ * listens there) and bach ctl (which talks there): $BACH_SOCKET; else,
+ * under systemd, bachd.sock in the unit's RuntimeDirectory=
+ * ($RUNTIME_DIRECTORY: /run/bach, /run/bach-NAME); else, for root,
+ * CTL_SYSTEM_SOCKET; else $XDG_RUNTIME_DIR/bach/bachd.sock (or
+ * CTL_SYSTEM_SOCKET when XDG_RUNTIME_DIR is unset). Returns 0, or
+ * -ENAMETOOLONG when the path would not fit a socket address (buf then
+ * holds what it would have been, cut).
+ */
+int ctl_default_path(char *buf, size_t cap);
+
 /* True when a live bachd answers on path. */
 bool ctl_in_use(const char *path);
 /*

@@ -477,11 +477,60 @@ static int start_member(struct bach_reader *r)
 	return 0;
 }
 
+static bool is_gzip(const uint8_t *b)
+{
+	return b[0] == 0x1f && b[1] == 0x8b;
+}
+
+static bool is_part(const char *path)
+{
+	size_t len = strlen(path);
+
+	return len > 5 && !strcmp(path + len - 5, ".part");
+}
+
+/*
+ * What a name says: .gz is gzip, .byu raw, and so are .gz.part and
+ * .byu.part, a segment being written (or left by a crash); KIND_AUTO for
+ * any other name, which is sniffed.
+ */
+static int name_kind(const char *path, size_t len)
+{
+	if (is_part(path))
+		len -= 5;
+	if (len > 3 && !strncmp(path + len - 3, ".gz", 3))
+		return BACH_FILE_GZIP;
+	if (len > 4 && !strncmp(path + len - 4, ".byu", 4))
+		return BACH_FILE_RAW;
+	return KIND_AUTO;
+}
+
+/* Standard input or a pipe: the first bytes say gzip or raw records. */
+static int sniff_stream(struct bach_reader *r)
+{
+	ssize_t n = fill(r, r->in, 2);
+
+	if (n < 0)
+		return (int)n;
+	r->kind = n == 2 && is_gzip(r->in) ? BACH_FILE_GZIP : BACH_FILE_RAW;
+	if (r->kinds[r->cur] != KIND_AUTO)
+		r->kind = (enum bach_file_kind)r->kinds[r->cur];
+	if (r->kind == BACH_FILE_RAW) {
+		memcpy(r->out, r->in, (size_t)n);
+		r->carry = (size_t)n;
+		r->out_off = (uint64_t)n;
+	} else {
+		r->zs.next_in = r->in;
+		r->zs.avail_in = (uInt)n;
+	}
+	return 0;
+}
+
 static int open_file(struct bach_reader *r)
 {
 	const char *path = r->paths[r->cur];
-	size_t len = strlen(path);
 	struct stat st;
+	int kind;
 
 	r->err = r->deferred = 0;
 	r->msg[0] = 0;
@@ -495,39 +544,29 @@ static int open_file(struct bach_reader *r)
 	r->zs.next_in = r->in;
 
 	if (!strcmp(path, "-")) {
-		ssize_t n;
-
 		r->fd = 0;
 		r->own_fd = false;
 		r->open = true;
-		/* sniff: gzip magic or raw records */
-		n = fill(r, r->in, 2);
-		if (n < 0)
-			return (int)n;
-		r->kind = n == 2 && r->in[0] == 0x1f && r->in[1] == 0x8b ?
-				  BACH_FILE_GZIP :
-				  BACH_FILE_RAW;
-		if (r->kinds[r->cur] != KIND_AUTO)
-			r->kind = (enum bach_file_kind)r->kinds[r->cur];
-		if (r->kind == BACH_FILE_RAW) {
-			memcpy(r->out, r->in, (size_t)n);
-			r->carry = (size_t)n;
-			r->out_off = (uint64_t)n;
-		} else {
-			r->zs.next_in = r->in;
-			r->zs.avail_in = (uInt)n;
-		}
-		return 0;
+		return sniff_stream(r);
 	}
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0)
 		return fail(r, -errno, "%s: %s", path, strerror(errno));
 	r->own_fd = true;
 	r->open = true;
-	r->kind = len > 3 && !strcmp(path + len - 3, ".gz") ? BACH_FILE_GZIP :
-							      BACH_FILE_RAW;
-	if (r->kinds[r->cur] != KIND_AUTO)
-		r->kind = (enum bach_file_kind)r->kinds[r->cur];
+	kind = r->kinds[r->cur] != KIND_AUTO ? r->kinds[r->cur] :
+					       name_kind(path, strlen(path));
+	if (kind == KIND_AUTO) {
+		uint8_t magic[2];
+
+		/* a name that does not say: the first bytes, as for stdin */
+		if (fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
+			return sniff_stream(r);
+		kind = pread(r->fd, magic, 2, 0) == 2 && is_gzip(magic) ?
+			       BACH_FILE_GZIP :
+			       BACH_FILE_RAW;
+	}
+	r->kind = (enum bach_file_kind)kind;
 	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	/*
 	 * A raw regular file is mapped and handed out in place: no copy from
@@ -735,9 +774,12 @@ static int end_of_file(struct bach_reader *r)
 	/* a file that ends with a blocked member must end with the EOF block */
 	if (r->kind == BACH_FILE_GZIP && r->last_bc && !r->eof_block)
 		return fail(r, -BACH_EDATA,
-			    "%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (truncated?)",
+			    "%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (%s)",
 			    bach_reader_file(r),
-			    (unsigned long long)r->in_off);
+			    (unsigned long long)r->in_off,
+			    is_part(bach_reader_file(r)) ?
+				    "an unfinished segment, still being written or left by a crash: bach recover closes it" :
+				    "truncated?");
 	return 0;
 }
 

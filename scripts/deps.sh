@@ -29,6 +29,8 @@ set -eu
 # tests. python3-cffi, python3-numpy, python3-pytest: the Python module
 # (python/bach) over libbach.so and its tests; python3-pandas: its
 # to_pandas(), tested when present (it is optional for users).
+# the manual pages: scdoc turns docs/man/*.scd into roff (make man, make
+# install); groff and man-db render them in the tests.
 PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
@@ -38,7 +40,8 @@ libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
 prometheus
 python3 libcairo2-dev chromium
-tabix python3-cffi python3-numpy python3-pytest python3-pandas"
+tabix python3-cffi python3-numpy python3-pytest python3-pandas
+scdoc groff-base man-db"
 
 # deps.sh --check: only say whether the libraries the programs link are
 # there (pkg-config), naming the Debian package of each that is not; plain

@@ -4,6 +4,10 @@ set -eu
 : "${BACH:?BACH must name the bach binary}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/bach-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# a bachd with no control_socket listens at bachd's default, and bach ctl
+# looks there: the test's own directory, never the host's /run/bach
+BACH_SOCKET="$T/bachd.sock"
+export BACH_SOCKET
 GOLDEN="$TOP/tests/golden"
 
 fail() {

@@ -75,14 +75,8 @@ damaged "a malformed manifest line" "manifest.jsonl: line"
 
 # a crash: the .part is named and read, and nothing is called damage
 mkdir "$T/crash"
-bg "$BACHD" --driver fake --option seed=3 --option rate=200000 --set ring_mb=4 \
-	--output "$T/crash" 2> "$T/crash.log"
-P=$BGPID
-wait_until 20 "a segment with data" sh -c "[ -s \"\$(ls '$T/crash'/2*Z*/seg-000001.byu.gz.part 2>/dev/null)\" ]"
-sleep 0.3
-kill -KILL "$P"
-reap "$P"
-K=$(capdir "$T/crash")
+crashed_capture "$T/crash" 3
+K=$CRASHED
 expect_status 0 "$BACH" verify "$K"
 expect_out "seg-000001.byu.gz.part: unfinished segment:"
 expect_out "no ended event"

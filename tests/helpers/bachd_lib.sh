@@ -74,6 +74,18 @@ alive() { kill -0 "$1" 2>/dev/null; }
 
 # the newest capture directory in OUT (capture ids sort by time)
 capdir() { ls -d "$1"/2*Z* 2>/dev/null | tail -n 1; }
+# crashed_capture OUT SEED: a capture of the fake board (workload SEED)
+# in the directory OUT, killed (SIGKILL) while its first segment is
+# written: its directory, with seg-000001.byu.gz.part, in $CRASHED
+crashed_capture() {
+	bg "$BACHD" --driver fake --option "seed=$2" --option rate=200000 \
+		--set ring_mb=4 --output "$1" 2> "$1.log"
+	wait_until 20 "a segment with data" sh -c "[ -s \"\$(ls '$1'/2*Z*/seg-000001.byu.gz.part 2>/dev/null)\" ]"
+	sleep 0.3
+	kill -KILL "$BGPID"
+	reap "$BGPID"
+	CRASHED=$(capdir "$1")
+}
 # the number of capture directories in OUT
 ncaps() { ls -d "$1"/2*Z* 2>/dev/null | wc -l; }
 

@@ -61,6 +61,10 @@ static int run(int argc, char **argv)
 		return status;
 	if (a.help)
 		return print_help(&cmd_capture);
+	if (a.version) {
+		printf("bach %s\n", BACH_VERSION);
+		return EXIT_OK;
+	}
 	if (a.list_drivers)
 		return EXIT_OK;
 	if (a.check_config) {
@@ -99,6 +103,8 @@ static int run(int argc, char **argv)
 	fprintf(stderr, "capturing from %s into %s (Ctrl-C stops)\n",
 		cfg.cap.driver, dir);
 	t0 = mono();
+	/* the first line after one interval, its rate over that interval */
+	last = t0;
 	while (!capture_done(c)) {
 		struct pollfd p = { sfd, POLLIN, 0 };
 		struct signalfd_siginfo si;
@@ -132,9 +138,8 @@ static int run(int argc, char **argv)
 		if (now - last >= (tty ? 0.5 : 5.0)) {
 			capture_status(c, &st);
 			progress(&st, now - t0,
-				 last ? (uint64_t)((double)(st.written - prev) /
-						   (now - last)) :
-					0,
+				 (uint64_t)((double)(st.written - prev) /
+					    (now - last)),
 				 tty, false);
 			prev = st.written;
 			last = now;
@@ -163,6 +168,11 @@ static int run(int argc, char **argv)
 	"                    [--config FILE] [--policy stall|drop]\n" \
 	"                    [--set KEY=VALUE] [--no-compress] [--no-gap-markers]\n" \
 	"                    [--no-io-uring]\n" \
+	"\n" \
+	"  -d, --driver NAME        the source\n" \
+	"  -O, --option KEY=VALUE   a driver option (repeatable; below)\n" \
+	"  -o, --output DIR         where the capture directory is made\n" \
+	"  -c, --config FILE        INI configuration, as bachd's\n" \
 	"\n" \
 	"The same options as bachd (bachd --help), run in the foreground: a\n" \
 	"progress line (records, rate, ring fill, records lost), and a summary\n" \

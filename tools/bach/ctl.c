@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "bach.h"
+#include "ctl.h"
 
-#define DEFAULT_SOCKET "/run/bach/bachd.sock"
 /* bachd@NAME.service's (systemd/bachd@.service) */
 #define INSTANCE_SOCKET "/run/bach-%s/bachd.sock"
 #define DEFAULT_TIMEOUT 5.0 /* seconds for the whole exchange */
@@ -213,16 +213,15 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sockaddr_un sa;
-	const char *path = getenv("BACH_SOCKET");
+	const char *path = NULL;
 	char req[4200], reply[16384], inst[sizeof(sa.sun_path) + 64], *end;
+	char def[sizeof(sa.sun_path) + 64];
 	double timeout = DEFAULT_TIMEOUT;
-	bool json = false, status;
+	bool json = false, status, fell_back = false;
 	size_t n = 0;
 	ssize_t got;
 	int c;
 
-	if (!path)
-		path = DEFAULT_SOCKET;
 	/* "+": the words of `mark TEXT` are never taken for options */
 	while ((c = getopt_long(argc, argv, "+s:i:t:", opts, NULL)) != -1) {
 		switch (c) {
@@ -279,6 +278,21 @@ static int run(int argc, char **argv)
 		n += len;
 		req[n++] = i + 1 < argc ? ' ' : '\n';
 	}
+	if (!path) {
+		/* bachd's own rule (daemon/ctl.c) */
+		if (ctl_default_path(def, sizeof(def)))
+			return usage_error("socket path too long: %s", def);
+		path = def;
+		/*
+		 * A user's own bachd first; with none there, the service's
+		 * (group bach may talk to it)
+		 */
+		if (access(path, F_OK) < 0 && !getenv("BACH_SOCKET") &&
+		    !getenv("RUNTIME_DIRECTORY") && strcmp(path, CTL_SYSTEM_SOCKET)) {
+			path = CTL_SYSTEM_SOCKET;
+			fell_back = true;
+		}
+	}
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return usage_error("socket path too long");
 	got = exchange(path, req, n, reply, sizeof(reply), timeout);
@@ -290,6 +304,9 @@ static int run(int argc, char **argv)
 	if (got < 0) {
 		errmsg("%s: %s (is bachd running? --socket or BACH_SOCKET name another)",
 		       path, strerror((int)-got));
+		if (fell_back)
+			errmsg("(looked for %s first: a bachd you run yourself listens there)",
+			       def);
 		return EXIT_USAGE;
 	}
 	if (!got) {
@@ -317,8 +334,10 @@ const struct bach_cmd cmd_ctl = {
 		"  mark TEXT  record TEXT in the manifest at the record the source\n"
 		"             delivers next\n"
 		"\n"
-		"  -s, --socket PATH   control socket (default $BACH_SOCKET, else\n"
-		"                      " DEFAULT_SOCKET ")\n"
+		"  -s, --socket PATH   control socket (default: $BACH_SOCKET, else\n"
+		"                      $XDG_RUNTIME_DIR/bach/bachd.sock when not root\n"
+		"                      and there, else " CTL_SYSTEM_SOCKET ",\n"
+		"                      where bachd makes it when not configured)\n"
 		"  -i, --instance NAME the socket of bachd@NAME.service,\n"
 		"                      /run/bach-NAME/bachd.sock\n"
 		"      --json          status: print bachd's JSON reply as it is\n"

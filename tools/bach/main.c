@@ -265,6 +265,7 @@ static void usage(FILE *f)
 	for (int i = 0; cmds[i]; i++)
 		fprintf(f, "  %-9s %s\n", cmds[i]->name, cmds[i]->summary);
 	fprintf(f, "  %-9s %s\n", "help", "help CMD: a command's options");
+	fprintf(f, "\n  -V, --version  print bach's version\n");
 	fprintf(f,
 		"\nTRACE is a .byu or .byu.gz file, - for standard input, or a\n"
 		"capture directory (its segments in order, as one trace).\n"
@@ -325,7 +326,7 @@ int main(int argc, char **argv)
 		}
 		return close_stdout(print_help(c));
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("bach %s\n", BACH_VERSION);
 		return close_stdout(EXIT_OK);
 	}

@@ -1,0 +1,82 @@
+# bash completion for bach and bachd (issue 10, section 8): sourced in
+# bash, its functions complete commands, options, driver names, driver
+# options and [bachd] keys, all taken from the programs' own output.
+. "$TOP/tests/lib.sh"
+BACHD="$(dirname "$BACH")/bachd"
+command -v bash > /dev/null || skip "no bash"
+
+cat > "$T/t.bash" << 'EOF'
+set -u
+. "$TOP/tools/completion/bach.bash"
+# comp FUNCTION WORD...: the completions of the last WORD
+comp() {
+	local f=$1
+	shift
+	COMP_WORDS=("$@")
+	COMP_CWORD=$(($# - 1))
+	COMPREPLY=()
+	"$f"
+	printf '%s\n' "${COMPREPLY[@]}" | sort
+}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# want LIST WORD...: the completions are exactly LIST (words, any order)
+want() {
+	local w=$(printf '%s\n' $1 | sort)
+	shift
+	local got=$(comp "$@")
+	[ "$got" = "$w" ] || fail "'${*:2}': got [$(echo $got)], want [$(echo $w)]"
+}
+# has WORD... -- ARGS: every WORD is among the completions
+has() {
+	local words=() got
+	while [ "$1" != -- ]; do words+=("$1"); shift; done
+	shift
+	got=$(comp "$@")
+	for w in "${words[@]}"; do
+		grep -qxF -- "$w" <<< "$got" || fail "'${*:2}': no '$w' in [$(echo $got)]"
+	done
+}
+
+# bach's commands, from bach help
+cmds=$("$BACH" help | sed -n '/^Commands:/,/^$/s/^  \([a-z]*\) .*/\1/p')
+[ $(wc -w <<< "$cmds") -ge 9 ] || fail "bach help lists [$cmds]"
+has $cmds --version -- _bach "$BACH" ""
+want verify _bach "$BACH" ve
+want "capture convert ctl" _bach "$BACH" c
+want capture _bach "$BACH" help cap
+# a command's options, from its help
+want --format _bach "$BACH" dump --fo
+want "--from" _bach "$BACH" convert --fr
+has -o --output --records --seed --pins -- _bach "$BACH" gen -
+want "byu byu.gz din dinx laplace csv" _bach "$BACH" convert --to ""
+want "text csv jsonl" _bach "$BACH" dump -f ""
+want "status start stop" _bach "$BACH" ctl st
+has --socket --instance --json --timeout -- _bach "$BACH" ctl --
+# drivers, from bachd --list-drivers
+drivers=$("$BACHD" --list-drivers | sed -n 's/^\([a-z0-9_]*\): .*/\1/p')
+want "$drivers" _bachd "$BACHD" --driver ""
+want "$drivers" _bach "$BACH" capture -d ""
+want "seed= status_every= stall_every=" _bachd "$BACHD" --driver fake -O s
+want "serial= status_ms=" _bach "$BACH" capture --driver usb --option s
+# [bachd] keys, from bachd --help
+keys=$("$BACHD" --help | sed -n '/^Settings/,/^Drivers/s/^  \([a-z_]*\)=.*/\1=/p')
+[ $(wc -w <<< "$keys") -ge 25 ] || fail "bachd --help lists [$keys]"
+want "$keys" _bachd "$BACHD" --set ""
+want "keep_bytes= keep_days= keep_captures=" _bachd "$BACHD" --set keep
+want "stall drop" _bachd "$BACHD" --policy ""
+# bachd's own options
+has --driver --option --output --config --set --version --list-drivers \
+	--check-config -- _bachd "$BACHD" --
+want "--version" _bachd "$BACHD" --ver
+# bach capture: bachd's options too
+has --driver --option --output -- _bach "$BACH" capture --
+# a trace argument completes file names
+touch "$T/trace-one.byu"
+want "$T/trace-one.byu" _bach "$BACH" dump "$T/trace-o"
+echo ok
+EOF
+export T
+TOP="$TOP" BACH="$BACH" BACHD="$BACHD" bash "$T/t.bash" > "$T/out" 2> "$T/err" ||
+	fail "$(cat "$T/err")"
+grep -qx ok "$T/out" || fail "the completion test did not finish: $(cat "$T/out" "$T/err")"
+exit 0
