@@ -32,10 +32,11 @@
 #include "bach/record.h"
 #include "la_priv.h"
 
-#define CHUNK (4u << 20)	/* bytes of a file per sr_input_send */
-#define OUT_RECS 65536u		/* records per sink call */
+#define CHUNK	 (4u << 20) /* bytes of a file per sr_input_send */
+#define OUT_RECS 65536u	    /* records per sink call */
 
-/* ---- libsigrok's log ------------------------------------------------------ */
+/* ---- libsigrok's log ------------------------------------------------------
+ */
 
 /*
  * libsigrok's log is process-wide and may be written from its own
@@ -97,7 +98,8 @@ const char *la_log_error(void)
 	return log_copy(sr_error, copy);
 }
 
-/* ---- the decoding side of the datafeed ------------------------------------ */
+/* ---- the decoding side of the datafeed ------------------------------------
+ */
 
 static void la_fail(struct la_feed *f, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -233,8 +235,8 @@ void la_feed_logic(struct la_feed *f, const uint8_t *s, size_t len,
 	}
 	while (n && !f->status) {
 		size_t used;
-		size_t k = bach_busdec_feed(f->dec, s, n, &used, f->out,
-					    OUT_RECS);
+		size_t k =
+			bach_busdec_feed(f->dec, s, n, &used, f->out, OUT_RECS);
 
 		flush_out(f, k);
 		s += used * f->unitsize;
@@ -289,7 +291,8 @@ static void datafeed(const struct sr_dev_inst *sdi,
 	la_feed_packet(cb_data, pkt);
 }
 
-/* ---- files ------------------------------------------------------------------ */
+/* ---- files ------------------------------------------------------------------
+ */
 
 static bool has_ext(const char *path, const char *ext)
 {
@@ -391,7 +394,7 @@ static GHashTable *module_options(const struct sr_input_module *imod,
 			goto fail;
 		}
 		const char *val = eq + 1;
-		long long x = 0;	/* an integer's value, for its range */
+		long long x = 0; /* an integer's value, for its range */
 
 		errno = 0;
 		if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_UINT64)) {
@@ -400,7 +403,8 @@ static GHashTable *module_options(const struct sr_input_module *imod,
 			if (!*end && !errno && *val != '-')
 				v = g_variant_new_uint64(u);
 			x = u > LLONG_MAX ? LLONG_MAX : (long long)u;
-		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_UINT32)) {
+		} else if (g_variant_is_of_type(o->def,
+						G_VARIANT_TYPE_UINT32)) {
 			x = strtoll(val, &end, 0);
 			if (!*end && !errno && *val != '-' && x <= UINT32_MAX)
 				v = g_variant_new_uint32((uint32_t)x);
@@ -408,7 +412,8 @@ static GHashTable *module_options(const struct sr_input_module *imod,
 			x = strtoll(val, &end, 0);
 			if (!*end && !errno && x >= INT32_MIN && x <= INT32_MAX)
 				v = g_variant_new_int32((int32_t)x);
-		} else if (g_variant_is_of_type(o->def, G_VARIANT_TYPE_DOUBLE)) {
+		} else if (g_variant_is_of_type(o->def,
+						G_VARIANT_TYPE_DOUBLE)) {
 			double d = strtod(val, &end);
 
 			if (!*end && !errno)
@@ -448,7 +453,8 @@ fail:
 	return NULL;
 }
 
-/* ---- VCD timestamps --------------------------------------------------------- */
+/* ---- VCD timestamps ---------------------------------------------------------
+ */
 
 /*
  * libsigrok's VCD input turns time into samples: every timestamp unit from
@@ -458,21 +464,21 @@ fail:
  * chunk's timestamps are checked here, its tokens taken as the module takes
  * them: time must never go back, nor jump more than VCD_MAX_GAP samples.
  */
-#define VCD_MAX_GAP (1ull << 28)	/* ~2 s of libsigrok's expansion */
+#define VCD_MAX_GAP (1ull << 28) /* ~2 s of libsigrok's expansion */
 
 struct vcd_scan {
 	const char *path;
-	uint64_t line;		/* of the next byte, from 1 */
-	uint64_t tok_line;	/* where the token being read began */
-	char tok[24];		/* its first bytes, NUL-terminated */
-	size_t tok_len;		/* its whole length */
-	bool body;		/* past "$enddefinitions $end" */
-	bool enddefs;		/* "$enddefinitions" seen, "$end" next */
-	bool section;		/* inside "$comment ... $end" and the like */
-	bool want_id;		/* the next token is a value's identifier */
-	bool have;		/* a timestamp was seen: last and at hold */
-	uint64_t last;		/* the last timestamp, as written */
-	uint64_t at;		/* the sample it became */
+	uint64_t line;	   /* of the next byte, from 1 */
+	uint64_t tok_line; /* where the token being read began */
+	char tok[24];	   /* its first bytes, NUL-terminated */
+	size_t tok_len;	   /* its whole length */
+	bool body;	   /* past "$enddefinitions $end" */
+	bool enddefs;	   /* "$enddefinitions" seen, "$end" next */
+	bool section;	   /* inside "$comment ... $end" and the like */
+	bool want_id;	   /* the next token is a value's identifier */
+	bool have;	   /* a timestamp was seen: last and at hold */
+	uint64_t last;	   /* the last timestamp, as written */
+	uint64_t at;	   /* the sample it became */
 	uint64_t downsample, compress;
 	int64_t skip;
 };
@@ -488,10 +494,12 @@ static void vcd_scan_init(struct vcd_scan *v, const char *path,
 	memset(v, 0, sizeof *v);
 	v->path = path;
 	v->line = 1;
-	v->downsample = ds && g_variant_get_int32(ds) > 1 ?
-				(uint64_t)g_variant_get_int32(ds) : 1;
-	v->compress = cp && g_variant_get_int32(cp) > 0 ?
-			      (uint64_t)g_variant_get_int32(cp) : 0;
+	v->downsample = ds && g_variant_get_int32(ds) > 1
+				? (uint64_t)g_variant_get_int32(ds)
+				: 1;
+	v->compress = cp && g_variant_get_int32(cp) > 0
+			      ? (uint64_t)g_variant_get_int32(cp)
+			      : 0;
 	v->skip = sk ? g_variant_get_int32(sk) : -1;
 }
 
@@ -500,10 +508,13 @@ static int vcd_time(struct vcd_scan *v, struct la_feed *f)
 	uint64_t t = 0, s, gap;
 
 	for (const char *c = v->tok + 1; *c; c++)
-		t = t > (UINT64_MAX - 9) / 10 ? UINT64_MAX : t * 10 +
-			(uint64_t)(*c >= '0' && *c <= '9' ? *c - '0' : 0);
+		t = t > (UINT64_MAX - 9) / 10
+			    ? UINT64_MAX
+			    : t * 10 + (uint64_t)(*c >= '0' && *c <= '9'
+							  ? *c - '0'
+							  : 0);
 	if (v->tok_len >= sizeof v->tok)
-		t = UINT64_MAX;	/* more digits than we keep: far too many */
+		t = UINT64_MAX; /* more digits than we keep: far too many */
 	if (v->have && t < v->last) {
 		la_fail(f, BACH_LA_BAD_INPUT,
 			"%s:%" PRIu64 ": timestamp #%" PRIu64 " is before the "
@@ -517,7 +528,7 @@ static int vcd_time(struct vcd_scan *v, struct la_feed *f)
 	v->have = true;
 	v->last = t;
 	if (s <= v->at)
-		return 0;	/* skipped, or no time passed */
+		return 0; /* skipped, or no time passed */
 	gap = s - v->at;
 	if (v->compress && gap > v->compress)
 		gap = v->compress;
@@ -555,7 +566,7 @@ static int vcd_token(struct vcd_scan *v, struct la_feed *f)
 			     strcmp(t, "$end");
 	} else if (strchr("bBrR", t[0]) ||
 		   (v->tok_len == 1 && strchr("01xXzZ", t[0]))) {
-		v->want_id = true;	/* "b0101 ID", "1 ID" */
+		v->want_id = true; /* "b0101 ID", "1 ID" */
 	}
 	return 0;
 }
@@ -587,8 +598,7 @@ static int vcd_scan(struct vcd_scan *v, const char *p, size_t n,
 }
 
 /* A VCD cut short ends in the middle of a line. */
-static int check_text_whole(const char *path, int fd, char *err,
-			    size_t errlen)
+static int check_text_whole(const char *path, int fd, char *err, size_t errlen)
 {
 	struct stat st;
 	char last;
@@ -641,8 +651,8 @@ static int check_members(const char *path, zip_t *z, struct la_feed *f)
 		unsigned long k;
 		zip_stat_t st;
 
-		if (!dash || (strncmp(name, "logic-", 6) &&
-			      strncmp(name, "analog-", 7)))
+		if (!dash ||
+		    (strncmp(name, "logic-", 6) && strncmp(name, "analog-", 7)))
 			continue;
 		k = strtoul(dash + 1, &end, 10);
 		if (*end || !k || dash[1] < '1' || dash[1] > '9')
@@ -658,7 +668,8 @@ static int check_members(const char *path, zip_t *z, struct la_feed *f)
 			 name, k - 1);
 		if (k > 1 && zip_name_locate(z, prev, 0) < 0) {
 			la_fail(f, BACH_LA_BAD_INPUT,
-				"%s: damaged: member %s is missing (%s follows)",
+				"%s: damaged: member %s is missing (%s "
+				"follows)",
 				path, prev, name);
 			return -1;
 		}
@@ -750,7 +761,7 @@ static int read_logic(const char *path, zip_t *z, zip_int64_t idx,
 {
 	zip_file_t *m = zip_fopen_index(z, (zip_uint64_t)idx, 0);
 	const char *name = zip_get_name(z, (zip_uint64_t)idx, 0);
-	size_t have = 0;	/* bytes of a partial sample carried over */
+	size_t have = 0; /* bytes of a partial sample carried over */
 	zip_int64_t got;
 
 	if (!m) {
@@ -807,7 +818,7 @@ static int run_srzip(const char *path, struct la_feed *f)
 	}
 	ver = read_member(z, "version", 16, why, sizeof why);
 	if (!ver || strcmp(g_strstrip(ver), "2"))
-		goto out;	/* libsigrok's (or its error) */
+		goto out; /* libsigrok's (or its error) */
 	meta = read_member(z, "metadata", 1u << 20, why, sizeof why);
 	kf = g_key_file_new();
 	if (!meta || !g_key_file_load_from_data(kf, meta, strlen(meta),
@@ -819,7 +830,7 @@ static int run_srzip(const char *path, struct la_feed *f)
 	}
 	if (g_key_file_has_group(kf, "device 2") ||
 	    g_key_file_get_integer(kf, "device 1", "total analog", NULL) > 0)
-		goto out;	/* more than one logic device */
+		goto out; /* more than one logic device */
 	cap = g_key_file_get_string(kf, "device 1", "capturefile", NULL);
 	unit = g_key_file_get_integer(kf, "device 1", "unitsize", NULL);
 	nprobes = g_key_file_get_integer(kf, "device 1", "total probes", NULL);
@@ -902,8 +913,8 @@ static int run_session_file(struct sr_context *ctx, const char *path,
 	if (rc != SR_OK) {
 		la_fail(f, BACH_LA_BAD_INPUT,
 			"%s: not a readable libsigrok session (.sr): %s", path,
-			la_log_said() ? la_log_said() :
-					"no zip archive with a 'metadata' "
+			la_log_said() ? la_log_said()
+				      : "no zip archive with a 'metadata' "
 					"member here, or a damaged one");
 		return -1;
 	}
@@ -915,7 +926,7 @@ static int run_session_file(struct sr_context *ctx, const char *path,
 	if (la_feed_channels(f, devs->data))
 		goto out;
 	sr_session_datafeed_callback_add(sess, datafeed, f);
-	la_log_begin();	/* what the acquisition says, not the loading */
+	la_log_begin(); /* what the acquisition says, not the loading */
 	rc = sr_session_start(sess);
 	if (rc == SR_OK)
 		rc = sr_session_run(sess);
@@ -995,7 +1006,7 @@ static int run_input_module(struct sr_context *ctx, const char *path,
 		close(fd);
 		return -1;
 	}
-	la_log_begin();	/* what the input says, not the setting up */
+	la_log_begin(); /* what the input says, not the setting up */
 	sr_session_new(ctx, &sess);
 	sr_session_datafeed_callback_add(sess, datafeed, f);
 	buf = g_string_sized_new(CHUNK);
@@ -1074,8 +1085,8 @@ int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 	}
 	session = p->format ? !strcmp(p->format, "srzip") : has_ext(path, "sr");
 	if (!session) {
-		imod = p->format ? sr_input_find((char *)p->format) :
-				   module_for(path);
+		imod = p->format ? sr_input_find((char *)p->format)
+				 : module_for(path);
 		if (!imod) {
 			if (p->format)
 				snprintf(err, errlen,
@@ -1116,8 +1127,7 @@ int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 	rep->channels = f.channels;
 	rep->unitsize = f.unitsize;
 	if (f.resolved)
-		bach_busmap_describe(&f.map, rep->assumed,
-				     sizeof rep->assumed);
+		bach_busmap_describe(&f.map, rep->assumed, sizeof rep->assumed);
 	if (f.dec)
 		bach_busdec_stats(f.dec, &rep->st);
 	rc = f.status;

@@ -17,8 +17,8 @@
 #include "bach/la.h"
 
 struct la_feed {
-	const char *what;	/* the file or device, for messages */
-	const char *format;	/* the input module's id, for messages */
+	const char *what;   /* the file or device, for messages */
+	const char *format; /* the input module's id, for messages */
 	bach_la_sink_fn sink;
 	void *arg;
 	struct bach_mapspec spec;
@@ -29,7 +29,7 @@ struct la_feed {
 	uint64_t samplerate;
 	struct bach_busdec *dec;
 	uint8_t *out;
-	int status;		/* enum bach_la_status */
+	int status; /* enum bach_la_status */
 	char err[1024];
 };
 

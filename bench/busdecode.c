@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The bus decoder's speed, in one process: 48-channel samples (6 bytes,
- * channel i = signal i of docs/design.md section 5) of the bach gen workload played
- * by the bus model, decoded whole several times; the best pass counts.
+ * channel i = signal i of docs/design.md section 5) of the bach gen workload
+ * played by the bus model, decoded whole several times; the best pass counts.
  * Case 4 has every signal (56 channels, 7 bytes: hlda, ahold, eads_n too)
  * on a bus with HOLD and inquires, the decoder's slow path at work.
  * Time is the thread's CPU time: the figure is per core, and a machine
@@ -20,9 +20,9 @@
 #include "bach/gen.h"
 #include "bach/record.h"
 
-#define UNIT 6
+#define UNIT	 6
 #define UNIT_ALL 7
-#define PASSES 5
+#define PASSES	 5
 
 static double now(void)
 {
@@ -74,27 +74,26 @@ static void run(const char *name, const uint8_t *s, size_t ns, unsigned unit,
 		names[BACH_SIG_BRDY] = names[BACH_SIG_NA] = "unused";
 		names[BACH_SIG_KEN] = names[BACH_SIG_BOFF] = "unused";
 	}
-	if (!out || bach_busmap_resolve(&map, NULL, names, unit * 8, err,
-					sizeof err)) {
+	if (!out ||
+	    bach_busmap_resolve(&map, NULL, names, unit * 8, err, sizeof err)) {
 		fprintf(stderr, "busdecode: %s\n", err);
 		exit(1);
 	}
 	for (int pass = 0; pass < PASSES; pass++) {
-		struct bach_busdec *d = bach_busdec_new(&map, unit, err,
-							sizeof err);
+		struct bach_busdec *d =
+			bach_busdec_new(&map, unit, err, sizeof err);
 		size_t off = 0, k = 0, used;
 		double t0 = now(), t;
 		bool same = true;
 
 		while (off < ns) {
-			size_t got = bach_busdec_feed(d, s + off * unit,
-						      ns - off, &used, out,
-						      cap);
+			size_t got = bach_busdec_feed(
+				d, s + off * unit, ns - off, &used, out, cap);
 
 			/* check as we go, outside nothing but the memcmp */
 			if (want && k + got <= nwant)
-				same = same && !memcmp(out, want + k * 6,
-						       got * 6);
+				same = same &&
+				       !memcmp(out, want + k * 6, got * 6);
 			k += got;
 			off += used;
 		}
@@ -103,8 +102,7 @@ static void run(const char *name, const uint8_t *s, size_t ns, unsigned unit,
 		bach_busdec_stats(d, &st);
 		bach_busdec_free(d);
 		if (want && (!same || k != nwant)) {
-			fprintf(stderr, "busdecode: %s: wrong records\n",
-				name);
+			fprintf(stderr, "busdecode: %s: wrong records\n", name);
 			exit(1);
 		}
 		recs = k;
@@ -121,8 +119,10 @@ int main(int argc, char **argv)
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 0) : 4000000;
 	int only = argc > 2 ? atoi(argv[2]) : 0;
 	struct bach_busmodel_opts plain = { .seed = 1, .max_wait = 1 };
-	struct bach_busmodel_opts full = { .seed = 1,	   .max_wait = 2,
-					   .pipeline_pct = 20, .boff_every = 500,
+	struct bach_busmodel_opts full = { .seed = 1,
+					   .max_wait = 2,
+					   .pipeline_pct = 20,
+					   .boff_every = 500,
 					   .ken_pct = 10 };
 	struct bach_busmodel_opts all = full;
 	struct bach_busmodel_stats ms;
@@ -164,8 +164,8 @@ int main(int argc, char **argv)
 		if (!nclk)
 			return 1;
 		s = samples(clk, nclk, 0, UNIT_ALL, &ns);
-		run("state mode, 56 ch, HOLD/AHOLD too", s, ns, UNIT_ALL,
-		    false, true, truth, ms.truth);
+		run("state mode, 56 ch, HOLD/AHOLD too", s, ns, UNIT_ALL, false,
+		    true, truth, ms.truth);
 		free(s);
 		free(clk);
 		free(truth);

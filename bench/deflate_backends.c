@@ -106,15 +106,16 @@ int main(int argc, char **argv)
 		if (runs[i].b != ISAL) {
 			d = bach_deflater_new(runs[i].b, runs[i].level);
 			if (!d) {
-				fprintf(stderr, "deflate_backends: out of memory\n");
+				fprintf(stderr,
+					"deflate_backends: out of memory\n");
 				return 1;
 			}
 		}
 		t0 = now();
 		for (size_t off = 0; off < len; off += BACH_BGZF_MAX_INPUT)
 			total += d ? bach_bgzf_block(d, out, buf + off,
-						     BACH_BGZF_MAX_INPUT) :
-				     isal_block(runs[i].level, lbuf,
+						     BACH_BGZF_MAX_INPUT)
+				   : isal_block(runs[i].level, lbuf,
 						isal_lbuf[runs[i].level], out,
 						buf + off, BACH_BGZF_MAX_INPUT);
 		dt = now() - t0;

@@ -7,9 +7,10 @@
 #include <stdio.h>
 
 static const char *const names[16] = {
-	"INVALID", "INT_ACK", "INVALID",    "SPECIAL", "INVALID",   "IO_READ",
-	"INVALID", "IO_WRITE", "I_FETCH",   "NC_I_FETCH", "INVALID", "INVALID",
-	"D_READ",  "NC_D_READ", "WRITE_BACK", "D_WRITE",
+	"INVALID", "INT_ACK",	 "INVALID",    "SPECIAL",
+	"INVALID", "IO_READ",	 "INVALID",    "IO_WRITE",
+	"I_FETCH", "NC_I_FETCH", "INVALID",    "INVALID",
+	"D_READ",  "NC_D_READ",	 "WRITE_BACK", "D_WRITE",
 };
 
 int main(int argc, char **argv)

@@ -18,22 +18,22 @@
 #include "bach/trace.h"
 
 #define CAPTURE_MAX_OPTIONS 64
-#define CAPTURE_MAX_LABELS 16
-#define CAPTURE_LABEL_KEY 48		/* bytes, the NUL included */
+#define CAPTURE_MAX_LABELS  16
+#define CAPTURE_LABEL_KEY   48 /* bytes, the NUL included */
 #define CAPTURE_LABEL_VALUE 128
 
 #define CAPTURE_MAX_MARKERS 16
 
 /* In-band marker rules (docs/bachd.md section 5): kinds, never renumbered. */
 enum capture_marker_kind {
-	CAPTURE_MARKER_IO,	/* IO_READ and IO_WRITE cycles */
-	CAPTURE_MARKER_MEM,	/* memory cycles: fetches, reads, writes */
+	CAPTURE_MARKER_IO,  /* IO_READ and IO_WRITE cycles */
+	CAPTURE_MARKER_MEM, /* memory cycles: fetches, reads, writes */
 };
 
 struct capture_marker {
 	enum capture_marker_kind kind;
-	uint32_t lo, hi;	/* byte addresses, inclusive */
-	char text[48];		/* the rule as the manifest spells it */
+	uint32_t lo, hi; /* byte addresses, inclusive */
+	char text[48];	 /* the rule as the manifest spells it */
 };
 
 /*
@@ -46,50 +46,50 @@ int capture_marker_parse(struct capture_marker *m, const char *s, char *err,
 
 /* Never renumbered: the names are config values (on_full). */
 enum capture_on_full {
-	CAPTURE_ON_FULL_WAIT,	/* wait for space; the loss is one gap */
-	CAPTURE_ON_FULL_STOP,	/* end the capture cleanly */
+	CAPTURE_ON_FULL_WAIT, /* wait for space; the loss is one gap */
+	CAPTURE_ON_FULL_STOP, /* end the capture cleanly */
 };
 
 struct capture_config {
-	char output[4096];		/* directory the capture directory goes in */
+	char output[4096]; /* directory the capture directory goes in */
 	char driver[64];
 	struct bach_option opts[CAPTURE_MAX_OPTIONS]; /* as given, in order */
 	size_t nopts;
 	enum bach_loss_policy policy;
-	bool gap_markers;		/* drop: marker records in the trace */
-	bool compress;			/* .byu.gz segments (else .byu) */
+	bool gap_markers; /* drop: marker records in the trace */
+	bool compress;	  /* .byu.gz segments (else .byu) */
 	enum bach_deflate_backend compressor; /* libdeflate or record */
-	int level;			/* the compressor's level */
-	int threads;			/* compressing threads, 0 = online CPUs */
+	int level;			      /* the compressor's level */
+	int threads; /* compressing threads, 0 = online CPUs */
 	uint64_t ring_bytes;
-	uint64_t rotate_bytes;		/* record bytes per segment, 0 = no limit */
-	uint64_t rotate_seconds;	/* 0 = no limit */
+	uint64_t rotate_bytes;	 /* record bytes per segment, 0 = no limit */
+	uint64_t rotate_seconds; /* 0 = no limit */
 	bool io_uring;
-	bool raw_dump;			/* keep board-stream.bin for replay */
-	unsigned queue_depth;		/* writes in flight */
-	uint64_t flush_ms;		/* a partial block waits at most this */
-	int test_writer_delay_ms;	/* test hook: slow every write */
-	char config_path[4096];		/* for the manifest; may be empty */
-	char config_abs[4096];		/* the same, absolute; may be empty */
-	struct capture_label {		/* label.KEY = VALUE, for the manifest */
+	bool raw_dump;		  /* keep board-stream.bin for replay */
+	unsigned queue_depth;	  /* writes in flight */
+	uint64_t flush_ms;	  /* a partial block waits at most this */
+	int test_writer_delay_ms; /* test hook: slow every write */
+	char config_path[4096];	  /* for the manifest; may be empty */
+	char config_abs[4096];	  /* the same, absolute; may be empty */
+	struct capture_label {	  /* label.KEY = VALUE, for the manifest */
 		char key[CAPTURE_LABEL_KEY];
 		char value[CAPTURE_LABEL_VALUE];
 	} labels[CAPTURE_MAX_LABELS];
 	size_t nlabels;
 
 	/* the disk guard (docs/bachd.md section 5) */
-	uint64_t min_free_bytes;	/* keep this much free, 0 = no limit */
-	unsigned min_free_pct;		/* ... or this % of the filesystem */
-	enum capture_on_full on_full;	/* what a disk at min_free does */
-	uint64_t keep_bytes;		/* retention: 0 = no limit */
+	uint64_t min_free_bytes;      /* keep this much free, 0 = no limit */
+	unsigned min_free_pct;	      /* ... or this % of the filesystem */
+	enum capture_on_full on_full; /* what a disk at min_free does */
+	uint64_t keep_bytes;	      /* retention: 0 = no limit */
 	uint64_t keep_days;
 	uint64_t keep_captures;
-	char post_rotate[1024];		/* run on each closed segment, or "" */
+	char post_rotate[1024]; /* run on each closed segment, or "" */
 
 	/* in-band markers: matching records become mark events */
 	struct capture_marker markers[CAPTURE_MAX_MARKERS];
 	size_t nmarkers;
-	unsigned marker_rate;		/* events a second per rule, then merged */
+	unsigned marker_rate; /* events a second per rule, then merged */
 
 	/* autostop: 0 = no limit */
 	uint64_t stop_seconds, stop_records, stop_segments;
@@ -116,30 +116,32 @@ int capture_config_label(struct capture_config *c, const char *key,
 
 /* Live figures; every member a total since the start. */
 struct capture_status {
-	uint64_t produced;	/* records the source produced (incl. lost) */
-	uint64_t written;	/* records in closed or open segments */
-	uint64_t lost;		/* records lost, all causes */
-	uint64_t lost_by[BACH_GAP_NCAUSES]; /* [BACH_GAP_DISK]: a failed write */
-	uint64_t markers;	/* gap marker records written */
-	uint64_t bytes;		/* bytes written to segments */
-	uint64_t segments;	/* segments closed */
-	uint64_t stalls;	/* times the ring was full under stall */
-	uint64_t stall_ns;	/* time spent stalled */
-	uint64_t board_stalls;	/* times the board held the CPU (its status) */
+	uint64_t produced; /* records the source produced (incl. lost) */
+	uint64_t written;  /* records in closed or open segments */
+	uint64_t lost;	   /* records lost, all causes */
+	uint64_t
+		lost_by[BACH_GAP_NCAUSES]; /* [BACH_GAP_DISK]: a failed write */
+	uint64_t markers;		   /* gap marker records written */
+	uint64_t bytes;			   /* bytes written to segments */
+	uint64_t segments;		   /* segments closed */
+	uint64_t stalls;       /* times the ring was full under stall */
+	uint64_t stall_ns;     /* time spent stalled */
+	uint64_t board_stalls; /* times the board held the CPU (its status) */
 	uint64_t ring_used, ring_blocks;
 	uint64_t corrupt_frames;
-	bool have_board;	/* a board status frame has come */
-	struct bach_board_status board;	/* the board's last one */
-	bool running;		/* the source is still producing */
-	bool writer_blocked;	/* a write has been pending for long */
-	bool disk_waiting;	/* below min_free: records are being lost */
+	bool have_board;		/* a board status frame has come */
+	struct bach_board_status board; /* the board's last one */
+	bool running;			/* the source is still producing */
+	bool writer_blocked;		/* a write has been pending for long */
+	bool disk_waiting;	  /* below min_free: records are being lost */
 	uint64_t writer_progress; /* ticks whenever the writer moves on */
-	uint64_t start_unix_ns;	/* wall clock when the capture started, 0: not yet */
-	uint64_t uptime_ns;	/* since then (monotonic) */
+	uint64_t start_unix_ns;	  /* wall clock when the capture started, 0: not
+				     yet */
+	uint64_t uptime_ns;	  /* since then (monotonic) */
 	char capture_dir[4200];
-	char segment[80];	/* open segment's name */
+	char segment[80]; /* open segment's name */
 	char driver[64];
-	char gateware[32];	/* the device's "gateware" version, or "" */
+	char gateware[32]; /* the device's "gateware" version, or "" */
 };
 
 struct capture;

@@ -27,7 +27,8 @@
 #define MANIFEST_RESERVE (256 << 10)
 /* ring stalls within this time make one manifest event */
 #define STALL_MERGE_NS 1000000000ull
-#define BLOCKED_AFTER_NS 2000000000ull /* a write this old: the writer is stuck */
+#define BLOCKED_AFTER_NS                                                       \
+	2000000000ull /* a write this old: the writer is stuck */
 
 struct bach_source {
 	struct capture *c;
@@ -43,25 +44,25 @@ struct capture {
 
 	/* producer (acquisition thread) */
 	struct ring_block *blk;
-	uint64_t blk_born;		/* ns when blk got its first record */
-	uint64_t pending[NCAUSES];	/* lost while no block could be had */
+	uint64_t blk_born;	   /* ns when blk got its first record */
+	uint64_t pending[NCAUSES]; /* lost while no block could be had */
 	struct ring_event pend_ev[RING_MAX_EVENTS]; /* events, likewise */
 	unsigned npend_ev;
 	bool stalled;
-	struct {			/* ring stalls not yet in an event */
+	struct { /* ring stalls not yet in an event */
 		uint64_t first_ns, last_ns, held_ns, count;
 	} stall;
-	struct {			/* the board's, likewise */
+	struct { /* the board's, likewise */
 		uint64_t first_ns, episodes, clocks;
 	} bstall;
 	int run_err;
-	struct bach_board_status board;	/* the board's last status */
+	struct bach_board_status board; /* the board's last status */
 	bool have_board_status;
-	uint64_t t0_ns;			/* when the capture started */
-	uint64_t t0_real_ns;		/* the same, on the wall clock */
-	_Atomic uint32_t clock_hz;	/* the board's bus clock, once known */
-	int dump_fd;			/* board-stream.bin, or -1 */
-	int out_fd;			/* the output directory, locked */
+	uint64_t t0_ns;		   /* when the capture started */
+	uint64_t t0_real_ns;	   /* the same, on the wall clock */
+	_Atomic uint32_t clock_hz; /* the board's bus clock, once known */
+	int dump_fd;		   /* board-stream.bin, or -1 */
+	int out_fd;		   /* the output directory, locked */
 
 	/* writer thread */
 	struct zpool_state {
@@ -72,55 +73,54 @@ struct capture {
 	struct manifest man;
 	int segfd;
 	unsigned segno;
-	char segname[64];		/* final name, without .part */
+	char segname[64]; /* final name, without .part */
 	uint64_t seg_records, seg_markers, seg_started_ns, seg_record_bytes;
 	/* the open segment's member index, for NAME.gzi at its close */
 	struct bach_index segix;
-	uint64_t segix_cap, segix_last;	/* last: the last member's ISIZE */
+	uint64_t segix_cap, segix_last; /* last: the last member's ISIZE */
 	int segix_err;
-	uint64_t trace_pos;		/* records in segments, markers included */
-	uint64_t bytes_closed;		/* bytes of the closed segments */
+	uint64_t trace_pos;    /* records in segments, markers included */
+	uint64_t bytes_closed; /* bytes of the closed segments */
 	int write_err;
-	int manifest_err;		/* a manifest line failed: -errno */
+	int manifest_err; /* a manifest line failed: -errno */
 	/* the disk guard (min_free) */
-	bool disk_low;			/* no open segment: below min_free */
-	uint64_t disk_lost;		/* lost meanwhile, not yet in a gap */
-	uint64_t disk_gapped;		/* lost_by[DISK] already in gap events */
-	uint64_t disk_since;		/* record bytes since the last look */
-	uint64_t disk_check_ns;		/* when we last looked */
-	uint64_t retain_ns;		/* when retention last ran */
-	const char *stop_reason;	/* what ended it early (manifest_ended) */
-	uint64_t wr_src;		/* source index the trace has reached */
-	struct marker_state {		/* per rule: the rate cap (marks.c) */
-		uint64_t win_ns;	/* this window's start */
-		uint64_t n;		/* events written in it */
-		uint64_t count;		/* matches merged, not yet written */
+	bool disk_low;		 /* no open segment: below min_free */
+	uint64_t disk_lost;	 /* lost meanwhile, not yet in a gap */
+	uint64_t disk_gapped;	 /* lost_by[DISK] already in gap events */
+	uint64_t disk_since;	 /* record bytes since the last look */
+	uint64_t disk_check_ns;	 /* when we last looked */
+	uint64_t retain_ns;	 /* when retention last ran */
+	const char *stop_reason; /* what ended it early (manifest_ended) */
+	uint64_t wr_src;	 /* source index the trace has reached */
+	struct marker_state {	 /* per rule: the rate cap (marks.c) */
+		uint64_t win_ns; /* this window's start */
+		uint64_t n;	 /* events written in it */
+		uint64_t count;	 /* matches merged, not yet written */
 		uint64_t at, record, last_at;
-		uint8_t rec[6];		/* the first merged record */
-		char seg[64];		/* the segment open at the first */
+		uint8_t rec[6]; /* the first merged record */
+		char seg[64];	/* the segment open at the first */
 	} mstate[CAPTURE_MAX_MARKERS];
 
 	/* shared */
 	pthread_t acq_tid, wr_tid;
 	bool started;
 	_Atomic bool acq_done, wr_done, stop_requested, rotate_requested;
-	_Atomic bool records_reached;	/* autostop: the producer took them all */
-	_Atomic bool disk_waiting;	/* on_full = wait, below min_free */
+	_Atomic bool records_reached; /* autostop: the producer took them all */
+	_Atomic bool disk_waiting;    /* on_full = wait, below min_free */
 	_Atomic uint64_t produced, written, lost, markers, bytes, segments,
-		stalls, stall_ns, progress, write_started_ns,
-		board_stalls;
+		stalls, stall_ns, progress, write_started_ns, board_stalls;
 	_Atomic uint64_t lost_by[BACH_GAP_NCAUSES];
-	pthread_mutex_t mu;		/* marks, identity, status strings */
-	struct capture_mark {		/* waiting for the writer */
+	pthread_mutex_t mu;   /* marks, identity, status strings */
+	struct capture_mark { /* waiting for the writer */
 		char *text;
 		const char *source;
-		uint64_t record;	/* source index when it was asked for */
+		uint64_t record; /* source index when it was asked for */
 	} marks[64];
 	size_t nmarks;
 	char identity[1024];
 	char capdir[4200];
-	char capname[80];		/* its name in the output directory */
-	bool opened;			/* capture_open() went all the way */
+	char capname[80]; /* its name in the output directory */
+	bool opened;	  /* capture_open() went all the way */
 	char open_seg[80];
 };
 

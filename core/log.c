@@ -31,7 +31,8 @@ void log_msg(int prio, const char *where, const char *fmt, ...)
 	else
 		n = (size_t)snprintf(line, sizeof(line), "%s: ", ident);
 	if (where && n < sizeof(line))
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s: ", where);
+		n += (size_t)snprintf(line + n, sizeof(line) - n,
+				      "%s: ", where);
 	if (n < sizeof(line)) {
 		va_start(ap, fmt);
 		vsnprintf(msg, sizeof(msg), fmt, ap);

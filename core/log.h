@@ -11,8 +11,13 @@
 
 #include <stdbool.h>
 
-enum { LOG_P_ERR = 3, LOG_P_WARNING = 4, LOG_P_NOTICE = 5, LOG_P_INFO = 6,
-       LOG_P_DEBUG = 7 };
+enum {
+	LOG_P_ERR = 3,
+	LOG_P_WARNING = 4,
+	LOG_P_NOTICE = 5,
+	LOG_P_INFO = 6,
+	LOG_P_DEBUG = 7
+};
 
 void log_init(const char *ident, bool prefixes, int max_level);
 __attribute__((format(printf, 3, 4))) void log_msg(int prio, const char *where,
@@ -21,10 +26,10 @@ __attribute__((format(printf, 3, 4))) void log_msg(int prio, const char *where,
 #ifndef LOG_PREFIX
 #define LOG_PREFIX NULL
 #endif
-#define log_err(...) log_msg(LOG_P_ERR, LOG_PREFIX, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_P_WARNING, LOG_PREFIX, __VA_ARGS__)
+#define log_err(...)	log_msg(LOG_P_ERR, LOG_PREFIX, __VA_ARGS__)
+#define log_warn(...)	log_msg(LOG_P_WARNING, LOG_PREFIX, __VA_ARGS__)
 #define log_notice(...) log_msg(LOG_P_NOTICE, LOG_PREFIX, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_P_INFO, LOG_PREFIX, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_P_DEBUG, LOG_PREFIX, __VA_ARGS__)
+#define log_info(...)	log_msg(LOG_P_INFO, LOG_PREFIX, __VA_ARGS__)
+#define log_debug(...)	log_msg(LOG_P_DEBUG, LOG_PREFIX, __VA_ARGS__)
 
 #endif

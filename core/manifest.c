@@ -4,16 +4,16 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bach/manifest.h"
 #include "bach/record.h"
 #include "manifest.h"
 
-#define U(x) ((unsigned long long)(x))
+#define U(x)  ((unsigned long long)(x))
 #define TF(x) ((x) ? "true" : "false")
 
 int manifest_open(struct manifest *m, int dirfd, bool create)
@@ -21,8 +21,8 @@ int manifest_open(struct manifest *m, int dirfd, bool create)
 	struct stat st;
 
 	m->fd = openat(dirfd, BACH_MANIFEST_NAME,
-		       O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
-			       (create ? O_CREAT | O_EXCL : 0),
+		       O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK |
+			       O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0),
 		       0644);
 	if (m->fd < 0)
 		return -errno;
@@ -116,7 +116,8 @@ static size_t utf8_len(const unsigned char *s)
 		cp = cp << 6 | (s[i] & 0x3f);
 	}
 	/* no overlong forms, no surrogates, nothing past U+10FFFF */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	if ((n == 3 && cp < 0x800) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
@@ -137,7 +138,8 @@ void json_escape(char *dst, size_t cap, const char *str)
 			dst[n++] = '\\';
 			dst[n++] = (char)*s++;
 		} else if (*s < 0x20 || (*s >= 0x80 && !u)) {
-			/* control characters escaped; bytes that are not UTF-8 become U+FFFD */
+			/* control characters escaped; bytes that are not UTF-8
+			 * become U+FFFD */
 			if (n + 6 >= cap)
 				break;
 			n += (size_t)snprintf(dst + n, cap - n, "\\u%04x",
@@ -162,7 +164,8 @@ int manifest_reserve(struct manifest *m, off_t bytes)
 	m->since = 0;
 	if (fstat(m->fd, &st) < 0)
 		return -errno;
-	/* blocks past the end, used by later appends: room for the last lines */
+	/* blocks past the end, used by later appends: room for the last lines
+	 */
 	if (fallocate(m->fd, FALLOC_FL_KEEP_SIZE, st.st_size, bytes) < 0)
 		return -errno;
 	return 0;
@@ -193,20 +196,23 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		nl += (size_t)snprintf(labels + nl, sizeof(labels) - nl,
 				       "%s\"%s\":\"%s\"", i ? "," : "", k, v);
 	}
-	return manifest_event(m, "started",
-			      "\"version\":1,\"host\":\"%s\",\"bach_version\":\"%s\",\"gateware\":\"%s\","
-			      "\"config_path\":\"%s\",\"labels\":{%s},"
-			      "\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
-			      "\"config\":{\"file\":\"%s\",\"policy\":\"%s\",\"gap_markers\":%s,"
-			      "\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
-			      "\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\",\"raw_dump\":%s,"
-			      "\"compressor\":\"%s\"}",
-			      host, s->version ? s->version : "", gw, abs, labels,
-			      s->driver, opts, s->device, cfgp, s->policy,
-			      TF(s->gap_markers), TF(s->compress), s->level,
-			      U(s->ring_bytes), U(s->rotate_bytes),
-			      U(s->rotate_seconds), s->io, TF(s->raw_dump),
-			      s->compressor ? s->compressor : "libdeflate");
+	return manifest_event(
+		m, "started",
+		"\"version\":1,\"host\":\"%s\",\"bach_version\":\"%s\","
+		"\"gateware\":\"%s\","
+		"\"config_path\":\"%s\",\"labels\":{%s},"
+		"\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
+		"\"config\":{\"file\":\"%s\",\"policy\":\"%s\",\"gap_markers\":"
+		"%s,"
+		"\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
+		"\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\","
+		"\"raw_dump\":%s,"
+		"\"compressor\":\"%s\"}",
+		host, s->version ? s->version : "", gw, abs, labels, s->driver,
+		opts, s->device, cfgp, s->policy, TF(s->gap_markers),
+		TF(s->compress), s->level, U(s->ring_bytes), U(s->rotate_bytes),
+		U(s->rotate_seconds), s->io, TF(s->raw_dump),
+		s->compressor ? s->compressor : "libdeflate");
 }
 
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)
@@ -220,9 +226,11 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 		snprintf(why, sizeof(why), ",\"error\":\"%s\"", err);
 	}
 	if (s->error || s->recovered)
-		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu", U(s->cut_bytes));
+		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu",
+			 U(s->cut_bytes));
 	return manifest_event(m, "segment",
-			      "\"name\":\"%s\",\"records\":%llu,\"gap_markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s",
+			      "\"name\":\"%s\",\"records\":%llu,\"gap_"
+			      "markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s",
 			      s->name, U(s->records), U(s->gap_markers),
 			      U(s->bytes), crc, why,
 			      s->recovered ? ",\"recovered\":true" : "",
@@ -233,9 +241,10 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 int manifest_gap(struct manifest *m, const char *seg, uint64_t at,
 		 uint64_t lost, enum bach_gap_cause cause)
 {
-	return manifest_event(m, "gap",
-			      "\"segment\":\"%s\",\"at\":%llu,\"lost\":%llu,\"cause\":\"%s\"",
-			      seg, U(at), U(lost), bach_gap_cause_name(cause));
+	return manifest_event(
+		m, "gap",
+		"\"segment\":\"%s\",\"at\":%llu,\"lost\":%llu,\"cause\":\"%s\"",
+		seg, U(at), U(lost), bach_gap_cause_name(cause));
 }
 
 int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
@@ -243,7 +252,9 @@ int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
 			uint64_t count, uint64_t cycles)
 {
 	return manifest_event(m, "stall",
-			      "\"segment\":\"%s\",\"at\":%llu,\"source\":\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"count\":%llu,\"cycles\":%llu",
+			      "\"segment\":\"%s\",\"at\":%llu,\"source\":"
+			      "\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,"
+			      "\"ns\":%llu,\"count\":%llu,\"cycles\":%llu",
 			      seg, U(at), U(start_ns), U(end_ns), U(held_ns),
 			      U(count), U(cycles));
 }
@@ -252,18 +263,20 @@ int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
 			 uint64_t episodes, uint64_t cycles)
 {
 	return manifest_event(m, "stall",
-			      "\"segment\":\"%s\",\"at\":%llu,\"source\":\"board\",\"episodes\":%llu,\"cycles\":%llu",
+			      "\"segment\":\"%s\",\"at\":%llu,\"source\":"
+			      "\"board\",\"episodes\":%llu,\"cycles\":%llu",
 			      seg, U(at), U(episodes), U(cycles));
 }
 
 int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
 		  uint64_t record, const char *source, const char *text)
 {
-	static char esc[JSON_ESCAPED_MAX];	/* the writer thread's alone */
+	static char esc[JSON_ESCAPED_MAX]; /* the writer thread's alone */
 
 	json_escape(esc, sizeof(esc), text);
 	return manifest_event(m, "mark",
-			      "\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"%s\",\"text\":\"%s\"",
+			      "\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,"
+			      "\"source\":\"%s\",\"text\":\"%s\"",
 			      seg, U(at), U(record), source, esc);
 }
 
@@ -274,17 +287,19 @@ int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
 	char merged[80] = "";
 
 	if (count > 1)
-		snprintf(merged, sizeof(merged), ",\"count\":%llu,\"last_at\":%llu",
-			 U(count), U(last_at));
-	return manifest_event(m, "mark",
-			      "\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"marker\",\"rule\":\"%s\","
-			      "\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s",
-			      seg, U(at), U(record), rule, get_be32(rec),
-			      rec[4], bach_type_name(rec[5] >> 4), merged);
+		snprintf(merged, sizeof(merged),
+			 ",\"count\":%llu,\"last_at\":%llu", U(count),
+			 U(last_at));
+	return manifest_event(
+		m, "mark",
+		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":"
+		"\"marker\",\"rule\":\"%s\","
+		"\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s",
+		seg, U(at), U(record), rule, get_be32(rec), rec[4],
+		bach_type_name(rec[5] >> 4), merged);
 }
 
-int manifest_device(struct manifest *m, bool lost, const char *seg,
-		    uint64_t at)
+int manifest_device(struct manifest *m, bool lost, const char *seg, uint64_t at)
 {
 	return manifest_event(m, lost ? "device_lost" : "device_back",
 			      "\"segment\":\"%s\",\"at\":%llu", seg, U(at));
@@ -297,20 +312,24 @@ int manifest_ended(struct manifest *m, const struct manifest_ended *e)
 	if (e->stopped_by)
 		snprintf(by, sizeof(by), ",\"stopped_by\":\"%s\"",
 			 e->stopped_by);
-	return manifest_event(m, "ended",
-			      "\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
-			      "\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,\"stalls\":%llu,\"board_stalls\":%llu%s",
-			      e->state, U(e->produced), U(e->written),
-			      U(e->lost), U(e->gap_markers), U(e->segments),
-			      U(e->bytes), U(e->stalls), U(e->board_stalls), by);
+	return manifest_event(
+		m, "ended",
+		"\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%"
+		"llu,"
+		"\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,"
+		"\"stalls\":%llu,\"board_stalls\":%llu%s",
+		e->state, U(e->produced), U(e->written), U(e->lost),
+		U(e->gap_markers), U(e->segments), U(e->bytes), U(e->stalls),
+		U(e->board_stalls), by);
 }
 
 int manifest_retention_segment(struct manifest *m, const char *name,
 			       uint64_t bytes, const char *reason)
 {
-	return manifest_event(m, "retention",
-			      "\"name\":\"%s\",\"bytes\":%llu,\"reason\":\"%s\"",
-			      name, U(bytes), reason);
+	return manifest_event(
+		m, "retention",
+		"\"name\":\"%s\",\"bytes\":%llu,\"reason\":\"%s\"", name,
+		U(bytes), reason);
 }
 
 int manifest_retention_capture(struct manifest *m, const char *capture,
@@ -321,7 +340,8 @@ int manifest_retention_capture(struct manifest *m, const char *capture,
 
 	json_escape(esc, sizeof(esc), capture);
 	return manifest_event(m, "retention",
-			      "\"capture\":\"%s\",\"segments\":%llu,\"bytes\":%llu,\"reason\":\"%s\"",
+			      "\"capture\":\"%s\",\"segments\":%llu,\"bytes\":%"
+			      "llu,\"reason\":\"%s\"",
 			      esc, U(segments), U(bytes), reason);
 }
 
@@ -329,8 +349,10 @@ int manifest_ended_recovered(struct manifest *m,
 			     const struct manifest_recovered *r)
 {
 	return manifest_event(m, "ended",
-			      "\"state\":\"recovered\",\"segments_recovered\":%u,\"written\":%llu,"
-			      "\"lost\":%llu,\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu",
+			      "\"state\":\"recovered\",\"segments_recovered\":%"
+			      "u,\"written\":%llu,"
+			      "\"lost\":%llu,\"gap_markers\":%llu,\"segments\":"
+			      "%llu,\"bytes\":%llu",
 			      r->segments_recovered, U(r->written), U(r->lost),
 			      U(r->gap_markers), U(r->segments), U(r->bytes));
 }

@@ -21,13 +21,13 @@
 
 /* A mark of 4 KiB escaped (6 bytes a byte at worst) still fits. */
 #define MANIFEST_LINE_MAX 32768
-#define JSON_ESCAPED_MAX (6 * 4096 + 1)
+#define JSON_ESCAPED_MAX  (6 * 4096 + 1)
 
 struct manifest {
 	int fd;
-	int err;	/* the first failed write's -errno, sticky */
-	off_t reserve;	/* manifest_reserve()'s, kept up as lines are added */
-	off_t since;	/* bytes appended since the reserve was last topped up */
+	int err;       /* the first failed write's -errno, sticky */
+	off_t reserve; /* manifest_reserve()'s, kept up as lines are added */
+	off_t since;   /* bytes appended since the reserve was last topped up */
 };
 
 /*
@@ -42,20 +42,20 @@ int manifest_sync(struct manifest *m);
 /* The first line: what is captured, from what, and how. */
 struct manifest_started {
 	const char *driver;
-	const struct bach_option *opts;	/* the driver options as given */
+	const struct bach_option *opts; /* the driver options as given */
 	size_t nopts;
-	const char *device;		/* the driver's identity: JSON members */
-	const char *config_file;	/* as given, or "" */
-	const char *policy;		/* "stall" or "drop" */
+	const char *device;	 /* the driver's identity: JSON members */
+	const char *config_file; /* as given, or "" */
+	const char *policy;	 /* "stall" or "drop" */
 	bool gap_markers, compress, raw_dump;
 	int level;
-	const char *compressor;		/* "libdeflate" or "record" */
+	const char *compressor; /* "libdeflate" or "record" */
 	uint64_t ring_bytes, rotate_bytes, rotate_seconds;
-	const char *io;			/* "io_uring" or "pwrite" */
-	const char *host;		/* gethostname() */
-	const char *version;		/* bach's */
-	const char *gateware;		/* the device's, or "" */
-	const char *config_abs;		/* the config file's absolute path, or "" */
+	const char *io;		/* "io_uring" or "pwrite" */
+	const char *host;	/* gethostname() */
+	const char *version;	/* bach's */
+	const char *gateware;	/* the device's, or "" */
+	const char *config_abs; /* the config file's absolute path, or "" */
 	const struct capture_label *labels;
 	size_t nlabels;
 };
@@ -63,16 +63,16 @@ int manifest_started(struct manifest *m, const struct manifest_started *s);
 
 /* A segment closed, cut after a write error, or recovered. */
 struct manifest_segment {
-	const char *name;		/* final name, without .part */
-	uint64_t records;		/* in the file, gap markers included */
+	const char *name; /* final name, without .part */
+	uint64_t records; /* in the file, gap markers included */
 	uint64_t gap_markers;
-	uint64_t bytes;			/* file size */
-	uint32_t crc;			/* CRC-32 of the whole file */
-	const char *error;		/* the write error that cut it, or NULL */
-	bool recovered;			/* closed by a later start */
-	bool orphan;			/* recovered: closed, never named */
-	bool removed;			/* nothing whole was left: no file */
-	uint64_t cut_bytes;		/* with error or recovered */
+	uint64_t bytes;	    /* file size */
+	uint32_t crc;	    /* CRC-32 of the whole file */
+	const char *error;  /* the write error that cut it, or NULL */
+	bool recovered;	    /* closed by a later start */
+	bool orphan;	    /* recovered: closed, never named */
+	bool removed;	    /* nothing whole was left: no file */
+	uint64_t cut_bytes; /* with error or recovered */
 };
 int manifest_segment(struct manifest *m, const struct manifest_segment *s);
 
@@ -124,9 +124,9 @@ int manifest_retention_capture(struct manifest *m, const char *capture,
 
 /* The last line of a capture that ended normally. */
 struct manifest_ended {
-	const char *state;		/* clean, error, source_error */
-	uint64_t produced, written, lost, gap_markers, segments, bytes,
-		stalls, board_stalls;
+	const char *state; /* clean, error, source_error */
+	uint64_t produced, written, lost, gap_markers, segments, bytes, stalls,
+		board_stalls;
 	/* what ended it before the source did: "duration", "records",
 	 * "segments" (autostop), "min_free" (on_full = stop); or NULL */
 	const char *stopped_by;

@@ -108,8 +108,8 @@ void markers_flush(struct capture *c, bool all)
 }
 
 /* Record k of block b matched rule r. */
-static void marker_hit(struct capture *c, const struct ring_block *b,
-		       size_t r, uint64_t k, uint64_t now)
+static void marker_hit(struct capture *c, const struct ring_block *b, size_t r,
+		       uint64_t k, uint64_t now)
 {
 	struct marker_state *m = &c->mstate[r];
 	uint64_t at = c->trace_pos + k;
@@ -137,9 +137,9 @@ static void marker_hit(struct capture *c, const struct ring_block *b,
 
 /* Type masks: bit n set when control >> 4 == n is of the rule's kind. */
 #define IO_TYPES (1u << BACH_T_IO_READ | 1u << BACH_T_IO_WRITE)
-#define MEM_TYPES                                                   \
-	(1u << BACH_T_I_FETCH | 1u << BACH_T_NC_I_FETCH |           \
-	 1u << BACH_T_D_READ | 1u << BACH_T_NC_D_READ |             \
+#define MEM_TYPES                                                              \
+	(1u << BACH_T_I_FETCH | 1u << BACH_T_NC_I_FETCH |                      \
+	 1u << BACH_T_D_READ | 1u << BACH_T_NC_D_READ |                        \
 	 1u << BACH_T_WRITE_BACK | 1u << BACH_T_D_WRITE)
 
 /* A record in the rule's quadword range: of its kind, a byte inside? */
@@ -194,7 +194,8 @@ void marks_block(struct capture *c, const struct ring_block *b, bool at_end)
 {
 	if (!at_end && c->cfg.nmarkers) {
 		scan(c, b);
-		/* a merged second is written when it is over, data flowing or not */
+		/* a merged second is written when it is over, data flowing or
+		 * not */
 		markers_flush(c, false);
 	}
 	write_marks(c, at_end ? NULL : b, b->src1, false);
@@ -256,12 +257,14 @@ int capture_marker_parse(struct capture_marker *m, const char *s, char *err,
 	m->kind = io ? CAPTURE_MARKER_IO : CAPTURE_MARKER_MEM;
 	m->lo = a;
 	m->hi = b;
-	snprintf(m->text, sizeof(m->text), "%s:0x%x-0x%x", io ? "io" : "mem",
-		 a, b);
+	snprintf(m->text, sizeof(m->text), "%s:0x%x-0x%x", io ? "io" : "mem", a,
+		 b);
 	return 0;
 bad:
 	snprintf(err, errlen,
-		 "want io:LO-HI or io:PORT (ports up to 0xffff), or mem:BASE/SIZE, mem:LO-HI or mem:ADDR, comma-separated ('%.40s' is not one)",
+		 "want io:LO-HI or io:PORT (ports up to 0xffff), or "
+		 "mem:BASE/SIZE, mem:LO-HI or mem:ADDR, comma-separated "
+		 "('%.40s' is not one)",
 		 s);
 	return -EINVAL;
 }

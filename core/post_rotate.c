@@ -79,7 +79,8 @@ void post_rotate_reap(int wait_ms)
 		nanosleep(&tick, NULL);
 	}
 	if (nrunning && wait_ms >= 1000)
-		log_notice("%u command%s still running after %d s, not waited for (the first on %s)",
+		log_notice("%u command%s still running after %d s, not waited "
+			   "for (the first on %s)",
 			   nrunning, nrunning == 1 ? "" : "s", wait_ms / 1000,
 			   running[0].name);
 }
@@ -98,7 +99,7 @@ void post_rotate_run(const char *cmd, const char *path)
 
 	post_rotate_reap(0);
 	if (nrunning == POST_ROTATE_MAX)
-		post_rotate_reap(1);	/* one more look, now */
+		post_rotate_reap(1); /* one more look, now */
 	if (nrunning == POST_ROTATE_MAX) {
 		log_warn("%s: not run: %d commands are still running", name,
 			 POST_ROTATE_MAX);

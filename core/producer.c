@@ -113,8 +113,7 @@ static void stalls_due(struct capture *c, uint64_t now)
 }
 
 /* Gap markers for lost records at the block's end; false when it is full. */
-static bool put_markers(struct capture *c, struct ring_block *b,
-			uint64_t *lost)
+static bool put_markers(struct capture *c, struct ring_block *b, uint64_t *lost)
 {
 	while (*lost) {
 		uint32_t n = *lost > UINT32_MAX ? UINT32_MAX : (uint32_t)*lost;
@@ -145,9 +144,14 @@ static void record_gap(struct capture *c, uint64_t lost,
 	}
 	/* the anchor the writer maps source indexes with (ring.h) */
 	put_event(b, &(struct ring_event){
-		.kind = RING_EV_GAP, .a = lost, .b = cause,
-		.c = c->cfg.gap_markers ? (lost + UINT32_MAX - 1) / UINT32_MAX : 0,
-		.d = atomic_load_explicit(&c->produced, memory_order_relaxed) });
+			     .kind = RING_EV_GAP,
+			     .a = lost,
+			     .b = cause,
+			     .c = c->cfg.gap_markers
+					  ? (lost + UINT32_MAX - 1) / UINT32_MAX
+					  : 0,
+			     .d = atomic_load_explicit(&c->produced,
+						       memory_order_relaxed) });
 	if (!c->cfg.gap_markers)
 		return;
 	while (!put_markers(c, c->blk, &left)) {
@@ -225,7 +229,8 @@ static struct ring_block *get_block(struct capture *c)
 
 static void count_lost(struct capture *c, uint64_t n, enum bach_gap_cause cause)
 {
-	/* produced before lost: a reader of lost then produced never sees more lost */
+	/* produced before lost: a reader of lost then produced never sees more
+	 * lost */
 	atomic_fetch_add(&c->produced, n);
 	atomic_fetch_add(&c->lost, n);
 	atomic_fetch_add_explicit(&c->lost_by[cause], n, memory_order_relaxed);
@@ -250,8 +255,7 @@ static uint64_t records_left(struct capture *c, uint64_t n)
 	return n;
 }
 
-void bach_source_records(struct bach_source *src, const uint8_t *recs,
-			 size_t n)
+void bach_source_records(struct bach_source *src, const uint8_t *recs, size_t n)
 {
 	struct capture *c = src->c;
 
@@ -274,7 +278,8 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs,
 		b->nrec += (uint32_t)k;
 		recs += k * BACH_REC_SIZE;
 		n -= k;
-		atomic_fetch_add_explicit(&c->produced, k, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->produced, k,
+					  memory_order_relaxed);
 		if (b->nrec == RING_BLOCK_RECS)
 			publish(c);
 	}
@@ -292,7 +297,8 @@ void bach_source_flush(struct bach_source *src)
 		return;
 	now = bach_now_ns();
 	stalls_due(c, now);
-	if (waiting && c->blk && now - c->blk_born > c->cfg.flush_ms * 1000000ull)
+	if (waiting && c->blk &&
+	    now - c->blk_born > c->cfg.flush_ms * 1000000ull)
 		publish(c);
 }
 
@@ -345,13 +351,15 @@ void bach_source_board_status(struct bach_source *src,
 	if (st->stall_episodes > c->board.stall_episodes) {
 		if (!c->bstall.episodes)
 			c->bstall.first_ns = bach_now_ns();
-		c->bstall.episodes += st->stall_episodes - c->board.stall_episodes;
-		c->bstall.clocks += st->stalled_clocks - c->board.stalled_clocks;
-		atomic_fetch_add(&c->board_stalls, st->stall_episodes -
-							   c->board.stall_episodes);
+		c->bstall.episodes +=
+			st->stall_episodes - c->board.stall_episodes;
+		c->bstall.clocks +=
+			st->stalled_clocks - c->board.stalled_clocks;
+		atomic_fetch_add(&c->board_stalls,
+				 st->stall_episodes - c->board.stall_episodes);
 		stalls_due(c, bach_now_ns());
 	}
-	pthread_mutex_lock(&c->mu);	/* capture_status() reads it */
+	pthread_mutex_lock(&c->mu); /* capture_status() reads it */
 	c->board = *st;
 	c->have_board_status = true;
 	pthread_mutex_unlock(&c->mu);
@@ -364,8 +372,9 @@ void bach_source_event(struct bach_source *src, const char *event,
 	struct capture *c = src->c;
 
 	add_event(c, &(struct ring_event){
-		.kind = !strcmp(event, "device_lost") ? RING_EV_DEVICE_LOST :
-							 RING_EV_DEVICE_BACK });
+			     .kind = !strcmp(event, "device_lost")
+					     ? RING_EV_DEVICE_LOST
+					     : RING_EV_DEVICE_BACK });
 	publish(c); /* the writer hears of it now */
 	log_notice("%s: %s%s%s", c->cfg.driver, event, detail ? ": " : "",
 		   detail ? detail : "");
@@ -433,8 +442,7 @@ const struct bach_parser_ops capture_parser_ops = {
 	.frame = parser_frame,
 };
 
-size_t bach_source_frames_pending(struct bach_source *src,
-				  struct bach_frame *h)
+size_t bach_source_frames_pending(struct bach_source *src, struct bach_frame *h)
 {
 	return bach_parser_pending(src->c->parser, h);
 }
@@ -445,8 +453,7 @@ void bach_source_frames_tail(struct bach_source *src,
 	bach_parser_tail(src->c->parser, t);
 }
 
-void bach_source_frames(struct bach_source *src, const uint8_t *buf,
-			size_t len)
+void bach_source_frames(struct bach_source *src, const uint8_t *buf, size_t len)
 {
 	struct capture *c = src->c;
 

@@ -77,8 +77,8 @@ static uint64_t good_members(const uint8_t *p, uint64_t size, uint64_t *recs,
  * link, never anything but a regular file (a FIFO would block, a device
  * is not ours). Logs what it refuses.
  */
-static int open_regular(int dirfd, const char *where, const char *name,
-			bool rw, struct stat *st)
+static int open_regular(int dirfd, const char *where, const char *name, bool rw,
+			struct stat *st)
 {
 	int fd = openat(dirfd, name,
 			(rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
@@ -112,26 +112,26 @@ static int measure(int fd, const struct stat *st, bool gz, bool whole_crc,
 	memset(res, 0, sizeof(*res));
 	*has_eof = false;
 	if (st->st_size > 0) {
-		map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED,
-			   fd, 0);
+		map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED, fd,
+			   0);
 		if (map == MAP_FAILED)
 			return -errno;
 	}
 	if (gz) {
 		*keep = map ? good_members(map, (uint64_t)st->st_size,
 					   &res->records, &res->markers,
-					   has_eof) :
-			      0;
+					   has_eof)
+			    : 0;
 	} else {
 		*keep = (uint64_t)st->st_size -
 			(uint64_t)st->st_size % BACH_REC_SIZE;
 		res->records = *keep / BACH_REC_SIZE;
 		res->markers = map ? count_markers(map, *keep) : 0;
 	}
-	res->crc = map ? libdeflate_crc32(0, map, whole_crc ?
-							(size_t)st->st_size :
-							*keep) :
-			 0;
+	res->crc =
+		map ? libdeflate_crc32(0, map,
+				       whole_crc ? (size_t)st->st_size : *keep)
+		    : 0;
 	if (map)
 		munmap(map, (size_t)st->st_size);
 	res->cut = (uint64_t)st->st_size - *keep;
@@ -181,7 +181,8 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 	if (err)
 		goto out_close;
 	if (!res->records) {
-		/* nothing whole survived: no segment is better than an empty one */
+		/* nothing whole survived: no segment is better than an empty
+		 * one */
 		res->removed = true;
 		res->bytes = 0;
 		if (unlinkat(dirfd, part, 0) < 0 || fsync(dirfd) < 0)
@@ -194,8 +195,8 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 		goto out_close;
 	}
 	if (gz && !has_eof) {
-		if (pwrite(fd, bach_bgzf_eof, BACH_BGZF_EOF_SIZE, (off_t)keep) !=
-		    BACH_BGZF_EOF_SIZE) {
+		if (pwrite(fd, bach_bgzf_eof, BACH_BGZF_EOF_SIZE,
+			   (off_t)keep) != BACH_BGZF_EOF_SIZE) {
 			err = errno ? -errno : -EIO;
 			goto out_close;
 		}
@@ -241,10 +242,11 @@ static int cut_partial_line(int dfd, const char *where,
 		err = -errno;
 	close(fd);
 	if (err)
-		log_err("%s/%s: cannot cut its unfinished last line: %s",
-			where, BACH_MANIFEST_NAME, strerror(-err));
+		log_err("%s/%s: cannot cut its unfinished last line: %s", where,
+			BACH_MANIFEST_NAME, strerror(-err));
 	else
-		log_notice("%s/%s: cut an unfinished last line (%llu bytes) left by a crash",
+		log_notice("%s/%s: cut an unfinished last line (%llu bytes) "
+			   "left by a crash",
 			   where, BACH_MANIFEST_NAME,
 			   (unsigned long long)((uint64_t)st.st_size -
 						man->whole_bytes));
@@ -307,25 +309,28 @@ static void recover_seg(int dfd, const char *where, const char *name,
 			bach_file_type(st.st_mode));
 		return;
 	}
-	snprintf(seg, sizeof(seg), "%.*s",
-		 (int)(strlen(name) - (part ? 5 : 0)), name);
+	snprintf(seg, sizeof(seg), "%.*s", (int)(strlen(name) - (part ? 5 : 0)),
+		 name);
 	if (!part && bach_manifest_find_seg(man, seg))
 		return; /* closed and named: nothing to do */
-	err = part ? segment_finish_part(dfd, name, &r) :
-		     segment_measure(dfd, name, &r);
+	err = part ? segment_finish_part(dfd, name, &r)
+		   : segment_measure(dfd, name, &r);
 	if (err) {
 		log_err("%s/%s: cannot recover: %s", where, name,
-			err == -EEXIST ? "a closed segment of the same name exists" :
-					 strerror(-err));
+			err == -EEXIST
+				? "a closed segment of the same name exists"
+				: strerror(-err));
 		return;
 	}
 	if (part)
-		log_notice("%s/%s: recovered %llu records, cut %llu bytes of an unfinished block%s",
+		log_notice("%s/%s: recovered %llu records, cut %llu bytes of "
+			   "an unfinished block%s",
 			   where, seg, (unsigned long long)r.records,
 			   (unsigned long long)r.cut,
 			   r.removed ? " (nothing whole: removed)" : "");
 	else
-		log_notice("%s/%s: closed but never named in the manifest: %llu records%s",
+		log_notice("%s/%s: closed but never named in the manifest: "
+			   "%llu records%s",
 			   where, seg, (unsigned long long)r.records,
 			   r.whole ? "" : " (damaged: bach verify says where)");
 	ev.name = seg;
@@ -355,7 +360,8 @@ int recover_capture(int outfd, const char *outdir, const char *name)
 	char where[4400], why[512];
 	int dfd, n, err;
 
-	dfd = openat(outfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = openat(outfd, name,
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return 0; /* not a directory (or a link to one): not ours */
 	snprintf(where, sizeof(where), "%s/%s", outdir, name);
@@ -390,9 +396,9 @@ int recover_capture(int outfd, const char *outdir, const char *name)
 	err = manifest_open(&m, dfd, false);
 	if (err) {
 		log_err("%s/%s: %s: not recovered", where, BACH_MANIFEST_NAME,
-			err == -ELOOP ? "a symbolic link" :
-			err == -EINVAL ? "not a regular file" :
-					 strerror(-err));
+			err == -ELOOP	 ? "a symbolic link"
+			: err == -EINVAL ? "not a regular file"
+					 : strerror(-err));
 		goto out;
 	}
 	for (size_t i = 0; i < man.nsegs; i++) {
@@ -406,7 +412,8 @@ int recover_capture(int outfd, const char *outdir, const char *name)
 		t.r.segments_recovered = t.done;
 		t.r.lost = man.gap_lost;
 		if (manifest_ended_recovered(&m, &t.r) == 0)
-			log_notice("%s: closed a capture cut off by a crash (%u segment%s recovered)",
+			log_notice("%s: closed a capture cut off by a crash "
+				   "(%u segment%s recovered)",
 				   where, t.done, t.done == 1 ? "" : "s");
 		else
 			log_err("%s/%s: cannot write: %s", where,
@@ -463,9 +470,9 @@ int outdir_lock(const char *outdir)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		err = -errno;
 		log_err("output directory %s: %s", outdir,
-			errno == EWOULDBLOCK ?
-				"another bachd or bach capture is writing there" :
-				strerror(errno));
+			errno == EWOULDBLOCK ? "another bachd or bach capture "
+					       "is writing there"
+					     : strerror(errno));
 		close(fd);
 		return err;
 	}

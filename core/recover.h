@@ -21,13 +21,13 @@
 #include <stdint.h>
 
 struct seg_result {
-	uint64_t records;	/* whole records kept */
-	uint64_t markers;	/* of which gap markers */
-	uint64_t bytes;		/* final file size */
-	uint64_t cut;		/* bytes cut off the end */
-	uint32_t crc;		/* CRC-32 of the final file */
-	bool removed;		/* no whole record: the file was removed */
-	bool whole;		/* measured: every byte belongs to a good block */
+	uint64_t records; /* whole records kept */
+	uint64_t markers; /* of which gap markers */
+	uint64_t bytes;	  /* final file size */
+	uint64_t cut;	  /* bytes cut off the end */
+	uint32_t crc;	  /* CRC-32 of the final file */
+	bool removed;	  /* no whole record: the file was removed */
+	bool whole;	  /* measured: every byte belongs to a good block */
 };
 
 /* part: name in dirfd ending ".part"; the result is renamed without it. */

@@ -32,14 +32,14 @@
 
 struct rcap {
 	char name[80];
-	int fd;			/* the capture directory, or -1 */
-	bool running;		/* this capture */
-	bool busy;		/* a reader holds its lock: left alone */
-	bool touched;		/* a segment went: sync the directory */
-	unsigned nseg;		/* closed segments left */
-	unsigned removed;	/* ... removed by this run */
-	const char *why;	/* ... for this reason (the last one) */
-	uint64_t bytes;		/* every file's size, segments included */
+	int fd;		  /* the capture directory, or -1 */
+	bool running;	  /* this capture */
+	bool busy;	  /* a reader holds its lock: left alone */
+	bool touched;	  /* a segment went: sync the directory */
+	unsigned nseg;	  /* closed segments left */
+	unsigned removed; /* ... removed by this run */
+	const char *why;  /* ... for this reason (the last one) */
+	uint64_t bytes;	  /* every file's size, segments included */
 };
 
 struct rseg {
@@ -121,7 +121,8 @@ static int scan_capture(struct rstate *s, struct rcap *cap)
 		struct stat st;
 		struct rseg *v;
 
-		if (fstatat(cap->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fstatat(cap->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+			    0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
 		cap->bytes += (uint64_t)st.st_size;
@@ -164,14 +165,16 @@ static int scan(struct rstate *s)
 		struct rcap *v;
 		int cfd;
 
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(v->name))
+		if (de->d_name[0] == '.' ||
+		    strlen(de->d_name) >= sizeof(v->name))
 			continue;
 		cfd = openat(c->out_fd, de->d_name,
 			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (cfd < 0)
 			continue;
 		/* a capture directory is one that holds a manifest */
-		if (fstatat(cfd, BACH_MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fstatat(cfd, BACH_MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) <
+			    0 ||
 		    !S_ISREG(st.st_mode)) {
 			close(cfd);
 			continue;
@@ -213,7 +216,8 @@ static int note_segment(struct rstate *s, struct rseg *g, const char *why)
 	int err;
 
 	if (g->cap->running) {
-		err = manifest_retention_segment(&c->man, g->name, g->bytes, why);
+		err = manifest_retention_segment(&c->man, g->name, g->bytes,
+						 why);
 		return err ? err : manifest_sync(&c->man);
 	}
 	err = manifest_open(&m, g->cap->fd, false);
@@ -260,8 +264,7 @@ static bool remove_segment(struct rstate *s, struct rseg *g, const char *why)
  * names bach makes in it, then the directory. Anything else in it stays,
  * and so does the directory (a warning says so).
  */
-static bool remove_capture(struct rstate *s, struct rcap *cap,
-			   const char *why)
+static bool remove_capture(struct rstate *s, struct rcap *cap, const char *why)
 {
 	static const char *const made[] = { BACH_MANIFEST_NAME,
 					    "board-stream.bin" };
@@ -277,13 +280,14 @@ static bool remove_capture(struct rstate *s, struct rcap *cap,
 	if (!err)
 		err = manifest_sync(&c->man);
 	if (err)
-		return false;	/* the writer stops on it (exit 5) */
+		return false; /* the writer stops on it (exit 5) */
 	d = dir_stream(cap->fd);
 	while (d && (de = readdir(d))) {
 		struct stat st;
 		size_t len = strlen(de->d_name);
 
-		if (fstatat(cap->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fstatat(cap->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+			    0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
 		if (closed_segment(de->d_name) ||
@@ -329,8 +333,9 @@ void retention_run(struct capture *c)
 		goto out;
 	}
 	live = s.ncaps;
-	for (size_t i = 0; cfg->keep_captures && i < s.ncaps &&
-			   live > cfg->keep_captures; i++)
+	for (size_t i = 0;
+	     cfg->keep_captures && i < s.ncaps && live > cfg->keep_captures;
+	     i++)
 		if (remove_capture(&s, &s.caps[i], "keep_captures"))
 			live--;
 	if (cfg->keep_days) {
@@ -340,8 +345,8 @@ void retention_run(struct capture *c)
 			if (s.segs[i].mtime < cut)
 				remove_segment(&s, &s.segs[i], "keep_days");
 	}
-	for (size_t i = 0; cfg->keep_bytes && i < s.nsegs &&
-			   s.total > cfg->keep_bytes; i++)
+	for (size_t i = 0;
+	     cfg->keep_bytes && i < s.nsegs && s.total > cfg->keep_bytes; i++)
 		remove_segment(&s, &s.segs[i], "keep_bytes");
 	/* a finished capture retention emptied goes whole */
 	for (size_t i = 0; i < s.ncaps; i++) {
@@ -356,7 +361,7 @@ out:
 			continue;
 		if (s.caps[i].touched)
 			fsync(s.caps[i].fd);
-		close(s.caps[i].fd);	/* and its lock */
+		close(s.caps[i].fd); /* and its lock */
 	}
 	free(s.caps);
 	free(s.segs);

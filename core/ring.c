@@ -39,20 +39,22 @@ static uint64_t cgroup_room(void)
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		if (!strncmp(ctl, "::", 2)) { /* v2 */
-			snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max",
-				 p + 1);
+			snprintf(path, sizeof(path),
+				 "/sys/fs/cgroup%s/memory.max", p + 1);
 			lim = read_u64(path);
 			snprintf(path, sizeof(path),
 				 "/sys/fs/cgroup%s/memory.current", p + 1);
 			used = read_u64(path);
 		} else if (!strncmp(ctl, ":memory:", 8)) { /* v1 */
-			snprintf(path, sizeof(path),
-				 "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
-				 p + 1);
+			snprintf(
+				path, sizeof(path),
+				"/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
+				p + 1);
 			lim = read_u64(path);
-			snprintf(path, sizeof(path),
-				 "/sys/fs/cgroup/memory%s/memory.usage_in_bytes",
-				 p + 1);
+			snprintf(
+				path, sizeof(path),
+				"/sys/fs/cgroup/memory%s/memory.usage_in_bytes",
+				p + 1);
 			used = read_u64(path);
 		}
 		/* "max" reads as 0, v1's no limit as about 2^63 */
@@ -107,8 +109,8 @@ int ring_init(struct ring *r, size_t nblocks)
 	r->locked = mlock(r->mem, bytes) == 0;
 	r->nblocks = nblocks;
 	for (size_t i = 0; i < nblocks; i++)
-		r->blocks[i].data = r->mem + i * (size_t)RING_BLOCK_RECS *
-						     BACH_REC_SIZE;
+		r->blocks[i].data =
+			r->mem + i * (size_t)RING_BLOCK_RECS * BACH_REC_SIZE;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->not_empty, NULL);
 	pthread_cond_init(&r->not_full, NULL);

@@ -20,26 +20,26 @@
 #define RING_MAX_EVENTS 32
 
 enum ring_event_kind {
-	RING_EV_GAP,		/* a = records lost, b = cause, c = gap
-				   markers put after it, d = source index
-				   of the next real record after it */
-	RING_EV_STALL,		/* a = first start ns, b = last end ns,
-				   c = ns held, d = stalls merged */
+	RING_EV_GAP,   /* a = records lost, b = cause, c = gap
+			  markers put after it, d = source index
+			  of the next real record after it */
+	RING_EV_STALL, /* a = first start ns, b = last end ns,
+			  c = ns held, d = stalls merged */
 	RING_EV_DEVICE_LOST,
 	RING_EV_DEVICE_BACK,
-	RING_EV_BOARD_STALL,	/* a = episodes, b = bus clocks held */
+	RING_EV_BOARD_STALL, /* a = episodes, b = bus clocks held */
 };
 
 struct ring_event {
-	uint32_t at;		/* record offset in the block */
+	uint32_t at; /* record offset in the block */
 	uint32_t kind;
 	uint64_t a, b, c, d;
 };
 
 struct ring_block {
 	uint8_t *data;
-	uint32_t nrec;		/* records in data, gap markers included */
-	uint32_t nmarkers;	/* of which gap markers */
+	uint32_t nrec;	   /* records in data, gap markers included */
+	uint32_t nmarkers; /* of which gap markers */
 	uint32_t nev;
 	/*
 	 * Source indexes (records the source delivered, lost ones
@@ -54,15 +54,15 @@ struct ring_block {
 struct ring {
 	struct ring_block *blocks;
 	size_t nblocks;
-	uint8_t *mem;		/* every block's data, one mapping */
+	uint8_t *mem; /* every block's data, one mapping */
 	size_t mem_bytes;
-	bool locked;		/* mlock()ed (RLIMIT_MEMLOCK allowed it) */
-	_Atomic uint64_t head;	/* next block the consumer takes */
-	_Atomic uint64_t tail;	/* next block the producer publishes */
+	bool locked;	       /* mlock()ed (RLIMIT_MEMLOCK allowed it) */
+	_Atomic uint64_t head; /* next block the consumer takes */
+	_Atomic uint64_t tail; /* next block the producer publishes */
 	pthread_mutex_t mu;
 	pthread_cond_t not_empty, not_full;
-	bool closed;		/* producer finished: no more blocks */
-	uint64_t taken;		/* consumer only: taken, not released */
+	bool closed;	/* producer finished: no more blocks */
+	uint64_t taken; /* consumer only: taken, not released */
 };
 
 /*

@@ -9,8 +9,7 @@
 
 #include "segio.h"
 
-int segio_init(struct segio *io, unsigned depth, bool try_uring,
-	       int *uring_err)
+int segio_init(struct segio *io, unsigned depth, bool try_uring, int *uring_err)
 {
 	memset(io, 0, sizeof(*io));
 	io->fd = -1;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Appending to the open segment: data is copied into buffers, each written
- * (when full, or pushed after a whole block) with io_uring, a bounded number of writes in
- * flight (after liburing's io-uring-cp: each request owns its buffer,
+ * (when full, or pushed after a whole block) with io_uring, a bounded number of
+ * writes in flight (after liburing's io-uring-cp: each request owns its buffer,
  * requeued on -EAGAIN and short writes, every one waited for before the
  * file is closed). Where io_uring is refused (a seccomp policy, an old
  * kernel) the same buffers go through pwrite(), and the caller logs it.
@@ -26,10 +26,10 @@
 
 struct segio_buf {
 	uint8_t *p;
-	size_t len;		/* bytes in it */
-	size_t done;		/* bytes of it written so far */
-	uint64_t off;		/* file offset of p[0] */
-	bool busy;		/* a write is in flight */
+	size_t len;   /* bytes in it */
+	size_t done;  /* bytes of it written so far */
+	uint64_t off; /* file offset of p[0] */
+	bool busy;    /* a write is in flight */
 };
 
 struct segio {
@@ -38,14 +38,14 @@ struct segio {
 	struct io_uring ring;
 	unsigned depth;
 	struct segio_buf *bufs;
-	unsigned cur;		/* buffer being filled */
+	unsigned cur; /* buffer being filled */
 	unsigned inflight;
-	uint64_t off;		/* file offset of the next byte appended */
-	uint64_t synced;	/* bytes known written (completed) */
-	uint64_t kicked;	/* writeback started for the bytes below */
-	uint32_t crc;		/* CRC-32 of the file so far */
+	uint64_t off;	 /* file offset of the next byte appended */
+	uint64_t synced; /* bytes known written (completed) */
+	uint64_t kicked; /* writeback started for the bytes below */
+	uint32_t crc;	 /* CRC-32 of the file so far */
 	int err;
-	int delay_ms;		/* test hook: sleep before every write */
+	int delay_ms; /* test hook: sleep before every write */
 };
 
 /*

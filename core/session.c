@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "bach/frame.h"
+#include "bach/manifest.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 #include "bach/zpool.h"
-#include "bach/manifest.h"
 #include "capture_priv.h"
 #define LOG_PREFIX NULL
 #include "log.h"
@@ -59,9 +59,9 @@ int capture_config_option(struct capture_config *c, const char *key,
 		free(v);
 		return -ENOMEM;
 	}
-	c->opts[c->nopts++] = (struct bach_option){ .key = k, .value = v,
-						    .file = file,
-						    .line = line };
+	c->opts[c->nopts++] = (struct bach_option){
+		.key = k, .value = v, .file = file, .line = line
+	};
 	return 0;
 }
 
@@ -73,8 +73,8 @@ int capture_config_label(struct capture_config *c, const char *key,
 	if (!n || n >= CAPTURE_LABEL_KEY ||
 	    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 			"0123456789_.-") != n ||
-	    (key[0] >= '0' && key[0] <= '9') || key[0] == '.' || key[0] == '-' ||
-	    strlen(value) >= CAPTURE_LABEL_VALUE)
+	    (key[0] >= '0' && key[0] <= '9') || key[0] == '.' ||
+	    key[0] == '-' || strlen(value) >= CAPTURE_LABEL_VALUE)
 		return -EINVAL;
 	for (i = 0; i < c->nlabels && strcmp(c->labels[i].key, key); i++)
 		;
@@ -185,24 +185,35 @@ static int write_started(struct capture *c)
 	int err;
 
 	gethostname(host, sizeof(host) - 1);
-	pthread_mutex_lock(&c->mu);	/* the identity */
+	pthread_mutex_lock(&c->mu); /* the identity */
 	capture_identity_gateware(c->identity, gw, sizeof(gw));
-	err = manifest_started(&c->man, &(struct manifest_started){
-		.host = host, .version = BACH_VERSION, .gateware = gw,
-		.config_abs = c->cfg.config_abs, .labels = c->cfg.labels,
-		.nlabels = c->cfg.nlabels,
-		.driver = c->cfg.driver, .opts = c->cfg.opts,
-		.nopts = c->cfg.nopts, .device = c->identity,
-		.config_file = c->cfg.config_path,
-		.policy = c->cfg.policy == BACH_POLICY_STALL ? "stall" : "drop",
-		.gap_markers = c->cfg.gap_markers, .compress = c->cfg.compress,
-		.raw_dump = c->cfg.raw_dump, .level = c->cfg.level,
-		.compressor = c->cfg.compressor == BACH_DEFLATE_RECORD ?
-				      "record" : "libdeflate",
-		.ring_bytes = c->cfg.ring_bytes,
-		.rotate_bytes = c->cfg.rotate_bytes,
-		.rotate_seconds = c->cfg.rotate_seconds,
-		.io = c->io.uring ? "io_uring" : "pwrite" });
+	err = manifest_started(
+		&c->man,
+		&(struct manifest_started){
+			.host = host,
+			.version = BACH_VERSION,
+			.gateware = gw,
+			.config_abs = c->cfg.config_abs,
+			.labels = c->cfg.labels,
+			.nlabels = c->cfg.nlabels,
+			.driver = c->cfg.driver,
+			.opts = c->cfg.opts,
+			.nopts = c->cfg.nopts,
+			.device = c->identity,
+			.config_file = c->cfg.config_path,
+			.policy = c->cfg.policy == BACH_POLICY_STALL ? "stall"
+								     : "drop",
+			.gap_markers = c->cfg.gap_markers,
+			.compress = c->cfg.compress,
+			.raw_dump = c->cfg.raw_dump,
+			.level = c->cfg.level,
+			.compressor = c->cfg.compressor == BACH_DEFLATE_RECORD
+					      ? "record"
+					      : "libdeflate",
+			.ring_bytes = c->cfg.ring_bytes,
+			.rotate_bytes = c->cfg.rotate_bytes,
+			.rotate_seconds = c->cfg.rotate_seconds,
+			.io = c->io.uring ? "io_uring" : "pwrite" });
 	pthread_mutex_unlock(&c->mu);
 	return err ? err : manifest_sync(&c->man);
 }
@@ -273,13 +284,15 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		return n;
 	}
 	if (n > 0)
-		log_notice("%s: recovered %d capture%s left unfinished by an earlier run",
+		log_notice("%s: recovered %d capture%s left unfinished by an "
+			   "earlier run",
 			   c->cfg.output, n, n == 1 ? "" : "s");
 	nblocks = (size_t)(cfg->ring_bytes / (RING_BLOCK_RECS * BACH_REC_SIZE));
 	/* refused now rather than killed by the OOM killer when it fills */
 	avail = ring_memory_available();
 	if (cfg->ring_bytes > avail) {
-		log_err("cannot allocate the ring: %llu MiB, %llu MiB available (ring_mb)",
+		log_err("cannot allocate the ring: %llu MiB, %llu MiB "
+			"available (ring_mb)",
 			(unsigned long long)(cfg->ring_bytes >> 20),
 			(unsigned long long)(avail >> 20));
 		return -ENOMEM;
@@ -292,7 +305,8 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		return err;
 	}
 	if (!c->ring.locked)
-		log_info("the ring (%llu MiB) is not locked in memory: RLIMIT_MEMLOCK is lower (LimitMEMLOCK= in the unit)",
+		log_info("the ring (%llu MiB) is not locked in memory: "
+			 "RLIMIT_MEMLOCK is lower (LimitMEMLOCK= in the unit)",
 			 (unsigned long long)(cfg->ring_bytes >> 20));
 	c->parser = bach_parser_new(&capture_parser_ops, &c->src);
 	if (!c->parser)
@@ -305,8 +319,9 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		log_warn("io_uring refused (%s): writing with pwrite instead",
 			 strerror(-uring_err));
 	if (cfg->compress) {
-		int threads = cfg->threads > 0 ? cfg->threads :
-						 (int)sysconf(_SC_NPROCESSORS_ONLN);
+		int threads = cfg->threads > 0
+				      ? cfg->threads
+				      : (int)sysconf(_SC_NPROCESSORS_ONLN);
 
 		/*
 		 * The ring holds the input of every block in flight: the pool
@@ -317,8 +332,8 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 
 		if (depth > c->ring.nblocks / 2)
 			depth = c->ring.nblocks / 2 ? c->ring.nblocks / 2 : 1;
-		c->z.pool = bach_zpool_new(threads, depth,
-					   cfg->compressor, cfg->level);
+		c->z.pool = bach_zpool_new(threads, depth, cfg->compressor,
+					   cfg->level);
 		if (!c->z.pool)
 			return -ENOMEM;
 	}
@@ -356,8 +371,9 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		return err;
 	}
 	if (cfg->raw_dump) {
-		c->dump_fd = openat(c->dirfd, "board-stream.bin",
-				    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		c->dump_fd =
+			openat(c->dirfd, "board-stream.bin",
+			       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (c->dump_fd < 0) {
 			err = -errno;
 			log_err("%s/board-stream.bin: %s", c->capdir,
@@ -384,7 +400,8 @@ int capture_start(struct capture *c)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	c->t0_real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	c->t0_real_ns =
+		(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	c->t0_ns = bach_now_ns();
 	if (pthread_create(&c->wr_tid, NULL, capture_wr_main, c))
 		return -EAGAIN;
@@ -427,8 +444,10 @@ int capture_mark(struct capture *c, const char *text, const char *source)
 		 * block it already wrote never ends past this index.
 		 */
 		c->marks[c->nmarks++] = (struct capture_mark){
-			.text = t, .source = source,
-			.record = atomic_load(&c->produced) };
+			.text = t,
+			.source = source,
+			.record = atomic_load(&c->produced)
+		};
 		t = NULL;
 		err = 0;
 	}
@@ -504,54 +523,59 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 	json_escape(gw, sizeof(gw), st->gateware);
 	if (st->start_unix_ns && gmtime_r(&t, &tm))
 		strftime(start, sizeof(start), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	n = snprintf(buf, cap,
-		     "{\"running\":%s,\"driver\":\"%s\",\"capture\":\"%s\",\"segment\":\"%s\","
-		     "\"start_time\":\"%s\",\"start_unix\":%.3f,\"uptime_seconds\":%.3f,\"gateware\":\"%s\","
-		     "\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
-		     "\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
-		     "\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,"
-		     "\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,"
-		     "\"corrupt_frames\":%llu,\"writer_blocked\":%s,\"waiting_for_disk\":%s}",
-		     st->running ? "true" : "false", st->driver, dir, st->segment,
-		     start, (double)st->start_unix_ns / 1e9,
-		     (double)st->uptime_ns / 1e9, gw,
-		     (unsigned long long)st->produced,
-		     (unsigned long long)st->written,
-		     (unsigned long long)st->lost,
-		     (unsigned long long)st->lost_by[BACH_GAP_OVERFLOW],
-		     (unsigned long long)st->lost_by[BACH_GAP_FRAMES],
-		     (unsigned long long)st->lost_by[BACH_GAP_CORRUPT],
-		     (unsigned long long)st->lost_by[BACH_GAP_RING],
-		     (unsigned long long)st->lost_by[BACH_GAP_DEVICE],
-		     (unsigned long long)st->lost_by[BACH_GAP_DISK],
-		     (unsigned long long)(st->produced > st->written + st->lost ?
-						  st->produced - st->written - st->lost :
-						  0),
-		     (unsigned long long)st->markers,
-		     (unsigned long long)st->bytes,
-		     (unsigned long long)st->segments,
-		     (unsigned long long)st->stalls,
-		     (unsigned long long)st->stall_ns,
-		     (unsigned long long)st->board_stalls,
-		     (unsigned long long)st->ring_used,
-		     (unsigned long long)st->ring_blocks,
-		     (unsigned long long)st->corrupt_frames,
-		     st->writer_blocked ? "true" : "false",
-		     st->disk_waiting ? "true" : "false");
+	n = snprintf(
+		buf, cap,
+		"{\"running\":%s,\"driver\":\"%s\",\"capture\":\"%s\","
+		"\"segment\":\"%s\","
+		"\"start_time\":\"%s\",\"start_unix\":%.3f,\"uptime_seconds\":%"
+		".3f,\"gateware\":\"%s\","
+		"\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
+		"\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%"
+		"llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
+		"\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,"
+		"\"segments\":%llu,"
+		"\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,"
+		"\"ring_used\":%llu,\"ring_blocks\":%llu,"
+		"\"corrupt_frames\":%llu,\"writer_blocked\":%s,\"waiting_for_"
+		"disk\":%s}",
+		st->running ? "true" : "false", st->driver, dir, st->segment,
+		start, (double)st->start_unix_ns / 1e9,
+		(double)st->uptime_ns / 1e9, gw,
+		(unsigned long long)st->produced,
+		(unsigned long long)st->written, (unsigned long long)st->lost,
+		(unsigned long long)st->lost_by[BACH_GAP_OVERFLOW],
+		(unsigned long long)st->lost_by[BACH_GAP_FRAMES],
+		(unsigned long long)st->lost_by[BACH_GAP_CORRUPT],
+		(unsigned long long)st->lost_by[BACH_GAP_RING],
+		(unsigned long long)st->lost_by[BACH_GAP_DEVICE],
+		(unsigned long long)st->lost_by[BACH_GAP_DISK],
+		(unsigned long long)(st->produced > st->written + st->lost
+					     ? st->produced - st->written -
+						       st->lost
+					     : 0),
+		(unsigned long long)st->markers, (unsigned long long)st->bytes,
+		(unsigned long long)st->segments,
+		(unsigned long long)st->stalls,
+		(unsigned long long)st->stall_ns,
+		(unsigned long long)st->board_stalls,
+		(unsigned long long)st->ring_used,
+		(unsigned long long)st->ring_blocks,
+		(unsigned long long)st->corrupt_frames,
+		st->writer_blocked ? "true" : "false",
+		st->disk_waiting ? "true" : "false");
 	if (n > 0 && (size_t)n < cap && st->have_board) {
 		/* the board's last status frame, in place of the closing } */
 		const struct bach_board_status *b = &st->board;
-		int m = snprintf(buf + n - 1, cap - (size_t)n + 1,
-				 ",\"board\":{\"fifo_fill\":%u,\"fifo_size\":%u,"
-				 "\"records\":%llu,\"overflow\":%llu,"
-				 "\"stall_episodes\":%u,\"stalled_clocks\":%llu,"
-				 "\"clock_hz\":%u}}",
-				 b->fifo_fill, b->fifo_size,
-				 (unsigned long long)b->records,
-				 (unsigned long long)b->overflow,
-				 b->stall_episodes,
-				 (unsigned long long)b->stalled_clocks,
-				 b->clock_hz);
+		int m = snprintf(
+			buf + n - 1, cap - (size_t)n + 1,
+			",\"board\":{\"fifo_fill\":%u,\"fifo_size\":%u,"
+			"\"records\":%llu,\"overflow\":%llu,"
+			"\"stall_episodes\":%u,\"stalled_clocks\":%llu,"
+			"\"clock_hz\":%u}}",
+			b->fifo_fill, b->fifo_size,
+			(unsigned long long)b->records,
+			(unsigned long long)b->overflow, b->stall_episodes,
+			(unsigned long long)b->stalled_clocks, b->clock_hz);
 
 		n = m < 0 ? n : n - 1 + m;
 	}
@@ -573,21 +597,26 @@ int capture_close(struct capture *c, struct capture_status *final)
 	if (final)
 		capture_status(c, final);
 	if (c->man.fd >= 0 && final) {
-		const char *state = c->write_err ? "error" :
-				    c->run_err	 ? "source_error" :
-						   "clean";
+		const char *state = c->write_err ? "error"
+				    : c->run_err ? "source_error"
+						 : "clean";
 
-		if (manifest_ended(&c->man, &(struct manifest_ended){
-			    .state = state, .produced = final->produced,
-			    .written = final->written, .lost = final->lost,
-			    .gap_markers = final->markers,
-			    .segments = final->segments, .bytes = final->bytes,
-			    .stalls = final->stalls,
-			    .board_stalls = final->board_stalls,
-			    .stopped_by = c->stop_reason }) ||
+		if (manifest_ended(&c->man,
+				   &(struct manifest_ended){
+					   .state = state,
+					   .produced = final->produced,
+					   .written = final->written,
+					   .lost = final->lost,
+					   .gap_markers = final->markers,
+					   .segments = final->segments,
+					   .bytes = final->bytes,
+					   .stalls = final->stalls,
+					   .board_stalls = final->board_stalls,
+					   .stopped_by = c->stop_reason }) ||
 		    manifest_sync(&c->man)) {
 			if (!c->manifest_err)
-				log_err("%s/%s: cannot write the ended event: %s",
+				log_err("%s/%s: cannot write the ended event: "
+					"%s",
 					c->capdir, BACH_MANIFEST_NAME,
 					strerror(-c->man.err));
 			c->manifest_err = c->man.err;
@@ -630,4 +659,3 @@ int capture_close(struct capture *c, struct capture_status *final)
 	free(c);
 	return status;
 }
-

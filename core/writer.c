@@ -21,10 +21,10 @@
 #include "bach/bytes.h"
 #include "bach/frame.h"
 #include "bach/index.h"
+#include "bach/manifest.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 #include "bach/zpool.h"
-#include "bach/manifest.h"
 #include "capture_priv.h"
 #define LOG_PREFIX NULL
 #include "log.h"
@@ -112,7 +112,8 @@ static void write_index(struct capture *c, uint64_t eof_off)
 
 	if (!err) {
 		ix->coff[ix->n] = eof_off;
-		ix->uoff[ix->n] = ix->n ? ix->uoff[ix->n - 1] + c->segix_last : 0;
+		ix->uoff[ix->n] =
+			ix->n ? ix->uoff[ix->n - 1] + c->segix_last : 0;
 		err = bach_index_writeat(c->dirfd, c->segname, ix);
 	}
 	if (err)
@@ -146,7 +147,8 @@ static bool manifest_failed(struct capture *c)
 	if (!c->man.err || c->manifest_err)
 		return c->manifest_err != 0;
 	c->manifest_err = c->man.err;
-	log_err("%s/%s: cannot write: %s: stopping, since what is captured could no longer be accounted for",
+	log_err("%s/%s: cannot write: %s: stopping, since what is captured "
+		"could no longer be accounted for",
 		c->capdir, BACH_MANIFEST_NAME, strerror(-c->man.err));
 	if (!c->write_err)
 		c->write_err = c->man.err;
@@ -157,9 +159,9 @@ static void note_write_error(struct capture *c)
 {
 	log_err("%s/%s.part: write failed: %s%s", c->capdir, c->segname,
 		strerror(-c->write_err),
-		c->write_err == -ENOSPC ?
-			" (the disk is full; closing the segment with what was written)" :
-			"");
+		c->write_err == -ENOSPC ? " (the disk is full; closing the "
+					  "segment with what was written)"
+					: "");
 }
 
 /* Close the open segment: finish, sync, rename, sync the directory. */
@@ -176,8 +178,8 @@ int capture_close_segment(struct capture *c)
 		drain_pool(c, true);
 	eof_off = c->io.off;
 	if (!c->write_err && c->cfg.compress)
-		c->write_err = segio_append(&c->io, bach_bgzf_eof,
-					    BACH_BGZF_EOF_SIZE);
+		c->write_err =
+			segio_append(&c->io, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
 	if (!c->write_err)
 		c->write_err = segio_flush(&c->io);
 	else
@@ -198,19 +200,26 @@ int capture_close_segment(struct capture *c)
 				c->capdir, part, strerror(-err));
 			return c->write_err;
 		}
-		manifest_segment(&c->man, &(struct manifest_segment){
-			.name = c->segname, .records = r.records,
-			.gap_markers = r.markers, .bytes = r.bytes,
-			.crc = r.crc, .error = strerror(-c->write_err),
-			.removed = r.removed, .cut_bytes = r.cut });
+		manifest_segment(&c->man,
+				 &(struct manifest_segment){
+					 .name = c->segname,
+					 .records = r.records,
+					 .gap_markers = r.markers,
+					 .bytes = r.bytes,
+					 .crc = r.crc,
+					 .error = strerror(-c->write_err),
+					 .removed = r.removed,
+					 .cut_bytes = r.cut });
 		if (!r.removed)
 			segment_index(c->dirfd, c->capdir, c->segname);
 		/* real records the cut took off were counted written: lost */
-		cut = (c->seg_records - c->seg_markers) - (r.records - r.markers);
+		cut = (c->seg_records - c->seg_markers) -
+		      (r.records - r.markers);
 		atomic_fetch_sub(&c->written, cut);
 		atomic_fetch_add(&c->lost, cut);
 		atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], cut);
-		c->trace_pos -= c->seg_records - r.records; /* the trace ends here */
+		c->trace_pos -=
+			c->seg_records - r.records; /* the trace ends here */
 		if (!r.removed)
 			atomic_fetch_add(&c->segments, 1);
 		c->bytes_closed += r.bytes;
@@ -236,9 +245,11 @@ int capture_close_segment(struct capture *c)
 	c->bytes_closed += c->io.off;
 	atomic_store(&c->bytes, c->bytes_closed);
 	manifest_segment(&c->man, &(struct manifest_segment){
-		.name = c->segname, .records = c->seg_records,
-		.gap_markers = c->seg_markers, .bytes = c->io.off,
-		.crc = c->io.crc });
+					  .name = c->segname,
+					  .records = c->seg_records,
+					  .gap_markers = c->seg_markers,
+					  .bytes = c->io.off,
+					  .crc = c->io.crc });
 	manifest_sync(&c->man);
 	if (c->cfg.compress)
 		write_index(c, eof_off);
@@ -268,8 +279,8 @@ static void write_events(struct capture *c, const struct ring_block *b,
 			uint64_t hz = atomic_load(&c->clock_hz);
 
 			manifest_stall_ring(&c->man, c->segname, at,
-					    e->a - c->t0_ns, e->b - c->t0_ns, e->c,
-					    e->d,
+					    e->a - c->t0_ns, e->b - c->t0_ns,
+					    e->c, e->d,
 					    hz ? e->c * hz / 1000000000ull : 0);
 			break;
 		}
@@ -314,11 +325,13 @@ static void write_block(struct capture *c, struct ring_block *b)
 	}
 	atomic_store(&c->write_started_ns, bach_now_ns());
 	if (c->z.pool) {
-		if (bach_zpool_pending(c->z.pool) == bach_zpool_depth(c->z.pool)) {
+		if (bach_zpool_pending(c->z.pool) ==
+		    bach_zpool_depth(c->z.pool)) {
 			const uint8_t *out;
 			size_t olen;
 
-			if (bach_zpool_peek(c->z.pool, true, &out, &olen, NULL)) {
+			if (bach_zpool_peek(c->z.pool, true, &out, &olen,
+					    NULL)) {
 				append_member(c, out, olen);
 				bach_zpool_release(c->z.pool);
 				ring_release(&c->ring);
@@ -350,7 +363,8 @@ static bool rotation_due(struct capture *c)
 	if (c->cfg.rotate_bytes && c->seg_record_bytes >= c->cfg.rotate_bytes)
 		return true;
 	return c->cfg.rotate_seconds &&
-	       bach_now_ns() - c->seg_started_ns >= c->cfg.rotate_seconds * 1000000000ull;
+	       bach_now_ns() - c->seg_started_ns >=
+		       c->cfg.rotate_seconds * 1000000000ull;
 }
 
 void capture_autostop(struct capture *c, const char *why)
@@ -366,11 +380,12 @@ void capture_autostop(struct capture *c, const char *why)
 
 /* Look at the free space after this many record bytes, or this long. */
 #define DISK_CHECK_BYTES (2u << 20)
-#define DISK_CHECK_NS 500000000ull
+#define DISK_CHECK_NS	 500000000ull
 /* retention runs after each rotation, and at least this often */
 #define RETAIN_NS 10000000000ull
 
-/* Free bytes on the output's filesystem and min_free's floor; false on error. */
+/* Free bytes on the output's filesystem and min_free's floor; false on error.
+ */
 static bool disk_space(struct capture *c, uint64_t *avail, uint64_t *floor)
 {
 	struct statvfs sv;
@@ -378,10 +393,9 @@ static bool disk_space(struct capture *c, uint64_t *avail, uint64_t *floor)
 	if (fstatvfs(c->dirfd, &sv) < 0)
 		return false;
 	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	*floor = c->cfg.min_free_pct ?
-			 (uint64_t)sv.f_blocks * sv.f_frsize / 100 *
-				 c->cfg.min_free_pct :
-			 c->cfg.min_free_bytes;
+	*floor = c->cfg.min_free_pct ? (uint64_t)sv.f_blocks * sv.f_frsize /
+					       100 * c->cfg.min_free_pct
+				     : c->cfg.min_free_bytes;
 	return true;
 }
 
@@ -390,7 +404,8 @@ static void after_close(struct capture *c, uint64_t segments_before)
 {
 	char path[4400];
 
-	if (c->cfg.post_rotate[0] && atomic_load(&c->segments) > segments_before) {
+	if (c->cfg.post_rotate[0] &&
+	    atomic_load(&c->segments) > segments_before) {
 		snprintf(path, sizeof(path), "%s/%s", c->capdir, c->segname);
 		post_rotate_run(c->cfg.post_rotate, path);
 	}
@@ -410,11 +425,12 @@ static void disk_low(struct capture *c, uint64_t avail, uint64_t floor)
 	log_warn("%s: %llu bytes free, min_free is %llu: closing %s; %s",
 		 c->capdir, (unsigned long long)avail,
 		 (unsigned long long)floor, c->segname,
-		 c->cfg.on_full == CAPTURE_ON_FULL_STOP ?
-			 "stopping the capture (on_full = stop)" :
-			 "records are lost until space returns (on_full = wait)");
+		 c->cfg.on_full == CAPTURE_ON_FULL_STOP
+			 ? "stopping the capture (on_full = stop)"
+			 : "records are lost until space returns (on_full = "
+			   "wait)");
 	if (capture_close_segment(c))
-		return;	/* write_err is set: the writer stops */
+		return; /* write_err is set: the writer stops */
 	after_close(c, before);
 	c->disk_low = true;
 	if (c->cfg.on_full == CAPTURE_ON_FULL_STOP)
@@ -471,7 +487,8 @@ static void disk_retry(struct capture *c, uint64_t now)
 	c->disk_low = false;
 	c->disk_since = 0;
 	atomic_store(&c->disk_waiting, false);
-	log_notice("%s: %llu bytes free again: %llu records were lost meanwhile; capturing into %s",
+	log_notice("%s: %llu bytes free again: %llu records were lost "
+		   "meanwhile; capturing into %s",
 		   c->capdir, (unsigned long long)avail,
 		   (unsigned long long)lost, c->segname);
 }
@@ -530,7 +547,8 @@ void *capture_wr_main(void *arg)
 		struct ring_block *b;
 		uint64_t now;
 
-		/* a block taken after a failure would be neither written nor lost */
+		/* a block taken after a failure would be neither written nor
+		 * lost */
 		if (c->write_err || manifest_failed(c))
 			break;
 		b = ring_consume(&c->ring, 200, &ended);
@@ -542,7 +560,8 @@ void *capture_wr_main(void *arg)
 		else if (b)
 			write_block(c, b);
 		else if (c->z.pool && !c->disk_low)
-			/* the source is quiet: what is compressed goes out now */
+			/* the source is quiet: what is compressed goes out now
+			 */
 			drain_pool(c, true);
 		if (!b) {
 			/* quiet: marks the trace has reached, merged markers */

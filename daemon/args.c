@@ -57,35 +57,48 @@ void bachd_usage(const char *prog, bool daemon)
 		len += (size_t)snprintf(names + len, sizeof(names) - len,
 					"%s%s", i ? ", " : "",
 					bach_drivers[i]->name);
-	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR [--config FILE]\n"
+	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR "
+	       "[--config FILE]\n"
 	       "\n"
 	       "  -d, --driver NAME        source: %s\n"
-	       "  -O, --option KEY=VALUE   a driver option (repeatable; below)\n"
+	       "  -O, --option KEY=VALUE   a driver option (repeatable; "
+	       "below)\n"
 	       "  -o, --output DIR         where capture directories are made\n"
-	       "  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
-	       "      --policy stall|drop  what a full ring does (default stall)\n"
-	       "      --set KEY=VALUE      any [bachd] setting of the config file\n"
-	       "  -a, --autostop COND:N    end the capture cleanly: duration:SECONDS,\n"
-	       "                           records:N or segments:N (repeatable)\n"
+	       "  -c, --config FILE        INI configuration (see "
+	       "bachd.conf.example)\n"
+	       "      --policy stall|drop  what a full ring does (default "
+	       "stall)\n"
+	       "      --set KEY=VALUE      any [bachd] setting of the config "
+	       "file\n"
+	       "  -a, --autostop COND:N    end the capture cleanly: "
+	       "duration:SECONDS,\n"
+	       "                           records:N or segments:N "
+	       "(repeatable)\n"
 	       "      --no-compress        .byu segments instead of .byu.gz\n"
-	       "      --no-gap-markers     no marker records in the trace at gaps\n"
+	       "      --no-gap-markers     no marker records in the trace at "
+	       "gaps\n"
 	       "      --no-io-uring        write with pwrite\n"
 	       "      --control-socket P   Unix control socket%s\n"
-	       "      --label KEY=VALUE    a label for the manifest (label.KEY in [bachd])\n"
+	       "      --label KEY=VALUE    a label for the manifest (label.KEY "
+	       "in [bachd])\n"
 	       "      --check-config       check the configuration and exit\n"
 	       "      --list-drivers       the drivers and their options\n"
 	       "  -V, --version            print the version and exit\n"
 	       "  -h, --help               this help\n",
 	       prog, names, daemon ? "" : " (bachd only)");
 	if (daemon)
-		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: start a new segment.\n"
-		       "Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"
-		       "environment error, 3 the disk was full, 4 the source failed.\n");
+		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: "
+		       "start a new segment.\n"
+		       "Exit status: 0 clean, 1 records lost to a failed "
+		       "write, 2 usage or\n"
+		       "environment error, 3 the disk was full, 4 the source "
+		       "failed.\n");
 	printf("\nSettings (KEY = VALUE in [bachd], or --set KEY=VALUE):\n\n");
 	if (bach_opts_verify(bachd_settings, msg, sizeof(msg)))
 		printf("  BUG: %s\n", msg);
 	bach_opts_print(stdout, bachd_settings);
-	printf("\nDrivers and their options (--option KEY=VALUE, or KEY = VALUE in\n"
+	printf("\nDrivers and their options (--option KEY=VALUE, or KEY = "
+	       "VALUE in\n"
 	       "[driver]):\n\n");
 	bach_drivers_print(stdout);
 }
@@ -135,17 +148,18 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 	/* the config file first, whatever its place on the line */
 	for (int i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) {
-			if (bachd_config_load(c, argv[i + 1], msg, sizeof(msg))) {
+			if (bachd_config_load(c, argv[i + 1], msg,
+					      sizeof(msg))) {
 				say(prog, "%s", msg);
 				return 2;
 			}
 		}
 	}
 	for (int i = 1; i < argc; i++) {
-		const char *file = !strncmp(argv[i], "--config=", 9) ? argv[i] + 9 :
-				   !strncmp(argv[i], "-c", 2) && argv[i][2] ?
-								 argv[i] + 2 :
-								 NULL;
+		const char *file =
+			!strncmp(argv[i], "--config=", 9)	   ? argv[i] + 9
+			: !strncmp(argv[i], "-c", 2) && argv[i][2] ? argv[i] + 2
+								   : NULL;
 
 		if (file && bachd_config_load(c, file, msg, sizeof(msg))) {
 			say(prog, "%s", msg);
@@ -153,12 +167,14 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		}
 	}
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:o:O:c:a:hV", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:o:O:c:a:hV", opts, NULL)) !=
+	       -1) {
 		int err = 0;
 
 		switch (ch) {
 		case 'd':
-			err = bachd_config_set(c, "driver", optarg, msg, sizeof(msg));
+			err = bachd_config_set(c, "driver", optarg, msg,
+					       sizeof(msg));
 			break;
 		case 'O': {
 			char *eq = strchr(optarg, '='), *key;
@@ -170,31 +186,36 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			}
 			key = strndup(optarg, (size_t)(eq - optarg));
 			err = key ? capture_config_option(&c->cap, key, eq + 1,
-							  NULL, 0) :
-				    -ENOMEM;
+							  NULL, 0)
+				  : -ENOMEM;
 			free(key);
 			if (err) {
 				say(prog, "--option %s: %s", optarg,
-				    err == -E2BIG ? "too many driver options" :
-						    strerror(-err));
+				    err == -E2BIG ? "too many driver options"
+						  : strerror(-err));
 				return 2;
 			}
 			break;
 		}
 		case 'o':
-			/* -o was --option before 0.2: say so, not "no such directory" */
+			/* -o was --option before 0.2: say so, not "no such
+			 * directory" */
 			if (strchr(optarg, '=') && !strchr(optarg, '/') &&
 			    access(optarg, F_OK) < 0) {
-				say(prog, "-o %s: -o is --output DIR; a driver option is -O KEY=VALUE",
+				say(prog,
+				    "-o %s: -o is --output DIR; a driver "
+				    "option is -O KEY=VALUE",
 				    optarg);
 				return 2;
 			}
-			err = bachd_config_set(c, "output", optarg, msg, sizeof(msg));
+			err = bachd_config_set(c, "output", optarg, msg,
+					       sizeof(msg));
 			break;
 		case 'c':
 			break;
 		case OPT_POLICY:
-			err = bachd_config_set(c, "policy", optarg, msg, sizeof(msg));
+			err = bachd_config_set(c, "policy", optarg, msg,
+					       sizeof(msg));
 			break;
 		case OPT_SET: {
 			char key[64];
@@ -205,8 +226,10 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 				    optarg);
 				return 2;
 			}
-			snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg), optarg);
-			err = bachd_config_set(c, key, eq + 1, msg, sizeof(msg));
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg),
+				 optarg);
+			err = bachd_config_set(c, key, eq + 1, msg,
+					       sizeof(msg));
 			break;
 		}
 		case OPT_LABEL: {
@@ -220,7 +243,8 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			}
 			snprintf(key, sizeof(key), "label.%.*s",
 				 (int)(eq - optarg), optarg);
-			err = bachd_config_set(c, key, eq + 1, msg, sizeof(msg));
+			err = bachd_config_set(c, key, eq + 1, msg,
+					       sizeof(msg));
 			break;
 		}
 		case 'a': {
@@ -232,7 +256,9 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 				    !strncmp(optarg, autostops[i], len))
 					break;
 			if (!autostops[i]) {
-				say(prog, "--autostop: want duration:SECONDS, records:N or segments:N, not '%s'",
+				say(prog,
+				    "--autostop: want duration:SECONDS, "
+				    "records:N or segments:N, not '%s'",
 				    optarg);
 				return 2;
 			}
@@ -281,8 +307,8 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 	}
 	if (!c->cap.driver[0] || !c->cap.output[0]) {
 		say(prog, "%s (or %s in the configuration file)",
-		    !c->cap.driver[0] ? "no source: --driver NAME" :
-					"no place to write: --output DIR",
+		    !c->cap.driver[0] ? "no source: --driver NAME"
+				      : "no place to write: --output DIR",
 		    !c->cap.driver[0] ? "driver =" : "output =");
 		fprintf(stderr, "Try '%s --help'.\n", prog);
 		return 2;

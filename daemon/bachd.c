@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -30,21 +30,21 @@ struct bachd {
 	struct bachd_config cfg;
 	struct capture *cap;
 	struct capture_status last;
-	int status;		/* exit status of the last capture */
+	int status; /* exit status of the last capture */
 	int sfd;
 	struct ctl ctl;
-	char sock[108];		/* the control socket's path, "" for none */
-	bool sock_default;	/* ... not configured: ctl_default_path() */
+	char sock[108];	   /* the control socket's path, "" for none */
+	bool sock_default; /* ... not configured: ctl_default_path() */
 	bool quit;
 	uint64_t wd_usec;
-	uint64_t wd_progress;	/* writer progress at the last ping */
-	bool stopping;		/* a `stop` request is draining the capture */
+	uint64_t wd_progress; /* writer progress at the last ping */
+	bool stopping;	      /* a `stop` request is draining the capture */
 	uint64_t st_written, st_bytes; /* at the last STATUS line */
 	double st_time;
 	struct metrics metrics;
-	bool had_capture;	/* d->last holds a capture's final figures */
-	double t0;		/* when bachd started, monotonic */
-	time_t t0_wall;		/* ... and on the wall clock */
+	bool had_capture; /* d->last holds a capture's final figures */
+	double t0;	  /* when bachd started, monotonic */
+	time_t t0_wall;	  /* ... and on the wall clock */
 };
 
 static double mono(void)
@@ -71,8 +71,8 @@ static int metrics_now(struct bachd *d, bool update)
 	} else if (d->had_capture) {
 		ms.st = &d->last;
 	}
-	return update ? metrics_update(&d->metrics, &ms) :
-			metrics_write(&d->metrics, &ms);
+	return update ? metrics_update(&d->metrics, &ms)
+		      : metrics_write(&d->metrics, &ms);
 }
 
 /*
@@ -113,7 +113,8 @@ static int socket_choose(struct bachd *d)
 	if (!err)
 		err = ctl_check(d->sock);
 	if (err) {
-		log_warn("control socket %s: %s: running without one (control_socket names another)",
+		log_warn("control socket %s: %s: running without one "
+			 "(control_socket names another)",
 			 d->sock, ctl_strerror(err));
 		d->sock[0] = 0;
 	}
@@ -153,10 +154,10 @@ static int finish_capture(struct bachd *d)
 	d->last = st;
 	d->had_capture = true;
 	metrics_now(d, true);
-	log_notice("capture ended: %llu records produced, %llu written, %llu lost, %llu segments, exit status %d",
+	log_notice("capture ended: %llu records produced, %llu written, %llu "
+		   "lost, %llu segments, exit status %d",
 		   (unsigned long long)st.produced,
-		   (unsigned long long)st.written,
-		   (unsigned long long)st.lost,
+		   (unsigned long long)st.written, (unsigned long long)st.lost,
 		   (unsigned long long)st.segments, d->status);
 	return d->status;
 }
@@ -179,24 +180,30 @@ static void handle_request(struct bachd *d, int fd, char *req)
 			st = d->last, st.running = false;
 		gmtime_r(&d->t0_wall, &tm);
 		strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		n = (size_t)snprintf(reply, sizeof(reply),
-				     "{\"ok\":true,\"capturing\":%s,"
-				     "\"bachd\":{\"version\":\"%s\",\"pid\":%d,\"start_time\":\"%s\",\"uptime_seconds\":%.3f},"
-				     "\"status\":",
-				     d->cap ? "true" : "false", BACH_VERSION,
-				     (int)getpid(), since, mono() - d->t0);
+		n = (size_t)snprintf(
+			reply, sizeof(reply),
+			"{\"ok\":true,\"capturing\":%s,"
+			"\"bachd\":{\"version\":\"%s\",\"pid\":%d,\"start_"
+			"time\":\"%s\",\"uptime_seconds\":%.3f},"
+			"\"status\":",
+			d->cap ? "true" : "false", BACH_VERSION, (int)getpid(),
+			since, mono() - d->t0);
 		n += capture_status_json(&st, reply + n, sizeof(reply) - n - 2);
 		snprintf(reply + n, sizeof(reply) - n, "}");
 	} else if (!strcmp(req, "rotate") && !arg) {
 		if (d->cap)
 			capture_rotate(d->cap);
-		snprintf(reply, sizeof(reply), d->cap ? "{\"ok\":true}" :
-			 "{\"ok\":false,\"error\":\"not capturing\"}");
+		snprintf(reply, sizeof(reply),
+			 d->cap ? "{\"ok\":true}"
+				: "{\"ok\":false,\"error\":\"not capturing\"}");
 	} else if (!strcmp(req, "mark") && arg && *arg) {
 		if (!d->cap)
-			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"not capturing\"}");
+			snprintf(reply, sizeof(reply),
+				 "{\"ok\":false,\"error\":\"not capturing\"}");
 		else if (capture_mark(d->cap, arg, "ctl"))
-			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"too many marks waiting: try again\"}");
+			snprintf(reply, sizeof(reply),
+				 "{\"ok\":false,\"error\":\"too many marks "
+				 "waiting: try again\"}");
 		else
 			snprintf(reply, sizeof(reply), "{\"ok\":true}");
 	} else if (!strcmp(req, "stop") && !arg) {
@@ -204,23 +211,32 @@ static void handle_request(struct bachd *d, int fd, char *req)
 			/* the main loop closes it once drained; bachd stays */
 			capture_stop(d->cap);
 			d->stopping = true;
-			snprintf(reply, sizeof(reply), "{\"ok\":true,\"state\":\"stopping\"}");
+			snprintf(reply, sizeof(reply),
+				 "{\"ok\":true,\"state\":\"stopping\"}");
 		} else {
-			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"not capturing\"}");
+			snprintf(reply, sizeof(reply),
+				 "{\"ok\":false,\"error\":\"not capturing\"}");
 		}
 	} else if (!strcmp(req, "start") && !arg) {
 		if (d->cap && d->stopping)
-			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"still stopping: try again\"}");
+			snprintf(reply, sizeof(reply),
+				 "{\"ok\":false,\"error\":\"still stopping: "
+				 "try again\"}");
 		else if (d->cap)
-			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"already capturing\"}");
+			snprintf(reply, sizeof(reply),
+				 "{\"ok\":false,\"error\":\"already "
+				 "capturing\"}");
 		else if (start_capture(d))
-			snprintf(reply, sizeof(reply), "{\"ok\":false,\"error\":\"cannot start: see the log\"}");
+			snprintf(reply, sizeof(reply),
+				 "{\"ok\":false,\"error\":\"cannot start: see "
+				 "the log\"}");
 		else
 			snprintf(reply, sizeof(reply), "{\"ok\":true}");
 	} else {
 		log_warn("unknown request '%.64s'", req);
 		snprintf(reply, sizeof(reply),
-			 "{\"ok\":false,\"error\":\"unknown request (status, start, stop, rotate, mark TEXT)\"}");
+			 "{\"ok\":false,\"error\":\"unknown request (status, "
+			 "start, stop, rotate, mark TEXT)\"}");
 	}
 	ctl_reply(fd, reply);
 }
@@ -253,11 +269,14 @@ static void tick(struct bachd *d)
 		char line[256];
 
 		snprintf(line, sizeof(line),
-			 "STATUS=%.0f records/s, %.1f MB/s, ring %llu%%, %llu written, %llu lost",
+			 "STATUS=%.0f records/s, %.1f MB/s, ring %llu%%, %llu "
+			 "written, %llu lost",
 			 (double)(st.written - d->st_written) / dt,
 			 (double)(st.bytes - d->st_bytes) / dt / 1e6,
-			 (unsigned long long)(st.ring_blocks ?
-				 st.ring_used * 100 / st.ring_blocks : 0),
+			 (unsigned long long)(st.ring_blocks
+						      ? st.ring_used * 100 /
+								st.ring_blocks
+						      : 0),
 			 (unsigned long long)st.written,
 			 (unsigned long long)st.lost);
 		d->st_written = st.written;
@@ -399,7 +418,8 @@ int main(int argc, char **argv)
 	if (d.sock[0]) {
 		ret = ctl_open(&d.ctl, d.sock, d.cfg.control_group);
 		if (ret && d.sock_default) {
-			log_warn("control socket %s: %s: running without one (control_socket names another)",
+			log_warn("control socket %s: %s: running without one "
+				 "(control_socket names another)",
 				 d.sock, ctl_strerror(ret));
 		} else if (ret) {
 			log_err("control socket %s: %s", d.sock,
@@ -412,7 +432,9 @@ int main(int argc, char **argv)
 			return 2;
 		} else {
 			log_info("control socket %s%s", d.sock,
-				 d.sock_default ? " (the default: bach ctl finds it)" : "");
+				 d.sock_default
+					 ? " (the default: bach ctl finds it)"
+					 : "");
 		}
 	}
 	/* the source is open and the first segment exists */

@@ -12,13 +12,41 @@
 #include "config.h"
 #include "log.h"
 
-enum { S_OUTPUT, S_DRIVER, S_POLICY, S_GAP_MARKERS, S_COMPRESS, S_COMPRESSOR,
-       S_LEVEL,
-       S_THREADS, S_RING_MB, S_ROTATE_MB, S_ROTATE_SECONDS, S_IO_URING,
-       S_FLUSH_MS, S_RAW_DUMP, S_QUEUE_DEPTH, S_TEST_WRITER_DELAY_MS,
-       S_CONTROL_SOCKET, S_CONTROL_GROUP, S_LOG_LEVEL, S_METRICS_FILE,
-       S_METRICS_INTERVAL, S_MIN_FREE, S_ON_FULL, S_KEEP_BYTES, S_KEEP_DAYS, S_KEEP_CAPTURES, S_POST_ROTATE,
-       S_DURATION, S_RECORDS, S_SEGMENTS, S_MARKER, S_MARKER_RATE, S_N };
+enum {
+	S_OUTPUT,
+	S_DRIVER,
+	S_POLICY,
+	S_GAP_MARKERS,
+	S_COMPRESS,
+	S_COMPRESSOR,
+	S_LEVEL,
+	S_THREADS,
+	S_RING_MB,
+	S_ROTATE_MB,
+	S_ROTATE_SECONDS,
+	S_IO_URING,
+	S_FLUSH_MS,
+	S_RAW_DUMP,
+	S_QUEUE_DEPTH,
+	S_TEST_WRITER_DELAY_MS,
+	S_CONTROL_SOCKET,
+	S_CONTROL_GROUP,
+	S_LOG_LEVEL,
+	S_METRICS_FILE,
+	S_METRICS_INTERVAL,
+	S_MIN_FREE,
+	S_ON_FULL,
+	S_KEEP_BYTES,
+	S_KEEP_DAYS,
+	S_KEEP_CAPTURES,
+	S_POST_ROTATE,
+	S_DURATION,
+	S_RECORDS,
+	S_SEGMENTS,
+	S_MARKER,
+	S_MARKER_RATE,
+	S_N
+};
 
 static const char *const policies[] = { "stall", "drop", NULL };
 static const char *const compressors[] = { "libdeflate", "record", NULL };
@@ -32,8 +60,9 @@ static int parse_min_free(const char *text, struct bach_optval *v, char *msg,
 	size_t len = strlen(text);
 	char num[32];
 
-	snprintf(msg, cap, "want bytes (k, M, G, T suffixes) or a percentage "
-			   "from 0%% to 99%%");
+	snprintf(msg, cap,
+		 "want bytes (k, M, G, T suffixes) or a percentage "
+		 "from 0%% to 99%%");
 	v->u2 = len && text[len - 1] == '%';
 	if (!v->u2)
 		return bach_parse_size(text, "B", &v->u) ? -EINVAL : 0;
@@ -49,14 +78,17 @@ static int parse_min_free(const char *text, struct bach_optval *v, char *msg,
 static int parse_duration(const char *text, struct bach_optval *v, char *msg,
 			  size_t cap)
 {
-	static const struct { char c; uint64_t s; } units[] = {
-		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+	static const struct {
+		char c;
+		uint64_t s;
+	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
 	size_t len = strlen(text);
 	uint64_t mul = 1;
 	char num[32];
 
-	snprintf(msg, cap, "want seconds, or a number with s, m, h or d "
-			   "(90m), 0 for no limit");
+	snprintf(msg, cap,
+		 "want seconds, or a number with s, m, h or d "
+		 "(90m), 0 for no limit");
 	for (size_t i = 0; len && i < sizeof(units) / sizeof(*units); i++)
 		if (text[len - 1] == units[i].c) {
 			mul = units[i].s;
@@ -86,8 +118,8 @@ static int for_each_marker(const char *text, struct capture_config *cap,
 		while (len && (*p == ' ' || *p == '\t'))
 			p++, len--;
 		snprintf(item, sizeof(item), "%.*s", (int)len, p);
-		for (size_t n = strlen(item); n && (item[n - 1] == ' ' ||
-						    item[n - 1] == '\t');)
+		for (size_t n = strlen(item);
+		     n && (item[n - 1] == ' ' || item[n - 1] == '\t');)
 			item[--n] = 0;
 		if (len >= sizeof(item) ||
 		    capture_marker_parse(&m, item, msg, cap_len))
@@ -113,178 +145,281 @@ static int parse_marker(const char *text, struct bach_optval *v, char *msg,
 }
 
 /* in the order of levels[] */
-static const char *const log_levels[] = { "debug", "info", "notice",
-					  "warning", NULL };
+static const char *const log_levels[] = { "debug", "info", "notice", "warning",
+					  NULL };
 static const int levels[] = { LOG_P_DEBUG, LOG_P_INFO, LOG_P_NOTICE,
 			      LOG_P_WARNING };
 
 const struct bach_optdesc bachd_settings[] = {
-	[S_OUTPUT] = {
-		.key = "output", .type = BACH_OPT_STRING, .arg = "DIR",
-		.max = sizeof(((struct capture_config *)0)->output) - 1,
-		.def_help = "none",
-		.help = "where capture directories are made: it must be given, "
-			"and exist" },
-	[S_DRIVER] = {
-		.key = "driver", .type = BACH_OPT_STRING, .arg = "NAME",
-		.max = sizeof(((struct capture_config *)0)->driver) - 1,
-		.def_help = "none",
-		.help = "the source, which must be given; its options go in "
-			"[driver]" },
-	[S_POLICY] = {
-		.key = "policy", .type = BACH_OPT_ENUM, .names = policies,
-		.def = "stall",
-		.help = "what a full ring does: hold the source back, or "
-			"drop and count" },
-	[S_GAP_MARKERS] = {
-		.key = "gap_markers", .type = BACH_OPT_BOOL, .arg = "yes|no",
-		.def = "yes",
-		.help = "a marker record in the trace at each gap" },
-	[S_COMPRESS] = {
-		.key = "compress", .type = BACH_OPT_BOOL, .arg = "yes|no",
-		.def = "yes",
-		.help = ".byu.gz segments (blocked gzip) instead of .byu" },
-	[S_COMPRESSOR] = {
-		.key = "compressor", .type = BACH_OPT_ENUM, .names = compressors,
-		.def = "libdeflate",
-		.help = "the block compressor: libdeflate, or bach's own record "
-			"encoder (smaller, slower; levels 1 and 2)" },
-	[S_LEVEL] = {
-		.key = "level", .type = BACH_OPT_UINT, .arg = "N", .min = 1,
-		.max = 12, .def = "1",
-		.help = "the compressor's level (libdeflate 1 to 12, the record "
-			"encoder 1 to 2)" },
-	[S_THREADS] = {
-		.key = "threads", .type = BACH_OPT_UINT, .arg = "N",
-		.max = 64, .def = "0",
-		.help = "compressing threads, 0 for one per online CPU" },
-	[S_RING_MB] = {
-		.key = "ring_mb", .type = BACH_OPT_UINT, .arg = "MIB",
-		.min = 1, .max = 1u << 20, .def = "256",
-		.help = "the ring between acquisition and disk, MiB" },
-	[S_ROTATE_MB] = {
-		.key = "rotate_mb", .type = BACH_OPT_UINT, .arg = "MIB",
-		.max = 1u << 30, .def = "1024",
-		.help = "close the segment once it holds this many MiB of "
-			"records, 0 for no size limit" },
-	[S_ROTATE_SECONDS] = {
-		.key = "rotate_seconds", .type = BACH_OPT_UINT, .arg = "S",
-		.max = 1u << 30, .def = "3600",
-		.help = "close the segment once it has been open this long, "
-			"0 for no time limit" },
-	[S_IO_URING] = {
-		.key = "io_uring", .type = BACH_OPT_BOOL, .arg = "yes|no",
-		.def = "yes",
-		.help = "write with io_uring (pwrite when it is refused)" },
-	[S_FLUSH_MS] = {
-		.key = "flush_ms", .type = BACH_OPT_UINT, .arg = "MS",
-		.min = 1, .max = 3600000, .def = "200",
-		.help = "a block still filling goes to the disk once it has "
-			"waited this long" },
-	[S_RAW_DUMP] = {
-		.key = "raw_dump", .type = BACH_OPT_BOOL, .arg = "yes|no",
-		.def = "no",
-		.help = "keep the board's bytes in board-stream.bin" },
-	[S_QUEUE_DEPTH] = {
-		.key = "queue_depth", .type = BACH_OPT_UINT, .arg = "N",
-		.min = 2, .max = 256, .def = "8",
-		.help = "segment writes in flight" },
-	[S_TEST_WRITER_DELAY_MS] = {
-		.key = "test_writer_delay_ms", .type = BACH_OPT_UINT,
-		.arg = "MS", .max = 600000, .def = "0",
-		.help = "test hook: sleep this long before every segment "
-			"write" },
-	[S_CONTROL_SOCKET] = {
-		.key = "control_socket", .type = BACH_OPT_STRING, .arg = "PATH",
-		.max = sizeof(((struct bachd_config *)0)->control_socket) - 1,
-		.def_help = "bach ctl's, /run/bach/bachd.sock as root, else "
-			    "$XDG_RUNTIME_DIR/bach/bachd.sock",
-		.help = "bachd's control socket, none for no socket" },
-	[S_CONTROL_GROUP] = {
-		.key = "control_group", .type = BACH_OPT_STRING,
-		.arg = "GROUP",
-		.max = sizeof(((struct bachd_config *)0)->control_group) - 1,
-		.def_help = "none: mode 0600",
-		.help = "the socket's group, mode 0660" },
-	[S_LOG_LEVEL] = {
-		.key = "log_level", .type = BACH_OPT_ENUM, .names = log_levels,
-		.def = "info",
-		.help = "least important message logged" },
-	[S_METRICS_FILE] = {
-		.key = "metrics_file", .type = BACH_OPT_STRING, .arg = "PATH",
-		.max = sizeof(((struct bachd_config *)0)->metrics_file) - 1,
-		.def_help = "none",
-		.help = "Prometheus text-format metrics, rewritten whole every "
-			"metrics_interval (node_exporter's textfile collector "
-			"reads NAME.prom)" },
-	[S_METRICS_INTERVAL] = {
-		.key = "metrics_interval", .type = BACH_OPT_UINT, .arg = "S",
-		.min = 1, .max = 86400, .def = "15",
-		.help = "seconds between two writes of metrics_file" },
-	[S_MIN_FREE] = {
-		.key = "min_free", .type = BACH_OPT_CUSTOM, .arg = "BYTES|N%",
-		.parse = parse_min_free, .def = "0",
-		.help = "keep this much free on the output's filesystem (k, M, "
-			"G suffixes, or a percentage of it): below it the "
-			"segment is closed and on_full applies; 0 for no floor" },
-	[S_ON_FULL] = {
-		.key = "on_full", .type = BACH_OPT_ENUM, .names = on_full_names,
-		.def = "wait",
-		.help = "below min_free: wait for space (the records lost "
-			"meanwhile are one gap, cause disk), or stop the "
-			"capture cleanly (exit 0)" },
-	[S_KEEP_BYTES] = {
-		.key = "keep_bytes", .type = BACH_OPT_SIZE, .arg = "BYTES",
-		.unit = "B", .def = "0",
-		.help = "retention: remove the oldest closed segments while the "
-			"captures in the output directory hold more (k, M, G "
-			"suffixes); 0 for no limit" },
-	[S_KEEP_DAYS] = {
-		.key = "keep_days", .type = BACH_OPT_UINT, .arg = "DAYS",
-		.max = 36500, .def = "0",
-		.help = "retention: remove closed segments older than this; 0 "
-			"for no limit" },
-	[S_KEEP_CAPTURES] = {
-		.key = "keep_captures", .type = BACH_OPT_UINT, .arg = "N",
-		.max = 1000000, .def = "0",
-		.help = "retention: keep at most this many captures (the "
-			"running one included), removing the oldest whole; 0 "
-			"for no limit" },
-	[S_POST_ROTATE] = {
-		.key = "post_rotate", .type = BACH_OPT_STRING, .arg = "COMMAND",
-		.max = sizeof(((struct capture_config *)0)->post_rotate) - 1,
-		.def_help = "none",
-		.help = "run /bin/sh -c 'COMMAND \"$1\"' with each closed "
-			"segment's path as $1; failures are logged, never fatal" },
-	[S_DURATION] = {
-		.key = "duration", .type = BACH_OPT_CUSTOM, .arg = "SECONDS",
-		.parse = parse_duration, .def = "0",
-		.help = "autostop: end the capture cleanly after this long (s, "
-			"m, h, d suffixes); 0 for no limit" },
-	[S_RECORDS] = {
-		.key = "records", .type = BACH_OPT_SIZE, .arg = "N",
-		.def = "0",
-		.help = "autostop: end the capture cleanly once the source has "
-			"produced exactly N records (k, M, G suffixes); 0 for "
-			"no limit" },
-	[S_SEGMENTS] = {
-		.key = "segments", .type = BACH_OPT_UINT, .arg = "N",
-		.max = 1u << 30, .def = "0",
-		.help = "autostop: end the capture cleanly with its Nth segment "
-			"(that segment takes what the ring still holds); 0 for "
-			"no limit" },
-	[S_MARKER] = {
-		.key = "marker", .type = BACH_OPT_CUSTOM, .arg = "KIND:RANGE",
-		.parse = parse_marker, .def_help = "none",
-		.help = "in-band markers: each record matching io:LO-HI (I/O "
-			"cycles) or mem:BASE/SIZE (memory cycles) becomes a "
-			"mark event; a comma list, and each use adds rules (an "
-			"empty value clears them)" },
-	[S_MARKER_RATE] = {
-		.key = "marker_rate", .type = BACH_OPT_UINT, .arg = "N",
-		.min = 1, .max = 1000000, .def = "100",
-		.help = "marker events a second per rule; the rest of that "
-			"second's matches make one event with a count" },
+	[S_OUTPUT] = { .key = "output",
+		       .type = BACH_OPT_STRING,
+		       .arg = "DIR",
+		       .max = sizeof(((struct capture_config *)0)->output) - 1,
+		       .def_help = "none",
+		       .help = "where capture directories are made: it must be "
+			       "given, "
+			       "and exist" },
+	[S_DRIVER] = { .key = "driver",
+		       .type = BACH_OPT_STRING,
+		       .arg = "NAME",
+		       .max = sizeof(((struct capture_config *)0)->driver) - 1,
+		       .def_help = "none",
+		       .help = "the source, which must be given; its options "
+			       "go in "
+			       "[driver]" },
+	[S_POLICY] = { .key = "policy",
+		       .type = BACH_OPT_ENUM,
+		       .names = policies,
+		       .def = "stall",
+		       .help = "what a full ring does: hold the source back, "
+			       "or "
+			       "drop and count" },
+	[S_GAP_MARKERS] = { .key = "gap_markers",
+			    .type = BACH_OPT_BOOL,
+			    .arg = "yes|no",
+			    .def = "yes",
+			    .help = "a marker record in the trace at each "
+				    "gap" },
+	[S_COMPRESS] = { .key = "compress",
+			 .type = BACH_OPT_BOOL,
+			 .arg = "yes|no",
+			 .def = "yes",
+			 .help = ".byu.gz segments (blocked gzip) instead of "
+				 ".byu" },
+	[S_COMPRESSOR] = { .key = "compressor",
+			   .type = BACH_OPT_ENUM,
+			   .names = compressors,
+			   .def = "libdeflate",
+			   .help = "the block compressor: libdeflate, or "
+				   "bach's own record "
+				   "encoder (smaller, slower; levels 1 and "
+				   "2)" },
+	[S_LEVEL] = { .key = "level",
+		      .type = BACH_OPT_UINT,
+		      .arg = "N",
+		      .min = 1,
+		      .max = 12,
+		      .def = "1",
+		      .help = "the compressor's level (libdeflate 1 to 12, the "
+			      "record "
+			      "encoder 1 to 2)" },
+	[S_THREADS] = { .key = "threads",
+			.type = BACH_OPT_UINT,
+			.arg = "N",
+			.max = 64,
+			.def = "0",
+			.help = "compressing threads, 0 for one per online "
+				"CPU" },
+	[S_RING_MB] = { .key = "ring_mb",
+			.type = BACH_OPT_UINT,
+			.arg = "MIB",
+			.min = 1,
+			.max = 1u << 20,
+			.def = "256",
+			.help = "the ring between acquisition and disk, MiB" },
+	[S_ROTATE_MB] = { .key = "rotate_mb",
+			  .type = BACH_OPT_UINT,
+			  .arg = "MIB",
+			  .max = 1u << 30,
+			  .def = "1024",
+			  .help = "close the segment once it holds this many "
+				  "MiB of "
+				  "records, 0 for no size limit" },
+	[S_ROTATE_SECONDS] = { .key = "rotate_seconds",
+			       .type = BACH_OPT_UINT,
+			       .arg = "S",
+			       .max = 1u << 30,
+			       .def = "3600",
+			       .help = "close the segment once it has been "
+				       "open this long, "
+				       "0 for no time limit" },
+	[S_IO_URING] = { .key = "io_uring",
+			 .type = BACH_OPT_BOOL,
+			 .arg = "yes|no",
+			 .def = "yes",
+			 .help = "write with io_uring (pwrite when it is "
+				 "refused)" },
+	[S_FLUSH_MS] = { .key = "flush_ms",
+			 .type = BACH_OPT_UINT,
+			 .arg = "MS",
+			 .min = 1,
+			 .max = 3600000,
+			 .def = "200",
+			 .help = "a block still filling goes to the disk once "
+				 "it has "
+				 "waited this long" },
+	[S_RAW_DUMP] = { .key = "raw_dump",
+			 .type = BACH_OPT_BOOL,
+			 .arg = "yes|no",
+			 .def = "no",
+			 .help = "keep the board's bytes in board-stream.bin" },
+	[S_QUEUE_DEPTH] = { .key = "queue_depth",
+			    .type = BACH_OPT_UINT,
+			    .arg = "N",
+			    .min = 2,
+			    .max = 256,
+			    .def = "8",
+			    .help = "segment writes in flight" },
+	[S_TEST_WRITER_DELAY_MS] = { .key = "test_writer_delay_ms",
+				     .type = BACH_OPT_UINT,
+				     .arg = "MS",
+				     .max = 600000,
+				     .def = "0",
+				     .help = "test hook: sleep this long "
+					     "before every segment "
+					     "write" },
+	[S_CONTROL_SOCKET] = { .key = "control_socket",
+			       .type = BACH_OPT_STRING,
+			       .arg = "PATH",
+			       .max = sizeof(((struct bachd_config *)0)
+						     ->control_socket) -
+				      1,
+			       .def_help = "bach ctl's, /run/bach/bachd.sock "
+					   "as root, else "
+					   "$XDG_RUNTIME_DIR/bach/bachd.sock",
+			       .help = "bachd's control socket, none for no "
+				       "socket" },
+	[S_CONTROL_GROUP] = { .key = "control_group",
+			      .type = BACH_OPT_STRING,
+			      .arg = "GROUP",
+			      .max = sizeof(((struct bachd_config *)0)
+						    ->control_group) -
+				     1,
+			      .def_help = "none: mode 0600",
+			      .help = "the socket's group, mode 0660" },
+	[S_LOG_LEVEL] = { .key = "log_level",
+			  .type = BACH_OPT_ENUM,
+			  .names = log_levels,
+			  .def = "info",
+			  .help = "least important message logged" },
+	[S_METRICS_FILE] = { .key = "metrics_file",
+			     .type = BACH_OPT_STRING,
+			     .arg = "PATH",
+			     .max = sizeof(((struct bachd_config *)0)
+						   ->metrics_file) -
+				    1,
+			     .def_help = "none",
+			     .help = "Prometheus text-format metrics, "
+				     "rewritten whole every "
+				     "metrics_interval (node_exporter's "
+				     "textfile collector "
+				     "reads NAME.prom)" },
+	[S_METRICS_INTERVAL] = { .key = "metrics_interval",
+				 .type = BACH_OPT_UINT,
+				 .arg = "S",
+				 .min = 1,
+				 .max = 86400,
+				 .def = "15",
+				 .help = "seconds between two writes of "
+					 "metrics_file" },
+	[S_MIN_FREE] = { .key = "min_free",
+			 .type = BACH_OPT_CUSTOM,
+			 .arg = "BYTES|N%",
+			 .parse = parse_min_free,
+			 .def = "0",
+			 .help = "keep this much free on the output's "
+				 "filesystem (k, M, "
+				 "G suffixes, or a percentage of it): below it "
+				 "the "
+				 "segment is closed and on_full applies; 0 for "
+				 "no floor" },
+	[S_ON_FULL] = { .key = "on_full",
+			.type = BACH_OPT_ENUM,
+			.names = on_full_names,
+			.def = "wait",
+			.help = "below min_free: wait for space (the records "
+				"lost "
+				"meanwhile are one gap, cause disk), or stop "
+				"the "
+				"capture cleanly (exit 0)" },
+	[S_KEEP_BYTES] = { .key = "keep_bytes",
+			   .type = BACH_OPT_SIZE,
+			   .arg = "BYTES",
+			   .unit = "B",
+			   .def = "0",
+			   .help = "retention: remove the oldest closed "
+				   "segments while the "
+				   "captures in the output directory hold more "
+				   "(k, M, G "
+				   "suffixes); 0 for no limit" },
+	[S_KEEP_DAYS] = { .key = "keep_days",
+			  .type = BACH_OPT_UINT,
+			  .arg = "DAYS",
+			  .max = 36500,
+			  .def = "0",
+			  .help = "retention: remove closed segments older "
+				  "than this; 0 "
+				  "for no limit" },
+	[S_KEEP_CAPTURES] = { .key = "keep_captures",
+			      .type = BACH_OPT_UINT,
+			      .arg = "N",
+			      .max = 1000000,
+			      .def = "0",
+			      .help = "retention: keep at most this many "
+				      "captures (the "
+				      "running one included), removing the "
+				      "oldest whole; 0 "
+				      "for no limit" },
+	[S_POST_ROTATE] = { .key = "post_rotate",
+			    .type = BACH_OPT_STRING,
+			    .arg = "COMMAND",
+			    .max = sizeof(((struct capture_config *)0)
+						  ->post_rotate) -
+				   1,
+			    .def_help = "none",
+			    .help = "run /bin/sh -c 'COMMAND \"$1\"' with each "
+				    "closed "
+				    "segment's path as $1; failures are "
+				    "logged, never fatal" },
+	[S_DURATION] = { .key = "duration",
+			 .type = BACH_OPT_CUSTOM,
+			 .arg = "SECONDS",
+			 .parse = parse_duration,
+			 .def = "0",
+			 .help = "autostop: end the capture cleanly after this "
+				 "long (s, "
+				 "m, h, d suffixes); 0 for no limit" },
+	[S_RECORDS] = { .key = "records",
+			.type = BACH_OPT_SIZE,
+			.arg = "N",
+			.def = "0",
+			.help = "autostop: end the capture cleanly once the "
+				"source has "
+				"produced exactly N records (k, M, G "
+				"suffixes); 0 for "
+				"no limit" },
+	[S_SEGMENTS] = { .key = "segments",
+			 .type = BACH_OPT_UINT,
+			 .arg = "N",
+			 .max = 1u << 30,
+			 .def = "0",
+			 .help = "autostop: end the capture cleanly with its "
+				 "Nth segment "
+				 "(that segment takes what the ring still "
+				 "holds); 0 for "
+				 "no limit" },
+	[S_MARKER] = { .key = "marker",
+		       .type = BACH_OPT_CUSTOM,
+		       .arg = "KIND:RANGE",
+		       .parse = parse_marker,
+		       .def_help = "none",
+		       .help = "in-band markers: each record matching io:LO-HI "
+			       "(I/O "
+			       "cycles) or mem:BASE/SIZE (memory cycles) "
+			       "becomes a "
+			       "mark event; a comma list, and each use adds "
+			       "rules (an "
+			       "empty value clears them)" },
+	[S_MARKER_RATE] = { .key = "marker_rate",
+			    .type = BACH_OPT_UINT,
+			    .arg = "N",
+			    .min = 1,
+			    .max = 1000000,
+			    .def = "100",
+			    .help = "marker events a second per rule; the rest "
+				    "of that "
+				    "second's matches make one event with a "
+				    "count" },
 	{ 0 },
 };
 
@@ -310,8 +445,8 @@ static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
 		cap->compress = v->u;
 		break;
 	case S_COMPRESSOR:
-		cap->compressor = v->u ? BACH_DEFLATE_RECORD :
-					 BACH_DEFLATE_LIBDEFLATE;
+		cap->compressor =
+			v->u ? BACH_DEFLATE_RECORD : BACH_DEFLATE_LIBDEFLATE;
 		break;
 	case S_LEVEL:
 		cap->level = (int)v->u;
@@ -412,8 +547,8 @@ void bachd_config_defaults(struct bachd_config *c)
 	}
 }
 
-int bachd_config_set(struct bachd_config *c, const char *key,
-		     const char *v, char *msg, size_t msglen)
+int bachd_config_set(struct bachd_config *c, const char *key, const char *v,
+		     char *msg, size_t msglen)
 {
 	int i = bach_opt_find(bachd_settings, key);
 	struct bach_optval val = { 0 };
@@ -427,9 +562,12 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 				 CAPTURE_MAX_LABELS);
 		else if (err)
 			snprintf(msg, msglen,
-				 "%s: a label is label.KEY = VALUE: KEY a letter or _, then letters, digits, _ . or -, at most %d bytes; VALUE at most %d bytes",
+				 "%s: a label is label.KEY = VALUE: KEY a "
+				 "letter or _, then letters, digits, _ . or -, "
+				 "at most %d bytes; VALUE at most %d bytes",
 				 bach_escape_ctl(esc, sizeof(esc), key),
-				 CAPTURE_LABEL_KEY - 1, CAPTURE_LABEL_VALUE - 1);
+				 CAPTURE_LABEL_KEY - 1,
+				 CAPTURE_LABEL_VALUE - 1);
 		return err ? -EINVAL : 0;
 	}
 	if (i < 0) {
@@ -461,12 +599,12 @@ int bachd_config_set(struct bachd_config *c, const char *key,
 struct load_ctx {
 	struct bachd_config *c;
 	const char *file;
-	const char *p, *end;	/* the file's bytes inih has not had yet */
-	unsigned line;		/* the line inih is looking at */
-	char why[512];		/* the first error a handler saw */
-	unsigned why_line;	/* ... on this line (0: none) */
-	char bad[256];		/* the reader's error, which ends the file */
-	unsigned bad_line;	/* ... on this line (0: none) */
+	const char *p, *end; /* the file's bytes inih has not had yet */
+	unsigned line;	     /* the line inih is looking at */
+	char why[512];	     /* the first error a handler saw */
+	unsigned why_line;   /* ... on this line (0: none) */
+	char bad[256];	     /* the reader's error, which ends the file */
+	unsigned bad_line;   /* ... on this line (0: none) */
 };
 
 /*
@@ -503,7 +641,9 @@ static char *read_line(char *str, int num, void *stream)
 		}
 		x->bad_line = x->line;
 		snprintf(x->bad, sizeof(x->bad),
-			 "line longer than %zu bytes, the most libinih reads; give a long value on the command line (--output, --option, --set)",
+			 "line longer than %zu bytes, the most libinih reads; "
+			 "give a long value on the command line (--output, "
+			 "--option, --set)",
 			 max);
 		return NULL;
 	}
@@ -530,8 +670,8 @@ static int handler(void *user, const char *section, const char *name,
 					    x->line);
 		if (err)
 			snprintf(why, sizeof(why), "%s",
-				 err == -E2BIG ? "too many driver options" :
-						 strerror(-err));
+				 err == -E2BIG ? "too many driver options"
+					       : strerror(-err));
 	} else {
 		snprintf(why, sizeof(why),
 			 "unknown section [%s] (bachd, driver)", section);
@@ -588,8 +728,9 @@ static int slurp(const char *file, char **buf, size_t *len, char *msg,
 		*len += (size_t)n;
 	}
 	if (*len > CONFIG_MAX_BYTES) {
-		snprintf(msg, msglen, "%s: larger than %u KiB: not a configuration",
-			 file, CONFIG_MAX_BYTES >> 10);
+		snprintf(msg, msglen,
+			 "%s: larger than %u KiB: not a configuration", file,
+			 CONFIG_MAX_BYTES >> 10);
 		goto out;
 	}
 	err = 0;
@@ -621,10 +762,9 @@ int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 	snprintf(c->cap.config_path, sizeof(c->cap.config_path), "%s", file);
 	if (!realpath(file, c->cap.config_abs))
 		c->cap.config_abs[0] = 0;
-	if (line > 0)	/* inih's first error: a handler's, or its own */
+	if (line > 0) /* inih's first error: a handler's, or its own */
 		snprintf(msg, msglen, "%s:%d: %s", file, line,
-			 (unsigned)line == x.why_line ? x.why :
-							"syntax error");
+			 (unsigned)line == x.why_line ? x.why : "syntax error");
 	else if (x.bad_line)
 		snprintf(msg, msglen, "%s:%u: %s", file, x.bad_line, x.bad);
 	else

@@ -15,8 +15,8 @@ struct bachd_config {
 	char control_socket[108];
 	char control_group[64];
 	int log_level;
-	char metrics_file[4096];	/* "": none */
-	unsigned metrics_interval;	/* seconds */
+	char metrics_file[4096];   /* "": none */
+	unsigned metrics_interval; /* seconds */
 };
 
 /* The [bachd] settings: what bachd_config_set() takes, and --help prints. */
@@ -38,7 +38,7 @@ int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
  * returns 0 or -EINVAL with the reason in msg ("policy: stall or drop,
  * not 'fast'"; an unknown key lists the known ones).
  */
-int bachd_config_set(struct bachd_config *c, const char *key,
-		     const char *value, char *msg, size_t msglen);
+int bachd_config_set(struct bachd_config *c, const char *key, const char *value,
+		     char *msg, size_t msglen);
 
 #endif

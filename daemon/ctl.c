@@ -26,15 +26,15 @@ int ctl_default_path(char *buf, size_t cap)
 	if (env && *env)
 		n = snprintf(buf, cap, "%s", env);
 	else if (rt && *rt) /* several directories are separated by ':' */
-		n = snprintf(buf, cap, "%.*s/bachd.sock",
-			     (int)strcspn(rt, ":"), rt);
+		n = snprintf(buf, cap, "%.*s/bachd.sock", (int)strcspn(rt, ":"),
+			     rt);
 	else if (geteuid() != 0 && xdg && *xdg)
 		n = snprintf(buf, cap, "%s/bach/bachd.sock", xdg);
 	else
 		n = snprintf(buf, cap, "%s", CTL_SYSTEM_SOCKET);
-	return n < 0 || (size_t)n >= cap || (size_t)n >= sizeof(sa.sun_path) ?
-		       -ENAMETOOLONG :
-		       0;
+	return n < 0 || (size_t)n >= cap || (size_t)n >= sizeof(sa.sun_path)
+		       ? -ENAMETOOLONG
+		       : 0;
 }
 
 bool ctl_in_use(const char *path)
@@ -107,7 +107,8 @@ int ctl_open(struct ctl *c, const char *path, const char *group)
 		struct group *g = getgrnam(group);
 
 		if (!g) {
-			log_warn("group '%s' does not exist: %s stays owner-only",
+			log_warn("group '%s' does not exist: %s stays "
+				 "owner-only",
 				 group, path);
 			chmod(path, 0600);
 		} else if (chown(path, (uid_t)-1, g->gr_gid) < 0 ||
@@ -159,7 +160,8 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 	if (fd < 0)
 		return -errno;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-		cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1,
+		cred = (struct ucred){ .pid = 0,
+				       .uid = (uid_t)-1,
 				       .gid = (gid_t)-1 };
 	/* a whole line within a second, or no request at all */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -173,7 +175,8 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 		left = 1000 - ((now.tv_sec - t0.tv_sec) * 1000 +
 			       (now.tv_nsec - t0.tv_nsec) / 1000000);
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
-			ctl_reply(fd, "{\"ok\":false,\"error\":\"no request line within 1 s\"}");
+			ctl_reply(fd, "{\"ok\":false,\"error\":\"no request "
+				      "line within 1 s\"}");
 			return -EBADMSG;
 		}
 		n = recv(fd, req + got, cap - got, 0);
@@ -190,13 +193,15 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 	}
 	nl = memchr(req, '\n', got);
 	if (!nl) {
-		ctl_reply(fd, "{\"ok\":false,\"error\":\"a request is one line ending in a newline\"}");
+		ctl_reply(fd, "{\"ok\":false,\"error\":\"a request is one line "
+			      "ending in a newline\"}");
 		return -EBADMSG;
 	}
 	if (nl > req && nl[-1] == '\r')
 		nl--;
 	if (memchr(req, 0, (size_t)(nl - req))) {
-		ctl_reply(fd, "{\"ok\":false,\"error\":\"malformed request: a NUL byte\"}");
+		ctl_reply(fd, "{\"ok\":false,\"error\":\"malformed request: a "
+			      "NUL byte\"}");
 		return -EBADMSG;
 	}
 	*nl = 0;

@@ -135,17 +135,21 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 	struct statvfs fs;
 
 	metric(&o, "bach_up", "gauge",
-	       "1 while a capture is running, 0 when bachd is idle or its capture has ended.",
+	       "1 while a capture is running, 0 when bachd is idle or its "
+	       "capture has ended.",
 	       s->up);
 	family(&o, "bach_build_info", "gauge",
-	       "bach's version, and the capture device's gateware version (empty when the driver has none).");
-	put(&o, "bach_build_info{version=\"%s\",gateware=\"%s\",driver=\"%s\"} 1\n",
+	       "bach's version, and the capture device's gateware version "
+	       "(empty when the driver has none).");
+	put(&o,
+	    "bach_build_info{version=\"%s\",gateware=\"%s\",driver=\"%s\"} 1\n",
 	    label(v, sizeof(v), BACH_VERSION),
 	    label(g, sizeof(g), st ? st->gateware : ""),
 	    label(d, sizeof(d), st ? st->driver : ""));
 	if (s->output && s->output[0] && statvfs(s->output, &fs) == 0) {
 		metric(&o, "bach_output_free_bytes", "gauge",
-		       "Bytes available to bachd on the output directory's filesystem.",
+		       "Bytes available to bachd on the output directory's "
+		       "filesystem.",
 		       U(fs.f_bavail) * fs.f_frsize);
 		metric(&o, "bach_output_size_bytes", "gauge",
 		       "Size of the output directory's filesystem, bytes.",
@@ -169,15 +173,18 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 		    bach_gap_cause_name((enum bach_gap_cause)i),
 		    U(st->lost_by[i]));
 	metric(&o, "bach_records_in_flight", "gauge",
-	       "Records produced but neither written nor lost yet (in the ring or being compressed).",
-	       st->produced > st->written + st->lost ?
-		       st->produced - st->written - st->lost : 0);
+	       "Records produced but neither written nor lost yet (in the ring "
+	       "or being compressed).",
+	       st->produced > st->written + st->lost
+		       ? st->produced - st->written - st->lost
+		       : 0);
 	metric_f(&o, "bach_stall_seconds_total", "counter",
 		 "Time the source was held back by a full ring, seconds.",
 		 (double)st->stall_ns / 1e9);
 	metric_f(&o, "bach_ring_fill_ratio", "gauge", "Ring fill, 0 to 1.",
-		 st->ring_blocks ? (double)st->ring_used / (double)st->ring_blocks :
-				   0.0);
+		 st->ring_blocks
+			 ? (double)st->ring_used / (double)st->ring_blocks
+			 : 0.0);
 	metric(&o, "bach_writer_blocked", "gauge",
 	       "1 when a segment write has been pending for more than 2 s.",
 	       st->writer_blocked);
@@ -189,10 +196,11 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 		       "The board's FIFO capacity, records.",
 		       st->board.fifo_size);
 		metric_f(&o, "bach_board_fifo_fill_ratio", "gauge",
-			 "The board's FIFO fill at its last status frame, 0 to 1.",
+			 "The board's FIFO fill at its last status frame, 0 to "
+			 "1.",
 			 st->board.fifo_size ? (double)st->board.fifo_fill /
-						       st->board.fifo_size :
-					       0.0);
+						       st->board.fifo_size
+					     : 0.0);
 	}
 out:
 	return o.n < cap ? o.n : cap - 1;

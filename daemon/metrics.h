@@ -16,17 +16,17 @@
 #include "capture.h"
 
 struct metrics {
-	char path[4096];	/* "": no metrics */
-	unsigned interval;	/* seconds between writes */
-	double due;		/* monotonic seconds of the next write */
-	int err;		/* the last write's -errno, logged once */
+	char path[4096];   /* "": no metrics */
+	unsigned interval; /* seconds between writes */
+	double due;	   /* monotonic seconds of the next write */
+	int err;	   /* the last write's -errno, logged once */
 };
 
 /* What the file says besides the capture's figures. */
 struct metrics_state {
 	const struct capture_status *st; /* the capture's, or NULL: none yet */
-	bool up;		/* a capture is running */
-	const char *output;	/* the output directory (free space) */
+	bool up;			 /* a capture is running */
+	const char *output;		 /* the output directory (free space) */
 };
 
 void metrics_init(struct metrics *m, const char *path, unsigned interval);

@@ -13,52 +13,79 @@
 /* ---- options ------------------------------------------------------------ */
 
 const struct bach_optdesc board_options[] = {
-	[BOARD_OPT_RECORDS] = {
-		.key = "records", .type = BACH_OPT_UINT, .arg = "N", .min = 1,
-		.help = "stop after N sampled records, lost ones included",
-		.def_help = "run until stopped",
-		.hint = "leave it out to run until stopped" },
-	[BOARD_OPT_SEED] = {
-		.key = "seed", .type = BACH_OPT_UINT, .arg = "S", .def = "1",
-		.help = "workload seed, as bach gen --seed" },
-	[BOARD_OPT_RATE] = {
-		.key = "rate", .type = BACH_OPT_UINT, .arg = "R", .def = "0",
-		.help = "records per second, 0 for as fast as possible" },
-	[BOARD_OPT_FRAME] = {
-		.key = "frame", .type = BACH_OPT_UINT, .arg = "K", .min = 1,
-		.max = BACH_FRAME_MAX_RECORDS, .def = "4096",
-		.help = "records per data frame" },
-	[BOARD_OPT_TIMING] = {
-		.key = "timing", .type = BACH_OPT_BOOL, .def = "0",
-		.help = "frames carry per-record clock deltas" },
-	[BOARD_OPT_DROP_EVERY] = {
-		.key = "drop_every", .type = BACH_OPT_UINT, .arg = "N",
-		.def = "0",
-		.help = "lose every Nth frame on the link, 0 for never" },
-	[BOARD_OPT_CORRUPT_EVERY] = {
-		.key = "corrupt_every", .type = BACH_OPT_UINT, .arg = "N",
-		.def = "0",
-		.help = "corrupt the CRC of every Nth frame, 0 for never" },
-	[BOARD_OPT_OVERFLOW_EVERY] = {
-		.key = "overflow_every", .type = BACH_OPT_PAIR, .arg = "N:C",
-		.max2 = UINT32_MAX, .def_help = "never",
-		.help = "before every Nth frame the FIFO overflows, losing C "
-			"records" },
-	[BOARD_OPT_STALL_EVERY] = {
-		.key = "stall_every", .type = BACH_OPT_PAIR, .arg = "N:MS",
-		.max2 = 86400000, .def_help = "never",
-		.help = "before every Nth frame the board holds the CPU for MS "
-			"ms" },
-	[BOARD_OPT_DISCONNECT] = {
-		.key = "disconnect", .type = BACH_OPT_PAIR, .arg = "R:T",
-		.max2 = 86400, .def_help = "never",
-		.help = "unplug after R records for T seconds, then come "
-			"back" },
-	[BOARD_OPT_STATUS_EVERY] = {
-		.key = "status_every", .type = BACH_OPT_UINT, .arg = "N",
-		.def = "256",
-		.help = "a status frame every N data frames, 0 for only the "
-			"final one" },
+	[BOARD_OPT_RECORDS] = { .key = "records",
+				.type = BACH_OPT_UINT,
+				.arg = "N",
+				.min = 1,
+				.help = "stop after N sampled records, lost "
+					"ones included",
+				.def_help = "run until stopped",
+				.hint = "leave it out to run until stopped" },
+	[BOARD_OPT_SEED] = { .key = "seed",
+			     .type = BACH_OPT_UINT,
+			     .arg = "S",
+			     .def = "1",
+			     .help = "workload seed, as bach gen --seed" },
+	[BOARD_OPT_RATE] = { .key = "rate",
+			     .type = BACH_OPT_UINT,
+			     .arg = "R",
+			     .def = "0",
+			     .help = "records per second, 0 for as fast as "
+				     "possible" },
+	[BOARD_OPT_FRAME] = { .key = "frame",
+			      .type = BACH_OPT_UINT,
+			      .arg = "K",
+			      .min = 1,
+			      .max = BACH_FRAME_MAX_RECORDS,
+			      .def = "4096",
+			      .help = "records per data frame" },
+	[BOARD_OPT_TIMING] = { .key = "timing",
+			       .type = BACH_OPT_BOOL,
+			       .def = "0",
+			       .help = "frames carry per-record clock deltas" },
+	[BOARD_OPT_DROP_EVERY] = { .key = "drop_every",
+				   .type = BACH_OPT_UINT,
+				   .arg = "N",
+				   .def = "0",
+				   .help = "lose every Nth frame on the link, "
+					   "0 for never" },
+	[BOARD_OPT_CORRUPT_EVERY] = { .key = "corrupt_every",
+				      .type = BACH_OPT_UINT,
+				      .arg = "N",
+				      .def = "0",
+				      .help = "corrupt the CRC of every Nth "
+					      "frame, 0 for never" },
+	[BOARD_OPT_OVERFLOW_EVERY] = { .key = "overflow_every",
+				       .type = BACH_OPT_PAIR,
+				       .arg = "N:C",
+				       .max2 = UINT32_MAX,
+				       .def_help = "never",
+				       .help = "before every Nth frame the "
+					       "FIFO overflows, losing C "
+					       "records" },
+	[BOARD_OPT_STALL_EVERY] = { .key = "stall_every",
+				    .type = BACH_OPT_PAIR,
+				    .arg = "N:MS",
+				    .max2 = 86400000,
+				    .def_help = "never",
+				    .help = "before every Nth frame the board "
+					    "holds the CPU for MS "
+					    "ms" },
+	[BOARD_OPT_DISCONNECT] = { .key = "disconnect",
+				   .type = BACH_OPT_PAIR,
+				   .arg = "R:T",
+				   .max2 = 86400,
+				   .def_help = "never",
+				   .help = "unplug after R records for T "
+					   "seconds, then come "
+					   "back" },
+	[BOARD_OPT_STATUS_EVERY] = { .key = "status_every",
+				     .type = BACH_OPT_UINT,
+				     .arg = "N",
+				     .def = "256",
+				     .help = "a status frame every N data "
+					     "frames, 0 for only the "
+					     "final one" },
 	{ 0 },
 };
 
@@ -153,9 +180,8 @@ int board_init(struct board_model *m, const struct board_opts *o)
 	m->recs = malloc((size_t)o->frame_recs * BACH_REC_SIZE);
 	m->tmp = malloc((size_t)o->frame_recs * BACH_REC_SIZE);
 	m->deltas = malloc((size_t)o->frame_recs * sizeof(*m->deltas));
-	m->cmds = bach_parser_new(&(struct bach_parser_ops){
-					  .frame = command_frame },
-				  m);
+	m->cmds = bach_parser_new(
+		&(struct bach_parser_ops){ .frame = command_frame }, m);
 	if (!m->recs || !m->tmp || !m->deltas || !m->cmds) {
 		board_free(m);
 		return -ENOMEM;
@@ -288,7 +314,7 @@ size_t board_status(struct board_model *m, uint8_t *out)
 		.clock_hz = BOARD_CLOCK_HZ,
 		.stalled_clocks =
 			stalled_ns * (BOARD_CLOCK_HZ / 1000000u) / 1000u,
-		.offbus = 0,	/* its bus has no other master, no BOFF# */
+		.offbus = 0, /* its bus has no other master, no BOFF# */
 	};
 
 	return bach_frame_build_status(out, m->status_seq++, &st);
@@ -315,14 +341,15 @@ size_t board_step(struct board_model *m, uint8_t *out, unsigned *ev)
 		len += board_status(m, out + len);
 	}
 	/* a FIFO overflow: sampled records that never reach a frame */
-	if (o->overflow_every && m->frames && m->frames % o->overflow_every == 0) {
+	if (o->overflow_every && m->frames &&
+	    m->frames % o->overflow_every == 0) {
 		uint64_t k = o->overflow_count;
 
 		if (o->records && k > o->records - m->index)
 			k = o->records - m->index;
 		for (uint64_t left = k; left;) {
-			size_t c = left < o->frame_recs ? (size_t)left :
-							  o->frame_recs;
+			size_t c = left < o->frame_recs ? (size_t)left
+							: o->frame_recs;
 
 			fill(m, m->recs, c, m->index + (k - left));
 			left -= c;
@@ -337,15 +364,13 @@ size_t board_step(struct board_model *m, uint8_t *out, unsigned *ev)
 		n = o->records - m->index;
 	fill(m, m->recs, (size_t)n, m->index);
 	frame = out + len;
-	flen = bach_frame_build_data(frame, m->data_seq++, m->index,
-				     m->index * 2, /* a cycle every two clocks */
-				     (m->frames ? 0 : BACH_FF_FIRST) |
-					     (o->records &&
-							      m->index + n >= o->records ?
-						      BACH_FF_LAST :
-						      0),
-				     flost, m->recs, (size_t)n,
-				     m->cfg.timing ? m->deltas : NULL);
+	flen = bach_frame_build_data(
+		frame, m->data_seq++, m->index,
+		m->index * 2, /* a cycle every two clocks */
+		(m->frames ? 0 : BACH_FF_FIRST) |
+			(o->records && m->index + n >= o->records ? BACH_FF_LAST
+								  : 0),
+		flost, m->recs, (size_t)n, m->cfg.timing ? m->deltas : NULL);
 	if (frame[6] & BACH_FF_LAST)
 		m->last_sent = true;
 	m->frames++;
@@ -409,8 +434,8 @@ static uint32_t configure(struct board_model *m, const uint8_t *p,
 	c.low_water = get_le16(p + 8);
 	hi = c.high_water ? c.high_water : 49152;
 	lo = c.low_water ? c.low_water : 16384;
-	if (c.policy > BACH_POLICY_DROP || c.timing > 1 ||
-	    c.test_pattern > 2 || lo >= hi)
+	if (c.policy > BACH_POLICY_DROP || c.timing > 1 || c.test_pattern > 2 ||
+	    lo >= hi)
 		return BACH_ACK_INVALID;
 	if ((c.policy == BACH_POLICY_STALL && !(caps & BACH_CAP_STALL)) ||
 	    (c.timing && !(caps & BACH_CAP_TIMING)) ||

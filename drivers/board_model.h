@@ -28,23 +28,23 @@
 #include "bach/gen.h"
 #include "bach/options.h"
 
-#define BOARD_CLOCK_HZ 66666666u	/* a 66 MHz Pentium bus */
+#define BOARD_CLOCK_HZ	   66666666u /* a 66 MHz Pentium bus */
 #define BOARD_FIFO_RECORDS (1u << 16)
 
 /* The board's behaviour: the fake driver's options (docs/bachd.md). */
 struct board_opts {
-	uint64_t records;	/* stop after this many sampled (0: never) */
+	uint64_t records; /* stop after this many sampled (0: never) */
 	uint64_t seed;
-	uint64_t rate;		/* records/s, 0: as fast as possible */
+	uint64_t rate; /* records/s, 0: as fast as possible */
 	unsigned frame_recs;
 	bool timing;
 	/* faults: every Nth frame (0: never) */
 	uint64_t drop_every, corrupt_every, overflow_every;
 	uint32_t overflow_count;
-	uint64_t stall_every, stall_ms;	/* the board holds the CPU */
-	uint64_t disconnect_at;	/* sampled-record index (0: never) */
+	uint64_t stall_every, stall_ms; /* the board holds the CPU */
+	uint64_t disconnect_at;		/* sampled-record index (0: never) */
 	unsigned disconnect_secs;
-	uint64_t status_every;	/* data frames between status frames */
+	uint64_t status_every; /* data frames between status frames */
 };
 
 /* The fake driver's options, in the order of board_options[] */
@@ -79,20 +79,20 @@ int board_opts_set(struct board_opts *o, const char *key, const char *val,
 
 struct board_model {
 	struct board_opts o;
-	struct bach_board_identity id;	/* IDENTIFY's answer (caller fills) */
-	struct bach_board_config cfg;	/* the last CONFIGURE */
+	struct bach_board_identity id; /* IDENTIFY's answer (caller fills) */
+	struct bach_board_config cfg;  /* the last CONFIGURE */
 
 	/* the capture session, reset by START */
-	bool running;		/* sampling */
-	bool last_sent;		/* the LAST frame went out */
+	bool running;	/* sampling */
+	bool last_sent; /* the LAST frame went out */
 	struct bach_gen gen;
-	uint32_t lfsr;		/* LFSR test pattern state */
-	uint64_t index;		/* records sampled, lost ones included */
-	uint64_t lost;		/* lost to the FIFO (overflow faults) */
+	uint32_t lfsr;	/* LFSR test pattern state */
+	uint64_t index; /* records sampled, lost ones included */
+	uint64_t lost;	/* lost to the FIFO (overflow faults) */
 	uint64_t frames;
-	uint64_t counted_from;	/* index at START or RESET_COUNTERS */
+	uint64_t counted_from; /* index at START or RESET_COUNTERS */
 	uint64_t lost_from;
-	uint64_t t_start;	/* ns, for rate pacing */
+	uint64_t t_start; /* ns, for rate pacing */
 	uint32_t data_seq;
 
 	/* counted from power-on */
@@ -103,14 +103,14 @@ struct board_model {
 	void (*nap)(void *ctx, uint64_t ns);
 	void *nap_ctx;
 
-	uint8_t *recs;		/* one frame's records */
+	uint8_t *recs; /* one frame's records */
 	uint16_t *deltas;
-	uint8_t *tmp;		/* workload records the filter has not seen */
+	uint8_t *tmp; /* workload records the filter has not seen */
 	size_t tmp_len, tmp_off;
 	/* the host's commands, found by the one frame parser (lib/frame.c) */
 	struct bach_parser *cmds;
 	void (*emit)(void *ctx, const uint8_t *frames, size_t n);
-	void *emit_ctx;		/* board_write()'s, while it runs */
+	void *emit_ctx; /* board_write()'s, while it runs */
 };
 
 /* The largest command payload the board takes (the gateware's buffer). */
@@ -152,7 +152,7 @@ size_t board_step(struct board_model *m, uint8_t *out, unsigned *ev);
  * already, then the final status, at out (BOARD_FINISH_ROOM). STOP does
  * this; so does a board that has sampled its `records`.
  */
-#define BOARD_FINISH_ROOM                                                     \
+#define BOARD_FINISH_ROOM                                                      \
 	(2 * BACH_FRAME_HDR + 2 * BACH_FRAME_CRC + BACH_STATUS_SIZE)
 size_t board_finish(struct board_model *m, uint8_t *out);
 

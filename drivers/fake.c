@@ -29,13 +29,13 @@
 #include "board_model.h"
 
 #define XFER_BYTES (512u << 10) /* one USB transfer's worth of frames */
-#define NXFER 4			 /* transfers in flight */
+#define NXFER	   4		/* transfers in flight */
 
 struct xfer {
 	uint8_t *buf;
 	size_t len;
-	bool disconnect;	/* unplug once this one is delivered */
-	bool last;		/* the board has finished */
+	bool disconnect; /* unplug once this one is delivered */
+	bool last;	 /* the board has finished */
 };
 
 struct fake {
@@ -47,11 +47,11 @@ struct fake {
 
 	/* transfers: [head, tail) filled, waiting for the host */
 	struct xfer xfers[NXFER];
-	unsigned head, tail;		/* under mu */
+	unsigned head, tail; /* under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t filled, emptied;
 	bool sync_init;
-	struct xfer *cur;		/* board: the one being filled */
+	struct xfer *cur; /* board: the one being filled */
 };
 
 /* Sleep ns, or less once stop() is called (it must end run() soon). */
@@ -79,8 +79,8 @@ static int fake_open(struct bach_source *src, void *priv,
 	f->m.nap = board_nap;
 	f->m.nap_ctx = f;
 	for (unsigned i = 0; i < NXFER; i++) {
-		f->xfers[i].buf = malloc(XFER_BYTES + board_step_room(&f->m) +
-					 256);
+		f->xfers[i].buf =
+			malloc(XFER_BYTES + board_step_room(&f->m) + 256);
 		if (!f->xfers[i].buf)
 			return -ENOMEM;
 	}
@@ -89,7 +89,9 @@ static int fake_open(struct bach_source *src, void *priv,
 	pthread_cond_init(&f->emptied, NULL);
 	f->sync_init = true;
 	snprintf(ident, sizeof(ident),
-		 "\"name\":\"fake capture board\",\"serial\":\"FAKE-%llu\",\"gateware\":\"%d.0\",\"clock_hz\":%u",
+		 "\"name\":\"fake capture "
+		 "board\",\"serial\":\"FAKE-%llu\",\"gateware\":\"%d.0\","
+		 "\"clock_hz\":%u",
 		 (unsigned long long)f->o.seed, BACH_PROTO_VERSION,
 		 BOARD_CLOCK_HZ);
 	bach_source_identity(src, ident);
@@ -212,7 +214,8 @@ static int fake_run(struct bach_source *src, void *priv)
 
 		pthread_mutex_lock(&f->mu);
 		while (f->head == f->tail) {
-			/* waiting for the board: what we hold goes on meanwhile */
+			/* waiting for the board: what we hold goes on meanwhile
+			 */
 			struct timespec ts;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -265,7 +268,8 @@ static void fake_close(void *priv)
 
 const struct bach_driver bach_driver_fake = {
 	.name = "fake",
-	.summary = "software model of the capture board (the bach gen workload)",
+	.summary =
+		"software model of the capture board (the bach gen workload)",
 	.options = board_options,
 	.priv_size = sizeof(struct fake),
 	.open = fake_open,

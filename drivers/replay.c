@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "bach/driver.h"
 #include "bach/frame.h"
@@ -27,76 +27,101 @@
 #define CHUNK (256u << 10)
 
 struct replay {
-	const char *path;	/* the options' strings: the core's */
-	uint64_t rate;		/* records/s (frames: bytes/6 per s); 0: max */
+	const char *path; /* the options' strings: the core's */
+	uint64_t rate;	  /* records/s (frames: bytes/6 per s); 0: max */
 	bool loop;
-	bool frames;		/* a board stream dump */
-	bool analyzer;		/* a logic-analyzer capture */
+	bool frames;		  /* a board stream dump */
+	bool analyzer;		  /* a logic-analyzer capture */
 	const char *map, *format; /* the analyzer's channel map and format */
 	bool edge;
-	const char *input[16];	/* its input module's options, K=V */
+	const char *input[16]; /* its input module's options, K=V */
 	size_t ninput;
 	struct bach_source *src;
-	bool original;		/* pace by the frames' board timestamps */
-	uint64_t clock_hz;	/* the board clock those timestamps count */
+	bool original;	   /* pace by the frames' board timestamps */
+	uint64_t clock_hz; /* the board clock those timestamps count */
 	bool have_ts0;
-	uint64_t ts0;		/* timestamp of the first data frame */
-	uint64_t t0;		/* when the replay began (bach_now_ns) */
+	uint64_t ts0; /* timestamp of the first data frame */
+	uint64_t t0;  /* when the replay began (bach_now_ns) */
 	atomic_bool stop;
-	uint64_t records;	/* records delivered (done paces frames by
-				   bytes) */
+	uint64_t records; /* records delivered (done paces frames by
+			     bytes) */
 	uint8_t *buf;
 };
 
-enum { OPT_PATH, OPT_RATE, OPT_PACE, OPT_CLOCK_HZ, OPT_LOOP, OPT_MAP,
-       OPT_FORMAT, OPT_INPUT, OPT_EDGE };
+enum {
+	OPT_PATH,
+	OPT_RATE,
+	OPT_PACE,
+	OPT_CLOCK_HZ,
+	OPT_LOOP,
+	OPT_MAP,
+	OPT_FORMAT,
+	OPT_INPUT,
+	OPT_EDGE
+};
 
 static const char *const paces[] = { "original", NULL };
 
 static const struct bach_optdesc replay_options[] = {
-	[OPT_PATH] = {
-		.key = "path", .type = BACH_OPT_STRING, .arg = "FILE",
-		.required = true,
-		.help = ".byu, .byu.gz, capture directory, raw board "
-			"stream dump, or a logic-analyzer capture (.sr "
-			".vcd .csv ...)" },
-	[OPT_RATE] = {
-		.key = "rate", .type = BACH_OPT_UINT, .arg = "R",
-		.def = "0",
-		.help = "records per second (a board stream: bytes/6 per "
-			"second), 0 for as fast as possible" },
-	[OPT_PACE] = {
-		.key = "pace", .type = BACH_OPT_ENUM, .names = paces,
-		.def_help = "off", .hint = "rate=R sets a rate",
-		.help = "a board stream dump at the pace its frames' "
-			"board timestamps give" },
-	[OPT_CLOCK_HZ] = {
-		.key = "clock_hz", .type = BACH_OPT_UINT,
-		.arg = "N", .min = 1, .def = "66666666",
-		.help = "the board clock those timestamps count (the fake "
-			"board's)" },
-	[OPT_LOOP] = {
-		.key = "loop", .type = BACH_OPT_BOOL, .def = "0",
-		.help = "start again at the end, until stopped" },
-	[OPT_MAP] = {
-		.key = "map", .type = BACH_OPT_STRING, .arg = "FILE",
-		.def_help = "channels by their default names",
-		.help = "an analyzer capture's channel map (as bach decode "
-			"--map)" },
-	[OPT_FORMAT] = {
-		.key = "format", .type = BACH_OPT_STRING, .arg = "NAME",
-		.def_help = "from the extension",
-		.help = "its libsigrok input format (as bach decode "
-			"--format)" },
-	[OPT_INPUT] = {
-		.key = "input", .type = BACH_OPT_LIST, .arg = "K=V",
-		.max = 16,
-		.help = "an option of that input format (as bach decode "
-			"--option)" },
-	[OPT_EDGE] = {
-		.key = "edge", .type = BACH_OPT_BOOL, .def = "0",
-		.help = "a cycle opens where ads_n falls (as bach decode "
-			"--edge)" },
+	[OPT_PATH] = { .key = "path",
+		       .type = BACH_OPT_STRING,
+		       .arg = "FILE",
+		       .required = true,
+		       .help = ".byu, .byu.gz, capture directory, raw board "
+			       "stream dump, or a logic-analyzer capture (.sr "
+			       ".vcd .csv ...)" },
+	[OPT_RATE] = { .key = "rate",
+		       .type = BACH_OPT_UINT,
+		       .arg = "R",
+		       .def = "0",
+		       .help = "records per second (a board stream: bytes/6 "
+			       "per "
+			       "second), 0 for as fast as possible" },
+	[OPT_PACE] = { .key = "pace",
+		       .type = BACH_OPT_ENUM,
+		       .names = paces,
+		       .def_help = "off",
+		       .hint = "rate=R sets a rate",
+		       .help = "a board stream dump at the pace its frames' "
+			       "board timestamps give" },
+	[OPT_CLOCK_HZ] = { .key = "clock_hz",
+			   .type = BACH_OPT_UINT,
+			   .arg = "N",
+			   .min = 1,
+			   .def = "66666666",
+			   .help = "the board clock those timestamps count "
+				   "(the fake "
+				   "board's)" },
+	[OPT_LOOP] = { .key = "loop",
+		       .type = BACH_OPT_BOOL,
+		       .def = "0",
+		       .help = "start again at the end, until stopped" },
+	[OPT_MAP] = { .key = "map",
+		      .type = BACH_OPT_STRING,
+		      .arg = "FILE",
+		      .def_help = "channels by their default names",
+		      .help = "an analyzer capture's channel map (as bach "
+			      "decode "
+			      "--map)" },
+	[OPT_FORMAT] = { .key = "format",
+			 .type = BACH_OPT_STRING,
+			 .arg = "NAME",
+			 .def_help = "from the extension",
+			 .help = "its libsigrok input format (as bach decode "
+				 "--format)" },
+	[OPT_INPUT] = { .key = "input",
+			.type = BACH_OPT_LIST,
+			.arg = "K=V",
+			.max = 16,
+			.help = "an option of that input format (as bach "
+				"decode "
+				"--option)" },
+	[OPT_EDGE] = { .key = "edge",
+		       .type = BACH_OPT_BOOL,
+		       .def = "0",
+		       .help = "a cycle opens where ads_n falls (as bach "
+			       "decode "
+			       "--edge)" },
 	{ 0 },
 };
 
@@ -131,12 +156,13 @@ static int replay_open(struct bach_source *src, void *priv,
 	if (fd < 0)
 		return bach_source_error(src, -errno, "%s: %s", r->path,
 					 strerror(errno));
-	if (fstat(fd, &st) < 0 || (!S_ISREG(st.st_mode) &&
-				   !S_ISDIR(st.st_mode))) {
+	if (fstat(fd, &st) < 0 ||
+	    (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
 		close(fd);
-		return bach_source_error(src, -EINVAL,
-					 "%s: not a regular file or a capture directory (%s)",
-					 r->path, bach_file_type(st.st_mode));
+		return bach_source_error(
+			src, -EINVAL,
+			"%s: not a regular file or a capture directory (%s)",
+			r->path, bach_file_type(st.st_mode));
 	}
 	if (S_ISREG(st.st_mode))
 		r->frames = read(fd, head, 4) == 4 &&
@@ -145,12 +171,18 @@ static int replay_open(struct bach_source *src, void *priv,
 	r->analyzer = !r->frames &&
 		      (r->format || r->map || bach_la_is_capture(r->path));
 	if (r->original && !r->frames)
-		return bach_source_error(src, -EINVAL,
-					 "%s: pace=original needs a board stream dump (its frames carry board timestamps); a trace has no timing: use rate=R",
-					 r->path);
+		return bach_source_error(
+			src, -EINVAL,
+			"%s: pace=original needs a board stream dump (its "
+			"frames carry board timestamps); a trace has no "
+			"timing: use rate=R",
+			r->path);
 	bach_json_escape(esc, sizeof(esc), r->path);
-	snprintf(ident, sizeof(ident), "\"name\":\"replay\",\"path\":\"%s\",\"input\":\"%s\"",
-		 esc, r->frames ? "board stream" : r->analyzer ? "analyzer capture" : "trace");
+	snprintf(ident, sizeof(ident),
+		 "\"name\":\"replay\",\"path\":\"%s\",\"input\":\"%s\"", esc,
+		 r->frames     ? "board stream"
+		 : r->analyzer ? "analyzer capture"
+			       : "trace");
 	bach_source_identity(src, ident);
 	return 0;
 }
@@ -200,8 +232,7 @@ static void replay_frame(void *priv, const struct bach_frame *f)
  * cut exactly between frames is only noticed by its missing LAST frame,
  * which a board that was lost never sent either: a warning.
  */
-static int stream_end(struct bach_source *src, struct replay *r,
-		      uint64_t start)
+static int stream_end(struct bach_source *src, struct replay *r, uint64_t start)
 {
 	struct bach_parser_tail t;
 	uint64_t good, data;
@@ -210,24 +241,32 @@ static int stream_end(struct bach_source *src, struct replay *r,
 	good = t.good_end > start ? t.good_end - start : 0;
 	data = t.data_end > start ? t.data_end - start : 0;
 	if (start + good < t.bytes)
-		return bach_source_error(src, -EBADMSG,
-					 "%s: byte %llu to the end (%llu bytes) is not a whole frame: the stream is truncated or damaged there",
-					 r->path, (unsigned long long)good,
-					 (unsigned long long)(t.bytes - start - good));
+		return bach_source_error(
+			src, -EBADMSG,
+			"%s: byte %llu to the end (%llu bytes) is not a whole "
+			"frame: the stream is truncated or damaged there",
+			r->path, (unsigned long long)good,
+			(unsigned long long)(t.bytes - start - good));
 	if (t.last_type == BACH_FT_STATUS)
 		return 0;
 	if (t.damaged)
-		return bach_source_error(src, -EBADMSG,
-					 "%s: frames rejected after byte %llu (the end of the last data frame) and no STATUS after them: the records they held cannot be counted",
-					 r->path, (unsigned long long)data);
+		return bach_source_error(
+			src, -EBADMSG,
+			"%s: frames rejected after byte %llu (the end of the "
+			"last data frame) and no STATUS after them: the "
+			"records they held cannot be counted",
+			r->path, (unsigned long long)data);
 	if (!t.last)
-		bach_source_warn(src, "%s: the stream ends without the board's LAST frame or a STATUS: it may have been cut short between frames",
-				 r->path);
+		bach_source_warn(
+			src,
+			"%s: the stream ends without the board's LAST frame or "
+			"a STATUS: it may have been cut short between frames",
+			r->path);
 	return 0;
 }
 
-static int replay_frames(struct bach_source *src, struct replay *r,
-			 uint64_t t0, uint64_t *done)
+static int replay_frames(struct bach_source *src, struct replay *r, uint64_t t0,
+			 uint64_t *done)
 {
 	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
 	struct bach_parser_tail t;
@@ -238,13 +277,12 @@ static int replay_frames(struct bach_source *src, struct replay *r,
 		return bach_source_error(src, -errno, "%s: %s", r->path,
 					 strerror(errno));
 	bach_source_frames_tail(src, &t);
-	start = t.bytes;	/* the parser's offset of this pass's byte 0 */
+	start = t.bytes; /* the parser's offset of this pass's byte 0 */
 	r->records -= t.records;
 	r->have_ts0 = false;
 	r->src = src;
 	r->t0 = t0;
-	while (!atomic_load(&r->stop) &&
-	       (n = read(fd, r->buf, CHUNK)) > 0) {
+	while (!atomic_load(&r->stop) && (n = read(fd, r->buf, CHUNK)) > 0) {
 		bach_source_frames(src, r->buf, (size_t)n);
 		*done += (uint64_t)n / BACH_REC_SIZE;
 		if (!r->original)
@@ -261,8 +299,8 @@ static int replay_frames(struct bach_source *src, struct replay *r,
 	return stream_end(src, r, start);
 }
 
-static int replay_trace(struct bach_source *src, struct replay *r,
-			uint64_t t0, uint64_t *done)
+static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
+			uint64_t *done)
 {
 	struct bach_reader *rd = bach_reader_new();
 	const uint8_t *p;
@@ -309,7 +347,7 @@ static int la_records(void *arg, const uint8_t *recs, size_t n)
 	struct replay *r = lp->r;
 
 	if (atomic_load(&r->stop))
-		return 1;	/* stopped: not an error */
+		return 1; /* stopped: not an error */
 	bach_source_records(r->src, recs, n);
 	*lp->done += n;
 	r->records += n;
@@ -323,9 +361,13 @@ static int replay_analyzer(struct bach_source *src, struct replay *r,
 {
 	struct la_pace lp = { .r = r, .t0 = t0, .done = done };
 	struct bach_la_params p = {
-		.map = r->map, .format = r->format, .ads_edge = r->edge,
-		.options = (const char *const *)r->input, .noptions = r->ninput,
-		.sink = la_records, .arg = &lp,
+		.map = r->map,
+		.format = r->format,
+		.ads_edge = r->edge,
+		.options = (const char *const *)r->input,
+		.noptions = r->ninput,
+		.sink = la_records,
+		.arg = &lp,
 	};
 	struct bach_la_report rep;
 	char err[2048];
@@ -349,15 +391,16 @@ static int replay_run(struct bach_source *src, void *priv)
 	do {
 		uint64_t before = r->records;
 
-		err = r->frames	  ? replay_frames(src, r, t0, &done) :
-		      r->analyzer ? replay_analyzer(src, r, t0, &done) :
-				    replay_trace(src, r, t0, &done);
+		err = r->frames	    ? replay_frames(src, r, t0, &done)
+		      : r->analyzer ? replay_analyzer(src, r, t0, &done)
+				    : replay_trace(src, r, t0, &done);
 		/* looping over nothing would spin at full speed for ever */
 		if (!err && r->loop && r->records == before &&
 		    !atomic_load(&r->stop))
-			err = bach_source_error(src, -ENODATA,
-						"%s: no records to loop over (loop=1)",
-						r->path);
+			err = bach_source_error(
+				src, -ENODATA,
+				"%s: no records to loop over (loop=1)",
+				r->path);
 	} while (!err && r->loop && !atomic_load(&r->stop));
 	return err;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Blocked gzip members (docs/design.md section 4, after htslib's BGZF): each member
- * holds at most 64 KiB of whole records, carries its own total size in a
+ * Blocked gzip members (docs/design.md section 4, after htslib's BGZF): each
+ * member holds at most 64 KiB of whole records, carries its own total size in a
  * "BC" extra subfield, and falls back to a stored deflate block when
  * compression does not shrink the data. Whole blocks are compressed by
  * the record encoder (bach/recdeflate.h, the default), libdeflate (any
@@ -19,11 +19,11 @@
 
 const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE] = {
 	0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C',
-	2,    0,    0x1b, 0,    3, 0, 0, 0, 0, 0,    0, 0, 0, 0,
+	2,    0,    0x1b, 0,	3, 0, 0, 0, 0, 0,    0, 0, 0,	0,
 };
 
 #define GZ_FEXTRA 0x04
-#define GZ_FIXED 12		/* ID1 ID2 CM FLG MTIME(4) XFL OS XLEN(2) */
+#define GZ_FIXED  12 /* ID1 ID2 CM FLG MTIME(4) XFL OS XLEN(2) */
 
 int bach_bgzf_member_size(const uint8_t *p, size_t len)
 {
@@ -42,8 +42,8 @@ int bach_bgzf_member_size(const uint8_t *p, size_t len)
 	p += GZ_FIXED;
 	for (i = 0; i + 4 <= xlen; i += 4 + get_le16(p + i + 2)) {
 		if (p[i] == 'B' && p[i + 1] == 'C' && get_le16(p + i + 2) == 2)
-			return i + 6 <= xlen ? get_le16(p + i + 4) + 1 :
-					       -ENOENT;
+			return i + 6 <= xlen ? get_le16(p + i + 4) + 1
+					     : -ENOENT;
 	}
 	return -ENOENT;
 }
@@ -67,8 +67,8 @@ struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 		backend = level ? BACH_DEFLATE_LIBDEFLATE : BACH_DEFLATE_RECORD;
 	d->backend = backend;
 	if (backend == BACH_DEFLATE_RECORD) {
-		d->rec = bach_recdeflate_new(level ? level :
-					     BACH_RECDEFLATE_DEFAULT_LEVEL);
+		d->rec = bach_recdeflate_new(
+			level ? level : BACH_RECDEFLATE_DEFAULT_LEVEL);
 		if (!d->rec)
 			goto out_free;
 		return d;

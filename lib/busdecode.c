@@ -29,14 +29,14 @@
 #include "bach/record.h"
 
 static const char *const sig_names[BACH_NSIG] = {
-	"clk",	  "ads_n",  "a3",     "a4",    "a5",     "a6",	"a7",
-	"a8",	  "a9",	    "a10",    "a11",   "a12",    "a13",	"a14",
-	"a15",	  "a16",    "a17",    "a18",   "a19",    "a20",	"a21",
-	"a22",	  "a23",    "a24",    "a25",   "a26",    "a27",	"a28",
-	"a29",	  "a30",    "a31",    "be0_n", "be1_n",  "be2_n",	"be3_n",
-	"be4_n",  "be5_n",  "be6_n",  "be7_n", "mio",    "dc",	"wr",
+	"clk",	   "ads_n",  "a3",    "a4",    "a5",	 "a6",	   "a7",
+	"a8",	   "a9",     "a10",   "a11",   "a12",	 "a13",	   "a14",
+	"a15",	   "a16",    "a17",   "a18",   "a19",	 "a20",	   "a21",
+	"a22",	   "a23",    "a24",   "a25",   "a26",	 "a27",	   "a28",
+	"a29",	   "a30",    "a31",   "be0_n", "be1_n",	 "be2_n",  "be3_n",
+	"be4_n",   "be5_n",  "be6_n", "be7_n", "mio",	 "dc",	   "wr",
 	"cache_n", "brdy_n", "na_n",  "ken_n", "boff_n", "lock_n", "hlda",
-	"ahold",  "eads_n",
+	"ahold",   "eads_n",
 };
 
 const char *bach_sig_name(int sig)
@@ -60,11 +60,16 @@ static int rec_bit(int sig)
 	if (sig >= BACH_SIG_BE0 && sig < BACH_SIG_BE0 + 8)
 		return 8 + (sig - BACH_SIG_BE0);
 	switch (sig) {
-	case BACH_SIG_MIO: return 7;
-	case BACH_SIG_DC: return 6;
-	case BACH_SIG_WR: return 5;
-	case BACH_SIG_CACHE: return 4;
-	default: return -1;
+	case BACH_SIG_MIO:
+		return 7;
+	case BACH_SIG_DC:
+		return 6;
+	case BACH_SIG_WR:
+		return 5;
+	case BACH_SIG_CACHE:
+		return 4;
+	default:
+		return -1;
 	}
 }
 
@@ -82,11 +87,12 @@ static uint8_t default_level(int sig)
 	case BACH_SIG_EADS:
 		return 1;
 	default:
-		return 0;	/* address, BE#, W/R#, KEN#, HLDA, AHOLD, clk */
+		return 0; /* address, BE#, W/R#, KEN#, HLDA, AHOLD, clk */
 	}
 }
 
-/* ---- map files ------------------------------------------------------------ */
+/* ---- map files ------------------------------------------------------------
+ */
 
 static char *trim(char *s)
 {
@@ -158,7 +164,8 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 		if (sig < 0) {
 			snprintf(err, errlen,
 				 "%s:%u: unknown signal '%s' (the names are "
-				 "those of docs/design.md section 5: clk ads_n a3..a31 "
+				 "those of docs/design.md section 5: clk ads_n "
+				 "a3..a31 "
 				 "be0_n..be7_n mio dc wr cache_n brdy_n na_n "
 				 "ken_n boff_n lock_n hlda ahold eads_n)",
 				 path, lineno, lhs);
@@ -219,8 +226,8 @@ static int find_channel(const char *const *names, size_t n, const char *name,
 			bool nocase)
 {
 	for (size_t i = 0; i < n; i++)
-		if (names[i] && (nocase ? !strcasecmp(names[i], name) :
-					  !strcmp(names[i], name)))
+		if (names[i] && (nocase ? !strcasecmp(names[i], name)
+					: !strcmp(names[i], name)))
 			return (int)i;
 	return -1;
 }
@@ -250,17 +257,17 @@ int bach_busmap_resolve(struct bach_busmap *map,
 			map->fixed[e->sig] = true;
 			continue;
 		}
-		map->chan[e->sig] = find_channel(names, nnames, e->channel,
-						 false);
+		map->chan[e->sig] =
+			find_channel(names, nnames, e->channel, false);
 		if (map->chan[e->sig] < 0) {
 			size_t off;
 
-			off = (size_t)snprintf(err, errlen,
-					       "%s:%u: %s = %s: the capture has "
-					       "no channel '%s' (it has:",
-					       path, e->line,
-					       bach_sig_name(e->sig),
-					       e->channel, e->channel);
+			off = (size_t)snprintf(
+				err, errlen,
+				"%s:%u: %s = %s: the capture has "
+				"no channel '%s' (it has:",
+				path, e->line, bach_sig_name(e->sig),
+				e->channel, e->channel);
 			for (size_t c = 0; c < nnames && off < errlen; c++)
 				if (names[c])
 					off += (size_t)snprintf(
@@ -273,23 +280,23 @@ int bach_busmap_resolve(struct bach_busmap *map,
 	}
 	for (int s = 0; s < BACH_NSIG; s++)
 		if (!map->mapped[s])
-			map->chan[s] = find_channel(names, nnames,
-						    sig_names[s], true);
+			map->chan[s] =
+				find_channel(names, nnames, sig_names[s], true);
 	if (map->chan[BACH_SIG_ADS] < 0) {
 		snprintf(err, errlen,
 			 "ads_n is not captured: no channel named ads_n%s; "
 			 "name the channel that carries ADS# in a map file "
 			 "(ads_n = CHANNEL)",
-			 spec && spec->n ? " and the map does not name one" :
-					   "");
+			 spec && spec->n ? " and the map does not name one"
+					 : "");
 		return -1;
 	}
 	return 0;
 }
 
 /* "a3-a10=0 " for runs of not-captured signals at one level. */
-static size_t describe_missing(const struct bach_busmap *map, int from,
-			       int to, char *buf, size_t len, size_t off)
+static size_t describe_missing(const struct bach_busmap *map, int from, int to,
+			       char *buf, size_t len, size_t off)
 {
 	for (int s = from; s < to; s++) {
 		int e = s;
@@ -337,11 +344,11 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	bool brdy = map->chan[BACH_SIG_BRDY] >= 0;
 	bool ken = known(map, BACH_SIG_KEN), na = known(map, BACH_SIG_NA);
 
-#define PUT(...)                                                              \
-	do {                                                                  \
-		if (off < len)                                                \
-			off += (size_t)snprintf(buf + off, len - off,         \
-						__VA_ARGS__);                 \
+#define PUT(...)                                                               \
+	do {                                                                   \
+		if (off < len)                                                 \
+			off += (size_t)snprintf(buf + off, len - off,          \
+						__VA_ARGS__);                  \
 	} while (0)
 #define ON(sig) (map->chan[BACH_SIG_##sig] >= 0)
 	if (len)
@@ -351,7 +358,8 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	else
 		PUT("state mode: each sample is one bus clock\n");
 	if (map->ads_edge)
-		PUT("a cycle opens where ads_n falls (one record per strobe)\n");
+		PUT("a cycle opens where ads_n falls (one record per "
+		    "strobe)\n");
 	PUT("not captured, taken as constant levels:");
 	size_t before = off;
 
@@ -373,7 +381,9 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 		PUT("one record per ADS#, no cycle tracking: %s not captured "
 		    "(or give a level in the map: 'ken_n = low' if all memory "
 		    "is cacheable, 'na_n = high' if nothing pipelines)\n",
-		    !ken && !na ? "ken_n and na_n" : !ken ? "ken_n" : "na_n");
+		    !ken && !na ? "ken_n and na_n"
+		    : !ken	? "ken_n"
+				: "na_n");
 	else
 		PUT("brdy_n: cycles followed to their last BRDY#, pipelined "
 		    "ones in order; KEN# at the first BRDY# or NA# decides "
@@ -386,8 +396,8 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	if (ON(BOFF))
 		PUT("boff_n: nothing read from the BOFF# clock to the first "
 		    "after it (outputs float); aborted cycles recorded %s\n",
-		    tracking(map) ? "once, at their restart" :
-				    "again at their restart");
+		    tracking(map) ? "once, at their restart"
+				  : "again at their restart");
 	else if (!map->fixed[BACH_SIG_BOFF])
 		PUT("boff_n not captured: a back-off goes unseen (its cycles "
 		    "recorded twice, floating pins read)\n");
@@ -408,17 +418,18 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	return off < len ? off : (len ? len - 1 : 0);
 }
 
-/* ---- the decoder ---------------------------------------------------------- */
+/* ---- the decoder ----------------------------------------------------------
+ */
 
 struct pin {
-	bool on;	/* captured */
-	uint8_t level;	/* when not */
+	bool on;       /* captured */
+	uint8_t level; /* when not */
 	uint16_t byte;
 	uint8_t mask;
 };
 
-#define PIPE 2		/* the Pentium keeps at most two cycles open */
-#define NEED_UNKNOWN 0xff	/* transfers, until KEN# has been sampled */
+#define PIPE	     2	  /* the Pentium keeps at most two cycles open */
+#define NEED_UNKNOWN 0xff /* transfers, until KEN# has been sampled */
 
 struct cyc {
 	uint64_t rec;
@@ -431,23 +442,23 @@ struct cyc {
  * gathered like the record: per sample byte that carries one, a table of
  * its bits.
  */
-#define S_ADS 0x01
-#define S_BRDY 0x02
-#define S_NA 0x04
-#define S_BOFF 0x08
-#define S_KEN 0x10
-#define S_HLDA 0x20
+#define S_ADS	0x01
+#define S_BRDY	0x02
+#define S_NA	0x04
+#define S_BOFF	0x08
+#define S_KEN	0x10
+#define S_HLDA	0x20
 #define S_AHOLD 0x40
-#define S_EADS 0x80
+#define S_EADS	0x80
 #define NSTROBE 8
 /* levels on a quiet bus; strobes whose activity is rare (the slow path) */
 #define S_QUIET (S_ADS | S_BRDY | S_NA | S_BOFF | S_EADS)
-#define S_RARE (S_NA | S_BOFF | S_HLDA | S_AHOLD | S_EADS)
-#define SB_FAST 3	/* strobe bytes looked up without a loop */
+#define S_RARE	(S_NA | S_BOFF | S_HLDA | S_AHOLD | S_EADS)
+#define SB_FAST 3 /* strobe bytes looked up without a loop */
 
 static const int strobe_sig[NSTROBE] = {
-	BACH_SIG_ADS,  BACH_SIG_BRDY, BACH_SIG_NA,    BACH_SIG_BOFF,
-	BACH_SIG_KEN,  BACH_SIG_HLDA, BACH_SIG_AHOLD, BACH_SIG_EADS,
+	BACH_SIG_ADS, BACH_SIG_BRDY, BACH_SIG_NA,    BACH_SIG_BOFF,
+	BACH_SIG_KEN, BACH_SIG_HLDA, BACH_SIG_AHOLD, BACH_SIG_EADS,
 };
 
 /* A31..A5 of a record: the line an inquire (EADS#) names; A31..A3 */
@@ -456,25 +467,25 @@ static const int strobe_sig[NSTROBE] = {
 
 struct bach_busdec {
 	unsigned unit;
-	unsigned nrb;			/* bytes that carry record signals */
-	uint8_t rb[BACH_BUS_MAX_UNIT];	/* which */
-	uint8_t row[8];			/* their table rows; ZERO_ROW beyond */
-	uint64_t konst;			/* constant levels, as record bits */
+	unsigned nrb;		       /* bytes that carry record signals */
+	uint8_t rb[BACH_BUS_MAX_UNIT]; /* which */
+	uint8_t row[8];		       /* their table rows; ZERO_ROW beyond */
+	uint64_t konst;		       /* constant levels, as record bits */
 	struct pin clk, ads;
-	unsigned nsb;			/* sample bytes with strobes */
+	unsigned nsb; /* sample bytes with strobes */
 	uint16_t sb_byte[NSTROBE];
-	uint8_t sb_konst;		/* levels of the strobes not captured */
-	uint8_t rare;			/* S_RARE less what never stirs */
+	uint8_t sb_konst; /* levels of the strobes not captured */
+	uint8_t rare;	  /* S_RARE less what never stirs */
 	bool clock_mode, track, edge, fast, inquire;
 	/* state between blocks */
 	bool ads_prev, clk_prev, boff_prev, ahold_prev, inq_ok;
 	uint64_t inq;
-	uint8_t prev[BACH_BUS_MAX_UNIT];	/* the last sample fed */
+	uint8_t prev[BACH_BUS_MAX_UNIT]; /* the last sample fed */
 	struct cyc q[PIPE];
 	unsigned qn;
 	struct bach_busdec_stats st;
-	uint8_t sb_tbl[NSTROBE + 1][256];	/* + a row of zeros */
-	uint64_t tbl[BACH_BUS_MAX_UNIT + 1][256];	/* + ZERO_ROW */
+	uint8_t sb_tbl[NSTROBE + 1][256];	  /* + a row of zeros */
+	uint64_t tbl[BACH_BUS_MAX_UNIT + 1][256]; /* + ZERO_ROW */
 };
 
 #define ZERO_ROW BACH_BUS_MAX_UNIT
@@ -492,8 +503,7 @@ static struct pin pin_of(const struct bach_busmap *map, int sig)
 }
 
 struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
-				    unsigned unitsize, char *err,
-				    size_t errlen)
+				    unsigned unitsize, char *err, size_t errlen)
 {
 	struct bach_busdec *d;
 	bool used[BACH_BUS_MAX_UNIT] = { false };
@@ -557,7 +567,7 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 			/* a constant at its quiet level never stirs */
 			if (((p.level << i) ^ S_QUIET) & (1u << i))
 				continue;
-			d->rare &= (uint8_t)~(1u << i);
+			d->rare &= (uint8_t) ~(1u << i);
 			continue;
 		}
 		for (j = 0; j < d->nsb; j++)
@@ -572,9 +582,9 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 	d->clock_mode = d->clk.on;
 	d->edge = map->ads_edge;
 	d->fast = !d->clock_mode && !d->track && !d->edge && !d->rare;
-	d->inquire = map->chan[BACH_SIG_AHOLD] >= 0 &&
-		     map->chan[BACH_SIG_EADS] >= 0;
-	d->clk_prev = true;	/* the first sample is never an edge */
+	d->inquire =
+		map->chan[BACH_SIG_AHOLD] >= 0 && map->chan[BACH_SIG_EADS] >= 0;
+	d->clk_prev = true; /* the first sample is never an edge */
 	d->q[0] = d->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
 	return d;
 }
@@ -628,16 +638,15 @@ struct trk {
 	struct cyc q[PIPE];
 	unsigned qn;
 	bool ads_prev, boff_prev, ahold_prev, inq_ok;
-	unsigned window;	/* the next clock takes the slow path */
+	unsigned window; /* the next clock takes the slow path */
 	uint64_t inq;
-	uint64_t cycles, records, aborted, ken_uncached, stray_brdy,
-		overlapped, off_bus, off_bus_clocks, backoffs, ken_unknown,
-		inquire_addr;
+	uint64_t cycles, records, aborted, ken_uncached, stray_brdy, overlapped,
+		off_bus, off_bus_clocks, backoffs, ken_unknown, inquire_addr;
 	/* the strobes' lookup, copied */
 	const uint8_t *t0, *t1, *t2;
 	uint16_t b0, b1, b2;
 	unsigned konst, rare;
-	bool edge, more;	/* more: strobes in more than SB_FAST bytes */
+	bool edge, more; /* more: strobes in more than SB_FAST bytes */
 };
 
 static inline void trk_load(const struct bach_busdec *d, struct trk *t)
@@ -689,9 +698,8 @@ static inline void trk_store(struct bach_busdec *d, const struct trk *t)
 }
 
 /* nsb: the strobe bytes of the layout, when two or fewer (else 3) */
-static inline unsigned strobes(const struct bach_busdec *d,
-			       const struct trk *t, const uint8_t *s,
-			       const unsigned nsb)
+static inline unsigned strobes(const struct bach_busdec *d, const struct trk *t,
+			       const uint8_t *s, const unsigned nsb)
 {
 	unsigned c = t->konst | t->t0[s[t->b0]] | t->t1[s[t->b1]];
 
@@ -712,7 +720,7 @@ static inline void decide(struct trk *t, struct cyc *c, bool ken_n)
 
 	c->ken_done = true;
 	if (mem && cache_req && !write && ken_n) {
-		c->rec |= BACH_CTL_CACHE;	/* the system said no */
+		c->rec |= BACH_CTL_CACHE; /* the system said no */
 		t->ken_uncached++;
 		cache_req = false;
 	}
@@ -729,7 +737,7 @@ static inline void pop(struct trk *t, uint8_t *out)
 	t->qn--;
 }
 
-#define likely(x) __builtin_expect(!!(x), 1)
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /*
@@ -837,7 +845,7 @@ clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 		} else {
 			t->off_bus += ads;
 		}
-		t->ads_prev = false;	/* the CPU's next ADS# is a fall */
+		t->ads_prev = false; /* the CPU's next ADS# is a fall */
 		return 0;
 	}
 	return on_bus(d, t, s, out, c, ads, track, true,
@@ -868,9 +876,8 @@ clock_one(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 }
 
 /* State mode through clock_one(): n samples, room for cap records. */
-static size_t feed_state(struct bach_busdec *d, struct trk *t,
-			 const uint8_t *s, size_t n, size_t *used,
-			 uint8_t *out, size_t cap)
+static size_t feed_state(struct bach_busdec *d, struct trk *t, const uint8_t *s,
+			 size_t n, size_t *used, uint8_t *out, size_t cap)
 {
 	const unsigned unit = d->unit;
 	size_t i = 0, k = 0;
@@ -893,8 +900,8 @@ static size_t feed_state(struct bach_busdec *d, struct trk *t,
 	return k;
 }
 
-size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
-			size_t n, size_t *used, uint8_t *out, size_t cap)
+size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples, size_t n,
+			size_t *used, uint8_t *out, size_t cap)
 {
 	const unsigned unit = d->unit;
 	const uint16_t ab = d->ads.byte;

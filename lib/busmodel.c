@@ -33,12 +33,12 @@
 #define B(sig) (1ull << (sig))
 #define A_PINS (((1ull << 29) - 1) << BACH_SIG_A3)
 /* what the CPU drives with ADS#; LOCK# too (never asserted here) */
-#define CYC_PINS                                                              \
-	(A_PINS | (0xffull << BACH_SIG_BE0) | B(BACH_SIG_MIO) |               \
+#define CYC_PINS                                                               \
+	(A_PINS | (0xffull << BACH_SIG_BE0) | B(BACH_SIG_MIO) |                \
 	 B(BACH_SIG_DC) | B(BACH_SIG_WR) | B(BACH_SIG_CACHE))
 #define OUT_PINS (CYC_PINS | B(BACH_SIG_ADS) | B(BACH_SIG_LOCK))
 
-#define AT_ADS 8	/* a back-off planned at the cycle's ADS# */
+#define AT_ADS	8 /* a back-off planned at the cycle's ADS# */
 #define NO_BOFF 9
 
 static uint64_t next(uint64_t *s)
@@ -57,28 +57,28 @@ static unsigned pick(uint64_t *s, unsigned n)
 
 /* One of the CPU's bus cycles, with the chipset's plan for it. */
 struct cyc {
-	uint8_t rec[BACH_REC_SIZE];	/* the record it must give */
-	uint64_t pins;		/* driven with ADS# */
-	bool read_ask;		/* a memory read asked with CACHE# low */
-	bool ken_hi;		/* the system's KEN#: high, refused */
-	uint8_t xfers;		/* transfers the system will give */
-	uint8_t need;		/* transfers, as the CPU knows them */
+	uint8_t rec[BACH_REC_SIZE]; /* the record it must give */
+	uint64_t pins;		    /* driven with ADS# */
+	bool read_ask;		    /* a memory read asked with CACHE# low */
+	bool ken_hi;		    /* the system's KEN#: high, refused */
+	uint8_t xfers;		    /* transfers the system will give */
+	uint8_t need;		    /* transfers, as the CPU knows them */
 	uint8_t got;
 	bool ken_seen, na_seen;
-	bool wb;		/* a writeback after an inquire hit */
+	bool wb; /* a writeback after an inquire hit */
 	uint8_t tries;
-	uint8_t boff_at;	/* back off at this transfer, AT_ADS, NO_BOFF */
-	bool boff_in_wait;	/* ... in a wait state before it */
-	unsigned wait;		/* wait states before the next transfer */
-	size_t ads_at;		/* its ADS# clock */
-	size_t na_from;		/* NA# from this clock (0: no NA#) */
-	size_t ready;		/* not issued before this clock */
-	size_t idx;		/* recs[idx]; SIZE_MAX: a writeback */
+	uint8_t boff_at;   /* back off at this transfer, AT_ADS, NO_BOFF */
+	bool boff_in_wait; /* ... in a wait state before it */
+	unsigned wait;	   /* wait states before the next transfer */
+	size_t ads_at;	   /* its ADS# clock */
+	size_t na_from;	   /* NA# from this clock (0: no NA#) */
+	size_t ready;	   /* not issued before this clock */
+	size_t idx;	   /* recs[idx]; SIZE_MAX: a writeback */
 };
 
 /* Another bus master's cycle, while the CPU is off the bus. */
 struct foreign {
-	unsigned left;		/* cycles still to run */
+	unsigned left; /* cycles still to run */
 	bool busy;
 	unsigned wait, need, got;
 	size_t ads_at;
@@ -95,23 +95,23 @@ struct sim {
 	size_t tcap;
 	struct bach_busmodel_stats st;
 	const uint8_t *recs;
-	size_t n, next;		/* the next record not yet issued */
-	size_t trig;		/* an episode ran before this record */
-	struct cyc front[6];	/* to issue before recs[next] */
+	size_t n, next;	     /* the next record not yet issued */
+	size_t trig;	     /* an episode ran before this record */
+	struct cyc front[6]; /* to issue before recs[next] */
 	unsigned nfront;
 	struct cyc open[2];
 	unsigned nopen;
 	/* the CPU's view, sampled at the last edge */
-	bool boff_prev;		/* BOFF# sampled low, and effective */
+	bool boff_prev; /* BOFF# sampled low, and effective */
 	bool ahold_prev;
 	bool hold_seen;
-	size_t hlda_from, hlda_to;	/* HLDA high in [from, to) */
+	size_t hlda_from, hlda_to; /* HLDA high in [from, to) */
 	/* the chipset */
-	unsigned boff_left;	/* BOFF# clocks still to drive */
+	unsigned boff_left; /* BOFF# clocks still to drive */
 	size_t boff_start;
-	size_t inq_at;		/* an inquire (EADS#) in a back-off */
+	size_t inq_at; /* an inquire (EADS#) in a back-off */
 	enum episode ep;
-	size_t ep_drop, inq_next;	/* HOLD or AHOLD goes; next EADS# */
+	size_t ep_drop, inq_next; /* HOLD or AHOLD goes; next EADS# */
 	unsigned inq_left;
 	bool inq_hit, drop_after_wb;
 	uint32_t inq_line;
@@ -181,8 +181,8 @@ static struct cyc fresh(struct sim *s, size_t idx)
 	uint8_t ctl = r[5];
 	bool mem = ctl & BACH_CTL_MIO, write = ctl & BACH_CTL_WR;
 	bool nc = ctl & BACH_CTL_CACHE;
-	bool ask = mem && (!nc || (!write && pick(&s->rng, 100) <
-						      s->o->ken_pct));
+	bool ask =
+		mem && (!nc || (!write && pick(&s->rng, 100) < s->o->ken_pct));
 
 	memcpy(c.rec, r, BACH_REC_SIZE);
 	c.pins = cycle_pins(r, ask);
@@ -197,8 +197,12 @@ static struct cyc fresh(struct sim *s, size_t idx)
 /* The line an inquire hit, written back: four transfers [K5 5.2.5]. */
 static struct cyc writeback(uint32_t line, size_t ready)
 {
-	struct cyc c = { .boff_at = NO_BOFF, .wb = true, .xfers = 4,
-			 .need = 4, .ready = ready, .idx = SIZE_MAX };
+	struct cyc c = { .boff_at = NO_BOFF,
+			 .wb = true,
+			 .xfers = 4,
+			 .need = 4,
+			 .ready = ready,
+			 .idx = SIZE_MAX };
 
 	put_be32(c.rec, line);
 	c.rec[4] = 0x00;
@@ -252,7 +256,7 @@ static void plan(struct sim *s, struct cyc *c, size_t k, bool boff)
 	c->got = 0;
 	c->ken_seen = c->na_seen = false;
 	if (c->read_ask)
-		c->need = 0;	/* until KEN# is sampled */
+		c->need = 0; /* until KEN# is sampled */
 	c->wait = pick(&s->rng, s->o->max_wait + 1);
 	c->na_from = 0;
 	if (pick(&s->rng, 100) < s->o->pipeline_pct)
@@ -260,8 +264,9 @@ static void plan(struct sim *s, struct cyc *c, size_t k, bool boff)
 	if (boff && c->tries == 0) {
 		unsigned r = pick(&s->rng, 8);
 
-		c->boff_at = r < 2 ? AT_ADS :
-			     r < 4 ? 0 : (uint8_t)pick(&s->rng, c->xfers);
+		c->boff_at = r < 2   ? AT_ADS
+			     : r < 4 ? 0
+				     : (uint8_t)pick(&s->rng, c->xfers);
 		c->boff_in_wait = r >= 6;
 	}
 }
@@ -279,8 +284,7 @@ static void plan(struct sim *s, struct cyc *c, size_t k, bool boff)
  */
 static bool may_issue(const struct sim *s, size_t k, const struct cyc *c)
 {
-	if (!c || k < c->ready || s->boff_prev || hlda_at(s, k) ||
-	    s->hold_seen)
+	if (!c || k < c->ready || s->boff_prev || hlda_at(s, k) || s->hold_seen)
 		return false;
 	if (s->ahold_prev && !(c->wb && s->nopen == 0))
 		return false;
@@ -382,8 +386,7 @@ static int clock(struct sim *s, size_t k)
 		bool planned = !c.wb && o->boff_every &&
 			       c.idx % o->boff_every == o->boff_every - 1;
 
-		memmove(s->front, s->front + 1,
-			--s->nfront * sizeof *s->front);
+		memmove(s->front, s->front + 1, --s->nfront * sizeof *s->front);
 		plan(s, &c, k, planned && s->ep == EP_NONE);
 		if (c.wb && s->ahold_prev)
 			s->st.snoops_floated++;
@@ -396,13 +399,12 @@ static int clock(struct sim *s, size_t k)
 	if (s->boff_left) {
 		boff = true;
 	} else if (s->ep == EP_NONE && !hlda) {
-		if (issued && issued->tries == 0 &&
-		    issued->boff_at == AT_ADS) {
-			back_off(s, k);	/* in the clock of the ADS# */
+		if (issued && issued->tries == 0 && issued->boff_at == AT_ADS) {
+			back_off(s, k); /* in the clock of the ADS# */
 			boff = true;
 		} else if (o->boff_every && nopen0 == 0 && !issued &&
 			   pick(&s->rng, 8 * o->boff_every) == 0) {
-			back_off(s, k);	/* on an idle bus */
+			back_off(s, k); /* on an idle bus */
 			boff = true;
 		}
 	}
@@ -474,7 +476,7 @@ static int clock(struct sim *s, size_t k)
 
 	/* ---- the pins of clock k ---------------------------------------- */
 	if (cpu_float) {
-		w = rnd & OUT_PINS;	/* floating, ADS# with the rest */
+		w = rnd & OUT_PINS; /* floating, ADS# with the rest */
 	} else {
 		if (issued)
 			w = issued->pins;
@@ -493,8 +495,8 @@ static int clock(struct sim *s, size_t k)
 		w = (w & ~OUT_PINS) | (next(&s->noise) & CYC_PINS) |
 		    B(BACH_SIG_LOCK);
 	if (eads) {
-		uint32_t a = s->ep == EP_AHOLD ? s->inq_line :
-						 (uint32_t)next(&s->rng) & ~31u;
+		uint32_t a = s->ep == EP_AHOLD ? s->inq_line
+					       : (uint32_t)next(&s->rng) & ~31u;
 
 		if (s->ep != EP_AHOLD)
 			s->inq_line = a;
@@ -625,7 +627,7 @@ size_t bach_busmodel_play(const uint8_t *recs, size_t n,
 			goto fail;
 	for (; busy(&s); k++) {
 		if (k == limit) {
-			errno = EDEADLK;	/* a model that never ends */
+			errno = EDEADLK; /* a model that never ends */
 			goto out;
 		}
 		if (clock(&s, k))

@@ -105,20 +105,23 @@ static int check_geometry(struct bach_cache_spec *c, const char *assoc,
 
 	if (c->line < BACH_SIM_MIN_LINE || c->line > BACH_SIM_MAX_LINE ||
 	    (c->line & (c->line - 1)))
-		return bach_why(why, len,
-			   "LINE %u is not a power of two from %u to %u bytes",
-			   c->line, BACH_SIM_MIN_LINE, BACH_SIM_MAX_LINE);
+		return bach_why(
+			why, len,
+			"LINE %u is not a power of two from %u to %u bytes",
+			c->line, BACH_SIM_MIN_LINE, BACH_SIM_MAX_LINE);
 	if (c->size < c->line)
 		return bach_why(why, len, "SIZE %llu is smaller than LINE %u",
-			   (unsigned long long)c->size, c->line);
+				(unsigned long long)c->size, c->line);
 	if (c->size % c->line)
-		return bach_why(why, len, "SIZE %llu is not a multiple of LINE %u",
-			   (unsigned long long)c->size, c->line);
+		return bach_why(why, len,
+				"SIZE %llu is not a multiple of LINE %u",
+				(unsigned long long)c->size, c->line);
 	lines = c->size / c->line;
 	if (lines > BACH_SIM_MAX_LINES)
-		return bach_why(why, len, "SIZE %llu holds %llu lines, more than %u",
-			   (unsigned long long)c->size,
-			   (unsigned long long)lines, BACH_SIM_MAX_LINES);
+		return bach_why(why, len,
+				"SIZE %llu holds %llu lines, more than %u",
+				(unsigned long long)c->size,
+				(unsigned long long)lines, BACH_SIM_MAX_LINES);
 	if (!strcmp(assoc, "full")) {
 		c->full = true;
 		c->assoc = (uint32_t)lines;
@@ -126,18 +129,19 @@ static int check_geometry(struct bach_cache_spec *c, const char *assoc,
 	}
 	if (bach_parse_bytes(assoc, &a) || !a || strpbrk(assoc, "kKmMgG"))
 		return bach_why(why, len,
-			   "ASSOC '%s' is not a number of ways or 'full'",
-			   assoc);
+				"ASSOC '%s' is not a number of ways or 'full'",
+				assoc);
 	if (a > lines)
 		return bach_why(why, len,
-			   "ASSOC %llu x LINE %u is larger than SIZE %llu",
-			   (unsigned long long)a, c->line,
-			   (unsigned long long)c->size);
+				"ASSOC %llu x LINE %u is larger than SIZE %llu",
+				(unsigned long long)a, c->line,
+				(unsigned long long)c->size);
 	if (lines % a)
-		return bach_why(why, len,
-			   "SIZE %llu is not a multiple of LINE x ASSOC (%llu)",
-			   (unsigned long long)c->size,
-			   (unsigned long long)(a * c->line));
+		return bach_why(
+			why, len,
+			"SIZE %llu is not a multiple of LINE x ASSOC (%llu)",
+			(unsigned long long)c->size,
+			(unsigned long long)(a * c->line));
 	c->assoc = (uint32_t)a;
 	return 0;
 }
@@ -154,12 +158,14 @@ int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
 	memset(c, 0, sizeof(*c));
 	if (n < 3)
 		return bach_why(why, whylen,
-			   "'%s' is not SIZE:LINE:ASSOC[:POLICY]...", text);
+				"'%s' is not SIZE:LINE:ASSOC[:POLICY]...",
+				text);
 	if (bach_parse_bytes(f[0], &c->size) || !c->size)
 		return bach_why(why, whylen,
-			   "SIZE '%s' is not a size (16k, 1M, ...)", f[0]);
+				"SIZE '%s' is not a size (16k, 1M, ...)", f[0]);
 	if (bach_parse_bytes(f[1], &v) || v > BACH_SIM_MAX_LINE)
-		return bach_why(why, whylen, "LINE '%s' is not a line size", f[1]);
+		return bach_why(why, whylen, "LINE '%s' is not a line size",
+				f[1]);
 	c->line = (uint32_t)v;
 	err = check_geometry(c, f[2], why, whylen);
 	if (err)
@@ -170,9 +176,9 @@ int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
 		if (!strcmp(w, "lru") || !strcmp(w, "fifo") ||
 		    !strcmp(w, "random")) {
 			if (repl)
-				return bach_why(why, whylen,
-					   "two replacement policies ('%s')",
-					   w);
+				return bach_why(
+					why, whylen,
+					"two replacement policies ('%s')", w);
 			repl = true;
 			c->repl = w[0] == 'l'	? BACH_REPL_LRU
 				  : w[0] == 'f' ? BACH_REPL_FIFO
@@ -180,20 +186,21 @@ int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
 		} else if (!strcmp(w, "wb") || !strcmp(w, "wt")) {
 			if (wb)
 				return bach_why(why, whylen,
-					   "two write policies ('%s')", w);
+						"two write policies ('%s')", w);
 			wb = true;
 			c->write_through = w[1] == 't';
 		} else if (!strcmp(w, "wa") || !strcmp(w, "nwa")) {
 			if (wa)
-				return bach_why(why, whylen,
-					   "two allocation policies ('%s')", w);
+				return bach_why(
+					why, whylen,
+					"two allocation policies ('%s')", w);
 			wa = true;
 			c->no_allocate = w[0] == 'n';
 		} else {
 			return bach_why(why, whylen,
-				   "unknown POLICY '%s' (lru|fifo|random, "
-				   "wb|wt, wa|nwa)",
-				   w);
+					"unknown POLICY '%s' (lru|fifo|random, "
+					"wb|wt, wa|nwa)",
+					w);
 		}
 	}
 	return 0;
@@ -212,16 +219,16 @@ int bach_tlb_spec_parse(const char *text, struct bach_cache_spec *c, char *why,
 	if (bach_parse_bytes(f[0], &entries) || !entries ||
 	    entries > (1u << 20) || strpbrk(f[0], "kKmMgG"))
 		return bach_why(why, whylen,
-			   "ENTRIES '%s' is not a number from 1 to %u", f[0],
-			   1u << 20);
+				"ENTRIES '%s' is not a number from 1 to %u",
+				f[0], 1u << 20);
 	c->line = BACH_TLB_PAGE;
 	c->size = entries * BACH_TLB_PAGE;
 	if (check_geometry(c, f[1], why, whylen)) {
 		if (!strncmp(why, "ASSOC '", 7))
 			return -EINVAL;
 		return bach_why(why, whylen,
-			   "ENTRIES %llu is not a multiple of ASSOC %s",
-			   (unsigned long long)entries, f[1]);
+				"ENTRIES %llu is not a multiple of ASSOC %s",
+				(unsigned long long)entries, f[1]);
 	}
 	return 0;
 }
@@ -670,8 +677,9 @@ int bach_sim_new(struct bach_sim **sp, const struct bach_sim_config *cfg,
 	if (have[BACH_SIM_L1I] != have[BACH_SIM_L1D])
 		return bach_why(why, whylen, "--l1i and --l1d go together");
 	if (have[BACH_SIM_L1] && have[BACH_SIM_L1I])
-		return bach_why(why, whylen,
-			   "--l1 is a unified L1: not with --l1i and --l1d");
+		return bach_why(
+			why, whylen,
+			"--l1 is a unified L1: not with --l1i and --l1d");
 	if (!have[BACH_SIM_L1] && !have[BACH_SIM_L1I])
 		return bach_why(
 			why, whylen,

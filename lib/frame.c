@@ -10,15 +10,15 @@
 
 /* Header field offsets. */
 #define OFF_VERSION 4
-#define OFF_TYPE 5
-#define OFF_FLAGS 6
-#define OFF_HDRLEN 7
-#define OFF_SEQ 8
-#define OFF_PLEN 12
-#define OFF_A 16	/* data: index */
-#define OFF_B 24	/* data: timestamp */
-#define OFF_C 32	/* data: count; command, ack: command */
-#define OFF_D 36	/* data: lost; ack: result */
+#define OFF_TYPE    5
+#define OFF_FLAGS   6
+#define OFF_HDRLEN  7
+#define OFF_SEQ	    8
+#define OFF_PLEN    12
+#define OFF_A	    16 /* data: index */
+#define OFF_B	    24 /* data: timestamp */
+#define OFF_C	    32 /* data: count; command, ack: command */
+#define OFF_D	    36 /* data: lost; ack: result */
 
 static const char *const cause_names[] = {
 	[BACH_GAP_OVERFLOW] = "overflow", [BACH_GAP_FRAMES] = "frames",
@@ -167,18 +167,18 @@ size_t bach_frame_build_command(uint8_t *dst, uint32_t seq,
 struct bach_parser {
 	struct bach_parser_ops ops;
 	void *ctx;
-	uint8_t *buf;		/* a frame straddling feeds, from its magic */
-	size_t have;		/* bytes in buf */
-	uint64_t expected;	/* index the next data frame should carry */
-	bool synced;		/* expected is known */
-	bool damaged;		/* bytes rejected since the last data frame */
-	size_t through;		/* offset in the piece being fed just past
-				   the bytes being scanned (bach_frame.end) */
-	uint64_t fed;		/* bytes fed before the piece being fed */
-	uint64_t good_end;	/* stream offset past the last good frame */
-	uint64_t data_end;	/* ... past the last good data frame */
-	bool last;		/* that data frame was flagged LAST */
-	int last_type;		/* type of the last good frame, or -1 */
+	uint8_t *buf;	   /* a frame straddling feeds, from its magic */
+	size_t have;	   /* bytes in buf */
+	uint64_t expected; /* index the next data frame should carry */
+	bool synced;	   /* expected is known */
+	bool damaged;	   /* bytes rejected since the last data frame */
+	size_t through;	   /* offset in the piece being fed just past
+			      the bytes being scanned (bach_frame.end) */
+	uint64_t fed;	   /* bytes fed before the piece being fed */
+	uint64_t good_end; /* stream offset past the last good frame */
+	uint64_t data_end; /* ... past the last good data frame */
+	bool last;	   /* that data frame was flagged LAST */
+	int last_type;	   /* type of the last good frame, or -1 */
 	struct bach_parser_counters c;
 };
 
@@ -240,7 +240,8 @@ static size_t frame_size(const uint8_t *f)
 		return 0;
 	if (f[OFF_TYPE] == BACH_FT_DATA) {
 		uint64_t n = get_le32(f + OFF_C);
-		unsigned each = f[OFF_FLAGS] & BACH_FF_TIMING ? 8 : BACH_REC_SIZE;
+		unsigned each =
+			f[OFF_FLAGS] & BACH_FF_TIMING ? 8 : BACH_REC_SIZE;
 
 		if (n > BACH_FRAME_MAX_RECORDS || plen != n * each)
 			return 0;
@@ -338,8 +339,7 @@ static void payload(uint8_t *dst, size_t size, const struct bach_frame *f)
 	memcpy(dst, f->payload, f->plen < size ? f->plen : size);
 }
 
-void bach_frame_status(const struct bach_frame *f,
-		       struct bach_board_status *st)
+void bach_frame_status(const struct bach_frame *f, struct bach_board_status *st)
 {
 	uint8_t b[BACH_STATUS_SIZE];
 
@@ -430,7 +430,7 @@ static void dispatch(struct bach_parser *p, const uint8_t *f, size_t end)
 		if (p->ops.ack)
 			p->ops.ack(p->ctx, h.c, h.d);
 		break;
-	default:		/* commands echoed, types of a later minor */
+	default: /* commands echoed, types of a later minor */
 		break;
 	}
 }
@@ -484,8 +484,8 @@ static size_t scan(struct bach_parser *p, const uint8_t *b, size_t n)
 			p->last = f[OFF_FLAGS] & BACH_FF_LAST;
 		}
 		/* 0: found late, behind a damaged length, it ended before */
-		dispatch(p, f, p->through > n - pos ? p->through - (n - pos) :
-						      0);
+		dispatch(p, f,
+			 p->through > n - pos ? p->through - (n - pos) : 0);
 	}
 	return pos;
 }

@@ -29,33 +29,33 @@
 
 #define CODE_BASE 0x00100000u
 #define CODE_SIZE 0x00200000u
-#define ROM_BASE 0x000f0000u
-#define ROM_SIZE 0x00010000u
+#define ROM_BASE  0x000f0000u
+#define ROM_SIZE  0x00010000u
 #define HEAP_BASE 0x00400000u
 #define HEAP_SIZE 0x00800000u
 #define STACK_TOP 0x00ff0000u
 
-#define C_I_FETCH (BACH_T_I_FETCH << 4)
+#define C_I_FETCH    (BACH_T_I_FETCH << 4)
 #define C_NC_I_FETCH (BACH_T_NC_I_FETCH << 4)
-#define C_D_READ (BACH_T_D_READ << 4)
-#define C_NC_D_READ (BACH_T_NC_D_READ << 4)
+#define C_D_READ     (BACH_T_D_READ << 4)
+#define C_NC_D_READ  (BACH_T_NC_D_READ << 4)
 #define C_WRITE_BACK (BACH_T_WRITE_BACK << 4)
-#define C_D_WRITE (BACH_T_D_WRITE << 4)
-#define C_IO_READ (BACH_T_IO_READ << 4)
-#define C_IO_WRITE (BACH_T_IO_WRITE << 4)
-#define C_INT_ACK (BACH_T_INT_ACK << 4)
-#define C_SPECIAL (BACH_T_SPECIAL << 4)
+#define C_D_WRITE    (BACH_T_D_WRITE << 4)
+#define C_IO_READ    (BACH_T_IO_READ << 4)
+#define C_IO_WRITE   (BACH_T_IO_WRITE << 4)
+#define C_INT_ACK    (BACH_T_INT_ACK << 4)
+#define C_SPECIAL    (BACH_T_SPECIAL << 4)
 
 /* records of the longest event of each kind */
-#define CODE_MAX 33
+#define CODE_MAX  33
 #define STACK_MAX 31
 #define ARRAY_MAX 47
-#define HEAP_MAX 16
-#define WB_MAX 8
-#define IO_MAX 16
+#define HEAP_MAX  16
+#define WB_MAX	  8
+#define IO_MAX	  16
 /* bytes an event may store: its records and one spill */
 #define EVENT_BYTES (ARRAY_MAX * BACH_REC_SIZE + 2)
-#define DRAWS_MAX 5	/* random numbers one event may take */
+#define DRAWS_MAX   5 /* random numbers one event may take */
 
 #if BACH_GEN_MAX_EVENT < ARRAY_MAX || BACH_GEN_RND < 2 * DRAWS_MAX
 #error "struct bach_gen is too small for the events"
@@ -112,8 +112,8 @@ static inline uint64_t rec(uint32_t addr, uint64_t ctl_be)
  * The record word as a number whose byte swap is the word: address in the
  * top 32 bits, then BE#, then control; adding (d << 32) moves it by d.
  */
-#define SREC(addr, ctl, be) ((uint64_t)(addr) << 32 | (uint64_t)(be) << 24 | \
-			     (uint64_t)(ctl) << 16)
+#define SREC(addr, ctl, be)                                                    \
+	((uint64_t)(addr) << 32 | (uint64_t)(be) << 24 | (uint64_t)(ctl) << 16)
 
 static inline void store(uint8_t *o, uint64_t v)
 {
@@ -200,8 +200,8 @@ static inline uint8_t *code_run(struct regs *t, uint8_t *o, uint64_t r)
 	npc = sel((k == 3) | (k == 4), CODE_BASE + (q & (CODE_SIZE - 1)), npc);
 	npc = sel(loop & has, t->loop_start, npc);
 	t->loop_start = sel(loop & !has, pc, t->loop_start);
-	t->loop_left = sel(loop, sel(has, t->loop_left - 1, q & 15),
-			   t->loop_left);
+	t->loop_left =
+		sel(loop, sel(has, t->loop_left - 1, q & 15), t->loop_left);
 	t->pc = sel(npc >= CODE_BASE + CODE_SIZE, CODE_BASE, npc);
 	return o;
 }
@@ -255,8 +255,9 @@ static inline uint8_t *array_walk(struct regs *t, uint8_t *o, uint64_t r)
 		uint64_t h = ctl | REC(0, 0xf0), l = ctl | REC(0, 0x0f);
 
 		for (unsigned i = 0; i < n; i++, arr += 4)
-			store(o + 6 * i, rec(HEAP_BASE + (arr & (HEAP_SIZE - 1)),
-					     sel64(arr & 4, l, h)));
+			store(o + 6 * i,
+			      rec(HEAP_BASE + (arr & (HEAP_SIZE - 1)),
+				  sel64(arr & 4, l, h)));
 	} else if (arr + n * stride <= HEAP_SIZE) {
 		/* the walk does not wrap: count in record words */
 		uint64_t v = SREC(HEAP_BASE + arr, 0, 0);
@@ -268,8 +269,9 @@ static inline uint8_t *array_walk(struct regs *t, uint8_t *o, uint64_t r)
 		arr += n * stride;
 	} else {
 		for (unsigned i = 0; i < n; i++, arr += stride)
-			store(o + 6 * i, rec(HEAP_BASE + (arr & (HEAP_SIZE - 1)),
-					     sel64(arr & 31, ctl, fill)));
+			store(o + 6 * i,
+			      rec(HEAP_BASE + (arr & (HEAP_SIZE - 1)),
+				  sel64(arr & 31, ctl, fill)));
 	}
 	t->arr = HEAP_BASE + arr;
 	return o + 6 * n;
@@ -282,14 +284,14 @@ static inline uint8_t *array_walk(struct regs *t, uint8_t *o, uint64_t r)
  * or a write of its size). BE# and control depend on bits 0-1 and 11-14
  * alone, hence this table.
  */
-#define HSIZE(j) (1u << ((j) & 3))
-#define HLO(j) (((j) >> 2 & 7) & ~(HSIZE(j) - 1))
-#define HK(j) ((j) >> 4 & 3)
-#define HBE(j) (HK(j) == 0 ? 0 : (uint8_t)~(((1u << HSIZE(j)) - 1) << HLO(j)))
-#define HCTL(j) (HK(j) == 0 ? C_D_READ : HK(j) == 3 ? C_D_WRITE : C_NC_D_READ)
-#define H1(j) SREC(0, HCTL(j), HBE(j))
-#define H4(j) H1(j), H1(j + 1), H1(j + 2), H1(j + 3)
-#define H16(j) H4(j), H4(j + 4), H4(j + 8), H4(j + 12)
+#define HSIZE(j) (1u << ((j)&3))
+#define HLO(j)	 (((j) >> 2 & 7) & ~(HSIZE(j) - 1))
+#define HK(j)	 ((j) >> 4 & 3)
+#define HBE(j)	 (HK(j) == 0 ? 0 : (uint8_t) ~(((1u << HSIZE(j)) - 1) << HLO(j)))
+#define HCTL(j)	 (HK(j) == 0 ? C_D_READ : HK(j) == 3 ? C_D_WRITE : C_NC_D_READ)
+#define H1(j)	 SREC(0, HCTL(j), HBE(j))
+#define H4(j)	 H1(j), H1(j + 1), H1(j + 2), H1(j + 3)
+#define H16(j)	 H4(j), H4(j + 4), H4(j + 8), H4(j + 12)
 static const uint64_t heap_ctl[64] = { H16(0), H16(16), H16(32), H16(48) };
 
 /*
@@ -310,11 +312,13 @@ static inline uint8_t *heap(struct regs *t, uint8_t *o, uint64_t r)
 		uint32_t line = t->hot[(x >> 5) % BACH_GEN_HOT], a;
 
 		if ((x >> 2 & 7) == 0) {
-			line = (HEAP_BASE + ((x >> 5) << 13 & (HEAP_SIZE - 1))) |
+			line = (HEAP_BASE +
+				((x >> 5) << 13 & (HEAP_SIZE - 1))) |
 			       upper;
 			t->hot[t->hot_next++ % BACH_GEN_HOT] = line;
 		}
-		/* a line fill takes the line's address, the rest a quadword's */
+		/* a line fill takes the line's address, the rest a quadword's
+		 */
 		a = (line | (x >> 11 & 31)) &
 		    sel((x >> 13 & 3) == 0, ~31u, ~7u);
 		store_s(o + 6 * i, (uint64_t)a << 32 |
@@ -338,7 +342,7 @@ static inline uint8_t *writeback(struct regs *t, uint8_t *o, uint64_t r)
 /* Port I/O, bytes; now and then a PCI configuration access (two dwords). */
 static inline uint8_t *io(uint8_t *o, uint64_t r)
 {
-	static const uint16_t ports[8] = { 0x20, 0x21, 0x60, 0x64,
+	static const uint16_t ports[8] = { 0x20,  0x21,	 0x60,	0x64,
 					   0x3f8, 0x3fd, 0x1f0, 0x80 };
 	unsigned n = 1 + (r & 7);
 
@@ -371,13 +375,21 @@ static inline uint8_t *special(uint8_t *o, uint64_t r)
 {
 	/* halt, stop grant, flush, writeback, flush ack, branch trace (x2) */
 	static const uint64_t sp[16] = {
-		REC(C_SPECIAL, 0xfb), REC(C_SPECIAL, 0xfb), REC(C_SPECIAL, 0xfb),
-		REC(C_SPECIAL, 0xfb), REC(C_SPECIAL, 0xfb),
+		REC(C_SPECIAL, 0xfb),
+		REC(C_SPECIAL, 0xfb),
+		REC(C_SPECIAL, 0xfb),
+		REC(C_SPECIAL, 0xfb),
+		REC(C_SPECIAL, 0xfb),
 		REC(C_SPECIAL, 0xfb) | 0x10000000u, /* address 0x10 */
-		REC(C_SPECIAL, 0xfd), REC(C_SPECIAL, 0xfd),
-		REC(C_SPECIAL, 0xf7), REC(C_SPECIAL, 0xf7),
-		REC(C_SPECIAL, 0xef), REC(C_SPECIAL, 0xef),
-		REC(C_SPECIAL, 0xdf), REC(C_SPECIAL, 0xdf), REC(C_SPECIAL, 0xdf),
+		REC(C_SPECIAL, 0xfd),
+		REC(C_SPECIAL, 0xfd),
+		REC(C_SPECIAL, 0xf7),
+		REC(C_SPECIAL, 0xf7),
+		REC(C_SPECIAL, 0xef),
+		REC(C_SPECIAL, 0xef),
+		REC(C_SPECIAL, 0xdf),
+		REC(C_SPECIAL, 0xdf),
+		REC(C_SPECIAL, 0xdf),
 		REC(C_SPECIAL, 0xfb),
 	};
 	unsigned k = r & 15;
@@ -430,10 +442,17 @@ static void draw(struct bach_gen *g)
 static uint8_t *events(struct bach_gen *g, uint8_t *o, const uint8_t *end)
 {
 	struct regs t = {
-		.pc = g->pc, .sp = g->sp, .arr = g->arr, .stride = g->stride,
-		.arr_left = g->arr_left, .loop_start = g->loop_start,
-		.loop_left = g->loop_left, .hot_next = g->hot_next,
-		.hot = g->hot, .rnd = g->rnd, .pos = g->rnd_pos,
+		.pc = g->pc,
+		.sp = g->sp,
+		.arr = g->arr,
+		.stride = g->stride,
+		.arr_left = g->arr_left,
+		.loop_start = g->loop_start,
+		.loop_left = g->loop_left,
+		.hot_next = g->hot_next,
+		.hot = g->hot,
+		.rnd = g->rnd,
+		.pos = g->rnd_pos,
 	};
 
 	while (end - o >= EVENT_BYTES) {
@@ -476,7 +495,7 @@ void bach_gen_fill(struct bach_gen *g, uint8_t *out, size_t n)
 		} else {
 			/* the last few records: one event, the rest kept */
 			g->carry_len = (size_t)(events(g, g->carry,
-						      g->carry + EVENT_BYTES) -
+						       g->carry + EVENT_BYTES) -
 						g->carry);
 			g->carry_off = 0;
 		}

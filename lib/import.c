@@ -21,39 +21,38 @@
 #include "bach/trace.h"
 
 #define MAX_LINE (1u << 20)	/* the longest line taken, in bytes */
-#define IN_CAP (2 * MAX_LINE)	/* a whole line always fits after a refill */
+#define IN_CAP	 (2 * MAX_LINE) /* a whole line always fits after a refill */
 #define OUT_RECS 65536
-#define Z_CAP (256u << 10)	/* compressed bytes read at a time */
+#define Z_CAP	 (256u << 10) /* compressed bytes read at a time */
 
 struct bach_importer {
 	enum bach_import_format fmt;
 	unsigned flags;
 	int fd;
 	char *path;
-	char *in;		/* IN_CAP bytes */
+	char *in; /* IN_CAP bytes */
 	size_t in_len, in_off;
 	bool eof;
-	uint64_t in_pos;	/* offset of in[0] in the (uncompressed) input */
-	size_t unit;		/* binary record size, 0 for a line format */
+	uint64_t in_pos; /* offset of in[0] in the (uncompressed) input */
+	size_t unit;	 /* binary record size, 0 for a line format */
 
 	/* gzip input */
 	bool gz;
 	z_stream zs;
 	bool zinit, zeof, in_member;
-	uint8_t *zin;		/* Z_CAP bytes */
-	uint64_t zpos;		/* compressed bytes read from the file */
-	uint64_t member_start;	/* file offset of the member being read */
+	uint8_t *zin;	       /* Z_CAP bytes */
+	uint64_t zpos;	       /* compressed bytes read from the file */
+	uint64_t member_start; /* file offset of the member being read */
 	uint64_t members;
-	uint8_t *out;		/* OUT_RECS + BACH_IMPORT_MAX_RECS records */
+	uint8_t *out; /* OUT_RECS + BACH_IMPORT_MAX_RECS records */
 	struct bach_import_stats st;
 	int err;
-	int deferred;	/* reported after the records made before it */
+	int deferred; /* reported after the records made before it */
 	char msg[512];
 };
 
-__attribute__((format(printf, 3, 4))) static int ifail(struct bach_importer *im,
-						       int err,
-						       const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int
+ifail(struct bach_importer *im, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -78,7 +77,8 @@ static ssize_t raw_read(struct bach_importer *im, void *dst, size_t cap)
 		n = read(im->fd, dst, cap);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return ifail(im, -errno, "%s: read error at byte offset %llu: %s",
+		return ifail(im, -errno,
+			     "%s: read error at byte offset %llu: %s",
 			     iname(im), (unsigned long long)im->zpos,
 			     strerror(errno));
 	im->zpos += (uint64_t)n;
@@ -209,7 +209,8 @@ static ssize_t gz_read(struct bach_importer *im, char *dst, size_t cap)
 		}
 		if (!zs->avail_in)
 			return ifail(im, -BACH_EDATA,
-				     "%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+				     "%s: truncated gzip member at byte offset "
+				     "%llu (file ends at %llu)",
 				     iname(im),
 				     (unsigned long long)im->member_start,
 				     (unsigned long long)im->zpos);
@@ -222,14 +223,16 @@ static ssize_t gz_read(struct bach_importer *im, char *dst, size_t cap)
 		if (ret == Z_OK || ret == Z_BUF_ERROR)
 			continue;
 		if (ret == Z_MEM_ERROR)
-			return ifail(im, -ENOMEM, "%s: out of memory", iname(im));
+			return ifail(im, -ENOMEM, "%s: out of memory",
+				     iname(im));
 		why = zs->msg ? zs->msg : zError(ret);
 		if (im->members && zs->total_in <= 2)
-			return ifail(im, -BACH_EDATA,
-				     "%s: not a gzip member at byte offset %llu (trailing garbage after member %llu)",
-				     iname(im),
-				     (unsigned long long)im->member_start,
-				     (unsigned long long)im->members);
+			return ifail(
+				im, -BACH_EDATA,
+				"%s: not a gzip member at byte offset %llu "
+				"(trailing garbage after member %llu)",
+				iname(im), (unsigned long long)im->member_start,
+				(unsigned long long)im->members);
 		return ifail(im, -BACH_EDATA,
 			     "%s: bad gzip member at byte offset %llu: %s",
 			     iname(im), (unsigned long long)im->member_start,
@@ -250,8 +253,8 @@ static int refill(struct bach_importer *im)
 	while (im->in_len < IN_CAP && !im->eof) {
 		char *dst = im->in + im->in_len;
 		size_t room = IN_CAP - im->in_len;
-		ssize_t n = im->gz ? gz_read(im, dst, room) :
-				     raw_read(im, dst, room);
+		ssize_t n = im->gz ? gz_read(im, dst, room)
+				   : raw_read(im, dst, room);
 
 		if (n < 0)
 			return (int)n;
@@ -314,11 +317,18 @@ static int import_some(struct bach_importer *im, size_t *made)
 			if (avail < im->unit) {
 				if (im->eof) {
 					if (avail)
-						return ifail(im, -BACH_EDATA,
-							     "%s: size is not a multiple of %zu: %zu bytes left over at byte offset %llu",
-							     iname(im), im->unit, avail,
-							     (unsigned long long)(im->in_pos + im->in_off));
-					break; /* an empty input: an empty trace */
+						return ifail(
+							im, -BACH_EDATA,
+							"%s: size is not a "
+							"multiple of %zu: %zu "
+							"bytes left over at "
+							"byte offset %llu",
+							iname(im), im->unit,
+							avail,
+							(unsigned long long)(im->in_pos +
+									     im->in_off));
+					break; /* an empty input: an empty trace
+						*/
 				}
 				if (refill(im))
 					return im->err;
@@ -343,7 +353,7 @@ static int import_some(struct bach_importer *im, size_t *made)
 				return too_long(im);
 			if (!avail)
 				break; /* an empty input: an empty trace */
-			len = avail; /* last line without a newline */
+			len = avail;   /* last line without a newline */
 			im->in_off += len;
 		} else {
 			len = (size_t)(nl - p);

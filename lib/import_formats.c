@@ -18,16 +18,16 @@
 #include "bach/convert.h"
 #include "bach/record.h"
 
-#define CTL_I_FETCH 0x80
+#define CTL_I_FETCH    0x80
 #define CTL_NC_I_FETCH 0x90
-#define CTL_D_READ 0xc0
-#define CTL_NC_D_READ 0xd0
+#define CTL_D_READ     0xc0
+#define CTL_NC_D_READ  0xd0
 #define CTL_WRITE_BACK 0xe0
-#define CTL_D_WRITE 0xf0
-#define CTL_INT_ACK 0x10
-#define CTL_SPECIAL 0x30
-#define CTL_IO_READ 0x50
-#define CTL_IO_WRITE 0x70
+#define CTL_D_WRITE    0xf0
+#define CTL_INT_ACK    0x10
+#define CTL_SPECIAL    0x30
+#define CTL_IO_READ    0x50
+#define CTL_IO_WRITE   0x70
 
 /* Widest single access: lackey's own limit (MAX_DSIZE in lk_main.c). */
 #define MAX_ACCESS 512
@@ -232,10 +232,12 @@ static int split(uint8_t *out, uint64_t addr, uint64_t size, uint8_t ctl,
 			   (unsigned long long)size, MAX_ACCESS);
 	if (!(flags & BACH_IMPORT_MASK_ADDRESS) &&
 	    (addr > 0xffffffffu || size - 1 > 0xffffffffu - addr))
-		return bad_str(why, "address above 4 GiB (--mask-address keeps the low 32 bits)");
+		return bad_str(why, "address above 4 GiB (--mask-address keeps "
+				    "the low 32 bits)");
 	nq = (unsigned)(((addr & 7) + size + 7) / 8);
 	if (nq > room)
-		return bad(why, "access of %llu bytes needs more than %u records",
+		return bad(why,
+			   "access of %llu bytes needs more than %u records",
 			   (unsigned long long)size, room);
 	for (unsigned i = 0; i < nq; i++) {
 		unsigned lo = i == 0 ? (unsigned)(addr & 7) : 0;
@@ -275,9 +277,9 @@ static int lackey_line(const char *line, size_t len, unsigned flags,
 	if (!get_hex(&s, false, &addr))
 		return bad_str(why, "bad address");
 	if (at_end(&s) || *s.p != ',')
-		return bad_str(why, at_end(&s) || is_space(*s.p) ?
-					    "missing ',' before the size" :
-					    "bad address");
+		return bad_str(why, at_end(&s) || is_space(*s.p)
+					    ? "missing ',' before the size"
+					    : "bad address");
 	s.p++;
 	if (!get_dec(&s, &size))
 		return bad_str(why, "bad size");
@@ -315,8 +317,8 @@ static int lackey_line(const char *line, size_t len, unsigned flags,
  * Other labels (3 misc, 4 copy-back, 5 invalidate, ...) have no bus cycle
  * and are skipped.
  */
-static int din_line(const char *line, size_t len, unsigned flags,
-		    uint8_t *out, uint64_t *skipped, const char **why)
+static int din_line(const char *line, size_t len, unsigned flags, uint8_t *out,
+		    uint64_t *skipped, const char **why)
 {
 	static const uint8_t ctl[3] = { CTL_NC_D_READ, CTL_D_WRITE,
 					CTL_NC_I_FETCH };
@@ -344,8 +346,21 @@ static int din_line(const char *line, size_t len, unsigned flags,
 /* ---- CIS 501 ----------------------------------------------------------- */
 
 enum {
-	C_UOP, C_PC, C_SRC1, C_SRC2, C_DEST, C_FLAGS, C_BRANCH, C_LDST,
-	C_IMM, C_ADDR, C_FALL, C_TARGET, C_MACRO, C_MICRO, C_NFIELDS
+	C_UOP,
+	C_PC,
+	C_SRC1,
+	C_SRC2,
+	C_DEST,
+	C_FLAGS,
+	C_BRANCH,
+	C_LDST,
+	C_IMM,
+	C_ADDR,
+	C_FALL,
+	C_TARGET,
+	C_MACRO,
+	C_MICRO,
+	C_NFIELDS
 };
 
 /*
@@ -371,9 +386,8 @@ static int cis501_line(const char *line, size_t len, unsigned flags,
 	if (nf == 0)
 		return 0;
 	if (nf != C_NFIELDS)
-		return nf > C_NFIELDS ?
-			       bad_str(why, "more than 14 fields") :
-			       bad(why, "%u fields, expected 14", nf);
+		return nf > C_NFIELDS ? bad_str(why, "more than 14 fields")
+				      : bad(why, "%u fields, expected 14", nf);
 	{
 		struct scan u = { f[C_UOP], f[C_UOP] + fl[C_UOP] };
 
@@ -382,7 +396,8 @@ static int cis501_line(const char *line, size_t len, unsigned flags,
 		if (!get_dec(&u, &uop) || !at_end(&u))
 			return bad_str(why, "bad micro-op number");
 		if (uop == 0 || uop > UINT32_MAX)
-			return bad(why, "micro-op number %.*s (1 to 4294967295)",
+			return bad(why,
+				   "micro-op number %.*s (1 to 4294967295)",
 				   (int)(fl[C_UOP] > 24 ? 24 : fl[C_UOP]),
 				   f[C_UOP]);
 	}
@@ -391,11 +406,14 @@ static int cis501_line(const char *line, size_t len, unsigned flags,
 	/* registers are 32-bit signed decimals, -1 for none */
 	for (unsigned i = C_SRC1; i <= C_DEST; i++)
 		if (!tok_int(f[i], fl[i], &v) || v < INT32_MIN || v > INT32_MAX)
-			return bad(why, "bad register number '%.*s' (32-bit signed decimal)",
+			return bad(why,
+				   "bad register number '%.*s' (32-bit signed "
+				   "decimal)",
 				   (int)(fl[i] > 24 ? 24 : fl[i]), f[i]);
 	if (fl[C_FLAGS] != 1 || !memchr("RW-", f[C_FLAGS][0], 3))
 		return bad(why, "bad flags field '%.*s' (R, W or -)",
-			   (int)(fl[C_FLAGS] > 8 ? 8 : fl[C_FLAGS]), f[C_FLAGS]);
+			   (int)(fl[C_FLAGS] > 8 ? 8 : fl[C_FLAGS]),
+			   f[C_FLAGS]);
 	if (fl[C_BRANCH] != 1 || !memchr("TN-", f[C_BRANCH][0], 3))
 		return bad(why, "bad branch field '%.*s' (T, N or -)",
 			   (int)(fl[C_BRANCH] > 8 ? 8 : fl[C_BRANCH]),
@@ -415,7 +433,8 @@ static int cis501_line(const char *line, size_t len, unsigned flags,
 		if (fall <= pc)
 			return bad_str(why, "fall-through PC not above PC");
 		if (fall - pc > MAX_INSN)
-			return bad(why, "instruction of %llu bytes (at most %d)",
+			return bad(why,
+				   "instruction of %llu bytes (at most %d)",
 				   (unsigned long long)(fall - pc), MAX_INSN);
 		n = split(out, pc, fall - pc, CTL_NC_I_FETCH, flags,
 			  BACH_IMPORT_MAX_RECS, why);
@@ -461,8 +480,8 @@ static int p2_mem(uint8_t *out, uint32_t addr, unsigned size, uint8_t ctl,
  * 12 bytes: address (LE32), request type, size, attribute, processor,
  * delta time (LE32). Attribute bits 1..0 of 00 mean uncacheable.
  */
-static int p2_record(const uint8_t *p, size_t len, unsigned flags,
-		     uint8_t *out, uint64_t *skipped, const char **why)
+static int p2_record(const uint8_t *p, size_t len, unsigned flags, uint8_t *out,
+		     uint64_t *skipped, const char **why)
 {
 	uint32_t addr;
 	unsigned type, size;
@@ -547,7 +566,8 @@ static int laplace_ref(char type, uint64_t length, uint64_t addr,
 		break;
 	default:
 		if (type > 0x20 && type < 0x7f)
-			return bad(why, "unknown reference type '%c' (r, w or i)",
+			return bad(why,
+				   "unknown reference type '%c' (r, w or i)",
 				   type);
 		return bad(why, "unknown reference type 0x%02x (r, w or i)",
 			   (unsigned char)type);
@@ -602,8 +622,7 @@ static int laplace_bin(const uint8_t *p, size_t len, unsigned flags,
 {
 	if (len != BACH_LAPLACE_BIN_SIZE)
 		return bad(why, "Laplace record of %zu bytes, not 18", len);
-	return laplace_ref((char)p[0], p[9], get_le32(p + 14), flags, out,
-			   why);
+	return laplace_ref((char)p[0], p[9], get_le32(p + 14), flags, out, why);
 }
 
 /* ---- ISP RAS Trace Matcher ---------------------------------------------- */
@@ -616,8 +635,7 @@ static int laplace_bin(const uint8_t *p, size_t len, unsigned flags,
  * not bus cycles bach can place, and are skipped.
  */
 static int tracematcher_line(const char *line, size_t len, unsigned flags,
-			     uint8_t *out, uint64_t *skipped,
-			     const char **why)
+			     uint8_t *out, uint64_t *skipped, const char **why)
 {
 	struct scan s = { line, line + len }, u;
 	const char *t;
@@ -637,9 +655,11 @@ static int tracematcher_line(const char *line, size_t len, unsigned flags,
 	if (tl == 1 && *t == 'R') {
 		/* register write: <register> <value> */
 		if (!token(&s, &t, &tl))
-			return bad_str(why, "register write without a register");
+			return bad_str(why,
+				       "register write without a register");
 		if (!token(&s, &t, &tl) || !tok_hex(t, tl, &v))
-			return bad_str(why, "register write without a hex value");
+			return bad_str(why,
+				       "register write without a hex value");
 		(*skipped)++;
 		return 0;
 	}
@@ -663,15 +683,16 @@ static int tracematcher_line(const char *line, size_t len, unsigned flags,
 			u.p++;
 		if (!at_end(&u) ||
 		    (size && size <= MAX_ACCESS && tl > 2 * size))
-			return bad(why, "bad data '%.*s' (at most %llu hex digits)",
+			return bad(why,
+				   "bad data '%.*s' (at most %llu hex digits)",
 				   (int)(tl > 16 ? 16 : tl), t,
 				   (unsigned long long)(2 * size));
 		skip_ws(&s);
 		if (!at_end(&s))
 			return bad_str(why, "unexpected text after the data");
-		return split(out, addr, size, write ? CTL_D_WRITE :
-						      CTL_NC_D_READ,
-			     flags, BACH_IMPORT_MAX_RECS, why);
+		return split(out, addr, size,
+			     write ? CTL_D_WRITE : CTL_NC_D_READ, flags,
+			     BACH_IMPORT_MAX_RECS, why);
 	}
 	/* an instruction record: <cpu> IT|IS (<inst_id>) ... */
 	u = (struct scan){ t, t + tl };
@@ -680,7 +701,9 @@ static int tracematcher_line(const char *line, size_t len, unsigned flags,
 		(*skipped)++;
 		return 0;
 	}
-	return bad_str(why, "not an instruction, memory access or register write record");
+	return bad_str(
+		why,
+		"not an instruction, memory access or register write record");
 }
 
 /* ---- IDtrace ------------------------------------------------------------ */
@@ -725,13 +748,14 @@ static int idtrace_entry(const uint8_t *p, size_t len, unsigned flags,
 				   tag);
 		return split(out, addr, bytes[code],
 			     (tag & 0xf0) == IDT_RDTAG ||
-					     (tag & 0xf0) == IDT_RRDTAG ?
-				     CTL_NC_D_READ :
-				     CTL_D_WRITE,
+					     (tag & 0xf0) == IDT_RRDTAG
+				     ? CTL_NC_D_READ
+				     : CTL_D_WRITE,
 			     flags, BACH_IMPORT_MAX_RECS, why);
 	case IDT_RENDTAG:
 		if (tag != IDT_RENDTAG || addr)
-			return bad(why, "bad repeat-end entry (tag 0x%02x, "
+			return bad(why,
+				   "bad repeat-end entry (tag 0x%02x, "
 				   "address %08x; 0x50 and 0 expected)",
 				   tag, addr);
 		(*skipped)++;
@@ -759,9 +783,9 @@ size_t bach_import_unit(enum bach_import_format fmt)
 	}
 }
 
-int bach_import_line(enum bach_import_format fmt, const char *line,
-		     size_t len, unsigned flags, uint8_t *out,
-		     uint64_t *skipped, const char **why)
+int bach_import_line(enum bach_import_format fmt, const char *line, size_t len,
+		     unsigned flags, uint8_t *out, uint64_t *skipped,
+		     const char **why)
 {
 	switch (fmt) {
 	case BACH_IMPORT_LACKEY:

@@ -22,9 +22,8 @@
 /* no index of a real file comes near this; a bigger count is garbage */
 #define MAX_ENTRIES (1ull << 36)
 
-__attribute__((format(printf, 4, 5))) static int ifail(char *msg, size_t len,
-						       int err,
-						       const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int
+ifail(char *msg, size_t len, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -85,7 +84,8 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 		     size_t len)
 {
 	uint8_t *buf = malloc(SCAN_BUF);
-	uint64_t cap = 0, at = 0, uoff = 0, base = 0; /* base: file offset of buf[0] */
+	uint64_t cap = 0, at = 0, uoff = 0,
+		 base = 0; /* base: file offset of buf[0] */
 	size_t have = 0, pos = 0;
 	bool eof = false, ended = false;
 	int fd, err = 0;
@@ -115,8 +115,10 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 				       base + have);
 			if (n < 0) {
 				err = ifail(msg, len, (int)n,
-					    "%s: read error at byte offset %llu: %s",
-					    path, (unsigned long long)(base + have),
+					    "%s: read error at byte offset "
+					    "%llu: %s",
+					    path,
+					    (unsigned long long)(base + have),
 					    strerror((int)-n));
 				goto out;
 			}
@@ -128,22 +130,27 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 		at = base + pos;
 		bsize = bach_bgzf_member_size(buf + pos, have - pos);
 		if (bsize == -ENOENT) {
-			err = ifail(msg, len, -ENOTSUP,
-				    "%s: gzip member at byte offset %llu has no BC field: not a blocked gzip file, so it has no index (bach convert writes a blocked copy)",
-				    path, (unsigned long long)at);
+			err = ifail(
+				msg, len, -ENOTSUP,
+				"%s: gzip member at byte offset %llu has no BC "
+				"field: not a blocked gzip file, so it has no "
+				"index (bach convert writes a blocked copy)",
+				path, (unsigned long long)at);
 			goto out;
 		}
 		if (bsize == -EILSEQ) {
 			err = ifail(msg, len, -BACH_EDATA,
-				    at ? "%s: not a gzip member at byte offset %llu (trailing garbage)" :
-					 "%s: not gzip (byte offset %llu)",
+				    at ? "%s: not a gzip member at byte offset "
+					 "%llu (trailing garbage)"
+				       : "%s: not gzip (byte offset %llu)",
 				    path, (unsigned long long)at);
 			goto out;
 		}
 		if (bsize < 0 || (size_t)bsize > have - pos ||
 		    bsize < BACH_BGZF_HDR + BACH_BGZF_TRAILER) {
 			err = ifail(msg, len, -BACH_EDATA,
-				    "%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+				    "%s: truncated gzip member at byte offset "
+				    "%llu (file ends at %llu)",
 				    path, (unsigned long long)at,
 				    (unsigned long long)(base + have));
 			goto out;
@@ -151,7 +158,9 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 		isize = get_le32(buf + pos + (size_t)bsize - 4);
 		if (isize > BACH_BGZF_MAX_BLOCK) {
 			err = ifail(msg, len, -BACH_EDATA,
-				    "%s: gzip member at byte offset %llu says it holds %u bytes, more than a blocked member can",
+				    "%s: gzip member at byte offset %llu says "
+				    "it holds %u bytes, more than a blocked "
+				    "member can",
 				    path, (unsigned long long)at, isize);
 			goto out;
 		}
@@ -168,10 +177,14 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 		pos += (size_t)bsize;
 	}
 	if (!ended) {
-		err = ifail(msg, len, -BACH_EDATA,
-			    base + have ? "%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (truncated?)" :
-					  "%s: empty file: not gzip (byte offset %llu)",
-			    path, (unsigned long long)(base + have));
+		err = ifail(
+			msg, len, -BACH_EDATA,
+			base + have
+				? "%s: missing EOF block: blocked gzip file "
+				  "ends at byte offset %llu without it "
+				  "(truncated?)"
+				: "%s: empty file: not gzip (byte offset %llu)",
+			path, (unsigned long long)(base + have));
 		goto out;
 	}
 	if ((err = bach_index_grow(ix, &cap)) < 0)
@@ -248,7 +261,8 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 	}
 	count = (uint64_t)(is.st_size - 8) / 16;
 	if (pread_full(ifd, ends, 24, 0) < 8 ||
-	    (count && pread_full(ifd, ends + 8, 16, 8 + (count - 1) * 16) != 16)) {
+	    (count &&
+	     pread_full(ifd, ends + 8, 16, 8 + (count - 1) * 16) != 16)) {
 		err = ifail(msg, len, -EIO, "%s: cannot read", gzi);
 		goto out;
 	}
@@ -263,10 +277,12 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 		lastu = get_le64(ends + 16);
 	}
 	if (ix) {
-		if (count >= MAX_ENTRIES || !(raw = malloc((size_t)is.st_size)) ||
+		if (count >= MAX_ENTRIES ||
+		    !(raw = malloc((size_t)is.st_size)) ||
 		    !(ix->coff = malloc((count + 2) * sizeof(uint64_t))) ||
 		    !(ix->uoff = malloc((count + 2) * sizeof(uint64_t)))) {
-			err = ifail(msg, len, -ENOMEM, "%s: out of memory", gzi);
+			err = ifail(msg, len, -ENOMEM, "%s: out of memory",
+				    gzi);
 			goto out;
 		}
 		got = pread_full(ifd, raw, (size_t)is.st_size, 0);
@@ -281,11 +297,14 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 			ix->uoff[i] = get_le64(raw + 16 + (i - 1) * 16);
 			/* members of at most 64 KiB, holding at most 64 KiB */
 			if (ix->coff[i] <= ix->coff[i - 1] ||
-			    ix->coff[i] - ix->coff[i - 1] > BACH_BGZF_MAX_BLOCK ||
+			    ix->coff[i] - ix->coff[i - 1] >
+				    BACH_BGZF_MAX_BLOCK ||
 			    ix->uoff[i] <= ix->uoff[i - 1] ||
-			    ix->uoff[i] - ix->uoff[i - 1] > BACH_BGZF_MAX_BLOCK) {
+			    ix->uoff[i] - ix->uoff[i - 1] >
+				    BACH_BGZF_MAX_BLOCK) {
 				ifail(msg, len, err,
-				      "%s: entry %llu out of order: inconsistent",
+				      "%s: entry %llu out of order: "
+				      "inconsistent",
 				      gzi, (unsigned long long)i);
 				goto out;
 			}
@@ -311,22 +330,25 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 		goto out;
 	}
 	if (bsize < BACH_BGZF_HDR + BACH_BGZF_TRAILER ||
-	    (uint64_t)ds.st_size != last + (uint64_t)bsize + BACH_BGZF_EOF_SIZE ||
+	    (uint64_t)ds.st_size !=
+		    last + (uint64_t)bsize + BACH_BGZF_EOF_SIZE ||
 	    pread_full(dfd, tail, sizeof(tail), last + (uint64_t)bsize - 4) !=
 		    (ssize_t)sizeof(tail) ||
 	    memcmp(tail + 4, bach_bgzf_eof, BACH_BGZF_EOF_SIZE)) {
 		ifail(msg, len, err,
-		      "%s: its last member (byte offset %llu of %s) does not end before the EOF block: stale",
+		      "%s: its last member (byte offset %llu of %s) does not "
+		      "end before the EOF block: stale",
 		      gzi, (unsigned long long)last, path);
 		goto out;
 	}
 	*size = lastu + get_le32(tail);
 	/* and the first member must hold what the first entry says */
-	if (count && (c1 > BACH_BGZF_MAX_BLOCK || member_at(dfd, 0) != (int)c1 ||
-		      pread_full(dfd, tail, 4, c1 - 4) != 4 ||
-		      get_le32(tail) != u1)) {
+	if (count &&
+	    (c1 > BACH_BGZF_MAX_BLOCK || member_at(dfd, 0) != (int)c1 ||
+	     pread_full(dfd, tail, 4, c1 - 4) != 4 || get_le32(tail) != u1)) {
 		ifail(msg, len, err,
-		      "%s: its first entry does not fit the first member of %s: stale",
+		      "%s: its first entry does not fit the first member of "
+		      "%s: stale",
 		      gzi, path);
 		goto out;
 	}
@@ -395,8 +417,7 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-int bach_index_writeat(int dirfd, const char *name,
-		       const struct bach_index *ix)
+int bach_index_writeat(int dirfd, const char *name, const struct bach_index *ix)
 {
 	char gzi[256], tmp[272];
 	size_t size;
@@ -408,7 +429,8 @@ int bach_index_writeat(int dirfd, const char *name,
 	snprintf(gzi, sizeof(gzi), "%s%s", name, BACH_INDEX_SUFFIX);
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", gzi);
 	fd = openat(dirfd, tmp,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
 	if (fd < 0) {
 		free(raw);
 		return -errno;
@@ -424,8 +446,8 @@ int bach_index_writeat(int dirfd, const char *name,
 	return err;
 }
 
-int bach_index_write(const char *path, const struct bach_index *ix,
-		     char *msg, size_t len)
+int bach_index_write(const char *path, const struct bach_index *ix, char *msg,
+		     size_t len)
 {
 	char gzi[4096];
 	struct bach_outfile f;

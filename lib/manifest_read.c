@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Reading manifest.jsonl (bach/manifest.h), one line at a time, with jansson. */
+/* Reading manifest.jsonl (bach/manifest.h), one line at a time, with jansson.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -104,10 +105,14 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 }
 
 static const char *const ev_names[] = {
-	[BACH_EV_STARTED] = "started",	   [BACH_EV_SEGMENT] = "segment",
-	[BACH_EV_GAP] = "gap",		   [BACH_EV_STALL] = "stall",
-	[BACH_EV_MARK] = "mark",	   [BACH_EV_DEVICE_LOST] = "device_lost",
-	[BACH_EV_DEVICE_BACK] = "device_back", [BACH_EV_ENDED] = "ended",
+	[BACH_EV_STARTED] = "started",
+	[BACH_EV_SEGMENT] = "segment",
+	[BACH_EV_GAP] = "gap",
+	[BACH_EV_STALL] = "stall",
+	[BACH_EV_MARK] = "mark",
+	[BACH_EV_DEVICE_LOST] = "device_lost",
+	[BACH_EV_DEVICE_BACK] = "device_back",
+	[BACH_EV_ENDED] = "ended",
 };
 /* A "mark" event, kept for selection (bach dump --between) and bach ls. */
 static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
@@ -132,14 +137,16 @@ static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
 	    (err = get_u64(x, o, "count", &k->count)))
 		return err;
 	if (src && !strcmp(src, "marker")) {
-		const char *a = json_string_value(json_object_get(o, "address"));
+		const char *a =
+			json_string_value(json_object_get(o, "address"));
 		const char *b = json_string_value(json_object_get(o, "be"));
 		char *e1 = NULL, *e2 = NULL;
 		unsigned long av = a ? strtoul(a, &e1, 16) : 0;
 		unsigned long bv = b ? strtoul(b, &e2, 16) : 0;
 
 		if (!a || !b || *e1 || *e2 || av > UINT32_MAX || bv > 0xff)
-			return bad(x, "marker event without a proper \"address\" and \"be\"");
+			return bad(x, "marker event without a proper "
+				      "\"address\" and \"be\"");
 		k->marker = true;
 		k->address = (uint32_t)av;
 		k->be = (uint8_t)bv;
@@ -163,9 +170,9 @@ static uint64_t num(json_t *o, const char *key)
 {
 	json_t *j = json_object_get(o, key);
 
-	return json_is_integer(j) && json_integer_value(j) > 0 ?
-		       (uint64_t)json_integer_value(j) :
-		       0;
+	return json_is_integer(j) && json_integer_value(j) > 0
+		       ? (uint64_t)json_integer_value(j)
+		       : 0;
 }
 
 /* The event for the timeline; types were checked where they matter. */
@@ -253,8 +260,10 @@ static void take_started(struct bach_manifest *m, json_t *o)
 	m->started = true;
 	copy_str(m->start_time, sizeof(m->start_time), o, "time");
 	copy_str(m->host, sizeof(m->host), o, "host");
-	json_object_foreach(labels, key, v) {
-		if (m->nlabels == BACH_MANIFEST_MAX_LABELS || !json_is_string(v))
+	json_object_foreach(labels, key, v)
+	{
+		if (m->nlabels == BACH_MANIFEST_MAX_LABELS ||
+		    !json_is_string(v))
 			continue;
 		snprintf(m->labels[m->nlabels].key,
 			 sizeof(m->labels[m->nlabels].key), "%s", key);
@@ -306,7 +315,8 @@ static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 	} else if (!strcmp(ev, "retention")) {
 		/* a segment of this capture (a whole capture is named by
 		 * "capture" in another one's manifest: nothing to do here) */
-		const char *name = json_string_value(json_object_get(o, "name"));
+		const char *name =
+			json_string_value(json_object_get(o, "name"));
 		struct bach_manifest_seg *s = NULL;
 
 		for (size_t i = 0; name && i < m->nsegs; i++)
@@ -355,16 +365,16 @@ int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s/%s: %s", dir, BACH_MANIFEST_NAME,
-			 errno == ELOOP ? "a symbolic link, not read" :
-					  strerror(errno));
+			 errno == ELOOP ? "a symbolic link, not read"
+					: strerror(errno));
 		return rc;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size > MANIFEST_MAX_BYTES) {
 		rc = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
 		snprintf(err, errlen, "%s/%s: %s", dir, BACH_MANIFEST_NAME,
-			 rc == -EFBIG ? "larger than 1 GiB" :
-					"not a regular file, not read");
+			 rc == -EFBIG ? "larger than 1 GiB"
+				      : "not a regular file, not read");
 		goto out;
 	}
 	buf = malloc((size_t)st.st_size + 1);
@@ -423,8 +433,8 @@ void bach_manifest_free(struct bach_manifest *m)
 	m->nmarks = 0;
 }
 
-ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
-			  char *msg, size_t len)
+ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps, char *msg,
+			  size_t len)
 {
 	struct bach_manifest m;
 	int dfd, err;

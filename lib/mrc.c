@@ -13,10 +13,10 @@
 #include "bach/cachesim.h" /* bach_parse_bytes() */
 #include "bach/mrc.h"
 
-#define CHUNK_BITS 12		/* lines per radix chunk: 4096 */
-#define GROUP_BITS 15		/* times per second-level count: 32768 */
-#define COLD UINT32_MAX		/* no earlier reference */
-#define SAMPLE_BITS 24		/* SHARDS: hash mod P, P = 2^24 */
+#define CHUNK_BITS  12	       /* lines per radix chunk: 4096 */
+#define GROUP_BITS  15	       /* times per second-level count: 32768 */
+#define COLD	    UINT32_MAX /* no earlier reference */
+#define SAMPLE_BITS 24	       /* SHARDS: hash mod P, P = 2^24 */
 
 /* ---- line -> value, a two-level table of chunks made on first use ------- */
 
@@ -27,7 +27,8 @@ struct radix {
 
 static int radix_init(struct radix *r, unsigned key_bits)
 {
-	r->ndir = (size_t)1 << (key_bits > CHUNK_BITS ? key_bits - CHUNK_BITS : 0);
+	r->ndir = (size_t)1
+		  << (key_bits > CHUNK_BITS ? key_bits - CHUNK_BITS : 0);
 	r->dir = calloc(r->ndir, sizeof(*r->dir));
 	return r->dir ? 0 : -ENOMEM;
 }
@@ -53,9 +54,10 @@ static inline uint32_t *radix_slot(struct radix *r, uint32_t key)
 	return *d + (key & ((1u << CHUNK_BITS) - 1));
 }
 
-/* ---- stack distances ------------------------------------------------------ */
+/* ---- stack distances ------------------------------------------------------
+ */
 
-#define FAN_BITS 4 /* each count above the words sums 16 below it */
+#define FAN_BITS   4 /* each count above the words sums 16 below it */
 #define MAX_LEVELS 8
 
 /*
@@ -68,11 +70,11 @@ static inline uint32_t *radix_slot(struct radix *r, uint32_t key)
  * doubled once it is half full.
  */
 struct sdist {
-	struct radix where;	/* line -> its time + 1; 0: not live */
+	struct radix where; /* line -> its time + 1; 0: not live */
 	uint64_t *bits;
 	uint32_t *cnt[MAX_LEVELS];
 	unsigned nlev;
-	uint32_t *owner;	/* time -> line */
+	uint32_t *owner; /* time -> line */
 	uint32_t cap, now, live;
 };
 
@@ -105,7 +107,8 @@ static int sd_alloc(struct sdist *s, uint32_t cap)
 	s->owner = owner;
 	s->nlev = 0;
 	for (unsigned k = 0; k < MAX_LEVELS; k++) {
-		uint32_t *c = realloc(s->cnt[k], level_len(cap, k) * sizeof(*c));
+		uint32_t *c =
+			realloc(s->cnt[k], level_len(cap, k) * sizeof(*c));
 
 		if (!c)
 			return -ENOMEM;
@@ -167,9 +170,9 @@ static uint32_t sd_after(const struct sdist *s, uint32_t t)
 
 	n = pop64(s->bits[i] >> (t & 63) >> 1);
 	for (unsigned k = 0; k < s->nlev && i != last; k++) {
-		uint32_t end = (i | ((1u << FAN_BITS) - 1)) < last ?
-				       (i | ((1u << FAN_BITS) - 1)) :
-				       last;
+		uint32_t end = (i | ((1u << FAN_BITS) - 1)) < last
+				       ? (i | ((1u << FAN_BITS) - 1))
+				       : last;
 		const uint32_t *c = s->cnt[k];
 
 		for (uint32_t j = i + 1; j <= end; j++)
@@ -191,7 +194,8 @@ static int sd_compact(struct sdist *s)
 			uint32_t line = s->owner[t];
 
 			s->owner[k] = line;
-			*radix_slot(&s->where, line) = ++k; /* its chunk exists */
+			*radix_slot(&s->where, line) =
+				++k; /* its chunk exists */
 		}
 	}
 	if (k >= s->cap / 2) {
@@ -254,36 +258,40 @@ static void sd_reset(struct sdist *s)
 	sd_recount(s);
 }
 
-/* ---- set-associative LRU, one cache per size ------------------------------ */
+/* ---- set-associative LRU, one cache per size ------------------------------
+ */
 
 struct sa {
 	uint32_t nsets, assoc;
-	uint32_t *tag;		/* line + 1; 0: empty */
-	uint64_t *stamp;	/* last use */
+	uint32_t *tag;	 /* line + 1; 0: empty */
+	uint64_t *stamp; /* last use */
 	uint64_t misses;
 };
 
-/* ---- the curve ------------------------------------------------------------ */
+/* ---- the curve ------------------------------------------------------------
+ */
 
 struct bach_mrc {
 	struct bach_mrc_config cfg;
 	uint64_t sizes[BACH_MRC_MAX_SIZES];
 	unsigned lg_line;
-	unsigned types;		/* bit t: records of type t are counted */
+	unsigned types; /* bit t: records of type t are counted */
 	bool sampled;
 	double rate;
-	uint32_t threshold;	/* sampled: hash below this */
+	uint32_t threshold; /* sampled: hash below this */
 	/* fully associative */
 	struct sdist sd;
-	uint64_t th[BACH_MRC_MAX_SIZES]; /* a distance this or more misses size i */
-	uint64_t cnt[BACH_MRC_MAX_SIZES + 1]; /* by how many th[] a distance reaches */
+	uint64_t th[BACH_MRC_MAX_SIZES]; /* a distance this or more misses size
+					    i */
+	uint64_t cnt[BACH_MRC_MAX_SIZES +
+		     1]; /* by how many th[] a distance reaches */
 	uint64_t hist[BACH_MRC_HIST_BUCKETS];
 	uint64_t cold;
 	/* set-associative */
 	struct sa *sa;
 	uint64_t clock;
 	/* all */
-	uint32_t last;		/* the last line counted, or COLD */
+	uint32_t last; /* the last line counted, or COLD */
 	uint64_t refs, flushes;
 	int err;
 };
@@ -302,16 +310,18 @@ int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
 		for (char *t = strtok_r(buf, ",", &save); t;
 		     t = strtok_r(NULL, ",", &save)) {
 			if (n == BACH_MRC_MAX_SIZES)
-				return bach_why(why, whylen, "more than %d sizes",
-					   BACH_MRC_MAX_SIZES);
-			if (bach_parse_bytes(t, &sizes[n]) || !sizes[n])
 				return bach_why(why, whylen,
-					   "'%s' is not a size (16k, 1M, ...)",
-					   t);
+						"more than %d sizes",
+						BACH_MRC_MAX_SIZES);
+			if (bach_parse_bytes(t, &sizes[n]) || !sizes[n])
+				return bach_why(
+					why, whylen,
+					"'%s' is not a size (16k, 1M, ...)", t);
 			if (n && sizes[n] <= sizes[n - 1])
 				return bach_why(why, whylen,
-					   "'%s' is not larger than the size before it",
-					   t);
+						"'%s' is not larger than the "
+						"size before it",
+						t);
 			n++;
 		}
 		if (!n)
@@ -320,23 +330,26 @@ int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
 		uint64_t lo, hi;
 
 		if (bach_parse_bytes(min, &lo) || !lo)
-			return bach_why(why, whylen, "--min: '%s' is not a size", min);
+			return bach_why(why, whylen,
+					"--min: '%s' is not a size", min);
 		if (bach_parse_bytes(max, &hi) || !hi)
-			return bach_why(why, whylen, "--max: '%s' is not a size", max);
+			return bach_why(why, whylen,
+					"--max: '%s' is not a size", max);
 		if (hi < lo)
-			return bach_why(why, whylen, "--max %s is below --min %s", max,
-				   min);
+			return bach_why(why, whylen,
+					"--max %s is below --min %s", max, min);
 		for (uint64_t s = lo; s <= hi; s *= 2) {
 			if (n == BACH_MRC_MAX_SIZES)
 				return bach_why(why, whylen,
-					   "--min to --max doubles more than %d times",
-					   BACH_MRC_MAX_SIZES);
+						"--min to --max doubles more "
+						"than %d times",
+						BACH_MRC_MAX_SIZES);
 			sizes[n++] = s;
 		}
 	}
 	if (sizes[n - 1] > BACH_MRC_MAX_SIZE)
 		return bach_why(why, whylen, "%llu bytes is above 4 GiB",
-			   (unsigned long long)sizes[n - 1]);
+				(unsigned long long)sizes[n - 1]);
 	return n;
 }
 
@@ -376,14 +389,16 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 	if (bach_mrc_check_line(line, why, whylen))
 		return -EINVAL;
 	if (!cfg->nsizes || cfg->nsizes > BACH_MRC_MAX_SIZES)
-		return bach_why(why, whylen, "%zu sizes: give 1 to %d", cfg->nsizes,
-			   BACH_MRC_MAX_SIZES);
+		return bach_why(why, whylen, "%zu sizes: give 1 to %d",
+				cfg->nsizes, BACH_MRC_MAX_SIZES);
 	if (!(cfg->sample > 0 && cfg->sample <= 1))
-		return bach_why(why, whylen, "--sample %g is not a rate in (0, 1]",
-			   cfg->sample);
-	if (cfg->sample < 1 && cfg->assoc)
 		return bach_why(why, whylen,
-			   "--sample needs --assoc full (sets are not sampled)");
+				"--sample %g is not a rate in (0, 1]",
+				cfg->sample);
+	if (cfg->sample < 1 && cfg->assoc)
+		return bach_why(
+			why, whylen,
+			"--sample needs --assoc full (sets are not sampled)");
 	if (!cfg->kinds || (cfg->kinds & ~BACH_MRC_KIND_ALL))
 		return bach_why(why, whylen, "no kind of reference to count");
 	for (size_t i = 0; i < cfg->nsizes; i++) {
@@ -391,13 +406,15 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 		uint64_t s = cfg->sizes[i];
 
 		if (i && s <= cfg->sizes[i - 1])
-			return bach_why(why, whylen, "the sizes are not ascending");
+			return bach_why(why, whylen,
+					"the sizes are not ascending");
 		if (s % unit || s > BACH_MRC_MAX_SIZE)
 			return bach_why(why, whylen,
-				   "size %llu is not a multiple of %s (%llu) up to 4 GiB",
-				   (unsigned long long)s,
-				   cfg->assoc ? "LINE x ASSOC" : "LINE",
-				   (unsigned long long)unit);
+					"size %llu is not a multiple of %s "
+					"(%llu) up to 4 GiB",
+					(unsigned long long)s,
+					cfg->assoc ? "LINE x ASSOC" : "LINE",
+					(unsigned long long)unit);
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -419,8 +436,8 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 		if (!m->threshold) {
 			free(m);
 			return bach_why(why, whylen,
-				   "--sample %g is below one line in 2^24",
-				   cfg->sample);
+					"--sample %g is below one line in 2^24",
+					cfg->sample);
 		}
 		m->rate = (double)m->threshold / (double)(1u << SAMPLE_BITS);
 	}
@@ -433,9 +450,10 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 		for (size_t i = 0; i < cfg->nsizes; i++) {
 			uint64_t lines = cfg->sizes[i] >> m->lg_line;
 
-			m->th[i] = !m->sampled ? lines :
-				   (lines * m->threshold +
-				    (1u << SAMPLE_BITS) - 1) >> SAMPLE_BITS;
+			m->th[i] = !m->sampled ? lines
+					       : (lines * m->threshold +
+						  (1u << SAMPLE_BITS) - 1) >>
+							 SAMPLE_BITS;
 		}
 		*mp = m;
 		return 0;
@@ -501,7 +519,8 @@ static inline void count_distance(struct bach_mrc *m, uint32_t d)
 			hi = mid;
 	}
 	m->cnt[lo]++;
-	m->hist[log2_bucket(m->sampled ? (uint64_t)((double)d / m->rate) : d)]++;
+	m->hist[log2_bucket(m->sampled ? (uint64_t)((double)d / m->rate)
+				       : d)]++;
 }
 
 static void sa_access(struct bach_mrc *m, uint32_t line)
@@ -651,8 +670,7 @@ void bach_mrc_points(const struct bach_mrc *m, struct bach_mrc_point *out)
 {
 	size_t k = m->cfg.nsizes;
 	/* SHARDS_adj: the expected samples, the difference in bucket 0 */
-	double total = m->sampled ? (double)m->refs * m->rate :
-				    (double)m->refs;
+	double total = m->sampled ? (double)m->refs * m->rate : (double)m->refs;
 	uint64_t above = m->cold;
 
 	for (size_t i = k; i-- > 0;) {
@@ -663,9 +681,9 @@ void bach_mrc_points(const struct bach_mrc *m, struct bach_mrc_point *out)
 		pt->refs = m->refs;
 		if (m->cfg.assoc) {
 			pt->misses = m->sa[i].misses;
-			pt->miss_ratio = m->refs ? (double)pt->misses /
-							   (double)m->refs :
-						   0;
+			pt->miss_ratio =
+				m->refs ? (double)pt->misses / (double)m->refs
+					: 0;
 			continue;
 		}
 		above += m->cnt[i + 1]; /* distances reaching th[i] */
@@ -673,8 +691,8 @@ void bach_mrc_points(const struct bach_mrc *m, struct bach_mrc_point *out)
 		if (ratio > 1)
 			ratio = 1;
 		pt->miss_ratio = ratio;
-		pt->misses = m->sampled ? round_u64(ratio * (double)m->refs) :
-					  above;
+		pt->misses =
+			m->sampled ? round_u64(ratio * (double)m->refs) : above;
 	}
 }
 

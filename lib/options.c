@@ -12,10 +12,10 @@
 
 static int digit(char c, unsigned base)
 {
-	int d = c >= '0' && c <= '9' ? c - '0' :
-		c >= 'a' && c <= 'f' ? c - 'a' + 10 :
-		c >= 'A' && c <= 'F' ? c - 'A' + 10 :
-				       99;
+	int d = c >= '0' && c <= '9'   ? c - '0'
+		: c >= 'a' && c <= 'f' ? c - 'a' + 10
+		: c >= 'A' && c <= 'F' ? c - 'A' + 10
+				       : 99;
 
 	return d < (int)base ? d : -1;
 }
@@ -32,7 +32,7 @@ static int parse_digits(const char *s, size_t len, uint64_t *v)
 		base = 16;
 		i = 2;
 	} else if (len > 1 && s[0] == '0') {
-		return -EINVAL;	/* octal to strtoull, decimal to a person */
+		return -EINVAL; /* octal to strtoull, decimal to a person */
 	}
 	if (i == len)
 		return -EINVAL;
@@ -84,7 +84,7 @@ int bach_parse_size(const char *s, const char *unit, uint64_t *v)
 	for (q = p; *q == ' '; q++)
 		;
 	if (*q)
-		p = q;	/* spaces only before a suffix or unit */
+		p = q; /* spaces only before a suffix or unit */
 	if (*p && (q = strchr(sfx, *p | 0x20))) {
 		for (long i = 0; i <= q - sfx; i++)
 			mult *= 1000;
@@ -93,7 +93,7 @@ int bach_parse_size(const char *s, const char *unit, uint64_t *v)
 	if (*p && (!unit || strcasecmp(p, unit)))
 		return -EINVAL;
 	if (__builtin_mul_overflow(f, mult, &t) || t % div)
-		return -EINVAL;	/* not a whole number */
+		return -EINVAL; /* not a whole number */
 	if (__builtin_mul_overflow(x, mult, &x) ||
 	    __builtin_add_overflow(x, t / div, &x))
 		return -ERANGE;
@@ -122,10 +122,10 @@ char *bach_escape_ctl(char *dst, size_t cap, const char *s)
 		return dst;
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
-		const char *named = c == '\n' ? "\\n" :
-				    c == '\r' ? "\\r" :
-				    c == '\t' ? "\\t" :
-						NULL;
+		const char *named = c == '\n'	? "\\n"
+				    : c == '\r' ? "\\r"
+				    : c == '\t' ? "\\t"
+						: NULL;
 		char e[5];
 		size_t k = 1;
 
@@ -195,7 +195,9 @@ static void names_text(char *buf, size_t cap, const char *const *names)
 	}
 	for (size_t i = 0; i < n && len < cap; i++)
 		len += (size_t)snprintf(buf + len, cap - len, "%s%s",
-					!i ? "" : i == n - 1 ? " or " : ", ",
+					!i	     ? ""
+					: i == n - 1 ? " or "
+						     : ", ",
 					names[i]);
 }
 
@@ -235,18 +237,19 @@ int bach_opt_parse(const struct bach_optdesc *o, const char *text,
 	case BACH_OPT_UINT:
 	case BACH_OPT_SIZE:
 		range_text(want, sizeof(want),
-			   o->type == BACH_OPT_SIZE ?
-				   "a number (k, M, G suffixes)" :
-				   "a number",
+			   o->type == BACH_OPT_SIZE
+				   ? "a number (k, M, G suffixes)"
+				   : "a number",
 			   o->min, NOLIMIT(o->max));
-		err = o->type == BACH_OPT_SIZE ?
-			      bach_parse_size(text, o->unit, &v->u) :
-			      bach_parse_u64(text, &v->u);
+		err = o->type == BACH_OPT_SIZE
+			      ? bach_parse_size(text, o->unit, &v->u)
+			      : bach_parse_u64(text, &v->u);
 		if (err == -EINVAL && o->type == BACH_OPT_UINT) {
 			size_t l = strlen(want);
 
 			snprintf(want + l, sizeof(want) - l,
-				 " (decimal, or hex after 0x; no leading zeros)");
+				 " (decimal, or hex after 0x; no leading "
+				 "zeros)");
 		}
 		if (!err && (v->u < o->min || v->u > NOLIMIT(o->max)))
 			err = -ERANGE;
@@ -256,8 +259,7 @@ int bach_opt_parse(const struct bach_optdesc *o, const char *text,
 		if (o->type == BACH_OPT_STRING && (o->min || o->max)) {
 			range_text(want, sizeof(want), "a length", o->min,
 				   NOLIMIT(o->max));
-			if (len < o->min ||
-			    (o->max && len > o->max))
+			if (len < o->min || (o->max && len > o->max))
 				err = -EINVAL;
 		}
 		break;
@@ -347,11 +349,11 @@ int bach_opts_parse(const struct bach_optdesc *d, const char *owner,
 
 		if (k < 0) {
 			bach_opts_keys(d, keys, sizeof(keys));
-			return fail(msg, cap, &opts[i],
-				    "unknown option '%s' for %s (%s)",
-				    bach_escape_ctl(esc, sizeof(esc),
-						    opts[i].key),
-				    owner, keys[0] ? keys : "it takes none");
+			return fail(
+				msg, cap, &opts[i],
+				"unknown option '%s' for %s (%s)",
+				bach_escape_ctl(esc, sizeof(esc), opts[i].key),
+				owner, keys[0] ? keys : "it takes none");
 		}
 		if (d[k].type != BACH_OPT_LIST && replaced(opts, n, i))
 			continue; /* only the last one counts */
@@ -365,8 +367,7 @@ int bach_opts_parse(const struct bach_optdesc *d, const char *owner,
 					    "option %s: at most %llu values",
 					    d[k].key,
 					    (unsigned long long)d[k].max);
-			l = realloc(vals[k].list,
-				    (vals[k].n + 1) * sizeof(*l));
+			l = realloc(vals[k].list, (vals[k].n + 1) * sizeof(*l));
 			if (!l) {
 				snprintf(msg, cap, "%s", strerror(ENOMEM));
 				return -ENOMEM;
@@ -421,9 +422,10 @@ void bach_opts_keys(const struct bach_optdesc *d, char *buf, size_t cap)
 					i ? ", " : "", d[i].key);
 }
 
-/* ---- help ----------------------------------------------------------------- */
+/* ---- help -----------------------------------------------------------------
+ */
 
-#define HELP_COL 22
+#define HELP_COL   22
 #define HELP_WIDTH 79
 
 /* The range part of the help: "1 to 9", "at least 1", "C 0 to 9". */
@@ -545,8 +547,8 @@ int bach_opts_verify(const struct bach_optdesc *d, char *msg, size_t cap)
 		struct bach_optval v = { 0 };
 
 		if (!o->key[0] || strchr(o->key, '=') || !o->help)
-			return fail(msg, cap, NULL, "option %zu: no key or help",
-				    i);
+			return fail(msg, cap, NULL,
+				    "option %zu: no key or help", i);
 		if (bach_opt_find(d, o->key) != (int)i)
 			return fail(msg, cap, NULL, "option %s: twice", o->key);
 		if (o->type == BACH_OPT_ENUM && (!o->names || !o->names[0]))

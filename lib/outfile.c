@@ -157,12 +157,12 @@ const char *bach_outfile_name(const struct bach_outfile *f)
 
 const char *bach_file_type(unsigned int mode)
 {
-	return S_ISREG(mode)  ? "a regular file" :
-	       S_ISDIR(mode)  ? "a directory" :
-	       S_ISLNK(mode)  ? "a symbolic link" :
-	       S_ISCHR(mode)  ? "a character device" :
-	       S_ISBLK(mode)  ? "a block device" :
-	       S_ISFIFO(mode) ? "a FIFO" :
-	       S_ISSOCK(mode) ? "a socket" :
-				"of an unknown kind";
+	return S_ISREG(mode)	? "a regular file"
+	       : S_ISDIR(mode)	? "a directory"
+	       : S_ISLNK(mode)	? "a symbolic link"
+	       : S_ISCHR(mode)	? "a character device"
+	       : S_ISBLK(mode)	? "a block device"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISSOCK(mode) ? "a socket"
+				: "of an unknown kind";
 }

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -24,66 +24,66 @@
 #include "bach/record.h"
 #include "bach/trace.h"
 
-#define OUT_CAP (1u << 20)     /* record bytes per block handed out */
-#define IN_CAP (1u << 20)      /* compressed bytes read at a time */
+#define OUT_CAP (1u << 20) /* record bytes per block handed out */
+#define IN_CAP	(1u << 20) /* compressed bytes read at a time */
 
 #define KIND_AUTO (-1)
 
 /* What seeking knows of one file of the list, learnt when first needed. */
 struct file_seek {
-	bool looked;		/* index and count below are known */
-	bool indexed;		/* ix holds the file's member index */
-	bool no_index;		/* none could be loaded or built */
+	bool looked;   /* index and count below are known */
+	bool indexed;  /* ix holds the file's member index */
+	bool no_index; /* none could be loaded or built */
 	struct bach_index ix;
-	uint64_t count;		/* records, or UINT64_MAX when not known */
+	uint64_t count; /* records, or UINT64_MAX when not known */
 };
 
 struct bach_reader {
 	char **paths;
 	int *kinds;		/* enum bach_file_kind, or KIND_AUTO */
-	struct file_seek *seek;	/* per path */
+	struct file_seek *seek; /* per path */
 	size_t npaths, cap;
-	size_t cur;		/* index of the file being read */
-	bool open;		/* cur is open */
+	size_t cur; /* index of the file being read */
+	bool open;  /* cur is open */
 	int fd;
 	bool own_fd;
-	int err;		/* sticky error for the current file */
-	int deferred;		/* an error to report after the records before it */
+	int err;      /* sticky error for the current file */
+	int deferred; /* an error to report after the records before it */
 	char msg[512];
-	int *locks;		/* capture directories read: shared flock */
+	int *locks; /* capture directories read: shared flock */
 	size_t nlocks;
 
 	/* current file */
 	enum bach_file_kind kind;
-	uint64_t in_off;	/* bytes read from the file */
-	uint64_t out_off;	/* record bytes produced from it (incl. carry) */
+	uint64_t in_off;  /* bytes read from the file */
+	uint64_t out_off; /* record bytes produced from it (incl. carry) */
 	uint64_t file_recs;
 	uint64_t total_recs;
-	bool file_eof;		/* read() returned 0 */
+	bool file_eof; /* read() returned 0 */
 
-	bool no_map;		/* read raw files, never map them */
-	uint8_t *map;		/* a raw regular file, mapped */
+	bool no_map;  /* read raw files, never map them */
+	uint8_t *map; /* a raw regular file, mapped */
 	size_t map_len, map_off;
-	uint8_t *out;		/* OUT_CAP bytes */
-	size_t carry;		/* bytes of a partial record ... */
-	size_t tail;		/* ... at out[tail], moved to out[0] next call */
+	uint8_t *out; /* OUT_CAP bytes */
+	size_t carry; /* bytes of a partial record ... */
+	size_t tail;  /* ... at out[tail], moved to out[0] next call */
 
 	/* gzip state */
 	uint8_t *in;
 	z_stream zs;
 	bool zinit;
 	bool in_member;
-	uint64_t member_start;	/* file offset of the member being read */
+	uint64_t member_start; /* file offset of the member being read */
 	uint64_t members;
 	bool blocked, eof_block;
-	bool last_bc;		/* the last member carried the BC field */
-	bool member_bc;		/* the member being read carries it */
-	size_t good_made;	/* output of whole members in this call */
+	bool last_bc;	  /* the last member carried the BC field */
+	bool member_bc;	  /* the member being read carries it */
+	size_t good_made; /* output of whole members in this call */
 
 	/* seeking: record bytes still to pass over, then where to stop */
 	uint64_t skip;
-	uint64_t skip_acc;	/* bytes passed over, not yet a whole record */
-	uint64_t limit;		/* stop before this record; UINT64_MAX: none */
+	uint64_t skip_acc; /* bytes passed over, not yet a whole record */
+	uint64_t limit;	   /* stop before this record; UINT64_MAX: none */
 };
 
 int bach_exit_status(int err)
@@ -93,9 +93,8 @@ int bach_exit_status(int err)
 	return err == -BACH_EDATA ? EXIT_DATA : EXIT_USAGE;
 }
 
-__attribute__((format(printf, 3, 4))) static int fail(struct bach_reader *r,
-						      int err, const char *fmt,
-						      ...)
+__attribute__((format(printf, 3, 4))) static int
+fail(struct bach_reader *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -302,8 +301,7 @@ int bach_reader_add(struct bach_reader *r, const char *path)
 		return fail(r, -errno, "%s: %s", path, strerror(errno));
 	if (!S_ISDIR(st.st_mode)) {
 		if (access(path, R_OK) < 0)
-			return fail(r, -errno, "%s: %s", path,
-				    strerror(errno));
+			return fail(r, -errno, "%s: %s", path, strerror(errno));
 		return push_path(r, path, KIND_AUTO);
 	}
 	lock_capture(r, path);
@@ -402,7 +400,8 @@ void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi)
 	fi->blocked = r->blocked;
 	fi->eof_block = r->eof_block;
 	fi->members = r->members;
-	fi->in_bytes = r->in_off - (r->kind == BACH_FILE_GZIP ? r->zs.avail_in : 0);
+	fi->in_bytes =
+		r->in_off - (r->kind == BACH_FILE_GZIP ? r->zs.avail_in : 0);
 	fi->out_bytes = r->out_off - r->carry;
 }
 
@@ -417,9 +416,11 @@ static ssize_t fill(struct bach_reader *r, uint8_t *buf, size_t cap)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(r, -errno, "%s: read error at byte offset %llu: %s",
+			return fail(r, -errno,
+				    "%s: read error at byte offset %llu: %s",
 				    bach_reader_file(r),
-				    (unsigned long long)r->in_off, strerror(errno));
+				    (unsigned long long)r->in_off,
+				    strerror(errno));
 		}
 		if (n == 0)
 			r->file_eof = true;
@@ -554,17 +555,17 @@ static int open_file(struct bach_reader *r)
 		return fail(r, -errno, "%s: %s", path, strerror(errno));
 	r->own_fd = true;
 	r->open = true;
-	kind = r->kinds[r->cur] != KIND_AUTO ? r->kinds[r->cur] :
-					       name_kind(path, strlen(path));
+	kind = r->kinds[r->cur] != KIND_AUTO ? r->kinds[r->cur]
+					     : name_kind(path, strlen(path));
 	if (kind == KIND_AUTO) {
 		uint8_t magic[2];
 
 		/* a name that does not say: the first bytes, as for stdin */
 		if (fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
 			return sniff_stream(r);
-		kind = pread(r->fd, magic, 2, 0) == 2 && is_gzip(magic) ?
-			       BACH_FILE_GZIP :
-			       BACH_FILE_RAW;
+		kind = pread(r->fd, magic, 2, 0) == 2 && is_gzip(magic)
+			       ? BACH_FILE_GZIP
+			       : BACH_FILE_RAW;
 	}
 	r->kind = (enum bach_file_kind)kind;
 	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -669,14 +670,15 @@ static ssize_t inflate_some(struct bach_reader *r)
 		}
 		if (!r->in_member) {
 			if (r->zs.avail_in == 0)
-				break;	/* clean end after a member */
+				break; /* clean end after a member */
 			if (start_member(r) < 0)
 				return r->err;
 		}
 		if (r->zs.avail_in == 0) {
 			/* the file ended inside a member */
 			return fail(r, -BACH_EDATA,
-				    "%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+				    "%s: truncated gzip member at byte offset "
+				    "%llu (file ends at %llu)",
 				    bach_reader_file(r),
 				    (unsigned long long)r->member_start,
 				    (unsigned long long)r->in_off);
@@ -693,7 +695,8 @@ static ssize_t inflate_some(struct bach_reader *r)
 			r->members++;
 			r->eof_block = bc && empty;
 			r->last_bc = bc;
-			r->good_made = cap - r->zs.avail_out; /* checked by its CRC */
+			r->good_made =
+				cap - r->zs.avail_out; /* checked by its CRC */
 			r->in_member = false;
 			continue;
 		}
@@ -701,7 +704,8 @@ static ssize_t inflate_some(struct bach_reader *r)
 			if (ret == Z_BUF_ERROR && r->zs.avail_in == 0 &&
 			    r->file_eof)
 				return fail(r, -BACH_EDATA,
-					    "%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+					    "%s: truncated gzip member at byte "
+					    "offset %llu (file ends at %llu)",
 					    bach_reader_file(r),
 					    (unsigned long long)r->member_start,
 					    (unsigned long long)r->in_off);
@@ -717,12 +721,15 @@ static ssize_t inflate_some(struct bach_reader *r)
 			if (r->members > 0 && r->zs.total_in <= 2 &&
 			    !strcmp(why, "incorrect header check"))
 				return fail(r, -BACH_EDATA,
-					    "%s: not a gzip member at byte offset %llu (trailing garbage after member %llu)",
+					    "%s: not a gzip member at byte "
+					    "offset %llu (trailing garbage "
+					    "after member %llu)",
 					    bach_reader_file(r),
 					    (unsigned long long)r->member_start,
 					    (unsigned long long)r->members);
 			return fail(r, -BACH_EDATA,
-				    "%s: bad gzip member at byte offset %llu: %s (near byte %llu)",
+				    "%s: bad gzip member at byte offset %llu: "
+				    "%s (near byte %llu)",
 				    bach_reader_file(r),
 				    (unsigned long long)r->member_start, why,
 				    (unsigned long long)at);
@@ -767,19 +774,22 @@ static int end_of_file(struct bach_reader *r)
 			    bach_reader_file(r));
 	if (r->carry)
 		return fail(r, -BACH_EDATA,
-			    "%s: truncated record at byte offset %llu (%zu of 6 bytes)",
+			    "%s: truncated record at byte offset %llu (%zu of "
+			    "6 bytes)",
 			    bach_reader_file(r),
 			    (unsigned long long)(r->out_off - r->carry),
 			    r->carry);
 	/* a file that ends with a blocked member must end with the EOF block */
 	if (r->kind == BACH_FILE_GZIP && r->last_bc && !r->eof_block)
-		return fail(r, -BACH_EDATA,
-			    "%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (%s)",
-			    bach_reader_file(r),
-			    (unsigned long long)r->in_off,
-			    is_part(bach_reader_file(r)) ?
-				    "an unfinished segment, still being written or left by a crash: bach recover closes it" :
-				    "truncated?");
+		return fail(
+			r, -BACH_EDATA,
+			"%s: missing EOF block: blocked gzip file ends at byte "
+			"offset %llu without it (%s)",
+			bach_reader_file(r), (unsigned long long)r->in_off,
+			is_part(bach_reader_file(r))
+				? "an unfinished segment, still being written "
+				  "or left by a crash: bach recover closes it"
+				: "truncated?");
 	return 0;
 }
 
@@ -872,13 +882,14 @@ static ssize_t read_block(struct bach_reader *r, const uint8_t **recs)
 			n = (ssize_t)have;
 		}
 		whole = have - have % BACH_REC_SIZE;
-		if (n == 0 && (r->kind == BACH_FILE_RAW ? r->file_eof :
-				 !r->in_member && r->zs.avail_in == 0 &&
-					 r->file_eof)) {
+		if (n == 0 && (r->kind == BACH_FILE_RAW
+				       ? r->file_eof
+				       : !r->in_member && r->zs.avail_in == 0 &&
+						 r->file_eof)) {
 			if (end_of_file(r) < 0)
 				return r->err;
 			close_file(r);
-			r->cur++;	/* file_recs stays until the next opens */
+			r->cur++; /* file_recs stays until the next opens */
 			continue;
 		}
 		if (whole == 0) {
@@ -1028,7 +1039,7 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 			return 0;
 		}
 	}
-	r->skip = want;	/* read through from the start */
+	r->skip = want; /* read through from the start */
 	return 0;
 }
 
@@ -1045,7 +1056,8 @@ int bach_reader_seek(struct bach_reader *r, uint64_t rec)
 			continue;
 		if (rec < r->total_recs || r->err)
 			return fail(r, -ESPIPE,
-				    "<stdin>: cannot seek back to record %llu (at %llu)",
+				    "<stdin>: cannot seek back to record %llu "
+				    "(at %llu)",
 				    (unsigned long long)rec,
 				    (unsigned long long)r->total_recs);
 		r->skip += (rec - r->total_recs) * BACH_REC_SIZE;
@@ -1062,7 +1074,8 @@ int bach_reader_seek(struct bach_reader *r, uint64_t rec)
 	/* the file holding rec, from the record counts of those before it */
 	while (i + 1 < r->npaths && strcmp(r->paths[i], "-")) {
 		look_at(r, i);
-		if (r->seek[i].count == UINT64_MAX || rec < base + r->seek[i].count)
+		if (r->seek[i].count == UINT64_MAX ||
+		    rec < base + r->seek[i].count)
 			break;
 		base += r->seek[i].count;
 		i++;

@@ -35,28 +35,28 @@
 
 #include "bach/recdeflate.h"
 
-#define REC 6
-#define WINDOW 32768u
+#define REC	  6
+#define WINDOW	  32768u
 #define MIN_MATCH 3
 #define MAX_MATCH 258
 /* a 3-byte match this far away costs more than its literals */
 #define TOO_FAR 4096u
 
 #define HASH_BITS 13
-#define MAX_WAYS 4
+#define MAX_WAYS  4
 #define BASE_STEP (BACH_RECDEFLATE_MAX_INPUT + WINDOW)
 
-#define NLITLEN 288 /* codes 286, 287 take part in the fixed code only */
-#define NDIST 30
-#define NCLEN 19
-#define MAX_BITS 15
+#define NLITLEN	      288 /* codes 286, 287 take part in the fixed code only */
+#define NDIST	      30
+#define NCLEN	      19
+#define MAX_BITS      15
 #define MAX_CLEN_BITS 7
-#define END_BLOCK 256
+#define END_BLOCK     256
 
 /* token: a literal byte (< 256), or dist << 9 | len */
 #define TOK_MATCH(len, dist) ((uint32_t)(dist) << 9 | (uint32_t)(len))
-#define TOK_LEN(t) ((t) & 0x1ff)
-#define TOK_DIST(t) ((t) >> 9)
+#define TOK_LEN(t)	     ((t)&0x1ff)
+#define TOK_DIST(t)	     ((t) >> 9)
 
 struct huff {
 	uint16_t code[NLITLEN]; /* bit-reversed, ready to emit */
@@ -78,7 +78,7 @@ struct bach_recdeflate {
 /* ---- the deflate tables ------------------------------------------------ */
 
 static const uint16_t len_base[29] = {
-	3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+	3,  4,	5,  6,	7,  8,	9,  10, 11,  13,  15,  17,  19,	 23,  27,
 	31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258,
 };
 static const uint8_t len_extra[29] = {
@@ -86,12 +86,12 @@ static const uint8_t len_extra[29] = {
 	2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
 };
 static const uint16_t dist_base[NDIST] = {
-	1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
-	33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
-	1025, 1537, 2049, 3073, 4097, 6145,  8193,  12289, 16385, 24577,
+	1,    2,    3,	  4,	5,    7,    9,	  13,	 17,	25,
+	33,   49,   65,	  97,	129,  193,  257,  385,	 513,	769,
+	1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577,
 };
 static const uint8_t dist_extra[NDIST] = {
-	0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+	0, 0, 0, 0, 1, 1, 2, 2,	 3,  3,	 4,  4,	 5,  5,	 6,
 	6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13,
 };
 static const uint8_t clen_order[NCLEN] = {
@@ -208,8 +208,7 @@ struct match {
  * the positions in its bucket, then q enters the bucket. len 0: none.
  */
 static inline struct match find_rec(struct bach_recdeflate *c,
-				    const uint8_t *src, size_t q,
-				    unsigned max)
+				    const uint8_t *src, size_t q, unsigned max)
 {
 	uint32_t *b = c->tab + (size_t)rec_hash(src + q) * MAX_WAYS;
 	struct match best = { 0, 0 };
@@ -242,8 +241,8 @@ static inline struct match find_rec(struct bach_recdeflate *c,
 }
 
 /* The best of one and two records back and the last distance. */
-static inline struct match find_near(const uint8_t *src, size_t p,
-				     unsigned max, unsigned rep)
+static inline struct match find_near(const uint8_t *src, size_t p, unsigned max,
+				     unsigned rep)
 {
 	struct match best = { 0, 0 };
 	unsigned l;
@@ -315,8 +314,8 @@ static inline void unput_lits(struct bach_recdeflate *c, size_t n)
 static void parse(struct bach_recdeflate *c, const uint8_t *src, size_t len)
 {
 	size_t p = 0, looked = SIZE_MAX, lits = 0; /* literals just coded */
-	size_t fs = 0, fe = 0;			    /* far: [fs, fe) */
-	unsigned fdist = 0, rep = 0, phase = 0;	    /* phase: p % REC */
+	size_t fs = 0, fe = 0;			   /* far: [fs, fe) */
+	unsigned fdist = 0, rep = 0, phase = 0;	   /* phase: p % REC */
 
 	while (p < len) {
 		size_t left = len - p, q = p + (phase ? REC - phase : 0);
@@ -331,22 +330,24 @@ static void parse(struct bach_recdeflate *c, const uint8_t *src, size_t len)
 		 */
 		if ((looked == SIZE_MAX || q > looked) && q + REC <= len) {
 			size_t qleft = len - q, back = q - p + lits, b = 0;
-			struct match f = find_rec(c, src, q,
-						  qleft < MAX_MATCH ?
-							  (unsigned)qleft :
-							  MAX_MATCH);
+			struct match f =
+				find_rec(c, src, q,
+					 qleft < MAX_MATCH ? (unsigned)qleft
+							   : MAX_MATCH);
 
 			looked = q;
 			fe = 0;
 			if (q + 2 * REC <= len)
-				__builtin_prefetch(c->tab +
-						   (size_t)rec_hash(src + q + REC) *
-							   MAX_WAYS);
+				__builtin_prefetch(
+					c->tab +
+					(size_t)rec_hash(src + q + REC) *
+						MAX_WAYS);
 			if (f.len >= REC) {
 				if (back > q - f.dist)
 					back = q - f.dist;
 				while (b < back &&
-				       src[q - b - 1] == src[q - b - 1 - f.dist])
+				       src[q - b - 1] ==
+					       src[q - b - 1 - f.dist])
 					b++;
 				fs = q - b;
 				fe = q + f.len;
@@ -364,9 +365,9 @@ static void parse(struct bach_recdeflate *c, const uint8_t *src, size_t len)
 					unput_lits(c, p - fs);
 				p = fs;
 				phase = (unsigned)(p % REC);
-				m.len = fe - fs < MAX_MATCH ?
-						(unsigned)(fe - fs) :
-						MAX_MATCH;
+				m.len = fe - fs < MAX_MATCH
+						? (unsigned)(fe - fs)
+						: MAX_MATCH;
 				m.dist = fdist;
 				take = 1;
 			} else if (m.len > fs - p) {
@@ -523,8 +524,8 @@ static void huff_codes(const uint8_t *lens, unsigned n, uint16_t *codes)
 		next[b] = code;
 	}
 	for (unsigned i = 0; i < n; i++)
-		codes[i] = lens[i] ? (uint16_t)reverse(next[lens[i]]++, lens[i]) :
-				     0;
+		codes[i] = lens[i] ? (uint16_t)reverse(next[lens[i]]++, lens[i])
+				   : 0;
 }
 
 /* ---- the block -------------------------------------------------------- */
@@ -652,7 +653,8 @@ static uint64_t dynamic_codes(struct bach_recdeflate *c, struct header *h)
 	rle_lengths(h, all, h->nlit + h->ndist);
 	huff_lengths(h->freq, NCLEN, MAX_CLEN_BITS, h->len);
 	huff_codes(h->len, NCLEN, h->code);
-	for (h->nclen = NCLEN; h->nclen > 4 && !h->len[clen_order[h->nclen - 1]];)
+	for (h->nclen = NCLEN;
+	     h->nclen > 4 && !h->len[clen_order[h->nclen - 1]];)
 		h->nclen--;
 
 	bits = 3 + 5 + 5 + 4 + 3 * h->nclen;
@@ -661,8 +663,8 @@ static uint64_t dynamic_codes(struct bach_recdeflate *c, struct header *h)
 	return bits;
 }
 
-static uint64_t body_bits(const struct bach_recdeflate *c,
-			  const uint8_t *llen, const uint8_t *dlen)
+static uint64_t body_bits(const struct bach_recdeflate *c, const uint8_t *llen,
+			  const uint8_t *dlen)
 {
 	uint64_t bits = c->extra_bits;
 

@@ -6,13 +6,13 @@
 #include "bach/record.h"
 
 static const char *const type_names[BACH_NTYPES] = {
-	[BACH_T_INVALID0] = "INVALID",	 [BACH_T_INT_ACK] = "INT_ACK",
-	[BACH_T_INVALID2] = "INVALID",	 [BACH_T_SPECIAL] = "SPECIAL",
-	[BACH_T_INVALID4] = "INVALID",	 [BACH_T_IO_READ] = "IO_READ",
-	[BACH_T_INVALID6] = "INVALID",	 [BACH_T_IO_WRITE] = "IO_WRITE",
-	[BACH_T_I_FETCH] = "I_FETCH",	 [BACH_T_NC_I_FETCH] = "NC_I_FETCH",
-	[BACH_T_INVALID10] = "INVALID",	 [BACH_T_INVALID11] = "INVALID",
-	[BACH_T_D_READ] = "D_READ",	 [BACH_T_NC_D_READ] = "NC_D_READ",
+	[BACH_T_INVALID0] = "INVALID",	    [BACH_T_INT_ACK] = "INT_ACK",
+	[BACH_T_INVALID2] = "INVALID",	    [BACH_T_SPECIAL] = "SPECIAL",
+	[BACH_T_INVALID4] = "INVALID",	    [BACH_T_IO_READ] = "IO_READ",
+	[BACH_T_INVALID6] = "INVALID",	    [BACH_T_IO_WRITE] = "IO_WRITE",
+	[BACH_T_I_FETCH] = "I_FETCH",	    [BACH_T_NC_I_FETCH] = "NC_I_FETCH",
+	[BACH_T_INVALID10] = "INVALID",	    [BACH_T_INVALID11] = "INVALID",
+	[BACH_T_D_READ] = "D_READ",	    [BACH_T_NC_D_READ] = "NC_D_READ",
 	[BACH_T_WRITE_BACK] = "WRITE_BACK", [BACH_T_D_WRITE] = "D_WRITE",
 };
 
@@ -51,14 +51,10 @@ enum bach_special bach_special_kind(uint32_t addr, uint8_t be)
 }
 
 static const char *const special_names[BACH_NSPECIAL] = {
-	[BACH_SP_SHUTDOWN] = "shutdown",
-	[BACH_SP_FLUSH] = "flush",
-	[BACH_SP_HALT] = "halt",
-	[BACH_SP_STOP_GRANT] = "stop_grant",
-	[BACH_SP_WRITEBACK] = "writeback",
-	[BACH_SP_FLUSH_ACK] = "flush_ack",
-	[BACH_SP_BTM] = "branch_trace",
-	[BACH_SP_OTHER] = "other",
+	[BACH_SP_SHUTDOWN] = "shutdown",   [BACH_SP_FLUSH] = "flush",
+	[BACH_SP_HALT] = "halt",	   [BACH_SP_STOP_GRANT] = "stop_grant",
+	[BACH_SP_WRITEBACK] = "writeback", [BACH_SP_FLUSH_ACK] = "flush_ack",
+	[BACH_SP_BTM] = "branch_trace",	   [BACH_SP_OTHER] = "other",
 };
 
 const char *bach_special_name(enum bach_special kind)

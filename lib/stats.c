@@ -69,7 +69,8 @@ void bach_stats_add(struct bach_stats *s, const uint8_t *p, size_t n)
 		uint8_t ctl = p[5];
 
 		s->lane[i % BACH_STATS_LANES][ctl << 8 | p[4]]++;
-		addr_low += (a & 7) != 0 && (ctl & 0x0f) != 0x0f; /* not markers */
+		addr_low +=
+			(a & 7) != 0 && (ctl & 0x0f) != 0x0f; /* not markers */
 		if (__builtin_expect(mem_ctl[ctl], 1)) {
 			/* pages are derived from the lines at the end */
 			lo = a < lo ? a : lo;
@@ -124,7 +125,8 @@ void bach_stats_summary(struct bach_stats *s, struct bach_summary *m)
 			if (ctl & 0x0f)
 				m->bad_ctl_low += c;
 			if (t == BACH_T_SPECIAL) {
-				m->special[bach_special_kind(0, (uint8_t)be)] += c;
+				m->special[bach_special_kind(0, (uint8_t)be)] +=
+					c;
 				continue;
 			}
 			if (t == BACH_T_INT_ACK)

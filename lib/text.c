@@ -46,11 +46,11 @@ static const struct {
 	char s[12];
 	unsigned char len;
 } names[BACH_NTYPES] = {
-	{ "INVALID", 7 },  { "INT_ACK", 7 },	{ "INVALID", 7 },
-	{ "SPECIAL", 7 },  { "INVALID", 7 },	{ "IO_READ", 7 },
-	{ "INVALID", 7 },  { "IO_WRITE", 8 },	{ "I_FETCH", 7 },
-	{ "NC_I_FETCH", 10 }, { "INVALID", 7 }, { "INVALID", 7 },
-	{ "D_READ", 6 },   { "NC_D_READ", 9 },	{ "WRITE_BACK", 10 },
+	{ "INVALID", 7 },     { "INT_ACK", 7 },	  { "INVALID", 7 },
+	{ "SPECIAL", 7 },     { "INVALID", 7 },	  { "IO_READ", 7 },
+	{ "INVALID", 7 },     { "IO_WRITE", 8 },  { "I_FETCH", 7 },
+	{ "NC_I_FETCH", 10 }, { "INVALID", 7 },	  { "INVALID", 7 },
+	{ "D_READ", 6 },      { "NC_D_READ", 9 }, { "WRITE_BACK", 10 },
 	{ "D_WRITE", 7 },
 };
 
@@ -102,8 +102,8 @@ size_t bach_fmt_jsonl(char *dst, const uint8_t *rec, uint64_t index)
 	d = put_str(d, bach_type_name(t));
 	if (t == BACH_T_SPECIAL) {
 		d = put_str(d, "\",\"special\":\"");
-		d = put_str(d, bach_special_name(
-				       bach_special_kind(get_be32(rec), rec[4])));
+		d = put_str(d, bach_special_name(bach_special_kind(
+				       get_be32(rec), rec[4])));
 	}
 	d = put_str(d, "\"}\n");
 	return (size_t)(d - dst);

@@ -21,9 +21,9 @@
 #include "bach/trace.h"
 #include "bach/zpool.h"
 
-#define RAW_BUF (4u << 20)
+#define RAW_BUF		  (4u << 20)
 #define BLOCKS_PER_THREAD 8
-#define MAX_THREADS 64
+#define MAX_THREADS	  64
 
 struct bach_writer {
 	struct bach_writer_opts o;
@@ -32,9 +32,9 @@ struct bach_writer {
 	int err;
 	bool closed;
 	char msg[512];
-	uint64_t bytes;		/* bytes written to the file */
+	uint64_t bytes; /* bytes written to the file */
 
-	uint8_t *buf;		/* raw: the output buffer */
+	uint8_t *buf; /* raw: the output buffer */
 	size_t fill, cap;
 
 	/* gzip: input blocks, one per pool slot, filled in ring order */
@@ -43,9 +43,8 @@ struct bach_writer {
 	size_t nin, cur, cur_len;
 };
 
-__attribute__((format(printf, 3, 4))) static int wfail(struct bach_writer *w,
-						       int err,
-						       const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int
+wfail(struct bach_writer *w, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -135,8 +134,8 @@ int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n)
 		return w->err;
 	if (w->o.format == BACH_OUT_BYU) {
 		while (len) {
-			size_t k = w->cap - w->fill < len ? w->cap - w->fill :
-							    len;
+			size_t k =
+				w->cap - w->fill < len ? w->cap - w->fill : len;
 
 			memcpy(w->buf + w->fill, recs, k);
 			w->fill += k;
@@ -151,9 +150,9 @@ int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n)
 		return 0;
 	}
 	while (len) {
-		size_t k = BACH_BGZF_MAX_INPUT - w->cur_len < len ?
-				   BACH_BGZF_MAX_INPUT - w->cur_len :
-				   len;
+		size_t k = BACH_BGZF_MAX_INPUT - w->cur_len < len
+				   ? BACH_BGZF_MAX_INPUT - w->cur_len
+				   : len;
 
 		memcpy(w->in[w->cur] + w->cur_len, recs, k);
 		w->cur_len += k;
@@ -194,8 +193,8 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
 		return 0;
 	}
-	threads = o->threads > 0 ? o->threads :
-				   (int)sysconf(_SC_NPROCESSORS_ONLN);
+	threads = o->threads > 0 ? o->threads
+				 : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (threads < 1)
 		threads = 1;
 	if (threads > MAX_THREADS)
@@ -208,8 +207,7 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 	for (size_t i = 0; i < w->nin; i++) {
 		w->in[i] = malloc(BACH_BGZF_MAX_INPUT);
 		if (!w->in[i])
-			return wfail(w, -ENOMEM, "%s: out of memory",
-				     wname(w));
+			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
 	}
 	w->pool = bach_zpool_new(threads > 1 ? threads : 0, w->nin - 1,
 				 o->backend, w->o.level);

@@ -16,15 +16,15 @@
 #define CHUNK_BITS 12
 
 struct bach_wss {
-	uint64_t window;	/* records per window */
+	uint64_t window; /* records per window */
 	unsigned lg_line, kinds;
-	uint32_t **lines;	/* line -> window number + 1, by chunks */
+	uint32_t **lines; /* line -> window number + 1, by chunks */
 	size_t ndir;
-	uint32_t *pages;	/* page -> window number + 1 */
+	uint32_t *pages; /* page -> window number + 1 */
 	struct bach_wss_window *w;
-	size_t n, cap;		/* windows closed, room */
+	size_t n, cap; /* windows closed, room */
 	struct bach_wss_window cur;
-	uint32_t id;		/* the current window's number + 1 */
+	uint32_t id; /* the current window's number + 1 */
 	int err;
 };
 

@@ -15,9 +15,9 @@ struct slot {
 	const uint8_t *in;
 	size_t len;
 	void *tag;
-	uint8_t *out;		/* BACH_BGZF_MAX_BLOCK */
+	uint8_t *out; /* BACH_BGZF_MAX_BLOCK */
 	size_t olen;
-	enum slot_state state;	/* under mu */
+	enum slot_state state; /* under mu */
 };
 
 struct worker {
@@ -33,7 +33,7 @@ struct bach_zpool {
 	uint64_t head, tail, take;
 	struct worker *workers;
 	int nworkers;
-	struct bach_deflater *own;	/* when there are no workers */
+	struct bach_deflater *own; /* when there are no workers */
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	bool quit;

@@ -4,7 +4,8 @@
 # when everything is already there.
 set -eu
 
-# build: compiler, zlib (required), libdeflate (block compression),
+# build: compiler, clang-format (the layout, checked by
+# tests/cli/format.sh), zlib (required), libdeflate (block compression),
 # cmocka (unit tests); tests and bench: clang (libFuzzer smoke runs),
 # pigz and gzip (reference figures in make bench), libisal (ISA-L's igzip,
 # measured beside the block compressors in make bench; not used to write:
@@ -31,7 +32,7 @@ set -eu
 # to_pandas(), tested when present (it is optional for users).
 # the manual pages: scdoc turns docs/man/*.scd into roff (make man, make
 # install); groff and man-db render them in the tests.
-PKGS="gcc make pkg-config zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
+PKGS="gcc make pkg-config clang-format zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40

@@ -27,11 +27,11 @@
 
 struct sigrok {
 	/* the options' strings (the core's) */
-	const char *device;	/* "driver[:key=value...]" */
+	const char *device; /* "driver[:key=value...]" */
 	const char *map;
-	const char *channels;	/* names to enable, comma-separated; or NULL */
+	const char *channels; /* names to enable, comma-separated; or NULL */
 	uint64_t samplerate, limit;
-	int external_clock;	/* -1: leave as it is */
+	int external_clock; /* -1: leave as it is */
 	bool edge;
 
 	struct sr_context *ctx;
@@ -42,7 +42,7 @@ struct sigrok {
 	pthread_mutex_t mu;
 	bool mu_init;
 	struct sr_session *sess;
-	bool stopping;		/* under mu: a stop was asked for */
+	bool stopping; /* under mu: a stop was asked for */
 	struct bach_source *src;
 	struct la_feed feed;
 	bool feed_init;
@@ -120,11 +120,10 @@ static int find_device(struct bach_source *src, struct sigrok *s)
 		ki = sr_key_info_name_get(SR_KEY_CONFIG, parts[i]);
 		v = ki ? config_value(ki, eq ? eq + 1 : "1") : NULL;
 		if (!v) {
-			err = bach_source_error(src, -EINVAL,
-						"device=%s: %s '%s'", s->device,
-						ki ? "bad value for" :
-						     "no such option",
-						parts[i]);
+			err = bach_source_error(
+				src, -EINVAL, "device=%s: %s '%s'", s->device,
+				ki ? "bad value for" : "no such option",
+				parts[i]);
 			goto out;
 		}
 		c = g_malloc0(sizeof *c);
@@ -148,7 +147,7 @@ static int find_device(struct bach_source *src, struct sigrok *s)
 					la_log_said() ? la_log_said() : "");
 		goto out;
 	}
-	s->sdi = devs->data;	/* the first one found */
+	s->sdi = devs->data; /* the first one found */
 	g_slist_free(devs);
 out:
 	g_slist_free_full(scan_opts, free_config);
@@ -160,11 +159,10 @@ static int set_u64(struct bach_source *src, struct sigrok *s, uint32_t key,
 		   const char *what, uint64_t v)
 {
 	if (sr_config_set(s->sdi, NULL, key, g_variant_new_uint64(v)) != SR_OK)
-		return bach_source_error(src, -EINVAL,
-					 "%s: cannot set %s to %" PRIu64 "%s%s",
-					 s->device, what, v,
-					 la_log_said() ? ": " : "",
-					 la_log_said() ? la_log_said() : "");
+		return bach_source_error(
+			src, -EINVAL, "%s: cannot set %s to %" PRIu64 "%s%s",
+			s->device, what, v, la_log_said() ? ": " : "",
+			la_log_said() ? la_log_said() : "");
 	return 0;
 }
 
@@ -191,52 +189,68 @@ static int select_channels(struct bach_source *src, struct sigrok *s)
 	for (GSList *l = sr_dev_inst_channels_get(s->sdi); l; l = l->next) {
 		struct sr_channel *ch = l->data;
 
-		sr_dev_channel_enable(ch, g_strv_contains((const gchar *const *)
-								  want,
-							  ch->name));
+		sr_dev_channel_enable(
+			ch,
+			g_strv_contains((const gchar *const *)want, ch->name));
 	}
 out:
 	g_strfreev(want);
 	return err;
 }
 
-enum { OPT_DEVICE, OPT_SAMPLERATE, OPT_EXTERNAL_CLOCK, OPT_CHANNELS, OPT_MAP,
-       OPT_EDGE, OPT_LIMIT };
+enum {
+	OPT_DEVICE,
+	OPT_SAMPLERATE,
+	OPT_EXTERNAL_CLOCK,
+	OPT_CHANNELS,
+	OPT_MAP,
+	OPT_EDGE,
+	OPT_LIMIT
+};
 
 static const struct bach_optdesc sigrok_options[] = {
-	[OPT_DEVICE] = {
-		.key = "device", .type = BACH_OPT_STRING,
-		.arg = "DRIVER[:KEY=VALUE...]", .required = true,
-		.hint = "for example demo",
-		.help = "a libsigrok driver and its scan options, as "
-			"sigrok-cli names them: demo, fx2lafw:conn=1.5, "
-			"..." },
-	[OPT_SAMPLERATE] = {
-		.key = "samplerate", .type = BACH_OPT_SIZE,
-		.arg = "HZ", .unit = "Hz", .min = 1,
-		.def_help = "the device's",
-		.help = "sample rate (k, M, G suffixes)" },
-	[OPT_EXTERNAL_CLOCK] = {
-		.key = "external_clock", .type = BACH_OPT_BOOL,
-		.def_help = "as the device is",
-		.help = "sample on the device's clock input "
-			"(the bus clock)" },
-	[OPT_CHANNELS] = {
-		.key = "channels", .type = BACH_OPT_STRING,
-		.arg = "A,B,...", .def_help = "the device's",
-		.help = "the channels to capture" },
-	[OPT_MAP] = {
-		.key = "map", .type = BACH_OPT_STRING, .arg = "FILE",
-		.def_help = "channels named as in the design",
-		.help = "channel map (docs/decoding.md)" },
-	[OPT_EDGE] = {
-		.key = "edge", .type = BACH_OPT_BOOL, .def = "0",
-		.help = "a cycle opens where ads_n falls" },
-	[OPT_LIMIT] = {
-		.key = "limit", .type = BACH_OPT_SIZE, .arg = "N",
-		.min = 1, .def_help = "until stopped",
-		.hint = "leave it out to run until stopped",
-		.help = "stop after N samples" },
+	[OPT_DEVICE] = { .key = "device",
+			 .type = BACH_OPT_STRING,
+			 .arg = "DRIVER[:KEY=VALUE...]",
+			 .required = true,
+			 .hint = "for example demo",
+			 .help = "a libsigrok driver and its scan options, as "
+				 "sigrok-cli names them: demo, "
+				 "fx2lafw:conn=1.5, "
+				 "..." },
+	[OPT_SAMPLERATE] = { .key = "samplerate",
+			     .type = BACH_OPT_SIZE,
+			     .arg = "HZ",
+			     .unit = "Hz",
+			     .min = 1,
+			     .def_help = "the device's",
+			     .help = "sample rate (k, M, G suffixes)" },
+	[OPT_EXTERNAL_CLOCK] = { .key = "external_clock",
+				 .type = BACH_OPT_BOOL,
+				 .def_help = "as the device is",
+				 .help = "sample on the device's clock input "
+					 "(the bus clock)" },
+	[OPT_CHANNELS] = { .key = "channels",
+			   .type = BACH_OPT_STRING,
+			   .arg = "A,B,...",
+			   .def_help = "the device's",
+			   .help = "the channels to capture" },
+	[OPT_MAP] = { .key = "map",
+		      .type = BACH_OPT_STRING,
+		      .arg = "FILE",
+		      .def_help = "channels named as in the design",
+		      .help = "channel map (docs/decoding.md)" },
+	[OPT_EDGE] = { .key = "edge",
+		       .type = BACH_OPT_BOOL,
+		       .def = "0",
+		       .help = "a cycle opens where ads_n falls" },
+	[OPT_LIMIT] = { .key = "limit",
+			.type = BACH_OPT_SIZE,
+			.arg = "N",
+			.min = 1,
+			.def_help = "until stopped",
+			.hint = "leave it out to run until stopped",
+			.help = "stop after N samples" },
 	{ 0 },
 };
 
@@ -252,9 +266,9 @@ static int sigrok_open(struct bach_source *src, void *priv,
 	s->mu_init = true;
 	s->device = opts[OPT_DEVICE].s;
 	s->samplerate = opts[OPT_SAMPLERATE].set ? opts[OPT_SAMPLERATE].u : 0;
-	s->external_clock = opts[OPT_EXTERNAL_CLOCK].set ?
-				    (int)opts[OPT_EXTERNAL_CLOCK].u :
-				    -1;
+	s->external_clock = opts[OPT_EXTERNAL_CLOCK].set
+				    ? (int)opts[OPT_EXTERNAL_CLOCK].u
+				    : -1;
 	s->channels = opts[OPT_CHANNELS].s;
 	s->map = opts[OPT_MAP].s;
 	s->edge = opts[OPT_EDGE].u;
@@ -267,7 +281,8 @@ static int sigrok_open(struct bach_source *src, void *priv,
 	s->feed.ads_edge = s->edge;
 	la_log_begin();
 	if (sr_init(&s->ctx) != SR_OK)
-		return bach_source_error(src, -EIO, "libsigrok would not start");
+		return bach_source_error(src, -EIO,
+					 "libsigrok would not start");
 	err = find_device(src, s);
 	if (err)
 		return err;
@@ -285,9 +300,8 @@ static int sigrok_open(struct bach_source *src, void *priv,
 					 "%s: has no external clock input to "
 					 "switch",
 					 s->device);
-	if (s->samplerate &&
-	    (err = set_u64(src, s, SR_CONF_SAMPLERATE, "samplerate",
-			   s->samplerate)))
+	if (s->samplerate && (err = set_u64(src, s, SR_CONF_SAMPLERATE,
+					    "samplerate", s->samplerate)))
 		return err;
 	if (s->limit && (err = set_u64(src, s, SR_CONF_LIMIT_SAMPLES,
 				       "limit_samples", s->limit)))
@@ -296,12 +310,14 @@ static int sigrok_open(struct bach_source *src, void *priv,
 	if (la_feed_channels(&s->feed, s->sdi))
 		return bach_source_error(src, -EINVAL, "%s", s->feed.err);
 	bach_json_escape(e1, sizeof e1, s->device);
-	bach_json_escape(e2, sizeof e2, sr_dev_inst_vendor_get(s->sdi) ?
-						sr_dev_inst_vendor_get(s->sdi) :
-						"");
-	bach_json_escape(e3, sizeof e3, sr_dev_inst_model_get(s->sdi) ?
-						sr_dev_inst_model_get(s->sdi) :
-						"");
+	bach_json_escape(e2, sizeof e2,
+			 sr_dev_inst_vendor_get(s->sdi)
+				 ? sr_dev_inst_vendor_get(s->sdi)
+				 : "");
+	bach_json_escape(e3, sizeof e3,
+			 sr_dev_inst_model_get(s->sdi)
+				 ? sr_dev_inst_model_get(s->sdi)
+				 : "");
 	bach_json_escape(e4, sizeof e4, s->map ? s->map : "");
 	snprintf(ident, sizeof ident,
 		 "\"name\":\"sigrok\",\"device\":\"%s\",\"vendor\":\"%s\","
@@ -349,7 +365,7 @@ static int sigrok_run(struct bach_source *src, void *priv)
 		return bach_source_error(src, -EIO, "libsigrok: no session");
 	sr_session_dev_add(sess, s->sdi);
 	sr_session_datafeed_callback_add(sess, datafeed, s);
-	la_log_begin();	/* what the acquisition says, not the opening */
+	la_log_begin(); /* what the acquisition says, not the opening */
 	pthread_mutex_lock(&s->mu);
 	s->sess = sess;
 	if (s->stopping) {
@@ -360,11 +376,10 @@ static int sigrok_run(struct bach_source *src, void *priv)
 	rc = sr_session_start(sess);
 	pthread_mutex_unlock(&s->mu);
 	if (rc != SR_OK)
-		return bach_source_error(src, -EIO,
-					 "%s: acquisition would not start: %s",
-					 s->device,
-					 la_log_said() ? la_log_said() :
-							 sr_strerror(rc));
+		return bach_source_error(
+			src, -EIO, "%s: acquisition would not start: %s",
+			s->device,
+			la_log_said() ? la_log_said() : sr_strerror(rc));
 	/* a stop asked for from here on stops the running session, which
 	 * sr_session_run() then drains */
 	rc = sr_session_run(sess);
@@ -372,10 +387,9 @@ static int sigrok_run(struct bach_source *src, void *priv)
 	if (s->feed.status)
 		return bach_source_error(src, -EIO, "%s", s->feed.err);
 	if (rc != SR_OK)
-		return bach_source_error(src, -EIO, "%s: acquisition failed: %s",
-					 s->device,
-					 la_log_said() ? la_log_said() :
-							 sr_strerror(rc));
+		return bach_source_error(
+			src, -EIO, "%s: acquisition failed: %s", s->device,
+			la_log_said() ? la_log_said() : sr_strerror(rc));
 	return 0;
 }
 

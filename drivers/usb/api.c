@@ -46,14 +46,29 @@ static int parse_path(const char *p, struct bach_optval *out, char *msg,
 			break;
 		s++;
 	}
-	snprintf(msg, cap, "want BUS-PORT[.PORT]... as in /sys/bus/usb/devices "
-			   "(e.g. 1-2.3)");
+	snprintf(msg, cap,
+		 "want BUS-PORT[.PORT]... as in /sys/bus/usb/devices "
+		 "(e.g. 1-2.3)");
 	return -EINVAL;
 }
 
-enum { OPT_VID_PID, OPT_SERIAL, OPT_PATH, OPT_BRIDGE, OPT_POLICY, OPT_TIMING,
-       OPT_PATTERN, OPT_FILTER, OPT_HIGH_WATER, OPT_LOW_WATER, OPT_XFERS,
-       OPT_XFER_KIB, OPT_TIMEOUT, OPT_STATUS_MS, OPT_RECONNECT };
+enum {
+	OPT_VID_PID,
+	OPT_SERIAL,
+	OPT_PATH,
+	OPT_BRIDGE,
+	OPT_POLICY,
+	OPT_TIMING,
+	OPT_PATTERN,
+	OPT_FILTER,
+	OPT_HIGH_WATER,
+	OPT_LOW_WATER,
+	OPT_XFERS,
+	OPT_XFER_KIB,
+	OPT_TIMEOUT,
+	OPT_STATUS_MS,
+	OPT_RECONNECT
+};
 
 /* in the order of enum usb_bridge, of the policies, of the test patterns */
 static const char *const bridges[] = { "auto", "plain", "ftdi", NULL };
@@ -61,79 +76,110 @@ static const char *const policies[] = { "stall", "drop", NULL };
 static const char *const patterns[] = { "bus", "counter", "lfsr", NULL };
 
 static const struct bach_optdesc usb_options[] = {
-	[OPT_VID_PID] = {
-		.key = "vid_pid", .type = BACH_OPT_CUSTOM,
-		.arg = "VVVV:PPPP", .parse = parse_vid_pid,
-		.def = "1209:4243",
-		.help = "the board's USB IDs, hex as lsusb prints them" },
-	[OPT_SERIAL] = {
-		.key = "serial", .type = BACH_OPT_STRING, .arg = "S",
-		.min = 1,
-		.max = sizeof(((struct usb *)0)->want_serial) - 1,
-		.def_help = "any",
-		.help = "the board with this serial number" },
-	[OPT_PATH] = {
-		.key = "path", .type = BACH_OPT_STRING,
-		.arg = "B-P[.P]...", .parse = parse_path,
-		.max = sizeof(((struct usb *)0)->want_path) - 1,
-		.def_help = "any",
-		.help = "the board on this USB port (as in "
-			"/sys/bus/usb/devices)" },
-	[OPT_BRIDGE] = {
-		.key = "bridge", .type = BACH_OPT_ENUM,
-		.names = bridges, .def = "auto",
-		.help = "what carries the board's FIFO: plain, or ftdi "
-			"(FT2232H/FT232H, 245 sync FIFO); auto tells by "
-			"the chip" },
-	[OPT_POLICY] = {
-		.key = "policy", .type = BACH_OPT_ENUM,
-		.names = policies, .def = "stall",
-		.help = "the board's loss policy (stall: it holds the "
-			"CPU)" },
-	[OPT_TIMING] = {
-		.key = "timing", .type = BACH_OPT_BOOL, .def = "0",
-		.help = "frames carry per-record clock deltas" },
-	[OPT_PATTERN] = {
-		.key = "pattern", .type = BACH_OPT_ENUM,
-		.names = patterns, .def = "bus",
-		.help = "the bus, or a test pattern" },
-	[OPT_FILTER] = {
-		.key = "filter", .type = BACH_OPT_UINT, .arg = "MASK",
-		.max = 0xffff, .def = "0",
-		.help = "record only cycle types t with bit t set, 0 for "
-			"all" },
-	[OPT_HIGH_WATER] = {
-		.key = "high_water", .type = BACH_OPT_UINT,
-		.arg = "N", .max = 0xffff, .def = "0",
-		.help = "stall: hold the CPU at this FIFO fill, in "
-			"1/65536ths, 0 for 75 %" },
-	[OPT_LOW_WATER] = {
-		.key = "low_water", .type = BACH_OPT_UINT,
-		.arg = "N", .max = 0xffff, .def = "0",
-		.help = "stall: release it at this fill, 0 for 25 %" },
-	[OPT_XFERS] = {
-		.key = "xfers", .type = BACH_OPT_UINT, .arg = "N",
-		.min = 2, .max = 1024, .def_help = "0.5 s of data",
-		.help = "bulk IN transfers in flight" },
-	[OPT_XFER_KIB] = {
-		.key = "xfer_kib", .type = BACH_OPT_UINT, .arg = "K",
-		.min = 1, .max = 65536,
-		.def_help = "about 10 ms of data",
-		.help = "KiB per transfer" },
-	[OPT_TIMEOUT] = {
-		.key = "timeout", .type = BACH_OPT_UINT, .arg = "S",
-		.min = 1, .max = 3600, .def = "5",
-		.help = "a board silent this many seconds ends the "
-			"capture" },
-	[OPT_STATUS_MS] = {
-		.key = "status_ms", .type = BACH_OPT_UINT,
-		.arg = "MS", .min = 50, .max = 60000, .def = "1000",
-		.help = "ask the board for its status this often" },
-	[OPT_RECONNECT] = {
-		.key = "reconnect", .type = BACH_OPT_BOOL,
-		.def = "0",
-		.help = "ride out an unplug: resume in a new segment "
-			"when it is back" },
+	[OPT_VID_PID] = { .key = "vid_pid",
+			  .type = BACH_OPT_CUSTOM,
+			  .arg = "VVVV:PPPP",
+			  .parse = parse_vid_pid,
+			  .def = "1209:4243",
+			  .help = "the board's USB IDs, hex as lsusb prints "
+				  "them" },
+	[OPT_SERIAL] = { .key = "serial",
+			 .type = BACH_OPT_STRING,
+			 .arg = "S",
+			 .min = 1,
+			 .max = sizeof(((struct usb *)0)->want_serial) - 1,
+			 .def_help = "any",
+			 .help = "the board with this serial number" },
+	[OPT_PATH] = { .key = "path",
+		       .type = BACH_OPT_STRING,
+		       .arg = "B-P[.P]...",
+		       .parse = parse_path,
+		       .max = sizeof(((struct usb *)0)->want_path) - 1,
+		       .def_help = "any",
+		       .help = "the board on this USB port (as in "
+			       "/sys/bus/usb/devices)" },
+	[OPT_BRIDGE] = { .key = "bridge",
+			 .type = BACH_OPT_ENUM,
+			 .names = bridges,
+			 .def = "auto",
+			 .help = "what carries the board's FIFO: plain, or "
+				 "ftdi "
+				 "(FT2232H/FT232H, 245 sync FIFO); auto tells "
+				 "by "
+				 "the chip" },
+	[OPT_POLICY] = { .key = "policy",
+			 .type = BACH_OPT_ENUM,
+			 .names = policies,
+			 .def = "stall",
+			 .help = "the board's loss policy (stall: it holds the "
+				 "CPU)" },
+	[OPT_TIMING] = { .key = "timing",
+			 .type = BACH_OPT_BOOL,
+			 .def = "0",
+			 .help = "frames carry per-record clock deltas" },
+	[OPT_PATTERN] = { .key = "pattern",
+			  .type = BACH_OPT_ENUM,
+			  .names = patterns,
+			  .def = "bus",
+			  .help = "the bus, or a test pattern" },
+	[OPT_FILTER] = { .key = "filter",
+			 .type = BACH_OPT_UINT,
+			 .arg = "MASK",
+			 .max = 0xffff,
+			 .def = "0",
+			 .help = "record only cycle types t with bit t set, 0 "
+				 "for "
+				 "all" },
+	[OPT_HIGH_WATER] = { .key = "high_water",
+			     .type = BACH_OPT_UINT,
+			     .arg = "N",
+			     .max = 0xffff,
+			     .def = "0",
+			     .help = "stall: hold the CPU at this FIFO fill, "
+				     "in "
+				     "1/65536ths, 0 for 75 %" },
+	[OPT_LOW_WATER] = { .key = "low_water",
+			    .type = BACH_OPT_UINT,
+			    .arg = "N",
+			    .max = 0xffff,
+			    .def = "0",
+			    .help = "stall: release it at this fill, 0 for 25 "
+				    "%" },
+	[OPT_XFERS] = { .key = "xfers",
+			.type = BACH_OPT_UINT,
+			.arg = "N",
+			.min = 2,
+			.max = 1024,
+			.def_help = "0.5 s of data",
+			.help = "bulk IN transfers in flight" },
+	[OPT_XFER_KIB] = { .key = "xfer_kib",
+			   .type = BACH_OPT_UINT,
+			   .arg = "K",
+			   .min = 1,
+			   .max = 65536,
+			   .def_help = "about 10 ms of data",
+			   .help = "KiB per transfer" },
+	[OPT_TIMEOUT] = { .key = "timeout",
+			  .type = BACH_OPT_UINT,
+			  .arg = "S",
+			  .min = 1,
+			  .max = 3600,
+			  .def = "5",
+			  .help = "a board silent this many seconds ends the "
+				  "capture" },
+	[OPT_STATUS_MS] = { .key = "status_ms",
+			    .type = BACH_OPT_UINT,
+			    .arg = "MS",
+			    .min = 50,
+			    .max = 60000,
+			    .def = "1000",
+			    .help = "ask the board for its status this often" },
+	[OPT_RECONNECT] = { .key = "reconnect",
+			    .type = BACH_OPT_BOOL,
+			    .def = "0",
+			    .help = "ride out an unplug: resume in a new "
+				    "segment "
+				    "when it is back" },
 	{ 0 },
 };
 
@@ -141,7 +187,8 @@ static int usb_check(const struct bach_optval *o, char *msg, size_t cap)
 {
 	if (o[OPT_TIMEOUT].u * 1000 < 2 * o[OPT_STATUS_MS].u) {
 		snprintf(msg, cap,
-			 "option timeout: %llu s is too short for status_ms=%llu "
+			 "option timeout: %llu s is too short for "
+			 "status_ms=%llu "
 			 "(at least two STATUS requests must go unanswered)",
 			 (unsigned long long)o[OPT_TIMEOUT].u,
 			 (unsigned long long)o[OPT_STATUS_MS].u);
@@ -150,7 +197,8 @@ static int usb_check(const struct bach_optval *o, char *msg, size_t cap)
 	return 0;
 }
 
-/* ---- finding the board ---------------------------------------------------- */
+/* ---- finding the board ----------------------------------------------------
+ */
 
 static void bus_path(libusb_device *dev, char *out, size_t cap)
 {
@@ -185,8 +233,7 @@ static const char *speed_name(int speed)
 /* FTDI's chips give their type in bcdDevice, whatever VID:PID they carry */
 static bool ftdi_chip(uint16_t bcd)
 {
-	return bcd == 0x0500 || bcd == 0x0700 || bcd == 0x0800 ||
-	       bcd == 0x0900;
+	return bcd == 0x0500 || bcd == 0x0700 || bcd == 0x0800 || bcd == 0x0900;
 }
 
 /* The bulk endpoints of our interface, and which bridge carries them. */
@@ -198,10 +245,10 @@ static int endpoints(struct usb *u, libusb_device *dev,
 	int r = libusb_get_active_config_descriptor(dev, &cfg);
 
 	if (r)
-		return bach_source_error(u->src, -EIO,
-					 "board %s at %s: no active configuration: %s",
-					 u->serial, u->path,
-					 libusb_error_name(r));
+		return bach_source_error(
+			u->src, -EIO,
+			"board %s at %s: no active configuration: %s",
+			u->serial, u->path, libusb_error_name(r));
 	u->ep_in = u->ep_out = 0;
 	if (cfg->bNumInterfaces > USB_IFACE &&
 	    cfg->interface[USB_IFACE].num_altsetting) {
@@ -224,9 +271,11 @@ static int endpoints(struct usb *u, libusb_device *dev,
 	}
 	libusb_free_config_descriptor(cfg);
 	if (!u->ep_in || !u->ep_out || !u->mps)
-		return bach_source_error(u->src, -EPROTO,
-					 "board %s at %s: interface %d has no bulk IN and bulk OUT endpoints (is it a bach board?)",
-					 u->serial, u->path, USB_IFACE);
+		return bach_source_error(
+			u->src, -EPROTO,
+			"board %s at %s: interface %d has no bulk IN and bulk "
+			"OUT endpoints (is it a bach board?)",
+			u->serial, u->path, USB_IFACE);
 	u->ftdi = u->bridge == USB_BRIDGE_FTDI ||
 		  (u->bridge == USB_BRIDGE_AUTO && ftdi_chip(d->bcdDevice));
 	return 0;
@@ -302,7 +351,8 @@ int usb_find_open(struct usb *u, bool quiet)
 	}
 	if (matches > 1) {
 		err = bach_source_error(u->src, -EEXIST,
-					"%d boards %04x:%04x: %s at %s%s: choose one with serial=S or path=P",
+					"%d boards %04x:%04x: %s at %s%s: "
+					"choose one with serial=S or path=P",
 					matches, u->vid, u->pid,
 					serial[0] ? serial : "(no serial)",
 					u->path, others);
@@ -311,32 +361,37 @@ int usb_find_open(struct usb *u, bool quiet)
 	}
 	if (!h) {
 		if (denied[0])
-			err = bach_source_error(u->src, -EACCES,
-						"board %04x:%04x at %s: permission denied (LIBUSB_ERROR_ACCESS): install systemd/60-bach.rules and join group bach (docs/usb.md)",
-						u->vid, u->pid, denied);
+			err = bach_source_error(
+				u->src, -EACCES,
+				"board %04x:%04x at %s: permission denied "
+				"(LIBUSB_ERROR_ACCESS): install "
+				"systemd/60-bach.rules and join group bach "
+				"(docs/usb.md)",
+				u->vid, u->pid, denied);
 		else if (quiet)
 			err = -ENODEV;
 		else
-			err = bach_source_error(u->src, -ENODEV,
-						"no board %04x:%04x%s%s%s%s found (is it plugged in and powered? lsusb -d %04x:%04x lists it)",
-						u->vid, u->pid,
-						u->want_serial[0] ? " with serial " : "",
-						u->want_serial,
-						u->want_path[0] ? " at " : "",
-						u->want_path, u->vid, u->pid);
+			err = bach_source_error(
+				u->src, -ENODEV,
+				"no board %04x:%04x%s%s%s%s found (is it "
+				"plugged in and powered? lsusb -d %04x:%04x "
+				"lists it)",
+				u->vid, u->pid,
+				u->want_serial[0] ? " with serial " : "",
+				u->want_serial, u->want_path[0] ? " at " : "",
+				u->want_path, u->vid, u->pid);
 		goto out;
 	}
 	libusb_set_auto_detach_kernel_driver(h, 1);
 	r = libusb_claim_interface(h, USB_IFACE);
 	if (r) {
-		err = bach_source_error(u->src,
-					r == LIBUSB_ERROR_BUSY ? -EBUSY : -EIO,
-					"board %s at %s: cannot claim interface %d: %s%s",
-					serial, u->path, USB_IFACE,
-					libusb_error_name(r),
-					r == LIBUSB_ERROR_BUSY ?
-						" (another program, another bachd?, has it)" :
-						"");
+		err = bach_source_error(
+			u->src, r == LIBUSB_ERROR_BUSY ? -EBUSY : -EIO,
+			"board %s at %s: cannot claim interface %d: %s%s",
+			serial, u->path, USB_IFACE, libusb_error_name(r),
+			r == LIBUSB_ERROR_BUSY
+				? " (another program, another bachd?, has it)"
+				: "");
 		libusb_close(h);
 		goto out;
 	}
@@ -377,19 +432,23 @@ static void describe(struct bach_source *src, struct usb *u)
 	bach_json_escape(serial, sizeof(serial),
 			 u->serial[0] ? u->serial : u->id.serial);
 	bach_json_escape(path, sizeof(path), u->path);
-	snprintf(ident, sizeof(ident),
-		 "\"name\":\"%s\",\"serial\":\"%s\",\"gateware\":\"%u.%u\",\"clock_hz\":%u,"
-		 "\"fifo_records\":%u,\"capabilities\":%u,\"usb\":\"%04x:%04x\","
-		 "\"usb_path\":\"%s\",\"usb_speed\":\"%s\",\"bridge\":\"%s\",\"endpoints\":\"%02x %02x\","
-		 "\"transfers\":%u,\"transfer_bytes\":%u,"
-		 "\"policy\":\"%s\",\"timing\":%s,\"source\":\"%s\",\"filter\":%u",
-		 name, serial, u->id.gw_major, u->id.gw_minor, u->id.clock_hz,
-		 u->id.fifo_records, u->id.capabilities, u->vid, u->pid, path,
-		 speed_name(u->speed), u->ftdi ? "ftdi" : "plain", u->ep_out,
-		 u->ep_in, u->nx, u->xfer_bytes,
-		 u->cfg.policy == BACH_POLICY_DROP ? "drop" : "stall",
-		 u->cfg.timing ? "true" : "false",
-		 sources[u->cfg.test_pattern], u->cfg.type_filter);
+	snprintf(
+		ident, sizeof(ident),
+		"\"name\":\"%s\",\"serial\":\"%s\",\"gateware\":\"%u.%u\","
+		"\"clock_hz\":%u,"
+		"\"fifo_records\":%u,\"capabilities\":%u,\"usb\":\"%04x:%04x\","
+		"\"usb_path\":\"%s\",\"usb_speed\":\"%s\",\"bridge\":\"%s\","
+		"\"endpoints\":\"%02x %02x\","
+		"\"transfers\":%u,\"transfer_bytes\":%u,"
+		"\"policy\":\"%s\",\"timing\":%s,\"source\":\"%s\",\"filter\":%"
+		"u",
+		name, serial, u->id.gw_major, u->id.gw_minor, u->id.clock_hz,
+		u->id.fifo_records, u->id.capabilities, u->vid, u->pid, path,
+		speed_name(u->speed), u->ftdi ? "ftdi" : "plain", u->ep_out,
+		u->ep_in, u->nx, u->xfer_bytes,
+		u->cfg.policy == BACH_POLICY_DROP ? "drop" : "stall",
+		u->cfg.timing ? "true" : "false", sources[u->cfg.test_pattern],
+		u->cfg.type_filter);
 	bach_source_identity(src, ident);
 }
 
@@ -409,17 +468,17 @@ static int usb_open(struct bach_source *src, void *priv,
 		snprintf(u->want_path, sizeof(u->want_path), "%s",
 			 opts[OPT_PATH].s);
 	u->bridge = (enum usb_bridge)opts[OPT_BRIDGE].u;
-	u->cfg.policy = opts[OPT_POLICY].u ? BACH_POLICY_DROP :
-					   BACH_POLICY_STALL;
+	u->cfg.policy =
+		opts[OPT_POLICY].u ? BACH_POLICY_DROP : BACH_POLICY_STALL;
 	u->cfg.timing = (uint8_t)opts[OPT_TIMING].u;
 	u->cfg.test_pattern = (uint8_t)opts[OPT_PATTERN].u;
 	u->cfg.type_filter = (uint16_t)opts[OPT_FILTER].u;
 	u->cfg.high_water = (uint16_t)opts[OPT_HIGH_WATER].u;
 	u->cfg.low_water = (uint16_t)opts[OPT_LOW_WATER].u;
 	u->nxfer = opts[OPT_XFERS].set ? (unsigned)opts[OPT_XFERS].u : 0;
-	u->xfer_bytes = opts[OPT_XFER_KIB].set ?
-				(unsigned)opts[OPT_XFER_KIB].u << 10 :
-				0;
+	u->xfer_bytes = opts[OPT_XFER_KIB].set
+				? (unsigned)opts[OPT_XFER_KIB].u << 10
+				: 0;
 	u->timeout_ms = (unsigned)opts[OPT_TIMEOUT].u * 1000;
 	u->status_ms = (unsigned)opts[OPT_STATUS_MS].u;
 	u->reconnect = opts[OPT_RECONNECT].u;
@@ -452,8 +511,8 @@ static int usb_open(struct bach_source *src, void *priv,
 		return err; /* said why */
 	if (err)
 		return bach_source_error(src, err,
-					 "%u transfers of %u bytes: %s",
-					 u->nx, u->xfer_bytes, strerror(-err));
+					 "%u transfers of %u bytes: %s", u->nx,
+					 u->xfer_bytes, strerror(-err));
 	describe(src, u);
 	return 0;
 }
@@ -536,9 +595,11 @@ static int usb_run(struct bach_source *src, void *priv)
 		bach_source_event(src, "device_lost", what);
 		usb_close_board(u);
 		if (!u->reconnect)
-			return bach_source_error(src, -ENODEV,
-						 "%s: the capture ends (reconnect=1 waits for it to come back)",
-						 what);
+			return bach_source_error(
+				src, -ENODEV,
+				"%s: the capture ends (reconnect=1 waits for "
+				"it to come back)",
+				what);
 		err = wait_back(u);
 		if (err > 0)
 			return 0;

@@ -10,9 +10,9 @@
 
 #include "protocol.h"
 
-#define SYNC_BUF (64u << 10)	/* the handshake's IN reads */
+#define SYNC_BUF     (64u << 10) /* the handshake's IN reads */
 #define SYNC_READ_MS 100
-#define SYNC_MAX_NS 10000000000ull /* an old capture's tail: at most 10 s */
+#define SYNC_MAX_NS  10000000000ull /* an old capture's tail: at most 10 s */
 
 static const char *const ack_names[] = {
 	[BACH_ACK_OK] = "OK",
@@ -51,8 +51,10 @@ static int libusb_err(int r)
 }
 
 static const char *const cmd_names[] = {
-	[BACH_CMD_IDENTIFY] = "IDENTIFY",   [BACH_CMD_START] = "START",
-	[BACH_CMD_STOP] = "STOP",	    [BACH_CMD_CONFIGURE] = "CONFIGURE",
+	[BACH_CMD_IDENTIFY] = "IDENTIFY",
+	[BACH_CMD_START] = "START",
+	[BACH_CMD_STOP] = "STOP",
+	[BACH_CMD_CONFIGURE] = "CONFIGURE",
 	[BACH_CMD_STATUS] = "STATUS",
 	[BACH_CMD_RESET_COUNTERS] = "RESET_COUNTERS",
 };
@@ -88,16 +90,16 @@ static size_t ftdi_strip(uint8_t *buf, size_t len, unsigned mps)
 }
 
 /* libftdi's names for the requests (ftdi.h) */
-#define SIO_RESET 0x00
-#define SIO_SET_FLOW_CTRL 0x02
+#define SIO_RESET	      0x00
+#define SIO_SET_FLOW_CTRL     0x02
 #define SIO_SET_LATENCY_TIMER 0x09
-#define SIO_SET_BITMODE 0x0b
-#define SIO_RESET_SIO 0
-#define SIO_RESET_PURGE_RX 1
-#define SIO_RESET_PURGE_TX 2
-#define SIO_RTS_CTS_HS 0x0100
-#define BITMODE_RESET 0x00
-#define BITMODE_SYNCFF 0x40
+#define SIO_SET_BITMODE	      0x0b
+#define SIO_RESET_SIO	      0
+#define SIO_RESET_PURGE_RX    1
+#define SIO_RESET_PURGE_TX    2
+#define SIO_RTS_CTS_HS	      0x0100
+#define BITMODE_RESET	      0x00
+#define BITMODE_SYNCFF	      0x40
 
 /*
  * Put channel A of an FTDI bridge into 245 synchronous FIFO mode (FTDI
@@ -112,31 +114,34 @@ int usb_bridge_init(struct usb *u)
 		const char *what;
 	} steps[] = {
 		{ SIO_RESET, SIO_RESET_SIO, 1, "reset" },
-		{ SIO_SET_BITMODE, BITMODE_RESET << 8 | 0xff, 1, "bit mode reset" },
+		{ SIO_SET_BITMODE, BITMODE_RESET << 8 | 0xff, 1,
+		  "bit mode reset" },
 		{ SIO_SET_BITMODE, BITMODE_SYNCFF << 8 | 0xff, 1,
 		  "245 synchronous FIFO mode" },
 		{ SIO_SET_LATENCY_TIMER, FTDI_LATENCY_MS, 1, "latency timer" },
-		{ SIO_SET_FLOW_CTRL, 0, SIO_RTS_CTS_HS | 1, "RTS/CTS flow control" },
-		{ SIO_RESET, SIO_RESET_PURGE_RX, 1, "purging its receive buffer" },
+		{ SIO_SET_FLOW_CTRL, 0, SIO_RTS_CTS_HS | 1,
+		  "RTS/CTS flow control" },
+		{ SIO_RESET, SIO_RESET_PURGE_RX, 1,
+		  "purging its receive buffer" },
 		{ SIO_RESET, SIO_RESET_PURGE_TX, 1, "purging its send buffer" },
 	};
 
 	if (!u->ftdi)
 		return 0;
 	for (size_t i = 0; i < sizeof(steps) / sizeof(*steps); i++) {
-		int r = libusb_control_transfer(u->h,
-						LIBUSB_REQUEST_TYPE_VENDOR |
-							LIBUSB_RECIPIENT_DEVICE |
-							LIBUSB_ENDPOINT_OUT,
-						steps[i].req, steps[i].value,
-						steps[i].index, NULL, 0,
-						USB_CMD_TIMEOUT_MS);
+		int r = libusb_control_transfer(
+			u->h,
+			LIBUSB_REQUEST_TYPE_VENDOR | LIBUSB_RECIPIENT_DEVICE |
+				LIBUSB_ENDPOINT_OUT,
+			steps[i].req, steps[i].value, steps[i].index, NULL, 0,
+			USB_CMD_TIMEOUT_MS);
 
 		if (r < 0)
-			return bach_source_error(u->src, libusb_err(r),
-						 "board %s at %s (FTDI bridge): %s: %s",
-						 u->serial, u->path, steps[i].what,
-						 libusb_error_name(r));
+			return bach_source_error(
+				u->src, libusb_err(r),
+				"board %s at %s (FTDI bridge): %s: %s",
+				u->serial, u->path, steps[i].what,
+				libusb_error_name(r));
 	}
 	return 0;
 }
@@ -146,9 +151,9 @@ int usb_bridge_init(struct usb *u)
 struct sync_wait {
 	uint32_t cmd;
 	bool got;
-	uint64_t frames, bytes;	/* seen while waiting */
-	uint32_t result;	/* the ACK's */
-	struct bach_board_identity id;	/* the IDENTITY's */
+	uint64_t frames, bytes;	       /* seen while waiting */
+	uint32_t result;	       /* the ACK's */
+	struct bach_board_identity id; /* the IDENTITY's */
 };
 
 static void sync_frame(struct sync_wait *s, const struct bach_frame *f)
@@ -175,7 +180,7 @@ static void on_reply(void *ctx, const struct bach_frame *f)
 
 	if (u->sync)
 		sync_frame(u->sync, f);
-	else if (!u->started)	/* after START's ACK: the core's, usb_frame */
+	else if (!u->started) /* after START's ACK: the core's, usb_frame */
 		on_frame(u, f);
 }
 
@@ -207,15 +212,15 @@ static int command_sync(struct usb *u, uint32_t cmd,
 	s->frames = s->bytes = 0;
 	for (int tries = 0; tries < USB_CMD_TRIES && !atomic_load(&u->stop);
 	     tries++) {
-		size_t n = bach_frame_build_command(frame, u->cmd_seq++, cmd,
-						    cfg);
+		size_t n =
+			bach_frame_build_command(frame, u->cmd_seq++, cmd, cfg);
 		uint64_t now = bach_now_ns(),
 			 due = now + USB_CMD_TIMEOUT_MS * 1000000ull,
 			 limit = now + SYNC_MAX_NS, frames;
 		int r, done;
 
-		r = libusb_bulk_transfer(u->h, u->ep_out, frame, (int)n,
-					 &done, USB_CMD_TIMEOUT_MS);
+		r = libusb_bulk_transfer(u->h, u->ep_out, frame, (int)n, &done,
+					 USB_CMD_TIMEOUT_MS);
 		if (r == LIBUSB_ERROR_TIMEOUT)
 			continue; /* the board did not take it: again */
 		if (r)
@@ -232,11 +237,13 @@ static int command_sync(struct usb *u, uint32_t cmd,
 			}
 			if (r && r != LIBUSB_ERROR_TIMEOUT)
 				return bach_source_error(u->src, libusb_err(r),
-							 "board at %s: reading the reply to %s: %s",
+							 "board at %s: reading "
+							 "the reply to %s: %s",
 							 u->path, cmd_name(cmd),
 							 libusb_error_name(r));
 			if (done > 0 && u->ftdi)
-				done = (int)ftdi_strip(in, (size_t)done, u->mps);
+				done = (int)ftdi_strip(in, (size_t)done,
+						       u->mps);
 			if (done <= 0)
 				continue;
 			frames = s->frames;
@@ -255,14 +262,17 @@ static int command_sync(struct usb *u, uint32_t cmd,
 	if (atomic_load(&u->stop))
 		return -EINTR;
 	if (s->bytes && !s->frames)
-		return bach_source_error(u->src, -ETIMEDOUT,
-					 "board at %s does not answer %s: %llu bytes came, not one frame (an FTDI bridge not in 245 FIFO mode? see the option bridge=)",
-					 u->path, cmd_name(cmd),
-					 (unsigned long long)s->bytes);
-	return bach_source_error(u->src, -ETIMEDOUT,
-				 "board at %s does not answer %s (no reply in %d s): is it a bach board with gateware %d.x?",
-				 u->path, cmd_name(cmd), USB_CMD_TRIES,
-				 USB_GW_MAJOR);
+		return bach_source_error(
+			u->src, -ETIMEDOUT,
+			"board at %s does not answer %s: %llu bytes came, not "
+			"one frame (an FTDI bridge not in 245 FIFO mode? see "
+			"the option bridge=)",
+			u->path, cmd_name(cmd), (unsigned long long)s->bytes);
+	return bach_source_error(
+		u->src, -ETIMEDOUT,
+		"board at %s does not answer %s (no reply in %d s): is it a "
+		"bach board with gateware %d.x?",
+		u->path, cmd_name(cmd), USB_CMD_TRIES, USB_GW_MAJOR);
 }
 
 /* What the configuration needs that the board says it lacks, or NULL. */
@@ -271,13 +281,17 @@ static const char *missing_capability(const struct usb *u)
 	unsigned caps = u->id.capabilities;
 
 	if (u->cfg.policy == BACH_POLICY_STALL && !(caps & BACH_CAP_STALL))
-		return "policy=stall needs the hold output (capability STALL), which this board lacks: use policy=drop";
+		return "policy=stall needs the hold output (capability STALL), "
+		       "which this board lacks: use policy=drop";
 	if (u->cfg.timing && !(caps & BACH_CAP_TIMING))
-		return "timing=1 needs capability TIMING, which this board lacks";
+		return "timing=1 needs capability TIMING, which this board "
+		       "lacks";
 	if (u->cfg.test_pattern && !(caps & BACH_CAP_TEST_PATTERN))
-		return "pattern= needs capability TEST_PATTERN, which this board lacks";
+		return "pattern= needs capability TEST_PATTERN, which this "
+		       "board lacks";
 	if (u->cfg.type_filter && !(caps & BACH_CAP_FILTER))
-		return "filter= needs capability FILTER, which this board lacks";
+		return "filter= needs capability FILTER, which this board "
+		       "lacks";
 	return NULL;
 }
 
@@ -303,30 +317,31 @@ int usb_handshake(struct usb *u)
 	u->id.serial[sizeof(u->id.serial) - 1] = 0;
 	u->id.name[sizeof(u->id.name) - 1] = 0;
 	if (u->id.gw_major != USB_GW_MAJOR) {
-		err = bach_source_error(u->src, -EPROTONOSUPPORT,
-					"board %s at %s runs gateware %u.%u, but this bach speaks gateware %d.x (protocol %d): flash gateware %d.x, or use a bach built for %u.x",
-					u->serial, u->path, u->id.gw_major,
-					u->id.gw_minor, USB_GW_MAJOR,
-					BACH_PROTO_VERSION, USB_GW_MAJOR,
-					u->id.gw_major);
+		err = bach_source_error(
+			u->src, -EPROTONOSUPPORT,
+			"board %s at %s runs gateware %u.%u, but this bach "
+			"speaks gateware %d.x (protocol %d): flash gateware "
+			"%d.x, or use a bach built for %u.x",
+			u->serial, u->path, u->id.gw_major, u->id.gw_minor,
+			USB_GW_MAJOR, BACH_PROTO_VERSION, USB_GW_MAJOR,
+			u->id.gw_major);
 		goto out;
 	}
 	lack = missing_capability(u);
 	if (lack) {
-		err = bach_source_error(u->src, -EOPNOTSUPP,
-					"board %s at %s (capabilities 0x%x): %s",
-					u->serial, u->path,
-					u->id.capabilities, lack);
+		err = bach_source_error(
+			u->src, -EOPNOTSUPP,
+			"board %s at %s (capabilities 0x%x): %s", u->serial,
+			u->path, u->id.capabilities, lack);
 		goto out;
 	}
 	err = command_sync(u, BACH_CMD_CONFIGURE, &u->cfg, s, in);
 	if (err)
 		goto out;
 	if (s->result != BACH_ACK_OK)
-		err = bach_source_error(u->src, -EINVAL,
-					"board %s at %s refused CONFIGURE: %s",
-					u->serial, u->path,
-					usb_ack_name(s->result));
+		err = bach_source_error(
+			u->src, -EINVAL, "board %s at %s refused CONFIGURE: %s",
+			u->serial, u->path, usb_ack_name(s->result));
 out:
 	u->sync = NULL;
 	free(s);
@@ -357,14 +372,20 @@ static void submit(struct usb_xfer *x)
 	} else if (r == LIBUSB_ERROR_NO_DEVICE) {
 		u->lost = true;
 	} else if (r == LIBUSB_ERROR_NO_MEM) {
-		fail(u, bach_source_error(u->src, -ENOMEM,
-					  "board at %s: the kernel refused IN transfer %u of %u (%u bytes each): %s: raise /sys/module/usbcore/parameters/usbfs_memory_mb, or lower xfers= or xfer_kib= (docs/usb.md section 6)",
-					  u->path, u->in_flight + 1, u->nx,
-					  u->xfer_bytes, libusb_error_name(r)));
+		fail(u, bach_source_error(
+				u->src, -ENOMEM,
+				"board at %s: the kernel refused IN transfer "
+				"%u of %u (%u bytes each): %s: raise "
+				"/sys/module/usbcore/parameters/"
+				"usbfs_memory_mb, or lower xfers= or xfer_kib= "
+				"(docs/usb.md section 6)",
+				u->path, u->in_flight + 1, u->nx, u->xfer_bytes,
+				libusb_error_name(r)));
 	} else {
-		fail(u, bach_source_error(u->src, libusb_err(r),
-					  "board at %s: cannot submit an IN transfer: %s",
-					  u->path, libusb_error_name(r)));
+		fail(u, bach_source_error(
+				u->src, libusb_err(r),
+				"board at %s: cannot submit an IN transfer: %s",
+				u->path, libusb_error_name(r)));
 	}
 }
 
@@ -380,12 +401,12 @@ static void LIBUSB_CALL cmd_done(struct libusb_transfer *t)
 
 static void send_command(struct usb *u, uint32_t cmd)
 {
-	size_t n = bach_frame_build_command(u->cmd_buf, u->cmd_seq++, cmd,
-					    NULL);
+	size_t n =
+		bach_frame_build_command(u->cmd_buf, u->cmd_seq++, cmd, NULL);
 	int r;
 
-	libusb_fill_bulk_transfer(u->cmd, u->h, u->ep_out, u->cmd_buf,
-				  (int)n, cmd_done, u, USB_CMD_TIMEOUT_MS);
+	libusb_fill_bulk_transfer(u->cmd, u->h, u->ep_out, u->cmd_buf, (int)n,
+				  cmd_done, u, USB_CMD_TIMEOUT_MS);
 	u->tries = u->pending == cmd ? u->tries + 1 : 1;
 	u->pending = cmd;
 	u->deadline = bach_now_ns() + USB_CMD_TIMEOUT_MS * 1000000ull;
@@ -504,32 +525,40 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
 			/* (an FTDI bridge's status alone says it is alive) */
 			u->fails = u->empties = 0;
 		} else if (++u->empties == USB_MAX_EMPTY) {
-			fail(u, bach_source_error(u->src, -EPROTO,
-						  "board %s sends nothing but empty packets (%d IN transfers in a row)",
-						  u->serial, USB_MAX_EMPTY));
+			fail(u, bach_source_error(
+					u->src, -EPROTO,
+					"board %s sends nothing but empty "
+					"packets (%d IN transfers in a row)",
+					u->serial, USB_MAX_EMPTY));
 		}
 		break;
 	case LIBUSB_TRANSFER_CANCELLED:
-		return; /* we are stopping, or clearing a halt */
+		return;		    /* we are stopping, or clearing a halt */
 	case LIBUSB_TRANSFER_STALL: /* resubmitted once the halt is cleared */
 		u->halted = true;
 		u->stalls++;
 		if (++u->fails == USB_MAX_FAILS)
-			fail(u, bach_source_error(u->src, -EPIPE,
-						  "board %s: the IN endpoint stalled %d times in a row; clearing the halt does not help",
-						  u->serial, USB_MAX_FAILS));
+			fail(u, bach_source_error(
+					u->src, -EPIPE,
+					"board %s: the IN endpoint stalled %d "
+					"times in a row; clearing the halt "
+					"does not help",
+					u->serial, USB_MAX_FAILS));
 		return;
 	case LIBUSB_TRANSFER_NO_DEVICE:
 		u->lost = true;
 		return;
 	default: /* ERROR, OVERFLOW (babble), TIMED_OUT */
 		if (++u->fails == USB_MAX_FAILS)
-			fail(u, bach_source_error(u->src, -EIO,
-						  "board %s: %d IN transfers in a row failed (the last: %s)",
-						  u->serial, USB_MAX_FAILS,
-						  t->status == LIBUSB_TRANSFER_OVERFLOW ?
-							  "overflow (the board sent more than asked)" :
-							  "transfer error"));
+			fail(u, bach_source_error(
+					u->src, -EIO,
+					"board %s: %d IN transfers in a row "
+					"failed (the last: %s)",
+					u->serial, USB_MAX_FAILS,
+					t->status == LIBUSB_TRANSFER_OVERFLOW
+						? "overflow (the board sent "
+						  "more than asked)"
+						: "transfer error"));
 		break;
 	}
 	if (u->state != USB_DONE && !u->halted && !u->lost && !u->fatal)
@@ -598,11 +627,14 @@ int usb_alloc_transfers(struct usb *u)
 			n = 1024;
 	}
 	if (n * size > usbfs_budget())
-		return bach_source_error(u->src, -ENOMEM,
-					 "%llu transfers of %llu bytes are more than the kernel lets usbfs hold (%llu MiB: /sys/module/usbcore/parameters/usbfs_memory_mb, docs/usb.md section 6)",
-					 (unsigned long long)n,
-					 (unsigned long long)size,
-					 (unsigned long long)(usbfs_budget() >> 20));
+		return bach_source_error(
+			u->src, -ENOMEM,
+			"%llu transfers of %llu bytes are more than the kernel "
+			"lets usbfs hold (%llu MiB: "
+			"/sys/module/usbcore/parameters/usbfs_memory_mb, "
+			"docs/usb.md section 6)",
+			(unsigned long long)n, (unsigned long long)size,
+			(unsigned long long)(usbfs_budget() >> 20));
 	u->x = calloc(n, sizeof(*u->x));
 	u->cmd = libusb_alloc_transfer(0);
 	if (!u->x || !u->cmd)
@@ -617,8 +649,8 @@ int usb_alloc_transfers(struct usb *u)
 		x->t = libusb_alloc_transfer(0);
 		if (!x->t || posix_memalign(&buf, 4096, size))
 			return -ENOMEM;
-		libusb_fill_bulk_transfer(x->t, u->h, u->ep_in, buf,
-					  (int)size, in_done, x, 0);
+		libusb_fill_bulk_transfer(x->t, u->h, u->ep_in, buf, (int)size,
+					  in_done, x, 0);
 	}
 	return 0;
 }
@@ -659,14 +691,16 @@ static void clear_halt(struct usb *u)
 		return;
 	}
 	if (r) {
-		fail(u, bach_source_error(u->src, libusb_err(r),
-					  "board %s: CLEAR_HALT on the IN endpoint: %s",
-					  u->serial, libusb_error_name(r)));
+		fail(u, bach_source_error(
+				u->src, libusb_err(r),
+				"board %s: CLEAR_HALT on the IN endpoint: %s",
+				u->serial, libusb_error_name(r)));
 		return;
 	}
 	if (u->stalls <= 5 || u->stalls % 1000 == 0)
 		bach_source_warn(u->src,
-				 "board %s: the IN endpoint stalled (%llu so far); halt cleared, capture goes on",
+				 "board %s: the IN endpoint stalled (%llu so "
+				 "far); halt cleared, capture goes on",
 				 u->serial, (unsigned long long)u->stalls);
 	u->halted = false;
 	for (unsigned i = 0; i < u->nx && !u->lost && !u->fatal; i++)
@@ -702,25 +736,32 @@ static void step(struct usb *u, uint64_t now)
 			cancel_all(u);
 			return;
 		} else if (cmd == BACH_CMD_START) {
-			fail(u, bach_source_error(u->src, -ETIMEDOUT,
-						  "board %s does not acknowledge START (%d tries)",
-						  u->serial, USB_CMD_TRIES));
+			fail(u,
+			     bach_source_error(u->src, -ETIMEDOUT,
+					       "board %s does not acknowledge "
+					       "START (%d tries)",
+					       u->serial, USB_CMD_TRIES));
 		} else if (cmd == BACH_CMD_STOP) {
-			bach_source_warn(u->src,
-					 "board %s does not acknowledge STOP (%d tries): ending the capture without it",
-					 u->serial, USB_CMD_TRIES);
+			bach_source_warn(
+				u->src,
+				"board %s does not acknowledge STOP (%d "
+				"tries): ending the capture without it",
+				u->serial, USB_CMD_TRIES);
 			u->stop_acked = true;
 			u->pending = 0;
 		} else {
-			u->pending = 0; /* a STATUS unanswered: the silence check counts */
+			u->pending = 0; /* a STATUS unanswered: the silence
+					   check counts */
 		}
 	}
 	if ((u->state == USB_RUNNING || u->state == USB_STOPPING) &&
 	    now - u->last_rx > u->timeout_ms * ms) {
-		fail(u, bach_source_error(u->src, -ETIMEDOUT,
-					  "board %s at %s is silent: not a byte in %u s, though STATUS was asked every %u ms",
-					  u->serial, u->path, u->timeout_ms / 1000,
-					  u->status_ms));
+		fail(u, bach_source_error(
+				u->src, -ETIMEDOUT,
+				"board %s at %s is silent: not a byte in %u s, "
+				"though STATUS was asked every %u ms",
+				u->serial, u->path, u->timeout_ms / 1000,
+				u->status_ms));
 		return;
 	}
 	switch (u->state) {
@@ -771,7 +812,8 @@ int usb_stream(struct usb *u)
 		int r;
 
 		r = libusb_handle_events_timeout_completed(u->ctx, &tv, NULL);
-		if (r && r != LIBUSB_ERROR_INTERRUPTED && r != LIBUSB_ERROR_TIMEOUT)
+		if (r && r != LIBUSB_ERROR_INTERRUPTED &&
+		    r != LIBUSB_ERROR_TIMEOUT)
 			fail(u, bach_source_error(u->src, libusb_err(r),
 						  "libusb event handling: %s",
 						  libusb_error_name(r)));
@@ -781,10 +823,13 @@ int usb_stream(struct usb *u)
 			if (!drain_until)
 				drain_until = now + USB_DRAIN_MS * 1000000ull;
 			else if (now > drain_until) {
-				fail(u, bach_source_error(u->src, -EIO,
-							  "board %s: %u transfers still out %d s after cancelling them",
-							  u->serial, u->in_flight,
-							  USB_DRAIN_MS / 1000));
+				fail(u,
+				     bach_source_error(
+					     u->src, -EIO,
+					     "board %s: %u transfers still out "
+					     "%d s after cancelling them",
+					     u->serial, u->in_flight,
+					     USB_DRAIN_MS / 1000));
 				break;
 			}
 		}

@@ -21,10 +21,10 @@
 #include "bach/driver.h"
 #include "bach/frame.h"
 
-#define USB_VID 0x1209		/* pid.codes (systemd/60-bach.rules) */
-#define USB_PID 0x4243
-#define USB_IFACE 0
-#define USB_GW_MAJOR 1		/* the gateware major version we speak */
+#define USB_VID	     0x1209 /* pid.codes (systemd/60-bach.rules) */
+#define USB_PID	     0x4243
+#define USB_IFACE    0
+#define USB_GW_MAJOR 1 /* the gateware major version we speak */
 
 /*
  * The USB side of the board (docs/usb.md section 3): a plain vendor
@@ -35,19 +35,19 @@
  * bytes. The endpoints are read from the descriptors either way.
  */
 enum usb_bridge {
-	USB_BRIDGE_AUTO,	/* FTDI if bcdDevice names an FTDI chip */
+	USB_BRIDGE_AUTO, /* FTDI if bcdDevice names an FTDI chip */
 	USB_BRIDGE_PLAIN,
 	USB_BRIDGE_FTDI,
 };
 
-#define FTDI_STATUS_BYTES 2	/* at the start of every IN packet */
-#define FTDI_LATENCY_MS 2	/* the chip sends what it holds this often */
+#define FTDI_STATUS_BYTES 2 /* at the start of every IN packet */
+#define FTDI_LATENCY_MS	  2 /* the chip sends what it holds this often */
 
-#define USB_CMD_TIMEOUT_MS 1000	/* a command's reply (protocol section 1) */
-#define USB_CMD_TRIES 3
-#define USB_MAX_FAILS 16	/* failed IN transfers in a row: give up */
-#define USB_MAX_EMPTY 4096	/* empty IN transfers in a row: give up */
-#define USB_DRAIN_MS 3000	/* cancelled transfers must be back by then */
+#define USB_CMD_TIMEOUT_MS 1000 /* a command's reply (protocol section 1) */
+#define USB_CMD_TRIES	   3
+#define USB_MAX_FAILS	   16	/* failed IN transfers in a row: give up */
+#define USB_MAX_EMPTY	   4096 /* empty IN transfers in a row: give up */
+#define USB_DRAIN_MS	   3000 /* cancelled transfers must be back by then */
 
 /* ---- the driver's state ------------------------------------------------- */
 
@@ -57,14 +57,14 @@ struct sync_wait;
 struct usb_xfer {
 	struct usb *u;
 	struct libusb_transfer *t;
-	bool busy;		/* submitted and not yet back */
+	bool busy; /* submitted and not yet back */
 };
 
 enum usb_state {
-	USB_STARTING,		/* START sent, its ACK not seen */
+	USB_STARTING, /* START sent, its ACK not seen */
 	USB_RUNNING,
-	USB_STOPPING,		/* STOP sent, its ACK not seen */
-	USB_DONE,		/* cancelling and draining the transfers */
+	USB_STOPPING, /* STOP sent, its ACK not seen */
+	USB_DONE,     /* cancelling and draining the transfers */
 };
 
 struct usb {
@@ -73,7 +73,7 @@ struct usb {
 	char want_serial[64];
 	char want_path[32];
 	struct bach_board_config cfg;
-	unsigned nxfer, xfer_bytes;	/* 0: from the link's speed */
+	unsigned nxfer, xfer_bytes; /* 0: from the link's speed */
 	unsigned timeout_ms, status_ms;
 	bool reconnect;
 	enum usb_bridge bridge;
@@ -84,12 +84,12 @@ struct usb {
 	libusb_hotplug_callback_handle hotplug;
 	bool have_hotplug;
 	bool claimed;
-	char path[32];		/* where it is plugged in: "1-2.3" */
-	char serial[64];	/* its USB serial number */
+	char path[32];	 /* where it is plugged in: "1-2.3" */
+	char serial[64]; /* its USB serial number */
 	int speed;
-	bool ftdi;		/* the bridge is an FTDI chip */
+	bool ftdi; /* the bridge is an FTDI chip */
 	uint8_t ep_in, ep_out;
-	unsigned mps;		/* the IN endpoint's packet size */
+	unsigned mps; /* the IN endpoint's packet size */
 	struct bach_board_identity id;
 	uint32_t cmd_seq;
 
@@ -100,12 +100,12 @@ struct usb {
 	struct usb_xfer *x;
 	unsigned nx;
 	unsigned in_flight;
-	struct libusb_transfer *cmd;	/* the one command transfer */
+	struct libusb_transfer *cmd; /* the one command transfer */
 	uint8_t cmd_buf[BACH_FRAME_HDR + BACH_CONFIG_SIZE + BACH_FRAME_CRC];
 	bool cmd_busy;
-	uint32_t pending;	/* command awaiting its reply, 0: none */
+	uint32_t pending; /* command awaiting its reply, 0: none */
 	unsigned tries;
-	uint64_t deadline;	/* ns: the pending command times out */
+	uint64_t deadline; /* ns: the pending command times out */
 	/*
 	 * The board's replies come from the core's frame parser (usb_frame)
 	 * once START is acknowledged. Before that, in the handshake and up to
@@ -113,23 +113,23 @@ struct usb {
 	 * finds the replies in it, and the rest is dropped.
 	 */
 	struct bach_parser *replies;
-	struct sync_wait *sync;	/* the handshake's command awaiting a reply */
+	struct sync_wait *sync; /* the handshake's command awaiting a reply */
 	uint64_t fed;		/* bytes given to the core since START's ACK */
 	uint64_t data_end;	/* index + count of the last data frame */
 	enum usb_state state;
-	bool started;		/* START's ACK seen: bytes go to the core */
-	size_t start_at;	/* where in the current piece they begin */
-	bool board_done;	/* a LAST frame: the board stopped sampling */
+	bool started;	 /* START's ACK seen: bytes go to the core */
+	size_t start_at; /* where in the current piece they begin */
+	bool board_done; /* a LAST frame: the board stopped sampling */
 	bool stop_acked;
-	bool lost;		/* the board went away */
-	bool halted;		/* the IN endpoint stalled */
-	int fatal;		/* -errno: the session fails */
+	bool lost;   /* the board went away */
+	bool halted; /* the IN endpoint stalled */
+	int fatal;   /* -errno: the session fails */
 	uint64_t last_rx, next_status;
 	unsigned fails, empties;
 	uint64_t stalls;
-	uint64_t status_records;	/* the last STATUS's count */
+	uint64_t status_records; /* the last STATUS's count */
 	struct bach_board_status status;
-	bool arrived;		/* hotplug: a board like ours appeared */
+	bool arrived; /* hotplug: a board like ours appeared */
 };
 
 /* api.c */

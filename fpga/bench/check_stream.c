@@ -49,9 +49,9 @@
 #include "bach/frame.h"
 #include "bach/record.h"
 
-#define FIFO_RECORDS 1024
+#define FIFO_RECORDS  1024
 #define FRAME_RECORDS 512
-#define BUS_HZ 66666667.0
+#define BUS_HZ	      66666667.0
 
 static const char *dir;
 static int failures;
@@ -137,14 +137,14 @@ static uint64_t *numbers(const char *name, size_t *count)
 /* ---- what the parser delivers ------------------------------------------ */
 
 struct got {
-	uint8_t *recs;		/* delivered records, in order */
-	uint64_t *index;	/* the index of each */
+	uint8_t *recs;	 /* delivered records, in order */
+	uint64_t *index; /* the index of each */
 	size_t n, cap;
-	uint64_t pos;		/* index of the next record */
+	uint64_t pos; /* index of the next record */
 	uint64_t lost;
 	char replies[64][32];
 	size_t nreplies;
-	struct bach_board_status status;	/* the last one */
+	struct bach_board_status status; /* the last one */
 	size_t nstatus;
 	struct bach_board_identity ident;
 	size_t nident;
@@ -221,7 +221,7 @@ static void on_ack(void *ctx, uint32_t command, uint32_t result)
 
 struct pattern {
 	int lfsr;
-	uint64_t at;		/* index of s */
+	uint64_t at; /* index of s */
 	uint32_t s;
 };
 
@@ -294,7 +294,8 @@ static void file_args(struct opts *o)
 
 	if (!text)
 		return;
-	for (t = strtok(text, " \t\n"); t && argc < 32; t = strtok(NULL, " \t\n"))
+	for (t = strtok(text, " \t\n"); t && argc < 32;
+	     t = strtok(NULL, " \t\n"))
 		argv[argc++] = t;
 	parse_args(o, argc, argv);
 	free(text);
@@ -329,15 +330,19 @@ static uint64_t summary_or(const char *key, int must, uint64_t dflt)
 	return found ? v : dflt;
 }
 
-/* ---- the checks ------------------------------------------------------------ */
+/* ---- the checks ------------------------------------------------------------
+ */
 
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct got g = { 0 };
 	struct bach_parser_ops ops = {
-		.records = on_records, .gap = on_gap, .status = on_status,
-		.identity = on_identity, .ack = on_ack,
+		.records = on_records,
+		.gap = on_gap,
+		.status = on_status,
+		.identity = on_identity,
+		.ack = on_ack,
 	};
 	struct bach_parser *p, *pre;
 	struct bach_parser_counters c;
@@ -348,7 +353,7 @@ int main(int argc, char **argv)
 	uint64_t *ts = NULL, *idx = NULL, total;
 	uint32_t seq[5] = { 0 };
 	int saw_last = 0, saw_start_ack = 0, after_last = 0;
-	int64_t t0 = -1;	/* first data frame: B minus the model's clock */
+	int64_t t0 = -1; /* first data frame: B minus the model's clock */
 	struct pattern pat = { 0, 0, 1 };
 
 	if (argc < 2)
@@ -365,7 +370,8 @@ int main(int argc, char **argv)
 		ts = numbers("ts.txt", &nts);
 		idx = numbers("expect.idx", &nidx);
 		if (nidx != nexp)
-			die("expect.idx: %zu lines for %zu records", nidx, nexp);
+			die("expect.idx: %zu lines for %zu records", nidx,
+			    nexp);
 	}
 
 	/* 1. the project's parser: the earlier capture, then this one */
@@ -383,9 +389,9 @@ int main(int argc, char **argv)
 		if (c.bad_crc || c.bad_header || c.resync_bytes || c.duplicates)
 			fail("damaged stream%s: %" PRIu64 " bad CRCs, %" PRIu64
 			     " bad headers, %" PRIu64 " bytes skipped, %" PRIu64
-			     " duplicates", k ? "" : " before the mark",
-			     c.bad_crc, c.bad_header, c.resync_bytes,
-			     c.duplicates);
+			     " duplicates",
+			     k ? "" : " before the mark", c.bad_crc,
+			     c.bad_header, c.resync_bytes, c.duplicates);
 		if (c.lost_frames || c.lost_corrupt)
 			fail("records lost on the link: %" PRIu64 " + %" PRIu64,
 			     c.lost_frames, c.lost_corrupt);
@@ -422,7 +428,8 @@ int main(int argc, char **argv)
 			fail("frame type %u at byte %zu", type, pos);
 		} else if (fseq != seq[type]) {
 			fail("frame at byte %zu: type %u sequence %" PRIu32
-			     ", expected %" PRIu32, pos, type, fseq, seq[type]);
+			     ", expected %" PRIu32,
+			     pos, type, fseq, seq[type]);
 		}
 		if (type >= 1 && type <= 4)
 			seq[type] = fseq + 1;
@@ -441,7 +448,8 @@ int main(int argc, char **argv)
 			int first = ndata == 0;
 
 			if (!saw_start_ack)
-				fail("data frame at byte %zu before the ACK of START",
+				fail("data frame at byte %zu before the ACK of "
+				     "START",
 				     pos);
 			if (saw_last)
 				fail("data frame at byte %zu after LAST", pos);
@@ -449,16 +457,20 @@ int main(int argc, char **argv)
 				fail("data frame %zu: FIRST %s", ndata,
 				     first ? "missing" : "set");
 			if (!!(flags & BACH_FF_OVERFLOW) != (lost != 0))
-				fail("data frame %zu: OVERFLOW flag 0x%02x with lost %"
-				     PRIu32, ndata, flags, lost);
+				fail("data frame %zu: OVERFLOW flag 0x%02x "
+				     "with lost %" PRIu32,
+				     ndata, flags, lost);
 			if (!!(flags & BACH_FF_TIMING) != o.timing)
 				fail("data frame %zu: TIMING flag", ndata);
 			if (flags & 0xf0)
-				fail("data frame %zu: flags 0x%02x", ndata, flags);
+				fail("data frame %zu: flags 0x%02x", ndata,
+				     flags);
 			if (n > FRAME_RECORDS)
-				fail("data frame %zu: %" PRIu32 " records", ndata, n);
+				fail("data frame %zu: %" PRIu32 " records",
+				     ndata, n);
 			if (lost && !o.drop)
-				fail("data frame %zu: %" PRIu32 " lost with stall",
+				fail("data frame %zu: %" PRIu32
+				     " lost with stall",
 				     ndata, lost);
 			saw_last = flags & BACH_FF_LAST;
 			ndata++;
@@ -472,36 +484,44 @@ int main(int argc, char **argv)
 					want = i ? 1 : 0;
 				} else if (k < nexp && idx[k] < nts &&
 					   (i == 0 || idx[k - 1] < nts)) {
-					uint64_t dt = i ? ts[idx[k]] -
-							  ts[idx[k - 1]] : 0;
+					uint64_t dt =
+						i ? ts[idx[k]] - ts[idx[k - 1]]
+						  : 0;
 
 					want = dt > 65535 ? 65535 : dt;
 				} else {
-					fail("data frame %zu: record index %" PRIu64
-					     " beyond the bus model's", ndata, k);
+					fail("data frame %zu: record index "
+					     "%" PRIu64
+					     " beyond the bus model's",
+					     ndata, k);
 					break;
 				}
 				if (get_le16(d + 2 * i) != want) {
-					fail("data frame %zu: delta %u is %u, expected %"
-					     PRIu64, ndata - 1, i, get_le16(d + 2 * i),
+					fail("data frame %zu: delta %u is %u, "
+					     "expected %" PRIu64,
+					     ndata - 1, i, get_le16(d + 2 * i),
 					     want);
 					break;
 				}
 			}
-			if (n && !o.pattern && index < nexp && idx[index] < nts) {
+			if (n && !o.pattern && index < nexp &&
+			    idx[index] < nts) {
 				/* B counts the same clocks as the bus model */
-				int64_t off = (int64_t)b - (int64_t)ts[idx[index]];
+				int64_t off =
+					(int64_t)b - (int64_t)ts[idx[index]];
 
 				if (t0 < 0)
 					t0 = off;
 				else if (off != t0)
-					fail("data frame %zu: timestamp %" PRIu64
-					     " is %" PRId64 " clocks off", ndata - 1,
-					     b, off - t0);
+					fail("data frame %zu: timestamp "
+					     "%" PRIu64 " is %" PRId64
+					     " clocks off",
+					     ndata - 1, b, off - t0);
 			}
 			if (n && o.pattern && o.drop && b != index)
 				fail("data frame %zu: timestamp %" PRIu64
-				     " for index %" PRIu64, ndata - 1, b, index);
+				     " for index %" PRIu64,
+				     ndata - 1, b, index);
 		} else if (saw_last) {
 			after_last++;
 		}
@@ -512,7 +532,8 @@ int main(int argc, char **argv)
 	if (!saw_last)
 		fail("no LAST frame");
 	if (after_last < 2)
-		fail("the final STATUS and the ACK of STOP did not follow LAST");
+		fail("the final STATUS and the ACK of STOP did not follow "
+		     "LAST");
 	if ((long)ndata < o.need_frames)
 		fail("%zu data frames, expected at least %ld", ndata,
 		     o.need_frames);
@@ -526,7 +547,8 @@ int main(int argc, char **argv)
 		for (t = strtok(want, "\n"); t; t = strtok(NULL, "\n"), k++)
 			if (k >= g.nreplies || strcmp(t, g.replies[k]))
 				fail("reply %zu is '%s', expected '%s'", k,
-				     k < g.nreplies ? g.replies[k] : "(none)", t);
+				     k < g.nreplies ? g.replies[k] : "(none)",
+				     t);
 		if (k != g.nreplies)
 			fail("%zu replies, expected %zu", g.nreplies, k);
 		free(want);
@@ -541,10 +563,11 @@ int main(int argc, char **argv)
 		    strncmp(id->serial, "SIM0", sizeof(id->serial)) ||
 		    strncmp(id->name, "bach capture board (simulation)",
 			    sizeof(id->name)))
-			fail("identity: %04x:%04x %u.%u caps %x clock %u fifo %u serial '%.16s' name '%.32s'",
-			     id->vendor, id->product, id->gw_major, id->gw_minor,
-			     id->capabilities, id->clock_hz, id->fifo_records,
-			     id->serial, id->name);
+			fail("identity: %04x:%04x %u.%u caps %x clock %u fifo "
+			     "%u serial '%.16s' name '%.32s'",
+			     id->vendor, id->product, id->gw_major,
+			     id->gw_minor, id->capabilities, id->clock_hz,
+			     id->fifo_records, id->serial, id->name);
 	}
 
 	/* 4. the records */
@@ -561,14 +584,16 @@ int main(int argc, char **argv)
 		else
 			memset(want, 0xee, sizeof(want));
 		if (memcmp(r, want, BACH_REC_SIZE)) {
-			fail("record %" PRIu64 ": %08x %02x %02x, expected %08x %02x %02x",
+			fail("record %" PRIu64
+			     ": %08x %02x %02x, expected %08x %02x %02x",
 			     k, get_be32(r), r[4], r[5], get_be32(want),
 			     want[4], want[5]);
 			break;
 		}
 	}
 	if (!o.pattern && total != nexp)
-		fail("%" PRIu64 " records delivered or lost, the bus carried %zu",
+		fail("%" PRIu64
+		     " records delivered or lost, the bus carried %zu",
 		     total, nexp);
 	if (!o.pattern && !o.filtered && nts != nexp)
 		fail("the bus model completed %zu cycles for %zu records", nts,
@@ -588,28 +613,32 @@ int main(int argc, char **argv)
 		double hz = st->clock_hz;
 
 		if (!o.reset && st->records != total)
-			fail("final STATUS: %" PRIu64 " records, the stream says %"
-			     PRIu64, st->records, total);
+			fail("final STATUS: %" PRIu64
+			     " records, the stream says %" PRIu64,
+			     st->records, total);
 		if (!o.reset && st->overflow != g.lost)
-			fail("final STATUS: %" PRIu64 " lost, the stream says %"
-			     PRIu64, st->overflow, g.lost);
+			fail("final STATUS: %" PRIu64
+			     " lost, the stream says %" PRIu64,
+			     st->overflow, g.lost);
 		if (st->fifo_fill != 0 || st->fifo_size != FIFO_RECORDS)
 			fail("final STATUS: FIFO %u of %u", st->fifo_fill,
 			     st->fifo_size);
-		if (o.noclk ? hz != 0 : hz < BUS_HZ * 0.999 || hz > BUS_HZ * 1.001)
+		if (o.noclk ? hz != 0
+			    : hz < BUS_HZ * 0.999 || hz > BUS_HZ * 1.001)
 			fail("final STATUS: bus clock %u Hz", st->clock_hz);
 		if (st->stall_episodes != summary("hold_episodes") ||
 		    st->stalled_clocks != summary("hold_clocks"))
 			fail("final STATUS: %u stalls, %" PRIu64
-			     " clocks; the CPU was held %" PRIu64 " times, %" PRIu64
-			     " clocks", st->stall_episodes, st->stalled_clocks,
+			     " clocks; the CPU was held %" PRIu64
+			     " times, %" PRIu64 " clocks",
+			     st->stall_episodes, st->stalled_clocks,
 			     summary("hold_episodes"), summary("hold_clocks"));
 		if (o.need_stall && !st->stall_episodes)
 			fail("the board never held the CPU");
 		if (st->offbus != (o.pattern ? 0 : summary("offbus")))
 			fail("final STATUS: %" PRIu64 " ADS#s off the bus, the "
-			     "bus model drove %" PRIu64, st->offbus,
-			     o.pattern ? 0 : summary("offbus"));
+			     "bus model drove %" PRIu64,
+			     st->offbus, o.pattern ? 0 : summary("offbus"));
 	}
 	if (summary("errors"))
 		fail("the testbench saw %" PRIu64 " errors", summary("errors"));

@@ -45,22 +45,22 @@
 struct cycle {
 	uint32_t addr;
 	uint8_t be;
-	uint8_t pins;		/* M/IO# D/C# W/R# CACHE# in bits 3..0 */
-	uint8_t ken_n;		/* KEN# where the board must take it */
-	uint8_t lock;		/* LOCK# low through it (INTA pairs) */
-	uint8_t junk;		/* random levels on A, BE#, M/IO#... when idle */
-	uint8_t master;		/* cycles of another master before it (0-7) */
-	uint8_t floats;		/* its BOFF# episode: ADS# floats low */
-	uint8_t snoop;		/* a snoop writeback: the address from AHOLD */
-	uint32_t gap;		/* clocks from the previous ADS# at least */
-	uint8_t w0;		/* wait states before the first BRDY# */
-	uint8_t wb;		/* wait states between burst transfers */
-	uint8_t na_at;		/* NA# this many clocks after ADS# (0: none) */
-	uint8_t boff_at;	/* BOFF# instead of BRDY# number k (0: none;
-				   15: in the clock of ADS# itself) */
-	uint8_t boff_len;	/* clocks of BOFF# */
+	uint8_t pins;	  /* M/IO# D/C# W/R# CACHE# in bits 3..0 */
+	uint8_t ken_n;	  /* KEN# where the board must take it */
+	uint8_t lock;	  /* LOCK# low through it (INTA pairs) */
+	uint8_t junk;	  /* random levels on A, BE#, M/IO#... when idle */
+	uint8_t master;	  /* cycles of another master before it (0-7) */
+	uint8_t floats;	  /* its BOFF# episode: ADS# floats low */
+	uint8_t snoop;	  /* a snoop writeback: the address from AHOLD */
+	uint32_t gap;	  /* clocks from the previous ADS# at least */
+	uint8_t w0;	  /* wait states before the first BRDY# */
+	uint8_t wb;	  /* wait states between burst transfers */
+	uint8_t na_at;	  /* NA# this many clocks after ADS# (0: none) */
+	uint8_t boff_at;  /* BOFF# instead of BRDY# number k (0: none;
+			     15: in the clock of ADS# itself) */
+	uint8_t boff_len; /* clocks of BOFF# */
 	uint8_t rec[BACH_REC_SIZE]; /* its record */
-	uint8_t filtered;	/* the filter drops the record */
+	uint8_t filtered;	    /* the filter drops the record */
 };
 
 static struct cycle cyc[MAX_CYCLES];
@@ -113,7 +113,7 @@ static struct cycle *add(uint32_t addr, uint8_t be, uint8_t ctl)
 	c->addr = addr & ~7u;
 	c->be = be;
 	c->pins = ctl >> 4;
-	c->ken_n = cbit;	/* cacheable reads: KEN# low, a line fill */
+	c->ken_n = cbit; /* cacheable reads: KEN# low, a line fill */
 	if (mio && !wr && cbit && rnd(2)) {
 		/* non-cacheable read: CACHE# low, and KEN# high says no */
 		c->pins &= ~1u;
@@ -194,8 +194,9 @@ static void load_gen(const char *path, size_t max, int top_rate, int junk)
 static void corner_cases(int with_idle, int offbus)
 {
 	struct cycle *c;
-	static const uint8_t special_be[] = { 0xfe, 0xfd, 0xfb, 0xf7, 0xef,
-					      0xdf };
+	static const uint8_t special_be[] = {
+		0xfe, 0xfd, 0xfb, 0xf7, 0xef, 0xdf
+	};
 
 	/* line fill, no waits; then with waits on every transfer */
 	add(0x00100000, 0x00, 0x80);
@@ -227,7 +228,7 @@ static void corner_cases(int with_idle, int offbus)
 	c->lock = 1;
 	for (unsigned i = 0; i < sizeof(special_be); i++)
 		add(0, special_be[i], 0x30);
-	add(0x00000010, 0xfb, 0x30);	/* stop grant: halt with A4 */
+	add(0x00000010, 0xfb, 0x30); /* stop grant: halt with A4 */
 	/* BOFF# in the middle of a line fill, and before any BRDY# */
 	c = add(0x00400200, 0x00, 0xc0);
 	c->boff_at = 3;
@@ -297,7 +298,7 @@ static void corner_cases(int with_idle, int offbus)
 	}
 	/* back to back at the top rate: one single write every two clocks */
 	for (unsigned i = 0; i < 48; i++)
-		add(0x00600000 + 8 * i, (uint8_t)~(1u << (i & 7)), 0xf0);
+		add(0x00600000 + 8 * i, (uint8_t) ~(1u << (i & 7)), 0xf0);
 	if (with_idle) {
 		/* the longest delta, then one more clock: a boundary */
 		c = add(0x00700000, 0xf0, 0xf0);
@@ -376,8 +377,12 @@ static void configure_water(uint8_t policy, uint8_t timing, uint8_t source,
 			    uint16_t filter, uint16_t high, uint16_t low)
 {
 	struct bach_board_config c = {
-		.policy = policy, .timing = timing, .test_pattern = source,
-		.type_filter = filter, .high_water = high, .low_water = low,
+		.policy = policy,
+		.timing = timing,
+		.test_pattern = source,
+		.type_filter = filter,
+		.high_water = high,
+		.low_water = low,
 	};
 
 	cmd(BACH_CMD_CONFIGURE, &c, 'A');
@@ -454,18 +459,21 @@ static void prelude_pattern(void)
 static void prelude_bus(const char *gen, size_t n)
 {
 	struct bach_board_config c = { .policy = BACH_POLICY_STALL,
-				       .high_water = 4096, .low_water = 2048 };
+				       .high_water = 4096,
+				       .low_water = 2048 };
 
 	load_gen(gen, n, 1, 0);
 	for (size_t i = 0; i < ncyc; i++)
-		cyc[i].filtered = 1;	/* not part of the capture checked */
+		cyc[i].filtered = 1; /* not part of the capture checked */
 	/* low watermarks (64 and 32 records): it holds the CPU, and the
 	   pattern's STATUS after it must not report those stalls */
 	cmd(BACH_CMD_CONFIGURE, &c, 'A');
 	reply("ACK 4 0");
 	start();
-	fprintf(script, "pause 3000 1500\nbus %zu\nbuswait\npause 0 0\n"
-			"idle 3000\n", ncyc);
+	fprintf(script,
+		"pause 3000 1500\nbus %zu\nbuswait\npause 0 0\n"
+		"idle 3000\n",
+		ncyc);
 	stop();
 	fprintf(script, "mark\n");
 }
@@ -492,7 +500,7 @@ int main(int argc, char **argv)
 		 * VCD for the logic-analyzer path.
 		 */
 		static const uint8_t junk[] = { 0x00, 'B', 'A', 'C', 0xff,
-						'B', 'A', 'C', 'H', 0x01 };
+						'B',  'A', 'C', 'H', 0x01 };
 
 		corner_cases(1, 0);
 		load_gen(gen, 3000, 0, 0);
@@ -534,8 +542,10 @@ int main(int argc, char **argv)
 		prelude_pattern();
 		configure(BACH_POLICY_DROP, 0, 0, 0);
 		start();
-		fprintf(script, "pause 12000 6000\nbus %zu\nbuswait\n"
-				"pause 0 0\nidle 3000\n", ncyc);
+		fprintf(script,
+			"pause 12000 6000\nbus %zu\nbuswait\n"
+			"pause 0 0\nidle 3000\n",
+			ncyc);
 		stop();
 		fprintf(args, "--policy drop --need-loss\n");
 	} else if (!strcmp(sc, "gate")) {
@@ -589,8 +599,10 @@ int main(int argc, char **argv)
 		prelude_pattern();
 		configure(BACH_POLICY_STALL, 1, 0, 0);
 		start();
-		fprintf(script, "pause 16000 6000\nbus %zu\nbuswait\n"
-				"pause 0 0\nidle 3000\n", ncyc);
+		fprintf(script,
+			"pause 16000 6000\nbus %zu\nbuswait\n"
+			"pause 0 0\nidle 3000\n",
+			ncyc);
 		stop();
 		fprintf(args, "--policy stall --timing --need-stall\n");
 	} else if (!strcmp(sc, "filter")) {
@@ -601,8 +613,8 @@ int main(int argc, char **argv)
 
 		load_gen(gen, 1500, 0, 0);
 		for (size_t i = 0; i < ncyc; i++) {
-			cyc[i].filtered = !(keep >> bach_type_of(cyc[i].rec[5]) &
-					    1);
+			cyc[i].filtered =
+				!(keep >> bach_type_of(cyc[i].rec[5]) & 1);
 			k += !cyc[i].filtered;
 		}
 		prelude_pattern();
@@ -689,8 +701,10 @@ int main(int argc, char **argv)
 		prelude_pattern();
 		configure(BACH_POLICY_STALL, 0, 0, 0);
 		start();
-		fprintf(script, "pause 8000 6000\nbus %zu\nbuswait\n"
-				"pause 0 0\nidle 3000\n", ncyc);
+		fprintf(script,
+			"pause 8000 6000\nbus %zu\nbuswait\n"
+			"pause 0 0\nidle 3000\n",
+			ncyc);
 		stop();
 		fprintf(args, "--policy drop --need-loss --need-stall\n");
 	} else if (!strcmp(sc, "nocpu")) {
@@ -714,8 +728,10 @@ int main(int argc, char **argv)
 		stop();
 		fprintf(args, "--policy stall --no-bus-clock\n");
 	} else {
-		die("unknown scenario '%s' (bus, drop, offbus, filter, counter, "
-		    "lfsr, cmds, deaf, nocpu, nobus, gate)", sc);
+		die("unknown scenario '%s' (bus, drop, offbus, filter, "
+		    "counter, "
+		    "lfsr, cmds, deaf, nocpu, nobus, gate)",
+		    sc);
 	}
 	write_cycles(dir);
 	fprintf(script, "end\n");

@@ -38,24 +38,24 @@
 enum bach_sig {
 	BACH_SIG_CLK,
 	BACH_SIG_ADS,
-	BACH_SIG_A3,			/* a3 .. a31: BACH_SIG_A3 + n - 3 */
+	BACH_SIG_A3,			 /* a3 .. a31: BACH_SIG_A3 + n - 3 */
 	BACH_SIG_BE0 = BACH_SIG_A3 + 29, /* be0_n .. be7_n */
 	BACH_SIG_MIO = BACH_SIG_BE0 + 8,
 	BACH_SIG_DC,
 	BACH_SIG_WR,
 	BACH_SIG_CACHE,
-	BACH_SIG_BRDY,			/* optional: the rest */
+	BACH_SIG_BRDY, /* optional: the rest */
 	BACH_SIG_NA,
 	BACH_SIG_KEN,
 	BACH_SIG_BOFF,
 	BACH_SIG_LOCK,
 	BACH_SIG_HLDA,
-	BACH_SIG_AHOLD,			/* appended: AHOLD and EADS#, for */
-	BACH_SIG_EADS,			/* writebacks run under AHOLD */
+	BACH_SIG_AHOLD, /* appended: AHOLD and EADS#, for */
+	BACH_SIG_EADS,	/* writebacks run under AHOLD */
 	BACH_NSIG
 };
 
-#define BACH_BUS_MAX_UNIT 16	/* bytes per sample: 128 channels */
+#define BACH_BUS_MAX_UNIT 16 /* bytes per sample: 128 channels */
 
 /* "clk", "ads_n", "a3", ..., "hlda", "ahold", "eads_n" */
 const char *bach_sig_name(int sig);
@@ -67,14 +67,14 @@ int bach_sig_find(const char *name);
 
 struct bach_mapentry {
 	int sig;
-	int level;	/* -1: a channel; 0 or 1: a constant level;
-			   BACH_MAP_NONE: not captured */
-	char *channel;	/* the capture's channel name */
-	unsigned line;	/* where the map file said so (0: not from a file) */
+	int level;     /* -1: a channel; 0 or 1: a constant level;
+			  BACH_MAP_NONE: not captured */
+	char *channel; /* the capture's channel name */
+	unsigned line; /* where the map file said so (0: not from a file) */
 };
 
 struct bach_mapspec {
-	const char *path;	/* the map file, for messages */
+	const char *path; /* the map file, for messages */
 	struct bach_mapentry *e;
 	size_t n;
 };
@@ -83,8 +83,8 @@ struct bach_mapspec {
  * Read a map file: `signal = channel`, `signal = low|high` (a constant
  * level) or `signal = none` (not captured, even where a channel has the
  * signal's name) lines, blank lines and `#` comments (a `#` at the start
- * of a line or after a blank; inside a name, as in ADS#, it is the name's). Returns 0, or -1 with a message naming the file
- * and line in err.
+ * of a line or after a blank; inside a name, as in ADS#, it is the name's).
+ * Returns 0, or -1 with a message naming the file and line in err.
  */
 int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 		      size_t errlen);
@@ -92,9 +92,9 @@ void bach_mapspec_free(struct bach_mapspec *spec);
 
 /* Where each signal comes from, for one capture. */
 struct bach_busmap {
-	int chan[BACH_NSIG];	/* channel index, or -1: not captured */
+	int chan[BACH_NSIG];	  /* channel index, or -1: not captured */
 	uint8_t level[BACH_NSIG]; /* the constant level when not captured */
-	bool mapped[BACH_NSIG];	/* the map file named it */
+	bool mapped[BACH_NSIG];	  /* the map file named it */
 	/*
 	 * A cycle opens where ADS# falls rather than on every clock it is
 	 * low: the same on a Pentium bus, whose ADS# lasts one clock, and
@@ -135,26 +135,26 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 			    size_t len);
 
 struct bach_busdec_stats {
-	uint64_t samples;	/* fed */
-	uint64_t clocks;	/* bus clocks seen */
-	uint64_t cycles;	/* ADS# seen */
-	uint64_t records;	/* emitted */
-	uint64_t aborted;	/* attempts aborted by BOFF# (restarted) */
-	uint64_t ken_uncached;	/* cacheable reads KEN# made noncacheable */
-	uint64_t stray_brdy;	/* BRDY# with no cycle open */
-	uint64_t overlapped;	/* a cycle opened with the pipeline full */
-	uint64_t unfinished;	/* open at the end of the capture */
+	uint64_t samples;      /* fed */
+	uint64_t clocks;       /* bus clocks seen */
+	uint64_t cycles;       /* ADS# seen */
+	uint64_t records;      /* emitted */
+	uint64_t aborted;      /* attempts aborted by BOFF# (restarted) */
+	uint64_t ken_uncached; /* cacheable reads KEN# made noncacheable */
+	uint64_t stray_brdy;   /* BRDY# with no cycle open */
+	uint64_t overlapped;   /* a cycle opened with the pipeline full */
+	uint64_t unfinished;   /* open at the end of the capture */
 	/* appended */
-	uint64_t off_bus;	/* ADS# low while the CPU was off the bus
-				   (HLDA high, or its outputs floated by
-				   BOFF#): another master's cycle or a floating
-				   pin, not recorded */
+	uint64_t off_bus;	 /* ADS# low while the CPU was off the bus
+				    (HLDA high, or its outputs floated by
+				    BOFF#): another master's cycle or a floating
+				    pin, not recorded */
 	uint64_t off_bus_clocks; /* clocks the CPU was off the bus */
-	uint64_t backoffs;	/* BOFF# assertions */
-	uint64_t ken_unknown;	/* reads asked with CACHE# and recorded so,
-				   KEN# not followed (no cycle tracking) */
-	uint64_t inquire_addr;	/* writebacks under AHOLD recorded at the
-				   address of the inquire (EADS#) */
+	uint64_t backoffs;	 /* BOFF# assertions */
+	uint64_t ken_unknown;	 /* reads asked with CACHE# and recorded so,
+				    KEN# not followed (no cycle tracking) */
+	uint64_t inquire_addr;	 /* writebacks under AHOLD recorded at the
+				    address of the inquire (EADS#) */
 };
 
 struct bach_busdec;
@@ -177,8 +177,8 @@ void bach_busdec_free(struct bach_busdec *d);
  * fewer than n only when out is full or, following BRDY#, has room for
  * just one more (a clock may emit two): call again with the rest.
  */
-size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples,
-			size_t n, size_t *used, uint8_t *out, size_t cap);
+size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples, size_t n,
+			size_t *used, uint8_t *out, size_t cap);
 
 /*
  * The capture ended: cycles still open (their BRDY#s never came) become

@@ -34,40 +34,40 @@
 #include "bach/busdecode.h"
 
 struct bach_busmodel_opts {
-	uint64_t seed;		/* timing choices and noise */
-	unsigned max_wait;	/* wait states per transfer: 0 .. max_wait */
-	unsigned pipeline_pct;	/* cycles given NA# (percent) */
-	unsigned boff_every;	/* back off every Nth cycle (0: never) */
-	unsigned ken_pct;	/* noncacheable reads asked with CACHE#,
-				   refused by KEN# (percent) */
+	uint64_t seed;	       /* timing choices and noise */
+	unsigned max_wait;     /* wait states per transfer: 0 .. max_wait */
+	unsigned pipeline_pct; /* cycles given NA# (percent) */
+	unsigned boff_every;   /* back off every Nth cycle (0: never) */
+	unsigned ken_pct;      /* noncacheable reads asked with CACHE#,
+				  refused by KEN# (percent) */
 	/* appended */
-	unsigned boff_max;	/* longest back-off, clocks (0: 3) */
-	unsigned hold_every;	/* HOLD before every Nth cycle: HLDA, and
-				   another master's cycles (0: never) */
-	unsigned snoop_every;	/* an inquire under AHOLD before every Nth
-				   cycle, hitting a modified line: its
-				   writeback (0: never) */
+	unsigned boff_max;    /* longest back-off, clocks (0: 3) */
+	unsigned hold_every;  /* HOLD before every Nth cycle: HLDA, and
+				 another master's cycles (0: never) */
+	unsigned snoop_every; /* an inquire under AHOLD before every Nth
+				 cycle, hitting a modified line: its
+				 writeback (0: never) */
 };
 
 /* What the model did, for tests to hold the decoder's counts against. */
 struct bach_busmodel_stats {
 	size_t clocks;
-	size_t truth;		/* cycles the CPU completed: records */
-	size_t aborted;		/* attempts BOFF# aborted (ADS# seen) */
-	size_t backoffs;	/* BOFF# assertions */
-	size_t refused;		/* KEN# sampled high for a read asked
-				   with CACHE# (aborted attempts too) */
-	size_t off_bus;		/* clocks ADS# was low with the CPU off
-				   the bus: another master's, floating */
-	size_t foreign;		/* another master's cycles */
-	size_t snoops;		/* writebacks after an inquire hit */
-	size_t snoops_floated;	/* ... whose ADS# came under AHOLD */
+	size_t truth;	       /* cycles the CPU completed: records */
+	size_t aborted;	       /* attempts BOFF# aborted (ADS# seen) */
+	size_t backoffs;       /* BOFF# assertions */
+	size_t refused;	       /* KEN# sampled high for a read asked
+				  with CACHE# (aborted attempts too) */
+	size_t off_bus;	       /* clocks ADS# was low with the CPU off
+				  the bus: another master's, floating */
+	size_t foreign;	       /* another master's cycles */
+	size_t snoops;	       /* writebacks after an inquire hit */
+	size_t snoops_floated; /* ... whose ADS# came under AHOLD */
 };
 
 /* The signals the system drives (CPU inputs): their timing differs. */
-#define BACH_BUSMODEL_INPUTS                                                  \
-	((1ull << BACH_SIG_BRDY) | (1ull << BACH_SIG_NA) |                    \
-	 (1ull << BACH_SIG_KEN) | (1ull << BACH_SIG_BOFF) |                   \
+#define BACH_BUSMODEL_INPUTS                                                   \
+	((1ull << BACH_SIG_BRDY) | (1ull << BACH_SIG_NA) |                     \
+	 (1ull << BACH_SIG_KEN) | (1ull << BACH_SIG_BOFF) |                    \
 	 (1ull << BACH_SIG_AHOLD) | (1ull << BACH_SIG_EADS))
 
 /*

@@ -35,29 +35,30 @@ char *bach_put_dec(char *d, uint64_t v);
 /* ---- imports ----------------------------------------------------------- */
 
 enum bach_import_format {
-	BACH_IMPORT_LACKEY,	/* valgrind --tool=lackey --trace-mem=yes */
-	BACH_IMPORT_DIN,	/* Dinero III/IV "label address" */
-	BACH_IMPORT_CIS501,	/* Penn CIS 501 micro-op traces */
-	BACH_IMPORT_P2,		/* BYU 12-byte Pentium II p2AddrTr records */
-	BACH_IMPORT_LAPLACE,	/* Laplace text "type time length asid addr" */
+	BACH_IMPORT_LACKEY,	 /* valgrind --tool=lackey --trace-mem=yes */
+	BACH_IMPORT_DIN,	 /* Dinero III/IV "label address" */
+	BACH_IMPORT_CIS501,	 /* Penn CIS 501 micro-op traces */
+	BACH_IMPORT_P2,		 /* BYU 12-byte Pentium II p2AddrTr records */
+	BACH_IMPORT_LAPLACE,	 /* Laplace text "type time length asid addr" */
 	BACH_IMPORT_LAPLACE_BIN, /* Laplace 18-byte raw reference records */
 	BACH_IMPORT_TRACEMATCHER, /* ISP RAS Trace Matcher MR/MW lines */
-	BACH_IMPORT_IDTRACE,	/* IDtrace 5-byte cache trace entries */
+	BACH_IMPORT_IDTRACE,	  /* IDtrace 5-byte cache trace entries */
 };
 #define BACH_IMPORT_NFORMATS 8
 
 /* Bytes of one record of a binary format; 0 for a line format. */
 size_t bach_import_unit(enum bach_import_format fmt);
 
-#define BACH_IMPORT_MASK_ADDRESS 0x1 /* keep the low 32 bits of wide addresses */
+#define BACH_IMPORT_MASK_ADDRESS                                               \
+	0x1 /* keep the low 32 bits of wide addresses */
 
 /* Most records one input line or binary record can produce. */
 #define BACH_IMPORT_MAX_RECS 64
 
 struct bach_import_stats {
-	uint64_t lines;		/* lines (or binary records) read */
-	uint64_t records;	/* records produced */
-	uint64_t skipped;	/* inputs with no BYU equivalent, skipped */
+	uint64_t lines;	  /* lines (or binary records) read */
+	uint64_t records; /* records produced */
+	uint64_t skipped; /* inputs with no BYU equivalent, skipped */
 };
 
 struct bach_importer;
@@ -67,9 +68,8 @@ struct bach_importer;
  * starts with the gzip magic is inflated as it is read. Returns 0 or
  * -errno with a message in bach_importer_strerror().
  */
-int bach_importer_open(struct bach_importer **ip,
-		       enum bach_import_format fmt, const char *path,
-		       unsigned flags);
+int bach_importer_open(struct bach_importer **ip, enum bach_import_format fmt,
+		       const char *path, unsigned flags);
 /*
  * Next block of records, as bach_reader_read(): n > 0, 0 at the end, or
  * -errno (-EBADMSG for malformed input, with the file and line number or
@@ -89,26 +89,26 @@ void bach_importer_free(struct bach_importer *im);
  * many, 0 for a line that is skipped (and counted in *skipped), or
  * -EBADMSG with a reason in *why.
  */
-int bach_import_line(enum bach_import_format fmt, const char *line,
-		     size_t len, unsigned flags, uint8_t *out,
-		     uint64_t *skipped, const char **why);
+int bach_import_line(enum bach_import_format fmt, const char *line, size_t len,
+		     unsigned flags, uint8_t *out, uint64_t *skipped,
+		     const char **why);
 
 /* ---- exports ----------------------------------------------------------- */
 
 enum bach_export_format {
-	BACH_EXPORT_DIN,	/* "label address": 0 read, 1 write, 2 fetch */
-	BACH_EXPORT_DINX,	/* extended din: "r|w|i addr size" */
-	BACH_EXPORT_LAPLACE,	/* "r|w|i timestamp length asid address" */
-	BACH_EXPORT_CSV,	/* bach_fmt_csv with header */
+	BACH_EXPORT_DIN,	 /* "label address": 0 read, 1 write, 2 fetch */
+	BACH_EXPORT_DINX,	 /* extended din: "r|w|i addr size" */
+	BACH_EXPORT_LAPLACE,	 /* "r|w|i timestamp length asid address" */
+	BACH_EXPORT_CSV,	 /* bach_fmt_csv with header */
 	BACH_EXPORT_LAPLACE_BIN, /* Laplace 18-byte raw reference records */
 	BACH_EXPORT_TRACEMATCHER, /* "time clk MR|MWsize addr data" */
-	BACH_EXPORT_IDTRACE,	/* IDtrace 5-byte cache trace entries */
+	BACH_EXPORT_IDTRACE,	  /* IDtrace 5-byte cache trace entries */
 };
 #define BACH_EXPORT_NFORMATS 7
 
 /* Laplace's binary record, and IDtrace's cache trace entry, in bytes. */
 #define BACH_LAPLACE_BIN_SIZE 18
-#define BACH_IDTRACE_SIZE 5
+#define BACH_IDTRACE_SIZE     5
 
 /*
  * Format records[0..n) into dst (room for n * BACH_TEXT_MAX bytes);

@@ -2,11 +2,11 @@
 /*
  * The driver contract: how a source of bus cycles (a capture board, a
  * logic analyzer, a file being replayed, the fake board) plugs into the
- * capture pipeline (docs/design.md section 3). Every driver is one `const struct
- * bach_driver` registered in drivers/registry.c.
+ * capture pipeline (docs/design.md section 3). Every driver is one `const
+ * struct bach_driver` registered in drivers/registry.c.
  *
- * Threads. check(), open() and close() run on the main thread. run() runs on the
- * acquisition thread the core starts, and is the only member that delivers
+ * Threads. check(), open() and close() run on the main thread. run() runs on
+ * the acquisition thread the core starts, and is the only member that delivers
  * data. stop() is called from the main thread while run() is running, and
  * must make run() return soon; it must not block.
  *

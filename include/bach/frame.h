@@ -32,42 +32,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BACH_FRAME_MAGIC "BACH"
-#define BACH_PROTO_VERSION 1
-#define BACH_FRAME_HDR 40
-#define BACH_FRAME_CRC 4
+#define BACH_FRAME_MAGIC       "BACH"
+#define BACH_PROTO_VERSION     1
+#define BACH_FRAME_HDR	       40
+#define BACH_FRAME_CRC	       4
 #define BACH_FRAME_MAX_RECORDS 65535
 /* Largest payload a parser accepts: full records with 16-bit deltas. */
 #define BACH_FRAME_MAX_PAYLOAD (BACH_FRAME_MAX_RECORDS * 8)
 /* Largest frame: header, largest payload, CRC. */
-#define BACH_FRAME_MAX                                                        \
+#define BACH_FRAME_MAX                                                         \
 	(BACH_FRAME_HDR + BACH_FRAME_MAX_PAYLOAD + BACH_FRAME_CRC)
 
 /* Payload sizes in protocol 1 (later minor versions only append). */
-#define BACH_CONFIG_SIZE 16
-#define BACH_STATUS_SIZE 56	/* 48 before gateware 1.1 */
+#define BACH_CONFIG_SIZE   16
+#define BACH_STATUS_SIZE   56 /* 48 before gateware 1.1 */
 #define BACH_IDENTITY_SIZE 64
 
 enum bach_frame_type {
-	BACH_FT_DATA = 1,	/* board -> host: records */
-	BACH_FT_STATUS = 2,	/* board -> host: counters */
-	BACH_FT_IDENTITY = 3,	/* board -> host: reply to IDENTIFY */
-	BACH_FT_ACK = 4,	/* board -> host: reply to any other command */
-	BACH_FT_COMMAND = 16,	/* host -> board */
+	BACH_FT_DATA = 1,     /* board -> host: records */
+	BACH_FT_STATUS = 2,   /* board -> host: counters */
+	BACH_FT_IDENTITY = 3, /* board -> host: reply to IDENTIFY */
+	BACH_FT_ACK = 4,      /* board -> host: reply to any other command */
+	BACH_FT_COMMAND = 16, /* host -> board */
 };
 
 /* Data frame flags. */
-#define BACH_FF_FIRST 0x01	/* first frame after START */
-#define BACH_FF_LAST 0x02	/* last frame before the board stopped */
-#define BACH_FF_OVERFLOW 0x04	/* the board lost records before this frame */
-#define BACH_FF_TIMING 0x08	/* payload starts with one u16 delta a record */
+#define BACH_FF_FIRST	 0x01 /* first frame after START */
+#define BACH_FF_LAST	 0x02 /* last frame before the board stopped */
+#define BACH_FF_OVERFLOW 0x04 /* the board lost records before this frame */
+#define BACH_FF_TIMING	 0x08 /* payload starts with one u16 delta a record */
 
 /* Commands: in the first u32 type-specific field (offset 32) of a COMMAND. */
 enum bach_command {
 	BACH_CMD_IDENTIFY = 1,
 	BACH_CMD_START = 2,
 	BACH_CMD_STOP = 3,
-	BACH_CMD_CONFIGURE = 4,	/* payload: struct bach_board_config, 16 bytes */
+	BACH_CMD_CONFIGURE =
+		4, /* payload: struct bach_board_config, 16 bytes */
 	BACH_CMD_STATUS = 5,
 	BACH_CMD_RESET_COUNTERS = 6,
 };
@@ -88,45 +89,45 @@ enum bach_loss_policy {
 
 /* CONFIGURE payload (16 bytes, little-endian). */
 struct bach_board_config {
-	uint8_t policy;		/* enum bach_loss_policy */
-	uint8_t timing;		/* 1: data frames carry per-record deltas */
-	uint8_t test_pattern;	/* 0 bus, 1 counter, 2 LFSR */
+	uint8_t policy;	      /* enum bach_loss_policy */
+	uint8_t timing;	      /* 1: data frames carry per-record deltas */
+	uint8_t test_pattern; /* 0 bus, 1 counter, 2 LFSR */
 	uint8_t reserved;
-	uint16_t type_filter;	/* bit t set: record cycles of type t; 0 = all */
-	uint16_t high_water;	/* stall: FIFO fill (1/65536ths) to hold */
-	uint16_t low_water;	/* stall: FIFO fill to release */
+	uint16_t type_filter; /* bit t set: record cycles of type t; 0 = all */
+	uint16_t high_water;  /* stall: FIFO fill (1/65536ths) to hold */
+	uint16_t low_water;   /* stall: FIFO fill to release */
 	uint16_t reserved2[3];
 };
 
 /* STATUS payload (56 bytes, little-endian; a shorter one reads as zeros). */
 struct bach_board_status {
-	uint32_t fifo_fill;	/* records in the FIFO now */
-	uint32_t fifo_size;	/* its capacity, records */
-	uint64_t records;	/* records sampled since reset */
-	uint64_t overflow;	/* records lost to a full FIFO (drop) */
-	uint32_t stall_episodes;/* holds asserted (stall) */
-	uint32_t clock_hz;	/* bus clock, Hz */
-	uint64_t stalled_clocks;/* clocks spent holding the CPU */
+	uint32_t fifo_fill;	 /* records in the FIFO now */
+	uint32_t fifo_size;	 /* its capacity, records */
+	uint64_t records;	 /* records sampled since reset */
+	uint64_t overflow;	 /* records lost to a full FIFO (drop) */
+	uint32_t stall_episodes; /* holds asserted (stall) */
+	uint32_t clock_hz;	 /* bus clock, Hz */
+	uint64_t stalled_clocks; /* clocks spent holding the CPU */
 	uint64_t reserved;
-	uint64_t offbus;	/* ADS#s while the CPU was off the bus (HLDA,
-				   BOFF#): no records (1.1; 0 from a 1.0 board) */
+	uint64_t offbus; /* ADS#s while the CPU was off the bus (HLDA,
+			    BOFF#): no records (1.1; 0 from a 1.0 board) */
 };
 
 /* IDENTITY payload (64 bytes). */
 struct bach_board_identity {
 	uint16_t vendor, product;
 	uint8_t gw_major, gw_minor;
-	uint16_t capabilities;	/* BACH_CAP_* */
+	uint16_t capabilities; /* BACH_CAP_* */
 	uint32_t clock_hz;
 	uint32_t fifo_records;
-	char serial[16];	/* NUL-padded */
-	char name[32];		/* NUL-padded */
+	char serial[16]; /* NUL-padded */
+	char name[32];	 /* NUL-padded */
 };
 
-#define BACH_CAP_TIMING 0x1
-#define BACH_CAP_STALL 0x2
+#define BACH_CAP_TIMING	      0x1
+#define BACH_CAP_STALL	      0x2
 #define BACH_CAP_TEST_PATTERN 0x4
-#define BACH_CAP_FILTER 0x8
+#define BACH_CAP_FILTER	      0x8
 
 /* ---- building frames --------------------------------------------------- */
 
@@ -165,12 +166,12 @@ size_t bach_frame_build_command(uint8_t *dst, uint32_t seq,
 /* ---- parsing frames ---------------------------------------------------- */
 
 enum bach_gap_cause {
-	BACH_GAP_OVERFLOW,	/* the board's FIFO overflowed (drop policy) */
-	BACH_GAP_FRAMES,	/* frames missing on the link */
-	BACH_GAP_CORRUPT,	/* frames rejected for a bad CRC or header */
-	BACH_GAP_RING,		/* the host's ring was full (drop policy) */
-	BACH_GAP_DEVICE,	/* the device went away mid-capture */
-	BACH_GAP_DISK,		/* the disk refused them (a failed write, full) */
+	BACH_GAP_OVERFLOW, /* the board's FIFO overflowed (drop policy) */
+	BACH_GAP_FRAMES,   /* frames missing on the link */
+	BACH_GAP_CORRUPT,  /* frames rejected for a bad CRC or header */
+	BACH_GAP_RING,	   /* the host's ring was full (drop policy) */
+	BACH_GAP_DEVICE,   /* the device went away mid-capture */
+	BACH_GAP_DISK,	   /* the disk refused them (a failed write, full) */
 	/* append new causes above this line; names in lib/frame.c */
 	BACH_GAP_NCAUSES
 };
@@ -182,12 +183,12 @@ const char *bach_gap_cause_name(enum bach_gap_cause c);
  * its payload in place. Pointers are valid during the callback only.
  */
 struct bach_frame {
-	uint8_t type;		/* enum bach_frame_type, or a later one */
-	uint8_t flags;		/* BACH_FF_* (data frames) */
+	uint8_t type;  /* enum bach_frame_type, or a later one */
+	uint8_t flags; /* BACH_FF_* (data frames) */
 	uint32_t seq;
-	uint32_t plen;		/* payload bytes */
-	uint64_t a, b;		/* data: index, timestamp */
-	uint32_t c, d;		/* data: count, lost; ACK: command, result */
+	uint32_t plen; /* payload bytes */
+	uint64_t a, b; /* data: index, timestamp */
+	uint32_t c, d; /* data: count, lost; ACK: command, result */
 	const uint8_t *payload;
 	/*
 	 * Where the frame ends in the piece given to the bach_parser_feed()
@@ -232,14 +233,14 @@ struct bach_parser_ops {
 };
 
 struct bach_parser_counters {
-	uint64_t frames;	/* good frames of any type */
-	uint64_t data_frames;	/* good data frames, duplicates included */
-	uint64_t records;	/* records delivered */
+	uint64_t frames;      /* good frames of any type */
+	uint64_t data_frames; /* good data frames, duplicates included */
+	uint64_t records;     /* records delivered */
 	uint64_t lost_overflow, lost_frames, lost_corrupt;
-	uint64_t bad_crc;	/* frames rejected for their CRC */
-	uint64_t bad_header;	/* magic found, header impossible */
-	uint64_t resync_bytes;	/* bytes skipped looking for the magic */
-	uint64_t duplicates;	/* data frames with an index already seen */
+	uint64_t bad_crc;      /* frames rejected for their CRC */
+	uint64_t bad_header;   /* magic found, header impossible */
+	uint64_t resync_bytes; /* bytes skipped looking for the magic */
+	uint64_t duplicates;   /* data frames with an index already seen */
 };
 
 struct bach_parser;
@@ -287,13 +288,13 @@ void bach_parser_counters(const struct bach_parser *p,
  * and so does the capture from a later STATUS's records sampled).
  */
 struct bach_parser_tail {
-	uint64_t bytes;		/* bytes fed in all */
-	uint64_t records;	/* records delivered in all */
-	uint64_t good_end;	/* stream offset just past the last good frame */
-	uint64_t data_end;	/* ... just past the last good data frame */
+	uint64_t bytes;	   /* bytes fed in all */
+	uint64_t records;  /* records delivered in all */
+	uint64_t good_end; /* stream offset just past the last good frame */
+	uint64_t data_end; /* ... just past the last good data frame */
 	bool damaged;
-	bool last;		/* the last good data frame was flagged LAST */
-	int last_type;		/* BACH_FT_* of the last good frame, or -1 */
+	bool last;     /* the last good data frame was flagged LAST */
+	int last_type; /* BACH_FT_* of the last good frame, or -1 */
 };
 
 void bach_parser_tail(const struct bach_parser *p, struct bach_parser_tail *t);

@@ -14,20 +14,20 @@
 #include <stdint.h>
 
 #define BACH_GEN_MAX_EVENT 64 /* records one workload event can produce */
-#define BACH_GEN_HOT 64	      /* heap lines in the working set */
-#define BACH_GEN_RND 64	      /* random numbers drawn ahead */
+#define BACH_GEN_HOT	   64 /* heap lines in the working set */
+#define BACH_GEN_RND	   64 /* random numbers drawn ahead */
 
 struct bach_gen {
-	uint64_t s[4];		/* xoshiro256** state */
-	uint32_t pc;		/* code fetch pointer */
-	uint32_t sp;		/* stack pointer */
-	uint32_t arr, stride;	/* array walk */
+	uint64_t s[4];	      /* xoshiro256** state */
+	uint32_t pc;	      /* code fetch pointer */
+	uint32_t sp;	      /* stack pointer */
+	uint32_t arr, stride; /* array walk */
 	uint32_t arr_left;
 	uint32_t loop_start, loop_left;
-	uint32_t hot[BACH_GEN_HOT];	/* the heap's working set, line addresses */
+	uint32_t hot[BACH_GEN_HOT]; /* the heap's working set, line addresses */
 	uint32_t hot_next;
-	uint64_t rnd[BACH_GEN_RND];	/* drawn from s ahead of use: */
-	unsigned rnd_pos, rnd_len;	/* [rnd_pos, rnd_len) are unused */
+	uint64_t rnd[BACH_GEN_RND]; /* drawn from s ahead of use: */
+	unsigned rnd_pos, rnd_len;  /* [rnd_pos, rnd_len) are unused */
 	uint8_t carry[BACH_GEN_MAX_EVENT * 6];
 	size_t carry_len, carry_off; /* bytes */
 };

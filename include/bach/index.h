@@ -29,7 +29,7 @@
 #define BACH_INDEX_SUFFIX ".gzi"
 
 struct bach_index {
-	uint64_t n;	/* data members (empty members are not listed) */
+	uint64_t n; /* data members (empty members are not listed) */
 	/*
 	 * n + 1 entries each: coff[i] and uoff[i] are member i's offset in
 	 * the file and in the uncompressed data; coff[n] is the EOF block's
@@ -65,8 +65,8 @@ int bach_index_load(const char *path, struct bach_index *ix, char *msg,
 int bach_index_size(const char *path, uint64_t *size, char *msg, size_t len);
 
 /* Write ix as path.gzi, whole or not at all (a temporary renamed). */
-int bach_index_write(const char *path, const struct bach_index *ix,
-		     char *msg, size_t len);
+int bach_index_write(const char *path, const struct bach_index *ix, char *msg,
+		     size_t len);
 
 /*
  * The same, as NAME.gzi in the directory dirfd (never through a symbolic

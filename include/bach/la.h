@@ -19,28 +19,28 @@
 typedef int (*bach_la_sink_fn)(void *arg, const uint8_t *recs, size_t n);
 
 struct bach_la_params {
-	const char *map;		/* map file, or NULL: default names */
-	bool ads_edge;			/* struct bach_busmap's ads_edge */
-	const char *format;		/* input module id; NULL: by extension */
-	const char *const *options;	/* "key=value" for the input module */
+	const char *map;	    /* map file, or NULL: default names */
+	bool ads_edge;		    /* struct bach_busmap's ads_edge */
+	const char *format;	    /* input module id; NULL: by extension */
+	const char *const *options; /* "key=value" for the input module */
 	size_t noptions;
 	bach_la_sink_fn sink;
 	void *arg;
 };
 
 struct bach_la_report {
-	char format[32];	/* the input module used ("srzip" for .sr) */
-	uint64_t samplerate;	/* 0 when the capture does not say */
-	unsigned channels;	/* logic channels in the capture */
-	unsigned unitsize;	/* bytes per sample */
-	char assumed[1024];	/* bach_busmap_describe() of the capture */
+	char format[32];     /* the input module used ("srzip" for .sr) */
+	uint64_t samplerate; /* 0 when the capture does not say */
+	unsigned channels;   /* logic channels in the capture */
+	unsigned unitsize;   /* bytes per sample */
+	char assumed[1024];  /* bach_busmap_describe() of the capture */
 	struct bach_busdec_stats st;
 };
 
 /* Why a decode failed. */
 enum bach_la_status {
 	BACH_LA_OK = 0,
-	BACH_LA_BAD_INPUT = -1,	/* the capture, the map or an option */
+	BACH_LA_BAD_INPUT = -1, /* the capture, the map or an option */
 	BACH_LA_SINK = -2,	/* the sink refused (its own message) */
 };
 

@@ -26,18 +26,18 @@
 /* A "segment" event. */
 struct bach_manifest_seg {
 	char name[64];
-	uint64_t records;	/* gap markers included */
+	uint64_t records; /* gap markers included */
 	uint64_t gap_markers;
 	uint64_t bytes;
 	uint32_t crc;
-	bool has_crc;		/* a removed segment has none */
-	bool recovered;		/* closed by a later start */
-	bool orphan;		/* found closed but never named, by recovery */
-	bool removed;		/* nothing whole was left: no file */
-	bool error;		/* cut after a failed write */
-	bool retained;		/* removed later by retention (a "retention"
-				 * event names it): no file, and no damage */
-	uint64_t line;		/* line number in the manifest, from 1 */
+	bool has_crc;	/* a removed segment has none */
+	bool recovered; /* closed by a later start */
+	bool orphan;	/* found closed but never named, by recovery */
+	bool removed;	/* nothing whole was left: no file */
+	bool error;	/* cut after a failed write */
+	bool retained;	/* removed later by retention (a "retention"
+			 * event names it): no file, and no damage */
+	uint64_t line;	/* line number in the manifest, from 1 */
 };
 
 /*
@@ -45,35 +45,41 @@ struct bach_manifest_seg {
  * time as written, its position and the member that says most about it.
  */
 enum bach_manifest_ev {
-	BACH_EV_STARTED, BACH_EV_SEGMENT, BACH_EV_GAP, BACH_EV_STALL,
-	BACH_EV_MARK, BACH_EV_DEVICE_LOST, BACH_EV_DEVICE_BACK, BACH_EV_ENDED,
+	BACH_EV_STARTED,
+	BACH_EV_SEGMENT,
+	BACH_EV_GAP,
+	BACH_EV_STALL,
+	BACH_EV_MARK,
+	BACH_EV_DEVICE_LOST,
+	BACH_EV_DEVICE_BACK,
+	BACH_EV_ENDED,
 	BACH_EV_OTHER,
 };
 
 struct bach_manifest_event {
 	enum bach_manifest_ev kind;
-	char name[24];		/* the "event" member */
-	char time[32];		/* the "time" member, or empty */
+	char name[24]; /* the "event" member */
+	char time[32]; /* the "time" member, or empty */
 	bool has_at;
-	uint64_t at;		/* "at": a record index in the trace */
-	uint64_t count;		/* gap: lost; segment: records; stall: count
-				 * or episodes */
+	uint64_t at;	/* "at": a record index in the trace */
+	uint64_t count; /* gap: lost; segment: records; stall: count
+			 * or episodes */
 	/* gap: cause; stall: source; segment: name; started: driver;
 	 * ended: state; mark: its text (cut to fit) */
 	char detail[160];
-	uint64_t line;		/* in the manifest, from 1 */
+	uint64_t line; /* in the manifest, from 1 */
 };
 
 /* A "mark" event: a user's mark or an in-band marker's match. */
 struct bach_manifest_mark {
-	uint64_t at;		/* trace position */
-	uint64_t record;	/* source index (0 when the event has none) */
-	char *text;		/* a user's mark: its text; a marker: NULL */
-	bool marker;		/* source "marker": address and be hold */
+	uint64_t at;	 /* trace position */
+	uint64_t record; /* source index (0 when the event has none) */
+	char *text;	 /* a user's mark: its text; a marker: NULL */
+	bool marker;	 /* source "marker": address and be hold */
 	uint32_t address;
 	uint8_t be;
-	uint64_t count;		/* matches the event stands for (1 unmerged) */
-	uint64_t line;		/* line number in the manifest */
+	uint64_t count; /* matches the event stands for (1 unmerged) */
+	uint64_t line;	/* line number in the manifest */
 };
 
 #define BACH_MANIFEST_MAX_LABELS 16
@@ -83,32 +89,32 @@ struct bach_manifest {
 	bool started;
 	struct bach_manifest_seg *segs;
 	size_t nsegs;
-	uint64_t gaps;		/* gap events */
+	uint64_t gaps;		   /* gap events */
 	struct bach_gap *gap_list; /* each of them (bach_capture_gaps()) */
-	uint64_t gap_lost;	/* their "lost", summed */
-	uint64_t retained;	/* segments retention removed */
+	uint64_t gap_lost;	   /* their "lost", summed */
+	uint64_t retained;	   /* segments retention removed */
 	uint64_t retained_records; /* ... the records they held */
-	bool ended;		/* an "ended" event was read */
-	char state[24];		/* its state: clean, error, recovered, ... */
-	bool has_totals;	/* it carries produced/written/lost */
+	bool ended;		   /* an "ended" event was read */
+	char state[24];		   /* its state: clean, error, recovered, ... */
+	bool has_totals;	   /* it carries produced/written/lost */
 	uint64_t produced, written, lost, segments;
 	struct bach_manifest_mark *marks; /* in manifest order */
 	size_t nmarks;
 	/* the started event's provenance, the ended event's time */
-	char start_time[32];	/* "time" of started: 2026-11-21T22:30:00.123Z */
-	char end_time[32];	/* "time" of the last ended event, or "" */
+	char start_time[32]; /* "time" of started: 2026-11-21T22:30:00.123Z */
+	char end_time[32];   /* "time" of the last ended event, or "" */
 	char host[256];
 	struct {
 		char key[48];
 		char value[128];
-	} labels[BACH_MANIFEST_MAX_LABELS];	/* in the manifest's order */
+	} labels[BACH_MANIFEST_MAX_LABELS]; /* in the manifest's order */
 	size_t nlabels;
-	uint64_t lines;		/* whole lines read */
-	uint64_t whole_bytes;	/* bytes of whole lines */
-	bool partial_tail;	/* a last line without its newline */
+	uint64_t lines;	      /* whole lines read */
+	uint64_t whole_bytes; /* bytes of whole lines */
+	bool partial_tail;    /* a last line without its newline */
 	struct bach_manifest_event *events;
 	size_t nevents;
-	char version[16];	/* the started event's "version", as text */
+	char version[16]; /* the started event's "version", as text */
 };
 
 /*

@@ -39,30 +39,30 @@
 
 #include "bach/refs.h"
 
-#define BACH_MRC_MIN_LINE 8u
-#define BACH_MRC_MAX_LINE 65536u
-#define BACH_MRC_MAX_SIZES 64
-#define BACH_MRC_MAX_SIZE (1ull << 32) /* 4 GiB: every line of the space */
-#define BACH_MRC_HIST_BUCKETS 34       /* 0, 1, 2-3, ..., 2^31-2^32-1, more */
+#define BACH_MRC_MIN_LINE     8u
+#define BACH_MRC_MAX_LINE     65536u
+#define BACH_MRC_MAX_SIZES    64
+#define BACH_MRC_MAX_SIZE     (1ull << 32) /* 4 GiB: every line of the space */
+#define BACH_MRC_HIST_BUCKETS 34 /* 0, 1, 2-3, ..., 2^31-2^32-1, more */
 
 /* Kinds of reference counted: 1 << BACH_REF_* */
-#define BACH_MRC_KIND_I (1u << BACH_REF_IFETCH)
-#define BACH_MRC_KIND_D ((1u << BACH_REF_READ) | (1u << BACH_REF_WRITE))
+#define BACH_MRC_KIND_I	  (1u << BACH_REF_IFETCH)
+#define BACH_MRC_KIND_D	  ((1u << BACH_REF_READ) | (1u << BACH_REF_WRITE))
 #define BACH_MRC_KIND_ALL (BACH_MRC_KIND_I | BACH_MRC_KIND_D)
 
 struct bach_mrc_config {
-	uint32_t line;		/* bytes per line: a power of two, 8 to 65536 */
-	uint32_t assoc;		/* ways; 0: fully associative */
-	unsigned kinds;		/* BACH_MRC_KIND_* */
-	double sample;		/* SHARDS rate in (0, 1]; 1: exact */
-	const uint64_t *sizes;	/* cache sizes in bytes, ascending, distinct */
-	size_t nsizes;		/* 1 to BACH_MRC_MAX_SIZES */
+	uint32_t line;	       /* bytes per line: a power of two, 8 to 65536 */
+	uint32_t assoc;	       /* ways; 0: fully associative */
+	unsigned kinds;	       /* BACH_MRC_KIND_* */
+	double sample;	       /* SHARDS rate in (0, 1]; 1: exact */
+	const uint64_t *sizes; /* cache sizes in bytes, ascending, distinct */
+	size_t nsizes;	       /* 1 to BACH_MRC_MAX_SIZES */
 };
 
 struct bach_mrc_point {
-	uint64_t size;		/* bytes */
-	uint64_t refs;		/* references of the kinds counted */
-	uint64_t misses;	/* exact, or the estimate rounded */
+	uint64_t size;	 /* bytes */
+	uint64_t refs;	 /* references of the kinds counted */
+	uint64_t misses; /* exact, or the estimate rounded */
 	double miss_ratio;
 };
 
@@ -110,14 +110,15 @@ uint64_t bach_mrc_flushes(const struct bach_mrc *m);
 int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
 			 uint64_t *sizes, char *why, size_t whylen);
 
-/* ---- working sets --------------------------------------------------------- */
+/* ---- working sets ---------------------------------------------------------
+ */
 
 /* Distinct lines and 4 KiB pages referenced in each window of records. */
 struct bach_wss_window {
-	uint64_t start;		/* index of the window's first record */
-	uint64_t records;	/* records in the window (the last may be short) */
-	uint64_t refs;		/* references of the kinds counted */
-	uint64_t lines, pages;	/* distinct ones among them */
+	uint64_t start;	  /* index of the window's first record */
+	uint64_t records; /* records in the window (the last may be short) */
+	uint64_t refs;	  /* references of the kinds counted */
+	uint64_t lines, pages; /* distinct ones among them */
 };
 
 struct bach_wss;

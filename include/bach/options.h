@@ -42,17 +42,18 @@ int bach_parse_bool(const char *s, bool *v);
  */
 char *bach_escape_ctl(char *dst, size_t cap, const char *s);
 
-/* ---- option tables -------------------------------------------------------- */
+/* ---- option tables --------------------------------------------------------
+ */
 
 enum bach_opt_type {
-	BACH_OPT_BOOL,		/* bach_parse_bool(); u is 0 or 1 */
-	BACH_OPT_UINT,		/* bach_parse_u64() in [min, max]: u */
-	BACH_OPT_SIZE,		/* bach_parse_size() with unit, in [min, max]: u */
-	BACH_OPT_STRING,	/* min to max bytes: s */
-	BACH_OPT_ENUM,		/* one of names[]: u is its index */
-	BACH_OPT_PAIR,		/* N:M, u in [min, max], u2 in [min2, max2] */
-	BACH_OPT_LIST,		/* text, repeatable, at most max times: list */
-	BACH_OPT_CUSTOM,	/* parse() alone reads it */
+	BACH_OPT_BOOL,	 /* bach_parse_bool(); u is 0 or 1 */
+	BACH_OPT_UINT,	 /* bach_parse_u64() in [min, max]: u */
+	BACH_OPT_SIZE,	 /* bach_parse_size() with unit, in [min, max]: u */
+	BACH_OPT_STRING, /* min to max bytes: s */
+	BACH_OPT_ENUM,	 /* one of names[]: u is its index */
+	BACH_OPT_PAIR,	 /* N:M, u in [min, max], u2 in [min2, max2] */
+	BACH_OPT_LIST,	 /* text, repeatable, at most max times: list */
+	BACH_OPT_CUSTOM, /* parse() alone reads it */
 };
 
 struct bach_optval;
@@ -68,7 +69,7 @@ struct bach_optdesc {
 	/* the value's name in the help, key=ARG ("N", "FILE"); BOOL and
 	 * ENUM make their own ("0|1", "stall|drop") when it is NULL */
 	const char *arg;
-	const char *help;	/* what it does, one sentence, no default */
+	const char *help; /* what it does, one sentence, no default */
 	/*
 	 * The default, as a user would write it: parsed like a given value
 	 * when the key is absent. NULL: the option is unset when absent.
@@ -77,11 +78,11 @@ struct bach_optdesc {
 	/* what absence means, for the help, when "default DEF" does not say
 	 * it ("run until stopped"); also used with def NULL */
 	const char *def_help;
-	uint64_t min, max;	/* UINT, SIZE, PAIR's N; STRING: length;
-				 * LIST: values (max only) */
-	uint64_t min2, max2;	/* PAIR's M */
+	uint64_t min, max;	  /* UINT, SIZE, PAIR's N; STRING: length;
+				   * LIST: values (max only) */
+	uint64_t min2, max2;	  /* PAIR's M */
 	const char *const *names; /* ENUM: NULL-terminated */
-	const char *unit;	/* SIZE: accepted after the number ("Hz") */
+	const char *unit;	  /* SIZE: accepted after the number ("Hz") */
 	/* added to a range or a "required" message: how to do without */
 	const char *hint;
 	bool required;
@@ -97,12 +98,12 @@ struct bach_optdesc {
 
 /* A parsed value, one per table entry, in the table's order. */
 struct bach_optval {
-	bool set;		/* given, or its default: the members hold it */
-	bool given;		/* given (set and not the default) */
-	uint64_t u, u2;		/* BOOL, UINT, SIZE, ENUM, PAIR, CUSTOM */
-	const char *s;		/* the text as given (or the default) */
-	const char **list;	/* LIST: every value given, in order */
-	size_t n;		/* LIST: how many */
+	bool set;	   /* given, or its default: the members hold it */
+	bool given;	   /* given (set and not the default) */
+	uint64_t u, u2;	   /* BOOL, UINT, SIZE, ENUM, PAIR, CUSTOM */
+	const char *s;	   /* the text as given (or the default) */
+	const char **list; /* LIST: every value given, in order */
+	size_t n;	   /* LIST: how many */
 };
 
 /*

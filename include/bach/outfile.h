@@ -10,10 +10,10 @@
 
 struct bach_outfile {
 	int fd;
-	char *path;	/* NULL for standard output */
+	char *path; /* NULL for standard output */
 	char *tmp;
-	char *direct;	/* a non-regular file written in place */
-	int slot;	/* in the table of temporaries, or -1 */
+	char *direct; /* a non-regular file written in place */
+	int slot;     /* in the table of temporaries, or -1 */
 };
 
 /* 0 or -errno; on failure errno-style code and nothing created. */

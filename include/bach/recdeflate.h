@@ -17,8 +17,8 @@
 /* Largest input of one call. */
 #define BACH_RECDEFLATE_MAX_INPUT 65536
 
-#define BACH_RECDEFLATE_MIN_LEVEL 1
-#define BACH_RECDEFLATE_MAX_LEVEL 2
+#define BACH_RECDEFLATE_MIN_LEVEL     1
+#define BACH_RECDEFLATE_MAX_LEVEL     2
 #define BACH_RECDEFLATE_DEFAULT_LEVEL 2
 
 struct bach_recdeflate;

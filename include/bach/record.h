@@ -43,9 +43,9 @@ enum bach_type {
 #define BACH_NTYPES 16
 
 /* Control-byte pin bits. */
-#define BACH_CTL_MIO 0x80
-#define BACH_CTL_DC 0x40
-#define BACH_CTL_WR 0x20
+#define BACH_CTL_MIO   0x80
+#define BACH_CTL_DC    0x40
+#define BACH_CTL_WR    0x20
 #define BACH_CTL_CACHE 0x10
 
 /*
@@ -58,20 +58,20 @@ enum bach_type {
 /* Special-cycle kinds, decoded from BE# (and A4 for halt/stop grant). */
 enum bach_special {
 	BACH_SP_SHUTDOWN,   /* BE# FE */
-	BACH_SP_FLUSH,      /* BE# FD, INVD */
-	BACH_SP_HALT,       /* BE# FB, A4 = 0 */
+	BACH_SP_FLUSH,	    /* BE# FD, INVD */
+	BACH_SP_HALT,	    /* BE# FB, A4 = 0 */
 	BACH_SP_STOP_GRANT, /* BE# FB, A4 = 1 */
 	BACH_SP_WRITEBACK,  /* BE# F7, WBINVD */
 	BACH_SP_FLUSH_ACK,  /* BE# EF */
-	BACH_SP_BTM,        /* BE# DF, branch-trace message */
-	BACH_SP_OTHER,      /* any other BE# pattern */
+	BACH_SP_BTM,	    /* BE# DF, branch-trace message */
+	BACH_SP_OTHER,	    /* any other BE# pattern */
 	BACH_NSPECIAL
 };
 
 /* Validity faults, as a bit mask; 0 means a valid record. */
-#define BACH_F_TYPE 0x1    /* control >> 4 is an INVALID type */
+#define BACH_F_TYPE	0x1 /* control >> 4 is an INVALID type */
 #define BACH_F_ADDR_LOW 0x2 /* address bits 2..0 not zero */
-#define BACH_F_CTL_LOW 0x4 /* control bits 3..0 not zero */
+#define BACH_F_CTL_LOW	0x4 /* control bits 3..0 not zero */
 
 struct bach_rec {
 	uint32_t addr;

@@ -24,8 +24,8 @@ int bach_exit_status(int err);
 /* ---- reader ------------------------------------------------------------ */
 
 enum bach_file_kind {
-	BACH_FILE_RAW,	  /* .byu */
-	BACH_FILE_GZIP,	  /* .byu.gz: gzip, one or more members */
+	BACH_FILE_RAW,	/* .byu */
+	BACH_FILE_GZIP, /* .byu.gz: gzip, one or more members */
 };
 
 struct bach_reader;
@@ -92,11 +92,11 @@ size_t bach_reader_nfiles(const struct bach_reader *r);
 /* Facts about the file being read (or just finished). */
 struct bach_file_info {
 	enum bach_file_kind kind;
-	bool blocked;	     /* gzip members carry the BC extra field */
-	bool eof_block;	     /* the file ended with the 28-byte EOF block */
-	uint64_t members;    /* gzip members, the EOF block included */
-	uint64_t in_bytes;   /* bytes of the file consumed */
-	uint64_t out_bytes;  /* record bytes delivered */
+	bool blocked;	    /* gzip members carry the BC extra field */
+	bool eof_block;	    /* the file ended with the 28-byte EOF block */
+	uint64_t members;   /* gzip members, the EOF block included */
+	uint64_t in_bytes;  /* bytes of the file consumed */
+	uint64_t out_bytes; /* record bytes delivered */
 };
 void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi);
 
@@ -122,12 +122,12 @@ ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
  * are not in the trace, as the manifest's "gap" event places them.
  */
 struct bach_gap {
-	uint64_t at;		/* record index in the capture where they are
-				 * missing; with gap markers (the default) the
-				 * marker record is the one at this index */
-	uint64_t lost;		/* how many */
-	char cause[16];		/* overflow, frames, corrupt, ring, device, disk */
-	char segment[64];	/* the segment being written then */
+	uint64_t at;	  /* record index in the capture where they are
+			   * missing; with gap markers (the default) the
+			   * marker record is the one at this index */
+	uint64_t lost;	  /* how many */
+	char cause[16];	  /* overflow, frames, corrupt, ring, device, disk */
+	char segment[64]; /* the segment being written then */
 };
 
 /*
@@ -136,17 +136,17 @@ struct bach_gap {
  * the count, or -errno with msg naming the file (and line): -ENOENT when
  * dir has no manifest.jsonl, -EBADMSG when a line is not an event.
  */
-ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
-			  char *msg, size_t len);
+ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps, char *msg,
+			  size_t len);
 
 /* ---- blocked gzip (BGZF-style) ----------------------------------------- */
 
-#define BACH_BGZF_HDR 18
-#define BACH_BGZF_TRAILER 8
+#define BACH_BGZF_HDR	    18
+#define BACH_BGZF_TRAILER   8
 #define BACH_BGZF_MAX_BLOCK 65536
 /* Input per block: whole records, the largest multiple of 6 <= 0xff00. */
 #define BACH_BGZF_MAX_INPUT 65280
-#define BACH_BGZF_EOF_SIZE 28
+#define BACH_BGZF_EOF_SIZE  28
 
 extern const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE];
 
@@ -194,14 +194,14 @@ size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 /* ---- writer ------------------------------------------------------------ */
 
 enum bach_out_format {
-	BACH_OUT_BYU,	  /* raw records */
-	BACH_OUT_BYU_GZ,  /* blocked gzip with EOF block */
+	BACH_OUT_BYU,	 /* raw records */
+	BACH_OUT_BYU_GZ, /* blocked gzip with EOF block */
 };
 
 struct bach_writer_opts {
 	enum bach_out_format format;
-	int level;			   /* compression level; 0 = default */
-	int threads;			   /* compressing threads; 0 = online CPUs */
+	int level;   /* compression level; 0 = default */
+	int threads; /* compressing threads; 0 = online CPUs */
 	enum bach_deflate_backend backend;
 };
 
@@ -222,7 +222,8 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 		     const struct bach_writer_opts *o);
 /* n whole records. Errors are sticky: later calls return the same error. */
 int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n);
-/* Flush, finish (EOF block), sync, rename into place. Returns the first error. */
+/* Flush, finish (EOF block), sync, rename into place. Returns the first error.
+ */
 int bach_writer_close(struct bach_writer *w);
 /* Free; a writer not closed successfully removes its temporary file. */
 void bach_writer_free(struct bach_writer *w);

@@ -25,8 +25,7 @@ struct bach_zpool;
  * thread cannot be started.
  */
 struct bach_zpool *bach_zpool_new(int threads, size_t depth,
-				  enum bach_deflate_backend backend,
-				  int level);
+				  enum bach_deflate_backend backend, int level);
 void bach_zpool_free(struct bach_zpool *z);
 
 /* Blocks submitted and not yet taken. */

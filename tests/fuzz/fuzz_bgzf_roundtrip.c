@@ -30,7 +30,6 @@
 
 #include "fuzz_check.h"
 
-
 #define MAX_BLOCKS 8
 
 static int memfd = -1;
@@ -50,8 +49,7 @@ static void put(const void *p, size_t len, size_t *off)
 	*off += len;
 }
 
-static struct bach_deflater *deflater(enum bach_deflate_backend b,
-				      int level)
+static struct bach_deflater *deflater(enum bach_deflate_backend b, int level)
 {
 	static struct bach_deflater *cache[BACH_DEFLATE_RECORD + 1][13];
 	struct bach_deflater **d = &cache[b][level];

@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* channels: default names, or c0 c1 ... for a map to name */
 	for (unsigned i = 0; i < unit * 8; i++) {
 		snprintf(names_buf[i], sizeof names_buf[i], "c%u", i);
-		names[i] = (sel & 0x80) && i < BACH_NSIG ? bach_sig_name((int)i) :
-							   names_buf[i];
+		names[i] = (sel & 0x80) && i < BACH_NSIG ? bach_sig_name((int)i)
+							 : names_buf[i];
 	}
 	if (bach_busmap_resolve(&map, &spec, names, unit * 8, err,
 				sizeof err)) {
@@ -99,8 +99,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(a.off_bus == b.off_bus && a.backoffs == b.backoffs,
 		      "counts differ whole and in pieces");
 		for (size_t i = 0; i < ka; i++)
-			CHECK((oa[i * 6 + 3] & 7) == 0 && (oa[i * 6 + 5] & 15) == 0,
-			      "record %zu: bits below A3 or the control nibble set", i);
+			CHECK((oa[i * 6 + 3] & 7) == 0 &&
+				      (oa[i * 6 + 5] & 15) == 0,
+			      "record %zu: bits below A3 or the control nibble "
+			      "set",
+			      i);
 	}
 	free(oa);
 	free(ob);

@@ -103,16 +103,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = bach_mrc_parse_sizes(text, NULL, NULL, sizes, why,
 					 sizeof(why));
 		if (n < 0) {
-			CHECK(n == -EINVAL && why[0], "sizes '%s': %d", text, n);
+			CHECK(n == -EINVAL && why[0], "sizes '%s': %d", text,
+			      n);
 		} else {
-			CHECK(n >= 1 && n <= BACH_MRC_MAX_SIZES, "sizes '%s': %d",
-			      text, n);
+			CHECK(n >= 1 && n <= BACH_MRC_MAX_SIZES,
+			      "sizes '%s': %d", text, n);
 			t = strtok_r(copy, ",", &save);
-			for (int i = 0; i < n; i++, t = strtok_r(NULL, ",", &save)) {
+			for (int i = 0; i < n;
+			     i++, t = strtok_r(NULL, ",", &save)) {
 				CHECK(t && !bach_parse_bytes(t, &one) &&
 					      one == sizes[i],
 				      "sizes '%s': item %d", text, i);
-				CHECK(sizes[i] && sizes[i] <= BACH_MRC_MAX_SIZE &&
+				CHECK(sizes[i] &&
+					      sizes[i] <= BACH_MRC_MAX_SIZE &&
 					      (!i || sizes[i] > sizes[i - 1]),
 				      "sizes '%s': %d not ascending", text, i);
 			}

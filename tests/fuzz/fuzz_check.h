@@ -22,7 +22,6 @@
 		}                                                              \
 	} while (0)
 
-
 /* The input as a file: one memfd, rewritten each run, opened by path. */
 static inline const char *fuzz_put_file(const uint8_t *data, size_t size)
 {

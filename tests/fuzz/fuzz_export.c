@@ -29,7 +29,6 @@
 
 #include "fuzz_check.h"
 
-
 enum { FMT_TEXT = BACH_EXPORT_NFORMATS, FMT_CSV_ONE, FMT_JSONL, NMODES };
 
 /* Lines in out[0..len): every one ends in '\n', fits, and is printable. */
@@ -60,8 +59,8 @@ static size_t count_lines(const char *out, size_t len, int mode)
 static void check_binary(const char *out, size_t len, int mode, size_t want,
 			 uint64_t index)
 {
-	size_t unit = mode == BACH_EXPORT_IDTRACE ? BACH_IDTRACE_SIZE :
-						    BACH_LAPLACE_BIN_SIZE;
+	size_t unit = mode == BACH_EXPORT_IDTRACE ? BACH_IDTRACE_SIZE
+						  : BACH_LAPLACE_BIN_SIZE;
 	uint64_t last = 0; /* position of the last one, from index */
 
 	CHECK(len == want * unit, "mode %d: %zu bytes for %zu records", mode,
@@ -121,7 +120,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (mode != BACH_EXPORT_CSV && !bach_type_is_memory(t))
 				want_skip++;
 			else if (mode == BACH_EXPORT_TRACEMATCHER &&
-				 (t == BACH_T_I_FETCH || t == BACH_T_NC_I_FETCH))
+				 (t == BACH_T_I_FETCH ||
+				  t == BACH_T_NC_I_FETCH))
 				want_skip++;
 		}
 	} else {

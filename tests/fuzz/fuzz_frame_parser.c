@@ -24,8 +24,8 @@
  * sizes: events and counters must be identical. Callbacks check their
  * arguments; the counters must equal the sums of the callbacks. Every
  * good frame comes to the frame callback once, and where it says the
- * frame ends in the piece, a frame with that header and a good CRC ends. A recipe
- * without garbage, damage or a FIRST frame left out has an exact oracle:
+ * frame ends in the piece, a frame with that header and a good CRC ends. A
+ * recipe without garbage, damage or a FIRST frame left out has an exact oracle:
  * every record, overflow and link gap as built.
  */
 #include <libdeflate.h>
@@ -39,7 +39,6 @@
 #include "bach/record.h"
 
 #include "fuzz_check.h"
-
 
 #define STREAM_MAX (2u << 20)
 
@@ -204,7 +203,7 @@ struct recipe {
 	size_t left;
 	uint8_t *out;
 	size_t len;
-	uint64_t next;		/* index of the next record built */
+	uint64_t next; /* index of the next record built */
 	uint32_t seq;
 	bool any_data, exact;
 	/* what the parser must report when exact */
@@ -235,8 +234,8 @@ static void data_op(struct recipe *r, unsigned o)
 	static uint8_t recs[255 * 37 * BACH_REC_SIZE];
 	static uint16_t deltas[255 * 37];
 	size_t n = next_byte(r) * (o & 0x10 ? 37 : 1);
-	uint8_t flags = (o & 0x20 ? BACH_FF_FIRST : 0) |
-			(o & 0x40 ? BACH_FF_LAST : 0);
+	uint8_t flags =
+		(o & 0x20 ? BACH_FF_FIRST : 0) | (o & 0x40 ? BACH_FF_LAST : 0);
 	uint32_t lost = o & 0x80 ? next_byte(r) : 0;
 	bool send = (o & 7) != 2;
 	uint64_t index;
@@ -339,8 +338,7 @@ static void check_exact(const struct recipe *r, const struct seen *s,
 	      (unsigned long long)c->lost_overflow,
 	      (unsigned long long)r->overflow);
 	CHECK(c->lost_frames == r->link, "link %llu, built %llu",
-	      (unsigned long long)c->lost_frames,
-	      (unsigned long long)r->link);
+	      (unsigned long long)c->lost_frames, (unsigned long long)r->link);
 	CHECK(c->lost_corrupt == 0 && c->bad_crc == 0 && c->bad_header == 0 &&
 		      c->resync_bytes == 0 && c->duplicates == 0,
 	      "damage in a clean stream");

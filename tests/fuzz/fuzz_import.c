@@ -32,15 +32,13 @@
 
 #include "fuzz_check.h"
 
-
-static const char *const fmt_names[] = { "lackey",	    "din",
-					 "cis501",	    "p2",
-					 "laplace",	    "laplace-bin",
+static const char *const fmt_names[] = { "lackey",	 "din",
+					 "cis501",	 "p2",
+					 "laplace",	 "laplace-bin",
 					 "tracematcher", "idtrace" };
 
 /* every record of out[0..n) has control ctl */
-static void check_ctl(const uint8_t *out, int n, unsigned ctl,
-		      const char *fmt)
+static void check_ctl(const uint8_t *out, int n, unsigned ctl, const char *fmt)
 {
 	for (int i = 0; i < n; i++)
 		CHECK(out[i * BACH_REC_SIZE + 5] == ctl,
@@ -158,7 +156,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *br = field(line, len, 6, &fb);
 
 		if (uop) {
-			CHECK(!(fu == 1 && *uop == '0'), "cis501: micro-op 0 taken");
+			CHECK(!(fu == 1 && *uop == '0'),
+			      "cis501: micro-op 0 taken");
 			CHECK(fl && ff == 1 && memchr("RW-", *fl, 3),
 			      "cis501: flags field not R, W or -");
 			CHECK(br && fb == 1 && memchr("TN-", *br, 3),
@@ -182,7 +181,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(len == 18, "laplace-bin: records from %zu bytes", len);
 		addr = get_le32(p + 14);
 		want = ((addr & 7) + p[9] + 7) / 8;
-		CHECK(laplace_ctl((char)p[0]), "laplace-bin: type 0x%02x", p[0]);
+		CHECK(laplace_ctl((char)p[0]), "laplace-bin: type 0x%02x",
+		      p[0]);
 		check_ctl(out, n, laplace_ctl((char)p[0]), "laplace-bin");
 		CHECK((unsigned)n == want, "laplace-bin: %d records, want %u",
 		      n, want);
@@ -194,7 +194,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t fk;
 		const char *k = field(line, len, 2, &fk);
 
-		CHECK(k && fk >= 3 && k[0] == 'M' && (k[1] == 'R' || k[1] == 'W'),
+		CHECK(k && fk >= 3 && k[0] == 'M' &&
+			      (k[1] == 'R' || k[1] == 'W'),
 		      "tracematcher: records from a line not MR/MW");
 		check_ctl(out, n, k[1] == 'R' ? 0xd0 : 0xf0, "tracematcher");
 	}

@@ -31,13 +31,11 @@
 
 #include "fuzz_check.h"
 
-
-
 struct oracle {
 	uint8_t *recs;
 	size_t cap;
 	struct bach_import_stats st;
-	int err;    /* 0 or -EBADMSG */
+	int err; /* 0 or -EBADMSG */
 };
 
 static void one(struct oracle *o, enum bach_import_format fmt, unsigned flags,
@@ -122,7 +120,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		z_stream zs = { 0 };
 
 		CHECK(deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8,
-				   Z_DEFAULT_STRATEGY) == Z_OK, "deflateInit2");
+				   Z_DEFAULT_STRATEGY) == Z_OK,
+		      "deflateInit2");
 		zs.next_in = (Bytef *)data;
 		zs.avail_in = (uInt)size;
 		zs.next_out = z;

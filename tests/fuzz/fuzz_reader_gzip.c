@@ -26,10 +26,8 @@
 
 #include "fuzz_check.h"
 
-
 /* Deflate expands at most about 1032:1; inputs are capped well below. */
 #define ORACLE_CAP (80u << 20)
-
 
 struct oracle {
 	bool ok;    /* every member decoded, up to the end */

@@ -30,7 +30,6 @@
 
 #include "fuzz_check.h"
 
-
 #define MAX_FILES 4
 
 enum how { ADD, AS_GZIP, AS_RAW, STDIN };

@@ -18,8 +18,6 @@
 
 #include "fuzz_check.h"
 
-
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -39,7 +39,8 @@ int main(int argc, char **argv)
 		i++;
 	}
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: gapwalk [-p] REFERENCE.byu TRACE.byu|-\n");
+		fprintf(stderr,
+			"usage: gapwalk [-p] REFERENCE.byu TRACE.byu|-\n");
 		return 2;
 	}
 	f = fopen(argv[i], "rb");
@@ -68,14 +69,17 @@ int main(int argc, char **argv)
 		unsigned ctl = r[5];
 
 		if (invalid_type(ctl >> 4) && (ctl & 0xf) == 0xf) {
-			uint64_t k = (uint64_t)r[0] << 24 | (uint64_t)r[1] << 16 |
+			uint64_t k = (uint64_t)r[0] << 24 |
+				     (uint64_t)r[1] << 16 |
 				     (uint64_t)r[2] << 8 | r[3];
 
 			markers++;
 			lost += k;
 			pos += k;
 			if (pos > ng) {
-				printf("trace record %llu: a marker for %llu records goes past the reference's end (%llu)\n",
+				printf("trace record %llu: a marker for %llu "
+				       "records goes past the reference's end "
+				       "(%llu)\n",
 				       (unsigned long long)idx,
 				       (unsigned long long)k,
 				       (unsigned long long)ng);
@@ -83,13 +87,15 @@ int main(int argc, char **argv)
 			}
 		} else {
 			if (pos >= ng) {
-				printf("trace record %llu: beyond the reference's %llu records\n",
+				printf("trace record %llu: beyond the "
+				       "reference's %llu records\n",
 				       (unsigned long long)idx,
 				       (unsigned long long)ng);
 				return 1;
 			}
 			if (memcmp(r, g + pos * REC, REC)) {
-				printf("trace record %llu (reference %llu) differs\n",
+				printf("trace record %llu (reference %llu) "
+				       "differs\n",
 				       (unsigned long long)idx,
 				       (unsigned long long)pos);
 				return 1;

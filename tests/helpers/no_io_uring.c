@@ -42,9 +42,10 @@
 #define __NR_io_uring_register 427
 #endif
 
-#define DENY(nr)                                                        \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                \
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+#define DENY(nr)                                                               \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                       \
+		BPF_STMT(BPF_RET | BPF_K,                                      \
+			 SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
 
 int main(int argc, char **argv)
 {

@@ -76,7 +76,8 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: notify_listen [-t SECONDS] [-r GLOB] [-k] PATH\n");
+		fprintf(stderr, "usage: notify_listen [-t SECONDS] [-r GLOB] "
+				"[-k] PATH\n");
 		return 2;
 	}
 	path = argv[optind];
@@ -89,7 +90,8 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &act, NULL);
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "notify_listen: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "notify_listen: %s: %s\n", path,
+			strerror(errno));
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -113,10 +115,11 @@ int main(int argc, char **argv)
 			buf[--n] = 0;
 		if (check && has_ready(buf)) {
 			glob_t g = { 0 };
-			int found = glob(check, 0, NULL, &g) == 0 &&
-				    g.gl_pathc > 0;
+			int found =
+				glob(check, 0, NULL, &g) == 0 && g.gl_pathc > 0;
 
-			/* checked before anything is printed: as close as can be */
+			/* checked before anything is printed: as close as can
+			 * be */
 			for (char *q = buf; *q; q++)
 				if (*q == '\n')
 					*q = '|';

@@ -69,7 +69,10 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc < 4)
-		return fprintf(stderr, "usage: srzip_edit FILE split|delete|empty MEMBER [N [UNIT]]\n"), 1;
+		return fprintf(stderr,
+			       "usage: srzip_edit FILE split|delete|empty "
+			       "MEMBER [N [UNIT]]\n"),
+		       1;
 	z = zip_open(argv[1], 0, &err);
 	if (!z)
 		return die(argv[1], NULL);
@@ -104,7 +107,9 @@ int main(int argc, char **argv)
 			off = end;
 		}
 	} else {
-		return fprintf(stderr, "srzip_edit: unknown edit '%s'\n", argv[2]), 1;
+		return fprintf(stderr, "srzip_edit: unknown edit '%s'\n",
+			       argv[2]),
+		       1;
 	}
 	if (zip_close(z))
 		return die("close", z);

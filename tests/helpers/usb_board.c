@@ -62,13 +62,13 @@
 #include <fcntl.h>
 #include <glib-unix.h>
 #include <glib.h>
-#include <sys/ioctl.h>
 #include <linux/usbdevice_fs.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -81,13 +81,13 @@
 #include "bach/record.h"
 #include "board_model.h"
 
-#define HOLD_NS 20000000ull	/* a REAP waits this long for data */
+#define HOLD_NS 20000000ull /* a REAP waits this long for data */
 #define TICK_MS 1
 
 struct urb {
-	UMockdevIoctlData *data;	/* struct usbdevfs_urb, resolved */
+	UMockdevIoctlData *data; /* struct usbdevfs_urb, resolved */
 	unsigned char type, ep;
-	int len;			/* buffer_length */
+	int len; /* buffer_length */
 };
 
 /* One appearance of a board on the bus: a device node and its URBs. */
@@ -95,11 +95,11 @@ struct plug {
 	struct board *b;
 	unsigned devnum;
 	char devnode[64];
-	bool gone;			/* unplugged: everything fails */
-	GQueue in_pending;		/* IN URBs waiting for data */
-	GQueue out_pending;		/* OUT URBs of a silent board */
-	GQueue done;			/* completed, to be reaped in order */
-	UMockdevIoctlClient *held;	/* a REAP waiting for something */
+	bool gone;		   /* unplugged: everything fails */
+	GQueue in_pending;	   /* IN URBs waiting for data */
+	GQueue out_pending;	   /* OUT URBs of a silent board */
+	GQueue done;		   /* completed, to be reaped in order */
+	UMockdevIoctlClient *held; /* a REAP waiting for something */
 	uint64_t held_since;
 };
 
@@ -110,30 +110,30 @@ struct board {
 	unsigned port;
 	char syspath[128];
 	UMockdevIoctlBase *handler;
-	struct plug *plug;		/* present, or NULL */
+	struct plug *plug; /* present, or NULL */
 	GList *old_plugs;
 
 	/* the IN byte stream: [head, tail) made, not yet sent */
 	uint8_t *out;
 	size_t head, tail, cap;
-	uint64_t made, sent;		/* stream offsets */
-	uint64_t unplug_at;		/* offset: unplug there (or ~0) */
-	uint64_t silent_at_off;		/* offset: silent from there (or ~0) */
+	uint64_t made, sent;	/* stream offsets */
+	uint64_t unplug_at;	/* offset: unplug there (or ~0) */
+	uint64_t silent_at_off; /* offset: silent from there (or ~0) */
 	bool silent;
-	uint64_t hold_off, hold_until;	/* a stall: held from offset until */
+	uint64_t hold_off, hold_until; /* a stall: held from offset until */
 	bool halted;
 	unsigned halts_left;
 	bool halt_armed;
 	uint32_t prng;
 	/* FTDI bridge */
 	unsigned bitmode, latency_ms;
-	uint64_t last_status;		/* ns: the last status-only packet */
+	uint64_t last_status; /* ns: the last status-only packet */
 };
 
 struct emu {
 	UMockdevTestbed *tb;
 	GMainLoop *loop;
-	GMainContext *worker;		/* where umockdev calls us */
+	GMainContext *worker; /* where umockdev calls us */
 	GSource *tick;
 	GMutex mu;
 	struct board boards[2];
@@ -148,8 +148,8 @@ struct emu {
 	unsigned halt_count;
 	unsigned short_max;
 	uint64_t silent_at;
-	uint64_t mem;			/* usbfs's budget for IN URBs, bytes */
-	unsigned devnum;		/* the last address given out */
+	uint64_t mem;	 /* usbfs's budget for IN URBs, bytes */
+	unsigned devnum; /* the last address given out */
 	GPid child;
 	int status;
 };
@@ -184,7 +184,8 @@ static void die(const char *fmt, ...)
 	exit(2);
 }
 
-/* ---- descriptors ---------------------------------------------------------- */
+/* ---- descriptors ----------------------------------------------------------
+ */
 
 /* Device descriptor and configuration: one vendor interface, two bulk EPs. */
 static size_t descriptors(const struct emu *e, uint8_t *d)
@@ -203,25 +204,25 @@ static size_t descriptors(const struct emu *e, uint8_t *d)
 	d[n++] = 1;
 	put_le16(d + n, ss ? 0x0300 : 0x0200);
 	n += 2;
-	d[n++] = 0;	/* class: per interface */
+	d[n++] = 0; /* class: per interface */
 	d[n++] = 0;
 	d[n++] = 0;
-	d[n++] = ss ? 9 : 64;	/* ep0 packet size (2^9 at SuperSpeed) */
+	d[n++] = ss ? 9 : 64; /* ep0 packet size (2^9 at SuperSpeed) */
 	put_le16(d + n, 0x1209);
 	n += 2;
 	put_le16(d + n, 0x4243);
 	n += 2;
 	put_le16(d + n, e->ftdi ? 0x0700 : 0x0100);
 	n += 2;
-	d[n++] = 1;	/* iManufacturer */
-	d[n++] = 2;	/* iProduct */
-	d[n++] = 3;	/* iSerialNumber */
+	d[n++] = 1; /* iManufacturer */
+	d[n++] = 2; /* iProduct */
+	d[n++] = 3; /* iSerialNumber */
 	d[n++] = 1;
 	/* configuration */
 	cfg = n;
 	d[n++] = 9;
 	d[n++] = 2;
-	n += 2;		/* wTotalLength, below */
+	n += 2; /* wTotalLength, below */
 	d[n++] = (uint8_t)nif;
 	d[n++] = 1;
 	d[n++] = 0;
@@ -260,16 +261,16 @@ static size_t descriptors(const struct emu *e, uint8_t *d)
 	return n;
 }
 
-static size_t string_descriptor(const struct board *b, unsigned idx,
-				uint8_t *d, size_t cap)
+static size_t string_descriptor(const struct board *b, unsigned idx, uint8_t *d,
+				size_t cap)
 {
-	const char *s = idx == 1 ? "bach project" :
-			idx == 2 ? "bach capture board (emulated)" :
-			idx == 3 ? b->serial :
-				   NULL;
+	const char *s = idx == 1   ? "bach project"
+			: idx == 2 ? "bach capture board (emulated)"
+			: idx == 3 ? b->serial
+				   : NULL;
 	size_t n = 2;
 
-	if (idx == 0) {	/* languages: en-US */
+	if (idx == 0) { /* languages: en-US */
 		d[0] = 4;
 		d[1] = 3;
 		put_le16(d + 2, 0x0409);
@@ -284,7 +285,8 @@ static size_t string_descriptor(const struct board *b, unsigned idx,
 	return n < cap ? n : cap;
 }
 
-/* ---- plugging ---------------------------------------------------------------- */
+/* ---- plugging
+ * ---------------------------------------------------------------- */
 
 static void plug_in(struct board *b)
 {
@@ -312,7 +314,7 @@ static void plug_in(struct board *b)
 	b->unplug_at = b->silent_at_off = b->hold_off = UINT64_MAX;
 	b->hold_until = 0;
 	b->halted = false;
-	b->bitmode = 0;		/* an FTDI chip wakes up as a serial port */
+	b->bitmode = 0; /* an FTDI chip wakes up as a serial port */
 	b->latency_ms = 16;
 	b->plug = p;
 	if (e->running)
@@ -323,17 +325,18 @@ static void plug_in(struct board *b)
 	/* the ioctl handler first: the program may open the node at once */
 	if (!umockdev_testbed_attach_ioctl(e->tb, p->devnode, b->handler, &err))
 		die("attach_ioctl %s: %s", p->devnode, err->message);
-	g_string_append_printf(s,
-			       "P: %s\nN: bus/usb/001/%03u\n"
-			       "E: SUBSYSTEM=usb\nE: DEVTYPE=usb_device\nE: DRIVER=usb\n"
-			       "E: BUSNUM=001\nE: DEVNUM=%03u\nE: DEVNAME=%s\n"
-			       "E: ID_SERIAL_SHORT=%s\n"
-			       "A: busnum=1\\n\nA: devnum=%u\\n\nA: speed=%u\\n\n"
-			       "A: bConfigurationValue=1\\n\nA: idVendor=1209\\n\n"
-			       "A: idProduct=4243\\n\nA: serial=%s\\n\n"
-			       "A: devpath=%u\\n\nH: descriptors=",
-			       b->syspath, p->devnum, p->devnum, p->devnode,
-			       b->serial, p->devnum, e->speed, b->serial, b->port);
+	g_string_append_printf(
+		s,
+		"P: %s\nN: bus/usb/001/%03u\n"
+		"E: SUBSYSTEM=usb\nE: DEVTYPE=usb_device\nE: DRIVER=usb\n"
+		"E: BUSNUM=001\nE: DEVNUM=%03u\nE: DEVNAME=%s\n"
+		"E: ID_SERIAL_SHORT=%s\n"
+		"A: busnum=1\\n\nA: devnum=%u\\n\nA: speed=%u\\n\n"
+		"A: bConfigurationValue=1\\n\nA: idVendor=1209\\n\n"
+		"A: idProduct=4243\\n\nA: serial=%s\\n\n"
+		"A: devpath=%u\\n\nH: descriptors=",
+		b->syspath, p->devnum, p->devnum, p->devnode, b->serial,
+		p->devnum, e->speed, b->serial, b->port);
 	for (size_t i = 0; i < dn; i++)
 		g_string_append_printf(s, "%02x", desc[i]);
 	g_string_append(s, "\n");
@@ -396,7 +399,8 @@ static void unplug(struct board *b)
 	g_idle_add(unplug_cb, b);
 }
 
-/* ---- the IN stream ------------------------------------------------------------ */
+/* ---- the IN stream
+ * ------------------------------------------------------------ */
 
 static void room(struct board *b, size_t n)
 {
@@ -448,7 +452,8 @@ static void produce(struct board *b, size_t want)
 		if (b->hold_until > now || (due && due > now))
 			break;
 		if (!board_sampling(m)) {
-			/* sampled all its records: LAST, final status, stopped */
+			/* sampled all its records: LAST, final status, stopped
+			 */
 			room(b, BOARD_FINISH_ROOM);
 			n = board_finish(m, b->out + b->tail);
 			b->tail += n;
@@ -486,7 +491,8 @@ static size_t sendable(struct board *b, size_t cap)
 	return end - b->sent < cap ? (size_t)(end - b->sent) : cap;
 }
 
-/* ---- URBs -------------------------------------------------------------------------- */
+/* ---- URBs
+ * -------------------------------------------------------------------------- */
 
 /*
  * The FT2232H's IN packets: two modem status bytes, then up to 510 of the
@@ -527,9 +533,8 @@ static void fill_ftdi(struct board *b, struct plug *p, struct urb *u,
 		}
 	}
 	g_queue_pop_head(&p->in_pending);
-	buf = umockdev_ioctl_data_resolve(u->data,
-					  offsetof(struct usbdevfs_urb, buffer),
-					  pos, NULL);
+	buf = umockdev_ioctl_data_resolve(
+		u->data, offsetof(struct usbdevfs_urb, buffer), pos, NULL);
 	if (!buf)
 		die("cannot resolve an IN buffer of %zu bytes", pos);
 	memcpy(buf->data, d, pos);
@@ -575,9 +580,9 @@ static void fill_in(struct board *b, struct plug *p)
 		if (!n)
 			return;
 		g_queue_pop_head(&p->in_pending);
-		buf = umockdev_ioctl_data_resolve(u->data,
-						  offsetof(struct usbdevfs_urb, buffer),
-						  n, NULL);
+		buf = umockdev_ioctl_data_resolve(
+			u->data, offsetof(struct usbdevfs_urb, buffer), n,
+			NULL);
 		if (!buf)
 			die("cannot resolve an IN buffer of %zu bytes", n);
 		memcpy(buf->data, b->out + b->head, n);
@@ -644,9 +649,8 @@ static gboolean tick_cb(gpointer data)
 				g_clear_object(&p->held);
 			} else if (p->gone ||
 				   bach_now_ns() - p->held_since > HOLD_NS) {
-				umockdev_ioctl_client_complete(p->held, -1,
-							       p->gone ? ENODEV :
-									 EAGAIN);
+				umockdev_ioctl_client_complete(
+					p->held, -1, p->gone ? ENODEV : EAGAIN);
 				g_clear_object(&p->held);
 			} else {
 				any = true;
@@ -866,7 +870,8 @@ static gboolean on_ioctl(UMockdevIoctlBase *h, UMockdevIoctlClient *c,
 			if (b->halts_left)
 				b->halts_left--;
 			b->halted = b->halts_left > 0;
-			note("CLEAR_HALT%s", b->halted ? " (the endpoint stalls again)" : "");
+			note("CLEAR_HALT%s",
+			     b->halted ? " (the endpoint stalls again)" : "");
 		}
 		umockdev_ioctl_client_complete(c, 0, 0);
 		break;
@@ -897,14 +902,15 @@ out:
 	return TRUE;
 }
 
-/* ---- the program under test ------------------------------------------------ */
+/* ---- the program under test ------------------------------------------------
+ */
 
 static void child_exit(GPid pid, gint status, gpointer data)
 {
 	struct emu *e = data;
 
-	e->status = WIFEXITED(status) ? WEXITSTATUS(status) :
-		    128 + WTERMSIG(status);
+	e->status = WIFEXITED(status) ? WEXITSTATUS(status)
+				      : 128 + WTERMSIG(status);
 	g_spawn_close_pid(pid);
 	g_main_loop_quit(e->loop);
 }
@@ -929,14 +935,14 @@ static void asan_link_order(void)
 
 	if (asan && strstr(asan, "verify_asan_link_order=0"))
 		return;
-	v = asan && *asan ?
-		    g_strdup_printf("%s:verify_asan_link_order=0", asan) :
-		    g_strdup("verify_asan_link_order=0");
+	v = asan && *asan ? g_strdup_printf("%s:verify_asan_link_order=0", asan)
+			  : g_strdup("verify_asan_link_order=0");
 	setenv("ASAN_OPTIONS", v, 1);
 	g_free(v);
 }
 
-/* ---- the LFSR pattern, straight from docs/board-protocol.md ------------------ */
+/* ---- the LFSR pattern, straight from docs/board-protocol.md
+ * ------------------ */
 
 static int write_lfsr(unsigned long long n, const char *path)
 {
@@ -947,8 +953,8 @@ static int write_lfsr(unsigned long long n, const char *path)
 		die("%s: %s", path, strerror(errno));
 	for (unsigned long long i = 0; i < n; i++) {
 		uint8_t r[6] = { (uint8_t)(s >> 24), (uint8_t)(s >> 16),
-				 (uint8_t)(s >> 8), (uint8_t)(s & 0xf8),
-				 (uint8_t)s, 0xc0 };
+				 (uint8_t)(s >> 8),  (uint8_t)(s & 0xf8),
+				 (uint8_t)s,	     0xc0 };
 
 		fwrite(r, 1, 6, f);
 		s = (s & 1) ? (s >> 1) ^ 0x80200003u : s >> 1;
@@ -956,7 +962,8 @@ static int write_lfsr(unsigned long long n, const char *path)
 	return fclose(f) ? 1 : 0;
 }
 
-/* ---- set up --------------------------------------------------------------------- */
+/* ---- set up
+ * --------------------------------------------------------------------- */
 
 static unsigned long long num(const char *k, const char *v)
 {
@@ -1021,9 +1028,10 @@ int main(int argc, char **argv)
 	if (!strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "",
 		    "libumockdev-preload")) {
 		const char *pre = getenv("LD_PRELOAD");
-		char *v = pre && *pre ?
-				  g_strdup_printf("libumockdev-preload.so.0:%s", pre) :
-				  g_strdup("libumockdev-preload.so.0");
+		char *v = pre && *pre
+				  ? g_strdup_printf(
+					    "libumockdev-preload.so.0:%s", pre)
+				  : g_strdup("libumockdev-preload.so.0");
 
 		setenv("LD_PRELOAD", v, 1);
 		g_free(v);
@@ -1072,10 +1080,10 @@ int main(int argc, char **argv)
 			e.running = num(k, v) != 0;
 		else if (!strcmp(k, "bridge")) {
 			if (strcmp(v, "ftdi") && strcmp(v, "plain"))
-				die("option bridge: plain or ftdi, not '%s'", v);
+				die("option bridge: plain or ftdi, not '%s'",
+				    v);
 			e.ftdi = !strcmp(v, "ftdi");
-		}
-		else if (!strcmp(k, "cut"))
+		} else if (!strcmp(k, "cut"))
 			e.cut = num(k, v);
 		else if (!strcmp(k, "short"))
 			e.short_max = (unsigned)num(k, v);
@@ -1087,14 +1095,16 @@ int main(int argc, char **argv)
 			unsigned long long at, n;
 
 			if (sscanf(v, "%llu:%llu", &at, &n) != 2 || !at || !n)
-				die("option halt: want BYTES:COUNT, not '%s'", v);
+				die("option halt: want BYTES:COUNT, not '%s'",
+				    v);
 			e.halt_at = at;
 			e.halt_count = (unsigned)n;
 		} else
 			die("unknown option '%s'", k);
 	}
 	if (i + 1 >= argc && !check)
-		die("usage: usb_board [KEY=VALUE]... [--pid-file F] -- PROGRAM [ARG]...");
+		die("usage: usb_board [KEY=VALUE]... [--pid-file F] -- PROGRAM "
+		    "[ARG]...");
 	if (!serial[0])
 		snprintf(serial, 17, "EMU-%llu", (unsigned long long)e.o.seed);
 	if (e.ftdi && e.speed != 480)

@@ -56,20 +56,18 @@ static void written_members(void **state)
 	}
 	/* incompressible: a stored block, the largest member */
 	noise(in, sizeof(in));
-	assert_int_equal(bach_bgzf_member_size(block,
-					       bach_bgzf_block(d, block, in,
-							       sizeof(in))),
-			 BACH_BGZF_MAX_INPUT + BACH_BGZF_HDR + 5 +
-				 BACH_BGZF_TRAILER);
-	assert_int_equal(bach_bgzf_member_size(bach_bgzf_eof,
-					       BACH_BGZF_EOF_SIZE),
-			 BACH_BGZF_EOF_SIZE);
+	assert_int_equal(
+		bach_bgzf_member_size(
+			block, bach_bgzf_block(d, block, in, sizeof(in))),
+		BACH_BGZF_MAX_INPUT + BACH_BGZF_HDR + 5 + BACH_BGZF_TRAILER);
+	assert_int_equal(
+		bach_bgzf_member_size(bach_bgzf_eof, BACH_BGZF_EOF_SIZE),
+		BACH_BGZF_EOF_SIZE);
 	bach_deflater_free(d);
 }
 
 /* A header: FEXTRA (and flags), then the extra field given. */
-static size_t head(uint8_t *h, uint8_t flags, const uint8_t *extra,
-		   size_t xlen)
+static size_t head(uint8_t *h, uint8_t flags, const uint8_t *extra, size_t xlen)
 {
 	memcpy(h, bach_bgzf_eof, 10);
 	h[3] = flags;
@@ -81,12 +79,12 @@ static size_t head(uint8_t *h, uint8_t flags, const uint8_t *extra,
 /* Other subfields, other flags: BC is found wherever it is. */
 static void other_subfields(void **state)
 {
-	static const uint8_t before[] = { 'R', 'A', 3, 0, 1, 2, 3,
+	static const uint8_t before[] = { 'R', 'A', 3, 0, 1,	2,   3,
 					  'B', 'C', 2, 0, 0x34, 0x12 };
-	static const uint8_t after[] = { 'B', 'C', 2, 0, 0xff, 0xff,
-					 'Z', 'Z', 0, 0 };
-	static const uint8_t empty_first[] = { 'A', 'B', 0, 0,
-					       'B', 'C', 2, 0, 9, 0 };
+	static const uint8_t after[] = { 'B',  'C', 2,	 0, 0xff,
+					 0xff, 'Z', 'Z', 0, 0 };
+	static const uint8_t empty_first[] = { 'A', 'B', 0, 0, 'B',
+					       'C', 2,	 0, 9, 0 };
 	uint8_t h[256];
 	size_t n;
 
@@ -117,8 +115,9 @@ static void wrong_headers(void **state)
 	static const uint8_t no_bc[] = { 'B', 'D', 2, 0, 1, 0 };
 	static const uint8_t bc_long[] = { 'B', 'C', 4, 0, 1, 0, 0, 0 };
 	static const uint8_t bc_cut[] = { 'X', 'Y', 0, 0, 'B', 'C', 2, 0, 7 };
-	static const uint8_t overrun[] = { 'X', 'Y', 9, 0, 'B', 'C',
-					   2, 0, 7, 0 };
+	static const uint8_t overrun[] = {
+		'X', 'Y', 9, 0, 'B', 'C', 2, 0, 7, 0
+	};
 	uint8_t h[64];
 	size_t n;
 
@@ -187,14 +186,13 @@ static void header_across_reads(void **state)
 			while (off < read_size - cut) {
 				size_t left = read_size - cut - off, len;
 
-				len = left > sizeof(in) + 31 + 31 ?
-					      sizeof(in) :
-					      left > 31 + 31 + 600 ?
-					      left - 31 - 600 - 31 :
-					      left - 31;
-				assert_int_equal(bach_bgzf_block(d, block, in,
-								 len),
-						 len + 31);
+				len = left > sizeof(in) + 31 + 31 ? sizeof(in)
+				      : left > 31 + 31 + 600
+					      ? left - 31 - 600 - 31
+					      : left - 31;
+				assert_int_equal(
+					bach_bgzf_block(d, block, in, len),
+					len + 31);
 				assert_int_equal(write(fd, block, len + 31),
 						 (ssize_t)(len + 31));
 				off += len + 31;
@@ -210,9 +208,8 @@ static void header_across_reads(void **state)
 						       BACH_BGZF_EOF_SIZE),
 						 BACH_BGZF_EOF_SIZE);
 			close(fd);
-			assert_int_equal(bach_reader_add_as(r, path,
-							    BACH_FILE_GZIP),
-					 0);
+			assert_int_equal(
+				bach_reader_add_as(r, path, BACH_FILE_GZIP), 0);
 			while ((k = bach_reader_read(r, &recs)) > 0)
 				;
 			bach_reader_info(r, &fi);

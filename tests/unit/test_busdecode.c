@@ -31,11 +31,11 @@
 #include "bach/gen.h"
 #include "bach/record.h"
 
-#define N 20000
-#define UNIT 7	/* 56 channels: channel i = signal i, every signal */
+#define N      20000
+#define UNIT   7 /* 56 channels: channel i = signal i, every signal */
 #define SIG(s) (1ull << (s))
 /* the signals cycle tracking uses */
-#define TRACKING                                                              \
+#define TRACKING                                                               \
 	(SIG(BACH_SIG_BRDY) | SIG(BACH_SIG_NA) | SIG(BACH_SIG_KEN) |           \
 	 SIG(BACH_SIG_BOFF))
 /* the ones that say when the CPU is off the bus, or its address */
@@ -69,10 +69,10 @@ static uint64_t mix(uint64_t *s)
 static uint8_t *script(size_t n, uint64_t seed)
 {
 	static const uint8_t types[] = {
-		BACH_T_INT_ACK,	   BACH_T_SPECIAL,   BACH_T_IO_READ,
-		BACH_T_IO_WRITE,   BACH_T_I_FETCH,   BACH_T_NC_I_FETCH,
-		BACH_T_D_READ,	   BACH_T_NC_D_READ, BACH_T_WRITE_BACK,
-		BACH_T_D_WRITE,	   BACH_T_D_READ,    BACH_T_I_FETCH,
+		BACH_T_INT_ACK,	 BACH_T_SPECIAL,   BACH_T_IO_READ,
+		BACH_T_IO_WRITE, BACH_T_I_FETCH,   BACH_T_NC_I_FETCH,
+		BACH_T_D_READ,	 BACH_T_NC_D_READ, BACH_T_WRITE_BACK,
+		BACH_T_D_WRITE,	 BACH_T_D_READ,	   BACH_T_I_FETCH,
 	};
 	uint8_t *r = malloc(n * BACH_REC_SIZE);
 
@@ -132,20 +132,19 @@ static const char **names_without(uint64_t drop)
 
 	for (int i = 0; i < UNIT * 8; i++) {
 		snprintf(other[i], sizeof other[i], "other%d", i);
-		names[i] = i < BACH_NSIG && !(drop >> i & 1) ?
-				   bach_sig_name(i) :
-				   other[i];
+		names[i] = i < BACH_NSIG && !(drop >> i & 1) ? bach_sig_name(i)
+							     : other[i];
 	}
 	return names;
 }
 
 /* How a capture is decoded. */
 struct how {
-	uint64_t drop;		/* signals not captured */
-	const char *map;	/* a map file's text, or NULL */
-	size_t piece, cap;	/* fed in pieces, into cap records (0: all) */
-	bool edge;		/* a cycle opens where ADS# falls */
-	char desc[1024];	/* what the decoder said it assumed */
+	uint64_t drop;	   /* signals not captured */
+	const char *map;   /* a map file's text, or NULL */
+	size_t piece, cap; /* fed in pieces, into cap records (0: all) */
+	bool edge;	   /* a cycle opens where ADS# falls */
+	char desc[1024];   /* what the decoder said it assumed */
 };
 
 static char mapfile[64];
@@ -165,8 +164,8 @@ static int write_map(const char *text)
 	return 0;
 }
 
-static uint8_t *decode(const uint8_t *s, size_t ns, struct how *h,
-		       size_t *nrec, struct bach_busdec_stats *st)
+static uint8_t *decode(const uint8_t *s, size_t ns, struct how *h, size_t *nrec,
+		       struct bach_busdec_stats *st)
 {
 	struct bach_mapspec spec = { 0 };
 	struct bach_busmap map;
@@ -179,9 +178,8 @@ static uint8_t *decode(const uint8_t *s, size_t ns, struct how *h,
 	assert_non_null(out);
 	if (h->map) {
 		assert_int_equal(write_map(h->map), 0);
-		assert_int_equal(bach_mapspec_load(&spec, mapfile, err,
-						   sizeof err),
-				 0);
+		assert_int_equal(
+			bach_mapspec_load(&spec, mapfile, err, sizeof err), 0);
 		unlink(mapfile);
 	}
 	if (bach_busmap_resolve(&map, h->map ? &spec : NULL,
@@ -202,8 +200,8 @@ static uint8_t *decode(const uint8_t *s, size_t ns, struct how *h,
 		assert_true(used > 0);
 		off += used;
 	}
-	for (size_t m; (m = bach_busdec_finish(d, out + k * BACH_REC_SIZE,
-					       cap)) > 0;)
+	for (size_t m;
+	     (m = bach_busdec_finish(d, out + k * BACH_REC_SIZE, cap)) > 0;)
 		k += m;
 	bach_busdec_stats(d, st);
 	bach_busdec_free(d);
@@ -268,13 +266,17 @@ static void against_model(const struct bach_busmodel_opts *o,
 static const struct bach_busmodel_opts top_rate = { .seed = 1 };
 /* every rule at once: all that the bus may do */
 static const struct bach_busmodel_opts everything = {
-	.seed = 7,	  .max_wait = 3,    .pipeline_pct = 40,
-	.boff_every = 37, .ken_pct = 30,    .boff_max = 4,
-	.hold_every = 53, .snoop_every = 41,
+	.seed = 7,
+	.max_wait = 3,
+	.pipeline_pct = 40,
+	.boff_every = 37,
+	.ken_pct = 30,
+	.boff_max = 4,
+	.hold_every = 53,
+	.snoop_every = 41,
 };
 
-static void model(const struct bach_busmodel_opts *o, unsigned ov,
-		  struct how h)
+static void model(const struct bach_busmodel_opts *o, unsigned ov, struct how h)
 {
 	uint8_t *recs = gen(N, o->seed);
 
@@ -291,7 +293,8 @@ static void state_mode_top_rate(void **state)
 static void state_mode_without_brdy(void **state)
 {
 	/* plain timing: with no BRDY#, each ADS# is a record at once */
-	struct bach_busmodel_opts o = { .seed = 3, .max_wait = 2,
+	struct bach_busmodel_opts o = { .seed = 3,
+					.max_wait = 2,
 					.pipeline_pct = 50 };
 	uint64_t drop = TRACKING | HOLDS | SIG(BACH_SIG_CLK);
 
@@ -328,7 +331,7 @@ static void random_scripts(void **state)
 		struct how h = { .drop = ov ? 0 : SIG(BACH_SIG_CLK) };
 
 		if (i % 3 == 1)
-			o.boff_max = 1;	/* every back-off one clock */
+			o.boff_max = 1; /* every back-off one clock */
 		against_model(&o, recs, 3000, ov, &h);
 		free(recs);
 	}
@@ -336,7 +339,8 @@ static void random_scripts(void **state)
 
 static void clock_mode_every_rule(void **state)
 {
-	struct bach_busmodel_opts o = { .seed = 3, .max_wait = 2,
+	struct bach_busmodel_opts o = { .seed = 3,
+					.max_wait = 2,
 					.pipeline_pct = 50 };
 
 	(void)state;
@@ -350,17 +354,21 @@ static void clock_mode_every_rule(void **state)
  * with and without BRDY#, in both modes. */
 static void edge_mode_same_records(void **state)
 {
-	struct bach_busmodel_opts o = { .seed = 9, .max_wait = 2,
+	struct bach_busmodel_opts o = { .seed = 9,
+					.max_wait = 2,
 					.pipeline_pct = 40 };
 
 	(void)state;
 	model(&o, 4, (struct how){ .drop = TRACKING | HOLDS, .edge = true });
-	model(&o, 0, (struct how){ .drop = TRACKING | HOLDS | SIG(BACH_SIG_CLK),
-				   .piece = 5, .cap = 3, .edge = true });
-	model(&everything, 4, (struct how){ .piece = 7, .cap = 2,
-					    .edge = true });
-	model(&everything, 0, (struct how){ .drop = SIG(BACH_SIG_CLK),
-					    .edge = true });
+	model(&o, 0,
+	      (struct how){ .drop = TRACKING | HOLDS | SIG(BACH_SIG_CLK),
+			    .piece = 5,
+			    .cap = 3,
+			    .edge = true });
+	model(&everything, 4,
+	      (struct how){ .piece = 7, .cap = 2, .edge = true });
+	model(&everything, 0,
+	      (struct how){ .drop = SIG(BACH_SIG_CLK), .edge = true });
 }
 
 static void ragged_pieces_and_small_output(void **state)
@@ -369,16 +377,22 @@ static void ragged_pieces_and_small_output(void **state)
 	/* the edge's previous sample lies in the previous piece */
 	model(&everything, 4, (struct how){ .piece = 1, .cap = 2 });
 	model(&everything, 4, (struct how){ .piece = 5, .cap = 3 });
-	model(&everything, 0, (struct how){ .drop = SIG(BACH_SIG_CLK),
-					    .piece = 3, .cap = 2 });
+	model(&everything, 0,
+	      (struct how){ .drop = SIG(BACH_SIG_CLK), .piece = 3, .cap = 2 });
 }
 
 /* ---- the rules, each on a bus built by hand ------------------------------ */
 
 /* strobes asserted in a clock (KEN: KEN# low) */
 enum {
-	ADS = 1 << 0, BRDY = 1 << 1, NA = 1 << 2, KEN = 1 << 3,
-	BOFF = 1 << 4, HLDA = 1 << 5, AHOLD = 1 << 6, EADS = 1 << 7,
+	ADS = 1 << 0,
+	BRDY = 1 << 1,
+	NA = 1 << 2,
+	KEN = 1 << 3,
+	BOFF = 1 << 4,
+	HLDA = 1 << 5,
+	AHOLD = 1 << 6,
+	EADS = 1 << 7,
 };
 
 /* The pins a cycle drives: CACHE# low where the CPU asks to cache. */
@@ -452,7 +466,7 @@ static struct bach_busdec_stats expect(const uint64_t *bus, size_t n,
 	return st;
 }
 
-#define EXPECT(bus, h, want, nwant)                                           \
+#define EXPECT(bus, h, want, nwant)                                            \
 	expect(bus, sizeof bus / sizeof *bus, h, want, nwant)
 
 /*
@@ -466,13 +480,11 @@ static void one_clock_boff_phantom(void **state)
 {
 	const uint64_t wr = cyc(0x1000, 0xf0, BACH_T_D_WRITE, false);
 	const uint64_t bus[] = {
-		at(0, 0),
-		at(ADS, wr),		/* a write */
-		at(BOFF, wr),		/* backed off: aborted */
-		at(ADS, GARBAGE),	/* BOFF# high, outputs floating */
-		at(ADS, wr),		/* the restart */
-		at(BRDY, wr),
-		at(0, 0),
+		at(0, 0),	  at(ADS, wr), /* a write */
+		at(BOFF, wr),		       /* backed off: aborted */
+		at(ADS, GARBAGE), /* BOFF# high, outputs floating */
+		at(ADS, wr),	  /* the restart */
+		at(BRDY, wr),	  at(0, 0),
 	};
 	struct bach_busdec_stats st;
 	struct how h = { 0 };
@@ -503,10 +515,10 @@ static void ads_with_boff_restarts_later(void **state)
 	const uint64_t rd = cyc(0x2008, 0x0f, BACH_T_NC_D_READ, false);
 	const uint64_t bus[] = {
 		at(0, 0),
-		at(ADS | BOFF, rd),	/* aborted at once */
+		at(ADS | BOFF, rd),	 /* aborted at once */
 		at(ADS | BOFF, GARBAGE), /* floating */
-		at(ADS, GARBAGE),	/* floating still */
-		at(ADS, rd),		/* the restart */
+		at(ADS, GARBAGE),	 /* floating still */
+		at(ADS, rd),		 /* the restart */
 		at(BRDY, rd),
 		at(0, 0),
 	};
@@ -534,14 +546,11 @@ static void refused_read_write_boff(void **state)
 	const uint64_t rd = cyc(0xf0000, 0x00, BACH_T_D_READ, true);
 	const uint64_t wr = cyc(0x2000, 0xfc, BACH_T_D_WRITE, false);
 	const uint64_t bus[] = {
-		at(0, 0),
-		at(ADS, rd),		/* a read asked with CACHE# */
-		at(BRDY, rd),		/* KEN# high: refused, done */
-		at(ADS, wr),		/* a write */
-		at(BRDY, wr),
-		at(BOFF, 0),		/* a back-off: nothing open */
-		at(0, 0),
-		at(0, 0),
+		at(0, 0),     at(ADS, rd), /* a read asked with CACHE# */
+		at(BRDY, rd),		   /* KEN# high: refused, done */
+		at(ADS, wr),		   /* a write */
+		at(BRDY, wr), at(BOFF, 0), /* a back-off: nothing open */
+		at(0, 0),     at(0, 0),
 	};
 	struct bach_busdec_stats st;
 	struct how h = { 0 };
@@ -581,19 +590,19 @@ static void foreign_master_under_hlda(void **state)
 	const unsigned H = HLDA;
 	const uint64_t bus[] = {
 		at(0, 0),
-		at(ADS, a),		/* the CPU's I/O read */
-		at(BRDY, a),		/* and HOLD */
+		at(ADS, a),  /* the CPU's I/O read */
+		at(BRDY, a), /* and HOLD */
 		at(0, 0),
-		at(H, GARBAGE),		/* HLDA: the bus floats */
-		at(H | ADS, f1),	/* another master's write */
+		at(H, GARBAGE),	 /* HLDA: the bus floats */
+		at(H | ADS, f1), /* another master's write */
 		at(H | BRDY, f1),
-		at(H | ADS, f2),	/* its line read */
+		at(H | ADS, f2), /* its line read */
 		at(H | BRDY | KEN, f2),
 		at(H | BRDY, f2),
 		at(H | BRDY, f2),
 		at(H | BRDY, f2),
-		at(H, 0),		/* HOLD goes */
-		at(ADS, b),		/* the CPU again */
+		at(H, 0),   /* HOLD goes */
+		at(ADS, b), /* the CPU again */
 		at(BRDY, b),
 		at(0, 0),
 	};
@@ -626,18 +635,15 @@ static void na_with_two_open_samples_ken(void **state)
 	const uint64_t b = cyc(0x208, 0x00, BACH_T_D_READ, true);
 	const uint64_t c = cyc(0x300, 0xf0, BACH_T_D_WRITE, false);
 	const uint64_t bus[] = {
-		at(0, 0),
-		at(ADS, a),		/* a: a read asked with CACHE# */
-		at(NA | KEN, a),	/* a's KEN#: a line fill */
-		at(ADS, b),		/* b, pipelined: two open */
-		at(BRDY, b),		/* a 1 */
-		at(BRDY | NA, b),	/* a 2; b's NA#, KEN# high: refused */
-		at(BRDY | KEN, b),	/* a 3 */
-		at(BRDY, b),		/* a 4 */
-		at(BRDY | KEN, b),	/* b's only transfer: KEN# too late */
-		at(ADS, c),
-		at(BRDY, c),
-		at(0, 0),
+		at(0, 0),	   at(ADS, a), /* a: a read asked with CACHE# */
+		at(NA | KEN, a),	       /* a's KEN#: a line fill */
+		at(ADS, b),		       /* b, pipelined: two open */
+		at(BRDY, b),		       /* a 1 */
+		at(BRDY | NA, b),  /* a 2; b's NA#, KEN# high: refused */
+		at(BRDY | KEN, b), /* a 3 */
+		at(BRDY, b),	   /* a 4 */
+		at(BRDY | KEN, b), /* b's only transfer: KEN# too late */
+		at(ADS, c),	   at(BRDY, c), at(0, 0),
 	};
 	struct bach_busdec_stats st;
 	struct how h = { 0 };
@@ -663,12 +669,12 @@ static void line_fill_from_mid_line(void **state)
 	const uint64_t w = cyc(0x2000, 0x0f, BACH_T_D_WRITE, false);
 	const uint64_t bus[] = {
 		at(0, 0),
-		at(ADS, f),		/* quadword 3 of line 0x1100 */
+		at(ADS, f),		 /* quadword 3 of line 0x1100 */
 		at(BRDY | KEN, GARBAGE), /* 0x1118 */
 		at(0, GARBAGE),
-		at(BRDY, GARBAGE),	/* 0x1110 */
-		at(BRDY, GARBAGE),	/* 0x1108 */
-		at(BRDY, GARBAGE),	/* 0x1100 */
+		at(BRDY, GARBAGE), /* 0x1110 */
+		at(BRDY, GARBAGE), /* 0x1108 */
+		at(BRDY, GARBAGE), /* 0x1100 */
 		at(ADS, w),
 		at(BRDY, w),
 		at(0, 0),
@@ -758,7 +764,8 @@ static void fallback(uint64_t drop, const char *says)
 	uint8_t *recs = gen(N, 11), *truth, *s, *out;
 	uint64_t *clk;
 	size_t nclk = bach_busmodel_play(recs, N, &everything, &clk, &truth,
-					 &ms), ns, nrec;
+					 &ms),
+	       ns, nrec;
 	struct how h = { .drop = drop | SIG(BACH_SIG_CLK) };
 
 	s = samples(clk, nclk, 0, &ns);
@@ -781,8 +788,7 @@ static void fallback(uint64_t drop, const char *says)
 static void missing_ken_or_na_falls_back(void **state)
 {
 	(void)state;
-	fallback(SIG(BACH_SIG_KEN),
-		 "no cycle tracking: ken_n not captured");
+	fallback(SIG(BACH_SIG_KEN), "no cycle tracking: ken_n not captured");
 	fallback(SIG(BACH_SIG_NA), "no cycle tracking: na_n not captured");
 	fallback(SIG(BACH_SIG_NA) | SIG(BACH_SIG_KEN),
 		 "no cycle tracking: ken_n and na_n not captured");
@@ -796,20 +802,21 @@ static void fixed_levels_are_followed(void **state)
 
 	(void)state;
 	o.pipeline_pct = 0;
-	model(&o, 0, (struct how){ .drop = SIG(BACH_SIG_CLK) |
-					   SIG(BACH_SIG_NA),
-				   .map = "na_n = high  # never pipelines\n" });
+	model(&o, 0,
+	      (struct how){ .drop = SIG(BACH_SIG_CLK) | SIG(BACH_SIG_NA),
+			    .map = "na_n = high  # never pipelines\n" });
 	o.ken_pct = 0;
-	model(&o, 0, (struct how){ .drop = SIG(BACH_SIG_CLK) |
-					   SIG(BACH_SIG_NA) | SIG(BACH_SIG_KEN),
-				   .map = "na_n = high\nken_n = low\n" });
+	model(&o, 0,
+	      (struct how){ .drop = SIG(BACH_SIG_CLK) | SIG(BACH_SIG_NA) |
+				    SIG(BACH_SIG_KEN),
+			    .map = "na_n = high\nken_n = low\n" });
 }
 
 static void open_cycle_at_the_end(void **state)
 {
 	/* ADS# at the last clock: no BRDY# ever comes */
-	const char *names[8] = { "x", "ads_n", "brdy_n", "mio", "dc", "wr",
-				 "a3", "cache_n" };
+	const char *names[8] = { "x",  "ads_n", "brdy_n", "mio",
+				 "dc", "wr",	"a3",	  "cache_n" };
 	struct bach_busmap map;
 	struct bach_busdec_stats st;
 	struct bach_busdec *d;
@@ -818,9 +825,8 @@ static void open_cycle_at_the_end(void **state)
 	size_t used;
 
 	(void)state;
-	assert_int_equal(bach_busmap_resolve(&map, NULL, names, 8, err,
-					     sizeof err),
-			 0);
+	assert_int_equal(
+		bach_busmap_resolve(&map, NULL, names, 8, err, sizeof err), 0);
 	/* as map lines 'ken_n = low' and 'na_n = high' would */
 	map.fixed[BACH_SIG_KEN] = map.fixed[BACH_SIG_NA] = true;
 	d = bach_busdec_new(&map, 1, err, sizeof err);
@@ -862,8 +868,8 @@ static double settle(size_t e, int sig, bool input, const struct timing *t)
 }
 
 /* k samples per clock, the first at `phase` ns after edge 0. */
-static uint8_t *skewed(const uint64_t *w, size_t nclk, unsigned k,
-		       double phase, const struct timing *t, size_t *ns)
+static uint8_t *skewed(const uint64_t *w, size_t nclk, unsigned k, double phase,
+		       const struct timing *t, size_t *ns)
 {
 	double step = t->period / k;
 	size_t n = (size_t)((double)(nclk - 1) * k) - 1;
@@ -872,7 +878,7 @@ static uint8_t *skewed(const uint64_t *w, size_t nclk, unsigned k,
 	assert_non_null(s);
 	for (size_t i = 0; i < n; i++) {
 		double x = phase + (double)i * step;
-		size_t e = (size_t)(x / t->period);	/* x >= 0 */
+		size_t e = (size_t)(x / t->period); /* x >= 0 */
 		double dt = x - (double)e * t->period;
 		bool inq = !(w[e + 1] & SIG(BACH_SIG_EADS));
 		uint64_t v = dt < t->period / 2;
@@ -881,8 +887,8 @@ static uint8_t *skewed(const uint64_t *w, size_t nclk, unsigned k,
 			bool in = (BACH_BUSMODEL_INPUTS >> sig & 1) ||
 				  (inq && sig >= BACH_SIG_A3 &&
 				   sig < BACH_SIG_BE0);
-			uint64_t from = dt < settle(e, sig, in, t) ? w[e] :
-								     w[e + 1];
+			uint64_t from =
+				dt < settle(e, sig, in, t) ? w[e] : w[e + 1];
 
 			v |= from & SIG(sig);
 		}
@@ -902,8 +908,8 @@ static uint8_t *skewed(const uint64_t *w, size_t nclk, unsigned k,
 static void clock_mode_pin_timing(void **state)
 {
 	static const struct timing tm[] = {
-		{ 15.0, 7.0, 5.0 },	/* k >= 3 */
-		{ 15.0, 8.0, 3.5 },	/* k >= 5 */
+		{ 15.0, 7.0, 5.0 }, /* k >= 3 */
+		{ 15.0, 8.0, 3.5 }, /* k >= 5 */
 	};
 	uint8_t *recs = gen(2000, 5);
 
@@ -926,8 +932,8 @@ static void clock_mode_pin_timing(void **state)
 				struct bach_busdec_stats st;
 				struct how h = { 0 };
 				size_t ns, nrec;
-				uint8_t *s = skewed(clk, nclk, k, ph, &tm[i],
-						    &ns);
+				uint8_t *s =
+					skewed(clk, nclk, k, ph, &tm[i], &ns);
 				uint8_t *out = decode(s, ns, &h, &nrec, &st);
 
 				if (ok)
@@ -937,7 +943,7 @@ static void clock_mode_pin_timing(void **state)
 				      !memcmp(out, truth, nrec * 6);
 				free(s);
 				free(out);
-						}
+			}
 			if (!ok && all)
 				fail_msg("%u samples a clock decoded right "
 					 "with %.1f ns setup: the stated "
@@ -950,7 +956,8 @@ static void clock_mode_pin_timing(void **state)
 	free(recs);
 }
 
-/* ---- map files ------------------------------------------------------------ */
+/* ---- map files ------------------------------------------------------------
+ */
 
 static void map_error(const char *text, const char *const *names, size_t n,
 		      const char *want)
@@ -981,8 +988,7 @@ static void map_error(const char *text, const char *const *names, size_t n,
 		fail_msg("error '%s' lacks '%s'", err, expect);
 }
 
-static const char *const kc85[] = { "CLK", "/M1", "A3", "A4", "/MREQ",
-				    "D0" };
+static const char *const kc85[] = { "CLK", "/M1", "A3", "A4", "/MREQ", "D0" };
 
 static void map_files(void **state)
 {
@@ -998,13 +1004,11 @@ static void map_files(void **state)
 				   "dc = low\n"
 				   "mio = HIGH\n"),
 			 0);
-	assert_int_equal(bach_mapspec_load(&spec, mapfile, err, sizeof err),
-			 0);
+	assert_int_equal(bach_mapspec_load(&spec, mapfile, err, sizeof err), 0);
 	unlink(mapfile);
 	assert_int_equal(spec.n, 5);
-	assert_int_equal(bach_busmap_resolve(&map, &spec, kc85, 6, err,
-					     sizeof err),
-			 0);
+	assert_int_equal(
+		bach_busmap_resolve(&map, &spec, kc85, 6, err, sizeof err), 0);
 	bach_mapspec_free(&spec);
 	assert_int_equal(map.chan[BACH_SIG_ADS], 1);
 	assert_int_equal(map.chan[BACH_SIG_A3], 2);
@@ -1023,12 +1027,10 @@ static void map_files(void **state)
 	/* a level a map line fixes is listed, and its warning goes */
 	assert_int_equal(write_map("ads_n = /M1\nhlda = low\nboff_n = high\n"),
 			 0);
-	assert_int_equal(bach_mapspec_load(&spec, mapfile, err, sizeof err),
-			 0);
+	assert_int_equal(bach_mapspec_load(&spec, mapfile, err, sizeof err), 0);
 	unlink(mapfile);
-	assert_int_equal(bach_busmap_resolve(&map, &spec, kc85, 6, err,
-					     sizeof err),
-			 0);
+	assert_int_equal(
+		bach_busmap_resolve(&map, &spec, kc85, 6, err, sizeof err), 0);
 	bach_mapspec_free(&spec);
 	bach_busmap_describe(&map, desc, sizeof desc);
 	assert_non_null(strstr(desc, " cache_n=1 boff_n=1 hlda=0\n"));
@@ -1037,16 +1039,17 @@ static void map_files(void **state)
 
 	map_error("ads_n = /M1\nbogus = A3\n", kc85, 6,
 		  "FILE:2: unknown signal 'bogus'");
-	map_error("ads_n /M1\n", kc85, 6, "FILE:1: expected 'signal = channel'");
+	map_error("ads_n /M1\n", kc85, 6,
+		  "FILE:1: expected 'signal = channel'");
 	map_error("ads_n =\n", kc85, 6, "FILE:1: expected a channel name");
 	map_error("ads_n = /M1\n\nads_n = CLK\n", kc85, 6,
 		  "FILE:3: ads_n already mapped on line 1");
 	map_error("ads_n = /M1\na5 = A5\n", kc85, 6,
 		  "FILE:2: a5 = A5: the capture has no channel 'A5'");
 	map_error("a3 = A3\n", kc85, 6, "ads_n is not captured");
-	assert_int_equal(bach_mapspec_load(&spec, "/nonexistent/map", err,
-					   sizeof err),
-			 -1);
+	assert_int_equal(
+		bach_mapspec_load(&spec, "/nonexistent/map", err, sizeof err),
+		-1);
 	assert_non_null(strstr(err, "/nonexistent/map: No such file"));
 }
 
@@ -1057,14 +1060,12 @@ static void channel_beyond_sample(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(bach_busmap_resolve(&map, NULL, names, 16, err,
-					     sizeof err),
-			 0);
+	assert_int_equal(
+		bach_busmap_resolve(&map, NULL, names, 16, err, sizeof err), 0);
 	assert_null(bach_busdec_new(&map, 1, err, sizeof err));
 	assert_non_null(strstr(err, "ads_n is channel 12"));
 	assert_null(bach_busdec_new(&map, 0, err, sizeof err));
 }
-
 
 int main(void)
 {

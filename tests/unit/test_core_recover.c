@@ -31,8 +31,8 @@
 #define STARTED "{\"time\":\"t\",\"event\":\"started\",\"version\":1}\n"
 
 struct fixture {
-	char out[64];	/* the output directory */
-	char cap[128];	/* one capture directory in it */
+	char out[64];  /* the output directory */
+	char cap[128]; /* one capture directory in it */
 	int outfd;
 };
 
@@ -65,8 +65,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void put_file(const char *dir, const char *name, const void *p,
-		     size_t n)
+static void put_file(const char *dir, const char *name, const void *p, size_t n)
 {
 	char path[256];
 	FILE *fp;
@@ -135,7 +134,8 @@ static void part_cut_and_closed(void **state)
 	put_file(f->cap, "seg-000001.byu.gz.part", gz, len);
 	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"),
 			 2); /* the segment, and the ended event */
-	assert_int_equal(file_size(f->cap, "seg-000001.byu.gz.part"), (size_t)-1);
+	assert_int_equal(file_size(f->cap, "seg-000001.byu.gz.part"),
+			 (size_t)-1);
 	assert_int_equal(file_size(f->cap, "seg-000001.byu.gz"),
 			 whole + BACH_BGZF_EOF_SIZE);
 	load(f->cap, &m);
@@ -147,14 +147,16 @@ static void part_cut_and_closed(void **state)
 	assert_true(s->recovered);
 	assert_false(s->orphan);
 	memcpy(gz + whole, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
-	assert_int_equal(s->crc, libdeflate_crc32(0, gz, whole + BACH_BGZF_EOF_SIZE));
+	assert_int_equal(s->crc,
+			 libdeflate_crc32(0, gz, whole + BACH_BGZF_EOF_SIZE));
 	assert_true(m.ended);
 	assert_string_equal(m.state, "recovered");
 	assert_int_equal(m.written, 3000);
 	assert_int_equal(m.segments, 1);
 	bach_manifest_free(&m);
 	/* once is enough */
-	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"), 0);
+	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"),
+			 0);
 	free(gz);
 }
 
@@ -212,7 +214,8 @@ static void links_left_alone(void **state)
 	put_file(f->cap, BACH_MANIFEST_NAME, STARTED, strlen(STARTED));
 	snprintf(link, sizeof(link), "%s/seg-000001.byu.gz.part", f->cap);
 	assert_int_equal(symlink(outside, link), 0);
-	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"), 1);
+	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"),
+			 1);
 	assert_int_equal(file_size(f->out, "victim.gz"), len);
 	/* a manifest that is a link: the capture is not recovered at all */
 	snprintf(man, sizeof(man), "%s/%s", f->cap, BACH_MANIFEST_NAME);
@@ -231,7 +234,8 @@ static void not_a_capture(void **state)
 
 	/* no manifest: not ours, whatever it holds */
 	put_file(f->cap, "seg-000001.byu.part", raw, sizeof(raw));
-	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"), 0);
+	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"),
+			 0);
 	assert_int_equal(file_size(f->cap, "seg-000001.byu.part"), sizeof(raw));
 	assert_int_equal(recover_outdir(f->outfd, f->out), 0);
 }
@@ -239,10 +243,14 @@ static void not_a_capture(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(part_cut_and_closed, setup, teardown),
-		cmocka_unit_test_setup_teardown(raw_part_whole_records, setup, teardown),
-		cmocka_unit_test_setup_teardown(orphan_named_and_tail_cut, setup, teardown),
-		cmocka_unit_test_setup_teardown(links_left_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(part_cut_and_closed, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(raw_part_whole_records, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(orphan_named_and_tail_cut,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(links_left_alone, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(not_a_capture, setup, teardown),
 	};
 

@@ -22,7 +22,7 @@
 
 #include "segio.h"
 
-#define TOTAL (9u << 20)	/* over eight 1 MiB buffers: they are reused */
+#define TOTAL (9u << 20) /* over eight 1 MiB buffers: they are reused */
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -55,7 +55,8 @@ static void roundtrip(bool uring)
 		close(fd);
 		free(data);
 		free(back);
-		skip(); /* io_uring refused here: the pwrite run covers the rest */
+		skip(); /* io_uring refused here: the pwrite run covers the rest
+			 */
 	}
 	segio_attach(&io, fd);
 	while (off < TOTAL) {

@@ -172,16 +172,15 @@ static void widths(void **state)
 	n = bach_export_block(BACH_EXPORT_CSV, line, r, 1, UINT64_MAX,
 			      &skipped);
 	line[n] = 0;
-	assert_string_equal(line,
-			    "18446744073709551615,0xfffffff8,0x7f,0x80,I_FETCH\n");
+	assert_string_equal(
+		line, "18446744073709551615,0xfffffff8,0x7f,0x80,I_FETCH\n");
 	bach_rec_put(r, 0, 0x00, 0xd0);
 	n = bach_export_block(BACH_EXPORT_DIN, line, r, 1, 0, &skipped);
 	line[n] = 0;
 	assert_string_equal(line, "0 0\n");
 	/* an empty block writes nothing */
-	assert_int_equal(bach_export_block(BACH_EXPORT_DIN, line, r, 0, 0,
-					   &skipped),
-			 0);
+	assert_int_equal(
+		bach_export_block(BACH_EXPORT_DIN, line, r, 0, 0, &skipped), 0);
 	assert_int_equal(skipped, 0);
 }
 

@@ -18,7 +18,7 @@
 /* ---- the callbacks keep a log of events -------------------------------- */
 
 struct ev {
-	char kind;	/* R records, G gap, S status, I identity, A ack */
+	char kind; /* R records, G gap, S status, I identity, A ack */
 	uint64_t a, b, c;
 };
 
@@ -53,7 +53,8 @@ static void on_records(void *ctx, const uint8_t *recs, size_t n, uint64_t ts)
 	uint64_t first = rec_index(recs);
 
 	for (size_t i = 0; i < n; i++)
-		assert_int_equal(rec_index(recs + i * BACH_REC_SIZE), first + i);
+		assert_int_equal(rec_index(recs + i * BACH_REC_SIZE),
+				 first + i);
 	push(ctx, 'R', first, n, ts);
 }
 
@@ -113,8 +114,8 @@ static size_t add_data(uint32_t seq, uint64_t index, size_t n, uint8_t flags,
 		deltas[i] = (uint16_t)(i ? 0xd000 + i : 0);
 	}
 	assert_true(s.len + bach_frame_data_size(n, timing) <= sizeof(s.buf));
-	s.len += bach_frame_build_data(s.buf + s.len, seq, index,
-				       1000 + index, flags, lost, recs, n,
+	s.len += bach_frame_build_data(s.buf + s.len, seq, index, 1000 + index,
+				       flags, lost, recs, n,
 				       timing ? deltas : NULL);
 	return off;
 }
@@ -223,14 +224,23 @@ static void expect(const struct log *l, const struct ev *want, size_t n)
 	assert_int_equal(l->n, n);
 }
 
-#define EXPECT(l, ...)                                                        \
-	do {                                                                  \
-		const struct ev w_[] = { __VA_ARGS__ };                       \
-		expect(l, w_, sizeof(w_) / sizeof(*w_));                      \
+#define EXPECT(l, ...)                                                         \
+	do {                                                                   \
+		const struct ev w_[] = { __VA_ARGS__ };                        \
+		expect(l, w_, sizeof(w_) / sizeof(*w_));                       \
 	} while (0)
-#define R(i, n) { 'R', i, n, 1000 + (i) }
-#define G(n, cause) { 'G', n, cause, 0 }
-#define END(next) { 'X', next, 0, 0 }
+#define R(i, n)                                                                \
+	{                                                                      \
+		'R', i, n, 1000 + (i)                                          \
+	}
+#define G(n, cause)                                                            \
+	{                                                                      \
+		'G', n, cause, 0                                               \
+	}
+#define END(next)                                                              \
+	{                                                                      \
+		'X', next, 0, 0                                                \
+	}
 
 static struct log lg;
 
@@ -318,8 +328,8 @@ static void bad_crc(void **state)
 	add_data(3, 337, 50, 0, 0, false);
 	add_data(4, 387, 1, 0, 0, false);
 	c = parse_all_ways(&lg);
-	EXPECT(&lg, R(0, 100), R(100, 200), G(37, BACH_GAP_CORRUPT),
-	       R(337, 50), R(387, 1), END(388));
+	EXPECT(&lg, R(0, 100), R(100, 200), G(37, BACH_GAP_CORRUPT), R(337, 50),
+	       R(387, 1), END(388));
 	assert_int_equal(c.bad_crc, 1);
 	assert_int_equal(c.lost_corrupt, 37);
 	assert_int_equal(c.records, 388 - 37);
@@ -383,8 +393,8 @@ static void overflow_and_lost_frame(void **state)
 	/* frame 1 (index 100, 50 records) lost, then 9 records overflowed */
 	add_data(2, 159, 10, 0, 9, false);
 	parse_all_ways(&lg);
-	EXPECT(&lg, R(0, 100), G(50, BACH_GAP_FRAMES),
-	       G(9, BACH_GAP_OVERFLOW), R(159, 10), END(169));
+	EXPECT(&lg, R(0, 100), G(50, BACH_GAP_FRAMES), G(9, BACH_GAP_OVERFLOW),
+	       R(159, 10), END(169));
 
 	/* the same with frame 1 damaged instead of missing */
 	s.len = 0;
@@ -394,8 +404,8 @@ static void overflow_and_lost_frame(void **state)
 	add_data(2, 159, 10, 0, 9, false);
 	assert_true(off > 0);
 	parse_all_ways(&lg);
-	EXPECT(&lg, R(0, 100), G(50, BACH_GAP_CORRUPT),
-	       G(9, BACH_GAP_OVERFLOW), R(159, 10), END(169));
+	EXPECT(&lg, R(0, 100), G(50, BACH_GAP_CORRUPT), G(9, BACH_GAP_OVERFLOW),
+	       R(159, 10), END(169));
 
 	/* OVERFLOW claiming more than the jump: all of it overflow */
 	s.len = 0;
@@ -414,7 +424,7 @@ static void duplicates(void **state)
 	add_data(0, 0, 10, BACH_FF_FIRST, 0, false);
 	off = add_data(1, 10, 10, 0, 0, false);
 	size = s.len - off;
-	add_bytes(s.buf + off, size);	/* the same frame again */
+	add_bytes(s.buf + off, size); /* the same frame again */
 	add_data(2, 20, 10, 0, 0, false);
 	add_data(9, 5, 10, 0, 0, false); /* older, overlapping */
 	add_data(3, 30, 10, 0, 0, false);
@@ -513,8 +523,8 @@ static void absurd_length(void **state)
 	add_data(3, 210, 300, 0, 0, false);
 	add_data(4, 510, 1, 0, 0, false);
 	c = parse_all_ways(&lg);
-	EXPECT(&lg, R(0, 10), R(10, 100), R(110, 100), R(210, 300),
-	       R(510, 1), END(511));
+	EXPECT(&lg, R(0, 10), R(10, 100), R(110, 100), R(210, 300), R(510, 1),
+	       END(511));
 	assert_int_equal(c.bad_crc, 1);
 	assert_int_equal(c.records, 511);
 	assert_int_equal(c.resync_bytes, n);
@@ -592,21 +602,22 @@ static void status_identity_ack(void **state)
  * ones read up to what is known; unknown types skipped whole. */
 static void other_minor_versions(void **state)
 {
-	const struct bach_board_status st = { .fifo_fill = 9, .records = 77,
-					      .overflow = 5, .clock_hz = 3 };
+	const struct bach_board_status st = {
+		.fifo_fill = 9, .records = 77, .overflow = 5, .clock_hz = 3
+	};
 	struct bach_parser_counters c;
 	uint8_t f[512] = { 0 };
 
 	(void)state;
 	bach_frame_build_status(f, 0, &st);
-	reseal(f, 16);		/* fill, size, records only */
+	reseal(f, 16); /* fill, size, records only */
 	add_bytes(f, BACH_FRAME_HDR + 16 + 4);
 	memset(f + BACH_FRAME_HDR + BACH_STATUS_SIZE, 0xee, 100);
 	bach_frame_build_status(f, 1, &st);
 	reseal(f, BACH_STATUS_SIZE + 100);
 	add_bytes(f, BACH_FRAME_HDR + BACH_STATUS_SIZE + 100 + 4);
 	bach_frame_build_ack(f, 0, 0, 0);
-	f[5] = 99;		/* a type of a later minor version */
+	f[5] = 99; /* a type of a later minor version */
 	reseal(f, 200);
 	add_bytes(f, BACH_FRAME_HDR + 200 + 4);
 	add_data(0, 0, 3, BACH_FF_FIRST, 0, false);
@@ -723,10 +734,10 @@ static const uint8_t doc_configure[] = {
 };
 
 static const uint8_t doc_ack[] = {
-	0x42, 0x41, 0x43, 0x48, 0x01, 0x04, 0x00, 0x28, 0x02, 0x00, 0x00, 0x00,
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
-	0x00, 0x00, 0x00, 0x00, 0x0a, 0xb1, 0xc8, 0x55,
+	0x42, 0x41, 0x43, 0x48, 0x01, 0x04, 0x00, 0x28, 0x02, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0a, 0xb1, 0xc8, 0x55,
 };
 
 static uint8_t doc_recs[12];
@@ -760,8 +771,7 @@ static void worked_examples(void **state)
 	size_t n;
 
 	(void)state;
-	n = bach_frame_build_data(f, 7, 1005, 123456789, 0, 5, recs, 2,
-				  deltas);
+	n = bach_frame_build_data(f, 7, 1005, 123456789, 0, 5, recs, 2, deltas);
 	assert_int_equal(n, sizeof(doc_data));
 	assert_memory_equal(f, doc_data, n);
 	n = bach_frame_build_command(f, 2, BACH_CMD_CONFIGURE, &cfg);

@@ -25,15 +25,15 @@
 /* ---- a stream of frames, and what a parser must find in it -------------- */
 
 #define STREAM_CAP (4u << 20)
-#define TAIL BACH_FRAME_MAX	/* zeros: the parser finishes any frame */
-#define MAX_GOOD 8192
+#define TAIL	   BACH_FRAME_MAX /* zeros: the parser finishes any frame */
+#define MAX_GOOD   8192
 
 struct sent {
 	uint8_t type, flags;
-	uint32_t seq;		/* unique: the frame's number in the stream */
+	uint32_t seq; /* unique: the frame's number in the stream */
 	uint64_t a;
 	uint32_t c, d;
-	size_t end;		/* stream offset just past it */
+	size_t end; /* stream offset just past it */
 };
 
 static struct {
@@ -106,7 +106,8 @@ static void add_reply(int k)
 	uint8_t *f = s.buf + s.len;
 	struct bach_board_status st = { .records = seq * 7ull,
 					.fifo_size = 1024 };
-	struct bach_board_identity id = { .gw_major = 1, .gw_minor = 3,
+	struct bach_board_identity id = { .gw_major = 1,
+					  .gw_minor = 3,
 					  .fifo_records = seq };
 
 	if (k == 0) {
@@ -173,8 +174,8 @@ static void make_stream(size_t target)
 /* ---- what the parser found ---------------------------------------------- */
 
 static struct {
-	size_t n;		/* frames seen */
-	size_t piece;		/* stream offset of the piece being fed */
+	size_t n;     /* frames seen */
+	size_t piece; /* stream offset of the piece being fed */
 	size_t piece_len;
 	bool wrong;
 	char why[200];
@@ -202,9 +203,9 @@ static void on_frame(void *ctx, const struct bach_frame *f)
 	else if (f->type != g->type || f->flags != g->flags || f->a != g->a ||
 		 f->c != g->c || f->d != g->d)
 		wrong("its header changed", got.n);
-	else if (g->end > got.piece ?
-			 f->end != g->end - got.piece || f->end > got.piece_len :
-			 f->end != 0)
+	else if (g->end > got.piece ? f->end != g->end - got.piece ||
+					      f->end > got.piece_len
+				    : f->end != 0)
 		wrong("it ends elsewhere in the piece", got.n);
 	else if (f->type == BACH_FT_STATUS) {
 		struct bach_board_status st;
@@ -247,7 +248,8 @@ static void parse_in_pieces(struct bach_parser *p, size_t max)
 	assert_int_equal(got.n, s.ngood);
 }
 
-/* ---- tests ---------------------------------------------------------------- */
+/* ---- tests ----------------------------------------------------------------
+ */
 
 /*
  * Random streams cut at random: pieces of a few bytes (short packets),
@@ -336,7 +338,8 @@ static void cut_frame(void **state)
 		s.len += size;
 		cut = rnd(size);
 		bach_parser_reset(p);
-		/* the lead whole or in two pieces, then the cut frame's start */
+		/* the lead whole or in two pieces, then the cut frame's start
+		 */
 		if (rnd(2)) {
 			bach_parser_feed(p, s.buf, lead + cut);
 		} else {
@@ -364,7 +367,8 @@ static void cut_frame(void **state)
 	}
 	/* a reply cut off is pending too; the driver looks for data frames */
 	reset();
-	size = bach_frame_build_status(s.buf, 0, &(struct bach_board_status){ 0 });
+	size = bach_frame_build_status(s.buf, 0,
+				       &(struct bach_board_status){ 0 });
 	bach_parser_reset(p);
 	bach_parser_feed(p, s.buf, size - 1);
 	assert_int_equal(bach_parser_pending(p, &h), size - 1);
@@ -404,8 +408,10 @@ static void reset_forgets(void **state)
 /* The decoders: a short payload reads as zeros, a long one is cut. */
 static void decoders(void **state)
 {
-	struct bach_board_identity id = { .vendor = 0x1209, .product = 0x4243,
-					  .gw_major = 1, .gw_minor = 9,
+	struct bach_board_identity id = { .vendor = 0x1209,
+					  .product = 0x4243,
+					  .gw_major = 1,
+					  .gw_minor = 9,
 					  .capabilities = 0xf,
 					  .clock_hz = 66666666,
 					  .fifo_records = 1024,
@@ -435,10 +441,12 @@ static void decoders(void **state)
 	bach_frame_identity(&f, &back);
 	assert_int_equal(back.vendor, 0);
 
-	bach_frame_build_status(b, 0, &(struct bach_board_status){
-					      .fifo_fill = 1, .records = 2,
-					      .stalled_clocks = 3,
-					      .offbus = 4 });
+	bach_frame_build_status(
+		b, 0,
+		&(struct bach_board_status){ .fifo_fill = 1,
+					     .records = 2,
+					     .stalled_clocks = 3,
+					     .offbus = 4 });
 	memset(b + BACH_FRAME_HDR + BACH_STATUS_SIZE, 0xff, 100);
 	f.type = BACH_FT_STATUS;
 	f.plen = BACH_STATUS_SIZE + 100;

@@ -38,8 +38,8 @@ static void rec_is(int i, uint32_t addr, uint8_t be, uint8_t ctl)
 }
 
 /* the line is an error whose reason contains text */
-static void bad(enum bach_import_format fmt, const char *line,
-		unsigned flags, const char *text)
+static void bad(enum bach_import_format fmt, const char *line, unsigned flags,
+		const char *text)
 {
 	uint64_t before = skipped;
 
@@ -120,7 +120,9 @@ static void lackey_chatter(void **state)
 {
 	(void)state;
 	skipped = 0;
-	assert_int_equal(imp(BACH_IMPORT_LACKEY, "==12345== Lackey, an example Valgrind tool", 0), 0);
+	assert_int_equal(imp(BACH_IMPORT_LACKEY,
+			     "==12345== Lackey, an example Valgrind tool", 0),
+			 0);
 	assert_int_equal(imp(BACH_IMPORT_LACKEY, "==12345==", 0), 0);
 	assert_int_equal(imp(BACH_IMPORT_LACKEY, "", 0), 0);
 	assert_int_equal(imp(BACH_IMPORT_LACKEY, "   \t", 0), 0);
@@ -133,7 +135,8 @@ static void lackey_malformed(void **state)
 	(void)state;
 	skipped = 0;
 	bad(BACH_IMPORT_LACKEY, " X 00001000,4", 0, "unknown operation 'X'");
-	bad(BACH_IMPORT_LACKEY, "Load 00001000,4", 0, "unknown operation 'Load'");
+	bad(BACH_IMPORT_LACKEY, "Load 00001000,4", 0,
+	    "unknown operation 'Load'");
 	bad(BACH_IMPORT_LACKEY, " L", 0, "bad address");
 	bad(BACH_IMPORT_LACKEY, " L zz,4", 0, "bad address");
 	bad(BACH_IMPORT_LACKEY, " L 0000100g,4", 0, "bad address");
@@ -169,7 +172,8 @@ static void lackey_wide(void **state)
 	assert_int_equal(imp(BACH_IMPORT_LACKEY, " S fffffffe,4", MASK), 2);
 	rec_is(0, 0xfffffff8, 0x3f, 0xf0);
 	rec_is(1, 0x00000000, 0xfc, 0xf0);
-	assert_int_equal(imp(BACH_IMPORT_LACKEY, " S ffffffffffffffff,2", MASK), 2);
+	assert_int_equal(imp(BACH_IMPORT_LACKEY, " S ffffffffffffffff,2", MASK),
+			 2);
 	rec_is(0, 0xfffffff8, 0x7f, 0xf0);
 	rec_is(1, 0x00000000, 0xfe, 0xf0);
 }
@@ -190,7 +194,8 @@ static void din_labels(void **state)
 	assert_int_equal(imp(BACH_IMPORT_DIN, "0 7", 0), 1);
 	rec_is(0, 0x0, 0x0f, 0xd0);
 	/* leading blanks, extra fields ignored as Dinero does */
-	assert_int_equal(imp(BACH_IMPORT_DIN, "  2   0X20 0 extra stuff", 0), 1);
+	assert_int_equal(imp(BACH_IMPORT_DIN, "  2   0X20 0 extra stuff", 0),
+			 1);
 	rec_is(0, 0x20, 0xf0, 0x90);
 	assert_int_equal(imp(BACH_IMPORT_DIN, "", 0), 0);
 	assert_int_equal(skipped, 0);
@@ -247,27 +252,30 @@ static void cis501_lines(void **state)
 	rec_is(1, 0x48d1e0, 0xfc, 0x90);
 	/* a later micro-op without memory: nothing */
 	assert_int_equal(imp(BACH_IMPORT_CIS501,
-			     "2 48d1de -1 -1 13 R - - 1 0 48d1e2 0 SET ADD_IMM", 0),
+			     "2 48d1de -1 -1 13 R - - 1 0 48d1e2 0 SET ADD_IMM",
+			     0),
 			 0);
 	/* fetch then the load's quadword, BE# 0x00 */
-	assert_int_equal(imp(BACH_IMPORT_CIS501,
-			     "1 48d1e2 -1 5 45 - - L -264 7fe7f04c 48d1e9 0 CMP LOAD",
-			     0),
-			 3);
+	assert_int_equal(
+		imp(BACH_IMPORT_CIS501,
+		    "1 48d1e2 -1 5 45 - - L -264 7fe7f04c 48d1e9 0 CMP LOAD",
+		    0),
+		3);
 	rec_is(0, 0x48d1e0, 0x03, 0x90);
 	rec_is(1, 0x48d1e8, 0xfe, 0x90);
 	rec_is(2, 0x7fe7f048, 0x00, 0xd0);
 	/* a store in a later micro-op: the write alone */
-	assert_int_equal(imp(BACH_IMPORT_CIS501,
-			     "2 48d1f0 3 5 -1 - - S 0 bfff0010 48d1f3 0 PUSH STORE",
-			     0),
-			 1);
+	assert_int_equal(
+		imp(BACH_IMPORT_CIS501,
+		    "2 48d1f0 3 5 -1 - - S 0 bfff0010 48d1f3 0 PUSH STORE", 0),
+		1);
 	rec_is(0, 0xbfff0010, 0x00, 0xf0);
 	/* a branch: fetch only; blanks of any width */
-	assert_int_equal(imp(BACH_IMPORT_CIS501,
-			     "1\t48d1f9  -1 -1 -1 - T - 54 0 48d1fb 48d231 JMP JMP_IMM",
-			     0),
-			 1);
+	assert_int_equal(
+		imp(BACH_IMPORT_CIS501,
+		    "1\t48d1f9  -1 -1 -1 - T - 54 0 48d1fb 48d231 JMP JMP_IMM",
+		    0),
+		1);
 	rec_is(0, 0x48d1f8, 0xf9, 0x90);
 	assert_int_equal(imp(BACH_IMPORT_CIS501, "", 0), 0);
 	assert_int_equal(skipped, 0);
@@ -280,10 +288,11 @@ static void cis501_wide(void **state)
 	bad(BACH_IMPORT_CIS501,
 	    "1 48d1e2 -1 5 45 - - L -264 7fffe7ff048 48d1e9 0 CMP LOAD", 0,
 	    "above 4 GiB");
-	assert_int_equal(imp(BACH_IMPORT_CIS501,
-			     "1 48d1e2 -1 5 45 - - L -264 7fffe7ff048 48d1e9 0 CMP LOAD",
-			     MASK),
-			 3);
+	assert_int_equal(
+		imp(BACH_IMPORT_CIS501,
+		    "1 48d1e2 -1 5 45 - - L -264 7fffe7ff048 48d1e9 0 CMP LOAD",
+		    MASK),
+		3);
 	rec_is(2, 0xfe7ff048, 0x00, 0xd0);
 }
 
@@ -318,12 +327,13 @@ static void cis501_malformed(void **state)
 				 -EBADMSG);
 		assert_string_equal(why, "bad load/store field");
 	}
-	bad(BACH_IMPORT_CIS501, "1 48d1de -1 -1 13 - - - 1.5 0 48d1e2 0 SET ADD",
-	    0, "bad immediate");
+	bad(BACH_IMPORT_CIS501,
+	    "1 48d1de -1 -1 13 - - - 1.5 0 48d1e2 0 SET ADD", 0,
+	    "bad immediate");
 	bad(BACH_IMPORT_CIS501, "1 48d1de -1 -1 13 - - L 0 q 48d1e2 0 SET ADD",
 	    0, "bad memory address");
-	bad(BACH_IMPORT_CIS501, "1 48d1de -1 -1 13 - - - 0 0 - 0 SET ADD",
-	    0, "bad fall-through");
+	bad(BACH_IMPORT_CIS501, "1 48d1de -1 -1 13 - - - 0 0 - 0 SET ADD", 0,
+	    "bad fall-through");
 	bad(BACH_IMPORT_CIS501, "1 48d1de -1 -1 13 - - - 0 0 48d1e2 t SET ADD",
 	    0, "bad target");
 	bad(BACH_IMPORT_CIS501, "1 48d1de -1 -1 13 - - - 0 0 48d1de 0 SET ADD",

@@ -35,8 +35,8 @@ static void numbers(void **state)
 			 -ERANGE);
 	/* neither octal nor anything loose */
 	static const char *const bad[] = {
-		"", "-1", "+1", " 1", "1 ", "010", "00", "0x", "0x-1", "1e3",
-		"12a", "x", "1k", "0b1", "１",
+		"",	"-1",  "+1",  " 1", "1 ", "010", "00", "0x",
+		"0x-1", "1e3", "12a", "x",  "1k", "0b1", "１",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		assert_int_equal(bach_parse_u64(bad[i], &v), -EINVAL);
@@ -48,16 +48,24 @@ static void sizes(void **state)
 		const char *s;
 		uint64_t v;
 	} ok[] = {
-		{ "0", 0 },	   { "1000", 1000 },	   { "1k", 1000 },
-		{ "24M", 24000000 }, { "24m", 24000000 }, { "1G", 1000000000 },
-		{ "2T", 2000000000000ull }, { "1.5M", 1500000 },
-		{ "0.5k", 500 },   { "24MHz", 24000000 }, { "24 MHz", 24000000 },
-		{ "100hz", 100 },  { "0x10", 16 },
+		{ "0", 0 },
+		{ "1000", 1000 },
+		{ "1k", 1000 },
+		{ "24M", 24000000 },
+		{ "24m", 24000000 },
+		{ "1G", 1000000000 },
+		{ "2T", 2000000000000ull },
+		{ "1.5M", 1500000 },
+		{ "0.5k", 500 },
+		{ "24MHz", 24000000 },
+		{ "24 MHz", 24000000 },
+		{ "100hz", 100 },
+		{ "0x10", 16 },
 		{ "18446744073709551615", UINT64_MAX },
 	};
 	static const char *const bad[] = {
-		"", "k", "1.k", ".5k", "1.5", "1.0001k", "1kk", "1x", "1MHzz",
-		"-1k", "01k", "1 ", "1.5Hz",
+		"",   "k",     "1.k", ".5k", "1.5", "1.0001k", "1kk",
+		"1x", "1MHzz", "-1k", "01k", "1 ",  "1.5Hz",
 	};
 	uint64_t v;
 
@@ -89,8 +97,9 @@ static void bools_and_escapes(void **state)
 	assert_false(b);
 	assert_int_equal(bach_parse_bool("2", &b), -EINVAL);
 	assert_int_equal(bach_parse_bool("", &b), -EINVAL);
-	assert_string_equal(bach_escape_ctl(buf, sizeof(buf), "a\nb\tc\x01\x7f"),
-			    "a\\nb\\tc\\x01\\x7f");
+	assert_string_equal(
+		bach_escape_ctl(buf, sizeof(buf), "a\nb\tc\x01\x7f"),
+		"a\\nb\\tc\\x01\\x7f");
 	/* cut to fit, never half an escape */
 	assert_string_equal(bach_escape_ctl(buf, 4, "ab\ncd"), "ab");
 	assert_string_equal(bach_escape_ctl(buf, 5, "ab\ncd"), "ab\\n");
@@ -113,38 +122,80 @@ static int hex_pair(const char *text, struct bach_optval *v, char *msg,
 
 static const char *const colours[] = { "red", "green", "blue", NULL };
 
-enum { O_RECORDS, O_FRAME, O_FLAG, O_COLOUR, O_OVER, O_PATH, O_IN, O_ID,
-       O_RATE, O_N };
+enum {
+	O_RECORDS,
+	O_FRAME,
+	O_FLAG,
+	O_COLOUR,
+	O_OVER,
+	O_PATH,
+	O_IN,
+	O_ID,
+	O_RATE,
+	O_N
+};
 static const struct bach_optdesc table[] = {
-	[O_RECORDS] = { .key = "records", .type = BACH_OPT_UINT, .arg = "N",
-			.help = "stop after N", .min = 1,
+	[O_RECORDS] = { .key = "records",
+			.type = BACH_OPT_UINT,
+			.arg = "N",
+			.help = "stop after N",
+			.min = 1,
 			.def_help = "run until stopped",
 			.hint = "leave it out to run until stopped" },
-	[O_FRAME] = { .key = "frame", .type = BACH_OPT_UINT, .arg = "K",
-		      .help = "records per frame", .min = 1, .max = 65535,
+	[O_FRAME] = { .key = "frame",
+		      .type = BACH_OPT_UINT,
+		      .arg = "K",
+		      .help = "records per frame",
+		      .min = 1,
+		      .max = 65535,
 		      .def = "4096" },
-	[O_FLAG] = { .key = "timing", .type = BACH_OPT_BOOL,
-		     .help = "timing", .def = "0" },
-	[O_COLOUR] = { .key = "colour", .type = BACH_OPT_ENUM,
-		       .names = colours, .help = "a colour", .def = "green" },
-	[O_OVER] = { .key = "overflow_every", .type = BACH_OPT_PAIR,
-		     .arg = "N:C", .help = "overflows", .max2 = UINT32_MAX },
-	[O_PATH] = { .key = "path", .type = BACH_OPT_STRING, .arg = "FILE",
-		     .help = "the file", .required = true,
+	[O_FLAG] = { .key = "timing",
+		     .type = BACH_OPT_BOOL,
+		     .help = "timing",
+		     .def = "0" },
+	[O_COLOUR] = { .key = "colour",
+		       .type = BACH_OPT_ENUM,
+		       .names = colours,
+		       .help = "a colour",
+		       .def = "green" },
+	[O_OVER] = { .key = "overflow_every",
+		     .type = BACH_OPT_PAIR,
+		     .arg = "N:C",
+		     .help = "overflows",
+		     .max2 = UINT32_MAX },
+	[O_PATH] = { .key = "path",
+		     .type = BACH_OPT_STRING,
+		     .arg = "FILE",
+		     .help = "the file",
+		     .required = true,
 		     .hint = "for example x.byu" },
-	[O_IN] = { .key = "input", .type = BACH_OPT_LIST, .arg = "K=V",
-		   .help = "an input option", .max = 3 },
-	[O_ID] = { .key = "id", .type = BACH_OPT_CUSTOM, .arg = "VVVV:PPPP",
-		   .help = "ids", .parse = hex_pair, .def = "1209:4243" },
-	[O_RATE] = { .key = "rate", .type = BACH_OPT_SIZE, .arg = "HZ",
-		     .unit = "Hz", .help = "sample rate", .min = 1 },
+	[O_IN] = { .key = "input",
+		   .type = BACH_OPT_LIST,
+		   .arg = "K=V",
+		   .help = "an input option",
+		   .max = 3 },
+	[O_ID] = { .key = "id",
+		   .type = BACH_OPT_CUSTOM,
+		   .arg = "VVVV:PPPP",
+		   .help = "ids",
+		   .parse = hex_pair,
+		   .def = "1209:4243" },
+	[O_RATE] = { .key = "rate",
+		     .type = BACH_OPT_SIZE,
+		     .arg = "HZ",
+		     .unit = "Hz",
+		     .help = "sample rate",
+		     .min = 1 },
 	{ 0 },
 };
 
-#define OPT(k, v) { .key = k, .value = v }
+#define OPT(k, v)                                                              \
+	{                                                                      \
+		.key = k, .value = v                                           \
+	}
 
-static int parse(const struct bach_option *o, size_t n,
-		 struct bach_optval *v, char *msg)
+static int parse(const struct bach_option *o, size_t n, struct bach_optval *v,
+		 char *msg)
 {
 	return bach_opts_parse(table, "test", o, n, v, msg, 512);
 }
@@ -162,9 +213,13 @@ static void tables(void **state)
 
 	/* defaults fill what is absent; a later value wins; lists collect */
 	struct bach_option a[] = {
-		OPT("path", "p1"),	 OPT("frame", "0"), OPT("frame", "100"),
-		OPT("input", "a=1"),	 OPT("path", "p2"),
-		OPT("input", "b=2"),	 OPT("overflow_every", "0x10:4294967295"),
+		OPT("path", "p1"),
+		OPT("frame", "0"),
+		OPT("frame", "100"),
+		OPT("input", "a=1"),
+		OPT("path", "p2"),
+		OPT("input", "b=2"),
+		OPT("overflow_every", "0x10:4294967295"),
 		OPT("rate", "1.5MHz"),
 	};
 	assert_int_equal(parse(a, 8, v, msg), 0);
@@ -201,7 +256,8 @@ static void expect(const struct bach_option *o, size_t n, const char *want)
 
 static void errors(void **state)
 {
-	struct bach_option unknown[] = { OPT("path", "x"), OPT("recrods", "1") };
+	struct bach_option unknown[] = { OPT("path", "x"),
+					 OPT("recrods", "1") };
 	struct bach_option in_file[] = {
 		{ .key = "frame", .value = "0", .file = "b.conf", .line = 7 },
 		OPT("path", "x"),
@@ -226,11 +282,14 @@ static void errors(void **state)
 	       "unknown option 'recrods' for test (records, frame, timing, "
 	       "colour, overflow_every, path, input, id, rate)");
 	expect(in_file, 2,
-	       "b.conf:7: option frame: want a number from 1 to 65535, not '0'");
-	expect(wrap, 2, "option overflow_every: want N:C, C 0 to 4294967295, "
-			"not '1:4294967296'");
-	expect(zero, 2, "option records: want a number of at least 1, not '0' "
-			"(leave it out to run until stopped)");
+	       "b.conf:7: option frame: want a number from 1 to 65535, not "
+	       "'0'");
+	expect(wrap, 2,
+	       "option overflow_every: want N:C, C 0 to 4294967295, "
+	       "not '1:4294967296'");
+	expect(zero, 2,
+	       "option records: want a number of at least 1, not '0' "
+	       "(leave it out to run until stopped)");
 	expect(big, 2, "option records: want a number of at least 1");
 	expect(octal, 2, "no leading zeros), not '010'");
 	expect(colour, 2, "option colour: red, green or blue, not 'mauve'");
@@ -238,8 +297,9 @@ static void errors(void **state)
 	expect(list, 5, "option input: at most 3 values");
 	expect(custom, 2, "option id: want VVVV:PPPP, not '12:zz'");
 	expect(nl, 2, "not '1\\n2'");
-	expect(NULL, 0, "option path=FILE is required for test (for example "
-			"x.byu)");
+	expect(NULL, 0,
+	       "option path=FILE is required for test (for example "
+	       "x.byu)");
 }
 
 static void help(void **state)
@@ -258,7 +318,8 @@ static void help(void **state)
 				    "(1 to 65535, default 4096)\n"));
 	assert_non_null(strstr(buf, "  timing=0|1"));
 	assert_non_null(strstr(buf, "  colour=red|green|blue"));
-	assert_non_null(strstr(buf, "  path=FILE           the file (required)"));
+	assert_non_null(
+		strstr(buf, "  path=FILE           the file (required)"));
 	assert_non_null(strstr(buf, "overflows (C 0 to 4294967295)\n"));
 	assert_non_null(strstr(buf, "(repeatable, up to 3 times)\n"));
 	for (char *l = buf; *l; l = strchr(l, '\n') + 1)
@@ -274,7 +335,10 @@ static void bad_tables(void **state)
 		{ 0 },
 	};
 	static const struct bach_optdesc bad_def[] = {
-		{ .key = "a", .type = BACH_OPT_UINT, .help = "x", .max = 9,
+		{ .key = "a",
+		  .type = BACH_OPT_UINT,
+		  .help = "x",
+		  .max = 9,
 		  .def = "10" },
 		{ 0 },
 	};
@@ -290,9 +354,12 @@ static void bad_tables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(numbers),	 cmocka_unit_test(sizes),
-		cmocka_unit_test(bools_and_escapes), cmocka_unit_test(tables),
-		cmocka_unit_test(errors),	 cmocka_unit_test(help),
+		cmocka_unit_test(numbers),
+		cmocka_unit_test(sizes),
+		cmocka_unit_test(bools_and_escapes),
+		cmocka_unit_test(tables),
+		cmocka_unit_test(errors),
+		cmocka_unit_test(help),
 		cmocka_unit_test(bad_tables),
 	};
 

@@ -6,8 +6,8 @@
  * blocks that do not depend on the blocks before them.
  */
 #include <setjmp.h>
-#include <stdbool.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,8 +87,9 @@ static size_t round_trip(int level, const uint8_t *src, size_t len)
 
 static void traces_all_levels(void **state)
 {
-	static const size_t sizes[] = { BACH_BGZF_MAX_INPUT, 60000, 6000, 600,
-					60, 12, 6 };
+	static const size_t sizes[] = {
+		BACH_BGZF_MAX_INPUT, 60000, 6000, 600, 60, 12, 6
+	};
 	uint8_t *src = gen(MAX_IN / 6, 1);
 
 	(void)state;
@@ -171,14 +172,12 @@ static void refuses_what_does_not_fit(void **state)
 	zlen = bach_recdeflate(c, t, BACH_BGZF_MAX_INPUT, z, sizeof(z));
 	assert_true(zlen > 0);
 	memset(z, 0xee, sizeof(z));
-	assert_int_equal(bach_recdeflate(c, t, BACH_BGZF_MAX_INPUT, z,
-					 zlen + 7),
-			 0);
+	assert_int_equal(
+		bach_recdeflate(c, t, BACH_BGZF_MAX_INPUT, z, zlen + 7), 0);
 	for (size_t i = 0; i < sizeof(z); i++)
 		assert_int_equal(z[i], 0xee);
-	assert_int_equal(bach_recdeflate(c, t, BACH_BGZF_MAX_INPUT, z,
-					 zlen + 8),
-			 zlen);
+	assert_int_equal(
+		bach_recdeflate(c, t, BACH_BGZF_MAX_INPUT, z, zlen + 8), zlen);
 	inflates_to(z, zlen, t, BACH_BGZF_MAX_INPUT);
 	/* too large an input is refused */
 	assert_int_equal(bach_recdeflate(c, src, MAX_IN + 1, z, sizeof(z)), 0);
@@ -238,8 +237,9 @@ static void skewed_counts_limit_code_lengths(void **state)
 				uint64_t v = get_be32(src + n - 5) |
 					     (uint64_t)src[n - 1] << 32 |
 					     (uint64_t)src[n] << 40;
-				size_t h = (size_t)((v * 0x9e3779b97f4a7c15ull) >>
-						    50);
+				size_t h =
+					(size_t)((v * 0x9e3779b97f4a7c15ull) >>
+						 50);
 
 				while (seen[h] && seen[h] != v + 1)
 					h = (h + 1) % (1 << 14);
@@ -363,8 +363,8 @@ static void bgzf_members(void **state)
 	for (size_t i = 0; i < sizeof(noise); i++)
 		noise[i] = (uint8_t)next();
 	la = bach_bgzf_block(drec, a, noise, sizeof(noise));
-	assert_int_equal(la, BACH_BGZF_HDR + 5 + sizeof(noise) +
-				     BACH_BGZF_TRAILER);
+	assert_int_equal(la,
+			 BACH_BGZF_HDR + 5 + sizeof(noise) + BACH_BGZF_TRAILER);
 	assert_int_equal(a[BACH_BGZF_HDR], 1); /* BFINAL, stored */
 	gunzips_to(a, la, noise, sizeof(noise));
 	bach_deflater_free(dauto);
@@ -399,20 +399,19 @@ static void writer_default_is_the_record_encoder(void **state)
 	for (size_t i = 0; i < sizeof(levels) / sizeof(*levels); i++) {
 		struct bach_writer_opts o = { .format = BACH_OUT_BYU_GZ,
 					      .level = levels[i] };
-		struct bach_deflater *d = bach_deflater_new(
-			levels[i] ? BACH_DEFLATE_LIBDEFLATE :
-				    BACH_DEFLATE_RECORD,
-			levels[i]);
+		struct bach_deflater *d =
+			bach_deflater_new(levels[i] ? BACH_DEFLATE_LIBDEFLATE
+						    : BACH_DEFLATE_RECORD,
+					  levels[i]);
 		struct bach_writer *w;
 		uint8_t got[BACH_BGZF_MAX_BLOCK + BACH_BGZF_EOF_SIZE + 1];
-		size_t wlen = bach_bgzf_block(d, want, src,
-					      BACH_BGZF_MAX_INPUT);
+		size_t wlen =
+			bach_bgzf_block(d, want, src, BACH_BGZF_MAX_INPUT);
 		FILE *f;
 
 		assert_int_equal(bach_writer_open(&w, path, &o), 0);
-		assert_int_equal(bach_writer_write(w, src,
-						   BACH_BGZF_MAX_INPUT / 6),
-				 0);
+		assert_int_equal(
+			bach_writer_write(w, src, BACH_BGZF_MAX_INPUT / 6), 0);
 		assert_int_equal(bach_writer_close(w), 0);
 		bach_writer_free(w);
 		f = fopen(path, "rb");

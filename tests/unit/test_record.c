@@ -28,16 +28,17 @@ static void pack_unpack(void **state)
 static void type_table(void **state)
 {
 	static const char *const want[16] = {
-		"INVALID", "INT_ACK",	 "INVALID", "SPECIAL",
-		"INVALID", "IO_READ",	 "INVALID", "IO_WRITE",
-		"I_FETCH", "NC_I_FETCH", "INVALID", "INVALID",
+		"INVALID", "INT_ACK",	 "INVALID",    "SPECIAL",
+		"INVALID", "IO_READ",	 "INVALID",    "IO_WRITE",
+		"I_FETCH", "NC_I_FETCH", "INVALID",    "INVALID",
 		"D_READ",  "NC_D_READ",	 "WRITE_BACK", "D_WRITE",
 	};
 
 	(void)state;
 	for (unsigned t = 0; t < 16; t++) {
 		assert_string_equal(bach_type_name(t), want[t]);
-		assert_int_equal(bach_type_valid(t), strcmp(want[t], "INVALID") != 0);
+		assert_int_equal(bach_type_valid(t),
+				 strcmp(want[t], "INVALID") != 0);
 	}
 	assert_int_equal(bach_type_parse("nc_d_read"), 13);
 	assert_int_equal(bach_type_parse("INVALID"), -1);
@@ -50,7 +51,8 @@ static void type_table(void **state)
 static void validity(void **state)
 {
 	(void)state;
-	assert_int_equal(bach_rec_check((const uint8_t *)"\0\0\x10\0\0\x90"), 0);
+	assert_int_equal(bach_rec_check((const uint8_t *)"\0\0\x10\0\0\x90"),
+			 0);
 	assert_int_equal(bach_rec_check((const uint8_t *)"\0\0\x10\0\0\x60"),
 			 BACH_F_TYPE);
 	assert_int_equal(bach_rec_check((const uint8_t *)"\0\0\x10\x04\0\x90"),
@@ -97,9 +99,10 @@ static void text_forms(void **state)
 	assert_string_equal(buf, "42,0x00100020,0x0f,0x90,NC_I_FETCH\n");
 	n = bach_fmt_jsonl(buf, (const uint8_t *)"\x00\x00\x00\x10\xfb\x30", 7);
 	buf[n] = 0;
-	assert_string_equal(buf,
-			    "{\"index\":7,\"address\":\"0x00000010\",\"be\":\"0xfb\","
-			    "\"control\":\"0x30\",\"type\":\"SPECIAL\",\"special\":\"stop_grant\"}\n");
+	assert_string_equal(
+		buf, "{\"index\":7,\"address\":\"0x00000010\",\"be\":\"0xfb\","
+		     "\"control\":\"0x30\",\"type\":\"SPECIAL\",\"special\":"
+		     "\"stop_grant\"}\n");
 }
 
 int main(void)

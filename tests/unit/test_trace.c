@@ -153,7 +153,8 @@ static void gzip_round_trip_and_layout(void **state)
 	(void)state;
 	for (int threads = 1; threads <= 3; threads++) {
 		write_trace("a.byu.gz", a, n, BACH_OUT_BYU_GZ, threads);
-		assert_int_equal(read_trace(path("a.byu.gz"), &b, &got, NULL, 0), 0);
+		assert_int_equal(
+			read_trace(path("a.byu.gz"), &b, &got, NULL, 0), 0);
 		assert_int_equal(got, n);
 		assert_memory_equal(a, b, n * 6);
 		free(b);
@@ -171,7 +172,7 @@ static void gzip_round_trip_and_layout(void **state)
 		assert_true(bsize <= 65536);
 		isize = get_le32(f + off + bsize - 4);
 		assert_true(isize <= BACH_BGZF_MAX_INPUT);
-		assert_int_equal(isize % 6, 0);	/* whole records */
+		assert_int_equal(isize % 6, 0); /* whole records */
 		data += isize;
 		members++;
 		off += bsize;
@@ -180,8 +181,9 @@ static void gzip_round_trip_and_layout(void **state)
 	assert_int_equal(data, n * 6);
 	/* the last member is the standard 28-byte EOF block */
 	assert_memory_equal(f + len - 28, bach_bgzf_eof, 28);
-	assert_int_equal(members, (n * 6 + BACH_BGZF_MAX_INPUT - 1) /
-					  BACH_BGZF_MAX_INPUT + 1);
+	assert_int_equal(
+		members,
+		(n * 6 + BACH_BGZF_MAX_INPUT - 1) / BACH_BGZF_MAX_INPUT + 1);
 	free(f);
 	free(a);
 }
@@ -209,8 +211,9 @@ static void stored_block_when_incompressible(void **state)
 		size_t n;
 
 		/* a member without the EOF block after it is reported */
-		assert_int_equal(read_trace(path("stored.byu.gz"), &b, &n, NULL, 0),
-				 -BACH_EDATA);
+		assert_int_equal(
+			read_trace(path("stored.byu.gz"), &b, &n, NULL, 0),
+			-BACH_EDATA);
 		assert_int_equal(n, sizeof(src) / 6);
 		assert_memory_equal(b, src, sizeof(src));
 		free(b);
@@ -252,10 +255,9 @@ static void plain_and_concatenated_gzip(void **state)
 
 	(void)state;
 	write_trace("p.byu", a, n, BACH_OUT_BYU, 0);
-	snprintf(cmd, sizeof(cmd),
-		 "gzip -c %s > %s && cat %s %s > %s", path("p.byu"),
-		 path("p.byu.gz"), path("p.byu.gz"), path("p.byu.gz"),
-		 path("pp.byu.gz"));
+	snprintf(cmd, sizeof(cmd), "gzip -c %s > %s && cat %s %s > %s",
+		 path("p.byu"), path("p.byu.gz"), path("p.byu.gz"),
+		 path("p.byu.gz"), path("pp.byu.gz"));
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(read_trace(path("p.byu.gz"), &b, &got, NULL, 0), 0);
 	assert_int_equal(got, n);
@@ -285,7 +287,8 @@ static void damage(void **state)
 		uint8_t *none;
 		size_t k;
 
-		assert_int_equal(read_trace(path("e.byu"), &none, &k, NULL, 0), 0);
+		assert_int_equal(read_trace(path("e.byu"), &none, &k, NULL, 0),
+				 0);
 		assert_int_equal(k, 0);
 		free(none);
 	}
@@ -304,7 +307,8 @@ static void damage(void **state)
 		size_t second = get_le16(f + 16) + 1u;
 
 		write_file("cut.byu.gz", f, second + 100);
-		expect_error("cut.byu.gz", -BACH_EDATA, "truncated gzip member at byte offset");
+		expect_error("cut.byu.gz", -BACH_EDATA,
+			     "truncated gzip member at byte offset");
 		{
 			char want[64];
 
@@ -319,7 +323,8 @@ static void damage(void **state)
 		f[first - 8] ^= 0x55;
 		write_file("crc.byu.gz", f, len);
 		expect_error("crc.byu.gz", -BACH_EDATA,
-			     "bad gzip member at byte offset 0: incorrect data check");
+			     "bad gzip member at byte offset 0: incorrect data "
+			     "check");
 		f[first - 8] ^= 0x55;
 		/* corrupt deflate data in the first member */
 		memset(f + 30, 0xff, 64);
@@ -354,7 +359,8 @@ static void capture_directory(void **state)
 	(void)state;
 	mkdir(path("cap"), 0755);
 	/* written out of order: the reader goes by name */
-	write_trace("cap/seg-000003.byu.gz", a + 2 * n * 6, n, BACH_OUT_BYU_GZ, 0);
+	write_trace("cap/seg-000003.byu.gz", a + 2 * n * 6, n, BACH_OUT_BYU_GZ,
+		    0);
 	write_trace("cap/seg-000001.byu", a, n, BACH_OUT_BYU, 0);
 	write_trace("cap/seg-000002.byu.gz", a + n * 6, n, BACH_OUT_BYU_GZ, 0);
 	write_file("cap/seg-000004.byu.gz.part", a, 60);
@@ -381,7 +387,8 @@ static void writer_errors_are_sticky(void **state)
 
 	(void)state;
 	/* no such directory: nothing created, a message naming the path */
-	assert_int_equal(bach_writer_open(&w, path("no/such/dir.byu"), &o), -ENOENT);
+	assert_int_equal(bach_writer_open(&w, path("no/such/dir.byu"), &o),
+			 -ENOENT);
 	assert_non_null(strstr(bach_writer_strerror(w), "no/such/dir.byu"));
 	bach_writer_free(w);
 

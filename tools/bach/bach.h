@@ -19,8 +19,8 @@ struct bach_cmd {
 };
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
-	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim, cmd_mrc,
-	cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls;
+	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim,
+	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls;
 
 /* Messages to stderr as "bach CMD: ...". */
 extern const char *prog_cmd;
@@ -104,14 +104,16 @@ int apply_range(struct bach_reader *r, uint64_t start, uint64_t end);
  * the next mark matching B after it; *first is A's trace position.
  * EXIT_OK, or a message and EXIT_USAGE (a mark not found, named).
  */
-int between_window(struct bach_reader *r, int argc, char **argv,
-		   const char *a, const char *b, uint64_t *first);
+int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
+		   const char *b, uint64_t *first);
 /* getopt's --between A: B is the next argument. EXIT_USAGE without one. */
 int between_arg(int argc, char **argv, const char **a, const char **b);
-#define BETWEEN_HELP \
-	"      --between A B  only the records from the first mark matching A up\n" \
-	"                    to the next mark matching B after it (a capture\n" \
-	"                    directory; A, B: a mark's text, or a marker's address)\n"
-
+#define BETWEEN_HELP                                                           \
+	"      --between A B  only the records from the first mark matching "  \
+	"A up\n"                                                               \
+	"                    to the next mark matching B after it (a "         \
+	"capture\n"                                                            \
+	"                    directory; A, B: a mark's text, or a marker's "   \
+	"address)\n"
 
 #endif

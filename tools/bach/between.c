@@ -64,8 +64,8 @@ int between_arg(int argc, char **argv, const char **a, const char **b)
 	return EXIT_OK;
 }
 
-int between_window(struct bach_reader *r, int argc, char **argv,
-		   const char *a, const char *b, uint64_t *first)
+int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
+		   const char *b, uint64_t *first)
 {
 	char err[600], ea[200], eb[200], ed[600];
 	struct bach_manifest m;
@@ -77,7 +77,8 @@ int between_window(struct bach_reader *r, int argc, char **argv,
 	bach_escape_ctl(ea, sizeof(ea), a);
 	bach_escape_ctl(eb, sizeof(eb), b);
 	if (argc != 1 || stat(argv[0], &st) < 0 || !S_ISDIR(st.st_mode))
-		return usage_error("--between: needs one capture directory (its manifest holds the marks)");
+		return usage_error("--between: needs one capture directory "
+				   "(its manifest holds the marks)");
 	bach_escape_ctl(ed, sizeof(ed), argv[0]);
 	fd = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -107,7 +108,8 @@ int between_window(struct bach_reader *r, int argc, char **argv,
 	}
 	j = find(&m, order, i + 1, b);
 	if (j == m.nmarks) {
-		errmsg("--between: no mark matching '%s' after '%s' (record %llu) in %s",
+		errmsg("--between: no mark matching '%s' after '%s' (record "
+		       "%llu) in %s",
 		       eb, ea, (unsigned long long)m.marks[order[i]].at, ed);
 		goto out;
 	}
@@ -116,7 +118,8 @@ int between_window(struct bach_reader *r, int argc, char **argv,
 		if (m.segs[s].retained)
 			base += m.segs[s].records;
 	if (m.marks[order[i]].at < base) {
-		errmsg("--between: mark '%s' (record %llu) is in a segment retention removed from %s",
+		errmsg("--between: mark '%s' (record %llu) is in a segment "
+		       "retention removed from %s",
 		       ea, (unsigned long long)m.marks[order[i]].at, ed);
 		goto out;
 	}

@@ -27,11 +27,13 @@ static void progress(const struct capture_status *st, double secs,
 		     uint64_t rate, bool tty, bool final)
 {
 	fprintf(stderr,
-		"%s%llu records, %.2f M/s, ring %llu%%, %llu lost, %llu segment%s, %.1f MB%s",
+		"%s%llu records, %.2f M/s, ring %llu%%, %llu lost, %llu "
+		"segment%s, %.1f MB%s",
 		tty ? "\r" : "", (unsigned long long)st->written,
 		(double)rate / 1e6,
-		(unsigned long long)(st->ring_blocks ?
-			st->ring_used * 100 / st->ring_blocks : 0),
+		(unsigned long long)(st->ring_blocks ? st->ring_used * 100 /
+							       st->ring_blocks
+						     : 0),
 		(unsigned long long)st->lost,
 		(unsigned long long)(st->segments + (final ? 0 : 1)),
 		st->segments + (final ? 0 : 1) == 1 ? "" : "s",
@@ -71,8 +73,8 @@ static int run(int argc, char **argv)
 		printf("%s: configuration OK\n", prog_cmd);
 		return EXIT_OK;
 	}
-	log_init(prog_cmd, false, cfg.log_level < LOG_P_NOTICE ? cfg.log_level :
-								  LOG_P_NOTICE);
+	log_init(prog_cmd, false,
+		 cfg.log_level < LOG_P_NOTICE ? cfg.log_level : LOG_P_NOTICE);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -84,7 +86,8 @@ static int run(int argc, char **argv)
 	metrics_init(&m, cfg.metrics_file, cfg.metrics_interval);
 	/* a metrics file that cannot be written is a configuration error */
 	if (cfg.metrics_file[0] &&
-	    (err = metrics_write(&m, &(struct metrics_state){ .output = cfg.cap.output }))) {
+	    (err = metrics_write(&m, &(struct metrics_state){
+					     .output = cfg.cap.output }))) {
 		errmsg("metrics_file %s: %s", cfg.metrics_file, strerror(-err));
 		close(sfd);
 		return EXIT_USAGE;
@@ -117,13 +120,16 @@ static int run(int argc, char **argv)
 				continue;
 			}
 			if (si.ssi_signo == SIGUSR1) {
-				/* a mark where the source is now: "SIGUSR1 #N" */
+				/* a mark where the source is now: "SIGUSR1 #N"
+				 */
 				char text[32];
 
 				snprintf(text, sizeof(text), "SIGUSR1 #%u",
 					 ++nmarks);
 				if (capture_mark(c, text, "signal"))
-					fprintf(stderr, "%s%s: too many marks waiting: not marked\n",
+					fprintf(stderr,
+						"%s%s: too many marks waiting: "
+						"not marked\n",
 						tty ? "\n" : "", text);
 				continue;
 			}
@@ -152,39 +158,44 @@ static int run(int argc, char **argv)
 	if (tty)
 		fputc('\n', stderr);
 	fprintf(stderr,
-		"%s: %llu records produced, %llu written, %llu lost, %llu gap markers, "
+		"%s: %llu records produced, %llu written, %llu lost, %llu gap "
+		"markers, "
 		"%llu segment%s, %llu bytes, %.1f s%s\n",
-		bach_escape_ctl(dir, sizeof(dir), st.capture_dir), (unsigned long long)st.produced,
-		(unsigned long long)st.written, (unsigned long long)st.lost,
-		(unsigned long long)st.markers,
+		bach_escape_ctl(dir, sizeof(dir), st.capture_dir),
+		(unsigned long long)st.produced, (unsigned long long)st.written,
+		(unsigned long long)st.lost, (unsigned long long)st.markers,
 		(unsigned long long)st.segments, st.segments == 1 ? "" : "s",
 		(unsigned long long)st.bytes, mono() - t0,
 		status ? " (see the errors above)" : "");
 	return status;
 }
 
-#define USAGE \
-	"usage: bach capture --driver NAME [--option KEY=VALUE]... --output DIR\n" \
-	"                    [--config FILE] [--policy stall|drop]\n" \
-	"                    [--set KEY=VALUE] [--no-compress] [--no-gap-markers]\n" \
-	"                    [--no-io-uring]\n" \
-	"\n" \
-	"  -d, --driver NAME        the source\n" \
-	"  -O, --option KEY=VALUE   a driver option (repeatable; below)\n" \
-	"  -o, --output DIR         where the capture directory is made\n" \
-	"  -c, --config FILE        INI configuration, as bachd's\n" \
-	"\n" \
+#define USAGE                                                                  \
+	"usage: bach capture --driver NAME [--option KEY=VALUE]... --output "  \
+	"DIR\n"                                                                \
+	"                    [--config FILE] [--policy stall|drop]\n"          \
+	"                    [--set KEY=VALUE] [--no-compress] "               \
+	"[--no-gap-markers]\n"                                                 \
+	"                    [--no-io-uring]\n"                                \
+	"\n"                                                                   \
+	"  -d, --driver NAME        the source\n"                              \
+	"  -O, --option KEY=VALUE   a driver option (repeatable; below)\n"     \
+	"  -o, --output DIR         where the capture directory is made\n"     \
+	"  -c, --config FILE        INI configuration, as bachd's\n"           \
+	"\n"                                                                   \
 	"The same options as bachd (bachd --help), run in the foreground: a\n" \
-	"progress line (records, rate, ring fill, records lost), and a summary\n" \
-	"at the end. Ctrl-C drains and stops cleanly; SIGHUP starts a new\n" \
-	"segment; SIGUSR1 writes a mark \"SIGUSR1 #N\" (N counting from 1) at\n" \
+	"progress line (records, rate, ring fill, records lost), and a "       \
+	"summary\n"                                                            \
+	"at the end. Ctrl-C drains and stops cleanly; SIGHUP starts a new\n"   \
+	"segment; SIGUSR1 writes a mark \"SIGUSR1 #N\" (N counting from 1) "   \
+	"at\n"                                                                 \
 	"the record the source delivers next. The capture directory is made\n" \
-	"inside DIR.\n" \
-	"\n" \
+	"inside DIR.\n"                                                        \
+	"\n"                                                                   \
 	"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n" \
-	"environment error, 3 the disk was full, 4 the source failed.\n" \
-	"\n" \
-	"example: bach capture --driver fake --option records=10000000 \\\n" \
+	"environment error, 3 the disk was full, 4 the source failed.\n"       \
+	"\n"                                                                   \
+	"example: bach capture --driver fake --option records=10000000 \\\n"   \
 	"             --output captures\n"
 
 /*
@@ -200,7 +211,8 @@ __attribute__((constructor)) static void make_help(void)
 	if (!f)
 		return; /* the usage alone */
 	fputs(USAGE "\nDrivers and their options (--option KEY=VALUE, or KEY = "
-		    "VALUE in\n[driver]):\n\n", f);
+		    "VALUE in\n[driver]):\n\n",
+	      f);
 	bach_drivers_print(f);
 	fclose(f);
 }

@@ -47,7 +47,8 @@ static const struct fmt fmts[] = {
 static const struct fmt *find_fmt(const char *name, bool in)
 {
 	for (size_t i = 0; i < NFMTS; i++)
-		if (!strcmp(fmts[i].name, name) && (in ? fmts[i].in : fmts[i].out))
+		if (!strcmp(fmts[i].name, name) &&
+		    (in ? fmts[i].in : fmts[i].out))
 			return &fmts[i];
 	if (!strcmp(name, "p2AddrTr") && in)
 		return find_fmt("p2", true);
@@ -85,7 +86,8 @@ static ssize_t source_read(struct source *s, const uint8_t **p)
 
 static const char *source_error(const struct source *s)
 {
-	return s->r ? bach_reader_strerror(s->r) : bach_importer_strerror(s->im);
+	return s->r ? bach_reader_strerror(s->r)
+		    : bach_importer_strerror(s->im);
 }
 
 static int open_source(struct source *s, const struct fmt *f, const char *in,
@@ -97,8 +99,8 @@ static int open_source(struct source *s, const struct fmt *f, const char *in,
 	if (f->kind == K_IMPORT) {
 		err = bach_importer_open(&s->im, f->code, in, flags);
 		if (err)
-			errmsg("%s", s->im ? bach_importer_strerror(s->im) :
-					     strerror(-err));
+			errmsg("%s", s->im ? bach_importer_strerror(s->im)
+					   : strerror(-err));
 		return err;
 	}
 	s->r = bach_reader_new();
@@ -241,14 +243,22 @@ static int run(int argc, char **argv)
 		case 'f':
 			from = find_fmt(optarg, true);
 			if (!from)
-				return usage_error("--from: unknown format '%s' (byu, byu.gz, lackey, din, cis501, p2, laplace, laplace-bin, tracematcher, idtrace)",
-						   optarg);
+				return usage_error(
+					"--from: unknown format '%s' (byu, "
+					"byu.gz, lackey, din, cis501, p2, "
+					"laplace, laplace-bin, tracematcher, "
+					"idtrace)",
+					optarg);
 			break;
 		case 't':
 			to = find_fmt(optarg, false);
 			if (!to)
-				return usage_error("--to: unknown format '%s' (byu, byu.gz, din, dinx, laplace, laplace-bin, tracematcher, idtrace, csv)",
-						   optarg);
+				return usage_error(
+					"--to: unknown format '%s' (byu, "
+					"byu.gz, din, dinx, laplace, "
+					"laplace-bin, tracematcher, idtrace, "
+					"csv)",
+					optarg);
 			break;
 		case 'm':
 			flags |= BACH_IMPORT_MASK_ADDRESS;
@@ -261,8 +271,8 @@ static int run(int argc, char **argv)
 			break;
 		case 'j':
 			if (!parse_u64(optarg, &v) || v < 1 || v > 64)
-				return usage_error("--threads: 1 to 64, not '%s'",
-						   optarg);
+				return usage_error(
+					"--threads: 1 to 64, not '%s'", optarg);
 			wo.threads = (int)v;
 			break;
 		case 'q':
@@ -270,7 +280,8 @@ static int run(int argc, char **argv)
 			break;
 		case 'r':
 			if (!parse_range(optarg, &start, &end))
-				return usage_error("--range: not START:END with START <= END: '%s'",
+				return usage_error("--range: not START:END "
+						   "with START <= END: '%s'",
 						   optarg);
 			break;
 		case 'B':
@@ -290,12 +301,15 @@ static int run(int argc, char **argv)
 	if (!to)
 		to = guess_fmt(out, false);
 	if (!from)
-		return usage_error("%s: cannot tell the input format; give --from", in);
+		return usage_error(
+			"%s: cannot tell the input format; give --from", in);
 	if (!to)
-		return usage_error("%s: cannot tell the output format; give --to", out);
+		return usage_error(
+			"%s: cannot tell the output format; give --to", out);
 
 	if ((ba || start || end != UINT64_MAX) && from->kind == K_IMPORT)
-		return usage_error("--range and --between: for traces, not imports (--from %s)",
+		return usage_error("--range and --between: for traces, not "
+				   "imports (--from %s)",
 				   from->name);
 	if (ba && (start || end != UINT64_MAX))
 		return usage_error("--range and --between: one or the other");
@@ -325,14 +339,20 @@ static int run(int argc, char **argv)
 		bach_importer_stats(s.im, &ist);
 	if (!quiet && status == EXIT_OK) {
 		if (s.im)
-			fprintf(stderr, "%s: %llu %s read, %llu records written, %llu skipped (no BYU equivalent)\n",
+			fprintf(stderr,
+				"%s: %llu %s read, %llu records written, %llu "
+				"skipped (no BYU equivalent)\n",
 				prog_cmd, (unsigned long long)ist.lines,
-				from->code == BACH_IMPORT_P2 ? "p2AddrTr records" :
-				bach_import_unit(from->code) ? "records" : "lines",
+				from->code == BACH_IMPORT_P2
+					? "p2AddrTr records"
+				: bach_import_unit(from->code) ? "records"
+							       : "lines",
 				(unsigned long long)ist.records,
 				(unsigned long long)ist.skipped);
 		else
-			fprintf(stderr, "%s: %llu records read, %llu written, %llu skipped (no %s equivalent)\n",
+			fprintf(stderr,
+				"%s: %llu records read, %llu written, %llu "
+				"skipped (no %s equivalent)\n",
 				prog_cmd, (unsigned long long)nrec,
 				(unsigned long long)(nrec - skipped),
 				(unsigned long long)skipped, to->name);
@@ -348,42 +368,61 @@ const struct bach_cmd cmd_convert = {
 	.help = "usage: bach convert [--from FMT] [--to FMT] [--mask-address]\n"
 		"                    [--between A B] IN OUT\n"
 		"\n"
-		"IN and OUT may be - for standard input and output; IN may be a\n"
-		"capture directory. A format a file name implies (.byu, .byu.gz, .din,\n"
+		"IN and OUT may be - for standard input and output; IN may be "
+		"a\n"
+		"capture directory. A format a file name implies (.byu, "
+		".byu.gz, .din,\n"
 		".csv) need not be given.\n"
 		"\n"
 		"  --from FMT        byu, byu.gz, or an import:\n"
-		"                      lackey  valgrind --tool=lackey --trace-mem=yes\n"
+		"                      lackey  valgrind --tool=lackey "
+		"--trace-mem=yes\n"
 		"                      din     Dinero 'label address'\n"
 		"                      cis501  Penn CIS 501 micro-op traces\n"
-		"                      p2      BYU 12-byte Pentium II records (p2AddrTr)\n"
-		"                      laplace, laplace-bin, tracematcher, idtrace (below)\n"
-		"                    any of them gzip-compressed too (read as it is read)\n"
+		"                      p2      BYU 12-byte Pentium II records "
+		"(p2AddrTr)\n"
+		"                      laplace, laplace-bin, tracematcher, "
+		"idtrace (below)\n"
+		"                    any of them gzip-compressed too (read as "
+		"it is read)\n"
 		"  --to FMT          byu, byu.gz, or an export:\n"
-		"                      din     'label address' (0 read, 1 write, 2 fetch)\n"
+		"                      din     'label address' (0 read, 1 "
+		"write, 2 fetch)\n"
 		"                      dinx    extended din 'r|w|i addr size'\n"
 		"                      csv     index,address,be,control,type\n"
 		"                    or both ways:\n"
-		"                      laplace      Laplace text 'r|w|i timestamp length asid address'\n"
-		"                      laplace-bin  Laplace 18-byte raw reference records\n"
-		"                      tracematcher ISP RAS Trace Matcher 'time clk MR|MWsize addr data'\n"
-		"                      idtrace      IDtrace cache trace (tag + address, 5 bytes)\n"
-		"  --mask-address    keep the low 32 bits of wider addresses (imports)\n"
-		"  --level N         byu.gz with libdeflate at level N, 1 to 12 (default:\n"
-		"                    bach's record encoder, faster than pigz -1 and\n"
+		"                      laplace      Laplace text 'r|w|i "
+		"timestamp length asid address'\n"
+		"                      laplace-bin  Laplace 18-byte raw "
+		"reference records\n"
+		"                      tracematcher ISP RAS Trace Matcher "
+		"'time clk MR|MWsize addr data'\n"
+		"                      idtrace      IDtrace cache trace (tag + "
+		"address, 5 bytes)\n"
+		"  --mask-address    keep the low 32 bits of wider addresses "
+		"(imports)\n"
+		"  --level N         byu.gz with libdeflate at level N, 1 to "
+		"12 (default:\n"
+		"                    bach's record encoder, faster than pigz "
+		"-1 and\n"
 		"                    smaller than gzip -1 on traces)\n"
 		"  --threads N       compressing threads (default: all CPUs)\n"
 		"  -q, --quiet       no summary line on standard error\n"
-		"  --range START:END only records START to END-1 of IN (a trace,\n"
-		"                    not an import), reached through the index;\n"
-		"                    exports number them from START\n"
-		BETWEEN_HELP
-		"\n"
-		"Imports describe a complete trace taken with the L1 caches off; see\n"
-		"docs/formats.md for what each direction keeps and what it loses.\n"
-		"A named OUT appears only when the conversion succeeds; an OUT that is\n"
+		"  --range START:END only records START to END-1 of IN (a "
+		"trace,\n"
+		"                    not an import), reached through the "
+		"index;\n"
+		"                    exports number them from "
+		"START\n" BETWEEN_HELP "\n"
+		"Imports describe a complete trace taken with the L1 caches "
+		"off; see\n"
+		"docs/formats.md for what each direction keeps and what it "
+		"loses.\n"
+		"A named OUT appears only when the conversion succeeds; an OUT "
+		"that is\n"
 		"IN (or inside the capture directory IN) is refused.\n"
 		"\n"
 		"examples: bach convert trace.byu trace.byu.gz\n"
-		"          bach convert --from lackey --to byu.gz lackey.out prog.byu.gz\n",
+		"          bach convert --from lackey --to byu.gz lackey.out "
+		"prog.byu.gz\n",
 };

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bach.h"
@@ -129,10 +129,11 @@ static int print_status(const char *reply)
 	st = json_object_get(r, "status");
 	capturing = json_is_true(json_object_get(r, "capturing"));
 	if (json_is_object(d))
-		printf("bachd %s (pid %llu), up %s since %s\n", str(d, "version"),
-		       (unsigned long long)num(d, "pid"),
+		printf("bachd %s (pid %llu), up %s since %s\n",
+		       str(d, "version"), (unsigned long long)num(d, "pid"),
 		       span(t1, sizeof(t1),
-			    json_number_value(json_object_get(d, "uptime_seconds"))),
+			    json_number_value(
+				    json_object_get(d, "uptime_seconds"))),
 		       str(d, "start_time"));
 	if (!json_is_object(st) || !str(st, "start_time")[0]) {
 		printf("idle: no capture yet (bach ctl start)\n");
@@ -151,7 +152,8 @@ static int print_status(const char *reply)
 	       capturing ? "running for" : "ran for",
 	       span(t2, sizeof(t2),
 		    json_number_value(json_object_get(st, "uptime_seconds"))));
-	printf("  records   %llu produced, %llu written, %llu lost, %llu in flight\n",
+	printf("  records   %llu produced, %llu written, %llu lost, %llu in "
+	       "flight\n",
 	       (unsigned long long)num(st, "produced"),
 	       (unsigned long long)num(st, "written"),
 	       (unsigned long long)num(st, "lost"),
@@ -162,16 +164,19 @@ static int print_status(const char *reply)
 		json_t *v;
 
 		printf("  lost by  ");
-		json_object_foreach(lb, k, v) {
+		json_object_foreach(lb, k, v)
+		{
 			if (json_integer_value(v)) {
 				printf("%s %s %llu", sep, k,
-				       (unsigned long long)json_integer_value(v));
+				       (unsigned long long)json_integer_value(
+					       v));
 				sep = ",";
 			}
 		}
 		printf("\n");
 	}
-	printf("  segments  %llu closed%s%s, %.1f MB written, %llu gap markers\n",
+	printf("  segments  %llu closed%s%s, %.1f MB written, %llu gap "
+	       "markers\n",
 	       (unsigned long long)num(st, "segments"),
 	       capturing ? ", open " : "", capturing ? str(st, "segment") : "",
 	       (double)num(st, "bytes") / 1e6,
@@ -179,15 +184,19 @@ static int print_status(const char *reply)
 	printf("  ring      %llu of %llu blocks used (%llu%%)\n",
 	       (unsigned long long)num(st, "ring_used"),
 	       (unsigned long long)num(st, "ring_blocks"),
-	       (unsigned long long)(num(st, "ring_blocks") ?
-			num(st, "ring_used") * 100 / num(st, "ring_blocks") : 0));
-	printf("  stalls    %llu, %.3f s held; the board held the CPU %llu times\n",
+	       (unsigned long long)(num(st, "ring_blocks")
+					    ? num(st, "ring_used") * 100 /
+						      num(st, "ring_blocks")
+					    : 0));
+	printf("  stalls    %llu, %.3f s held; the board held the CPU %llu "
+	       "times\n",
 	       (unsigned long long)num(st, "stalls"),
 	       (double)num(st, "stall_ns") / 1e9,
 	       (unsigned long long)num(st, "board_stalls"));
 	b = json_object_get(st, "board");
 	if (json_is_object(b))
-		printf("  board     FIFO %llu of %llu records, %llu sampled, clock %llu Hz\n",
+		printf("  board     FIFO %llu of %llu records, %llu sampled, "
+		       "clock %llu Hz\n",
 		       (unsigned long long)num(b, "fifo_fill"),
 		       (unsigned long long)num(b, "fifo_size"),
 		       (unsigned long long)num(b, "records"),
@@ -196,9 +205,11 @@ static int print_status(const char *reply)
 		printf("  corrupt   %llu frames rejected\n",
 		       (unsigned long long)num(st, "corrupt_frames"));
 	if (json_is_true(json_object_get(st, "writer_blocked")))
-		printf("  WRITER BLOCKED: a segment write has been pending for more than 2 s\n");
+		printf("  WRITER BLOCKED: a segment write has been pending for "
+		       "more than 2 s\n");
 	if (json_is_true(json_object_get(st, "waiting_for_disk")))
-		printf("  WAITING FOR DISK: free space is below min_free; records are being lost (one disk gap)\n");
+		printf("  WAITING FOR DISK: free space is below min_free; "
+		       "records are being lost (one disk gap)\n");
 	json_decref(r);
 	return 0;
 }
@@ -229,10 +240,12 @@ static int run(int argc, char **argv)
 			path = optarg;
 			break;
 		case 'i':
-			if (!*optarg || strchr(optarg, '/') || optarg[0] == '.' ||
-			    strlen(optarg) > 64)
-				return usage_error("--instance: a unit instance name (bachd@NAME), not '%s'",
-						   optarg);
+			if (!*optarg || strchr(optarg, '/') ||
+			    optarg[0] == '.' || strlen(optarg) > 64)
+				return usage_error(
+					"--instance: a unit instance name "
+					"(bachd@NAME), not '%s'",
+					optarg);
 			snprintf(inst, sizeof(inst), INSTANCE_SOCKET, optarg);
 			path = inst;
 			break;
@@ -243,27 +256,34 @@ static int run(int argc, char **argv)
 			errno = 0;
 			timeout = strtod(optarg, &end);
 			if (errno || *end || !(timeout > 0) || timeout > 86400)
-				return usage_error("--timeout: seconds, more than 0 and at most a day, not '%s'",
-						   optarg);
+				return usage_error(
+					"--timeout: seconds, more than 0 and "
+					"at most a day, not '%s'",
+					optarg);
 			break;
 		default:
 			return usage_error("bad option");
 		}
 	}
 	if (optind == argc)
-		return usage_error("no command (status, start, stop, rotate, mark TEXT)");
+		return usage_error(
+			"no command (status, start, stop, rotate, mark TEXT)");
 	status = !strcmp(argv[optind], "status");
 	/* `status --json` as well as `--json status` */
-	if (status && argc - optind == 2 && !strcmp(argv[optind + 1], "--json")) {
+	if (status && argc - optind == 2 &&
+	    !strcmp(argv[optind + 1], "--json")) {
 		json = true;
 		argc--;
 	}
 	if (!strcmp(argv[optind], "mark")) {
 		if (argc - optind < 2)
 			return usage_error("mark needs TEXT");
-	} else if (strcmp(argv[optind], "status") && strcmp(argv[optind], "start") &&
-		   strcmp(argv[optind], "stop") && strcmp(argv[optind], "rotate")) {
-		return usage_error("unknown command '%s' (status, start, stop, rotate, mark TEXT)",
+	} else if (strcmp(argv[optind], "status") &&
+		   strcmp(argv[optind], "start") &&
+		   strcmp(argv[optind], "stop") &&
+		   strcmp(argv[optind], "rotate")) {
+		return usage_error("unknown command '%s' (status, start, stop, "
+				   "rotate, mark TEXT)",
 				   argv[optind]);
 	} else if (argc - optind > 1) {
 		return usage_error("%s takes no argument", argv[optind]);
@@ -273,7 +293,8 @@ static int run(int argc, char **argv)
 
 		/* bachd takes 4096 bytes, the newline included */
 		if (strchr(argv[i], '\n') || n + len + 1 > 4096)
-			return usage_error("the request must be one line of at most 4095 bytes");
+			return usage_error("the request must be one line of at "
+					   "most 4095 bytes");
 		memcpy(req + n, argv[i], len);
 		n += len;
 		req[n++] = i + 1 < argc ? ' ' : '\n';
@@ -288,7 +309,8 @@ static int run(int argc, char **argv)
 		 * (group bach may talk to it)
 		 */
 		if (access(path, F_OK) < 0 && !getenv("BACH_SOCKET") &&
-		    !getenv("RUNTIME_DIRECTORY") && strcmp(path, CTL_SYSTEM_SOCKET)) {
+		    !getenv("RUNTIME_DIRECTORY") &&
+		    strcmp(path, CTL_SYSTEM_SOCKET)) {
 			path = CTL_SYSTEM_SOCKET;
 			fell_back = true;
 		}
@@ -297,15 +319,18 @@ static int run(int argc, char **argv)
 		return usage_error("socket path too long");
 	got = exchange(path, req, n, reply, sizeof(reply), timeout);
 	if (got == -EAGAIN || got == -ETIMEDOUT) {
-		errmsg("%s: no reply within %g s (is bachd stuck? --timeout gives it longer)",
+		errmsg("%s: no reply within %g s (is bachd stuck? --timeout "
+		       "gives it longer)",
 		       path, timeout);
 		return EXIT_USAGE;
 	}
 	if (got < 0) {
-		errmsg("%s: %s (is bachd running? --socket or BACH_SOCKET name another)",
+		errmsg("%s: %s (is bachd running? --socket or BACH_SOCKET name "
+		       "another)",
 		       path, strerror((int)-got));
 		if (fell_back)
-			errmsg("(looked for %s first: a bachd you run yourself listens there)",
+			errmsg("(looked for %s first: a bachd you run yourself "
+			       "listens there)",
 			       def);
 		return EXIT_USAGE;
 	}
@@ -323,28 +348,38 @@ const struct bach_cmd cmd_ctl = {
 	.name = "ctl",
 	.run = run,
 	.summary = "talk to a running bachd",
-	.help = "usage: bach ctl [--socket PATH | --instance NAME] [--timeout SECS] [--json]\n"
+	.help = "usage: bach ctl [--socket PATH | --instance NAME] [--timeout "
+		"SECS] [--json]\n"
 		"                status|start|stop|rotate|mark TEXT\n"
 		"\n"
-		"  status     bachd's and the capture's figures: a summary, or with\n"
-		"             --json bachd's JSON reply (status --json works too)\n"
+		"  status     bachd's and the capture's figures: a summary, or "
+		"with\n"
+		"             --json bachd's JSON reply (status --json works "
+		"too)\n"
 		"  start      start a capture (when bachd is idle)\n"
 		"  stop       drain and close the capture; bachd stays, idle\n"
 		"  rotate     close the segment, start the next\n"
-		"  mark TEXT  record TEXT in the manifest at the record the source\n"
+		"  mark TEXT  record TEXT in the manifest at the record the "
+		"source\n"
 		"             delivers next\n"
 		"\n"
-		"  -s, --socket PATH   control socket (default: $BACH_SOCKET, else\n"
-		"                      $XDG_RUNTIME_DIR/bach/bachd.sock when not root\n"
+		"  -s, --socket PATH   control socket (default: $BACH_SOCKET, "
+		"else\n"
+		"                      $XDG_RUNTIME_DIR/bach/bachd.sock when "
+		"not root\n"
 		"                      and there, else " CTL_SYSTEM_SOCKET ",\n"
-		"                      where bachd makes it when not configured)\n"
+		"                      where bachd makes it when not "
+		"configured)\n"
 		"  -i, --instance NAME the socket of bachd@NAME.service,\n"
 		"                      /run/bach-NAME/bachd.sock\n"
-		"      --json          status: print bachd's JSON reply as it is\n"
-		"  -t, --timeout SECS  give up when bachd has not answered within SECS\n"
+		"      --json          status: print bachd's JSON reply as it "
+		"is\n"
+		"  -t, --timeout SECS  give up when bachd has not answered "
+		"within SECS\n"
 		"                      seconds (default 5)\n"
 		"\n"
-		"Prints bachd's one-line JSON reply (status: a summary unless --json).\n"
+		"Prints bachd's one-line JSON reply (status: a summary unless "
+		"--json).\n"
 		"Exit 0 when it says ok, 2 otherwise\n"
 		"(no bachd, no reply in time, or an error reply).\n"
 		"\n"

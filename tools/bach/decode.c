@@ -22,8 +22,7 @@ static void report(const char *in, const char *out,
 {
 	const struct bach_busdec_stats *s = &r->st;
 
-	fprintf(stderr, "bach decode: %s: %s, %u channels, %" PRIu64
-			" samples",
+	fprintf(stderr, "bach decode: %s: %s, %u channels, %" PRIu64 " samples",
 		in, r->format, r->channels, s->samples);
 	if (r->samplerate)
 		fprintf(stderr, " at %" PRIu64 " Hz", r->samplerate);
@@ -60,8 +59,9 @@ static void report(const char *in, const char *out,
 			fprintf(stderr, "  %" PRIu64 " %s\n", notes[i].n,
 				notes[i].what);
 	if (s->off_bus_clocks)
-		fprintf(stderr, "  %" PRIu64 " clocks with the CPU off the "
-				"bus\n",
+		fprintf(stderr,
+			"  %" PRIu64 " clocks with the CPU off the "
+			"bus\n",
 			s->off_bus_clocks);
 }
 
@@ -144,7 +144,8 @@ static int run(int argc, char **argv)
 		}
 	}
 	if (optind == argc)
-		return usage_error("which capture? (bach decode CAPTURE -o OUT)");
+		return usage_error(
+			"which capture? (bach decode CAPTURE -o OUT)");
 	if (argc - optind > 1)
 		return usage_error("one capture at a time: unexpected '%s'",
 				   argv[optind + 1]);
@@ -186,36 +187,57 @@ const struct bach_cmd cmd_decode = {
 	.name = "decode",
 	.run = run,
 	.summary = "decode a logic-analyzer capture of the bus into a trace",
-	.help = "usage: bach decode [--map FILE] [--format NAME] [--option KEY=VALUE]...\n"
+	.help = "usage: bach decode [--map FILE] [--format NAME] [--option "
+		"KEY=VALUE]...\n"
 		"                   [--edge] CAPTURE -o OUT\n"
 		"       bach decode --list-formats\n"
 		"\n"
-		"Reads a logic-analyzer capture of the Pentium bus pins through libsigrok\n"
-		"(a .sr session, VCD, CSV, raw binary, ...) and writes one record per bus\n"
-		"cycle (docs/decoding.md). Channels named as in the design (clk ads_n\n"
-		"a3..a31 be0_n..be7_n mio dc wr cache_n, and brdy_n na_n ken_n boff_n hlda\n"
-		"ahold eads_n) are found by name; a map file renames others. Signals not\n"
-		"captured take constant levels; the summary on stderr says which, which bus\n"
-		"rules (KEN#, NA#, BOFF#, HLDA, AHOLD) the decoder could follow, and what\n"
-		"each missing one costs: without ken_n or na_n, one record per ADS#.\n"
+		"Reads a logic-analyzer capture of the Pentium bus pins "
+		"through libsigrok\n"
+		"(a .sr session, VCD, CSV, raw binary, ...) and writes one "
+		"record per bus\n"
+		"cycle (docs/decoding.md). Channels named as in the design "
+		"(clk ads_n\n"
+		"a3..a31 be0_n..be7_n mio dc wr cache_n, and brdy_n na_n ken_n "
+		"boff_n hlda\n"
+		"ahold eads_n) are found by name; a map file renames others. "
+		"Signals not\n"
+		"captured take constant levels; the summary on stderr says "
+		"which, which bus\n"
+		"rules (KEN#, NA#, BOFF#, HLDA, AHOLD) the decoder could "
+		"follow, and what\n"
+		"each missing one costs: without ken_n or na_n, one record per "
+		"ADS#.\n"
 		"\n"
-		"  -m, --map FILE       'signal = channel', 'signal = low|high' (a constant\n"
-		"                       level) or 'signal = none' (not captured) lines,\n"
-		"                       '#' comments; 'clk = none' forces state mode\n"
-		"  -e, --edge           a cycle opens where ads_n falls, not on every clock\n"
-		"                       it is low (for strobes longer than one clock)\n"
-		"  -f, --format NAME    the input format (default: from the extension:\n"
-		"                       .sr, .vcd, .csv, ...); --list-formats lists them\n"
-		"  -O, --option K=V     an option of the input format, for example\n"
-		"                       numchannels=48 and samplerate=100000000 for binary\n"
-		"  -o, --output OUT     the trace: .byu, .byu.gz (blocked gzip) or -\n"
+		"  -m, --map FILE       'signal = channel', 'signal = "
+		"low|high' (a constant\n"
+		"                       level) or 'signal = none' (not "
+		"captured) lines,\n"
+		"                       '#' comments; 'clk = none' forces "
+		"state mode\n"
+		"  -e, --edge           a cycle opens where ads_n falls, not "
+		"on every clock\n"
+		"                       it is low (for strobes longer than one "
+		"clock)\n"
+		"  -f, --format NAME    the input format (default: from the "
+		"extension:\n"
+		"                       .sr, .vcd, .csv, ...); --list-formats "
+		"lists them\n"
+		"  -O, --option K=V     an option of the input format, for "
+		"example\n"
+		"                       numchannels=48 and "
+		"samplerate=100000000 for binary\n"
+		"  -o, --output OUT     the trace: .byu, .byu.gz (blocked "
+		"gzip) or -\n"
 		"  -q, --quiet          no summary\n"
 		"\n"
-		"A capture that cannot be read whole leaves no output and exits 2.\n"
+		"A capture that cannot be read whole leaves no output and "
+		"exits 2.\n"
 		"\n"
 		"examples:\n"
 		"  bach decode bus.vcd -o bus.byu.gz\n"
 		"  bach decode --map kc85.map kc85.sr -o kc85.byu\n"
 		"  bach decode --format binary --option numchannels=48 \\\n"
-		"      --option samplerate=66000000 --map pins.map dump.bin -o t.byu\n",
+		"      --option samplerate=66000000 --map pins.map dump.bin -o "
+		"t.byu\n",
 };

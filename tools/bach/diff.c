@@ -21,23 +21,23 @@
 #include "bach/convert.h"
 #include "bach/record.h"
 
-#define CONTEXT 3	   /* records shown before and after the difference */
-#define RUN 16		   /* records that must match to call a resync */
+#define CONTEXT	       3  /* records shown before and after the difference */
+#define RUN	       16 /* records that must match to call a resync */
 #define DEFAULT_WINDOW 1024
-#define MAX_WINDOW 1000000
-#define FILL 65536	   /* records copied per refill of a side's buffer */
+#define MAX_WINDOW     1000000
+#define FILL	       65536 /* records copied per refill of a side's buffer */
 
 struct side {
 	const char *name;
 	struct bach_reader *r;
 	bool ignore_gaps;
-	uint8_t *buf;		/* cap records, copied or filtered */
+	uint8_t *buf; /* cap records, copied or filtered */
 	size_t cap, start, end;
-	const uint8_t *pend;	/* the reader's block, not yet taken */
+	const uint8_t *pend; /* the reader's block, not yet taken */
 	size_t npend;
 	bool eof;
 	int err;
-	uint64_t pos;		/* records of this side consumed */
+	uint64_t pos; /* records of this side consumed */
 };
 
 /* The reader's next block into pend; false at the end or on an error. */
@@ -143,9 +143,9 @@ static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n)
 	size_t i = 0;
 
 	/* narrow down by 4 KiB slices, then one record at a time */
-	while (n - i > 682 && !memcmp(a + i * BACH_REC_SIZE,
-				      b + i * BACH_REC_SIZE,
-				      682 * BACH_REC_SIZE))
+	while (n - i > 682 &&
+	       !memcmp(a + i * BACH_REC_SIZE, b + i * BACH_REC_SIZE,
+		       682 * BACH_REC_SIZE))
 		i += 682;
 	while (i < n && !memcmp(a + i * BACH_REC_SIZE, b + i * BACH_REC_SIZE,
 				BACH_REC_SIZE))
@@ -255,9 +255,9 @@ static bool gap(struct diff *d, struct side *s, struct side *o,
 /*
  * --align, at a difference: a gap marker on either side is taken as that
  * side's alone, and the records it counts as lost as the other side's
- * when they line up; otherwise the nearest shift of one side, within the window,
- * after which RUN records (or all that are left) match. Greedy: the first
- * such shift is taken, A's records before B's at the same distance.
+ * when they line up; otherwise the nearest shift of one side, within the
+ * window, after which RUN records (or all that are left) match. Greedy: the
+ * first such shift is taken, A's records before B's at the same distance.
  */
 static bool resync(struct diff *d)
 {
@@ -270,14 +270,14 @@ static bool resync(struct diff *d)
 	if (nb && bach_rec_is_gap(pb))
 		return gap(d, &d->b, &d->a, &d->only_b, &d->only_a);
 	for (size_t k = 1; k <= d->window; k++) {
-		if (k < na && run_matches(pa + k * BACH_REC_SIZE, na - k, pb,
-					  nb)) {
+		if (k < na &&
+		    run_matches(pa + k * BACH_REC_SIZE, na - k, pb, nb)) {
 			d->only_a += k;
 			consume(&d->a, k);
 			return true;
 		}
-		if (k < nb && run_matches(pa, na, pb + k * BACH_REC_SIZE,
-					  nb - k)) {
+		if (k < nb &&
+		    run_matches(pa, na, pb + k * BACH_REC_SIZE, nb - k)) {
 			d->only_b += k;
 			consume(&d->b, k);
 			return true;
@@ -345,9 +345,10 @@ static void compare(struct diff *d)
 		d->reported = true;
 		if (!d->quiet) {
 			printf("--- A %s\n+++ B %s\n", d->a.name, d->b.name);
-			printf("first difference at record %llu: %s ends there\n",
-			       (unsigned long long)(d->only_a ? d->b.pos :
-								d->a.pos),
+			printf("first difference at record %llu: %s ends "
+			       "there\n",
+			       (unsigned long long)(d->only_a ? d->b.pos
+							      : d->a.pos),
 			       d->only_a ? "B" : "A");
 		}
 	}
@@ -403,8 +404,9 @@ static int run(int argc, char **argv)
 			break;
 		case 'w':
 			if (!parse_u64(optarg, &v) || v < 1 || v > MAX_WINDOW)
-				return usage_error("--window: 1 to %d records, not '%s'",
-						   MAX_WINDOW, optarg);
+				return usage_error(
+					"--window: 1 to %d records, not '%s'",
+					MAX_WINDOW, optarg);
 			d.window = (size_t)v;
 			break;
 		case 'g':
@@ -426,13 +428,15 @@ static int run(int argc, char **argv)
 	if (!status) {
 		compare(&d);
 		if (d.a.err || d.b.err)
-			status = EXIT_USAGE; /* could not compare: never "different" */
+			status = EXIT_USAGE; /* could not compare: never
+						"different" */
 		else
 			status = d.reported ? EXIT_DATA : EXIT_OK;
 	}
 	if (!status || status == EXIT_DATA) {
 		if (!d.quiet)
-			printf("%llu matched, %llu changed, %llu only in A, %llu only in B\n",
+			printf("%llu matched, %llu changed, %llu only in A, "
+			       "%llu only in B\n",
 			       (unsigned long long)d.matched,
 			       (unsigned long long)d.changed,
 			       (unsigned long long)d.only_a,
@@ -451,28 +455,44 @@ const struct bach_cmd cmd_diff = {
 	.name = "diff",
 	.run = run,
 	.summary = "compare two traces record by record",
-	.help = "usage: bach diff [--align [--window N]] [--ignore-gaps] [-q] A B\n"
+	.help = "usage: bach diff [--align [--window N]] [--ignore-gaps] [-q] "
+		"A B\n"
 		"\n"
-		"A and B are traces of any form: .byu, .byu.gz (any gzip), a capture\n"
-		"directory, or - for standard input. Records are compared by position;\n"
-		"the first difference is shown with a few records of context ('-' A,\n"
-		"'+' B), then the summary: matched, changed, only in A, only in B.\n"
+		"A and B are traces of any form: .byu, .byu.gz (any gzip), a "
+		"capture\n"
+		"directory, or - for standard input. Records are compared by "
+		"position;\n"
+		"the first difference is shown with a few records of context "
+		"('-' A,\n"
+		"'+' B), then the summary: matched, changed, only in A, only "
+		"in B.\n"
 		"\n"
-		"  --align        after a difference, resynchronize: a gap marker on\n"
-		"                 one side is that side's alone; otherwise the nearest\n"
-		"                 shift of A or of B (up to the window) after which 4\n"
-		"                 records match is taken as records only in that side.\n"
-		"                 Greedy: the first shift found is kept, never revised;\n"
+		"  --align        after a difference, resynchronize: a gap "
+		"marker on\n"
+		"                 one side is that side's alone; otherwise the "
+		"nearest\n"
+		"                 shift of A or of B (up to the window) after "
+		"which 4\n"
+		"                 records match is taken as records only in "
+		"that side.\n"
+		"                 Greedy: the first shift found is kept, never "
+		"revised;\n"
 		"                 records in neither shift count as changed\n"
-		"  --window N     how far --align looks ahead, in records (default 1024;\n"
+		"  --window N     how far --align looks ahead, in records "
+		"(default 1024;\n"
 		"                 its cost per difference grows with N)\n"
-		"  --ignore-gaps  pass over gap markers on both sides (record numbers\n"
+		"  --ignore-gaps  pass over gap markers on both sides (record "
+		"numbers\n"
 		"                 then count no gap markers)\n"
 		"  -q, --quiet    print nothing; the exit status says it\n"
 		"\n"
-		"Exit 0 when the traces are equal, 1 when they differ, 2 when they\n"
-		"cannot be compared (a usage error, a missing file, or a damaged\n"
-		"trace: the message names the file and the offset), as cmp(1) does.\n"
+		"Exit 0 when the traces are equal, 1 when they differ, 2 when "
+		"they\n"
+		"cannot be compared (a usage error, a missing file, or a "
+		"damaged\n"
+		"trace: the message names the file and the offset), as cmp(1) "
+		"does.\n"
 		"\n"
-		"example: bach diff --ignore-gaps capture/20261121T223000Z replay/20261121T231500Z\n",
+		"example: bach diff --ignore-gaps capture/20261121T223000Z "
+		"replay/20261121T231500Z\n",
 };

@@ -33,7 +33,8 @@ static int run(int argc, char **argv)
 		switch (c) {
 		case 'n':
 			if (!parse_u64(optarg, &count))
-				return usage_error("-n: not a count: '%s'", optarg);
+				return usage_error("-n: not a count: '%s'",
+						   optarg);
 			break;
 		case 's':
 			if (!parse_u64(optarg, &skip))
@@ -42,7 +43,8 @@ static int run(int argc, char **argv)
 			break;
 		case 'r':
 			if (!parse_range(optarg, &start, &end))
-				return usage_error("--range: not START:END with START <= END: '%s'",
+				return usage_error("--range: not START:END "
+						   "with START <= END: '%s'",
 						   optarg);
 			break;
 		case 'B':
@@ -57,7 +59,8 @@ static int run(int argc, char **argv)
 			else if (!strcmp(optarg, "jsonl"))
 				fmt = F_JSONL;
 			else
-				return usage_error("--format: unknown format '%s' (text, csv, jsonl)",
+				return usage_error("--format: unknown format "
+						   "'%s' (text, csv, jsonl)",
 						   optarg);
 			break;
 		default:
@@ -69,8 +72,8 @@ static int run(int argc, char **argv)
 		status = usage_error("--range and --between: one or the other");
 	else if (!status && ba)
 		/* csv and jsonl number the records by their trace position */
-		status = between_window(r, argc - optind, argv + optind, ba,
-					bb, &start);
+		status = between_window(r, argc - optind, argv + optind, ba, bb,
+					&start);
 	else if (!status)
 		status = apply_range(r, start, end);
 	if (status) {
@@ -137,25 +140,32 @@ const struct bach_cmd cmd_dump = {
 	.name = "dump",
 	.run = run,
 	.summary = "print records as text, CSV or JSON lines",
-	.help = "usage: bach dump [-n N] [--skip N] [--range START:END | --between A B]\n"
+	.help = "usage: bach dump [-n N] [--skip N] [--range START:END | "
+		"--between A B]\n"
 		"                 [--format text|csv|jsonl] TRACE...\n"
 		"\n"
 		"  -n, --count N     print at most N records\n"
-		"      --skip N      skip the first N records (reading them; of the\n"
+		"      --skip N      skip the first N records (reading them; "
+		"of the\n"
 		"                    range's or --between's too)\n"
 		"      --range START:END  records START to END-1 of the whole\n"
 		"                    trace (either may be left out), reached\n"
-		"                    through the .gzi index of blocked .byu.gz\n"
-		"                    files (bach index); csv and jsonl keep each\n"
-		"                    record's index in the whole trace\n"
-		BETWEEN_HELP
+		"                    through the .gzi index of blocked "
+		".byu.gz\n"
+		"                    files (bach index); csv and jsonl keep "
+		"each\n"
+		"                    record's index in the whole "
+		"trace\n" BETWEEN_HELP
 		"  -f, --format F    text (default): the BYU reference line\n"
-		"                      printf(\"%08x %02x %s\\n\", address, be, type)\n"
+		"                      printf(\"%08x %02x %s\\n\", address, "
+		"be, type)\n"
 		"                    csv: index,address,be,control,type\n"
 		"                    jsonl: one JSON object per record\n"
 		"\n"
-		"Every record is printed, INVALID ones included. Exit 1 when a file\n"
-		"is damaged (after printing what could be read), 2 on a usage error.\n"
+		"Every record is printed, INVALID ones included. Exit 1 when a "
+		"file\n"
+		"is damaged (after printing what could be read), 2 on a usage "
+		"error.\n"
 		"\n"
 		"example: bach dump -n 10 capture/20261121T223000Z\n",
 };

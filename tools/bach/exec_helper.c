@@ -35,12 +35,12 @@ int exec_helper(const char *binary, int argc, char **argv)
 	near[0] = 0;
 	if (n > 0) {
 		self[n] = 0;
-		snprintf(near, sizeof(near), "%s/../lib/bach/%s",
-			 dirname(self), binary);
+		snprintf(near, sizeof(near), "%s/../lib/bach/%s", dirname(self),
+			 binary);
 	}
 	snprintf(far, sizeof(far), "%s/%s", BACH_LIBEXECDIR, binary);
 	fflush(stdout);
-	av[1] = argv[0];	/* the command's name */
+	av[1] = argv[0]; /* the command's name */
 	for (int i = 1; i < argc; i++)
 		av[i + 1] = argv[i];
 	if (near[0]) {

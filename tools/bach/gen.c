@@ -21,16 +21,16 @@ enum bach_out_format out_format_for(const char *path)
 {
 	size_t len = strlen(path);
 
-	return len > 3 && !strcmp(path + len - 3, ".gz") ? BACH_OUT_BYU_GZ :
-							   BACH_OUT_BYU;
+	return len > 3 && !strcmp(path + len - 3, ".gz") ? BACH_OUT_BYU_GZ
+							 : BACH_OUT_BYU;
 }
 
 /* ---- --pins: the workload as a logic analyzer would capture it ---------- */
 
 struct pins {
-	const char *format;	/* bin, vcd, csv */
-	unsigned oversample;	/* 0: state mode; else samples per clock */
-	bool basic;		/* no brdy_n na_n ken_n boff_n lock_n */
+	const char *format;  /* bin, vcd, csv */
+	unsigned oversample; /* 0: state mode; else samples per clock */
+	bool basic;	     /* no brdy_n na_n ken_n boff_n lock_n */
 	bool bus_given;
 	struct bach_busmodel_opts bus;
 };
@@ -145,8 +145,9 @@ static int write_pins(const char *out, uint64_t records, uint64_t seed,
 		return EXIT_USAGE;
 	}
 	if (!strcmp(p->format, "vcd")) {
-		fprintf(f, "$date bach gen --records %llu --seed %llu $end\n"
-			   "$timescale 1 ns $end\n$scope module bus $end\n",
+		fprintf(f,
+			"$date bach gen --records %llu --seed %llu $end\n"
+			"$timescale 1 ns $end\n$scope module bus $end\n",
 			(unsigned long long)records, (unsigned long long)seed);
 		for (unsigned c = 0; c < nch; c++)
 			fprintf(f, "$var wire 1 %c %s $end\n", '!' + c,
@@ -162,7 +163,7 @@ static int write_pins(const char *out, uint64_t records, uint64_t seed,
 			/* pins change at the rising edge (mid-clock) */
 			bool high = p->oversample && k >= per / 2;
 			uint64_t w = high && c + 1 < nclk ? clk[c + 1] : clk[c];
-			uint64_t v = 0;	/* bit i = channel i */
+			uint64_t v = 0; /* bit i = channel i */
 			uint8_t b[8];
 
 			w = (w & ~1ull) | (high ? 1u : 0u);
@@ -176,7 +177,8 @@ static int write_pins(const char *out, uint64_t records, uint64_t seed,
 				char line[2 * BACH_NSIG + 2];
 
 				for (unsigned i = 0; i < nch; i++) {
-					line[2 * i] = (char)('0' + (v >> i & 1));
+					line[2 * i] =
+						(char)('0' + (v >> i & 1));
 					line[2 * i + 1] = ',';
 				}
 				line[2 * nch - 1] = '\n';
@@ -186,7 +188,8 @@ static int write_pins(const char *out, uint64_t records, uint64_t seed,
 				for (unsigned i = 0; i < nch; i++)
 					if (t == 0 || ((v ^ last) >> i & 1))
 						fprintf(f, "%c%c\n",
-							(int)('0' + (v >> i & 1)),
+							(int)('0' +
+							      (v >> i & 1)),
 							'!' + i);
 			}
 			last = v;
@@ -238,8 +241,8 @@ static int run(int argc, char **argv)
 		switch (c) {
 		case 'n':
 			if (!parse_u64(optarg, &records))
-				return usage_error("--records: not a count: '%s'",
-						   optarg);
+				return usage_error(
+					"--records: not a count: '%s'", optarg);
 			have_n = true;
 			break;
 		case 's':
@@ -259,8 +262,7 @@ static int run(int argc, char **argv)
 			pins.format = optarg;
 			break;
 		case 'V':
-			if (!parse_u64(optarg, &v) || v < 2 || v % 2 ||
-			    v > 64)
+			if (!parse_u64(optarg, &v) || v < 2 || v % 2 || v > 64)
 				return usage_error("--oversample: an even "
 						   "number of samples per "
 						   "clock (2..64), not '%s'",
@@ -328,44 +330,72 @@ const struct bach_cmd cmd_gen = {
 	.run = run,
 	.summary = "write a synthetic Pentium workload",
 	.help = "usage: bach gen --records N [--seed S] [-o FILE]\n"
-		"       bach gen --records N [--seed S] --pins bin|vcd|csv [--oversample K]\n"
+		"       bach gen --records N [--seed S] --pins bin|vcd|csv "
+		"[--oversample K]\n"
 		"                [--bus SPEC] [--basic] -o FILE\n"
 		"\n"
-		"A deterministic synthetic workload: sequential code runs with loops\n"
-		"and branches, stack pushes and pops, strided arrays, random heap\n"
-		"traffic, line writebacks, I/O, interrupt-acknowledge pairs and special\n"
-		"cycles. The same seed always gives the same records, and the fake\n"
+		"A deterministic synthetic workload: sequential code runs with "
+		"loops\n"
+		"and branches, stack pushes and pops, strided arrays, random "
+		"heap\n"
+		"traffic, line writebacks, I/O, interrupt-acknowledge pairs "
+		"and special\n"
+		"cycles. The same seed always gives the same records, and the "
+		"fake\n"
 		"capture board plays exactly this stream.\n"
 		"\n"
 		"  -n, --records N   how many records (required)\n"
 		"  -s, --seed S      seed (default 1)\n"
-		"  -o, --output F    output file (default - for standard output);\n"
-		"                    a name ending in .gz is written as blocked gzip\n"
+		"  -o, --output F    output file (default - for standard "
+		"output);\n"
+		"                    a name ending in .gz is written as "
+		"blocked gzip\n"
 		"\n"
-		"The same workload as a logic analyzer would capture it on a Pentium bus\n"
-		"(to try bach decode and a channel map; bach decode gives the records\n"
+		"The same workload as a logic analyzer would capture it on a "
+		"Pentium bus\n"
+		"(to try bach decode and a channel map; bach decode gives the "
+		"records\n"
 		"back exactly):\n"
-		"  --pins bin|vcd|csv  write pin samples instead of records: channels\n"
-		"                    named as in the design (bin: channel i = bit i, in\n"
-		"                    the order ads_n a3..a31 be0_n..be7_n mio dc wr\n"
-		"                    cache_n brdy_n na_n ken_n boff_n lock_n, clk first\n"
-		"                    when oversampled, hlda ahold eads_n last when\n"
+		"  --pins bin|vcd|csv  write pin samples instead of records: "
+		"channels\n"
+		"                    named as in the design (bin: channel i = "
+		"bit i, in\n"
+		"                    the order ads_n a3..a31 be0_n..be7_n mio "
+		"dc wr\n"
+		"                    cache_n brdy_n na_n ken_n boff_n lock_n, "
+		"clk first\n"
+		"                    when oversampled, hlda ahold eads_n last "
+		"when\n"
 		"                    --bus asks for HOLD or inquires)\n"
-		"  --oversample K    K samples per bus clock with a clk channel (clock\n"
-		"                    mode); default one sample per clock (state mode)\n"
-		"  --bus wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N\n"
-		"                    timing: up to N wait states, PCT% of cycles\n"
-		"                    pipelined with NA#, every Nth cycle backed off with\n"
-		"                    BOFF# (for 1 to bofflen clocks, default 3), PCT% of\n"
-		"                    noncacheable reads refused by KEN#, another master\n"
-		"                    under HOLD/HLDA before every Nth cycle (adds hlda),\n"
-		"                    an inquire under AHOLD before every Nth cycle that\n"
-		"                    hits a modified line (adds ahold eads_n; its\n"
-		"                    writeback is a record bach gen did not write)\n"
-		"  --basic           only ads_n, address, BE#, mio dc wr cache_n (no\n"
+		"  --oversample K    K samples per bus clock with a clk "
+		"channel (clock\n"
+		"                    mode); default one sample per clock "
+		"(state mode)\n"
+		"  --bus "
+		"wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N\n"
+		"                    timing: up to N wait states, PCT% of "
+		"cycles\n"
+		"                    pipelined with NA#, every Nth cycle "
+		"backed off with\n"
+		"                    BOFF# (for 1 to bofflen clocks, default "
+		"3), PCT% of\n"
+		"                    noncacheable reads refused by KEN#, "
+		"another master\n"
+		"                    under HOLD/HLDA before every Nth cycle "
+		"(adds hlda),\n"
+		"                    an inquire under AHOLD before every Nth "
+		"cycle that\n"
+		"                    hits a modified line (adds ahold eads_n; "
+		"its\n"
+		"                    writeback is a record bach gen did not "
+		"write)\n"
+		"  --basic           only ads_n, address, BE#, mio dc wr "
+		"cache_n (no\n"
 		"                    brdy_n na_n ken_n boff_n lock_n)\n"
 		"\n"
 		"examples: bach gen --records 1000000 --seed 7 -o work.byu.gz\n"
-		"          bach gen --records 1000 --pins vcd --oversample 4 \\\n"
-		"              --bus wait=2,pipeline=30,boff=50,ken=20 -o bus.vcd\n",
+		"          bach gen --records 1000 --pins vcd --oversample 4 "
+		"\\\n"
+		"              --bus wait=2,pipeline=30,boff=50,ken=20 -o "
+		"bus.vcd\n",
 };

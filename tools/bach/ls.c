@@ -25,11 +25,11 @@
 struct cap {
 	char name[256];
 	struct bach_manifest m;
-	bool ok;		/* the manifest was read */
-	char why[600];		/* else why not */
-	uint64_t bytes;		/* its files */
+	bool ok;	/* the manifest was read */
+	char why[600];	/* else why not */
+	uint64_t bytes; /* its files */
 	uint64_t records, lost;
-	double start, end;	/* seconds since the epoch, -1 unknown */
+	double start, end; /* seconds since the epoch, -1 unknown */
 	const char *state;
 };
 
@@ -96,8 +96,8 @@ static bool dir_files(int dfd, uint64_t *bytes, bool *segs)
 /* One capture directory; false when it is not one. */
 static bool load(struct cap *c, int parent, const char *name)
 {
-	int dfd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					       O_CLOEXEC);
+	int dfd = openat(parent, name,
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct bach_manifest *m = &c->m;
 	bool segs;
 	int rc;
@@ -125,7 +125,8 @@ static bool load(struct cap *c, int parent, const char *name)
 	} else {
 		/* no totals yet: what the closed segments and gaps say */
 		for (size_t i = 0; i < m->nsegs; i++)
-			c->records += m->segs[i].records - m->segs[i].gap_markers;
+			c->records +=
+				m->segs[i].records - m->segs[i].gap_markers;
 		c->lost = m->gap_lost;
 	}
 	return true;
@@ -179,11 +180,13 @@ static void print_text(const struct cap *c, size_t n, double now)
 
 		start[0] = 0;
 		if (c->start >= 0 && gmtime_r(&t, &tm))
-			strftime(start, sizeof(start), "%Y-%m-%dT%H:%M:%SZ", &tm);
+			strftime(start, sizeof(start), "%Y-%m-%dT%H:%M:%SZ",
+				 &tm);
 		fmt_secs(dur, sizeof(dur),
-			 c->start < 0 ? -1 :
-			 c->end >= 0 ? c->end - c->start :
-			 !strcmp(c->state, "running") ? now - c->start : -1);
+			 c->start < 0			? -1
+			 : c->end >= 0			? c->end - c->start
+			 : !strcmp(c->state, "running") ? now - c->start
+							: -1);
 		fmt_bytes(size, sizeof(size), c->bytes);
 		labels[0] = 0;
 		for (size_t k = 0; k < c->m.nlabels && l < sizeof(labels); k++)
@@ -209,9 +212,10 @@ static int print_json(const struct cap *c, size_t n, const char *dir,
 	for (size_t i = 0; i < n; i++, c++) {
 		json_t *o = json_object(), *labels = json_object();
 		char path[4400];
-		double dur = c->start < 0 ? -1 :
-			     c->end >= 0 ? c->end - c->start :
-			     !strcmp(c->state, "running") ? now - c->start : -1;
+		double dur = c->start < 0		    ? -1
+			     : c->end >= 0		    ? c->end - c->start
+			     : !strcmp(c->state, "running") ? now - c->start
+							    : -1;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, c->name);
 		for (size_t k = 0; k < c->m.nlabels; k++)
@@ -220,19 +224,30 @@ static int print_json(const struct cap *c, size_t n, const char *dir,
 		json_object_set_new(o, "capture", json_string(c->name));
 		json_object_set_new(o, "path", json_string(path));
 		json_object_set_new(o, "state", json_string(c->state));
-		json_object_set_new(o, "start", c->ok && c->m.start_time[0] ?
-			json_string(c->m.start_time) : json_null());
-		json_object_set_new(o, "end", c->ok && c->m.end_time[0] ?
-			json_string(c->m.end_time) : json_null());
-		json_object_set_new(o, "duration_seconds",
-				    dur >= 0 ? json_real((double)(long long)(dur * 1000 + 0.5) / 1000) :
-					       json_null());
-		json_object_set_new(o, "records", json_integer((json_int_t)c->records));
-		json_object_set_new(o, "lost", json_integer((json_int_t)c->lost));
-		json_object_set_new(o, "bytes", json_integer((json_int_t)c->bytes));
+		json_object_set_new(o, "start",
+				    c->ok && c->m.start_time[0]
+					    ? json_string(c->m.start_time)
+					    : json_null());
+		json_object_set_new(o, "end",
+				    c->ok && c->m.end_time[0]
+					    ? json_string(c->m.end_time)
+					    : json_null());
+		json_object_set_new(
+			o, "duration_seconds",
+			dur >= 0 ? json_real((double)(long long)(dur * 1000 +
+								 0.5) /
+					     1000)
+				 : json_null());
+		json_object_set_new(o, "records",
+				    json_integer((json_int_t)c->records));
+		json_object_set_new(o, "lost",
+				    json_integer((json_int_t)c->lost));
+		json_object_set_new(o, "bytes",
+				    json_integer((json_int_t)c->bytes));
 		json_object_set_new(o, "host", json_string(c->m.host));
 		json_object_set_new(o, "labels", labels);
-		json_object_set_new(o, "marks", json_integer((json_int_t)c->m.nmarks));
+		json_object_set_new(o, "marks",
+				    json_integer((json_int_t)c->m.nmarks));
 		if (!c->ok)
 			json_object_set_new(o, "error", json_string(c->why));
 		json_array_append_new(arr, o);
@@ -284,7 +299,8 @@ static int run(int argc, char **argv)
 		if (e->d_name[0] == '.')
 			continue;
 		if (n == cap) {
-			struct cap *p = realloc(caps, (cap = cap * 2 + 8) * sizeof(*p));
+			struct cap *p =
+				realloc(caps, (cap = cap * 2 + 8) * sizeof(*p));
 
 			if (!p) {
 				errmsg("out of memory");
@@ -310,7 +326,8 @@ static int run(int argc, char **argv)
 		} else if (k->m.ended) {
 			k->state = k->m.state[0] ? k->m.state : "ended";
 		} else if (active) {
-			/* the writer's capture is the newest; recovery closes the rest */
+			/* the writer's capture is the newest; recovery closes
+			 * the rest */
 			k->state = "running";
 			active = false;
 		} else {
@@ -337,17 +354,26 @@ const struct bach_cmd cmd_ls = {
 	.summary = "list the captures under a directory",
 	.help = "usage: bach ls [--json] DIR\n"
 		"\n"
-		"One line per capture directory in DIR (an output directory), by\n"
-		"name (its UTC start): start, duration, records written, records\n"
-		"lost, size of its files, state and labels, from its manifest.\n"
-		"States: the ended event's (clean, recovered, error, source_error);\n"
-		"running: a bachd or bach capture holds DIR's lock and this is its\n"
-		"newest capture without an ended event; unfinished: no ended event\n"
-		"and nobody writing (bach recover closes it); unreadable: its manifest\n"
+		"One line per capture directory in DIR (an output directory), "
+		"by\n"
+		"name (its UTC start): start, duration, records written, "
+		"records\n"
+		"lost, size of its files, state and labels, from its "
+		"manifest.\n"
+		"States: the ended event's (clean, recovered, error, "
+		"source_error);\n"
+		"running: a bachd or bach capture holds DIR's lock and this is "
+		"its\n"
+		"newest capture without an ended event; unfinished: no ended "
+		"event\n"
+		"and nobody writing (bach recover closes it); unreadable: its "
+		"manifest\n"
 		"is damaged (named on standard error, exit 1).\n"
 		"\n"
-		"      --json   one JSON array of objects: capture, path, state, start,\n"
-		"               end, duration_seconds, records, lost, bytes, host,\n"
+		"      --json   one JSON array of objects: capture, path, "
+		"state, start,\n"
+		"               end, duration_seconds, records, lost, bytes, "
+		"host,\n"
 		"               labels, marks\n"
 		"\n"
 		"example: bach ls /var/lib/bach/captures\n",

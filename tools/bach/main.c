@@ -10,13 +10,14 @@
 #include <unistd.h>
 
 #include "bach.h"
-#include "bach/outfile.h"
 #include "bach/options.h"
+#include "bach/outfile.h"
 
 static const struct bach_cmd *const cmds[] = {
-	&cmd_dump,    &cmd_stat, &cmd_verify, &cmd_convert, &cmd_diff,
-	&cmd_decode,  &cmd_capture, &cmd_ctl,	 &cmd_recover, &cmd_gen, &cmd_index, &cmd_ls,
-	&cmd_sim,     &cmd_mrc,  &cmd_plot, &cmd_report, NULL,
+	&cmd_dump,   &cmd_stat,	   &cmd_verify, &cmd_convert, &cmd_diff,
+	&cmd_decode, &cmd_capture, &cmd_ctl,	&cmd_recover, &cmd_gen,
+	&cmd_index,  &cmd_ls,	   &cmd_sim,	&cmd_mrc,     &cmd_plot,
+	&cmd_report, NULL,
 };
 
 const char *prog_cmd = "bach";
@@ -46,7 +47,7 @@ int usage_error(const char *fmt, ...)
 
 int print_help(const struct bach_cmd *c)
 {
-	if (!c->help) {	/* a command another binary runs (exec_helper.c) */
+	if (!c->help) { /* a command another binary runs (exec_helper.c) */
 		char *av[] = { (char *)c->name, (char *)"--help", NULL };
 
 		return c->run(2, av);
@@ -147,8 +148,8 @@ int check_output(const char *out, const char *const *in, size_t nin)
 
 	if (strcmp(out, "-")) {
 		const char *slash = strrchr(out, '/');
-		char *parent = slash ? strndup(out, (size_t)(slash - out) + 1) :
-				       strdup(".");
+		char *parent = slash ? strndup(out, (size_t)(slash - out) + 1)
+				     : strdup(".");
 
 		have_dir = parent && stat(parent, &dir) == 0;
 		free(parent);
@@ -164,7 +165,8 @@ int check_output(const char *out, const char *const *in, size_t nin)
 			return EXIT_USAGE;
 		}
 		if (have_dir && S_ISDIR(st.st_mode) && same_id(&dir, &st)) {
-			errmsg("%s: inside the capture directory %s being read: "
+			errmsg("%s: inside the capture directory %s being "
+			       "read: "
 			       "write it elsewhere",
 			       out, in[i]);
 			return EXIT_USAGE;
@@ -266,10 +268,11 @@ static void usage(FILE *f)
 		fprintf(f, "  %-9s %s\n", cmds[i]->name, cmds[i]->summary);
 	fprintf(f, "  %-9s %s\n", "help", "help CMD: a command's options");
 	fprintf(f, "\n  -V, --version  print bach's version\n");
-	fprintf(f,
-		"\nTRACE is a .byu or .byu.gz file, - for standard input, or a\n"
-		"capture directory (its segments in order, as one trace).\n"
-		"Exit status: 0 success, 1 the data is bad, 2 usage or environment error.\n");
+	fprintf(f, "\nTRACE is a .byu or .byu.gz file, - for standard input, "
+		   "or a\n"
+		   "capture directory (its segments in order, as one trace).\n"
+		   "Exit status: 0 success, 1 the data is bad, 2 usage or "
+		   "environment error.\n");
 }
 
 /*

@@ -39,9 +39,9 @@ static void human(char *buf, size_t len, uint64_t v)
 
 static const char *kind_name(unsigned kinds)
 {
-	return kinds == BACH_MRC_KIND_I ? "i" :
-	       kinds == BACH_MRC_KIND_D ? "d" :
-					  "all";
+	return kinds == BACH_MRC_KIND_I	  ? "i"
+	       : kinds == BACH_MRC_KIND_D ? "d"
+					  : "all";
 }
 
 static void print_curve(const struct opts *o, const struct bach_mrc *m)
@@ -99,7 +99,8 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 
 		human(size, sizeof(size), lines * o->cfg.line);
 		printf("# below %s a cache holds fewer than 4 sampled lines: "
-		       "coarse estimates\n", size);
+		       "coarse estimates\n",
+		       size);
 	}
 	printf("%12s %14s %14s %12s\n", "size", "refs", "misses", "miss_ratio");
 	for (size_t i = 0; i < n; i++) {
@@ -127,8 +128,8 @@ static void print_reuse(const struct opts *o, const struct bach_mrc *m)
 		printf("# reuse distance in %u-byte lines, kind %s%s\n"
 		       "%12s %12s %14s\n%12s %12s %14llu\n",
 		       o->cfg.line, kind_name(o->cfg.kinds),
-		       o->cfg.sample < 1 ? ", sampled (estimates)" : "",
-		       "from", "to", "refs", "cold", "", (unsigned long long)cold);
+		       o->cfg.sample < 1 ? ", sampled (estimates)" : "", "from",
+		       "to", "refs", "cold", "", (unsigned long long)cold);
 	for (size_t b = 0; b < n; b++) {
 		unsigned long long lo = b ? 1ull << (b - 1) : 0;
 		unsigned long long hi = b ? (1ull << b) - 1 : 0;
@@ -179,7 +180,8 @@ static void print_wss(const struct opts *o, const struct bach_wss_window *w,
 		const struct bach_wss_window *x = &w[i];
 
 		if (o->format == JSON)
-			printf("%s{\"start\":%llu,\"records\":%llu,\"refs\":%llu,"
+			printf("%s{\"start\":%llu,\"records\":%llu,\"refs\":%"
+			       "llu,"
 			       "\"lines\":%llu,\"pages\":%llu}",
 			       i ? "," : "", (unsigned long long)x->start,
 			       (unsigned long long)x->records,
@@ -187,8 +189,9 @@ static void print_wss(const struct opts *o, const struct bach_wss_window *w,
 			       (unsigned long long)x->lines,
 			       (unsigned long long)x->pages);
 		else
-			printf(o->format == CSV ? "%llu,%llu,%llu,%llu,%llu\n" :
-						  "%14llu %10llu %10llu %10llu %10llu\n",
+			printf(o->format == CSV
+				       ? "%llu,%llu,%llu,%llu,%llu\n"
+				       : "%14llu %10llu %10llu %10llu %10llu\n",
 			       (unsigned long long)x->start,
 			       (unsigned long long)x->records,
 			       (unsigned long long)x->refs,
@@ -228,9 +231,11 @@ static int parse(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			if (bach_parse_bytes(optarg, &v) || v > BACH_MRC_MAX_LINE)
-				return usage_error("--line: '%s' is not a line size",
-						   optarg);
+			if (bach_parse_bytes(optarg, &v) ||
+			    v > BACH_MRC_MAX_LINE)
+				return usage_error(
+					"--line: '%s' is not a line size",
+					optarg);
 			o->cfg.line = (uint32_t)v;
 			break;
 		case 's':
@@ -247,7 +252,8 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->cfg.assoc = 0;
 			} else if (!parse_u64(optarg, &v) || !v ||
 				   v > BACH_SIM_MAX_LINES) {
-				return usage_error("--assoc: '%s' is not a number of ways or 'full'",
+				return usage_error("--assoc: '%s' is not a "
+						   "number of ways or 'full'",
 						   optarg);
 			} else {
 				o->cfg.assoc = (uint32_t)v;
@@ -261,14 +267,16 @@ static int parse(int argc, char **argv, struct opts *o)
 			else if (!strcmp(optarg, "all"))
 				o->cfg.kinds = BACH_MRC_KIND_ALL;
 			else
-				return usage_error("--kind: '%s' is not i, d or all",
-						   optarg);
+				return usage_error(
+					"--kind: '%s' is not i, d or all",
+					optarg);
 			break;
 		case 'r':
 			o->cfg.sample = strtod(optarg, &end);
 			if (end == optarg || *end || !(o->cfg.sample > 0) ||
 			    o->cfg.sample > 1)
-				return usage_error("--sample: '%s' is not a rate in (0, 1]",
+				return usage_error("--sample: '%s' is not a "
+						   "rate in (0, 1]",
 						   optarg);
 			break;
 		case 'j':
@@ -282,7 +290,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'w':
 			if (!parse_u64(optarg, &o->window) || !o->window)
-				return usage_error("--window: '%s' is not a number of records",
+				return usage_error("--window: '%s' is not a "
+						   "number of records",
 						   optarg);
 			break;
 		default:
@@ -302,7 +311,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->cfg.sizes = o->sizes;
 	o->cfg.nsizes = (size_t)n;
 	if (o->mode == REUSE && o->cfg.assoc)
-		return usage_error("--reuse: reuse distances are fully associative (--assoc full)");
+		return usage_error("--reuse: reuse distances are fully "
+				   "associative (--assoc full)");
 	return EXIT_OK;
 }
 
@@ -370,30 +380,46 @@ const struct bach_cmd cmd_mrc = {
 	.name = "mrc",
 	.run = run,
 	.summary = "miss-ratio curves, reuse distances, working sets",
-	.help = "usage: bach mrc [--line BYTES] [--sizes LIST | --min SIZE --max SIZE]\n"
-		"                [--assoc N|full] [--kind i|d|all] [--sample R]\n"
-		"                [--reuse | --window N] [--json|--csv] TRACE...\n"
+	.help = "usage: bach mrc [--line BYTES] [--sizes LIST | --min SIZE "
+		"--max SIZE]\n"
+		"                [--assoc N|full] [--kind i|d|all] [--sample "
+		"R]\n"
+		"                [--reuse | --window N] [--json|--csv] "
+		"TRACE...\n"
 		"\n"
-		"The miss ratio of an LRU cache at every size given, from one pass over\n"
-		"the trace. Fully associative (the default) through stack distances:\n"
-		"each size's misses equal bach sim's with --l1 SIZE:LINE:full.\n"
-		"--assoc N simulates N-way LRU at each size at once. --sample R keeps\n"
-		"only the lines a hash selects with probability R (SHARDS) and gives\n"
-		"estimates, for traces of billions of records. A gap marker makes\n"
+		"The miss ratio of an LRU cache at every size given, from one "
+		"pass over\n"
+		"the trace. Fully associative (the default) through stack "
+		"distances:\n"
+		"each size's misses equal bach sim's with --l1 "
+		"SIZE:LINE:full.\n"
+		"--assoc N simulates N-way LRU at each size at once. --sample "
+		"R keeps\n"
+		"only the lines a hash selects with probability R (SHARDS) and "
+		"gives\n"
+		"estimates, for traces of billions of records. A gap marker "
+		"makes\n"
 		"every line cold again. Several TRACEs are read as one trace.\n"
 		"\n"
-		"      --line BYTES      line size, a power of two from 8 (default 32)\n"
+		"      --line BYTES      line size, a power of two from 8 "
+		"(default 32)\n"
 		"      --sizes LIST      cache sizes, ascending: 1k,4k,16k\n"
-		"      --min, --max      the powers of two MIN x 2^k up to MAX\n"
+		"      --min, --max      the powers of two MIN x 2^k up to "
+		"MAX\n"
 		"                        (default 1k to 32M)\n"
 		"      --assoc N|full    ways per set (default full)\n"
-		"      --kind i|d|all    instruction fetches, data, or both (default all)\n"
-		"      --sample R        SHARDS sampling rate in (0, 1] (default 1, exact)\n"
-		"      --reuse           the reuse-distance histogram instead (in lines,\n"
+		"      --kind i|d|all    instruction fetches, data, or both "
+		"(default all)\n"
+		"      --sample R        SHARDS sampling rate in (0, 1] "
+		"(default 1, exact)\n"
+		"      --reuse           the reuse-distance histogram instead "
+		"(in lines,\n"
 		"                        by powers of two)\n"
-		"      --window N        distinct lines and 4 KiB pages per N records\n"
+		"      --window N        distinct lines and 4 KiB pages per N "
+		"records\n"
 		"                        instead, over the trace\n"
 		"      --json, --csv     JSON or CSV instead of text\n"
 		"\n"
-		"example: bach mrc --min 4k --max 4M --kind d --json trace.byu.gz\n",
+		"example: bach mrc --min 4k --max 4M --kind d --json "
+		"trace.byu.gz\n",
 };

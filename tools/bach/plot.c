@@ -5,11 +5,11 @@
  * events of a capture's manifest (or, for a plain file, its gap markers)
  * are vertical rules on the pictures whose x axis is the trace position.
  */
-#include <cairo.h>
-#include <getopt.h>
 #include <cairo-svg.h>
+#include <cairo.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,34 +20,35 @@
 #include "bach.h"
 #include "bach/cachesim.h"
 #include "bach/manifest.h"
-#include "bach/outfile.h"
 #include "bach/mrc.h"
+#include "bach/outfile.h"
 #include "bach/refs.h"
 #include "plot.h"
 
-const char *const plot_kind_names[PLOT_NKINDS] = { "map", "mix", "mrc",
-						   "wss" };
+const char *const plot_kind_names[PLOT_NKINDS] = { "map", "mix", "mrc", "wss" };
 
 /* the picture: points for SVG, pixels for PNG */
-#define W 1000
-#define H 600
-#define LEFT 110
-#define RIGHT 30
-#define TOP 50
+#define W      1000
+#define H      600
+#define LEFT   110
+#define RIGHT  30
+#define TOP    50
 #define BOTTOM 70
-#define PW (W - LEFT - RIGHT)
-#define PH (H - TOP - BOTTOM)
+#define PW     (W - LEFT - RIGHT)
+#define PH     (H - TOP - BOTTOM)
 
-#define NCOLS 800		/* time columns of map and mix */
+#define NCOLS	  800 /* time columns of map and mix */
 #define MAX_RULES 400
 
-/* ---- what the records are, for the map and the mix ------------------------ */
+/* ---- what the records are, for the map and the mix ------------------------
+ */
 
 enum cls { C_CODE, C_READ, C_WRITE, C_WB, C_IO, C_OTHER, C_INVALID, NCLS };
 
 static const char *const cls_names[NCLS] = {
-	"instruction fetch", "data read", "data write", "writeback",
-	"I/O read or write", "interrupt ack., special", "invalid, gap marker",
+	"instruction fetch",   "data read",	    "data write",
+	"writeback",	       "I/O read or write", "interrupt ack., special",
+	"invalid, gap marker",
 };
 
 static const double cls_rgb[NCLS][3] = {
@@ -80,18 +81,19 @@ static enum cls cls_of(unsigned type)
 	}
 }
 
-/* ---- vertical rules: gaps, marks, device events --------------------------- */
+/* ---- vertical rules: gaps, marks, device events ---------------------------
+ */
 
 struct rule {
 	uint64_t at;
-	int kind;		/* BACH_EV_GAP, _MARK, _DEVICE_LOST, _BACK */
+	int kind; /* BACH_EV_GAP, _MARK, _DEVICE_LOST, _BACK */
 	char label[40];
 };
 
 struct rules {
 	struct rule r[MAX_RULES];
 	size_t n;
-	uint64_t dropped;	/* beyond MAX_RULES */
+	uint64_t dropped; /* beyond MAX_RULES */
 };
 
 static void rule_add(struct rules *rs, uint64_t at, int kind, const char *l)
@@ -157,12 +159,13 @@ static bool manifest_rules(const char *path, uint64_t base, struct rules *rs)
 	return true;
 }
 
-/* ---- reading: one trace at a time, so that positions add up --------------- */
+/* ---- reading: one trace at a time, so that positions add up ---------------
+ */
 
 struct pass {
 	void (*add)(struct pass *p, const uint8_t *recs, size_t n);
-	uint64_t pos;		/* records before this block */
-	bool markers;		/* gap markers are rules (no manifest) */
+	uint64_t pos; /* records before this block */
+	bool markers; /* gap markers are rules (no manifest) */
 	struct rules *rules;
 };
 
@@ -197,7 +200,8 @@ static int read_all(struct pass *p, int ntraces, char **traces,
 		uint64_t n;
 		int status;
 
-		p->markers = !(rules && manifest_rules(traces[i], p->pos, rules));
+		p->markers =
+			!(rules && manifest_rules(traces[i], p->pos, rules));
 		status = read_traces(1, &traces[i], pass_add, p, &n);
 		if (status)
 			return status;
@@ -205,13 +209,14 @@ static int read_all(struct pass *p, int ntraces, char **traces,
 	return EXIT_OK;
 }
 
-/* ---- drawing helpers ------------------------------------------------------ */
+/* ---- drawing helpers ------------------------------------------------------
+ */
 
 static void font(cairo_t *cr, double size, bool bold)
 {
 	cairo_select_font_face(cr, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
-			       bold ? CAIRO_FONT_WEIGHT_BOLD :
-				      CAIRO_FONT_WEIGHT_NORMAL);
+			       bold ? CAIRO_FONT_WEIGHT_BOLD
+				    : CAIRO_FONT_WEIGHT_NORMAL);
 	cairo_set_font_size(cr, size);
 }
 
@@ -297,8 +302,7 @@ static void time_axis(cairo_t *cr, uint64_t total)
 }
 
 /* y axis from 0 to top with ticks and its title */
-static void value_axis(cairo_t *cr, double top, bool percent,
-		       const char *title)
+static void value_axis(cairo_t *cr, double top, bool percent, const char *title)
 {
 	double step = nice_step(top, 6);
 	char b[32];
@@ -333,7 +337,8 @@ static void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total)
 	cairo_set_line_width(cr, 1);
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct rule *r = &rs->r[i];
-		double x = LEFT + (total ? (double)r->at / (double)total : 0) * PW;
+		double x =
+			LEFT + (total ? (double)r->at / (double)total : 0) * PW;
 
 		if (r->kind == BACH_EV_GAP)
 			cairo_set_source_rgba(cr, 0.85, 0, 0, 0.8);
@@ -400,22 +405,23 @@ static void legend(cairo_t *cr, const char *const *names,
 	}
 }
 
-/* ---- map: address against time -------------------------------------------- */
+/* ---- map: address against time --------------------------------------------
+ */
 
-#define CHUNK_SHIFT 16		/* 64 KiB address chunks find the ranges */
-#define NCHUNKS (1u << (32 - CHUNK_SHIFT))
-#define MAP_CLS 4		/* code, read, write (and writeback), I/O */
+#define CHUNK_SHIFT 16 /* 64 KiB address chunks find the ranges */
+#define NCHUNKS	    (1u << (32 - CHUNK_SHIFT))
+#define MAP_CLS	    4 /* code, read, write (and writeback), I/O */
 
 struct map {
 	struct pass p;
-	uint64_t *chunk;	/* memory references per 64 KiB */
+	uint64_t *chunk; /* memory references per 64 KiB */
 	uint64_t io;
 	uint64_t total;
 	/* the bands, bottom up; band nb is I/O when io */
 	uint64_t lo[PLOT_MAX_RANGES + 1], hi[PLOT_MAX_RANGES + 1];
 	double y0[PLOT_MAX_RANGES + 1], y1[PLOT_MAX_RANGES + 1];
 	size_t nb;
-	uint32_t *cell;		/* [MAP_CLS][PH][NCOLS] */
+	uint32_t *cell; /* [MAP_CLS][PH][NCOLS] */
 };
 
 static int map_cls(unsigned type)
@@ -459,7 +465,7 @@ static int map_row(const struct map *m, uint32_t a, int c)
 		if (!m->io)
 			return -1;
 		return (int)(m->y0[nmem] + (a & 0xffff) / 65536.0 *
-				   (m->y1[nmem] - m->y0[nmem]));
+						   (m->y1[nmem] - m->y0[nmem]));
 	}
 	for (size_t b = 0; b < nmem; b++)
 		if (a >= m->lo[b] && a <= m->hi[b])
@@ -503,8 +509,10 @@ static void map_ranges(struct map *m, const struct plot_opts *o)
 		for (uint32_t c = 0; c < NCHUNKS; c++) {
 			if (!m->chunk[c])
 				continue;
-			if (n && (c << CHUNK_SHIFT) - m->hi[n - 1] <= (1u << 20)) {
-				m->hi[n - 1] = ((uint64_t)(c + 1) << CHUNK_SHIFT) - 1;
+			if (n &&
+			    (c << CHUNK_SHIFT) - m->hi[n - 1] <= (1u << 20)) {
+				m->hi[n - 1] =
+					((uint64_t)(c + 1) << CHUNK_SHIFT) - 1;
 				continue;
 			}
 			if (n == PLOT_MAX_RANGES) { /* join the closest pair */
@@ -533,8 +541,10 @@ static void map_ranges(struct map *m, const struct plot_opts *o)
 	}
 	/* bands share the height equally, 6 pixels apart; I/O is thin */
 	{
-		double gap = 6, room = PH - gap * (double)(m->nb ? m->nb - 1 : 0);
-		double io_h = m->io ? (n ? room / (double)(n * 3 + 1) : room) : 0;
+		double gap = 6,
+		       room = PH - gap * (double)(m->nb ? m->nb - 1 : 0);
+		double io_h =
+			m->io ? (n ? room / (double)(n * 3 + 1) : room) : 0;
 		double each = n ? (room - io_h) / (double)n : 0, y = 0;
 
 		for (size_t b = 0; b < m->nb; b++) {
@@ -549,16 +559,20 @@ static void map_ranges(struct map *m, const struct plot_opts *o)
 
 static void map_draw(cairo_t *cr, struct map *m)
 {
-	cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24,
-							  NCOLS, PH);
+	cairo_surface_t *img =
+		cairo_image_surface_create(CAIRO_FORMAT_RGB24, NCOLS, PH);
 	unsigned char *px = cairo_image_surface_get_data(img);
 	int stride = cairo_image_surface_get_stride(img);
 	static const double rgb[MAP_CLS][3] = {
-		{ 0.12, 0.47, 0.71 }, { 0.17, 0.63, 0.17 },
-		{ 0.84, 0.15, 0.16 }, { 0.58, 0.40, 0.74 },
+		{ 0.12, 0.47, 0.71 },
+		{ 0.17, 0.63, 0.17 },
+		{ 0.84, 0.15, 0.16 },
+		{ 0.58, 0.40, 0.74 },
 	};
 	static const char *const names[MAP_CLS] = {
-		"instruction fetch", "data read", "data write, writeback",
+		"instruction fetch",
+		"data read",
+		"data write, writeback",
 		"I/O (port space)",
 	};
 	uint32_t max = 1;
@@ -568,7 +582,8 @@ static void map_draw(cairo_t *cr, struct map *m)
 	for (size_t i = 0; i < (size_t)MAP_CLS * PH * NCOLS; i++)
 		max = m->cell[i] > max ? m->cell[i] : max;
 	for (int y = 0; y < PH; y++) {
-		uint32_t *row = (uint32_t *)(px + (size_t)(PH - 1 - y) * stride);
+		uint32_t *row =
+			(uint32_t *)(px + (size_t)(PH - 1 - y) * stride);
 
 		for (int x = 0; x < NCOLS; x++) {
 			uint32_t best = 0, sum = 0;
@@ -576,7 +591,9 @@ static void map_draw(cairo_t *cr, struct map *m)
 			double v, k[3];
 
 			for (int c = 0; c < MAP_CLS; c++) {
-				uint32_t n = m->cell[((size_t)c * PH + y) * NCOLS + x];
+				uint32_t n =
+					m->cell[((size_t)c * PH + y) * NCOLS +
+						x];
 
 				sum += n;
 				if (n > best) {
@@ -626,16 +643,16 @@ static void map_draw(cairo_t *cr, struct map *m)
 		}
 	}
 	font(cr, 13, false);
-	vtext(cr, 14, TOP + PH / 2.0,
-	      "physical address (hex), ranges in use");
+	vtext(cr, 14, TOP + PH / 2.0, "physical address (hex), ranges in use");
 	legend(cr, names, rgb, MAP_CLS, false);
 }
 
-/* ---- mix: cycle types over time ------------------------------------------- */
+/* ---- mix: cycle types over time -------------------------------------------
+ */
 
 struct cols {
 	struct pass p;
-	uint64_t per;		/* records per column, doubled as needed */
+	uint64_t per; /* records per column, doubled as needed */
 	uint64_t n[NCOLS][NCLS];
 };
 
@@ -691,7 +708,8 @@ static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 	legend(cr, cls_names, cls_rgb, NCLS, false);
 }
 
-/* ---- wss: working set over time ------------------------------------------- */
+/* ---- wss: working set over time -------------------------------------------
+ */
 
 struct wss {
 	struct pass p;
@@ -768,7 +786,8 @@ static void skip(struct pass *p, const uint8_t *r, size_t n)
 	(void)n;
 }
 
-/* ---- mrc: miss ratio against cache size, one curve per trace -------------- */
+/* ---- mrc: miss ratio against cache size, one curve per trace --------------
+ */
 
 #define MRC_SERIES 8
 
@@ -822,9 +841,9 @@ static int mrc_plot(cairo_t *cr, int ntraces, char **traces,
 		int status, err = bach_mrc_new(&c.m, &cfg, why, sizeof(why));
 
 		if (err)
-			return err == -ENOMEM ? (errmsg("out of memory"),
-						 EXIT_USAGE) :
-						usage_error("%s", why);
+			return err == -ENOMEM
+				       ? (errmsg("out of memory"), EXIT_USAGE)
+				       : usage_error("%s", why);
 		status = read_all(&c.p, 1, &traces[t], NULL);
 		if (!status && bach_mrc_error(c.m)) {
 			errmsg("%s: out of memory", traces[t]);
@@ -865,7 +884,8 @@ static int mrc_plot(cairo_t *cr, int ntraces, char **traces,
 	return EXIT_OK;
 }
 
-/* ---- output --------------------------------------------------------------- */
+/* ---- output ---------------------------------------------------------------
+ */
 
 struct sink {
 	int (*write)(void *closure, const uint8_t *data, size_t len);
@@ -995,20 +1015,20 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 
 	if (kind == PLOT_MRC && ntraces > MRC_SERIES)
 		return usage_error("plot mrc: at most %d traces", MRC_SERIES);
-	s = format == PLOT_SVG ?
-		    cairo_svg_surface_create_for_stream(sink_write, &sink, W, H) :
-		    cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+	s = format == PLOT_SVG
+		    ? cairo_svg_surface_create_for_stream(sink_write, &sink, W,
+							  H)
+		    : cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
 	cr = cairo_create(s);
 	if (o->title)
 		snprintf(title, sizeof(title), "%s", o->title);
 	else
 		snprintf(title, sizeof(title), "%s%s%s",
-			 kind == PLOT_MAP ? "address map: " :
-			 kind == PLOT_MIX ? "bus cycle mix: " :
-			 kind == PLOT_MRC ? "miss-ratio curves: " :
-					    "working set: ",
-			 ntraces ? traces[0] : "",
-			 ntraces > 1 ? " ..." : "");
+			 kind == PLOT_MAP   ? "address map: "
+			 : kind == PLOT_MIX ? "bus cycle mix: "
+			 : kind == PLOT_MRC ? "miss-ratio curves: "
+					    : "working set: ",
+			 ntraces ? traces[0] : "", ntraces > 1 ? " ..." : "");
 	frame_title(cr, title);
 	status = draw(cr, kind, ntraces, traces, o);
 	if (!status)
@@ -1031,7 +1051,8 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 	return status;
 }
 
-/* ---- the command ---------------------------------------------------------- */
+/* ---- the command ----------------------------------------------------------
+ */
 
 static int write_fd(void *closure, const uint8_t *data, size_t len)
 {
@@ -1063,15 +1084,15 @@ static int parse_addr_ranges(const char *s, struct plot_opts *o)
 	lo = strtoull(s, &end, 16);
 	sep = *end;
 	if (end == s || (sep != '-' && sep != '+') || errno)
-		return usage_error("--range: '%s' is not LO-HI or LO+LEN in hex",
-				   s);
+		return usage_error(
+			"--range: '%s' is not LO-HI or LO+LEN in hex", s);
 	s = end + 1;
 	b = strtoull(s, &end, 16);
-	if (end == s || *end || errno || *s == '-' ||
-	    (sep == '-' && b < lo) || (sep == '+' && !b) ||
-	    (sep == '-' ? b : lo + b - 1) > 0xffffffffull)
+	if (end == s || *end || errno || *s == '-' || (sep == '-' && b < lo) ||
+	    (sep == '+' && !b) || (sep == '-' ? b : lo + b - 1) > 0xffffffffull)
 		return usage_error("--range: '%s' is not a range of 32-bit "
-				   "addresses", s);
+				   "addresses",
+				   s);
 	o->lo[o->nranges] = lo;
 	o->hi[o->nranges] = sep == '-' ? b : lo + b - 1;
 	o->nranges++;
@@ -1109,24 +1130,29 @@ static int run(int argc, char **argv)
 				return status;
 			break;
 		case 'l':
-			if (bach_parse_bytes(optarg, &v) || v > BACH_MRC_MAX_LINE ||
+			if (bach_parse_bytes(optarg, &v) ||
+			    v > BACH_MRC_MAX_LINE ||
 			    bach_mrc_check_line((uint32_t)v, why, sizeof(why)))
-				return usage_error("--line: '%s' is not a power "
-						   "of two from 8 to 65536",
-						   optarg);
+				return usage_error(
+					"--line: '%s' is not a power "
+					"of two from 8 to 65536",
+					optarg);
 			o.line = (uint32_t)v;
 			break;
 		case 's':
 			o.sample = strtod(optarg, &end);
 			if (end == optarg || *end || !(o.sample > 0) ||
 			    o.sample > 1)
-				return usage_error("--sample: '%s' is not a rate "
-						   "in (0, 1]", optarg);
+				return usage_error(
+					"--sample: '%s' is not a rate "
+					"in (0, 1]",
+					optarg);
 			break;
 		case 'w':
 			if (!parse_u64(optarg, &o.window) || !o.window)
 				return usage_error("--window: '%s' is not a "
-						   "number of records", optarg);
+						   "number of records",
+						   optarg);
 			break;
 		case 't':
 			o.title = optarg;
@@ -1189,26 +1215,36 @@ const struct bach_cmd cmd_plot = {
 	.name = "plot",
 	.run = run,
 	.summary = "pictures: address map, cycle mix, miss ratios, working set",
-	.help = "usage: bach plot map|mix|mrc|wss [OPTIONS] TRACE... -o FILE.svg|FILE.png\n"
+	.help = "usage: bach plot map|mix|mrc|wss [OPTIONS] TRACE... -o "
+		"FILE.svg|FILE.png\n"
 		"\n"
-		"  map   address against trace position, a density map coloured by\n"
-		"        the commonest kind of reference; the ranges in use, joined\n"
-		"        when less than 1 MiB apart (at most 8), and I/O ports apart\n"
+		"  map   address against trace position, a density map "
+		"coloured by\n"
+		"        the commonest kind of reference; the ranges in use, "
+		"joined\n"
+		"        when less than 1 MiB apart (at most 8), and I/O ports "
+		"apart\n"
 		"  mix   the share of each kind of bus cycle along the trace\n"
-		"  mrc   miss ratio of fully associative LRU from 1 KiB to 32 MiB,\n"
+		"  mrc   miss ratio of fully associative LRU from 1 KiB to 32 "
+		"MiB,\n"
 		"        one curve per TRACE (at most 8)\n"
 		"  wss   distinct lines and 4 KiB pages per window of records\n"
 		"\n"
-		"Gaps, marks and device events of a capture's manifest (for a file,\n"
-		"its gap markers) are vertical rules on map, mix and wss. Several\n"
+		"Gaps, marks and device events of a capture's manifest (for a "
+		"file,\n"
+		"its gap markers) are vertical rules on map, mix and wss. "
+		"Several\n"
 		"TRACEs are read as one trace, except by mrc.\n"
 		"\n"
 		"  -o, --output FILE  the picture: SVG or PNG, from the name\n"
-		"      --range LO-HI  map: addresses to show, hex (LO+LEN too);\n"
+		"      --range LO-HI  map: addresses to show, hex (LO+LEN "
+		"too);\n"
 		"                     repeat for up to 8 ranges\n"
 		"      --line BYTES   mrc, wss: line size (default 32)\n"
-		"      --sample R     mrc: SHARDS rate in (0, 1] (default 1, exact)\n"
-		"      --window N     wss: records per window (default: 1/400 of the\n"
+		"      --sample R     mrc: SHARDS rate in (0, 1] (default 1, "
+		"exact)\n"
+		"      --window N     wss: records per window (default: 1/400 "
+		"of the\n"
 		"                     trace)\n"
 		"      --title TEXT   the title instead of the kind and trace\n"
 		"\n"

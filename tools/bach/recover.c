@@ -21,7 +21,8 @@ static int run(int argc, char **argv)
 	bool capture;
 
 	if (argc != 2 || argv[1][0] == '-')
-		return usage_error(argc < 2 ? "no DIR given" : "one DIR, no options");
+		return usage_error(argc < 2 ? "no DIR given"
+					    : "one DIR, no options");
 	if (!realpath(argv[1], path)) {
 		errmsg("%s: %s", argv[1], strerror(errno));
 		return EXIT_USAGE;
@@ -63,16 +64,25 @@ const struct bach_cmd cmd_recover = {
 	.summary = "close captures a crash left unfinished",
 	.help = "usage: bach recover DIR\n"
 		"\n"
-		"DIR is a capture directory, or an output directory whose captures\n"
-		"are all looked at. What bachd does at every start, without starting\n"
-		"a capture: each unfinished segment (*.part) is cut to its last whole\n"
-		"block and closed, a closed segment the manifest never named is named,\n"
-		"a manifest line a crash cut is cut off, and a capture with no ended\n"
-		"event gets one (state recovered). Nothing is followed through a\n"
-		"symbolic link. Refused while a bachd or bach capture writes there.\n"
+		"DIR is a capture directory, or an output directory whose "
+		"captures\n"
+		"are all looked at. What bachd does at every start, without "
+		"starting\n"
+		"a capture: each unfinished segment (*.part) is cut to its "
+		"last whole\n"
+		"block and closed, a closed segment the manifest never named "
+		"is named,\n"
+		"a manifest line a crash cut is cut off, and a capture with no "
+		"ended\n"
+		"event gets one (state recovered). Nothing is followed through "
+		"a\n"
+		"symbolic link. Refused while a bachd or bach capture writes "
+		"there.\n"
 		"\n"
-		"Exit status: 0 done (or nothing to do), 1 a capture could not be\n"
-		"recovered (its manifest is damaged or not a regular file: the log\n"
+		"Exit status: 0 done (or nothing to do), 1 a capture could not "
+		"be\n"
+		"recovered (its manifest is damaged or not a regular file: the "
+		"log\n"
 		"says why), 2 usage error, or the directory is in use.\n"
 		"\n"
 		"example: bach recover /var/lib/bach/captures\n",

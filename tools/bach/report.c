@@ -60,7 +60,10 @@ __attribute__((format(printf, 2, 3))) static void pf(struct page *p,
 	va_start(ap, fmt);
 	n = vsnprintf(b, sizeof(b), fmt, ap);
 	va_end(ap);
-	put(p, b, n < 0 ? 0 : (size_t)n < sizeof(b) ? (size_t)n : sizeof(b) - 1);
+	put(p, b,
+	    n < 0		    ? 0
+	    : (size_t)n < sizeof(b) ? (size_t)n
+				    : sizeof(b) - 1);
 }
 
 /* text as HTML: & < > " ' escaped, control characters as U+FFFD */
@@ -169,8 +172,9 @@ static void timeline(struct page *p, const struct bach_manifest *m)
 		double w = 100.0 * (double)m->segs[i].records / (double)total;
 
 		pf(p, "<div style=\"width:%.3f%%;background:%s\">", w,
-		   m->segs[i].removed || m->segs[i].error ? "#b00" :
-		   i % 2 ? "#4a7fb0" : "#2f5f8f");
+		   m->segs[i].removed || m->segs[i].error ? "#b00"
+		   : i % 2				  ? "#4a7fb0"
+							  : "#2f5f8f");
 		esc(p, m->segs[i].name);
 		pf(p, "</div>");
 	}
@@ -207,8 +211,8 @@ static void stat_add(void *s, const uint8_t *recs, size_t n)
 
 static void row(struct page *p, const char *name, uint64_t v, uint64_t of)
 {
-	pf(p, "<tr><td>%s</td><td class=\"n\">%llu</td><td class=\"n\">",
-	   name, (unsigned long long)v);
+	pf(p, "<tr><td>%s</td><td class=\"n\">%llu</td><td class=\"n\">", name,
+	   (unsigned long long)v);
 	if (of)
 		pf(p, "%.2f%%", 100.0 * (double)v / (double)of);
 	pf(p, "</td></tr>\n");
@@ -244,8 +248,9 @@ static int stats(struct page *p, char *dir)
 		row(p, "distinct 32-byte lines", m.lines, 0);
 		row(p, "distinct 4 KiB pages", m.pages, 0);
 		if (m.mem_cycles)
-			pf(p, "<tr><td>memory addresses</td><td class=\"n\">"
-			      "0x%08x to 0x%08x</td><td></td></tr>\n",
+			pf(p,
+			   "<tr><td>memory addresses</td><td class=\"n\">"
+			   "0x%08x to 0x%08x</td><td></td></tr>\n",
 			   m.lo, m.hi);
 		pf(p, "</table>\n<table><tr><th>special cycle</th>"
 		      "<th>records</th><th></th></tr>\n");
@@ -266,13 +271,15 @@ static int build(struct page *p, char *dir, const struct bach_manifest *m)
 
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	pf(p, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-	      "<title>bach report: ");
+	pf(p,
+	   "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	   "<title>bach report: ");
 	esc(p, dir);
 	pf(p, "</title><style>%s</style></head><body>\n<h1>Capture ", css);
 	esc(p, dir);
-	pf(p, "</h1>\n<table>\n<tr><td>report written by</td><td>bach %s, "
-	      "%s</td></tr>\n<tr><td>manifest version</td><td>",
+	pf(p,
+	   "</h1>\n<table>\n<tr><td>report written by</td><td>bach %s, "
+	   "%s</td></tr>\n<tr><td>manifest version</td><td>",
 	   BACH_VERSION, now);
 	esc(p, m->version[0] ? m->version : "(no started event)");
 	pf(p, "</td></tr>\n");
@@ -286,17 +293,19 @@ static int build(struct page *p, char *dir, const struct bach_manifest *m)
 		pf(p, "</td></tr>\n");
 	}
 	pf(p, "<tr><td>ended</td><td>");
-	esc(p, m->ended ? m->state : "no ended event: still running, or "
-				     "cut off (bach recover)");
+	esc(p, m->ended ? m->state
+			: "no ended event: still running, or "
+			  "cut off (bach recover)");
 	pf(p, "</td></tr>\n");
 	if (m->has_totals)
-		pf(p, "<tr><td>produced, written, lost</td><td>%llu, %llu, "
-		      "%llu</td></tr>\n",
+		pf(p,
+		   "<tr><td>produced, written, lost</td><td>%llu, %llu, "
+		   "%llu</td></tr>\n",
 		   (unsigned long long)m->produced,
-		   (unsigned long long)m->written,
-		   (unsigned long long)m->lost);
-	pf(p, "<tr><td>segments, gap events, records lost in them</td>"
-	      "<td>%zu, %llu, %llu</td></tr>\n</table>\n",
+		   (unsigned long long)m->written, (unsigned long long)m->lost);
+	pf(p,
+	   "<tr><td>segments, gap events, records lost in them</td>"
+	   "<td>%zu, %llu, %llu</td></tr>\n</table>\n",
 	   m->nsegs, (unsigned long long)m->gaps,
 	   (unsigned long long)m->gap_lost);
 	timeline(p, m);
@@ -308,11 +317,13 @@ static int build(struct page *p, char *dir, const struct bach_manifest *m)
 			 "Address map: physical address against trace "
 			 "position; gaps in red, marks dashed blue.");
 	if (!status)
-		status = picture(p, PLOT_MIX, dir, "Bus cycle mix over the trace.");
+		status = picture(p, PLOT_MIX, dir,
+				 "Bus cycle mix over the trace.");
 	if (!status)
-		status = picture(p, PLOT_WSS, dir,
-				 "Working set: distinct 32-byte lines and 4 KiB "
-				 "pages per window.");
+		status =
+			picture(p, PLOT_WSS, dir,
+				"Working set: distinct 32-byte lines and 4 KiB "
+				"pages per window.");
 	if (!status)
 		status = picture(p, PLOT_MRC, dir,
 				 "Miss ratio of fully associative LRU caches "
@@ -342,13 +353,13 @@ static int run(int argc, char **argv)
 	if (!out)
 		return usage_error("no -o FILE.html given");
 	if (optind + 1 != argc)
-		return usage_error(optind == argc ? "no CAPTURE given" :
-						    "one CAPTURE at a time");
+		return usage_error(optind == argc ? "no CAPTURE given"
+						  : "one CAPTURE at a time");
 	fd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		errmsg("%s: %s", argv[optind],
-		       errno == ENOTDIR ? "not a capture directory" :
-					  strerror(errno));
+		       errno == ENOTDIR ? "not a capture directory"
+					: strerror(errno));
 		return EXIT_USAGE;
 	}
 	rc = bach_manifest_load(fd, argv[optind], &m, err, sizeof(err));
@@ -405,11 +416,15 @@ const struct bach_cmd cmd_report = {
 	.summary = "one self-contained HTML page about a capture",
 	.help = "usage: bach report CAPTURE -o FILE.html\n"
 		"\n"
-		"Writes one HTML page, readable offline with nothing beside it:\n"
-		"bach's and the manifest's versions, the driver, how the capture\n"
-		"ended and its totals; the manifest as a timeline (segments as a\n"
+		"Writes one HTML page, readable offline with nothing beside "
+		"it:\n"
+		"bach's and the manifest's versions, the driver, how the "
+		"capture\n"
+		"ended and its totals; the manifest as a timeline (segments as "
+		"a\n"
 		"bar, then every event: gaps and their causes, stalls, marks,\n"
-		"device lost and back); bach stat's tables; and the pictures of\n"
+		"device lost and back); bach stat's tables; and the pictures "
+		"of\n"
 		"bach plot map, mix, wss and mrc as inline PNG images.\n"
 		"\n"
 		"  -o, --output FILE  the page (written whole or not at all)\n",

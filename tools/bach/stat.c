@@ -8,10 +8,9 @@
 #include "bach/stats.h"
 
 static const unsigned type_order[] = {
-	BACH_T_I_FETCH,	   BACH_T_NC_I_FETCH, BACH_T_D_READ,
-	BACH_T_NC_D_READ,  BACH_T_D_WRITE,    BACH_T_WRITE_BACK,
-	BACH_T_IO_READ,	   BACH_T_IO_WRITE,   BACH_T_INT_ACK,
-	BACH_T_SPECIAL,
+	BACH_T_I_FETCH, BACH_T_NC_I_FETCH, BACH_T_D_READ,  BACH_T_NC_D_READ,
+	BACH_T_D_WRITE, BACH_T_WRITE_BACK, BACH_T_IO_READ, BACH_T_IO_WRITE,
+	BACH_T_INT_ACK, BACH_T_SPECIAL,
 };
 
 static double share(uint64_t part, uint64_t whole)
@@ -42,9 +41,9 @@ static void print_text(const struct bach_summary *m, size_t nfiles)
 	printf("writes             %llu  (%.2f%%)\n",
 	       (unsigned long long)m->writes, share(m->writes, m->records));
 	printf("bytes per cycle    %.3f  (memory and I/O cycles, from BE#)\n",
-	       m->reads + m->writes ?
-		       (double)m->bytes / (double)(m->reads + m->writes) :
-		       0.0);
+	       m->reads + m->writes
+		       ? (double)m->bytes / (double)(m->reads + m->writes)
+		       : 0.0);
 	for (int b = 1; b <= 8; b++)
 		if (m->bytes_hist[b])
 			printf("  %d byte%s %21llu\n", b, b == 1 ? " " : "s",
@@ -61,7 +60,8 @@ static void print_text(const struct bach_summary *m, size_t nfiles)
 	}
 	printf("invalid records    %llu\n", (unsigned long long)m->invalid);
 	if (m->addr_low || m->bad_ctl_low)
-		printf("malformed records  %llu with address bits 2..0 set, %llu with control bits 3..0 set\n",
+		printf("malformed records  %llu with address bits 2..0 set, "
+		       "%llu with control bits 3..0 set\n",
 		       (unsigned long long)m->addr_low,
 		       (unsigned long long)m->bad_ctl_low);
 	if (m->gaps)
@@ -77,24 +77,27 @@ static void print_json(const struct bach_summary *m, size_t nfiles)
 	for (size_t i = 0; i < sizeof(type_order) / sizeof(*type_order); i++)
 		printf("\"%s\":%llu,", bach_type_name(type_order[i]),
 		       (unsigned long long)m->by_type[type_order[i]]);
-	printf("\"INVALID\":%llu},\"special\":{", (unsigned long long)m->invalid);
+	printf("\"INVALID\":%llu},\"special\":{",
+	       (unsigned long long)m->invalid);
 	for (int k = 0; k < BACH_NSPECIAL; k++)
 		printf("%s\"%s\":%llu", k ? "," : "", bach_special_name(k),
 		       (unsigned long long)m->special[k]);
-	printf("},\"reads\":%llu,\"writes\":%llu,\"bytes\":%llu,\"bytes_hist\":[",
+	printf("},\"reads\":%llu,\"writes\":%llu,\"bytes\":%llu,\"bytes_hist\":"
+	       "[",
 	       (unsigned long long)m->reads, (unsigned long long)m->writes,
 	       (unsigned long long)m->bytes);
 	for (int b = 0; b <= 8; b++)
 		printf("%s%llu", b ? "," : "",
 		       (unsigned long long)m->bytes_hist[b]);
-	printf("],\"lines\":%llu,\"pages\":%llu,",
-	       (unsigned long long)m->lines, (unsigned long long)m->pages);
+	printf("],\"lines\":%llu,\"pages\":%llu,", (unsigned long long)m->lines,
+	       (unsigned long long)m->pages);
 	if (m->mem_cycles)
 		printf("\"lowest\":\"0x%08x\",\"highest\":\"0x%08x\",", m->lo,
 		       m->hi);
 	else
 		printf("\"lowest\":null,\"highest\":null,");
-	printf("\"invalid\":%llu,\"address_low_bits\":%llu,\"control_low_bits\":%llu,"
+	printf("\"invalid\":%llu,\"address_low_bits\":%llu,\"control_low_"
+	       "bits\":%llu,"
 	       "\"gaps\":%llu,\"lost\":%llu}\n",
 	       (unsigned long long)m->invalid, (unsigned long long)m->addr_low,
 	       (unsigned long long)m->bad_ctl_low, (unsigned long long)m->gaps,
@@ -124,7 +127,8 @@ static int run(int argc, char **argv)
 		else if (c == 'r' && parse_range(optarg, &start, &end))
 			continue;
 		else if (c == 'r')
-			return usage_error("--range: not START:END with START <= END: '%s'",
+			return usage_error("--range: not START:END with START "
+					   "<= END: '%s'",
 					   optarg);
 		else if (c == 'B' && between_arg(argc, argv, &ba, &bb))
 			return EXIT_USAGE;
@@ -135,8 +139,8 @@ static int run(int argc, char **argv)
 	if (!status && ba && (start || end != UINT64_MAX))
 		status = usage_error("--range and --between: one or the other");
 	else if (!status && ba)
-		status = between_window(r, argc - optind, argv + optind, ba,
-					bb, &start);
+		status = between_window(r, argc - optind, argv + optind, ba, bb,
+					&start);
 	else if (!status)
 		status = apply_range(r, start, end);
 	if (status || bach_stats_init(&st)) {
@@ -170,17 +174,21 @@ const struct bach_cmd cmd_stat = {
 	.name = "stat",
 	.run = run,
 	.summary = "count what a trace holds",
-	.help = "usage: bach stat [--json] [--range START:END | --between A B] TRACE...\n"
+	.help = "usage: bach stat [--json] [--range START:END | --between A B] "
+		"TRACE...\n"
 		"\n"
-		"Records by type (count and share), special cycles by kind, reads and\n"
-		"writes, bytes requested per cycle (from BE#), distinct 32-byte lines\n"
-		"and 4 KiB pages touched, lowest and highest address (memory cycles),\n"
-		"invalid records, gap markers and the records they say were lost.\n"
+		"Records by type (count and share), special cycles by kind, "
+		"reads and\n"
+		"writes, bytes requested per cycle (from BE#), distinct "
+		"32-byte lines\n"
+		"and 4 KiB pages touched, lowest and highest address (memory "
+		"cycles),\n"
+		"invalid records, gap markers and the records they say were "
+		"lost.\n"
 		"Several TRACEs are counted as one trace.\n"
 		"\n"
 		"      --json   one JSON object instead of text\n"
-		"      --range START:END  only records START to END-1 (bach dump)\n"
-		BETWEEN_HELP
-		"\n"
+		"      --range START:END  only records START to END-1 (bach "
+		"dump)\n" BETWEEN_HELP "\n"
 		"example: bach stat trace.byu.gz\n",
 };

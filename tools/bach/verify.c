@@ -68,7 +68,8 @@ static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 				gaps++;
 				lost += get_be32(p);
 				if (!v->quiet)
-					printf("%s: record %llu: gap marker: %u records lost\n",
+					printf("%s: record %llu: gap marker: "
+					       "%u records lost\n",
 					       path, (unsigned long long)idx,
 					       get_be32(p));
 				continue;
@@ -101,7 +102,8 @@ static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 		printf("%s: OK, %llu records", path,
 		       (unsigned long long)bach_reader_file_records(r));
 		if (fi.kind == BACH_FILE_GZIP)
-			printf(", %s gzip, %llu member%s", fi.blocked ? "blocked" : "plain",
+			printf(", %s gzip, %llu member%s",
+			       fi.blocked ? "blocked" : "plain",
 			       (unsigned long long)fi.members,
 			       fi.members == 1 ? "" : "s");
 		if (gaps)
@@ -157,13 +159,15 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 
 	verify_file(v, path, &recs);
 	if (!ms) {
-		problem(v, dir, "%s is not named in %s: not a segment of this capture",
+		problem(v, dir,
+			"%s is not named in %s: not a segment of this capture",
 			name, BACH_MANIFEST_NAME);
 		return;
 	}
 	seen[ms - man->segs] = true;
 	if (ms->removed) {
-		problem(v, dir, "%s: %s line %llu says it was removed, but it is there",
+		problem(v, dir,
+			"%s: %s line %llu says it was removed, but it is there",
 			name, BACH_MANIFEST_NAME, (unsigned long long)ms->line);
 		return;
 	}
@@ -183,7 +187,9 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 	} else if (!file_crc(fd, (uint64_t)st.st_size, &crc)) {
 		problem(v, dir, "%s: %s", name, strerror(errno));
 	} else if (crc != ms->crc) {
-		problem(v, dir, "%s: CRC-32 %08x, %s line %llu says %08x: not the segment written",
+		problem(v, dir,
+			"%s: CRC-32 %08x, %s line %llu says %08x: not the "
+			"segment written",
 			name, crc, BACH_MANIFEST_NAME,
 			(unsigned long long)ms->line, ms->crc);
 	}
@@ -201,10 +207,11 @@ static void check_part(struct vstate *v, const char *path)
 	const uint8_t *p;
 	ssize_t n;
 
-	if (!r || bach_reader_add_as(r, path, strstr(path, ".gz.") ?
-						  BACH_FILE_GZIP :
-						  BACH_FILE_RAW)) {
-		printf("%s: %s\n", path, r ? bach_reader_strerror(r) : "out of memory");
+	if (!r || bach_reader_add_as(r, path,
+				     strstr(path, ".gz.") ? BACH_FILE_GZIP
+							  : BACH_FILE_RAW)) {
+		printf("%s: %s\n", path,
+		       r ? bach_reader_strerror(r) : "out of memory");
 		v->problems++;
 		bach_reader_free(r);
 		return;
@@ -244,9 +251,11 @@ static void verify_capture(struct vstate *v, const char *dir)
 	err = bach_manifest_load(dfd, dir, &man, why, sizeof(why));
 	n = bach_capture_segments(dir, &segs, &parts);
 	if (err == -ENOENT) {
-		problem(v, dir, n > 0 || parts ?
-				"no %s: the segments cannot be checked against it" :
-				"no segments and no %s: not a capture directory",
+		problem(v, dir,
+			n > 0 || parts ? "no %s: the segments cannot be "
+					 "checked against it"
+				       : "no segments and no %s: not a capture "
+					 "directory",
 			BACH_MANIFEST_NAME);
 	} else if (err) {
 		printf("%s\n", why);
@@ -306,24 +315,33 @@ static void verify_capture(struct vstate *v, const char *dir)
 	if (err)
 		goto out;
 	if (man.retained)
-		printf("%s: %llu segment%s (%llu records) removed by retention, as the manifest says: not damage\n",
+		printf("%s: %llu segment%s (%llu records) removed by "
+		       "retention, as the manifest says: not damage\n",
 		       dir, (unsigned long long)man.retained,
 		       man.retained == 1 ? "" : "s",
 		       (unsigned long long)man.retained_records);
 	if (!man.ended) {
-		printf("%s: no ended event: the capture is running, or a crash cut it off (the next bachd start or bach recover closes it)\n",
+		printf("%s: no ended event: the capture is running, or a crash "
+		       "cut it off (the next bachd start or bach recover "
+		       "closes it)\n",
 		       dir);
 	} else if (man.has_totals) {
 		if (man.lost != man.gap_lost)
-			problem(v, dir, "the gap events sum to %llu lost, the ended event says %llu",
+			problem(v, dir,
+				"the gap events sum to %llu lost, the ended "
+				"event says %llu",
 				(unsigned long long)man.gap_lost,
 				(unsigned long long)man.lost);
 		if (man.written != written)
-			problem(v, dir, "the segment events hold %llu records, the ended event says %llu written",
+			problem(v, dir,
+				"the segment events hold %llu records, the "
+				"ended event says %llu written",
 				(unsigned long long)written,
 				(unsigned long long)man.written);
 		if (man.segments != nseg)
-			problem(v, dir, "the manifest names %llu segments, the ended event says %llu",
+			problem(v, dir,
+				"the manifest names %llu segments, the ended "
+				"event says %llu",
 				(unsigned long long)nseg,
 				(unsigned long long)man.segments);
 	}
@@ -412,25 +430,37 @@ const struct bach_cmd cmd_verify = {
 	.summary = "check that every record is valid and every file whole",
 	.help = "usage: bach verify [-q] TRACE...\n"
 		"\n"
-		"Reads every file to the end and lists each problem with its file and\n"
-		"byte offset or record index: INVALID records (and records with\n"
-		"address bits 2..0 or control bits 3..0 set), a truncated record, a\n"
-		"bad or truncated gzip member, a bad CRC, a blocked gzip file without\n"
-		"its EOF block. Gap markers written by bachd in drop mode are listed\n"
+		"Reads every file to the end and lists each problem with its "
+		"file and\n"
+		"byte offset or record index: INVALID records (and records "
+		"with\n"
+		"address bits 2..0 or control bits 3..0 set), a truncated "
+		"record, a\n"
+		"bad or truncated gzip member, a bad CRC, a blocked gzip file "
+		"without\n"
+		"its EOF block. Gap markers written by bachd in drop mode are "
+		"listed\n"
 		"but are not damage.\n"
 		"\n"
-		"A capture directory is checked segment by segment, and against its\n"
-		"manifest.jsonl: every segment must be named there with the records,\n"
-		"size and CRC-32 it has, every segment named there (and not removed)\n"
-		"must be present (unless a retention event says it was removed: not\n"
+		"A capture directory is checked segment by segment, and "
+		"against its\n"
+		"manifest.jsonl: every segment must be named there with the "
+		"records,\n"
+		"size and CRC-32 it has, every segment named there (and not "
+		"removed)\n"
+		"must be present (unless a retention event says it was "
+		"removed: not\n"
 		"damage), and the gap events must add up to the ended event's\n"
-		"lost, the segments to its written. An unfinished segment (*.part:\n"
-		"being written, or left by a crash) is read to its last whole block\n"
+		"lost, the segments to its written. An unfinished segment "
+		"(*.part:\n"
+		"being written, or left by a crash) is read to its last whole "
+		"block\n"
 		"and is not damage.\n"
 		"\n"
 		"  -q, --quiet   list problems only\n"
 		"\n"
-		"Exit status: 0 all good (an empty trace too), 1 damage found, 2 usage\n"
+		"Exit status: 0 all good (an empty trace too), 1 damage found, "
+		"2 usage\n"
 		"error, a missing file or a directory that is not a capture.\n"
 		"\n"
 		"example: bach verify captures/20261121T223000Z\n",
