@@ -119,4 +119,17 @@ expect_status 2 "$BACH" diff "$T/odd.byu" "$T/g.byu"
 expect_err "odd.byu: truncated record at byte offset 996"
 expect_status 2 "$BACH" diff "$T/g.byu"
 expect_status 2 "$BACH" diff --window 0 "$T/g.byu" "$T/g.byu"
+
+# --range: the same records of each side, reached through the index, with
+# differences at their index in the whole trace
+$BACH gen --records 100000 --seed 3 -o "$T/ra.byu.gz"
+$BACH gen --records 100000 --seed 3 -o "$T/rb.byu"
+printf '\000\000\000\000\000\000' | dd of="$T/rb.byu" bs=1 seek=$((70000 * 6)) conv=notrunc 2> /dev/null
+expect_status 0 "$BACH" diff --range 1000:60000 "$T/ra.byu.gz" "$T/rb.byu"
+expect_out "59000 matched, 0 changed, 0 only in A, 0 only in B"
+expect_status 1 "$BACH" diff --range 69990:70010 "$T/ra.byu.gz" "$T/rb.byu"
+expect_out "first difference at record 70000"
+expect_out "19 matched, 1 changed, 0 only in A, 0 only in B"
+expect_status 2 "$BACH" diff --range 5:2 "$T/ra.byu.gz" "$T/rb.byu"
+expect_err "--range: not START:END"
 exit 0

@@ -37,7 +37,7 @@ struct side {
 	size_t npend;
 	bool eof;
 	int err;
-	uint64_t pos; /* records of this side consumed */
+	uint64_t pos; /* index in the whole trace of the next record */
 };
 
 /* The reader's next block into pend; false at the end or on an error. */
@@ -355,7 +355,7 @@ static void compare(struct diff *d)
 }
 
 static int open_side(struct side *s, const char *path, bool ignore_gaps,
-		     size_t cap)
+		     size_t cap, uint64_t start, uint64_t end)
 {
 	memset(s, 0, sizeof(*s));
 	s->name = path;
@@ -373,7 +373,9 @@ static int open_side(struct side *s, const char *path, bool ignore_gaps,
 		errmsg("%s", bach_reader_strerror(s->r));
 		return EXIT_USAGE;
 	}
-	return EXIT_OK;
+	/* --range: the same records of each, numbered as in the whole */
+	s->pos = start;
+	return apply_range(s->r, start, end) ? EXIT_USAGE : EXIT_OK;
 }
 
 static void close_side(struct side *s)
@@ -389,9 +391,11 @@ static int run(int argc, char **argv)
 		{ "window", required_argument, NULL, 'w' },
 		{ "ignore-gaps", no_argument, NULL, 'g' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "range", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct diff d = { .window = DEFAULT_WINDOW };
+	uint64_t start = 0, end = UINT64_MAX;
 	bool ignore_gaps = false;
 	uint64_t v;
 	size_t cap;
@@ -415,6 +419,13 @@ static int run(int argc, char **argv)
 		case 'q':
 			d.quiet = true;
 			break;
+		case 'r':
+			if (!parse_range(optarg, &start, &end))
+				return usage_error(
+					"--range: not START:END with "
+					"START <= END: '%s'",
+					optarg);
+			break;
 		default:
 			return usage_error("bad option");
 		}
@@ -422,9 +433,10 @@ static int run(int argc, char **argv)
 	if (argc - optind != 2)
 		return usage_error("need two traces, A and B");
 	cap = d.window + RUN + FILL;
-	status = open_side(&d.a, argv[optind], ignore_gaps, cap);
+	status = open_side(&d.a, argv[optind], ignore_gaps, cap, start, end);
 	if (!status)
-		status = open_side(&d.b, argv[optind + 1], ignore_gaps, cap);
+		status = open_side(&d.b, argv[optind + 1], ignore_gaps, cap,
+				   start, end);
 	if (!status) {
 		compare(&d);
 		if (d.a.err || d.b.err)
@@ -455,8 +467,8 @@ const struct bach_cmd cmd_diff = {
 	.name = "diff",
 	.run = run,
 	.summary = "compare two traces record by record",
-	.help = "usage: bach diff [--align [--window N]] [--ignore-gaps] [-q] "
-		"A B\n"
+	.help = "usage: bach diff [--align [--window N]] [--ignore-gaps] "
+		"[--range START:END] [-q] A B\n"
 		"\n"
 		"A and B are traces of any form: .byu, .byu.gz (any gzip), a "
 		"capture\n"
@@ -484,6 +496,11 @@ const struct bach_cmd cmd_diff = {
 		"  --ignore-gaps  pass over gap markers on both sides (record "
 		"numbers\n"
 		"                 then count no gap markers)\n"
+		"  --range START:END  only records START to END-1 of each "
+		"(through the\n"
+		"                 .gzi index of blocked .byu.gz files); "
+		"differences keep\n"
+		"                 their index in the whole trace\n"
 		"  -q, --quiet    print nothing; the exit status says it\n"
 		"\n"
 		"Exit 0 when the traces are equal, 1 when they differ, 2 when "
