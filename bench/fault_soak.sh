@@ -45,7 +45,7 @@ done
 caps=0 segs=0
 for c in "$OUT"/2*; do
 	caps=$((caps + 1))
-	segs=$((segs + $(ls "$c" | grep -c '^seg-')))
+	segs=$((segs + $(ls "$c" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')))
 	grep -q '"event":"ended"' "$c/manifest.jsonl" ||
 		{ echo "$c: no ended event"; failed=1; }
 	ls "$c" | grep -q '\.part$' && { echo "$c: a .part is left"; failed=1; }

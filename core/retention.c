@@ -72,6 +72,32 @@ static bool closed_segment(const char *n)
 	return !strcmp(n + 10, ".byu") || !strcmp(n + 10, ".byu.gz");
 }
 
+/* seg-NNNNNN.byu.gz.gzi: a closed segment's index (bach/index.h) */
+static bool segment_index(const char *n)
+{
+	char stem[32];
+	size_t len = strlen(n);
+
+	if (len < 4 || len - 4 >= sizeof(stem) || strcmp(n + len - 4, ".gzi"))
+		return false;
+	memcpy(stem, n, len - 4);
+	stem[len - 4] = 0;
+	return closed_segment(stem);
+}
+
+/* A removed segment's index goes with it: its bytes, or 0. */
+static uint64_t remove_index(int dfd, const char *seg)
+{
+	char gzi[80];
+	struct stat st;
+
+	snprintf(gzi, sizeof(gzi), "%s.gzi", seg);
+	if (fstatat(dfd, gzi, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode) || unlinkat(dfd, gzi, 0) < 0)
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
 static int cmp_cap(const void *a, const void *b)
 {
 	return strcmp(((const struct rcap *)a)->name,
@@ -232,6 +258,7 @@ static int note_segment(struct rstate *s, struct rseg *g, const char *why)
 static bool remove_segment(struct rstate *s, struct rseg *g, const char *why)
 {
 	struct capture *c = s->c;
+	uint64_t ix;
 	int err;
 
 	if (g->gone || g->cap->busy)
@@ -247,8 +274,11 @@ static bool remove_segment(struct rstate *s, struct rseg *g, const char *why)
 			 g->cap->name, g->name, strerror(errno));
 		return false;
 	}
+	ix = remove_index(g->cap->fd, g->name);
 	log_info("%s/%s/%s removed (%s): %llu bytes", c->cfg.output,
 		 g->cap->name, g->name, why, (unsigned long long)g->bytes);
+	g->cap->bytes -= ix;
+	s->total -= ix;
 	g->gone = true;
 	g->cap->touched = true;
 	g->cap->nseg--;
@@ -290,7 +320,7 @@ static bool remove_capture(struct rstate *s, struct rcap *cap, const char *why)
 			    0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (closed_segment(de->d_name) ||
+		if (closed_segment(de->d_name) || segment_index(de->d_name) ||
 		    (!strncmp(de->d_name, "seg-", 4) && len > 5 &&
 		     !strcmp(de->d_name + len - 5, ".part")))
 			unlinkat(cap->fd, de->d_name, 0);

@@ -64,9 +64,15 @@ grep -q 'min_free is 8000000: closing' "$T/run.log" || fail "no warning about mi
 grep -q 'bytes free again' "$T/run.log" || fail "no notice when space came back"
 # retention: old segments went, each with its event, and the rest fit
 nret=$(evcount "$C" retention)
-left=$(ls "$C" | grep -c '^seg-')
+left=$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')
 [ "$nret" -gt 0 ] || fail "retention removed nothing"
 [ $((nret + left)) -eq "$segs" ] || fail "$nret removed + $left left != $segs segments"
+# a removed segment's .gzi index goes with it
+for g in "$C"/seg-*.gzi; do
+	[ -e "$g" ] || continue
+	[ -e "${g%.gzi}" ] || fail "retention left $(basename "$g") without its segment"
+done
+[ "$(ls "$C" | grep -c '\.gzi$')" -eq "$left" ] || fail "$(ls "$C" | grep -c '\.gzi$') indexes for $left segments"
 used=$(du -sb "$OUT" | cut -f1)
 [ "$used" -le $((17 << 20)) ] || fail "the output holds $used bytes, keep_bytes is 16M"
 grep -q '"event":"retention","name":"seg-000001.byu.gz".*"reason":"keep_bytes"' "$C/manifest.jsonl" ||
@@ -102,14 +108,14 @@ mkdir "$T/rd"
 "$BACH" capture --driver fake --option records=400000 --set rotate_mb=1 \
 	--output "$T/rd" 2> /dev/null || fail "first capture failed"
 R=$(capdir "$T/rd")
-n0=$(ls "$R" | grep -c '^seg-')
+n0=$(ls "$R" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')
 # a reader (as the replay driver, dump or verify do) holds a shared lock
 flock -s "$R" sleep 4 &
 RP=$!
 sleep 0.3
 "$BACH" capture --driver fake --option records=1000 --set keep_bytes=1 \
 	--output "$T/rd" 2> /dev/null || fail "second capture failed"
-[ "$(ls "$R" | grep -c '^seg-')" -eq "$n0" ] || fail "retention removed segments being read"
+[ "$(ls "$R" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')" -eq "$n0" ] || fail "retention removed segments being read"
 wait "$RP"
 "$BACH" capture --driver fake --option records=1000 --set keep_bytes=1 \
 	--output "$T/rd" 2> /dev/null || fail "third capture failed"

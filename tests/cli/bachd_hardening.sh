@@ -61,11 +61,11 @@ mkdir "$T/out7"
 "$BACHD" --driver fake --option records=600000 --set rotate_mb=1 \
 	--set ring_mb=4 --output "$T/out7" 2> "$T/a.log" || fail "capture: $(cat "$T/a.log")"
 C=$(capdir "$T/out7")
-n=$(ls "$C" | grep -c '^seg-')
+n=$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')
 [ "$n" -ge 3 ] || fail "only $n segments"
 # the manifest as a kill after the last rename leaves it: without the last
 # segment's line and without "ended"
-last=$(ls "$C" | grep '^seg-' | tail -n 1)
+last=$(ls "$C" | grep -E '^seg-[0-9]+\.byu(\.gz)?$' | tail -n 1)
 grep -v "\"name\":\"$last\"" "$C/manifest.jsonl" | grep -v '"event":"ended"' > "$T/m"
 cp "$T/m" "$C/manifest.jsonl"
 # and a line cut in the middle by a crash of the machine
