@@ -72,8 +72,8 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 	w->clock_hz = clock_hz;
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	snprintf(w->part, sizeof(w->part), "%s.part", name);
-	w->fd = openat(dirfd, w->part,
-		       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = openat(dirfd, w->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		       0644);
 	if (w->fd < 0) {
 		int err = -errno;
 
@@ -305,8 +305,7 @@ static int open_sidecar(struct bach_times *t, const char *file)
 	return 0;
 }
 
-static int pread_all(struct bach_times *t, uint8_t *p, size_t len,
-		     uint64_t off)
+static int pread_all(struct bach_times *t, uint8_t *p, size_t len, uint64_t off)
 {
 	ssize_t k = pread(t->fd, p, len, (off_t)off);
 
@@ -387,10 +386,9 @@ static int next_member(struct bach_times *t, bool decode)
 	if (decode || isize != MEMBER_BYTES) {
 		size_t got;
 
-		if (libdeflate_deflate_decompress(t->dd, p + 12 + xlen,
-						  size - 12 - xlen - 8, t->raw,
-						  isize, &got) !=
-			    LIBDEFLATE_SUCCESS ||
+		if (libdeflate_deflate_decompress(
+			    t->dd, p + 12 + xlen, size - 12 - xlen - 8, t->raw,
+			    isize, &got) != LIBDEFLATE_SUCCESS ||
 		    got != isize ||
 		    libdeflate_crc32(0, t->raw, isize) !=
 			    get_le32(p + size - 8))
@@ -437,7 +435,7 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 		if (e >= t->first + t->mlen) {
 			/* pass over whole members before e undecoded */
 			bool dec = e < t->first + t->mlen +
-					       BACH_TIME_MEMBER_ENTRIES ||
+						   BACH_TIME_MEMBER_ENTRIES ||
 				   !t->mlen;
 
 			if ((err = next_member(t, dec)))
@@ -447,7 +445,8 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 		m = (size_t)(t->first + t->mlen - e);
 		if (m > n - k)
 			m = n - k;
-		memcpy(t->out + k, t->mbuf + (e - t->first), m * sizeof(*t->out));
+		memcpy(t->out + k, t->mbuf + (e - t->first),
+		       m * sizeof(*t->out));
 		k += m;
 	}
 	t->next = rec + n;
