@@ -394,10 +394,15 @@ void bach_json_escape(char *dst, size_t cap, const char *s)
 void bach_source_identity(struct bach_source *src, const char *json_members)
 {
 	struct capture *c = src->c;
+	const char *hz = strstr(json_members, "\"clock_hz\":");
 
 	pthread_mutex_lock(&c->mu);
 	snprintf(c->identity, sizeof(c->identity), "%s", json_members);
 	pthread_mutex_unlock(&c->mu);
+	/* the nominal clock, for timing sidecars, until a status measures it */
+	if (hz && !atomic_load(&c->clock_hz))
+		atomic_store(&c->clock_hz,
+			     (uint32_t)strtoul(hz + 11, NULL, 10));
 }
 
 void bach_source_board_status(struct bach_source *src,

@@ -61,9 +61,8 @@ size_t fmt_time(char *dst, uint64_t clk, uint64_t hz, char sep)
 	if (!hz)
 		return (size_t)sprintf(dst, "%c%llu%c-", sep,
 				       (unsigned long long)clk, sep);
-	return (size_t)sprintf(dst, "%c%llu%c%llu.%09llu", sep,
-			       (unsigned long long)clk, sep,
-			       (unsigned long long)(clk / hz),
-			       (unsigned long long)((clk % hz) * 1000000000ull /
-						    hz));
+	return (size_t)sprintf(
+		dst, "%c%llu%c%llu.%09llu", sep, (unsigned long long)clk, sep,
+		(unsigned long long)(clk / hz),
+		(unsigned long long)((clk % hz) * 1000000000ull / hz));
 }
