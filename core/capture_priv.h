@@ -16,6 +16,7 @@
 
 #include "bach/frame.h"
 #include "bach/index.h"
+#include "bach/timing.h"
 #include "bach/zpool.h"
 #include "capture.h"
 #include "manifest.h"
@@ -62,7 +63,17 @@ struct capture {
 	uint64_t t0_real_ns;	   /* the same, on the wall clock */
 	_Atomic uint32_t clock_hz; /* the board's bus clock, once known */
 	int dump_fd;		   /* board-stream.bin, or -1 */
-	int out_fd;		   /* the output directory, locked */
+	/*
+	 * Timing (docs/formats.md section 3.2): once a source gives
+	 * clocks, RING_BLOCK_RECS of them per ring block, block i at
+	 * times + i * RING_BLOCK_RECS (read by the writer for blocks with
+	 * timed set); fclk the clocks of the data frame being delivered.
+	 */
+	uint64_t *times;
+	uint64_t last_clock; /* of the last record, for gap markers */
+	uint64_t *fclk;
+	size_t nfclk;
+	int out_fd; /* the output directory, locked */
 
 	/* writer thread */
 	struct zpool_state {
@@ -79,8 +90,10 @@ struct capture {
 	struct bach_index segix;
 	uint64_t segix_cap, segix_last; /* last: the last member's ISIZE */
 	int segix_err;
-	uint64_t trace_pos;    /* records in segments, markers included */
-	uint64_t bytes_closed; /* bytes of the closed segments */
+	struct bach_time_writer *tw; /* the open segment's sidecar */
+	bool tw_failed;		     /* given up for this segment */
+	uint64_t trace_pos;	     /* records in segments, markers included */
+	uint64_t bytes_closed;	     /* bytes of the closed segments */
 	int write_err;
 	int manifest_err; /* a manifest line failed: -errno */
 	/* the disk guard (min_free) */

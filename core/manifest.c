@@ -218,6 +218,7 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 {
 	char crc[32] = "", why[300] = "", cut[48] = "", err[256];
+	char tm[160] = "";
 
 	if (!s->removed)
 		snprintf(crc, sizeof(crc), ",\"crc32\":\"%08x\"", s->crc);
@@ -225,14 +226,17 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 		json_escape(err, sizeof(err), s->error);
 		snprintf(why, sizeof(why), ",\"error\":\"%s\"", err);
 	}
+	if (s->timing)
+		snprintf(tm, sizeof(tm), ",\"timing\":\"%s\",\"clock_hz\":%llu",
+			 s->timing, U(s->clock_hz));
 	if (s->error || s->recovered)
 		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu",
 			 U(s->cut_bytes));
 	return manifest_event(m, "segment",
 			      "\"name\":\"%s\",\"records\":%llu,\"gap_"
-			      "markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s",
+			      "markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s%s",
 			      s->name, U(s->records), U(s->gap_markers),
-			      U(s->bytes), crc, why,
+			      U(s->bytes), crc, tm, why,
 			      s->recovered ? ",\"recovered\":true" : "",
 			      s->orphan ? ",\"orphan\":true" : "",
 			      s->removed ? ",\"removed\":true" : "", cut);

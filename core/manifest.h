@@ -73,6 +73,8 @@ struct manifest_segment {
 	bool orphan;	    /* recovered: closed, never named */
 	bool removed;	    /* nothing whole was left: no file */
 	uint64_t cut_bytes; /* with error or recovered */
+	const char *timing; /* its timing sidecar's name, or NULL */
+	uint64_t clock_hz;  /* with timing: the clock rate (0 unknown) */
 };
 int manifest_segment(struct manifest *m, const struct manifest_segment *s);
 

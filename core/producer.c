@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bach/bytes.h"
 #include "bach/frame.h"
 #include "bach/record.h"
 #include "bach/trace.h"
@@ -112,14 +113,36 @@ static void stalls_due(struct capture *c, uint64_t now)
 		flush_stalls(c);
 }
 
+/*
+ * The clocks of block b, or NULL while the capture has none. A block that
+ * gets its first clock starts with BACH_TIME_NONE for what it holds.
+ */
+static uint64_t *block_times(struct capture *c, struct ring_block *b)
+{
+	uint64_t *t;
+
+	if (!c->times)
+		return NULL;
+	t = c->times + (size_t)(b - c->ring.blocks) * RING_BLOCK_RECS;
+	if (!b->timed) {
+		memset(t, 0xff, (size_t)b->nrec * sizeof(*t));
+		b->timed = true;
+	}
+	return t;
+}
+
 /* Gap markers for lost records at the block's end; false when it is full. */
 static bool put_markers(struct capture *c, struct ring_block *b, uint64_t *lost)
 {
+	uint64_t *t = block_times(c, b);
+
 	while (*lost) {
 		uint32_t n = *lost > UINT32_MAX ? UINT32_MAX : (uint32_t)*lost;
 
 		if (b->nrec == RING_BLOCK_RECS)
 			return false;
+		if (t) /* a marker is at the clock of the record before it */
+			t[b->nrec] = c->last_clock;
 		bach_rec_put(b->data + (size_t)b->nrec * BACH_REC_SIZE, n, 0,
 			     BACH_GAP_CTL);
 		b->nrec++;
@@ -197,6 +220,7 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 		}
 	}
 	b->nrec = b->nmarkers = b->nev = 0;
+	b->timed = false;
 	b->src0 = atomic_load_explicit(&c->produced, memory_order_relaxed);
 	c->blk = b;
 	c->blk_born = bach_now_ns();
@@ -257,9 +281,35 @@ static uint64_t records_left(struct capture *c, uint64_t n)
 
 void bach_source_records(struct bach_source *src, const uint8_t *recs, size_t n)
 {
+	bach_source_timed_records(src, recs, NULL, n);
+}
+
+/* Once, at the first clock: room for every ring block's clocks. */
+static bool times_alloc(struct capture *c)
+{
+	size_t len = c->ring.nblocks * RING_BLOCK_RECS * sizeof(*c->times);
+
+	if (c->times)
+		return true;
+	c->times = malloc(len);
+	if (!c->times) {
+		log_warn("%s: no memory for the timing (%zu bytes): records "
+			 "are kept without it",
+			 c->cfg.driver, len);
+		return false;
+	}
+	memset(c->times, 0xff, len); /* touched now, not in the hot path */
+	return true;
+}
+
+void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
+			       const uint64_t *clocks, size_t n)
+{
 	struct capture *c = src->c;
 
 	n = (size_t)records_left(c, n);
+	if (clocks && n && !c->times && !times_alloc(c))
+		clocks = NULL;
 
 	while (n) {
 		struct ring_block *b = get_block(c);
@@ -275,6 +325,17 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs, size_t n)
 			k = n;
 		memcpy(b->data + (size_t)b->nrec * BACH_REC_SIZE, recs,
 		       k * BACH_REC_SIZE);
+		if (clocks || b->timed) {
+			uint64_t *t = block_times(c, b) + b->nrec;
+
+			if (clocks) {
+				memcpy(t, clocks, k * sizeof(*t));
+				c->last_clock = clocks[k - 1];
+				clocks += k;
+			} else {
+				memset(t, 0xff, k * sizeof(*t));
+			}
+		}
 		b->nrec += (uint32_t)k;
 		recs += k * BACH_REC_SIZE;
 		n -= k;
@@ -333,10 +394,15 @@ void bach_json_escape(char *dst, size_t cap, const char *s)
 void bach_source_identity(struct bach_source *src, const char *json_members)
 {
 	struct capture *c = src->c;
+	const char *hz = strstr(json_members, "\"clock_hz\":");
 
 	pthread_mutex_lock(&c->mu);
 	snprintf(c->identity, sizeof(c->identity), "%s", json_members);
 	pthread_mutex_unlock(&c->mu);
+	/* the nominal clock, for timing sidecars, until a status measures it */
+	if (hz && !atomic_load(&c->clock_hz))
+		atomic_store(&c->clock_hz,
+			     (uint32_t)strtoul(hz + 11, NULL, 10));
 }
 
 void bach_source_board_status(struct bach_source *src,
@@ -408,11 +474,37 @@ void bach_source_warn(struct bach_source *src, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A TIMING frame's deltas as absolute clocks, for its records next. */
+static void parser_deltas(void *ctx, const uint8_t *d, size_t n, uint64_t ts)
+{
+	struct bach_source *src = ctx;
+	struct capture *c = src->c;
+	uint64_t clk = ts;
+
+	if (!c->fclk) {
+		c->fclk =
+			malloc((BACH_FRAME_MAX_RECORDS + 1) * sizeof(*c->fclk));
+		if (!c->fclk)
+			return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (i) /* delta 0 is always 0: record 0 is at ts */
+			clk += get_le16(d + 2 * i);
+		c->fclk[i] = clk;
+	}
+	c->nfclk = n;
+}
+
 static void parser_records(void *ctx, const uint8_t *recs, size_t n,
 			   uint64_t ts)
 {
+	struct bach_source *src = ctx;
+	struct capture *c = src->c;
+	const uint64_t *clk = c->nfclk == n ? c->fclk : NULL;
+
 	(void)ts;
-	bach_source_records(ctx, recs, n);
+	c->nfclk = 0;
+	bach_source_timed_records(ctx, recs, clk, n);
 }
 
 static void parser_gap(void *ctx, uint64_t lost, enum bach_gap_cause cause)
@@ -436,6 +528,7 @@ static void parser_frame(void *ctx, const struct bach_frame *f)
 }
 
 const struct bach_parser_ops capture_parser_ops = {
+	.deltas = parser_deltas,
 	.records = parser_records,
 	.gap = parser_gap,
 	.status = parser_status,

@@ -41,6 +41,7 @@ struct ring_block {
 	uint32_t nrec;	   /* records in data, gap markers included */
 	uint32_t nmarkers; /* of which gap markers */
 	uint32_t nev;
+	bool timed; /* its records' clocks are in the capture's times */
 	/*
 	 * Source indexes (records the source delivered, lost ones
 	 * included): src0 of the first real record put in the block, src1

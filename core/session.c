@@ -636,6 +636,9 @@ int capture_close(struct capture *c, struct capture_status *final)
 	bach_zpool_free(c->z.pool);
 	segio_free(&c->io);
 	bach_index_free(&c->segix);
+	bach_time_writer_free(c->tw);
+	free(c->times);
+	free(c->fclk);
 	if (c->parser)
 		bach_parser_free(c->parser);
 	if (c->ring.blocks)

@@ -61,6 +61,7 @@ int capture_open_segment(struct capture *c)
 	c->seg_started_ns = bach_now_ns();
 	c->segix.n = 0;
 	c->segix_err = 0;
+	c->tw_failed = false;
 	pthread_mutex_lock(&c->mu);
 	snprintf(c->open_seg, sizeof(c->open_seg), "%s", part);
 	pthread_mutex_unlock(&c->mu);
@@ -164,10 +165,92 @@ static void note_write_error(struct capture *c)
 					: "");
 }
 
+static void time_name(const struct capture *c, char *dst, size_t cap)
+{
+	snprintf(dst, cap, "seg-%06u%s", c->segno, BACH_TIME_SUFFIX);
+}
+
+static void time_fail(struct capture *c, const char *what, int err)
+{
+	char name[64];
+
+	time_name(c, name, sizeof(name));
+	log_warn("%s/%s.part: %s: %s; the segment is kept without timing",
+		 c->capdir, name, what, strerror(-err));
+	bach_time_writer_free(c->tw); /* removes the .part */
+	c->tw = NULL;
+	c->tw_failed = true;
+}
+
+/*
+ * A block's clocks into the segment's timing sidecar, opened at its first
+ * timed block (the records before that get BACH_TIME_NONE), on the writer
+ * thread: one member per 8160 entries, no work per record but copying.
+ */
+static void write_times(struct capture *c, const struct ring_block *b,
+			uint32_t nrec)
+{
+	char name[64];
+	int err;
+
+	if (c->tw_failed || (!b->timed && !c->tw) || !c->times)
+		return;
+	if (!c->tw) {
+		time_name(c, name, sizeof(name));
+		err = bach_time_writer_open(&c->tw, c->dirfd, name,
+					    atomic_load(&c->clock_hz));
+		if (!err)
+			err = bach_time_writer_fill(c->tw, BACH_TIME_NONE,
+						    c->seg_records);
+		if (err) {
+			time_fail(c, "cannot create", err);
+			return;
+		}
+	}
+	bach_time_writer_clock(c->tw, atomic_load(&c->clock_hz));
+	if (b->timed)
+		err = bach_time_writer_put(
+			c->tw,
+			c->times +
+				(size_t)(b - c->ring.blocks) * RING_BLOCK_RECS,
+			nrec);
+	else
+		err = bach_time_writer_fill(c->tw, BACH_TIME_NONE, nrec);
+	if (err)
+		time_fail(c, "write failed", err);
+}
+
+/*
+ * Finish the sidecar before its segment is renamed, so a closed segment's
+ * sidecar is whole. Its name for the manifest, or NULL.
+ */
+static const char *close_times(struct capture *c, char *name, size_t cap)
+{
+	int err;
+
+	if (!c->tw)
+		return NULL;
+	if (!c->seg_records || c->write_err) {
+		bach_time_writer_free(c->tw);
+		c->tw = NULL;
+		return NULL;
+	}
+	err = bach_time_writer_close(c->tw, true);
+	if (err) {
+		time_fail(c, "cannot close", err);
+		return NULL;
+	}
+	bach_time_writer_free(c->tw);
+	c->tw = NULL;
+	time_name(c, name, cap);
+	return name;
+}
+
 /* Close the open segment: finish, sync, rename, sync the directory. */
 int capture_close_segment(struct capture *c)
 {
-	char part[80];
+	char part[80], tname[64];
+	const char *timing;
 	struct seg_result r;
 	uint64_t cut, eof_off;
 	int err;
@@ -191,6 +274,7 @@ int capture_close_segment(struct capture *c)
 	}
 	close(c->segfd);
 	c->segfd = -1;
+	timing = close_times(c, tname, sizeof(tname));
 	if (c->write_err) {
 		/* keep every complete block written before the failure */
 		note_write_error(c);
@@ -244,12 +328,15 @@ int capture_close_segment(struct capture *c)
 	atomic_fetch_add(&c->segments, 1);
 	c->bytes_closed += c->io.off;
 	atomic_store(&c->bytes, c->bytes_closed);
-	manifest_segment(&c->man, &(struct manifest_segment){
-					  .name = c->segname,
-					  .records = c->seg_records,
-					  .gap_markers = c->seg_markers,
-					  .bytes = c->io.off,
-					  .crc = c->io.crc });
+	manifest_segment(&c->man,
+			 &(struct manifest_segment){
+				 .name = c->segname,
+				 .records = c->seg_records,
+				 .gap_markers = c->seg_markers,
+				 .bytes = c->io.off,
+				 .crc = c->io.crc,
+				 .timing = timing,
+				 .clock_hz = atomic_load(&c->clock_hz) });
 	manifest_sync(&c->man);
 	if (c->cfg.compress)
 		write_index(c, eof_off);
@@ -312,6 +399,8 @@ static void write_block(struct capture *c, struct ring_block *b)
 
 	write_events(c, b, false);
 	marks_block(c, b, false);
+	if (len)
+		write_times(c, b, nrec);
 	if (!len) {
 		/*
 		 * Events only: an empty member would read as the end of the

@@ -326,8 +326,11 @@ static void data_frame(struct bach_parser *p, const struct bach_frame *f)
 	if (!n)
 		return;
 	p->c.records += n;
-	if (flags & BACH_FF_TIMING)
+	if (flags & BACH_FF_TIMING) {
+		if (p->ops.deltas)
+			p->ops.deltas(p->ctx, recs, n, f->b);
 		recs += 2 * (size_t)n;
+	}
 	if (p->ops.records)
 		p->ops.records(p->ctx, recs, n, f->b);
 }

@@ -161,6 +161,13 @@ void bach_source_flush(struct bach_source *src);
 void bach_source_records(struct bach_source *src, const uint8_t *recs,
 			 size_t n);
 
+/*
+ * The same with each record's bus clock (clocks[i] for record i; NULL:
+ * none), kept in the segment's timing sidecar (docs/formats.md 3.2).
+ */
+void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
+			       const uint64_t *clocks, size_t n);
+
 /* Records lost at the current position, and why. */
 void bach_source_gap(struct bach_source *src, uint64_t lost,
 		     enum bach_gap_cause cause);

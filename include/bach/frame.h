@@ -219,6 +219,13 @@ struct bach_parser_ops {
 	/* n whole records (pointer valid during the call only) */
 	void (*records)(void *ctx, const uint8_t *recs, size_t n,
 			uint64_t timestamp);
+	/*
+	 * A TIMING frame's n u16 deltas (little-endian, as sent), right
+	 * before its records: record 0 is at timestamp, record i delta i
+	 * clocks after record i - 1.
+	 */
+	void (*deltas)(void *ctx, const uint8_t *deltas, size_t n,
+		       uint64_t timestamp);
 	/* records lost at the current position */
 	void (*gap)(void *ctx, uint64_t lost, enum bach_gap_cause cause);
 	void (*status)(void *ctx, const struct bach_board_status *st);

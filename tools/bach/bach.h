@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "bach/exit.h"
+#include "bach/timing.h"
 #include "bach/trace.h"
 
 struct bach_cmd {
@@ -77,6 +78,27 @@ int check_output(const char *out, const char *const *in, size_t nin);
  * (BINDIR/../lib/bach or LIBEXECDIR); returns only when that fails.
  */
 int exec_helper(const char *binary, int argc, char **argv);
+
+/*
+ * --time (timecol.c): the timing sidecars of the trace a reader reads.
+ * whole: every file is read to its end (no range, no count), so each
+ * sidecar must end with its file's records. Each returns EXIT_OK or the
+ * status after a message naming the sidecar and the offset.
+ */
+struct trace_times {
+	struct bach_times *t;
+	bool whole;
+	uint64_t hz; /* the clock rate of the block's sidecar, 0 unknown */
+	char last[4096];
+};
+int times_open(struct trace_times *tt, bool whole);
+/* The clocks of the n records r just handed out, in *clk. */
+int times_block(struct trace_times *tt, struct bach_reader *r, size_t n,
+		const uint64_t **clk);
+int times_finish(struct trace_times *tt);
+void times_close(struct trace_times *tt);
+/* "SEPclockSEPseconds" ("-" for what is not known); at most 48 bytes. */
+size_t fmt_time(char *dst, uint64_t clk, uint64_t hz, char sep);
 
 /* Open every TRACE argument into a reader; message and status on failure. */
 int open_traces(struct bach_reader **rp, int argc, char **argv);

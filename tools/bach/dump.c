@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* bach dump: records as text, CSV or JSON lines. */
 #include <getopt.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,6 +11,32 @@
 
 enum fmt { F_TEXT, F_CSV, F_JSONL };
 
+/* A line of len bytes (newline included) with the record's time added. */
+static size_t add_time(char *d, size_t len, uint64_t clk, uint64_t hz,
+		       enum fmt fmt)
+{
+	if (fmt == F_JSONL) { /* ...}\n */
+		char t[64], *sec;
+
+		fmt_time(t, clk, hz, ' ');
+		sec = strchr(t + 1, ' ');
+		*sec = '\0';
+		len -= 2;
+		if (clk == BACH_TIME_NONE)
+			len += (size_t)sprintf(
+				d + len, ",\"clock\":null,\"seconds\":null");
+		else
+			len += (size_t)sprintf(
+				d + len, ",\"clock\":%s,\"seconds\":%s", t + 1,
+				sec[1] == '-' ? "null" : sec + 1);
+		return len + (size_t)sprintf(d + len, "}\n");
+	}
+	len--;
+	len += fmt_time(d + len, clk, hz, fmt == F_CSV ? ',' : ' ');
+	d[len++] = '\n';
+	return len;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -18,8 +45,11 @@ static int run(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
+		{ "time", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct trace_times tt = { 0 };
+	bool timed = false;
 	const char *ba = NULL, *bb = NULL;
 	uint64_t count = UINT64_MAX, skip = 0, index = 0;
 	uint64_t start = 0, end = UINT64_MAX;
@@ -46,6 +76,9 @@ static int run(int argc, char **argv)
 				return usage_error("--range: not START:END "
 						   "with START <= END: '%s'",
 						   optarg);
+			break;
+		case 't':
+			timed = true;
 			break;
 		case 'B':
 			if (between_arg(argc, argv, &ba, &bb))
@@ -81,7 +114,14 @@ static int run(int argc, char **argv)
 		return status;
 	}
 	index = start;
+	if (timed &&
+	    (status = times_open(&tt, !ba && !start && end == UINT64_MAX &&
+					      count == UINT64_MAX))) {
+		bach_reader_free(r);
+		return status;
+	}
 	if (obuf_init(&o, STDOUT_FILENO, 1u << 20)) {
+		times_close(&tt);
 		bach_reader_free(r);
 		errmsg("out of memory");
 		return EXIT_USAGE;
@@ -90,40 +130,60 @@ static int run(int argc, char **argv)
 		memcpy(obuf_room(&o, sizeof(BACH_CSV_HEADER)), BACH_CSV_HEADER,
 		       sizeof(BACH_CSV_HEADER) - 1);
 		o.len += sizeof(BACH_CSV_HEADER) - 1;
+		if (timed) /* ",clock,seconds" before the newline */
+			o.len += (size_t)sprintf(o.buf + o.len - 1,
+						 ",clock,seconds\n") -
+				 1;
 	}
 	n = 0;
+	status = EXIT_OK;
 	while (count && !o.err) {
 		const uint8_t *p;
+		const uint64_t *clk = NULL;
 		size_t k;
 
 		n = bach_reader_read(r, &p);
 		if (n <= 0)
 			break;
 		k = (size_t)n;
+		if (timed && (status = times_block(&tt, r, k, &clk)))
+			break;
 		if (skip) {
 			size_t s = skip < k ? (size_t)skip : k;
 
 			skip -= s;
 			index += s;
 			p += s * BACH_REC_SIZE;
+			clk = clk ? clk + s : NULL;
 			k -= s;
 		}
 		if (k > count)
 			k = (size_t)count;
 		count -= k;
 		for (size_t i = 0; i < k; i++, p += BACH_REC_SIZE, index++) {
-			char *d = obuf_room(&o, BACH_TEXT_MAX);
+			char *d = obuf_room(&o, BACH_TEXT_MAX + 64);
+			size_t len;
 
 			if (fmt == F_TEXT)
-				o.len += bach_fmt_text(d, p);
+				len = bach_fmt_text(d, p);
 			else if (fmt == F_CSV)
-				o.len += bach_fmt_csv(d, p, index);
+				len = bach_fmt_csv(d, p, index);
 			else
-				o.len += bach_fmt_jsonl(d, p, index);
+				len = bach_fmt_jsonl(d, p, index);
+			if (clk)
+				len = add_time(d, len, clk[i], tt.hz, fmt);
+			o.len += len;
 		}
 	}
+	if (timed && !status && n == 0)
+		status = times_finish(&tt);
 	obuf_flush(&o);
-	status = EXIT_OK;
+	times_close(&tt);
+	if (status) {
+		obuf_free(&o);
+		bach_reader_free(r);
+		return status;
+	}
 	if (o.err) {
 		errmsg("standard output: %s", strerror(-o.err));
 		status = EXIT_USAGE;
@@ -156,6 +216,14 @@ const struct bach_cmd cmd_dump = {
 		"each\n"
 		"                    record's index in the whole "
 		"trace\n" BETWEEN_HELP
+		"      --time        add each record's bus clock and seconds "
+		"from the\n"
+		"                    trace's timing sidecar (TRACE.time.gz; "
+		"'-' where\n"
+		"                    a record has no time, seconds '-' when "
+		"the clock\n"
+		"                    rate is unknown); csv adds "
+		"clock,seconds\n"
 		"  -f, --format F    text (default): the BYU reference line\n"
 		"                      printf(\"%08x %02x %s\\n\", address, "
 		"be, type)\n"

@@ -70,7 +70,106 @@ static void print_text(const struct bach_summary *m, size_t nfiles)
 		       (unsigned long long)m->lost);
 }
 
-static void print_json(const struct bach_summary *m, size_t nfiles)
+/*
+ * --time: what the clocks say. Cycles are the records with a clock and
+ * the records gap markers with a clock say were lost (they were cycles on
+ * the bus too); the utilisation is cycles after the first per bus clock
+ * from the first to the last (docs/analysis.md).
+ */
+struct tstat {
+	uint64_t timed, untimed, cycles;
+	uint64_t first, last, hz;
+	uint64_t sec, sec_cycles, best_sec, best_cycles;
+};
+
+static void tstat_add(struct tstat *ts, const uint8_t *p, const uint64_t *clk,
+		      size_t n, uint64_t hz)
+{
+	if (hz)
+		ts->hz = hz;
+	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
+		uint64_t c = clk[i], k = 1, s;
+
+		if (c == BACH_TIME_NONE) {
+			ts->untimed++;
+			continue;
+		}
+		if (bach_rec_is_gap(p))
+			k = get_be32(p);
+		if (!ts->timed)
+			ts->first = c;
+		ts->timed++;
+		ts->last = c;
+		ts->cycles += k;
+		s = ts->hz ? c / ts->hz : 0;
+		if (s != ts->sec || ts->timed == 1) {
+			ts->sec = s;
+			ts->sec_cycles = 0;
+		}
+		ts->sec_cycles += k;
+		if (ts->sec_cycles > ts->best_cycles) {
+			ts->best_cycles = ts->sec_cycles;
+			ts->best_sec = s;
+		}
+	}
+}
+
+static double tstat_util(const struct tstat *ts)
+{
+	return ts->last > ts->first ? (double)(ts->cycles - 1) /
+					      (double)(ts->last - ts->first)
+				    : 0.0;
+}
+
+static void print_time_text(const struct tstat *ts)
+{
+	uint64_t span = ts->last - ts->first;
+
+	if (!ts->timed) {
+		printf("duration           -  (no record has a time)\n");
+		return;
+	}
+	if (ts->hz)
+		printf("duration           %.9f s  (%llu bus clocks at %llu "
+		       "Hz)\n",
+		       (double)span / (double)ts->hz, (unsigned long long)span,
+		       (unsigned long long)ts->hz);
+	else
+		printf("duration           %llu bus clocks  (clock rate "
+		       "unknown)\n",
+		       (unsigned long long)span);
+	printf("bus utilisation    %.4f cycles per clock  (%.2f%% of one "
+	       "cycle every 2 clocks)\n",
+	       tstat_util(ts), 200.0 * tstat_util(ts));
+	if (ts->hz)
+		printf("busiest second     %llu  (%llu cycles)\n",
+		       (unsigned long long)ts->best_sec,
+		       (unsigned long long)ts->best_cycles);
+	if (ts->untimed)
+		printf("records untimed    %llu\n",
+		       (unsigned long long)ts->untimed);
+}
+
+static void print_time_json(const struct tstat *ts)
+{
+	printf(",\"time\":{\"timed\":%llu,\"untimed\":%llu,\"cycles\":%llu,"
+	       "\"first_clock\":%llu,\"last_clock\":%llu,\"clock_hz\":%llu,"
+	       "\"utilisation\":%.6f",
+	       (unsigned long long)ts->timed, (unsigned long long)ts->untimed,
+	       (unsigned long long)ts->cycles, (unsigned long long)ts->first,
+	       (unsigned long long)ts->last, (unsigned long long)ts->hz,
+	       tstat_util(ts));
+	if (ts->hz && ts->timed)
+		printf(",\"seconds\":%.9f,\"busiest_second\":%llu,"
+		       "\"busiest_cycles\":%llu",
+		       (double)(ts->last - ts->first) / (double)ts->hz,
+		       (unsigned long long)ts->best_sec,
+		       (unsigned long long)ts->best_cycles);
+	printf("}");
+}
+
+static void print_json(const struct bach_summary *m, size_t nfiles,
+		       const struct tstat *ts)
 {
 	printf("{\"records\":%llu,\"files\":%zu,\"types\":{",
 	       (unsigned long long)m->records, nfiles);
@@ -98,10 +197,13 @@ static void print_json(const struct bach_summary *m, size_t nfiles)
 		printf("\"lowest\":null,\"highest\":null,");
 	printf("\"invalid\":%llu,\"address_low_bits\":%llu,\"control_low_"
 	       "bits\":%llu,"
-	       "\"gaps\":%llu,\"lost\":%llu}\n",
+	       "\"gaps\":%llu,\"lost\":%llu",
 	       (unsigned long long)m->invalid, (unsigned long long)m->addr_low,
 	       (unsigned long long)m->bad_ctl_low, (unsigned long long)m->gaps,
 	       (unsigned long long)m->lost);
+	if (ts)
+		print_time_json(ts);
+	printf("}\n");
 }
 
 static int run(int argc, char **argv)
@@ -110,8 +212,12 @@ static int run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
+		{ "time", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct trace_times tt = { 0 };
+	struct tstat ts = { 0 };
+	bool timed = false;
 	uint64_t start = 0, end = UINT64_MAX;
 	const char *ba = NULL, *bb = NULL;
 	static struct bach_stats st;
@@ -124,6 +230,8 @@ static int run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'j')
 			json = true;
+		else if (c == 't')
+			timed = true;
 		else if (c == 'r' && parse_range(optarg, &start, &end))
 			continue;
 		else if (c == 'r')
@@ -143,7 +251,10 @@ static int run(int argc, char **argv)
 					&start);
 	else if (!status)
 		status = apply_range(r, start, end);
+	if (!status && timed)
+		status = times_open(&tt, !ba && !start && end == UINT64_MAX);
 	if (status || bach_stats_init(&st)) {
+		times_close(&tt);
 		bach_reader_free(r);
 		return status ? status : EXIT_USAGE;
 	}
@@ -154,17 +265,34 @@ static int run(int argc, char **argv)
 		if (n <= 0)
 			break;
 		bach_stats_add(&st, p, (size_t)n);
+		if (timed) {
+			const uint64_t *clk;
+
+			status = times_block(&tt, r, (size_t)n, &clk);
+			if (status)
+				break;
+			tstat_add(&ts, p, clk, (size_t)n, tt.hz);
+		}
 	}
-	if (n < 0) {
+	if (!status && !n && timed)
+		status = times_finish(&tt);
+	if (status) {
+		/* the timing's message is out */
+	} else if (n < 0) {
 		errmsg("%s", bach_reader_strerror(r));
 		status = bach_exit_status((int)n);
 	} else {
 		bach_stats_summary(&st, &m);
-		if (json)
-			print_json(&m, bach_reader_nfiles(r));
-		else
+		if (json) {
+			print_json(&m, bach_reader_nfiles(r),
+				   timed ? &ts : NULL);
+		} else {
 			print_text(&m, bach_reader_nfiles(r));
+			if (timed)
+				print_time_text(&ts);
+		}
 	}
+	times_close(&tt);
 	bach_stats_free(&st);
 	bach_reader_free(r);
 	return status;
@@ -188,6 +316,12 @@ const struct bach_cmd cmd_stat = {
 		"Several TRACEs are counted as one trace.\n"
 		"\n"
 		"      --json   one JSON object instead of text\n"
+		"      --time   from the timing sidecars: duration, bus "
+		"utilisation\n"
+		"               (cycles per bus clock, lost ones included; "
+		"a cycle\n"
+		"               every 2 clocks is 100%) and the busiest "
+		"second\n"
 		"      --range START:END  only records START to END-1 (bach "
 		"dump)\n" BETWEEN_HELP "\n"
 		"example: bach stat trace.byu.gz\n",

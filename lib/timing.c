@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Timing sidecars (bach/timing.h, docs/formats.md section 3.2): one u64
+ * bus clock per record in blocked gzip members of exactly 8160 entries
+ * (the last one fewer), each carrying the clock rate in a BT subfield.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bach/bytes.h"
+#include "bach/timing.h"
+#include "bach/trace.h"
+
+#define MEMBER_BYTES (BACH_TIME_MEMBER_ENTRIES * BACH_TIME_ENTRY)
+#define HDR	     18 /* a BGZF member's header with only BC */
+#define BT_LEN	     12 /* 'B' 'T' SLEN=8 and the rate */
+
+static const char *const suffixes[] = { ".byu.gz", ".byu", ".gz" };
+
+int bach_time_name(char *dst, size_t cap, const char *trace)
+{
+	size_t len = strlen(trace);
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+		size_t s = strlen(suffixes[i]);
+
+		if (len > s && !strcmp(trace + len - s, suffixes[i])) {
+			len -= s;
+			break;
+		}
+	}
+	if ((size_t)snprintf(dst, cap, "%.*s%s", (int)len, trace,
+			     BACH_TIME_SUFFIX) >= cap)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+struct bach_time_writer {
+	int dirfd, fd;
+	char name[4096], part[4096];
+	uint64_t clock_hz, entries;
+	struct bach_deflater *d;
+	size_t nbuf; /* entries waiting in buf */
+	uint8_t buf[MEMBER_BYTES];
+	uint8_t out[BACH_BGZF_MAX_BLOCK + BT_LEN];
+	bool closed;
+};
+
+int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
+			  const char *name, uint64_t clock_hz)
+{
+	struct bach_time_writer *w = calloc(1, sizeof(*w));
+
+	*wp = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->d = bach_deflater_new(BACH_DEFLATE_LIBDEFLATE, 1);
+	if (!w->d) {
+		free(w);
+		return -ENOMEM;
+	}
+	w->dirfd = dirfd;
+	w->clock_hz = clock_hz;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	snprintf(w->part, sizeof(w->part), "%s.part", name);
+	w->fd = openat(dirfd, w->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		       0644);
+	if (w->fd < 0) {
+		int err = -errno;
+
+		bach_deflater_free(w->d);
+		free(w);
+		return err;
+	}
+	*wp = w;
+	return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t k = write(fd, p, len);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The waiting entries as one member, the BT subfield after BC. */
+static int flush_member(struct bach_time_writer *w)
+{
+	size_t len;
+
+	if (!w->nbuf)
+		return 0;
+	len = bach_bgzf_block(w->d, w->out, w->buf, w->nbuf * BACH_TIME_ENTRY);
+	memmove(w->out + HDR + BT_LEN, w->out + HDR, len - HDR);
+	put_le16(w->out + 10, 6 + BT_LEN);
+	put_le16(w->out + 16, (uint16_t)(len + BT_LEN - 1));
+	w->out[HDR] = 'B';
+	w->out[HDR + 1] = 'T';
+	put_le16(w->out + HDR + 2, 8);
+	put_le64(w->out + HDR + 4, w->clock_hz);
+	w->nbuf = 0;
+	return write_all(w->fd, w->out, len + BT_LEN);
+}
+
+int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
+			 size_t n)
+{
+	while (n) {
+		size_t k = BACH_TIME_MEMBER_ENTRIES - w->nbuf;
+
+		if (k > n)
+			k = n;
+		for (size_t i = 0; i < k; i++)
+			put_le64(w->buf + (w->nbuf + i) * BACH_TIME_ENTRY,
+				 t[i]);
+		w->nbuf += k;
+		w->entries += k;
+		t += k;
+		n -= k;
+		if (w->nbuf == BACH_TIME_MEMBER_ENTRIES) {
+			int err = flush_member(w);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int bach_time_writer_fill(struct bach_time_writer *w, uint64_t v, uint64_t n)
+{
+	uint64_t chunk[256];
+
+	for (size_t i = 0; i < 256; i++)
+		chunk[i] = v;
+	while (n) {
+		size_t k = n < 256 ? (size_t)n : 256;
+		int err = bach_time_writer_put(w, chunk, k);
+
+		if (err)
+			return err;
+		n -= k;
+	}
+	return 0;
+}
+
+void bach_time_writer_clock(struct bach_time_writer *w, uint64_t clock_hz)
+{
+	w->clock_hz = clock_hz;
+}
+
+uint64_t bach_time_writer_entries(const struct bach_time_writer *w)
+{
+	return w->entries;
+}
+
+int bach_time_writer_close(struct bach_time_writer *w, bool sync)
+{
+	int err = flush_member(w);
+
+	if (!err)
+		err = write_all(w->fd, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
+	if (!err && sync && fdatasync(w->fd) < 0)
+		err = -errno;
+	if (close(w->fd) < 0 && !err)
+		err = -errno;
+	w->fd = -1;
+	if (!err && renameat(w->dirfd, w->part, w->dirfd, w->name) < 0)
+		err = -errno;
+	if (!err)
+		w->closed = true;
+	return err;
+}
+
+void bach_time_writer_free(struct bach_time_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (!w->closed)
+		unlinkat(w->dirfd, w->part, 0);
+	bach_deflater_free(w->d);
+	free(w);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+struct bach_times {
+	char file[4096]; /* the trace file whose sidecar is open */
+	char path[4096]; /* the sidecar */
+	int fd;
+	uint64_t size;	   /* the sidecar's bytes */
+	uint64_t moff;	   /* offset of the member after the decoded one */
+	uint64_t first;	   /* entry index of mbuf[0] */
+	size_t mlen;	   /* entries in mbuf */
+	bool at_eof;	   /* the EOF block was reached */
+	uint64_t clock_hz; /* of the first member */
+	uint64_t next;	   /* entry after the last one asked for */
+	struct libdeflate_decompressor *dd;
+	uint64_t mbuf[BACH_TIME_MEMBER_ENTRIES];
+	uint8_t cbuf[65536 + 64], raw[MEMBER_BYTES];
+	uint64_t *out;
+	size_t outcap;
+	char msg[8400];
+};
+
+struct bach_times *bach_times_new(void)
+{
+	struct bach_times *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->fd = -1;
+	t->dd = libdeflate_alloc_decompressor();
+	if (!t->dd) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void bach_times_free(struct bach_times *t)
+{
+	if (!t)
+		return;
+	if (t->fd >= 0)
+		close(t->fd);
+	libdeflate_free_decompressor(t->dd);
+	free(t->out);
+	free(t);
+}
+
+const char *bach_times_strerror(const struct bach_times *t)
+{
+	return t->msg;
+}
+
+uint64_t bach_times_clock_hz(const struct bach_times *t)
+{
+	return t->clock_hz;
+}
+
+static int tfail(struct bach_times *t, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int tfail(struct bach_times *t, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int k = snprintf(t->msg, sizeof(t->msg), "%s: ", t->path);
+
+	va_start(ap, fmt);
+	vsnprintf(t->msg + k, sizeof(t->msg) - (size_t)k, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int open_sidecar(struct bach_times *t, const char *file)
+{
+	struct stat st;
+
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	snprintf(t->file, sizeof(t->file), "%s", file);
+	if (bach_time_name(t->path, sizeof(t->path), file))
+		return tfail(t, -ENAMETOOLONG, "name too long");
+	t->fd = open(t->path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0) {
+		int err = -errno;
+
+		if (err == -ENOENT)
+			return tfail(t, err,
+				     "no timing sidecar for %s (the trace "
+				     "has no timing)",
+				     file);
+		return tfail(t, err, "%s", strerror(-err));
+	}
+	if (fstat(t->fd, &st) < 0)
+		return tfail(t, -errno, "%s", strerror(errno));
+	t->size = (uint64_t)st.st_size;
+	t->moff = 0;
+	t->first = 0;
+	t->mlen = 0;
+	t->at_eof = false;
+	t->clock_hz = 0;
+	return 0;
+}
+
+static int pread_all(struct bach_times *t, uint8_t *p, size_t len, uint64_t off)
+{
+	ssize_t k = pread(t->fd, p, len, (off_t)off);
+
+	if (k < 0)
+		return tfail(t, -errno, "byte offset %llu: %s",
+			     (unsigned long long)off, strerror(errno));
+	if ((size_t)k < len)
+		return tfail(t, -EBADMSG,
+			     "truncated gzip member at byte offset %llu "
+			     "(file ends at %llu)",
+			     (unsigned long long)off,
+			     (unsigned long long)t->size);
+	return 0;
+}
+
+/*
+ * The member at t->moff: decoded into mbuf when decode, else only
+ * checked to hold a whole member's entries (one being passed over).
+ */
+static int next_member(struct bach_times *t, bool decode)
+{
+	uint64_t off = t->moff;
+	uint8_t *p = t->cbuf;
+	size_t hlen, xlen, isize, size;
+	int bs, err;
+
+	t->first += t->mlen;
+	t->mlen = 0;
+	if (t->at_eof || off >= t->size)
+		return tfail(t, -EBADMSG,
+			     "%s at byte offset %llu: fewer entries than "
+			     "records (%llu entries)",
+			     t->at_eof ? "EOF block" : "missing EOF block",
+			     (unsigned long long)off,
+			     (unsigned long long)t->first);
+	hlen = t->size - off < 64 ? (size_t)(t->size - off) : 64;
+	if ((err = pread_all(t, p, hlen, off)))
+		return err;
+	bs = bach_bgzf_member_size(p, hlen);
+	if (bs < 0 || hlen < 12)
+		return tfail(t, -EBADMSG,
+			     "not a blocked gzip member at byte offset %llu",
+			     (unsigned long long)off);
+	size = (size_t)bs;
+	xlen = get_le16(p + 10);
+	if (off + size > t->size)
+		return tfail(t, -EBADMSG,
+			     "truncated gzip member at byte offset %llu "
+			     "(file ends at %llu)",
+			     (unsigned long long)off,
+			     (unsigned long long)t->size);
+	if (size < 12 + xlen + 8)
+		return tfail(t, -EBADMSG, "bad member size at byte offset %llu",
+			     (unsigned long long)off);
+	for (size_t i = 0; i + 4 <= xlen && 12 + i + 12 <= hlen;
+	     i += 4 + get_le16(p + 12 + i + 2))
+		if (p[12 + i] == 'B' && p[12 + i + 1] == 'T' &&
+		    get_le16(p + 12 + i + 2) == 8 && !off)
+			t->clock_hz = get_le64(p + 12 + i + 4);
+	if ((err = pread_all(t, p, size, off)))
+		return err;
+	isize = get_le32(p + size - 4);
+	if (!isize) {
+		if (off + size != t->size)
+			return tfail(t, -EBADMSG,
+				     "trailing garbage after the EOF block "
+				     "at byte offset %llu",
+				     (unsigned long long)(off + size));
+		t->at_eof = true;
+		t->moff = off + size;
+		return next_member(t, decode); /* says what is missing */
+	}
+	if (isize % BACH_TIME_ENTRY || isize > MEMBER_BYTES)
+		return tfail(t, -EBADMSG,
+			     "member at byte offset %llu holds %zu bytes, "
+			     "not whole entries",
+			     (unsigned long long)off, isize);
+	if (decode || isize != MEMBER_BYTES) {
+		size_t got;
+
+		if (libdeflate_deflate_decompress(
+			    t->dd, p + 12 + xlen, size - 12 - xlen - 8, t->raw,
+			    isize, &got) != LIBDEFLATE_SUCCESS ||
+		    got != isize ||
+		    libdeflate_crc32(0, t->raw, isize) !=
+			    get_le32(p + size - 8))
+			return tfail(t, -EBADMSG,
+				     "corrupt gzip member at byte offset %llu",
+				     (unsigned long long)off);
+		for (size_t i = 0; i < isize / BACH_TIME_ENTRY; i++)
+			t->mbuf[i] = get_le64(t->raw + i * BACH_TIME_ENTRY);
+	}
+	t->mlen = isize / BACH_TIME_ENTRY;
+	t->moff = off + size;
+	/* only the last member may be short */
+	if (isize != MEMBER_BYTES && t->moff + BACH_BGZF_EOF_SIZE != t->size)
+		return tfail(t, -EBADMSG,
+			     "short member at byte offset %llu before the "
+			     "end (%zu entries, not %u)",
+			     (unsigned long long)off, t->mlen,
+			     BACH_TIME_MEMBER_ENTRIES);
+	return 0;
+}
+
+int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
+		   size_t n, const uint64_t **out)
+{
+	size_t k = 0;
+	int err;
+
+	if (strcmp(file, t->file) || t->fd < 0 || rec < t->first) {
+		if ((err = open_sidecar(t, file)))
+			return err;
+	}
+	if (n > t->outcap) {
+		uint64_t *o = realloc(t->out, n * sizeof(*o));
+
+		if (!o)
+			return tfail(t, -ENOMEM, "out of memory");
+		t->out = o;
+		t->outcap = n;
+	}
+	while (k < n) {
+		uint64_t e = rec + k;
+		size_t m;
+
+		if (e >= t->first + t->mlen) {
+			/* pass over whole members before e undecoded */
+			bool dec = e < t->first + t->mlen +
+						   BACH_TIME_MEMBER_ENTRIES ||
+				   !t->mlen;
+
+			if ((err = next_member(t, dec)))
+				return err;
+			continue;
+		}
+		m = (size_t)(t->first + t->mlen - e);
+		if (m > n - k)
+			m = n - k;
+		memcpy(t->out + k, t->mbuf + (e - t->first),
+		       m * sizeof(*t->out));
+		k += m;
+	}
+	t->next = rec + n;
+	*out = t->out;
+	return 0;
+}
+
+int bach_times_end(struct bach_times *t)
+{
+	if (t->fd < 0 || t->at_eof)
+		return 0;
+	if (t->next == t->first + t->mlen &&
+	    t->moff + BACH_BGZF_EOF_SIZE == t->size)
+		return 0;
+	return tfail(t, -EBADMSG,
+		     "more entries than %s has records (%llu records; "
+		     "entry %llu follows, in the member ending at byte "
+		     "offset %llu)",
+		     t->file, (unsigned long long)t->next,
+		     (unsigned long long)t->next, (unsigned long long)t->moff);
+}
+
+bool bach_times_present(const char *trace)
+{
+	char name[4096];
+	struct stat st;
+	char **paths = NULL;
+	size_t nparts = 0;
+	ssize_t n;
+	bool yes = false;
+
+	if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) {
+		n = bach_capture_segments(trace, &paths, &nparts);
+		if (n > 0)
+			yes = !bach_time_name(name, sizeof(name), paths[0]) &&
+			      access(name, F_OK) == 0;
+		for (ssize_t i = 0; i < n; i++)
+			free(paths[i]);
+		free(paths);
+		return yes;
+	}
+	return !bach_time_name(name, sizeof(name), trace) &&
+	       access(name, F_OK) == 0;
+}

@@ -1,0 +1,99 @@
+# Timing sidecars (docs/formats.md section 3.2): the fake board's clocks
+# kept, aligned with the records through gaps, read by dump and stat.
+. "$TOP/tests/lib.sh"
+
+# The board model's rule (drivers/board_model.c, docs/board-protocol.md
+# section 3): record k it samples (lost ones counted) is at bus clock 2k,
+# a cycle every two clocks, at 66666666 Hz. Frames of F records; every
+# Dth frame lost on the link: a gap marker, at the clock of the record
+# before it, then the next frame's records.
+N=50000 F=1000 D=3 HZ=66666666
+awk -v n=$N -v f=$F -v d=$D 'BEGIN {
+	last = 0; lost = 0
+	for (fr = 0; fr * f < n; fr++) {
+		if ((fr + 1) % d == 0) { lost = 1; continue }
+		if (lost) { print "gap " last; lost = 0 }
+		for (k = fr * f; k < fr * f + f && k < n; k++) {
+			print "rec " 2 * k; last = 2 * k
+		}
+	}
+}' > "$T/expected"
+
+mkdir "$T/c"
+$BACH capture --driver fake --option records=$N --option seed=3 \
+	--option frame=$F --option drop_every=$D --option timing=1 \
+	--output "$T/c" 2> "$T/err" || fail "capture: $(cat "$T/err")"
+C=$(ls -d "$T"/c/2*Z*)
+[ -f "$C/seg-000001.time.gz" ] || fail "no sidecar: $(ls "$C")"
+grep -q '"timing":"seg-000001.time.gz","clock_hz":66666666' "$C/manifest.jsonl" ||
+	fail "segment event without timing: $(grep segment "$C/manifest.jsonl")"
+
+# one entry per record, gap markers included, exactly the model's clocks
+$BACH dump --time "$C" > "$T/dump" || fail "dump --time exited $?"
+awk '{ print ($3 == "INVALID" && $2 == "00" ? "gap " : "rec ") $4 }' \
+	"$T/dump" > "$T/got"
+cmp -s "$T/got" "$T/expected" ||
+	fail "clocks differ from the model: $(diff "$T/got" "$T/expected" | head -5)"
+[ "$(wc -l < "$T/dump")" = "$($BACH dump "$C" | wc -l)" ] ||
+	fail "dump --time and dump disagree on the record count"
+# seconds = clock / rate, within the 1 ns printed
+awk -v hz=$HZ '{ e = $4 / hz - $5; if (e < 0) e = -e
+	if (e > 1.5e-9) { print NR ": " $0; exit 1 } }' "$T/dump" ||
+	fail "seconds column is not clock / $HZ"
+# the uncompressed sidecar is the same clocks, 8 bytes each, little-endian
+zcat "$C/seg-000001.time.gz" | od -An -v -t u8 -w8 | awk '{ print $1 }' \
+	> "$T/raw"
+awk '{ print $2 }' "$T/expected" | cmp -s - "$T/raw" ||
+	fail "sidecar bytes are not the model's u64 clocks"
+
+# csv and jsonl carry them too; a range reaches them through the members
+$BACH dump --time --format csv --range 2000:2002 "$C" > "$T/csv"
+[ "$(head -2 "$T/csv")" = "index,address,be,control,type,clock,seconds
+2000,0x000003e8,0x00,0x0f,INVALID,3998,0.000059970" ] ||
+	fail "csv --time: $(cat "$T/csv")"
+$BACH dump --time --format jsonl --range 20000:20001 "$C" > "$T/j"
+want=$(awk 'NR == 20001 { print $2 }' "$T/expected")
+grep -q "\"clock\":$want," "$T/j" || fail "jsonl --time: $(cat "$T/j") (want $want)"
+# far into the sidecar (members passed over undecoded)
+$BACH dump --time --range 33000:33001 "$C" | awk '{ print $4 }' > "$T/far"
+[ "$(cat "$T/far")" = "$(awk 'NR == 33001 { print $2 }' "$T/expected")" ] || fail "far entry: $(cat "$T/far")"
+
+# stat --time: 99998 clocks from first to last, every cycle (lost ones
+# too) every 2 clocks, all in second 0
+$BACH stat --time "$C" > "$T/stat" || fail "stat --time exited $?"
+grep -q "duration           0.001499970 s  (99998 bus clocks at 66666666 Hz)" "$T/stat" ||
+	fail "duration: $(cat "$T/stat")"
+grep -q "bus utilisation    0.5000 cycles per clock" "$T/stat" || fail "utilisation: $(cat "$T/stat")"
+grep -q "busiest second     0  ($N cycles)" "$T/stat" || fail "busiest: $(cat "$T/stat")"
+$BACH stat --time --json "$C" | grep -q '"cycles":50000,"first_clock":0,"last_clock":99998' ||
+	fail "stat --time --json"
+
+# a capture without timing works as before; --time says there is none
+mkdir "$T/u"
+$BACH capture --driver fake --option records=5000 --option seed=3 \
+	--output "$T/u" 2> "$T/err" || fail "capture: $(cat "$T/err")"
+U=$(ls -d "$T"/u/2*Z*)
+[ ! -e "$U/seg-000001.time.gz" ] || fail "a sidecar without timing"
+grep -q '"timing"' "$U/manifest.jsonl" && fail "timing in the manifest"
+$BACH verify "$U" > /dev/null || fail "untimed capture does not verify"
+$BACH verify "$C" > /dev/null || fail "timed capture does not verify"
+expect_status 2 $BACH dump --time "$U"
+expect_err "seg-000001.time.gz: no timing sidecar"
+
+# damage: cut short, a corrupt member, one of another trace
+cp "$C/seg-000001.byu.gz" "$T/d.byu.gz"
+head -c 30000 "$C/seg-000001.time.gz" > "$T/d.time.gz"
+expect_status 1 $BACH dump --time "$T/d.byu.gz"
+expect_err "d.time.gz: truncated gzip member at byte offset"
+expect_status 1 $BACH stat --time "$T/d.byu.gz"
+expect_err "d.time.gz: truncated gzip member at byte offset"
+cp "$C/seg-000001.time.gz" "$T/d.time.gz"
+printf '\377\377\377\377' | dd of="$T/d.time.gz" bs=1 seek=2000 conv=notrunc 2> /dev/null
+expect_status 1 $BACH dump --time "$T/d.byu.gz"
+expect_err "d.time.gz: corrupt gzip member at byte offset 0"
+cp "$U/seg-000001.byu.gz" "$T/s.byu.gz"
+cp "$C/seg-000001.time.gz" "$T/s.time.gz"
+expect_status 1 $BACH dump --time "$T/s.byu.gz"
+expect_err "more entries than"
+cp "$C/seg-000001.byu.gz" "$T/l.byu.gz"
+$BACH dump "$T/l.byu.gz" > /dev/null || fail "plain dump"
