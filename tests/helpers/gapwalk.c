@@ -25,46 +25,13 @@ static int invalid_type(unsigned t)
 	return t == 0 || t == 2 || t == 4 || t == 6 || t == 10 || t == 11;
 }
 
-int main(int argc, char **argv)
+/* Walk TRACE (t) against the reference g of ng records; the status. */
+static int walk(const uint8_t *g, uint64_t ng, FILE *t, int prefix)
 {
-	int prefix = 0, i = 1;
-	uint64_t gsize = 0, gcap = 1 << 20, ng, pos = 0, recs = 0, markers = 0,
-		 lost = 0, idx = 0;
-	uint8_t *g, r[REC];
-	FILE *f, *t;
+	uint64_t pos = 0, recs = 0, markers = 0, lost = 0, idx = 0;
+	uint8_t r[REC];
 	size_t n;
 
-	if (argc > 1 && !strcmp(argv[1], "-p")) {
-		prefix = 1;
-		i++;
-	}
-	if (argc - i != 2) {
-		fprintf(stderr,
-			"usage: gapwalk [-p] REFERENCE.byu TRACE.byu|-\n");
-		return 2;
-	}
-	f = fopen(argv[i], "rb");
-	if (!f) {
-		perror(argv[i]);
-		return 2;
-	}
-	g = malloc(gcap);
-	while (g && (n = fread(g + gsize, 1, gcap - gsize, f)) > 0) {
-		gsize += n;
-		if (gsize == gcap)
-			g = realloc(g, gcap *= 2);
-	}
-	fclose(f);
-	if (!g || gsize % REC) {
-		fprintf(stderr, "gapwalk: %s: not whole records\n", argv[i]);
-		return 2;
-	}
-	ng = gsize / REC;
-	t = strcmp(argv[i + 1], "-") ? fopen(argv[i + 1], "rb") : stdin;
-	if (!t) {
-		perror(argv[i + 1]);
-		return 2;
-	}
 	while ((n = fread(r, 1, REC, t)) == REC) {
 		unsigned ctl = r[5];
 
@@ -118,4 +85,55 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int prefix = 0, i = 1;
+	uint64_t gsize = 0, gcap = 1 << 20, ng;
+	uint8_t *g, *more;
+	FILE *f, *t;
+	size_t n;
+	int rc;
+
+	if (argc > 1 && !strcmp(argv[1], "-p")) {
+		prefix = 1;
+		i++;
+	}
+	if (argc - i != 2) {
+		fprintf(stderr,
+			"usage: gapwalk [-p] REFERENCE.byu TRACE.byu|-\n");
+		return 2;
+	}
+	f = fopen(argv[i], "rb");
+	if (!f) {
+		perror(argv[i]);
+		return 2;
+	}
+	g = malloc(gcap);
+	while (g && (n = fread(g + gsize, 1, gcap - gsize, f)) > 0) {
+		gsize += n;
+		if (gsize == gcap) {
+			more = realloc(g, gcap *= 2);
+			if (!more)
+				free(g);
+			g = more;
+		}
+	}
+	fclose(f);
+	if (!g || gsize % REC) {
+		fprintf(stderr, "gapwalk: %s: not whole records\n", argv[i]);
+		free(g);
+		return 2;
+	}
+	ng = gsize / REC;
+	t = strcmp(argv[i + 1], "-") ? fopen(argv[i + 1], "rb") : stdin;
+	if (!t) {
+		perror(argv[i + 1]);
+		free(g);
+		return 2;
+	}
+	rc = walk(g, ng, t, prefix);
+	free(g);
+	return rc;
 }
