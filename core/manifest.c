@@ -305,22 +305,48 @@ int manifest_device(struct manifest *m, bool lost, const char *seg, uint64_t at)
 			      "\"segment\":\"%s\",\"at\":%llu", seg, U(at));
 }
 
+size_t manifest_decode_json(char *buf, size_t cap,
+			    const struct bach_busdec_stats *s)
+{
+	int n = snprintf(
+		buf, cap,
+		"{\"samples\":%llu,\"clocks\":%llu,\"cycles\":%llu,"
+		"\"records\":%llu,\"off_bus\":%llu,\"off_bus_clocks\":%llu,"
+		"\"backoffs\":%llu,\"aborted\":%llu,\"ken_uncached\":%llu,"
+		"\"ken_unknown\":%llu,\"inquire_addr\":%llu,"
+		"\"stray_brdy\":%llu,\"overlapped\":%llu,\"unfinished\":%llu}",
+		U(s->samples), U(s->clocks), U(s->cycles), U(s->records),
+		U(s->off_bus), U(s->off_bus_clocks), U(s->backoffs),
+		U(s->aborted), U(s->ken_uncached), U(s->ken_unknown),
+		U(s->inquire_addr), U(s->stray_brdy), U(s->overlapped),
+		U(s->unfinished));
+
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
 int manifest_ended(struct manifest *m, const struct manifest_ended *e)
 {
-	char by[64] = "";
+	char by[64] = "", board[64] = "", dec[600] = "";
 
 	if (e->stopped_by)
 		snprintf(by, sizeof(by), ",\"stopped_by\":\"%s\"",
 			 e->stopped_by);
+	if (e->have_board)
+		snprintf(board, sizeof(board), ",\"board_off_bus\":%llu",
+			 U(e->board_off_bus));
+	if (e->decode) {
+		memcpy(dec, ",\"decode\":", 10);
+		manifest_decode_json(dec + 10, sizeof(dec) - 10, e->decode);
+	}
 	return manifest_event(
 		m, "ended",
 		"\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%"
 		"llu,"
 		"\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,"
-		"\"stalls\":%llu,\"board_stalls\":%llu%s",
+		"\"stalls\":%llu,\"board_stalls\":%llu%s%s%s",
 		e->state, U(e->produced), U(e->written), U(e->lost),
 		U(e->gap_markers), U(e->segments), U(e->bytes), U(e->stalls),
-		U(e->board_stalls), by);
+		U(e->board_stalls), board, by, dec);
 }
 
 int manifest_retention_segment(struct manifest *m, const char *name,

@@ -130,6 +130,9 @@ struct manifest_ended {
 	/* what ended it before the source did: "duration", "records",
 	 * "segments" (autostop), "min_free" (on_full = stop); or NULL */
 	const char *stopped_by;
+	bool have_board;	/* a board status came: board_off_bus */
+	uint64_t board_off_bus; /* its ADS#s with the CPU off the bus */
+	const struct bach_busdec_stats *decode; /* a decoder's, or NULL */
 };
 int manifest_ended(struct manifest *m, const struct manifest_ended *e);
 /*
@@ -150,6 +153,14 @@ int manifest_ended_recovered(struct manifest *m,
  * filesystem cannot.
  */
 int manifest_reserve(struct manifest *m, off_t bytes);
+
+/*
+ * The bus decoder's summary as a JSON object ({...}, every count named as
+ * in struct bach_busdec_stats), for the ended event and the status.
+ * Returns its length (cut to fit cap).
+ */
+size_t manifest_decode_json(char *buf, size_t cap,
+			    const struct bach_busdec_stats *s);
 
 /*
  * JSON string contents for s (quotes not included): quotes, backslashes and
