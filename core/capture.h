@@ -93,6 +93,9 @@ struct capture_config {
 
 	/* autostop: 0 = no limit */
 	uint64_t stop_seconds, stop_records, stop_segments;
+
+	/* the daemon's metrics file ("": none), here for the manifest */
+	char metrics_file[4096];
 };
 
 void capture_config_defaults(struct capture_config *c);

@@ -171,11 +171,43 @@ int manifest_reserve(struct manifest *m, off_t bytes)
 	return 0;
 }
 
+/*
+ * The settings beyond the first few that shape a capture, as members of
+ * the started event's "config" (each named as its [bachd] key).
+ */
+static void started_settings(char *buf, size_t cap,
+			     const struct capture_config *c)
+{
+	char post[2100], metrics[8200], markers[CAPTURE_MAX_MARKERS * 60];
+	size_t n = 0;
+
+	markers[0] = 0;
+	for (size_t i = 0; i < c->nmarkers && n < sizeof(markers) - 1; i++)
+		n += (size_t)snprintf(markers + n, sizeof(markers) - n,
+				      "%s\"%s\"", i ? "," : "",
+				      c->markers[i].text);
+	json_escape(post, sizeof(post), c->post_rotate);
+	json_escape(metrics, sizeof(metrics), c->metrics_file);
+	snprintf(buf, cap,
+		 ",\"threads\":%d,\"queue_depth\":%u,\"flush_ms\":%llu,"
+		 "\"min_free_bytes\":%llu,\"min_free_percent\":%u,"
+		 "\"on_full\":\"%s\",\"keep_bytes\":%llu,\"keep_days\":%llu,"
+		 "\"keep_captures\":%llu,\"post_rotate\":\"%s\","
+		 "\"duration\":%llu,\"records\":%llu,\"segments\":%llu,"
+		 "\"markers\":[%s],\"marker_rate\":%u,\"metrics_file\":\"%s\"",
+		 c->threads, c->queue_depth, U(c->flush_ms),
+		 U(c->min_free_bytes), c->min_free_pct,
+		 c->on_full == CAPTURE_ON_FULL_STOP ? "stop" : "wait",
+		 U(c->keep_bytes), U(c->keep_days), U(c->keep_captures), post,
+		 U(c->stop_seconds), U(c->stop_records), U(c->stop_segments),
+		 markers, c->marker_rate, metrics);
+}
+
 int manifest_started(struct manifest *m, const struct manifest_started *s)
 {
 	char opts[8192];
 	char k[256], v[1024], cfgp[4200], host[800], gw[200], abs[4200];
-	char labels[CAPTURE_MAX_LABELS * 1700];
+	char labels[CAPTURE_MAX_LABELS * 1700], more[16384] = "";
 	size_t n = 0, nl = 0;
 
 	opts[0] = 0;
@@ -186,6 +218,8 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		n += (size_t)snprintf(opts + n, sizeof(opts) - n,
 				      "%s\"%s\":\"%s\"", i ? "," : "", k, v);
 	}
+	if (s->cfg)
+		started_settings(more, sizeof(more), s->cfg);
 	json_escape(cfgp, sizeof(cfgp), s->config_file);
 	json_escape(host, sizeof(host), s->host ? s->host : "");
 	json_escape(gw, sizeof(gw), s->gateware ? s->gateware : "");
@@ -207,12 +241,12 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		"\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
 		"\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\","
 		"\"raw_dump\":%s,"
-		"\"compressor\":\"%s\"}",
+		"\"compressor\":\"%s\"%s}",
 		host, s->version ? s->version : "", gw, abs, labels, s->driver,
 		opts, s->device, cfgp, s->policy, TF(s->gap_markers),
 		TF(s->compress), s->level, U(s->ring_bytes), U(s->rotate_bytes),
 		U(s->rotate_seconds), s->io, TF(s->raw_dump),
-		s->compressor ? s->compressor : "libdeflate");
+		s->compressor ? s->compressor : "libdeflate", more);
 }
 
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)

@@ -58,6 +58,7 @@ struct manifest_started {
 	const char *config_abs; /* the config file's absolute path, or "" */
 	const struct capture_label *labels;
 	size_t nlabels;
+	const struct capture_config *cfg; /* the rest of "config" */
 };
 int manifest_started(struct manifest *m, const struct manifest_started *s);
 

@@ -195,6 +195,7 @@ static int write_started(struct capture *c)
 			.gateware = gw,
 			.config_abs = c->cfg.config_abs,
 			.labels = c->cfg.labels,
+			.cfg = &c->cfg,
 			.nlabels = c->cfg.nlabels,
 			.driver = c->cfg.driver,
 			.opts = c->cfg.opts,

@@ -83,12 +83,13 @@ static int run(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	ms.output = cfg.cap.output;
-	metrics_init(&m, cfg.metrics_file, cfg.metrics_interval);
+	metrics_init(&m, cfg.cap.metrics_file, cfg.metrics_interval);
 	/* a metrics file that cannot be written is a configuration error */
-	if (cfg.metrics_file[0] &&
+	if (cfg.cap.metrics_file[0] &&
 	    (err = metrics_write(&m, &(struct metrics_state){
 					     .output = cfg.cap.output }))) {
-		errmsg("metrics_file %s: %s", cfg.metrics_file, strerror(-err));
+		errmsg("metrics_file %s: %s", cfg.cap.metrics_file,
+		       strerror(-err));
 		close(sfd);
 		return EXIT_USAGE;
 	}
