@@ -93,6 +93,9 @@ struct capture_config {
 
 	/* autostop: 0 = no limit */
 	uint64_t stop_seconds, stop_records, stop_segments;
+
+	/* the daemon's metrics file ("": none), here for the manifest */
+	char metrics_file[4096];
 };
 
 void capture_config_defaults(struct capture_config *c);
@@ -129,10 +132,12 @@ struct capture_status {
 	uint64_t board_stalls; /* times the board held the CPU (its status) */
 	uint64_t ring_used, ring_blocks;
 	uint64_t corrupt_frames;
-	bool have_board;		/* a board status frame has come */
-	struct bach_board_status board; /* the board's last one */
-	bool running;			/* the source is still producing */
-	bool writer_blocked;		/* a write has been pending for long */
+	bool have_board;		 /* a board status frame has come */
+	struct bach_board_status board;	 /* the board's last one */
+	bool have_decode;		 /* a bus decoder's summary has come */
+	struct bach_busdec_stats decode; /* its totals (bach_source_decoded) */
+	bool running;			 /* the source is still producing */
+	bool writer_blocked;		 /* a write has been pending for long */
 	bool disk_waiting;	  /* below min_free: records are being lost */
 	uint64_t writer_progress; /* ticks whenever the writer moves on */
 	uint64_t start_unix_ns;	  /* wall clock when the capture started, 0: not

@@ -59,6 +59,8 @@ struct capture {
 	int run_err;
 	struct bach_board_status board; /* the board's last status */
 	bool have_board_status;
+	struct bach_busdec_stats decode; /* bach_source_decoded()'s totals */
+	bool have_decode;
 	uint64_t t0_ns;		   /* when the capture started */
 	uint64_t t0_real_ns;	   /* the same, on the wall clock */
 	_Atomic uint32_t clock_hz; /* the board's bus clock, once known */

@@ -171,11 +171,43 @@ int manifest_reserve(struct manifest *m, off_t bytes)
 	return 0;
 }
 
+/*
+ * The settings beyond the first few that shape a capture, as members of
+ * the started event's "config" (each named as its [bachd] key).
+ */
+static void started_settings(char *buf, size_t cap,
+			     const struct capture_config *c)
+{
+	char post[2100], metrics[8200], markers[CAPTURE_MAX_MARKERS * 60];
+	size_t n = 0;
+
+	markers[0] = 0;
+	for (size_t i = 0; i < c->nmarkers && n < sizeof(markers) - 1; i++)
+		n += (size_t)snprintf(markers + n, sizeof(markers) - n,
+				      "%s\"%s\"", i ? "," : "",
+				      c->markers[i].text);
+	json_escape(post, sizeof(post), c->post_rotate);
+	json_escape(metrics, sizeof(metrics), c->metrics_file);
+	snprintf(buf, cap,
+		 ",\"threads\":%d,\"queue_depth\":%u,\"flush_ms\":%llu,"
+		 "\"min_free_bytes\":%llu,\"min_free_percent\":%u,"
+		 "\"on_full\":\"%s\",\"keep_bytes\":%llu,\"keep_days\":%llu,"
+		 "\"keep_captures\":%llu,\"post_rotate\":\"%s\","
+		 "\"duration\":%llu,\"records\":%llu,\"segments\":%llu,"
+		 "\"markers\":[%s],\"marker_rate\":%u,\"metrics_file\":\"%s\"",
+		 c->threads, c->queue_depth, U(c->flush_ms),
+		 U(c->min_free_bytes), c->min_free_pct,
+		 c->on_full == CAPTURE_ON_FULL_STOP ? "stop" : "wait",
+		 U(c->keep_bytes), U(c->keep_days), U(c->keep_captures), post,
+		 U(c->stop_seconds), U(c->stop_records), U(c->stop_segments),
+		 markers, c->marker_rate, metrics);
+}
+
 int manifest_started(struct manifest *m, const struct manifest_started *s)
 {
 	char opts[8192];
 	char k[256], v[1024], cfgp[4200], host[800], gw[200], abs[4200];
-	char labels[CAPTURE_MAX_LABELS * 1700];
+	char labels[CAPTURE_MAX_LABELS * 1700], more[16384] = "";
 	size_t n = 0, nl = 0;
 
 	opts[0] = 0;
@@ -186,6 +218,8 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		n += (size_t)snprintf(opts + n, sizeof(opts) - n,
 				      "%s\"%s\":\"%s\"", i ? "," : "", k, v);
 	}
+	if (s->cfg)
+		started_settings(more, sizeof(more), s->cfg);
 	json_escape(cfgp, sizeof(cfgp), s->config_file);
 	json_escape(host, sizeof(host), s->host ? s->host : "");
 	json_escape(gw, sizeof(gw), s->gateware ? s->gateware : "");
@@ -207,12 +241,12 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		"\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
 		"\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\","
 		"\"raw_dump\":%s,"
-		"\"compressor\":\"%s\"}",
+		"\"compressor\":\"%s\"%s}",
 		host, s->version ? s->version : "", gw, abs, labels, s->driver,
 		opts, s->device, cfgp, s->policy, TF(s->gap_markers),
 		TF(s->compress), s->level, U(s->ring_bytes), U(s->rotate_bytes),
 		U(s->rotate_seconds), s->io, TF(s->raw_dump),
-		s->compressor ? s->compressor : "libdeflate");
+		s->compressor ? s->compressor : "libdeflate", more);
 }
 
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)
@@ -309,22 +343,48 @@ int manifest_device(struct manifest *m, bool lost, const char *seg, uint64_t at)
 			      "\"segment\":\"%s\",\"at\":%llu", seg, U(at));
 }
 
+size_t manifest_decode_json(char *buf, size_t cap,
+			    const struct bach_busdec_stats *s)
+{
+	int n = snprintf(
+		buf, cap,
+		"{\"samples\":%llu,\"clocks\":%llu,\"cycles\":%llu,"
+		"\"records\":%llu,\"off_bus\":%llu,\"off_bus_clocks\":%llu,"
+		"\"backoffs\":%llu,\"aborted\":%llu,\"ken_uncached\":%llu,"
+		"\"ken_unknown\":%llu,\"inquire_addr\":%llu,"
+		"\"stray_brdy\":%llu,\"overlapped\":%llu,\"unfinished\":%llu}",
+		U(s->samples), U(s->clocks), U(s->cycles), U(s->records),
+		U(s->off_bus), U(s->off_bus_clocks), U(s->backoffs),
+		U(s->aborted), U(s->ken_uncached), U(s->ken_unknown),
+		U(s->inquire_addr), U(s->stray_brdy), U(s->overlapped),
+		U(s->unfinished));
+
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
 int manifest_ended(struct manifest *m, const struct manifest_ended *e)
 {
-	char by[64] = "";
+	char by[64] = "", board[64] = "", dec[600] = "";
 
 	if (e->stopped_by)
 		snprintf(by, sizeof(by), ",\"stopped_by\":\"%s\"",
 			 e->stopped_by);
+	if (e->have_board)
+		snprintf(board, sizeof(board), ",\"board_off_bus\":%llu",
+			 U(e->board_off_bus));
+	if (e->decode) {
+		memcpy(dec, ",\"decode\":", 10);
+		manifest_decode_json(dec + 10, sizeof(dec) - 10, e->decode);
+	}
 	return manifest_event(
 		m, "ended",
 		"\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%"
 		"llu,"
 		"\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,"
-		"\"stalls\":%llu,\"board_stalls\":%llu%s",
+		"\"stalls\":%llu,\"board_stalls\":%llu%s%s%s",
 		e->state, U(e->produced), U(e->written), U(e->lost),
 		U(e->gap_markers), U(e->segments), U(e->bytes), U(e->stalls),
-		U(e->board_stalls), by);
+		U(e->board_stalls), board, by, dec);
 }
 
 int manifest_retention_segment(struct manifest *m, const char *name,

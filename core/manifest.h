@@ -58,6 +58,7 @@ struct manifest_started {
 	const char *config_abs; /* the config file's absolute path, or "" */
 	const struct capture_label *labels;
 	size_t nlabels;
+	const struct capture_config *cfg; /* the rest of "config" */
 };
 int manifest_started(struct manifest *m, const struct manifest_started *s);
 
@@ -132,6 +133,9 @@ struct manifest_ended {
 	/* what ended it before the source did: "duration", "records",
 	 * "segments" (autostop), "min_free" (on_full = stop); or NULL */
 	const char *stopped_by;
+	bool have_board;	/* a board status came: board_off_bus */
+	uint64_t board_off_bus; /* its ADS#s with the CPU off the bus */
+	const struct bach_busdec_stats *decode; /* a decoder's, or NULL */
 };
 int manifest_ended(struct manifest *m, const struct manifest_ended *e);
 /*
@@ -152,6 +156,14 @@ int manifest_ended_recovered(struct manifest *m,
  * filesystem cannot.
  */
 int manifest_reserve(struct manifest *m, off_t bytes);
+
+/*
+ * The bus decoder's summary as a JSON object ({...}, every count named as
+ * in struct bach_busdec_stats), for the ended event and the status.
+ * Returns its length (cut to fit cap).
+ */
+size_t manifest_decode_json(char *buf, size_t cap,
+			    const struct bach_busdec_stats *s);
 
 /*
  * JSON string contents for s (quotes not included): quotes, backslashes and

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -432,6 +433,31 @@ void bach_source_board_status(struct bach_source *src,
 	atomic_store(&c->clock_hz, st->clock_hz);
 }
 
+void bach_source_decoded(struct bach_source *src,
+			 const struct bach_busdec_stats *st)
+{
+	struct capture *c = src->c;
+	struct bach_busdec_stats *t = &c->decode;
+
+	pthread_mutex_lock(&c->mu); /* capture_status() reads it */
+	t->samples += st->samples;
+	t->clocks += st->clocks;
+	t->cycles += st->cycles;
+	t->records += st->records;
+	t->aborted += st->aborted;
+	t->ken_uncached += st->ken_uncached;
+	t->stray_brdy += st->stray_brdy;
+	t->overlapped += st->overlapped;
+	t->unfinished += st->unfinished;
+	t->off_bus += st->off_bus;
+	t->off_bus_clocks += st->off_bus_clocks;
+	t->backoffs += st->backoffs;
+	t->ken_unknown += st->ken_unknown;
+	t->inquire_addr += st->inquire_addr;
+	c->have_decode = true;
+	pthread_mutex_unlock(&c->mu);
+}
+
 void bach_source_event(struct bach_source *src, const char *event,
 		       const char *detail)
 {
@@ -493,6 +519,47 @@ static void parser_deltas(void *ctx, const uint8_t *d, size_t n, uint64_t ts)
 		c->fclk[i] = clk;
 	}
 	c->nfclk = n;
+}
+
+void bach_source_notice(struct bach_source *src, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	source_log(src, LOG_P_NOTICE, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * What the decoder and the board saw of the bus beyond the records, once
+ * the acquisition is over: the cycles that were not the CPU's, BOFF#, the
+ * warnings (docs/bachd.md section 5, the ended event).
+ */
+static void log_bus_summary(struct capture *c)
+{
+	const struct bach_busdec_stats *s = &c->decode;
+
+	if (c->have_decode)
+		bach_source_notice(
+			&c->src,
+			"decoded %" PRIu64 " bus clocks, %" PRIu64
+			" cycles, %" PRIu64 " records; %" PRIu64
+			" off the bus (%" PRIu64 " clocks), %" PRIu64
+			" back-offs, %" PRIu64 " aborted, %" PRIu64
+			" KEN# noncacheable, %" PRIu64
+			" KEN# not followed, %" PRIu64
+			" inquire writebacks, %" PRIu64 " stray BRDY#, %" PRIu64
+			" overlapped, %" PRIu64 " unfinished",
+			s->clocks, s->cycles, s->records, s->off_bus,
+			s->off_bus_clocks, s->backoffs, s->aborted,
+			s->ken_uncached, s->ken_unknown, s->inquire_addr,
+			s->stray_brdy, s->overlapped, s->unfinished);
+	if (c->have_board_status && c->board.offbus)
+		bach_source_notice(&c->src,
+				   "the board saw %" PRIu64
+				   " ADS#s while the CPU was off the bus "
+				   "(not recorded)",
+				   c->board.offbus);
 }
 
 static void parser_records(void *ctx, const uint8_t *recs, size_t n,
@@ -568,6 +635,7 @@ void *capture_acq_main(void *arg)
 	if (c->run_err)
 		log_err("%s: acquisition ended: %s", c->cfg.driver,
 			strerror(-c->run_err));
+	log_bus_summary(c);
 	/*
 	 * Frames lost at the very end reveal no gap by themselves: the
 	 * board's last status says how many records it sampled.

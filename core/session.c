@@ -195,6 +195,7 @@ static int write_started(struct capture *c)
 			.gateware = gw,
 			.config_abs = c->cfg.config_abs,
 			.labels = c->cfg.labels,
+			.cfg = &c->cfg,
 			.nlabels = c->cfg.nlabels,
 			.driver = c->cfg.driver,
 			.opts = c->cfg.opts,
@@ -489,6 +490,8 @@ void capture_status(struct capture *c, struct capture_status *st)
 	pthread_mutex_lock(&c->mu);
 	st->have_board = c->have_board_status;
 	st->board = c->board;
+	st->have_decode = c->have_decode;
+	st->decode = c->decode;
 	capture_identity_gateware(c->identity, st->gateware,
 				  sizeof(st->gateware));
 	snprintf(st->capture_dir, sizeof(st->capture_dir), "%s", c->capdir);
@@ -571,13 +574,29 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 			",\"board\":{\"fifo_fill\":%u,\"fifo_size\":%u,"
 			"\"records\":%llu,\"overflow\":%llu,"
 			"\"stall_episodes\":%u,\"stalled_clocks\":%llu,"
-			"\"clock_hz\":%u}}",
+			"\"clock_hz\":%u,\"off_bus\":%llu}}",
 			b->fifo_fill, b->fifo_size,
 			(unsigned long long)b->records,
 			(unsigned long long)b->overflow, b->stall_episodes,
-			(unsigned long long)b->stalled_clocks, b->clock_hz);
+			(unsigned long long)b->stalled_clocks, b->clock_hz,
+			(unsigned long long)b->offbus);
 
 		n = m < 0 ? n : n - 1 + m;
+	}
+	if (n > 0 && (size_t)n + 12 < cap && st->have_decode) {
+		/* the decoder's summary, likewise */
+		size_t at = (size_t)n - 1;
+
+		memcpy(buf + at, ",\"decode\":", 10);
+		at += 10;
+		at += manifest_decode_json(buf + at, cap - at, &st->decode);
+		if (at + 1 < cap) {
+			buf[at++] = '}';
+			buf[at] = 0;
+			n = (int)at;
+		} else {
+			n = (int)cap;
+		}
 	}
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
@@ -612,7 +631,12 @@ int capture_close(struct capture *c, struct capture_status *final)
 					   .bytes = final->bytes,
 					   .stalls = final->stalls,
 					   .board_stalls = final->board_stalls,
-					   .stopped_by = c->stop_reason }) ||
+					   .stopped_by = c->stop_reason,
+					   .have_board = final->have_board,
+					   .board_off_bus = final->board.offbus,
+					   .decode = final->have_decode
+							     ? &final->decode
+							     : NULL }) ||
 		    manifest_sync(&c->man)) {
 			if (!c->manifest_err)
 				log_err("%s/%s: cannot write the ended event: "

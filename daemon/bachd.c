@@ -166,30 +166,16 @@ static void handle_request(struct bachd *d, int fd, char *req)
 {
 	char reply[8192], *arg = strchr(req, ' ');
 	struct capture_status st;
-	size_t n;
 
 	if (arg)
 		*arg++ = 0;
 	if (!strcmp(req, "status") && !arg) {
-		char since[32];
-		struct tm tm;
-
 		if (d->cap)
 			capture_status(d->cap, &st);
 		else
 			st = d->last, st.running = false;
-		gmtime_r(&d->t0_wall, &tm);
-		strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		n = (size_t)snprintf(
-			reply, sizeof(reply),
-			"{\"ok\":true,\"capturing\":%s,"
-			"\"bachd\":{\"version\":\"%s\",\"pid\":%d,\"start_"
-			"time\":\"%s\",\"uptime_seconds\":%.3f},"
-			"\"status\":",
-			d->cap ? "true" : "false", BACH_VERSION, (int)getpid(),
-			since, mono() - d->t0);
-		n += capture_status_json(&st, reply + n, sizeof(reply) - n - 2);
-		snprintf(reply + n, sizeof(reply) - n, "}");
+		ctl_status_reply(reply, sizeof(reply), d->cap, d->t0_wall,
+				 mono() - d->t0, &st);
 	} else if (!strcmp(req, "rotate") && !arg) {
 		if (d->cap)
 			capture_rotate(d->cap);
@@ -402,9 +388,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* a metrics file that cannot be written is a configuration error */
-	metrics_init(&d.metrics, d.cfg.metrics_file, d.cfg.metrics_interval);
-	if (d.cfg.metrics_file[0] && (ret = metrics_now(&d, false))) {
-		log_err("metrics_file %s: %s", d.cfg.metrics_file,
+	metrics_init(&d.metrics, d.cfg.cap.metrics_file,
+		     d.cfg.metrics_interval);
+	if (d.cfg.cap.metrics_file[0] && (ret = metrics_now(&d, false))) {
+		log_err("metrics_file %s: %s", d.cfg.cap.metrics_file,
 			strerror(-ret));
 		close(d.sfd);
 		return EXIT_USAGE;

@@ -295,7 +295,7 @@ const struct bach_optdesc bachd_settings[] = {
 	[S_METRICS_FILE] = { .key = "metrics_file",
 			     .type = BACH_OPT_STRING,
 			     .arg = "PATH",
-			     .max = sizeof(((struct bachd_config *)0)
+			     .max = sizeof(((struct capture_config *)0)
 						   ->metrics_file) -
 				    1,
 			     .def_help = "none",
@@ -490,7 +490,8 @@ static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
 		c->log_level = levels[v->u];
 		break;
 	case S_METRICS_FILE:
-		snprintf(c->metrics_file, sizeof(c->metrics_file), "%s", v->s);
+		snprintf(c->cap.metrics_file, sizeof(c->cap.metrics_file), "%s",
+			 v->s);
 		break;
 	case S_METRICS_INTERVAL:
 		c->metrics_interval = (unsigned)v->u;

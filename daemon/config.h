@@ -15,7 +15,6 @@ struct bachd_config {
 	char control_socket[108];
 	char control_group[64];
 	int log_level;
-	char metrics_file[4096];   /* "": none */
 	unsigned metrics_interval; /* seconds */
 };
 

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #define CTL_MAX_REQUEST 4096 /* bytes, the newline included */
 
@@ -55,5 +56,14 @@ void ctl_close(struct ctl *c);
  */
 int ctl_accept(struct ctl *c, char *req, size_t cap);
 void ctl_reply(int fd, const char *json_line);
+
+struct capture_status;
+/*
+ * The reply to "status" (docs/bachd.md section 6) into reply: the process
+ * (started at since on the wall clock, up for uptime seconds) and the
+ * capture's status st. bachd and bach capture both answer with it.
+ */
+void ctl_status_reply(char *reply, size_t cap, bool capturing, time_t since,
+		      double uptime, const struct capture_status *st);
 
 #endif

@@ -201,6 +201,19 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 			 st->board.fifo_size ? (double)st->board.fifo_fill /
 						       st->board.fifo_size
 					     : 0.0);
+		metric(&o, "bach_board_off_bus_cycles_total", "counter",
+		       "ADS#s the board saw while the CPU was off the bus "
+		       "(HLDA, BOFF#), not recorded.",
+		       st->board.offbus);
+	}
+	if (st->have_decode) {
+		metric(&o, "bach_decode_off_bus_cycles_total", "counter",
+		       "ADS#s the bus decoder saw while the CPU was off the "
+		       "bus (HLDA, BOFF#), not recorded.",
+		       st->decode.off_bus);
+		metric(&o, "bach_decode_backoffs_total", "counter",
+		       "BOFF# assertions the bus decoder saw.",
+		       st->decode.backoffs);
 	}
 out:
 	return o.n < cap ? o.n : cap - 1;

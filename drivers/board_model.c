@@ -86,6 +86,14 @@ const struct bach_optdesc board_options[] = {
 				     .help = "a status frame every N data "
 					     "frames, 0 for only the "
 					     "final one" },
+	[BOARD_OPT_FOREIGN] = { .key = "foreign",
+				.type = BACH_OPT_PAIR,
+				.arg = "N:C",
+				.max2 = UINT32_MAX,
+				.def_help = "never",
+				.help = "before every Nth frame another master "
+					"runs C cycles on the bus (HOLD/HLDA): "
+					"counted off the bus, not recorded" },
 	{ 0 },
 };
 
@@ -128,6 +136,10 @@ static void apply(struct board_opts *o, int i, const struct bach_optval *v)
 		break;
 	case BOARD_OPT_STATUS_EVERY:
 		o->status_every = v->u;
+		break;
+	case BOARD_OPT_FOREIGN:
+		o->foreign_every = v->u;
+		o->foreign_cycles = (uint32_t)v->u2;
 		break;
 	}
 }
@@ -214,6 +226,7 @@ void board_power_on(struct board_model *m)
 	bach_parser_reset(m->cmds);
 	atomic_store(&m->stall_episodes, 0);
 	atomic_store(&m->stalled_ns, 0);
+	atomic_store(&m->offbus, 0);
 	board_start(m);
 	m->running = false;
 }
@@ -230,6 +243,7 @@ void board_start(struct board_model *m)
 	m->running = true;
 	atomic_store(&m->stall_episodes, 0);
 	atomic_store(&m->stalled_ns, 0);
+	atomic_store(&m->offbus, 0);
 	m->tmp_len = m->tmp_off = 0;
 }
 
@@ -314,7 +328,8 @@ size_t board_status(struct board_model *m, uint8_t *out)
 		.clock_hz = BOARD_CLOCK_HZ,
 		.stalled_clocks =
 			stalled_ns * (BOARD_CLOCK_HZ / 1000000u) / 1000u,
-		.offbus = 0, /* its bus has no other master, no BOFF# */
+		/* another master's ADS#s while the CPU held HLDA (foreign) */
+		.offbus = atomic_load(&m->offbus),
 	};
 
 	return bach_frame_build_status(out, m->status_seq++, &st);
@@ -340,6 +355,13 @@ size_t board_step(struct board_model *m, uint8_t *out, unsigned *ev)
 		atomic_fetch_add(&m->stalled_ns, o->stall_ms * 1000000ull);
 		len += board_status(m, out + len);
 	}
+	/*
+	 * Another master on the bus: the CPU grants it (HOLD/HLDA), the
+	 * board sees its ADS#s and counts them off the bus, records none
+	 * (gateware 1.1's STATUS).
+	 */
+	if (o->foreign_every && m->frames && m->frames % o->foreign_every == 0)
+		atomic_fetch_add(&m->offbus, o->foreign_cycles);
 	/* a FIFO overflow: sampled records that never reach a frame */
 	if (o->overflow_every && m->frames &&
 	    m->frames % o->overflow_every == 0) {
@@ -481,6 +503,7 @@ static void execute(struct board_model *m, const struct bach_frame *f,
 		m->lost_from = m->lost;
 		atomic_store(&m->stall_episodes, 0);
 		atomic_store(&m->stalled_ns, 0);
+		atomic_store(&m->offbus, 0);
 		ack(m, cmd, BACH_ACK_OK, emit, ctx);
 		break;
 	default:

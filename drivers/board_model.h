@@ -45,6 +45,9 @@ struct board_opts {
 	uint64_t disconnect_at;		/* sampled-record index (0: never) */
 	unsigned disconnect_secs;
 	uint64_t status_every; /* data frames between status frames */
+	/* another master takes the bus (HOLD/HLDA) for foreign_cycles */
+	uint64_t foreign_every;
+	uint32_t foreign_cycles;
 };
 
 /* The fake driver's options, in the order of board_options[] */
@@ -60,6 +63,7 @@ enum {
 	BOARD_OPT_STALL_EVERY,
 	BOARD_OPT_DISCONNECT,
 	BOARD_OPT_STATUS_EVERY,
+	BOARD_OPT_FOREIGN,
 	BOARD_NOPTS
 };
 extern const struct bach_optdesc board_options[];
@@ -98,6 +102,7 @@ struct board_model {
 	/* counted from power-on */
 	uint32_t status_seq, ident_seq, ack_seq;
 	_Atomic uint64_t stall_episodes, stalled_ns;
+	_Atomic uint64_t offbus; /* another master's ADS#s (foreign) */
 
 	/* Hold the CPU for ns (a stall). The fake board sleeps. */
 	void (*nap)(void *ctx, uint64_t ns);

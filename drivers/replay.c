@@ -375,6 +375,8 @@ static int replay_analyzer(struct bach_source *src, struct replay *r,
 
 	r->src = src;
 	rc = bach_la_decode_file(r->path, &p, &rep, err, sizeof err);
+	if (!rc || rep.st.samples)
+		bach_source_decoded(src, &rep.st);
 	if (rc == BACH_LA_SINK && atomic_load(&r->stop))
 		return 0;
 	if (rc)

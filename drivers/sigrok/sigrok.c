@@ -384,6 +384,12 @@ static int sigrok_run(struct bach_source *src, void *priv)
 	 * sr_session_run() then drains */
 	rc = sr_session_run(sess);
 	la_feed_finish(&s->feed);
+	if (s->feed.dec) {
+		struct bach_busdec_stats st;
+
+		bach_busdec_stats(s->feed.dec, &st);
+		bach_source_decoded(src, &st);
+	}
 	if (s->feed.status)
 		return bach_source_error(src, -EIO, "%s", s->feed.err);
 	if (rc != SR_OK)

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bach/busdecode.h"
 #include "bach/frame.h"
 #include "bach/options.h"
 
@@ -186,6 +187,15 @@ void bach_source_identity(struct bach_source *src, const char *json_members);
 void bach_source_board_status(struct bach_source *src,
 			      const struct bach_board_status *st);
 
+/*
+ * The bus decoder's summary of what a driver decoded (one pass of a file,
+ * or a live acquisition), when it is done with it. The core adds the
+ * passes up, logs the totals at notice level when the acquisition ends and
+ * writes them into the ended event (docs/bachd.md section 5).
+ */
+void bach_source_decoded(struct bach_source *src,
+			 const struct bach_busdec_stats *st);
+
 /* Manifest events: "device lost", "device back". */
 void bach_source_event(struct bach_source *src, const char *event,
 		       const char *detail);
@@ -212,5 +222,12 @@ bach_source_error(struct bach_source *src, int err, const char *fmt, ...);
  */
 __attribute__((format(printf, 2, 3))) void
 bach_source_warn(struct bach_source *src, const char *fmt, ...);
+
+/*
+ * Log something a user should see though nothing went wrong (a summary at
+ * the end of an acquisition): notice level. Not for the hot path.
+ */
+__attribute__((format(printf, 2, 3))) void
+bach_source_notice(struct bach_source *src, const char *fmt, ...);
 
 #endif

@@ -84,7 +84,7 @@ if grep -q '^{' "$T/sum"; then fail "the summary is JSON: $(cat "$T/sum")"; fi
 ctl --json status | grep -q '^{"ok":true,' || fail "--json before the command"
 # the board's own figures, from its last status frame (one each 1M records)
 wait_until 15 "the board's status in bach ctl status" sh -c \
-	"'$BACH' ctl --socket '$S' status --json | grep -q '\"board\":{\"fifo_fill\":[0-9]*,\"fifo_size\":65536,\"records\":[1-9][0-9]*,.*\"clock_hz\":66666666}}'"
+	"'$BACH' ctl --socket '$S' status --json | grep -q '\"board\":{\"fifo_fill\":[0-9]*,\"fifo_size\":65536,\"records\":[1-9][0-9]*,.*\"clock_hz\":66666666,\"off_bus\":0}}'"
 # a poller must not flood the journal: status is logged at debug only
 if grep -q "request 'status' from pid $CPID" "$T/log"; then
 	fail "a status poll was logged at info: $(grep "pid $CPID" "$T/log")"

@@ -91,4 +91,39 @@ expect_status 0 $BACH capture --driver fake --option records=10 --output "$NL"
 [ "$(grep -c '^line' "$T/err")" -eq 0 ] || fail "a line was split: $(cat "$T/err")"
 expect_err "capturing from fake into $T/new\nline/2"
 expect_err "$T/new\nline/2"
+
+# --control-socket: bach ctl's status, mark, rotate and stop reach a
+# foreground capture; the socket goes with it
+. "$TOP/tests/helpers/bachd_lib.sh"
+mkdir "$T/cs"
+bg $BACH capture --driver fake --option rate=100000 --output "$T/cs" \
+	--control-socket "$T/cap.sock" 2> "$T/cs.log"
+P=$BGPID
+wait_until 10 "the control socket" test -S "$T/cap.sock"
+"$BACH" ctl --socket "$T/cap.sock" status --json > "$T/st" || fail "status: $(cat "$T/st")"
+[ "$(jq -r '.status.driver' "$T/st")" = fake ] || fail "status: $(cat "$T/st")"
+[ "$(jq -r '.capturing' "$T/st")" = true ] || fail "not capturing: $(cat "$T/st")"
+"$BACH" ctl --socket "$T/cap.sock" status > "$T/sum" || fail "summary: $(cat "$T/sum")"
+grep -q "capture   $(capdir "$T/cs")" "$T/sum" || fail "summary: $(cat "$T/sum")"
+"$BACH" ctl --socket "$T/cap.sock" mark phase one > "$T/r" || fail "mark: $(cat "$T/r")"
+"$BACH" ctl --socket "$T/cap.sock" rotate > "$T/r" || fail "rotate: $(cat "$T/r")"
+sleep 0.5
+"$BACH" ctl --socket "$T/cap.sock" stop > "$T/r" || fail "stop: $(cat "$T/r")"
+reap_within 20 "$P"
+[ "$RC" -eq 0 ] || fail "bach capture exited $RC after bach ctl stop: $(cat "$T/cs.log")"
+[ -e "$T/cap.sock" ] && fail "the control socket stayed behind"
+C=$(capdir "$T/cs")
+grep '"event":"mark"' "$C/manifest.jsonl" | grep -q '"source":"ctl","text":"phase one"' ||
+	fail "no mark: $(cat "$C/manifest.jsonl")"
+[ "$(evcount "$C" segment)" -ge 2 ] || fail "rotate made no second segment"
+[ "$(ended_state "$C")" = clean ] || fail "not a clean end"
+# a socket another capture answers on is refused, naming the setting
+bg $BACH capture --driver fake --option rate=1000 --output "$T/cs" --control-socket "$T/cap.sock"
+P=$BGPID
+wait_until 10 "the control socket" test -S "$T/cap.sock"
+expect_status 2 $BACH capture --driver fake --option records=10 --output "$T/cs" \
+	--control-socket "$T/cap.sock"
+expect_err "control_socket $T/cap.sock"
+kill -INT "$P"
+reap_within 20 "$P"
 echo ok

@@ -135,6 +135,42 @@ d=$(($(int bach_output_free_bytes) - df_free))
 check_closed_light() { "$BACH" verify -q "$1" > "$T/v" 2>&1 || fail "$1 does not verify: $(cat "$T/v")"; }
 check_closed_light "$C"
 
+# -- another master on the bus: the board's off-bus count, shown everywhere --
+# The fake board's foreign=N:C: after every N frames another master runs C
+# cycles (docs/bachd.md section 3), so F full frames give C * ((F - 1) / N).
+M3=$T/m/offbus.prom
+bg "$BACHD" --driver fake --option rate=40960 --option foreign=3:13 \
+	--option status_every=1 --output "$T/caps" --set metrics_file="$M3" \
+	--set metrics_interval=1 --control-socket "$T/ctl3.sock" 2> "$T/log3"
+P=$BGPID
+wait_until 10 "the control socket" test -S "$T/ctl3.sock"
+offbus_json() {
+	"$BACH" ctl --socket "$T/ctl3.sock" status --json > "$T/st3" &&
+		jq -e '.status.board.off_bus // .board.off_bus' "$T/st3"
+}
+wait_until 20 "an off-bus count in the status" sh -c \
+	"'$BACH' ctl --socket '$T/ctl3.sock' status --json | grep -q '\"off_bus\":[1-9]'"
+"$BACH" ctl --socket "$T/ctl3.sock" status > "$T/sum3" || fail "status: $(cat "$T/sum3")"
+s=$(sed -n 's/.*, \([0-9]*\) cycles off the bus$/\1/p' "$T/sum3")
+j=$(offbus_json) || fail "no board.off_bus in the status: $(cat "$T/st3")"
+[ -n "$s" ] && [ "$s" -gt 0 ] && [ $((s % 13)) -eq 0 ] && [ "$s" -le "$j" ] ||
+	fail "summary says '$s' off the bus, JSON later $j: $(cat "$T/sum3")"
+kill -TERM "$P"
+reap_within 20 "$P"
+[ "$RC" -eq 0 ] || fail "bachd exited $RC: $(tail -n 5 "$T/log3")"
+C3=$(capdir "$T/caps")
+F=$(($(ended "$C3" produced) / 4096))
+want=$((13 * ((F - 1) / 3)))
+[ "$want" -gt 0 ] || fail "only $F frames: a weak test"
+[ "$(ended "$C3" board_off_bus)" = "$want" ] ||
+	fail "ended board_off_bus $(ended "$C3" board_off_bus), $F frames make $want"
+promtool check metrics < "$M3" > "$T/promtool" 2>&1 ||
+	fail "promtool rejects the metrics: $(cat "$T/promtool")"
+[ "$(int bach_board_off_bus_cycles_total "$M3")" = "$want" ] ||
+	fail "metrics off bus $(int bach_board_off_bus_cycles_total "$M3"), want $want"
+grep -q "^<5>fake: the board saw $want ADS#s while the CPU was off the bus" "$T/log3" ||
+	fail "no off-bus notice: $(cat "$T/log3")"
+
 # -- a metrics directory that goes away: a warning, the capture goes on ------
 mkdir "$T/m2"
 bg "$BACHD" --driver fake --option rate=200000 --set ring_mb=8 --output "$T/caps" \

@@ -65,4 +65,48 @@ while [ "$i" -le 16 ]; do set -- "$@" --label "k$i=v"; i=$((i + 1)); done
 expect_status 2 "$BACHD" --driver fake --output "$T/caps" "$@" --check-config
 expect_err "more than 16 labels"
 [ "$(ncaps "$T/caps")" -eq "$n" ] || fail "a refused start made a capture"
+
+# the settings that shape a capture are in the started event's config, as
+# they were given: from a config file, --set overriding one of them
+mkdir "$T/cfgcaps" "$T/m"
+cat > "$T/shape.conf" <<EOF
+[bachd]
+min_free = 7%
+on_full = stop
+keep_bytes = 5000000000
+keep_days = 9
+keep_captures = 4
+post_rotate = gzip -t "%s"
+duration = 3600
+records = 123456789
+segments = 77
+marker = io:0xE0-0xEF
+marker = mem:0xFFF00000/4096
+marker_rate = 50
+compressor = record
+level = 2
+metrics_file = $T/m/shape.prom
+EOF
+expect_status 0 "$BACHD" --driver fake --option records=20000 --output "$T/cfgcaps" \
+	--config "$T/shape.conf" --set keep_days=11
+first=$(head -n 1 "$(capdir "$T/cfgcaps")/manifest.jsonl")
+cfgval() { printf '%s\n' "$first" | jq -c ".config.$1"; }
+for kv in min_free_percent=7 min_free_bytes=0 on_full='"stop"' keep_bytes=5000000000 \
+	keep_days=11 keep_captures=4 post_rotate='"gzip -t \"%s\""' duration=3600 \
+	records=123456789 segments=77 marker_rate=50 compressor='"record"' level=2 \
+	markers='["io:0xe0-0xef","mem:0xfff00000-0xfff00fff"]' \
+	metrics_file="\"$T/m/shape.prom\""; do
+	[ "$(cfgval "${kv%%=*}")" = "${kv#*=}" ] ||
+		fail "config.${kv%%=*} is $(cfgval "${kv%%=*}"), given ${kv#*=}: $first"
+done
+# bach capture writes the same, its defaults where nothing is set
+sleep 1 # a new capture id
+expect_status 0 "$BACH" capture --driver fake --option records=20000 --output "$T/cfgcaps" \
+	--set min_free=1000000
+first=$(head -n 1 "$(capdir "$T/cfgcaps")/manifest.jsonl")
+for kv in min_free_bytes=1000000 min_free_percent=0 on_full='"wait"' keep_days=0 \
+	post_rotate='""' duration=0 markers='[]' marker_rate=100 metrics_file='""'; do
+	[ "$(cfgval "${kv%%=*}")" = "${kv#*=}" ] ||
+		fail "bach capture: config.${kv%%=*} is $(cfgval "${kv%%=*}"), want ${kv#*=}: $first"
+done
 echo ok

@@ -23,6 +23,15 @@ be0_n = D7
 EOF
 DEV=demo:analog_channels=0
 
+# dec_equal DIR KEY TEXT: the ended event's decode.KEY equals the count
+# before TEXT in bach decode's summary ($T/err); a count it leaves out is 0
+dec_equal() {
+	de_m=$(grep '"event":"ended"' "$1/manifest.jsonl" | jq -r ".decode.$2")
+	de_d=$(grep -o "[0-9][0-9]* $3" "$T/err" | head -n 1 | cut -d' ' -f1)
+	[ "$de_m" = "${de_d:-0}" ] ||
+		fail "decode.$2 is $de_m in the manifest, bach decode says ${de_d:-0} ($3)"
+}
+
 # 1. a sample limit: the acquisition ends by itself, the capture cleanly
 mkdir "$T/o1"
 expect_status 0 "$BACHD" --driver sigrok --option device=$DEV --option samplerate=1M \
@@ -41,6 +50,10 @@ sigrok-cli -d $DEV --config samplerate=1M --samples 300000 -o "$T/demo.sr" 2>/de
 	fail "sigrok-cli could not record the demo device"
 expect_status 0 "$BACH" decode --map "$T/demo.map" "$T/demo.sr" -o "$T/rec.byu"
 same "$T/live.byu" "$T/rec.byu"
+# the decoder's summary in the ended event is bach decode's of the recording
+for k in clocks:"bus clocks" cycles:"cycles" records:"records to"; do
+	dec_equal "$C" "${k%%:*}" "${k#*:}"
+done
 echo "demo: $n records live, equal to sigrok-cli's recording decoded"
 # a session with analog channels too is read by libsigrok's own loader
 # (logic-only version 2 sessions by ours): the same logic, the same records
@@ -101,6 +114,32 @@ check_closed "$C"
 grep -q '"input":"analyzer capture"' "$C/manifest.jsonl" || fail "not replayed as a capture"
 records "$C" "$T/replayed.byu"
 same "$T/replayed.byu" "$T/ref.byu"
+# 4b. the CPU off the bus (HOLD/HLDA with another master, BOFF# of one
+# clock): the decoder's summary reaches the log at notice level and the
+# ended event, and every count equals bach decode's of the same file
+"$BACH" gen --records 5000 --seed 4 --pins vcd --oversample 4 \
+	--bus wait=2,pipeline=30,boff=20,bofflen=1,ken=25,hold=40 -o "$T/hold.vcd"
+expect_status 0 "$BACH" decode "$T/hold.vcd" -o "$T/hold.byu"
+mkdir "$T/o6"
+expect_status 0 "$BACHD" --driver replay --option path="$T/hold.vcd" --output "$T/o6"
+grep -q '^<5>replay: decoded [0-9]* bus clocks, [0-9]* cycles, 5000 records; [1-9][0-9]* off the bus' \
+	"$T/err" || fail "no decoder summary at notice level: $(cat "$T/err")"
+"$BACH" decode "$T/hold.vcd" -o "$T/hold.byu" 2> "$T/err"
+C=$(capdir "$T/o6")
+for k in clocks:"bus clocks" cycles:"cycles" records:"records to" \
+	off_bus:"cycles while the CPU was off the bus" backoffs:"back-offs" \
+	aborted:"attempts aborted by BOFF#" off_bus_clocks:"clocks with the CPU off" \
+	ken_uncached:"cacheable reads made noncacheable" \
+	stray_brdy:"BRDY# with no cycle open" unfinished:"cycles still open"; do
+	dec_equal "$C" "${k%%:*}" "${k#*:}"
+done
+for k in off_bus backoffs aborted off_bus_clocks; do
+	[ "$(grep '"event":"ended"' "$C/manifest.jsonl" | jq ".decode.$k")" -gt 0 ] ||
+		fail "no $k in this capture: the test proves nothing"
+done
+records "$C" "$T/replayed3.byu"
+same "$T/replayed3.byu" "$T/hold.byu"
+
 # binary needs its channel count and a map, passed through
 "$BACH" gen --records 5000 --seed 4 --pins bin --basic -o "$T/bus.bin"
 i=0

@@ -12,6 +12,7 @@
 #include "args.h"
 #include "bach.h"
 #include "capture.h"
+#include "ctl.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -41,6 +42,43 @@ static void progress(const struct capture_status *st, double secs,
 	(void)secs;
 }
 
+/*
+ * A request on the control socket (docs/bachd.md section 6): the requests
+ * of bachd that make sense for one capture in the foreground.
+ */
+static void handle_request(struct capture *c, int fd, char *req, time_t since,
+			   double t0)
+{
+	char reply[8192], *arg = strchr(req, ' ');
+	struct capture_status st;
+
+	if (arg)
+		*arg++ = 0;
+	if (!strcmp(req, "status") && !arg) {
+		capture_status(c, &st);
+		ctl_status_reply(reply, sizeof(reply), st.running, since,
+				 mono() - t0, &st);
+	} else if (!strcmp(req, "mark") && arg && *arg) {
+		snprintf(reply, sizeof(reply), "%s",
+			 capture_mark(c, arg, "ctl")
+				 ? "{\"ok\":false,\"error\":\"too many marks "
+				   "waiting: try again\"}"
+				 : "{\"ok\":true}");
+	} else if (!strcmp(req, "rotate") && !arg) {
+		capture_rotate(c);
+		snprintf(reply, sizeof(reply), "{\"ok\":true}");
+	} else if (!strcmp(req, "stop") && !arg) {
+		capture_stop(c); /* then bach capture exits, as on Ctrl-C */
+		snprintf(reply, sizeof(reply),
+			 "{\"ok\":true,\"state\":\"stopping\"}");
+	} else {
+		snprintf(reply, sizeof(reply),
+			 "{\"ok\":false,\"error\":\"unknown request (bach "
+			 "capture: status, stop, rotate, mark TEXT)\"}");
+	}
+	ctl_reply(fd, reply);
+}
+
 static int run(int argc, char **argv)
 {
 	static struct bachd_config cfg;
@@ -49,6 +87,9 @@ static int run(int argc, char **argv)
 	struct bachd_args a;
 	struct capture *c;
 	struct metrics m;
+	struct ctl ctl = { .fd = -1 };
+	time_t since = time(NULL);
+	double started = mono();
 	struct metrics_state ms = { .st = &st, .output = NULL };
 	bool tty = isatty(2);
 	double t0, last = 0;
@@ -83,12 +124,21 @@ static int run(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	ms.output = cfg.cap.output;
-	metrics_init(&m, cfg.metrics_file, cfg.metrics_interval);
+	metrics_init(&m, cfg.cap.metrics_file, cfg.metrics_interval);
 	/* a metrics file that cannot be written is a configuration error */
-	if (cfg.metrics_file[0] &&
+	if (cfg.cap.metrics_file[0] &&
 	    (err = metrics_write(&m, &(struct metrics_state){
 					     .output = cfg.cap.output }))) {
-		errmsg("metrics_file %s: %s", cfg.metrics_file, strerror(-err));
+		errmsg("metrics_file %s: %s", cfg.cap.metrics_file,
+		       strerror(-err));
+		close(sfd);
+		return EXIT_USAGE;
+	}
+	/* a control socket only when one is named: the default is bachd's */
+	if (cfg.control_socket[0] && strcmp(cfg.control_socket, "none") &&
+	    (err = ctl_open(&ctl, cfg.control_socket, cfg.control_group))) {
+		errmsg("control_socket %s: %s", cfg.control_socket,
+		       ctl_strerror(err));
 		close(sfd);
 		return EXIT_USAGE;
 	}
@@ -97,6 +147,7 @@ static int run(int argc, char **argv)
 		err = capture_start(c);
 	if (err) {
 		capture_close(c, NULL);
+		ctl_close(&ctl);
 		close(sfd);
 		return EXIT_USAGE;
 	}
@@ -109,11 +160,19 @@ static int run(int argc, char **argv)
 	/* the first line after one interval, its rate over that interval */
 	last = t0;
 	while (!capture_done(c)) {
-		struct pollfd p = { sfd, POLLIN, 0 };
+		struct pollfd p[2] = { { sfd, POLLIN, 0 },
+				       { ctl.fd, POLLIN, 0 } };
 		struct signalfd_siginfo si;
 		double now;
 
-		poll(&p, 1, 100);
+		poll(p, ctl.fd >= 0 ? 2 : 1, 100);
+		if (ctl.fd >= 0 && p[1].revents & POLLIN) {
+			char req[CTL_MAX_REQUEST + 1];
+			int fd = ctl_accept(&ctl, req, CTL_MAX_REQUEST);
+
+			if (fd >= 0)
+				handle_request(c, fd, req, since, started);
+		}
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				capture_rotate(c);
@@ -152,6 +211,7 @@ static int run(int argc, char **argv)
 		}
 	}
 	status = capture_close(c, &st);
+	ctl_close(&ctl);
 	close(sfd);
 	ms.up = false;
 	metrics_update(&m, &ms);
@@ -190,7 +250,8 @@ static int run(int argc, char **argv)
 	"segment; SIGUSR1 writes a mark \"SIGUSR1 #N\" (N counting from 1) "   \
 	"at\n"                                                                 \
 	"the record the source delivers next. The capture directory is made\n" \
-	"inside DIR.\n"                                                        \
+	"inside DIR. With --control-socket P, bach ctl --socket P status,\n"   \
+	"mark TEXT, rotate and stop reach it.\n"                               \
 	"\n"                                                                   \
 	"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n" \
 	"environment error, 3 the disk was full, 4 the source failed.\n"       \

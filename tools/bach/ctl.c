@@ -196,11 +196,22 @@ static int print_status(const char *reply)
 	b = json_object_get(st, "board");
 	if (json_is_object(b))
 		printf("  board     FIFO %llu of %llu records, %llu sampled, "
-		       "clock %llu Hz\n",
+		       "clock %llu Hz, %llu cycles off the bus\n",
 		       (unsigned long long)num(b, "fifo_fill"),
 		       (unsigned long long)num(b, "fifo_size"),
 		       (unsigned long long)num(b, "records"),
-		       (unsigned long long)num(b, "clock_hz"));
+		       (unsigned long long)num(b, "clock_hz"),
+		       (unsigned long long)num(b, "off_bus"));
+	b = json_object_get(st, "decode");
+	if (json_is_object(b))
+		printf("  decoded   %llu bus clocks, %llu cycles, %llu "
+		       "records; "
+		       "%llu cycles off the bus, %llu back-offs\n",
+		       (unsigned long long)num(b, "clocks"),
+		       (unsigned long long)num(b, "cycles"),
+		       (unsigned long long)num(b, "records"),
+		       (unsigned long long)num(b, "off_bus"),
+		       (unsigned long long)num(b, "backoffs"));
 	if (num(st, "corrupt_frames"))
 		printf("  corrupt   %llu frames rejected\n",
 		       (unsigned long long)num(st, "corrupt_frames"));
