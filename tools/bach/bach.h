@@ -117,8 +117,17 @@ int read_traces(int argc, char **argv,
  * the first, to the last). Returns false when malformed or END < START.
  */
 bool parse_range(const char *s, uint64_t *start, uint64_t *end);
+/* getopt's --range: parse_range(), or the usage error saying why. */
+int range_arg(const char *s, uint64_t *start, uint64_t *end);
 /* Seek r to the range; message and status on failure. */
 int apply_range(struct bach_reader *r, uint64_t start, uint64_t end);
+/*
+ * The records a command reads: --between A B when ba is set (between.c;
+ * *start becomes A's position), else --range *start:end; both at once
+ * is a usage error.
+ */
+int select_records(struct bach_reader *r, int argc, char **argv, const char *ba,
+		   const char *bb, uint64_t *start, uint64_t end);
 
 /*
  * --between A B (between.c): limit r to the records of the one capture

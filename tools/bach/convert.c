@@ -279,10 +279,8 @@ static int run(int argc, char **argv)
 			quiet = true;
 			break;
 		case 'r':
-			if (!parse_range(optarg, &start, &end))
-				return usage_error("--range: not START:END "
-						   "with START <= END: '%s'",
-						   optarg);
+			if (range_arg(optarg, &start, &end))
+				return EXIT_USAGE;
 			break;
 		case 'B':
 			if (between_arg(argc, argv, &ba, &bb))
@@ -323,10 +321,9 @@ static int run(int argc, char **argv)
 		return bach_exit_status(status);
 	}
 	/* csv and laplace number the records by their trace position */
-	if (ba)
-		status = between_window(s.r, 1, (char **)&in, ba, bb, &start);
-	else if (s.r)
-		status = apply_range(s.r, start, end);
+	if (s.r)
+		status = select_records(s.r, 1, (char **)&in, ba, bb, &start,
+					end);
 	if (status) {
 		close_source(&s);
 		return status;

@@ -420,11 +420,8 @@ static int run(int argc, char **argv)
 			d.quiet = true;
 			break;
 		case 'r':
-			if (!parse_range(optarg, &start, &end))
-				return usage_error(
-					"--range: not START:END with "
-					"START <= END: '%s'",
-					optarg);
+			if (range_arg(optarg, &start, &end))
+				return EXIT_USAGE;
 			break;
 		default:
 			return usage_error("bad option");

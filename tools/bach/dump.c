@@ -72,10 +72,8 @@ static int run(int argc, char **argv)
 						   optarg);
 			break;
 		case 'r':
-			if (!parse_range(optarg, &start, &end))
-				return usage_error("--range: not START:END "
-						   "with START <= END: '%s'",
-						   optarg);
+			if (range_arg(optarg, &start, &end))
+				return EXIT_USAGE;
 			break;
 		case 't':
 			timed = true;
@@ -101,14 +99,10 @@ static int run(int argc, char **argv)
 		}
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
-	if (!status && ba && (start || end != UINT64_MAX))
-		status = usage_error("--range and --between: one or the other");
-	else if (!status && ba)
-		/* csv and jsonl number the records by their trace position */
-		status = between_window(r, argc - optind, argv + optind, ba, bb,
-					&start);
-	else if (!status)
-		status = apply_range(r, start, end);
+	/* csv and jsonl number the records by their trace position */
+	if (!status)
+		status = select_records(r, argc - optind, argv + optind, ba, bb,
+					&start, end);
 	if (status) {
 		bach_reader_free(r);
 		return status;

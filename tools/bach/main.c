@@ -245,6 +245,23 @@ bool parse_range(const char *s, uint64_t *start, uint64_t *end)
 	return *end >= *start;
 }
 
+int range_arg(const char *s, uint64_t *start, uint64_t *end)
+{
+	if (parse_range(s, start, end))
+		return EXIT_OK;
+	return usage_error("--range: not START:END with START <= END: '%s'", s);
+}
+
+int select_records(struct bach_reader *r, int argc, char **argv, const char *ba,
+		   const char *bb, uint64_t *start, uint64_t end)
+{
+	if (ba && (*start || end != UINT64_MAX))
+		return usage_error("--range and --between: one or the other");
+	if (ba)
+		return between_window(r, argc, argv, ba, bb, start);
+	return apply_range(r, *start, end);
+}
+
 int apply_range(struct bach_reader *r, uint64_t start, uint64_t end)
 {
 	int err;

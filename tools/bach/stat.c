@@ -232,25 +232,17 @@ static int run(int argc, char **argv)
 			json = true;
 		else if (c == 't')
 			timed = true;
-		else if (c == 'r' && parse_range(optarg, &start, &end))
-			continue;
-		else if (c == 'r')
-			return usage_error("--range: not START:END with START "
-					   "<= END: '%s'",
-					   optarg);
+		else if (c == 'r' && range_arg(optarg, &start, &end))
+			return EXIT_USAGE;
 		else if (c == 'B' && between_arg(argc, argv, &ba, &bb))
 			return EXIT_USAGE;
-		else if (c != 'B')
+		else if (c != 'B' && c != 'r')
 			return usage_error("bad option");
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
-	if (!status && ba && (start || end != UINT64_MAX))
-		status = usage_error("--range and --between: one or the other");
-	else if (!status && ba)
-		status = between_window(r, argc - optind, argv + optind, ba, bb,
-					&start);
-	else if (!status)
-		status = apply_range(r, start, end);
+	if (!status)
+		status = select_records(r, argc - optind, argv + optind, ba, bb,
+					&start, end);
 	if (!status && timed)
 		status = times_open(&tt, !ba && !start && end == UINT64_MAX);
 	if (status || bach_stats_init(&st)) {
