@@ -11,6 +11,7 @@
 
 #include "bach/manifest.h"
 #include "bach/record.h"
+#include "log.h"
 #include "manifest.h"
 
 #define U(x)  ((unsigned long long)(x))
@@ -76,8 +77,13 @@ manifest_event(struct manifest *m, const char *event, const char *members_fmt,
 				       ap);
 		va_end(ap);
 	}
-	if (n > sizeof(line) - 3)
-		n = sizeof(line) - 3;
+	/* cut, it would not be JSON: refuse it whole (the caller fails) */
+	if (n > sizeof(line) - 3) {
+		log_err("manifest.jsonl: a %s event of more than %zu bytes: "
+			"not written",
+			event, sizeof(line) - 3);
+		return -EOVERFLOW;
+	}
 	line[n++] = '}';
 	line[n++] = '\n';
 	/*
