@@ -49,6 +49,8 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 	struct bach_mrc_point pts[BACH_MRC_MAX_SIZES];
 	size_t n = o->cfg.nsizes;
 	char size[32];
+	double nrate;
+	uint64_t near = bach_mrc_near(m, &nrate);
 
 	bach_mrc_points(m, pts);
 	if (o->format == JSON) {
@@ -57,10 +59,13 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 			printf("%u", o->cfg.assoc);
 		else
 			printf("\"full\"");
-		printf(",\"kind\":\"%s\",\"sample\":%g,\"flushes\":%llu,"
-		       "\"points\":[",
+		printf(",\"kind\":\"%s\",\"sample\":%g,\"flushes\":%llu,",
 		       kind_name(o->cfg.kinds), o->cfg.sample,
 		       (unsigned long long)bach_mrc_flushes(m));
+		if (near)
+			printf("\"near\":{\"max_size\":%llu,\"sample\":%g},",
+			       (unsigned long long)near, nrate);
+		printf("\"points\":[");
 		for (size_t i = 0; i < n; i++)
 			printf("%s{\"size\":%llu,\"refs\":%llu,\"misses\":%llu,"
 			       "\"miss_ratio\":%.6f}",
@@ -93,14 +98,15 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 		printf("exact");
 	printf(", %llu flush%s\n", (unsigned long long)bach_mrc_flushes(m),
 	       bach_mrc_flushes(m) == 1 ? "" : "es");
-	if (o->cfg.sample < 1) {
+	if (near) {
 		/* SHARDS sees C x R sampled lines of a C-line cache */
-		uint64_t lines = (uint64_t)(4 / o->cfg.sample + 0.5);
-
-		human(size, sizeof(size), lines * o->cfg.line);
-		printf("# below %s a cache holds fewer than 4 sampled lines: "
-		       "coarse estimates\n",
-		       size);
+		human(size, sizeof(size), near);
+		if (nrate < 1)
+			printf("# up to %s: the near stack, lines sampled at "
+			       "%g\n",
+			       size, nrate);
+		else
+			printf("# up to %s: the near stack, exact\n", size);
 	}
 	printf("%12s %14s %14s %12s\n", "size", "refs", "misses", "miss_ratio");
 	for (size_t i = 0; i < n; i++) {
