@@ -258,6 +258,154 @@ static void sd_reset(struct sdist *s)
 	sd_recount(s);
 }
 
+/* ---- the nearest lines exactly, for sampled curves' small sizes ----------
+ */
+
+/*
+ * The K most recently referenced lines and each one's stack distance,
+ * exactly: an open-addressed table (linear probing, Fibonacci hashing,
+ * four slots per line, so it stays in the L1 cache) maps a line to the
+ * stamp of its last reference, and a bitmap of the live stamps gives the
+ * distance as a popcount from that stamp to now. When K lines are
+ * tracked, a new one evicts the oldest live stamp's line; when the stamps
+ * run out they are renumbered from 0. A reference costs a probe, a few
+ * popcounts and, for a line beyond the K nearest, an eviction.
+ */
+#define NEAR_MAX_LINES 1024u	  /* the largest K */
+#define NEAR_STAMPS    8192u	  /* stamps between renumberings, > K */
+#define NEAR_FAR       UINT32_MAX /* not among the K nearest, or cold */
+#define NEAR_SAMPLED   4u /* the near stack below this many sampled lines */
+#define NEAR_MIN_LINES 4u /* its rate: the smallest size holds this many */
+
+struct near {
+	uint32_t k, mask, shift, live, now, oldest;
+	uint32_t *key;			 /* slot: line + 1; 0: empty */
+	uint32_t *stamp;		 /* slot: its line's last stamp */
+	uint32_t *slot;			 /* live stamp: its line's slot */
+	uint64_t bits[NEAR_STAMPS / 64]; /* live stamps */
+};
+
+static int near_init(struct near *n, uint32_t k)
+{
+	uint32_t slots = 16;
+
+	while (slots < 4 * k)
+		slots *= 2;
+	n->k = k;
+	n->mask = slots - 1;
+	n->shift = 32 - (uint32_t)__builtin_ctz(slots);
+	n->key = calloc(slots, sizeof(*n->key));
+	n->stamp = calloc(slots, sizeof(*n->stamp));
+	n->slot = calloc(NEAR_STAMPS, sizeof(*n->slot));
+	return n->key && n->stamp && n->slot ? 0 : -ENOMEM;
+}
+
+static void near_free(struct near *n)
+{
+	free(n->key);
+	free(n->stamp);
+	free(n->slot);
+}
+
+static void near_reset(struct near *n)
+{
+	memset(n->key, 0, (n->mask + 1) * sizeof(*n->key));
+	memset(n->bits, 0, sizeof(n->bits));
+	n->live = n->now = n->oldest = 0;
+}
+
+/*
+ * Not the sampling hash's multiplier: its top bits are sample_hash()'s,
+ * and the sampled lines, all below the threshold, would share a corner.
+ */
+static inline uint32_t near_hash(const struct near *n, uint32_t line)
+{
+	return (line * 0x85ebca6bu) >> n->shift;
+}
+
+/* Renumber the live stamps from 0, in order. */
+static void near_compact(struct near *n)
+{
+	uint32_t k = 0;
+
+	for (uint32_t w = 0; w < NEAR_STAMPS / 64; w++) {
+		for (uint64_t b = n->bits[w]; b; b &= b - 1) {
+			uint32_t s =
+				n->slot[w << 6 | (uint32_t)__builtin_ctzll(b)];
+
+			n->stamp[s] = k;
+			n->slot[k++] = s;
+		}
+	}
+	memset(n->bits, 0, sizeof(n->bits));
+	for (uint32_t t = 0; t < k; t += 64)
+		n->bits[t >> 6] = k - t >= 64 ? ~0ull : (1ull << (k - t)) - 1;
+	n->now = k;
+	n->oldest = 0;
+}
+
+/* Forget the line of the oldest live stamp (backward-shift deletion). */
+static void near_evict(struct near *n)
+{
+	uint32_t t = n->oldest, i, j;
+
+	while (!(n->bits[t >> 6] >> (t & 63) & 1)) {
+		uint64_t w = n->bits[t >> 6] >> (t & 63);
+
+		t = w ? t + (uint32_t)__builtin_ctzll(w) : (t | 63) + 1;
+	}
+	n->bits[t >> 6] &= ~(1ull << (t & 63));
+	n->oldest = t + 1;
+	n->live--;
+	i = n->slot[t];
+	for (j = (i + 1) & n->mask; n->key[j]; j = (j + 1) & n->mask) {
+		uint32_t h = near_hash(n, n->key[j] - 1);
+
+		/* move j back to i unless its home lies in (i, j] */
+		if (((j - h) & n->mask) >= ((j - i) & n->mask)) {
+			n->key[i] = n->key[j];
+			n->stamp[i] = n->stamp[j];
+			n->slot[n->stamp[i]] = i;
+			i = j;
+		}
+	}
+	n->key[i] = 0;
+}
+
+/* A reference to line (not the last line): its distance, or NEAR_FAR. */
+static inline uint32_t near_access(struct near *n, uint32_t line)
+{
+	uint32_t h, d = NEAR_FAR;
+
+	if (__builtin_expect(n->now == NEAR_STAMPS, 0))
+		near_compact(n);
+	h = near_hash(n, line);
+	while (n->key[h] && n->key[h] != line + 1)
+		h = (h + 1) & n->mask;
+	if (n->key[h]) {
+		uint32_t p = n->stamp[h], i = p >> 6, last = (n->now - 1) >> 6;
+
+		d = (uint32_t)pop64(n->bits[i] >> (p & 63) >> 1);
+		while (i < last)
+			d += (uint32_t)pop64(n->bits[++i]);
+		n->bits[p >> 6] &= ~(1ull << (p & 63));
+	} else {
+		if (n->live == n->k) {
+			near_evict(n);
+			h = near_hash(n, line);
+			while (n->key[h])
+				h = (h + 1) & n->mask;
+		}
+		n->key[h] = line + 1;
+		n->live++;
+	}
+	n->stamp[h] = n->now;
+	n->slot[n->now] = h;
+	n->bits[n->now >> 6] |= 1ull << (n->now & 63);
+	n->now++;
+	return d;
+}
+
 /* ---- set-associative LRU, one cache per size ------------------------------
  */
 
@@ -287,6 +435,13 @@ struct bach_mrc {
 		     1]; /* by how many th[] a distance reaches */
 	uint64_t hist[BACH_MRC_HIST_BUCKETS];
 	uint64_t cold;
+	/* sampled: the first nnear sizes from the near stack, at a rate */
+	size_t nnear;
+	struct near near;
+	uint32_t nthreshold; /* of the near stack's lines: hash below this */
+	double nrate;
+	uint32_t nth[BACH_MRC_MAX_SIZES];      /* size i in its lines */
+	uint64_t ncnt[BACH_MRC_MAX_SIZES + 1]; /* by how many nth[] reached */
 	/* set-associative */
 	struct sa *sa;
 	uint64_t clock;
@@ -379,6 +534,38 @@ int bach_mrc_check_line(uint32_t line, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * The sizes that hold fewer than NEAR_SAMPLED sampled lines go to the
+ * near stack, which samples at the rate that gives the smallest size
+ * NEAR_MIN_LINES lines (every line when that rate reaches 1), as long as
+ * it tracks at most NEAR_MAX_LINES of them.
+ */
+static void near_sizes(struct bach_mrc *m)
+{
+	uint64_t first = m->sizes[0] >> m->lg_line, t;
+
+	t = (((uint64_t)NEAR_MIN_LINES << SAMPLE_BITS) + first - 1) / first;
+	if (t > 1u << SAMPLE_BITS)
+		t = 1u << SAMPLE_BITS;
+	if (t < m->threshold)
+		t = m->threshold;
+	m->nthreshold = (uint32_t)t;
+	m->nrate = (double)t / (double)(1u << SAMPLE_BITS);
+	for (size_t i = 0; i < m->cfg.nsizes; i++) {
+		uint64_t lines = m->sizes[i] >> m->lg_line;
+		uint64_t in =
+			(lines * t + (1u << SAMPLE_BITS) - 1) >> SAMPLE_BITS;
+
+		if (lines * m->threshold >= (uint64_t)NEAR_SAMPLED
+						    << SAMPLE_BITS ||
+		    in > NEAR_MAX_LINES)
+			break;
+		m->nth[m->nnear++] = (uint32_t)in;
+	}
+	if (!m->nnear)
+		m->nthreshold = 0;
+}
+
 int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 		 char *why, size_t whylen)
 {
@@ -455,6 +642,12 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 						  (1u << SAMPLE_BITS) - 1) >>
 							 SAMPLE_BITS;
 		}
+		if (m->sampled)
+			near_sizes(m);
+		if (m->nnear && near_init(&m->near, m->nth[m->nnear - 1])) {
+			bach_mrc_free(m);
+			return -ENOMEM;
+		}
 		*mp = m;
 		return 0;
 	}
@@ -486,6 +679,7 @@ void bach_mrc_free(struct bach_mrc *m)
 		return;
 	if (!m->cfg.assoc)
 		sd_free(&m->sd);
+	near_free(&m->near);
 	for (size_t i = 0; m->sa && i < m->cfg.nsizes; i++) {
 		free(m->sa[i].tag);
 		free(m->sa[i].stamp);
@@ -523,6 +717,16 @@ static inline void count_distance(struct bach_mrc *m, uint32_t d)
 				       : d)]++;
 }
 
+/* A reference at distance d among the nearest lines, or NEAR_FAR. */
+static inline void count_near(struct bach_mrc *m, uint32_t d)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < m->nnear; i++) /* no branch to mispredict */
+		j += m->nth[i] <= d;
+	m->ncnt[j]++;
+}
+
 static void sa_access(struct bach_mrc *m, uint32_t line)
 {
 	uint64_t now = ++m->clock;
@@ -556,6 +760,8 @@ static void flush(struct bach_mrc *m)
 	m->last = COLD;
 	if (!m->cfg.assoc) {
 		sd_reset(&m->sd);
+		if (m->nnear)
+			near_reset(&m->near);
 		return;
 	}
 	for (size_t i = 0; i < m->cfg.nsizes; i++) {
@@ -625,7 +831,7 @@ static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
 static void add_sampled(struct bach_mrc *m, const uint8_t *p, size_t n)
 {
 	unsigned lg = m->lg_line, types = m->types;
-	uint32_t th = m->threshold, last = m->last;
+	uint32_t th = m->threshold, nth = m->nthreshold, last = m->last, h;
 	bool in = last != COLD && sample_hash(last) < th;
 	uint64_t refs = 0;
 
@@ -649,7 +855,10 @@ static void add_sampled(struct bach_mrc *m, const uint8_t *p, size_t n)
 			continue;
 		}
 		last = line;
-		in = sample_hash(line) < th;
+		h = sample_hash(line);
+		if (h < nth)
+			count_near(m, near_access(&m->near, line));
+		in = h < th;
 		if (!in)
 			continue;
 		count_distance(m, sd_access(&m->sd, line, &m->err));
@@ -671,7 +880,7 @@ void bach_mrc_points(const struct bach_mrc *m, struct bach_mrc_point *out)
 	size_t k = m->cfg.nsizes;
 	/* SHARDS_adj: the expected samples, the difference in bucket 0 */
 	double total = m->sampled ? (double)m->refs * m->rate : (double)m->refs;
-	uint64_t above = m->cold;
+	uint64_t above = m->cold, near = 0;
 
 	for (size_t i = k; i-- > 0;) {
 		struct bach_mrc_point *pt = &out[i];
@@ -687,6 +896,17 @@ void bach_mrc_points(const struct bach_mrc *m, struct bach_mrc_point *out)
 			continue;
 		}
 		above += m->cnt[i + 1]; /* distances reaching th[i] */
+		if (i < m->nnear) {	/* the same, from the near stack */
+			double exp = (double)m->refs * m->nrate;
+
+			near += m->ncnt[i + 1];
+			ratio = exp > 0 ? (double)near / exp : 0;
+			pt->miss_ratio = ratio < 1 ? ratio : 1;
+			pt->misses = m->nrate == 1 ? near
+						   : round_u64(pt->miss_ratio *
+							       (double)m->refs);
+			continue;
+		}
 		ratio = total > 0 ? (double)above / total : 0;
 		if (ratio > 1)
 			ratio = 1;
@@ -704,6 +924,12 @@ size_t bach_mrc_reuse(const struct bach_mrc *m, uint64_t *out, uint64_t *cold)
 		out[b] = round_u64((double)m->hist[b] * scale);
 	*cold = round_u64((double)m->cold * scale);
 	return BACH_MRC_HIST_BUCKETS;
+}
+
+uint64_t bach_mrc_near(const struct bach_mrc *m, double *rate)
+{
+	*rate = m->nnear ? m->nrate : 0;
+	return m->nnear ? m->sizes[m->nnear - 1] : 0;
 }
 
 uint64_t bach_mrc_refs(const struct bach_mrc *m)

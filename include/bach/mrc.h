@@ -22,6 +22,12 @@
  * sampled references is added to the smallest distance before the ratios
  * are taken (the paper's SHARDS_adj).
  *
+ * A cache of C lines holds about C x R sampled lines: below 4 of them
+ * the estimate is coarse. Those small sizes come instead from a second,
+ * bounded LRU stack (the near stack: the K nearest lines, K the largest
+ * such size in its lines) that samples at the rate R2 >= R giving the
+ * smallest size 4 lines, with the same hash; R2 = 1 makes them exact.
+ *
  * A set-associative curve (ASSOC ways, the sizes given) is simulated
  * directly, every size at once, each with its own LRU sets. None of this
  * shares code with the cache simulator (bach/cachesim.h): the two check
@@ -93,6 +99,12 @@ void bach_mrc_points(const struct bach_mrc *m, struct bach_mrc_point *out);
  * are scaled by 1/R. Returns the number of buckets (BACH_MRC_HIST_BUCKETS).
  */
 size_t bach_mrc_reuse(const struct bach_mrc *m, uint64_t *out, uint64_t *cold);
+
+/*
+ * Sampled curves: the largest size estimated by the near stack (0: none)
+ * and the rate at which it samples lines (1: those sizes are exact).
+ */
+uint64_t bach_mrc_near(const struct bach_mrc *m, double *rate);
 
 /* 0, or -ENOMEM when memory ran out: the counts stopped there. */
 int bach_mrc_error(const struct bach_mrc *m);

@@ -91,6 +91,32 @@ EOF
 # ... and not the exact curve itself: the test above can fail
 cmp -s "$T/exact.json" "$T/s1.json" && fail "the sampled curve is the exact one"
 
+# sizes too small for the sampled lines come from the near stack: at
+# 4 lines it samples every line, so 128 bytes to 2 KiB at R = 0.01 are
+# exact (evictions, renumbering and gap markers included); from 1 KiB
+# it samples 1 line in 8, within 0.01 of the exact curve
+for t in big gaps; do
+	$BACH mrc --json --sizes 128,1k,2k "$T/$t.byu" >"$T/e.json"
+	$BACH mrc --json --sizes 128,1k,2k --sample 0.01 "$T/$t.byu" >"$T/n.json"
+	python3 - "$T/e.json" "$T/n.json" <<'EOF' || fail "$t: the near stack is not exact"
+import json, sys
+e = json.load(open(sys.argv[1]))["points"]
+s = json.load(open(sys.argv[2]))["points"]
+assert [(a["misses"], a["refs"]) for a in e] == \
+       [(b["misses"], b["refs"]) for b in s], (e, s)
+EOF
+done
+$BACH mrc --json --min 1k --max 8k "$T/big.byu" >"$T/e.json"
+$BACH mrc --json --min 1k --max 8k --sample 0.01 "$T/big.byu" >"$T/n.json"
+python3 - "$T/e.json" "$T/n.json" <<'EOF' || fail "the near stack's estimates are far from the exact curve"
+import json, sys
+e = json.load(open(sys.argv[1]))["points"]
+s = json.load(open(sys.argv[2]))["points"]
+err = [abs(a["miss_ratio"] - b["miss_ratio"]) for a, b in zip(e, s)]
+print("near stack: errors", err)
+assert max(err) <= 0.01 and max(err) > 0, err
+EOF
+
 # the reuse histogram adds up to the references and gives the curve:
 # at 2^k lines, the misses are the cold ones and distances of 2^k or more
 $BACH mrc --reuse --json "$T/gaps.byu" >"$T/reuse.json"

@@ -49,6 +49,8 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 	struct bach_mrc_point pts[BACH_MRC_MAX_SIZES];
 	size_t n = o->cfg.nsizes;
 	char size[32];
+	double nrate;
+	uint64_t near = bach_mrc_near(m, &nrate);
 
 	bach_mrc_points(m, pts);
 	if (o->format == JSON) {
@@ -57,10 +59,13 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 			printf("%u", o->cfg.assoc);
 		else
 			printf("\"full\"");
-		printf(",\"kind\":\"%s\",\"sample\":%g,\"flushes\":%llu,"
-		       "\"points\":[",
+		printf(",\"kind\":\"%s\",\"sample\":%g,\"flushes\":%llu,",
 		       kind_name(o->cfg.kinds), o->cfg.sample,
 		       (unsigned long long)bach_mrc_flushes(m));
+		if (near)
+			printf("\"near\":{\"max_size\":%llu,\"sample\":%g},",
+			       (unsigned long long)near, nrate);
+		printf("\"points\":[");
 		for (size_t i = 0; i < n; i++)
 			printf("%s{\"size\":%llu,\"refs\":%llu,\"misses\":%llu,"
 			       "\"miss_ratio\":%.6f}",
@@ -93,14 +98,15 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 		printf("exact");
 	printf(", %llu flush%s\n", (unsigned long long)bach_mrc_flushes(m),
 	       bach_mrc_flushes(m) == 1 ? "" : "es");
-	if (o->cfg.sample < 1) {
+	if (near) {
 		/* SHARDS sees C x R sampled lines of a C-line cache */
-		uint64_t lines = (uint64_t)(4 / o->cfg.sample + 0.5);
-
-		human(size, sizeof(size), lines * o->cfg.line);
-		printf("# below %s a cache holds fewer than 4 sampled lines: "
-		       "coarse estimates\n",
-		       size);
+		human(size, sizeof(size), near);
+		if (nrate < 1)
+			printf("# up to %s: the near stack, lines sampled at "
+			       "%g\n",
+			       size, nrate);
+		else
+			printf("# up to %s: the near stack, exact\n", size);
 	}
 	printf("%12s %14s %14s %12s\n", "size", "refs", "misses", "miss_ratio");
 	for (size_t i = 0; i < n; i++) {
@@ -349,9 +355,10 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	status = read_traces(argc - optind, argv + optind,
-			     w ? add_wss : add_curve, w ? (void *)w : (void *)m,
-			     &records);
+	/* read(), not mmap: page faults cost more than the copy (bench) */
+	status = read_traces_copy(argc - optind, argv + optind,
+				  w ? add_wss : add_curve,
+				  w ? (void *)w : (void *)m, &records);
 	if (status)
 		goto out;
 	if ((m && bach_mrc_error(m)) || (w && bach_wss_error(w))) {
@@ -397,8 +404,12 @@ const struct bach_cmd cmd_mrc = {
 		"R keeps\n"
 		"only the lines a hash selects with probability R (SHARDS) and "
 		"gives\n"
-		"estimates, for traces of billions of records. A gap marker "
-		"makes\n"
+		"estimates, for traces of billions of records; the sizes that "
+		"would hold\n"
+		"fewer than 4 sampled lines come from a small LRU stack of the "
+		"nearest\n"
+		"lines, sampled at a higher rate (exact when it reaches 1). A "
+		"gap marker makes\n"
 		"every line cold again. Several TRACEs are read as one trace.\n"
 		"\n"
 		"      --line BYTES      line size, a power of two from 8 "
