@@ -252,7 +252,7 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		opts, s->device, cfgp, s->policy, TF(s->gap_markers),
 		TF(s->compress), s->level, U(s->ring_bytes), U(s->rotate_bytes),
 		U(s->rotate_seconds), s->io, TF(s->raw_dump),
-		s->compressor ? s->compressor : "libdeflate", more);
+		s->compressor ? s->compressor : "record", more);
 }
 
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)
