@@ -54,6 +54,87 @@ static inline uint32_t *radix_slot(struct radix *r, uint32_t key)
 	return *d + (key & ((1u << CHUNK_BITS) - 1));
 }
 
+/*
+ * Not the sampling hash's multiplier: its top bits are sample_hash()'s,
+ * and the sampled lines, all below the threshold, would share a corner.
+ * The top 32 - shift bits of line times a constant from MurmurHash3.
+ */
+static inline uint32_t line_hash(uint32_t line, uint32_t shift)
+{
+	return (line * 0x85ebca6bu) >> shift;
+}
+
+/* ---- line -> value, an open-addressed table for few, scattered lines -----
+ */
+
+/*
+ * A sampled curve tracks one line in 1/R, scattered over the space: in
+ * the radix table each would make a chunk of its own (16 KiB, a fresh
+ * page or four, at 1% the run's largest cost). Linear probing, at most
+ * half full; lines are never removed (their value goes to 0), as in the
+ * radix table.
+ */
+struct lhash {
+	struct lh_slot {
+		uint32_t key; /* line + 1; 0: empty */
+		uint32_t val;
+	} * slot;
+	uint32_t mask, shift, n;
+};
+
+static int lh_init(struct lhash *t, uint32_t lg_slots)
+{
+	t->slot = calloc((size_t)1 << lg_slots, sizeof(*t->slot));
+	t->mask = (1u << lg_slots) - 1;
+	t->shift = 32 - lg_slots;
+	t->n = 0;
+	return t->slot ? 0 : -ENOMEM;
+}
+
+static inline uint32_t *lh_find(struct lhash *t, uint32_t line);
+
+/* Twice the slots, every line moved over. */
+static int lh_grow(struct lhash *t)
+{
+	struct lhash old = *t;
+
+	if (t->shift < 2 || lh_init(t, 33 - old.shift)) {
+		*t = old;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i <= old.mask; i++) {
+		if (old.slot[i].key)
+			*lh_find(t, old.slot[i].key - 1) = old.slot[i].val;
+	}
+	free(old.slot);
+	return 0;
+}
+
+/* The value of line, made (zero) when new; NULL when out of memory. */
+static inline uint32_t *lh_find(struct lhash *t, uint32_t line)
+{
+	uint32_t i = line_hash(line, t->shift);
+
+	for (;;) {
+		struct lh_slot *e = &t->slot[i];
+
+		if (e->key == line + 1)
+			return &e->val;
+		if (!e->key)
+			break;
+		i = (i + 1) & t->mask;
+	}
+	if (t->n >= t->mask / 2) {
+		if (lh_grow(t))
+			return NULL;
+		return lh_find(t, line);
+	}
+	t->n++;
+	t->slot[i].key = line + 1;
+	t->slot[i].val = 0;
+	return &t->slot[i].val;
+}
+
 /* ---- stack distances ------------------------------------------------------
  */
 
@@ -71,6 +152,8 @@ static inline uint32_t *radix_slot(struct radix *r, uint32_t key)
  */
 struct sdist {
 	struct radix where; /* line -> its time + 1; 0: not live */
+	struct lhash few;   /* the same when sampled (hashed) */
+	bool hashed;
 	uint64_t *bits;
 	uint32_t *cnt[MAX_LEVELS];
 	unsigned nlev;
@@ -136,10 +219,18 @@ static void sd_recount(struct sdist *s)
 	}
 }
 
-static int sd_init(struct sdist *s, unsigned key_bits)
+/* Where line's time is kept, made when new; NULL when out of memory. */
+static inline uint32_t *sd_where(struct sdist *s, uint32_t line)
+{
+	return s->hashed ? lh_find(&s->few, line) : radix_slot(&s->where, line);
+}
+
+static int sd_init(struct sdist *s, unsigned key_bits, bool hashed)
 {
 	memset(s, 0, sizeof(*s));
-	if (radix_init(&s->where, key_bits) || sd_alloc(s, 1u << 16))
+	s->hashed = hashed;
+	if ((hashed ? lh_init(&s->few, 12) : radix_init(&s->where, key_bits)) ||
+	    sd_alloc(s, 1u << 16))
 		return -ENOMEM;
 	memset(s->bits, 0, s->cap / 8);
 	sd_recount(s);
@@ -149,6 +240,7 @@ static int sd_init(struct sdist *s, unsigned key_bits)
 static void sd_free(struct sdist *s)
 {
 	radix_free(&s->where);
+	free(s->few.slot);
 	free(s->bits);
 	for (unsigned k = 0; k < MAX_LEVELS; k++)
 		free(s->cnt[k]);
@@ -194,8 +286,7 @@ static int sd_compact(struct sdist *s)
 			uint32_t line = s->owner[t];
 
 			s->owner[k] = line;
-			*radix_slot(&s->where, line) =
-				++k; /* its chunk exists */
+			*sd_where(s, line) = ++k; /* it exists: no growth */
 		}
 	}
 	if (k >= s->cap / 2) {
@@ -223,7 +314,7 @@ static inline uint32_t sd_access(struct sdist *s, uint32_t line, int *err)
 		*err = -ENOMEM;
 		return COLD;
 	}
-	slot = radix_slot(&s->where, line);
+	slot = sd_where(s, line);
 	if (!slot) {
 		*err = -ENOMEM;
 		return COLD;
@@ -250,9 +341,9 @@ static void sd_reset(struct sdist *s)
 {
 	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++)
 		for (uint64_t b = s->bits[w]; b; b &= b - 1)
-			*radix_slot(&s->where,
-				    s->owner[w << 6 |
-					     (uint32_t)__builtin_ctzll(b)]) = 0;
+			*sd_where(s, s->owner[w << 6 |
+					      (uint32_t)__builtin_ctzll(b)]) =
+				0;
 	memset(s->bits, 0, ((size_t)(s->now + 63) >> 6) * sizeof(*s->bits));
 	s->now = s->live = 0;
 	sd_recount(s);
@@ -314,13 +405,9 @@ static void near_reset(struct near *n)
 	n->live = n->now = n->oldest = 0;
 }
 
-/*
- * Not the sampling hash's multiplier: its top bits are sample_hash()'s,
- * and the sampled lines, all below the threshold, would share a corner.
- */
 static inline uint32_t near_hash(const struct near *n, uint32_t line)
 {
-	return (line * 0x85ebca6bu) >> n->shift;
+	return line_hash(line, n->shift);
 }
 
 /* Renumber the live stamps from 0, in order. */
@@ -423,7 +510,8 @@ struct bach_mrc {
 	struct bach_mrc_config cfg;
 	uint64_t sizes[BACH_MRC_MAX_SIZES];
 	unsigned lg_line;
-	unsigned types; /* bit t: records of type t are counted */
+	unsigned types;	  /* bit t: records of type t are counted */
+	uint8_t cls[256]; /* by control byte: 1 counted, 2 a gap marker */
 	bool sampled;
 	double rate;
 	uint32_t threshold; /* sampled: hash below this */
@@ -613,6 +701,12 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 	for (unsigned t = 0; t < BACH_NTYPES; t++)
 		if (cfg->kinds >> bach_ref_kind((uint8_t)(t << 4)) & 1)
 			m->types |= 1u << t;
+	for (unsigned c = 0; c < 256; c++) {
+		uint8_t rec[BACH_REC_SIZE] = { 0, 0, 0, 0, 0, (uint8_t)c };
+
+		m->cls[c] = (uint8_t)((m->types >> (c >> 4) & 1) |
+				      (unsigned)bach_rec_is_gap(rec) << 1);
+	}
 	m->rate = cfg->sample;
 	m->sampled = cfg->sample < 1;
 	m->last = COLD;
@@ -629,7 +723,7 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 		m->rate = (double)m->threshold / (double)(1u << SAMPLE_BITS);
 	}
 	if (!cfg->assoc) {
-		if (sd_init(&m->sd, 32 - m->lg_line)) {
+		if (sd_init(&m->sd, 32 - m->lg_line, m->sampled)) {
 			bach_mrc_free(m);
 			return -ENOMEM;
 		}
@@ -823,45 +917,66 @@ static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
 	m->last = last;
 }
 
+/* Records per pass of add_sampled()'s filter. */
+#define SAMPLE_BLOCK 4096
+#define PICK_GAP     UINT32_MAX /* a gap marker; lines are below 2^29 */
+
 /*
  * SHARDS: every reference is counted, a line's hash decides whether it is
- * tracked. A repeat of the last line keeps the last decision, and a
- * tracked one is at distance 0 (the structure would say so too).
+ * tracked (section 3 of the paper: "sample if hash(L) mod P < T", one
+ * multiply here). A block of records is filtered first without a branch
+ * that depends on the data: each record's class (a reference of a kind
+ * counted, a gap marker, neither: one table look-up) and its line's hash
+ * make a pick, stored always and kept by advancing the count: a line
+ * either stack samples, or a gap. Only the picks, a few in a hundred,
+ * then go to the stacks in trace order. A pick of the line picked just
+ * before it is at distance 0 in both stacks (the records between them
+ * are lines neither samples), so it costs neither a look-up: for SHARDS
+ * a hit at every size, for the near stack nothing it counts.
  */
 static void add_sampled(struct bach_mrc *m, const uint8_t *p, size_t n)
 {
-	unsigned lg = m->lg_line, types = m->types;
-	uint32_t th = m->threshold, nth = m->nthreshold, last = m->last, h;
-	bool in = last != COLD && sample_hash(last) < th;
+	uint32_t pick[SAMPLE_BLOCK];
+	unsigned lg = m->lg_line;
+	uint32_t th = m->threshold, nth = m->nthreshold, last = m->last;
+	uint32_t any = nth > th ? nth : th; /* picked by either stack */
 	uint64_t refs = 0;
 
-	/* m->err, once set, stays: the counts are not used then */
-	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
-		uint32_t line;
+	while (n) {
+		size_t b = n < SAMPLE_BLOCK ? n : SAMPLE_BLOCK, k = 0;
 
-		__builtin_prefetch(p + PREFETCH_AHEAD);
-		if (!(types >> (p[5] >> 4) & 1)) {
-			if (bach_rec_is_gap(p)) {
+		for (size_t i = 0; i < b; i++, p += BACH_REC_SIZE) {
+			uint32_t line = line_of(p, lg);
+			uint32_t c = m->cls[p[5]], ref = c & 1, gap = c >> 1;
+
+			__builtin_prefetch(p + PREFETCH_AHEAD);
+			pick[k] = line | (0u - gap);
+			k += (ref & (sample_hash(line) < any)) | gap;
+			refs += ref;
+		}
+		n -= b;
+		/* m->err, once set, stays: the counts are not used then */
+		for (size_t j = 0; j < k; j++) {
+			uint32_t line = pick[j], h;
+
+			if (line == PICK_GAP) {
 				flush(m);
 				last = COLD;
+				continue;
 			}
-			continue;
+			h = sample_hash(line);
+			if (line == last) {
+				if (h < th)
+					count_distance(m, 0);
+				continue;
+			}
+			last = line;
+			if (h < nth)
+				count_near(m, near_access(&m->near, line));
+			if (h < th)
+				count_distance(
+					m, sd_access(&m->sd, line, &m->err));
 		}
-		refs++;
-		line = line_of(p, lg);
-		if (line == last) {
-			if (in)
-				count_distance(m, 0);
-			continue;
-		}
-		last = line;
-		h = sample_hash(line);
-		if (h < nth)
-			count_near(m, near_access(&m->near, line));
-		in = h < th;
-		if (!in)
-			continue;
-		count_distance(m, sd_access(&m->sd, line, &m->err));
 	}
 	m->last = last;
 	m->refs += refs;
