@@ -310,8 +310,10 @@ static int take_line(struct ctx *x, struct bach_manifest *m, const char *p,
 		err = get_u64(x, o, "lost", &lost);
 		if (!err)
 			err = add_gap(x, m, o);
-		m->gaps++;
-		m->gap_lost += lost;
+		if (!err) { /* gap_list holds gaps entries */
+			m->gaps++;
+			m->gap_lost += lost;
+		}
 	} else if (!strcmp(ev, "retention")) {
 		/* a segment of this capture (a whole capture is named by
 		 * "capture" in another one's manifest: nothing to do here) */
@@ -413,6 +415,10 @@ int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
 out:
 	free(buf);
 	close(fd);
+	if (rc) { /* nothing half-read is handed back: callers need not free */
+		bach_manifest_free(m);
+		memset(m, 0, sizeof(*m));
+	}
 	return rc;
 }
 

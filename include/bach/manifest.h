@@ -122,7 +122,9 @@ struct bach_manifest {
  * a regular file). dir names the directory in messages. Returns 0,
  * -ENOENT when there is none, -BACH_EDATA for a line that is not a JSON
  * object or a known event with a member of the wrong type (err then says
- * "DIR/manifest.jsonl: line N: ..."), or -errno.
+ * "DIR/manifest.jsonl: line N: ..."), or -errno. On an error *m is
+ * left empty, nothing allocated: bach_manifest_free() is not needed
+ * (and harmless).
  */
 int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
 		       char *err, size_t errlen);
