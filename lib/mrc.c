@@ -365,8 +365,9 @@ static void sd_reset(struct sdist *s)
 #define NEAR_MAX_LINES 1024u	  /* the largest K */
 #define NEAR_STAMPS    8192u	  /* stamps between renumberings, > K */
 #define NEAR_FAR       UINT32_MAX /* not among the K nearest, or cold */
-#define NEAR_SAMPLED   4u /* the near stack below this many sampled lines */
-#define NEAR_MIN_LINES 4u /* its rate: the smallest size holds this many */
+#define NEAR_SAMPLED   4u  /* the near stack below this many sampled lines */
+#define NEAR_MIN_LINES 4u  /* its rate: the smallest size holds this many */
+#define NEAR_RING_MAX  64u /* up to this K a ring, beyond it the table */
 
 struct near {
 	uint32_t k, mask, shift, live, now, oldest;
@@ -374,11 +375,27 @@ struct near {
 	uint32_t *stamp;		 /* slot: its line's last stamp */
 	uint32_t *slot;			 /* live stamp: its line's slot */
 	uint64_t bits[NEAR_STAMPS / 64]; /* live stamps */
+	uint32_t *ring; /* K <= NEAR_RING_MAX: lines + 1 from head, nearest
+			   first */
+	uint32_t ring_size, head; /* a power of two >= K; place 0 */
 };
 
 static int near_init(struct near *n, uint32_t k)
 {
 	uint32_t slots = 16;
+
+	n->k = k;
+	if (k <= NEAR_RING_MAX) {
+		n->ring_size = 4;
+		while (n->ring_size < k)
+			n->ring_size *= 2;
+		n->ring = aligned_alloc(16, n->ring_size * sizeof(*n->ring));
+		if (!n->ring)
+			return -ENOMEM;
+		memset(n->ring, 0, n->ring_size * sizeof(*n->ring));
+		n->head = 0;
+		return 0;
+	}
 
 	while (slots < 4 * k)
 		slots *= 2;
@@ -393,6 +410,7 @@ static int near_init(struct near *n, uint32_t k)
 
 static void near_free(struct near *n)
 {
+	free(n->ring);
 	free(n->key);
 	free(n->stamp);
 	free(n->slot);
@@ -400,6 +418,11 @@ static void near_free(struct near *n)
 
 static void near_reset(struct near *n)
 {
+	if (n->ring) {
+		memset(n->ring, 0, n->ring_size * sizeof(*n->ring));
+		n->head = 0;
+		return;
+	}
 	memset(n->key, 0, (n->mask + 1) * sizeof(*n->key));
 	memset(n->bits, 0, sizeof(n->bits));
 	n->live = n->now = n->oldest = 0;
@@ -459,10 +482,73 @@ static void near_evict(struct near *n)
 	n->key[i] = 0;
 }
 
+typedef uint32_t v4u __attribute__((vector_size(16)));
+
+/*
+ * The same for K <= NEAR_RING_MAX, as Mattson's stack itself: the lines
+ * in recency order in a ring (place p at ring[(head + p) mod size], the
+ * places from K on empty). The line is found by comparing four slots at
+ * a time, every slot, no branch; its place is its distance. A line
+ * beyond the K nearest (most references: a cache of K sampled lines
+ * misses them) costs two stores: the farthest line's slot emptied and
+ * the new one at the new head. A nearer one at place d moves the d lines
+ * before it back one place.
+ */
+static inline __attribute__((always_inline)) uint32_t
+ring_access(struct near *n, uint32_t line, const uint32_t size)
+{
+	const uint32_t *r = __builtin_assume_aligned(n->ring, 16);
+	uint32_t *w = n->ring, mask = size - 1, head = n->head, s, d;
+	const v4u key = { line + 1, line + 1, line + 1, line + 1 };
+	v4u found = { 0, 0, 0, 0 }, at = { 0, 0, 0, 0 }, slot = { 0, 1, 2, 3 };
+	const v4u four = { 4, 4, 4, 4 };
+
+#pragma GCC unroll 16
+	for (uint32_t i = 0; i < size; i += 4, slot += four) {
+		v4u x, eq;
+
+		memcpy(&x, r + i, sizeof(x));
+		eq = (v4u)(x == key); /* lines are unique: one lane at most */
+		found |= eq;
+		at |= eq & slot;
+	}
+	found |= __builtin_shufflevector(found, found, 2, 3, 0, 1);
+	found |= __builtin_shufflevector(found, found, 1, 0, 3, 2);
+	at |= __builtin_shufflevector(at, at, 2, 3, 0, 1);
+	at |= __builtin_shufflevector(at, at, 1, 0, 3, 2);
+	if (!found[0]) {
+		w[(head + n->k - 1) & mask] = 0; /* the farthest falls off */
+		n->head = head = (head - 1) & mask;
+		w[head] = line + 1;
+		return NEAR_FAR;
+	}
+	s = at[0];
+	d = (s - head) & mask;
+	for (; s != head; s = (s - 1) & mask)
+		w[s] = w[(s - 1) & mask];
+	w[head] = line + 1;
+	return d;
+}
+
 /* A reference to line (not the last line): its distance, or NEAR_FAR. */
 static inline uint32_t near_access(struct near *n, uint32_t line)
 {
 	uint32_t h, d = NEAR_FAR;
+
+	switch (n->ring_size) { /* constants: the search unrolled */
+	case 4:
+		return ring_access(n, line, 4);
+	case 8:
+		return ring_access(n, line, 8);
+	case 16:
+		return ring_access(n, line, 16);
+	case 32:
+		return ring_access(n, line, 32);
+	case 64:
+		return ring_access(n, line, 64);
+	default:
+		break;
+	}
 
 	if (__builtin_expect(n->now == NEAR_STAMPS, 0))
 		near_compact(n);
