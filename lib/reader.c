@@ -28,8 +28,8 @@
 /*
  * Record bytes per block handed out: a quarter of a MiB stays in the L2
  * cache between the copy or inflate that fills it and the scan that
- * reads it (1 MiB: bach mrc --sample 0.01 about 3 ms, 5%, slower on
- * 10 M records, raw or gzip; bench/analysis.sh).
+ * reads it (1 MiB: bach mrc --sample 0.01 about 5% slower on 10 M
+ * records, raw or gzip; perf stat, docs/analysis.md section 3.4).
  */
 #define OUT_CAP (1u << 18)
 #define IN_CAP	(1u << 20) /* compressed bytes read at a time */
