@@ -29,9 +29,20 @@
 
 #include "fuzz_check.h"
 
+static char path[64];
+
+/* The scratch directory goes when the run ends (libFuzzer exits). */
+static void remove_dir(void)
+{
+	char file[128];
+
+	snprintf(file, sizeof(file), "%s/%s", path, BACH_MANIFEST_NAME);
+	unlink(file);
+	rmdir(path);
+}
+
 static int dirfd_once(char *dir, size_t len)
 {
-	static char path[64];
 	static int fd = -1;
 
 	if (fd < 0) {
@@ -40,6 +51,7 @@ static int dirfd_once(char *dir, size_t len)
 		snprintf(path, sizeof(path), "%s/bach-fuzz-manifest-XXXXXX",
 			 tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
 		CHECK(mkdtemp(path), "mkdtemp %s: %s", path, strerror(errno));
+		atexit(remove_dir);
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		CHECK(fd >= 0, "%s: %s", path, strerror(errno));
 	}
