@@ -689,7 +689,8 @@ static bool inflate_whole(struct bach_reader *r)
 	const uint8_t *p = r->zs.next_in;
 	size_t len = (size_t)r->member_len, in_used, out_used;
 
-	if (!r->member_bc || len > r->zs.avail_in || len < 18 ||
+	/* FHCRC (flag 2): libdeflate skips the header's CRC, zlib checks it */
+	if (!r->member_bc || len > r->zs.avail_in || len < 18 || (p[3] & 2) ||
 	    get_le32(p + len - 4) > r->zs.avail_out)
 		return false;
 	if (!r->ld && !(r->ld = libdeflate_alloc_decompressor()))
