@@ -196,7 +196,7 @@ static struct bach_zpool *time_pool(struct capture *c)
 	if (c->z.tpool || c->z.tpool_failed)
 		return c->z.tpool;
 	c->z.tpool = bach_zpool_new(threads, (size_t)threads * 2,
-				    BACH_DEFLATE_LIBDEFLATE, 1);
+				    BACH_DEFLATE_U64, 0);
 	if (!c->z.tpool) {
 		c->z.tpool_failed = true;
 		log_warn("%s: timing sidecars are compressed on the writer "

@@ -75,7 +75,7 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 	*wp = NULL;
 	if (!w)
 		return -ENOMEM;
-	w->d = bach_deflater_new(BACH_DEFLATE_LIBDEFLATE, 1);
+	w->d = bach_deflater_new(BACH_DEFLATE_U64, 0);
 	if (!w->d) {
 		free(w);
 		return -ENOMEM;
