@@ -42,6 +42,14 @@ struct bach_time_writer;
  */
 int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 			  const char *name, uint64_t clock_hz);
+struct bach_zpool;
+/*
+ * Compress the members in pool's threads (bach/zpool.h; before the first
+ * entry, with nothing pending in it): off the caller's thread, in order.
+ * The pool is the caller's and serves one writer at a time, until that
+ * one is closed or freed. -ENOMEM, -EINVAL.
+ */
+int bach_time_writer_pool(struct bach_time_writer *w, struct bach_zpool *pool);
 /* n entries; whole members are compressed and written as they fill. */
 int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
 			 size_t n);
