@@ -24,6 +24,8 @@ bgzip -b $((54321 * 6)) -s 60 "$T/h.byu.gz" > "$T/bg.bin"
 dd if="$T/a.byu" of="$T/dd.bin" bs=6 skip=54321 count=10 2>/dev/null
 same "$T/bg.bin" "$T/dd.bin"
 
+sed -n 54322,54331p "$T/all.txt" > "$T/r54321.txt"
+
 # --range START:END is records START..END-1, as the whole dump says
 for r in 0:3 10879:10882 10880:10881 54321:54331 99990:100000 99999: :4 \
 	21759:21761; do
@@ -124,6 +126,68 @@ expect_err "cut.byu.gz: truncated gzip member at byte offset"
 [ ! -e "$T/cut.byu.gz.gzi" ] || fail "index of a damaged file written"
 expect_status 0 $BACH index "$T/a.byu"
 expect_out "raw records, no index needed"
+
+# every blocked .byu.gz a command writes gets its index beside it, as
+# bgzip -r makes it, and bgzip reads the file through it (lib/writer.c)
+checkix() { # FILE: its .gzi is there and is what bgzip -r and bach index make
+	[ -s "$1.gzi" ] || fail "$1: no index written beside it"
+	[ ! "$1.gzi" -ot "$1" ] || fail "$1.gzi older than its file"
+	cp "$1" "$T/w.byu.gz"
+	rm -f "$T/w.byu.gz.gzi"
+	bgzip -r "$T/w.byu.gz"
+	same "$1.gzi" "$T/w.byu.gz.gzi"
+	cp "$1.gzi" "$T/keep.gzi"
+	$BACH index "$1" >/dev/null
+	same "$1.gzi" "$T/keep.gzi"
+}
+$BACH gen --records 100000 --seed 5 -o "$T/a.byu.gz" # over the garbage one
+checkix "$T/a.byu.gz"
+bgzip -b $((54321 * 6)) -s 60 "$T/a.byu.gz" > "$T/bg.bin"
+same "$T/bg.bin" "$T/dd.bin"
+$BACH convert -q "$T/a.byu" "$T/c.byu.gz"
+checkix "$T/c.byu.gz"
+$BACH convert -q --to din "$T/a.byu" "$T/a.din"
+$BACH convert -q "$T/a.din" "$T/d.byu.gz" # an import
+checkix "$T/d.byu.gz"
+$BACH convert -q --level 6 --threads 1 "$T/a.byu" "$T/l.byu.gz" # libdeflate
+checkix "$T/l.byu.gz"
+$BACH dump --range 54321:54331 "$T/l.byu.gz" | cmp -s - "$T/r54321.txt" ||
+	fail "--range through convert's index"
+# an empty trace: the index of no member, as bach index makes it (bgzip -r
+# writes a count of -1 for a file that is its EOF block alone)
+: > "$T/empty.byu"
+$BACH convert -q "$T/empty.byu" "$T/e.byu.gz"
+cp "$T/e.byu.gz.gzi" "$T/keep.gzi"
+$BACH index "$T/e.byu.gz" >/dev/null
+same "$T/e.byu.gz.gzi" "$T/keep.gzi"
+[ "$(od -An -tx1 "$T/keep.gzi" | tr -d ' ')" = 0000000000000000 ] ||
+	fail "empty trace's index: $(od -An -tx1 "$T/keep.gzi")"
+if command -v sigrok-cli >/dev/null; then
+	$BACH gen --records 3000 --seed 4 --pins vcd -o "$T/bus.vcd"
+	$BACH decode "$T/bus.vcd" -o "$T/dec.byu.gz" 2>/dev/null
+	checkix "$T/dec.byu.gz"
+fi
+# standard output gets none; a replaced file's index is replaced with it,
+# never left describing the old one
+$BACH gen --records 10 --seed 1 -o - > "$T/so.byu.gz"
+[ ! -e "$T/-.gzi" ] || fail "an index for standard output"
+cp "$T/a.byu.gz.gzi" "$T/c.byu.gz.gzi.old"
+$BACH gen --records 70000 --seed 9 -o "$T/c.byu.gz"
+checkix "$T/c.byu.gz"
+cmp -s "$T/c.byu.gz.gzi" "$T/c.byu.gz.gzi.old" && fail "old index kept"
+$BACH convert -q "$T/a.byu.gz" "$T/c.byu.gz"
+checkix "$T/c.byu.gz"
+# raw records written where a .byu.gz was: its index goes
+cp "$T/a.byu.gz" "$T/x.byu.gz"
+$BACH index "$T/x.byu.gz" >/dev/null
+$BACH convert -q --to byu "$T/a.byu" "$T/x.byu.gz"
+[ ! -e "$T/x.byu.gz.gzi" ] || fail "index kept beside raw records"
+# an abandoned output leaves neither file nor index (the input is cut)
+head -c 100000 "$T/a.byu.gz" > "$T/cut.byu.gz"
+expect_status 1 $BACH convert -q "$T/cut.byu.gz" "$T/ab.byu.gz"
+[ ! -e "$T/ab.byu.gz" ] && [ ! -e "$T/ab.byu.gz.gzi" ] ||
+	fail "abandoned output left: $(ls "$T")"
+ls -a "$T" | grep -q '^\.ab' && fail "temporary left: $(ls -a "$T")"
 
 # a capture directory: bachd's segments each get the index bgzip -r makes,
 # and a range crosses segments
