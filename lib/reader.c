@@ -23,6 +23,7 @@
 #include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
+#include "gzin.h"
 
 #define OUT_CAP (1u << 20) /* record bytes per block handed out */
 #define IN_CAP	(1u << 20) /* compressed bytes read at a time */
@@ -69,16 +70,8 @@ struct bach_reader {
 	size_t tail;  /* ... at out[tail], moved to out[0] next call */
 
 	/* gzip state */
-	uint8_t *in;
-	z_stream zs;
-	bool zinit;
-	bool in_member;
-	uint64_t member_start; /* file offset of the member being read */
-	uint64_t members;
-	bool blocked, eof_block;
-	bool last_bc;	  /* the last member carried the BC field */
-	bool member_bc;	  /* the member being read carries it */
-	size_t good_made; /* output of whole members in this call */
+	uint8_t *in; /* IN_CAP bytes */
+	struct gzin gz;
 
 	/* seeking: record bytes still to pass over, then where to stop */
 	uint64_t skip;
@@ -105,6 +98,8 @@ fail(struct bach_reader *r, int err, const char *fmt, ...)
 	return err;
 }
 
+static ssize_t gz_read(void *ctx, uint8_t *buf, size_t len);
+
 struct bach_reader *bach_reader_new(void)
 {
 	struct bach_reader *r = calloc(1, sizeof(*r));
@@ -121,6 +116,8 @@ struct bach_reader *bach_reader_new(void)
 	}
 	r->fd = -1;
 	r->limit = UINT64_MAX;
+	gzin_init(&r->gz, r->in, IN_CAP, gz_read, r, &r->file_eof, &r->in_off,
+		  r->msg, sizeof(r->msg));
 	return r;
 }
 
@@ -328,10 +325,7 @@ static void close_file(struct bach_reader *r)
 	r->map = NULL;
 	r->fd = -1;
 	r->open = false;
-	if (r->zinit) {
-		inflateEnd(&r->zs);
-		r->zinit = false;
-	}
+	gzin_end(&r->gz);
 }
 
 void bach_reader_free(struct bach_reader *r)
@@ -397,11 +391,11 @@ size_t bach_reader_nfiles(const struct bach_reader *r)
 void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi)
 {
 	fi->kind = r->kind;
-	fi->blocked = r->blocked;
-	fi->eof_block = r->eof_block;
-	fi->members = r->members;
+	fi->blocked = r->gz.blocked;
+	fi->eof_block = r->gz.eof_block;
+	fi->members = r->gz.members;
 	fi->in_bytes =
-		r->in_off - (r->kind == BACH_FILE_GZIP ? r->zs.avail_in : 0);
+		r->in_off - (r->kind == BACH_FILE_GZIP ? r->gz.zs.avail_in : 0);
 	fi->out_bytes = r->out_off - r->carry;
 }
 
@@ -433,51 +427,6 @@ static ssize_t fill(struct bach_reader *r, uint8_t *buf, size_t cap)
 	return (ssize_t)got;
 }
 
-/*
- * Whether the member at next_in is a blocked one (bach_bgzf_member_size()
- * finds its BC subfield), its header read where it lies: more of the file
- * is read first when it straddles the end of what is at hand.
- */
-static int member_blocked(struct bach_reader *r)
-{
-	int n;
-
-	while ((n = bach_bgzf_member_size(r->zs.next_in, r->zs.avail_in)) ==
-		       -EAGAIN &&
-	       !r->file_eof && r->zs.avail_in < IN_CAP) {
-		ssize_t got;
-
-		memmove(r->in, r->zs.next_in, r->zs.avail_in);
-		r->zs.next_in = r->in;
-		got = fill(r, r->in + r->zs.avail_in, IN_CAP - r->zs.avail_in);
-		if (got < 0)
-			return (int)got;
-		r->zs.avail_in += (uInt)got;
-	}
-	r->member_bc = n > 0;
-	return 0;
-}
-
-static int start_member(struct bach_reader *r)
-{
-	int ret;
-
-	if (r->zinit)
-		ret = inflateReset(&r->zs);
-	else
-		ret = inflateInit2(&r->zs, 15 + 16);
-	if (ret != Z_OK)
-		return fail(r, -ENOMEM, "%s: zlib: %s", bach_reader_file(r),
-			    r->zs.msg ? r->zs.msg : zError(ret));
-	r->zinit = true;
-	ret = member_blocked(r);
-	if (ret < 0)
-		return ret;
-	r->member_start = r->in_off - r->zs.avail_in;
-	r->in_member = true;
-	return 0;
-}
-
 static bool is_gzip(const uint8_t *b)
 {
 	return b[0] == 0x1f && b[1] == 0x8b;
@@ -488,6 +437,12 @@ static bool is_part(const char *path)
 	size_t len = strlen(path);
 
 	return len > 5 && !strcmp(path + len - 5, ".part");
+}
+
+/* The gzip input's read (gzin.h). */
+static ssize_t gz_read(void *ctx, uint8_t *buf, size_t len)
+{
+	return fill(ctx, buf, len);
 }
 
 /*
@@ -521,8 +476,8 @@ static int sniff_stream(struct bach_reader *r)
 		r->carry = (size_t)n;
 		r->out_off = (uint64_t)n;
 	} else {
-		r->zs.next_in = r->in;
-		r->zs.avail_in = (uInt)n;
+		r->gz.zs.next_in = r->in;
+		r->gz.zs.avail_in = (uInt)n;
 	}
 	return 0;
 }
@@ -538,11 +493,8 @@ static int open_file(struct bach_reader *r)
 	r->in_off = r->out_off = r->file_recs = 0;
 	r->carry = r->tail = 0;
 	r->file_eof = false;
-	r->members = 0;
-	r->blocked = r->eof_block = r->last_bc = false;
-	r->in_member = false;
-	r->zs.avail_in = 0;
-	r->zs.next_in = r->in;
+	gzin_restart(&r->gz);
+	r->gz.name = bach_reader_file(r);
 
 	if (!strcmp(path, "-")) {
 		r->fd = 0;
@@ -650,97 +602,14 @@ static ssize_t produce_raw(struct bach_reader *r)
 
 static ssize_t inflate_some(struct bach_reader *r)
 {
-	uint8_t *dst = r->out + r->carry;
-	size_t cap = out_room(r);
+	ssize_t n = gzin_inflate(&r->gz, r->out + r->carry, out_room(r));
 
-	r->zs.next_out = dst;
-	r->zs.avail_out = (uInt)cap;
-	r->good_made = 0;
-	while (r->zs.avail_out > 0) {
-		int ret;
-		uLong before;
-
-		if (r->zs.avail_in == 0 && !r->file_eof) {
-			ssize_t n = fill(r, r->in, IN_CAP);
-
-			if (n < 0)
-				return n;
-			r->zs.next_in = r->in;
-			r->zs.avail_in = (uInt)n;
-		}
-		if (!r->in_member) {
-			if (r->zs.avail_in == 0)
-				break; /* clean end after a member */
-			if (start_member(r) < 0)
-				return r->err;
-		}
-		if (r->zs.avail_in == 0) {
-			/* the file ended inside a member */
-			return fail(r, -BACH_EDATA,
-				    "%s: truncated gzip member at byte offset "
-				    "%llu (file ends at %llu)",
-				    bach_reader_file(r),
-				    (unsigned long long)r->member_start,
-				    (unsigned long long)r->in_off);
-		}
-		before = r->zs.total_out;
-		ret = inflate(&r->zs, Z_NO_FLUSH);
-		if (ret == Z_STREAM_END) {
-			bool bc = r->member_bc;
-			bool empty = r->zs.total_out == 0;
-
-			(void)before;
-			if (r->members == 0)
-				r->blocked = bc;
-			r->members++;
-			r->eof_block = bc && empty;
-			r->last_bc = bc;
-			r->good_made =
-				cap - r->zs.avail_out; /* checked by its CRC */
-			r->in_member = false;
-			continue;
-		}
-		if (ret == Z_OK || ret == Z_BUF_ERROR) {
-			if (ret == Z_BUF_ERROR && r->zs.avail_in == 0 &&
-			    r->file_eof)
-				return fail(r, -BACH_EDATA,
-					    "%s: truncated gzip member at byte "
-					    "offset %llu (file ends at %llu)",
-					    bach_reader_file(r),
-					    (unsigned long long)r->member_start,
-					    (unsigned long long)r->in_off);
-			continue;
-		}
-		if (ret == Z_MEM_ERROR)
-			return fail(r, -ENOMEM, "%s: out of memory",
-				    bach_reader_file(r));
-		{
-			uint64_t at = r->in_off - r->zs.avail_in;
-			const char *why = r->zs.msg ? r->zs.msg : zError(ret);
-
-			if (r->members > 0 && r->zs.total_in <= 2 &&
-			    !strcmp(why, "incorrect header check"))
-				return fail(r, -BACH_EDATA,
-					    "%s: not a gzip member at byte "
-					    "offset %llu (trailing garbage "
-					    "after member %llu)",
-					    bach_reader_file(r),
-					    (unsigned long long)r->member_start,
-					    (unsigned long long)r->members);
-			return fail(r, -BACH_EDATA,
-				    "%s: bad gzip member at byte offset %llu: "
-				    "%s (near byte %llu)",
-				    bach_reader_file(r),
-				    (unsigned long long)r->member_start, why,
-				    (unsigned long long)at);
-		}
+	if (n < 0) {
+		r->err = (int)n;
+		return n;
 	}
-	{
-		size_t n = cap - r->zs.avail_out;
-
-		r->out_off += n;
-		return (ssize_t)n;
-	}
+	r->out_off += (uint64_t)n;
+	return n;
 }
 
 /*
@@ -752,7 +621,7 @@ static ssize_t produce_gzip(struct bach_reader *r)
 {
 	ssize_t n = inflate_some(r);
 	/* of a damaged member nothing is handed out: its CRC cannot vouch */
-	size_t made = r->good_made;
+	size_t made = r->gz.good_made;
 
 	if (n < 0 && made) {
 		r->deferred = r->err;
@@ -769,7 +638,7 @@ static int end_of_file(struct bach_reader *r)
 	 * A trace may hold no records (docs/formats.md section 2): an empty
 	 * .byu is one. An empty file read as gzip is not gzip at all.
 	 */
-	if (r->kind == BACH_FILE_GZIP && r->members == 0 && r->in_off == 0)
+	if (r->kind == BACH_FILE_GZIP && r->gz.members == 0 && r->in_off == 0)
 		return fail(r, -BACH_EDATA, "%s: empty file: not gzip",
 			    bach_reader_file(r));
 	if (r->carry)
@@ -780,7 +649,7 @@ static int end_of_file(struct bach_reader *r)
 			    (unsigned long long)(r->out_off - r->carry),
 			    r->carry);
 	/* a file that ends with a blocked member must end with the EOF block */
-	if (r->kind == BACH_FILE_GZIP && r->last_bc && !r->eof_block)
+	if (r->kind == BACH_FILE_GZIP && r->gz.last_bc && !r->gz.eof_block)
 		return fail(
 			r, -BACH_EDATA,
 			"%s: missing EOF block: blocked gzip file ends at byte "
@@ -882,10 +751,11 @@ static ssize_t read_block(struct bach_reader *r, const uint8_t **recs)
 			n = (ssize_t)have;
 		}
 		whole = have - have % BACH_REC_SIZE;
-		if (n == 0 && (r->kind == BACH_FILE_RAW
-				       ? r->file_eof
-				       : !r->in_member && r->zs.avail_in == 0 &&
-						 r->file_eof)) {
+		if (n == 0 &&
+		    (r->kind == BACH_FILE_RAW
+			     ? r->file_eof
+			     : !r->gz.in_member && r->gz.zs.avail_in == 0 &&
+				       r->file_eof)) {
 			if (end_of_file(r) < 0)
 				return r->err;
 			close_file(r);
@@ -1030,8 +900,8 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 		} else if (lseek(r->fd, (off_t)fs->ix.coff[k], SEEK_SET) >= 0) {
 			r->in_off = fs->ix.coff[k];
 			r->out_off = fs->ix.uoff[k];
-			r->members = k;
-			r->blocked = true;
+			r->gz.members = k;
+			r->gz.blocked = true;
 			r->file_recs = fs->ix.uoff[k] / BACH_REC_SIZE;
 			r->skip_acc = fs->ix.uoff[k] % BACH_REC_SIZE;
 			r->total_recs += r->file_recs;

@@ -216,7 +216,8 @@ def open(*paths, chunk=1 << 20):
 def write(path, records, level=0, threads=0):
     """Write records (an array of dtype RECORD, or any array with fields
     address, be, control) to path: blocked gzip when it ends in .gz, raw
-    .byu otherwise; the file appears whole or not at all."""
+    .byu otherwise; the file appears whole or not at all, a blocked one
+    with its .gzi index beside it."""
     recs = np.asarray(records)
     if recs.dtype != RECORD:
         conv = np.empty(len(recs), dtype=RECORD)

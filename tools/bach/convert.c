@@ -12,114 +12,7 @@
 #include "bach/convert.h"
 #include "bach/outfile.h"
 #include "bach/record.h"
-
-enum kind { K_BYU, K_BYU_GZ, K_IMPORT, K_EXPORT };
-
-struct fmt {
-	const char *name;
-	enum kind kind;
-	int code; /* enum bach_import_format / bach_export_format */
-	bool in, out;
-};
-
-static const struct fmt fmts[] = {
-	{ "byu", K_BYU, 0, true, true },
-	{ "byu.gz", K_BYU_GZ, 0, true, true },
-	{ "lackey", K_IMPORT, BACH_IMPORT_LACKEY, true, false },
-	{ "din", K_IMPORT, BACH_IMPORT_DIN, true, false },
-	{ "cis501", K_IMPORT, BACH_IMPORT_CIS501, true, false },
-	{ "p2", K_IMPORT, BACH_IMPORT_P2, true, false },
-	{ "laplace", K_IMPORT, BACH_IMPORT_LAPLACE, true, false },
-	{ "laplace-bin", K_IMPORT, BACH_IMPORT_LAPLACE_BIN, true, false },
-	{ "tracematcher", K_IMPORT, BACH_IMPORT_TRACEMATCHER, true, false },
-	{ "idtrace", K_IMPORT, BACH_IMPORT_IDTRACE, true, false },
-	{ "din", K_EXPORT, BACH_EXPORT_DIN, false, true },
-	{ "dinx", K_EXPORT, BACH_EXPORT_DINX, false, true },
-	{ "laplace", K_EXPORT, BACH_EXPORT_LAPLACE, false, true },
-	{ "laplace-bin", K_EXPORT, BACH_EXPORT_LAPLACE_BIN, false, true },
-	{ "tracematcher", K_EXPORT, BACH_EXPORT_TRACEMATCHER, false, true },
-	{ "idtrace", K_EXPORT, BACH_EXPORT_IDTRACE, false, true },
-	{ "csv", K_EXPORT, BACH_EXPORT_CSV, false, true },
-};
-
-#define NFMTS (sizeof(fmts) / sizeof(*fmts))
-
-static const struct fmt *find_fmt(const char *name, bool in)
-{
-	for (size_t i = 0; i < NFMTS; i++)
-		if (!strcmp(fmts[i].name, name) &&
-		    (in ? fmts[i].in : fmts[i].out))
-			return &fmts[i];
-	if (!strcmp(name, "p2AddrTr") && in)
-		return find_fmt("p2", true);
-	return NULL;
-}
-
-/* The format a file name implies, or NULL. */
-static const struct fmt *guess_fmt(const char *path, bool in)
-{
-	struct stat st;
-
-	if (ends_with(path, ".byu.gz"))
-		return find_fmt("byu.gz", in);
-	if (ends_with(path, ".byu"))
-		return find_fmt("byu", in);
-	if (ends_with(path, ".din"))
-		return find_fmt("din", in);
-	if (ends_with(path, ".csv") && !in)
-		return find_fmt("csv", in);
-	if (in && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return find_fmt("byu", in);
-	return NULL;
-}
-
-/* Records in: a trace reader or an importer, behind one read call. */
-struct source {
-	struct bach_reader *r;
-	struct bach_importer *im;
-};
-
-static ssize_t source_read(struct source *s, const uint8_t **p)
-{
-	return s->r ? bach_reader_read(s->r, p) : bach_importer_read(s->im, p);
-}
-
-static const char *source_error(const struct source *s)
-{
-	return s->r ? bach_reader_strerror(s->r)
-		    : bach_importer_strerror(s->im);
-}
-
-static int open_source(struct source *s, const struct fmt *f, const char *in,
-		       unsigned flags)
-{
-	int err;
-
-	memset(s, 0, sizeof(*s));
-	if (f->kind == K_IMPORT) {
-		err = bach_importer_open(&s->im, f->code, in, flags);
-		if (err)
-			errmsg("%s", s->im ? bach_importer_strerror(s->im)
-					   : strerror(-err));
-		return err;
-	}
-	s->r = bach_reader_new();
-	if (!s->r)
-		return -ENOMEM;
-	if (f->kind == K_BYU_GZ)
-		err = bach_reader_add_as(s->r, in, BACH_FILE_GZIP);
-	else
-		err = bach_reader_add(s->r, in);
-	if (err)
-		errmsg("%s", bach_reader_strerror(s->r));
-	return err;
-}
-
-static void close_source(struct source *s)
-{
-	bach_reader_free(s->r);
-	bach_importer_free(s->im);
-}
+#include "source.h"
 
 /* records to byu / byu.gz */
 static int to_trace(struct source *s, const struct fmt *f, const char *out,
@@ -241,7 +134,7 @@ static int run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			from = find_fmt(optarg, true);
+			from = fmt_find(optarg, true);
 			if (!from)
 				return usage_error(
 					"--from: unknown format '%s' (byu, "
@@ -251,7 +144,7 @@ static int run(int argc, char **argv)
 					optarg);
 			break;
 		case 't':
-			to = find_fmt(optarg, false);
+			to = fmt_find(optarg, false);
 			if (!to)
 				return usage_error(
 					"--to: unknown format '%s' (byu, "
@@ -295,9 +188,9 @@ static int run(int argc, char **argv)
 	in = argv[optind];
 	out = argv[optind + 1];
 	if (!from)
-		from = guess_fmt(in, true);
+		from = fmt_guess(in, true);
 	if (!to)
-		to = guess_fmt(out, false);
+		to = fmt_guess(out, false);
 	if (!from)
 		return usage_error(
 			"%s: cannot tell the input format; give --from", in);
@@ -315,7 +208,7 @@ static int run(int argc, char **argv)
 	if (status)
 		return status;
 	catch_signals();
-	status = open_source(&s, from, in, flags);
+	status = open_source(&s, from, in, flags, false);
 	if (status) {
 		close_source(&s);
 		return bach_exit_status(status);
