@@ -241,9 +241,8 @@ void la_feed_logic(struct la_feed *f, const uint8_t *s, size_t len,
 	}
 	while (n && !f->status) {
 		size_t used;
-		size_t k =
-			bach_busdec_feed(f->dec, s, n, &used, f->out, f->at,
-					 OUT_RECS);
+		size_t k = bach_busdec_feed(f->dec, s, n, &used, f->out, f->at,
+					    OUT_RECS);
 
 		flush_out(f, k);
 		s += used * f->unitsize;

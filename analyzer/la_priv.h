@@ -31,7 +31,7 @@ struct la_feed {
 	struct bach_busdec *dec;
 	uint8_t *out;
 	uint64_t *at; /* each record's sample (bach_busdec_feed()) */
-	int status; /* enum bach_la_status */
+	int status;   /* enum bach_la_status */
 	char err[1024];
 };
 

@@ -88,9 +88,9 @@ static void run(const char *name, const uint8_t *s, size_t ns, unsigned unit,
 		bool same = true;
 
 		while (off < ns) {
-			size_t got = bach_busdec_feed(
-				d, s + off * unit, ns - off, &used, out, at,
-				cap);
+			size_t got =
+				bach_busdec_feed(d, s + off * unit, ns - off,
+						 &used, out, at, cap);
 
 			/* check as we go, outside nothing but the memcmp */
 			if (want && k + got <= nwant)

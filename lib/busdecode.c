@@ -749,8 +749,8 @@ static inline void pop(struct trk *t, uint8_t *out, uint64_t *at)
  */
 static inline __attribute__((always_inline)) unsigned
 on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
-       uint8_t *out, uint64_t *at, unsigned c, bool ads, const bool track, const bool rare,
-       bool inq)
+       uint8_t *out, uint64_t *at, unsigned c, bool ads, const bool track,
+       const bool rare, bool inq)
 {
 	unsigned k = 0, brdy;
 	struct cyc *h = &t->q[0];

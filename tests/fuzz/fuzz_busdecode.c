@@ -36,7 +36,8 @@ static size_t decode(const struct bach_busmap *map, unsigned unit,
 		CHECK(used > 0 || cap < 2, "no progress");
 		off += used;
 	}
-	for (size_t m; (m = bach_busdec_finish(d, out + k * 6, at + k, cap)) > 0;)
+	for (size_t m;
+	     (m = bach_busdec_finish(d, out + k * 6, at + k, cap)) > 0;)
 		k += m;
 	/* records leave in the order of their ADS#, each from a sample fed */
 	for (size_t j = 0; j < k; j++)

@@ -15,10 +15,10 @@
  * the decoder of commit 1f710fc. Then the signals a capture may lack,
  * clock mode at realistic pin timing, and the map files.
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,16 +186,16 @@ static void check_samples(const uint8_t *s, size_t ns,
 	for (size_t j = 0; j < n; j++) {
 		uint64_t i = at[j];
 
-		if (i >= ns || pin(s, i, ads) ||
-		    (j && i < at[j - 1]) ||
-		    (clk >= 0 && (i + 1 >= ns || pin(s, i, clk) ||
-				  !pin(s, i + 1, clk))))
+		if (i >= ns || pin(s, i, ads) || (j && i < at[j - 1]) ||
+		    (clk >= 0 &&
+		     (i + 1 >= ns || pin(s, i, clk) || !pin(s, i + 1, clk))))
 			fail_msg("record %zu: sample %" PRIu64
 				 " is not an ADS# clock (of %zu)",
 				 j, i, ns);
 		/* (off the bus, BOFF# or HLDA, the next low ADS# is a fall) */
 		if (map->ads_edge && clk < 0 && i && !pin(s, i - 1, ads) &&
-		    map->chan[BACH_SIG_BOFF] < 0 && map->chan[BACH_SIG_HLDA] < 0)
+		    map->chan[BACH_SIG_BOFF] < 0 &&
+		    map->chan[BACH_SIG_HLDA] < 0)
 			fail_msg("record %zu: sample %" PRIu64
 				 " follows a low ADS# in edge mode",
 				 j, i);
@@ -240,9 +240,8 @@ static uint8_t *decode(const uint8_t *s, size_t ns, struct how *h, size_t *nrec,
 		assert_true(used > 0);
 		off += used;
 	}
-	for (size_t m;
-	     (m = bach_busdec_finish(d, out + k * BACH_REC_SIZE, at + k,
-				     cap)) > 0;)
+	for (size_t m; (m = bach_busdec_finish(d, out + k * BACH_REC_SIZE,
+					       at + k, cap)) > 0;)
 		k += m;
 	bach_busdec_stats(d, st);
 	bach_busdec_free(d);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* bach decode: a logic-analyzer capture of the bus pins to a trace. */
-#include <getopt.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,7 +293,11 @@ const struct bach_cmd cmd_decode = {
 		"                       numchannels=48 and "
 		"samplerate=100000000 for binary\n"
 		"  -o, --output OUT     the trace: .byu, .byu.gz (blocked "
-		"gzip) or -\n"
+		"gzip) or -; beside a\n"
+		"                       file, OUT.time.gz: each record's "
+		"sample index (the\n"
+		"                       sample of its ADS#) at the sample rate "
+		"(dump --time)\n"
 		"  -q, --quiet          no summary\n"
 		"\n"
 		"A capture that cannot be read whole leaves no output and "
