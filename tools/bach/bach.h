@@ -88,7 +88,7 @@ int exec_helper(const char *binary, int argc, char **argv);
 /* The timing of a trace read with a bach_reader (bach_reader_times()). */
 struct trace_times {
 	struct bach_reader *r;
-	bool whole; /* read whole: a sidecar's extra entries are errors */
+	bool whole;  /* read whole: a sidecar's extra entries are errors */
 	uint64_t hz; /* the clock rate of the block's sidecar, 0 unknown */
 };
 int times_open(struct trace_times *tt, bool whole);
