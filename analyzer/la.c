@@ -124,7 +124,8 @@ int la_feed_init(struct la_feed *f, const char *what, const char *map,
 	f->sink = sink;
 	f->arg = arg;
 	f->out = malloc(OUT_RECS * BACH_REC_SIZE);
-	if (!f->out) {
+	f->at = malloc(OUT_RECS * sizeof *f->at);
+	if (!f->out || !f->at) {
 		la_fail(f, BACH_LA_BAD_INPUT, "out of memory");
 		return -1;
 	}
@@ -140,8 +141,10 @@ void la_feed_free(struct la_feed *f)
 	bach_busdec_free(f->dec);
 	bach_mapspec_free(&f->spec);
 	free(f->out);
+	free(f->at);
 	f->dec = NULL;
 	f->out = NULL;
+	f->at = NULL;
 }
 
 /* The capture's channels (names[i] is channel i) are known: resolve. */
@@ -198,7 +201,10 @@ int la_feed_channels(struct la_feed *f, const struct sr_dev_inst *sdi)
 
 static void flush_out(struct la_feed *f, size_t k)
 {
-	if (k && !f->status && f->sink(f->arg, f->out, k))
+	if (!k || f->status)
+		return;
+	if (f->tsink ? f->tsink(f->arg, f->out, f->at, k, f->samplerate)
+		     : f->sink(f->arg, f->out, k))
 		la_fail(f, BACH_LA_SINK, "the output refused the records");
 }
 
@@ -235,8 +241,8 @@ void la_feed_logic(struct la_feed *f, const uint8_t *s, size_t len,
 	}
 	while (n && !f->status) {
 		size_t used;
-		size_t k =
-			bach_busdec_feed(f->dec, s, n, &used, f->out, OUT_RECS);
+		size_t k = bach_busdec_feed(f->dec, s, n, &used, f->out, f->at,
+					    OUT_RECS);
 
 		flush_out(f, k);
 		s += used * f->unitsize;
@@ -280,7 +286,7 @@ void la_feed_finish(struct la_feed *f)
 	size_t k;
 
 	while (f->dec && !f->status &&
-	       (k = bach_busdec_finish(f->dec, f->out, OUT_RECS)) > 0)
+	       (k = bach_busdec_finish(f->dec, f->out, f->at, OUT_RECS)) > 0)
 		flush_out(f, k);
 }
 
@@ -1076,6 +1082,7 @@ int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 		return BACH_LA_BAD_INPUT;
 	}
 	f.ads_edge = p->ads_edge;
+	f.tsink = p->tsink;
 	la_log_begin();
 	rc = sr_init(&ctx);
 	if (rc != SR_OK) {

@@ -74,6 +74,13 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			 const uint8_t *recs, size_t n, uint64_t index,
 			 uint64_t *skipped)
 {
+	return bach_export_block_timed(fmt, dst, recs, n, index, NULL, skipped);
+}
+
+size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
+			       const uint8_t *recs, size_t n, uint64_t index,
+			       const uint64_t *time, uint64_t *skipped)
+{
 	char *d = dst;
 	uint64_t skip = 0;
 
@@ -108,7 +115,7 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			/* type timestamp length asid address */
 			*d++ = c;
 			*d++ = ' ';
-			d = put_hex(d, index + i);
+			d = put_hex(d, time ? time[i] : index + i);
 			*d++ = ' ';
 			*d++ = (char)('0' + size);
 			memcpy(d, " 0 ", 3);
@@ -120,7 +127,7 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			uint8_t *b = (uint8_t *)d;
 
 			b[0] = (uint8_t)c;
-			put_le64(b + 1, index + i);
+			put_le64(b + 1, time ? time[i] : index + i);
 			b[9] = (uint8_t)size;
 			put_le32(b + 10, 0);
 			put_le32(b + 14, (uint32_t)addr);
@@ -134,7 +141,7 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 				skip++;
 				continue;
 			}
-			d = bach_put_dec(d, index + i);
+			d = bach_put_dec(d, time ? time[i] : index + i);
 			memcpy(d, " clk M", 6);
 			d += 6;
 			*d++ = c == 'r' ? 'R' : 'W';

@@ -22,6 +22,7 @@
 #include "bach/exit.h"
 #include "bach/index.h"
 #include "bach/record.h"
+#include "bach/timing.h"
 #include "bach/trace.h"
 #include "gzin.h"
 
@@ -77,6 +78,12 @@ struct bach_reader {
 	uint64_t skip;
 	uint64_t skip_acc; /* bytes passed over, not yet a whole record */
 	uint64_t limit;	   /* stop before this record; UINT64_MAX: none */
+
+	/* timing sidecars (bach_reader_times()) */
+	struct bach_times *times; /* made by the first call */
+	size_t last_n;		  /* records the last read returned */
+	bool jumped;		  /* a seek: files are not read whole */
+	char *tfile;		  /* the file of the last entries given */
 };
 
 int bach_exit_status(int err)
@@ -345,6 +352,8 @@ void bach_reader_free(struct bach_reader *r)
 	free(r->kinds);
 	free(r->out);
 	free(r->in);
+	bach_times_free(r->times);
+	free(r->tfile);
 	free(r);
 }
 
@@ -694,8 +703,56 @@ static ssize_t clip(struct bach_reader *r, ssize_t n)
 }
 
 static ssize_t read_block(struct bach_reader *r, const uint8_t **recs);
+static ssize_t read_clipped(struct bach_reader *r, const uint8_t **recs);
 
 ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
+{
+	ssize_t n = read_clipped(r, recs);
+
+	r->last_n = n > 0 ? (size_t)n : 0;
+	return n;
+}
+
+/* The message of a sidecar's failure, as the reader's. */
+static ssize_t times_fail(struct bach_reader *r, int err)
+{
+	snprintf(r->msg, sizeof(r->msg), "%s", bach_times_strerror(r->times));
+	return err;
+}
+
+ssize_t bach_reader_times(struct bach_reader *r, const uint64_t **clk)
+{
+	const char *file = bach_reader_file(r);
+	int err;
+
+	*clk = NULL;
+	if (!r->times && !(r->times = bach_times_new()))
+		return fail(r, -ENOMEM, "out of memory");
+	/* a file read whole: its sidecar must hold no more entries */
+	if (r->tfile && (!r->last_n || strcmp(r->tfile, file))) {
+		free(r->tfile);
+		r->tfile = NULL;
+		if (!r->jumped && (err = bach_times_end(r->times)))
+			return times_fail(r, err);
+	}
+	if (!r->last_n)
+		return 0;
+	if (!r->tfile && !(r->tfile = strdup(file)))
+		return fail(r, -ENOMEM, "out of memory");
+	err = bach_times_get(r->times, file,
+			     bach_reader_file_records(r) - r->last_n, r->last_n,
+			     clk);
+	if (err)
+		return times_fail(r, err);
+	return (ssize_t)r->last_n;
+}
+
+uint64_t bach_reader_clock_hz(const struct bach_reader *r)
+{
+	return r->times ? bach_times_clock_hz(r->times) : 0;
+}
+
+static ssize_t read_clipped(struct bach_reader *r, const uint8_t **recs)
 {
 	ssize_t n;
 
@@ -915,6 +972,7 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 
 int bach_reader_seek(struct bach_reader *r, uint64_t rec)
 {
+	r->jumped = true;
 	uint64_t base = 0;
 	size_t i = 0;
 

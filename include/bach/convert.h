@@ -119,5 +119,13 @@ enum bach_export_format {
 size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			 const uint8_t *recs, size_t n, uint64_t index,
 			 uint64_t *skipped);
+/*
+ * The same, with time[i] (when not NULL) the time field of records[i]
+ * (laplace, laplace-bin, tracematcher) in place of its position: the
+ * clocks of a timing sidecar (docs/formats.md sections 3.2, 7.3).
+ */
+size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
+			       const uint8_t *recs, size_t n, uint64_t index,
+			       const uint64_t *time, uint64_t *skipped);
 
 #endif

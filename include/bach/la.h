@@ -17,6 +17,13 @@
 
 /* Take n records; nonzero stops the decode (the sink says why itself). */
 typedef int (*bach_la_sink_fn)(void *arg, const uint8_t *recs, size_t n);
+/*
+ * The same with each record's sample index (bach_busdec_feed()'s at[]) and
+ * the capture's sample rate in Hz (0 while unknown).
+ */
+typedef int (*bach_la_tsink_fn)(void *arg, const uint8_t *recs,
+				const uint64_t *at, size_t n,
+				uint64_t samplerate);
 
 struct bach_la_params {
 	const char *map;	    /* map file, or NULL: default names */
@@ -25,6 +32,7 @@ struct bach_la_params {
 	const char *const *options; /* "key=value" for the input module */
 	size_t noptions;
 	bach_la_sink_fn sink;
+	bach_la_tsink_fn tsink; /* used instead of sink when set */
 	void *arg;
 };
 

@@ -20,9 +20,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bach/trace.h" /* BACH_TIME_NONE, bach_times_present() */
+
 #define BACH_TIME_ENTRY		 8
 #define BACH_TIME_MEMBER_ENTRIES 8160 /* 65280 bytes, as a record member */
-#define BACH_TIME_NONE		 UINT64_MAX
 #define BACH_TIME_SUFFIX	 ".time.gz"
 
 /*
@@ -90,11 +91,5 @@ int bach_times_end(struct bach_times *t);
 /* The clock rate of the last sidecar opened (0: unknown). */
 uint64_t bach_times_clock_hz(const struct bach_times *t);
 const char *bach_times_strerror(const struct bach_times *t);
-
-/*
- * Whether FILE (a trace file or a capture directory: its first segment)
- * has a timing sidecar.
- */
-bool bach_times_present(const char *trace);
 
 #endif

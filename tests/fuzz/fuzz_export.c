@@ -114,6 +114,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode < FMT_TEXT) {
 		len = bach_export_block((enum bach_export_format)mode, dst,
 					recs, n, index, &skipped);
+		if (n) {
+			/* times from a sidecar: any u64, the widest included */
+			uint64_t *tm = malloc(n * sizeof(*tm)), tskip = 0;
+			char *tdst = malloc(n * BACH_TEXT_MAX);
+
+			CHECK(tm && tdst, "out of memory");
+			for (size_t i = 0; i < n; i++)
+				tm[i] = index * (i + 1) ^
+					(UINT64_MAX >> (i % 64));
+			bach_export_block_timed((enum bach_export_format)mode,
+						tdst, recs, n, index, tm,
+						&tskip);
+			CHECK(tskip == skipped, "timed: %llu skipped, not %llu",
+			      (unsigned long long)tskip,
+			      (unsigned long long)skipped);
+			free(tm);
+			free(tdst);
+		}
 		for (size_t i = 0; i < n; i++) {
 			unsigned t = bach_type_of(recs[i * BACH_REC_SIZE + 5]);
 

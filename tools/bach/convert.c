@@ -49,13 +49,39 @@ static int to_trace(struct source *s, const struct fmt *f, const char *out,
 }
 
 /* records to a text format */
+/* The exports with a time field (docs/formats.md section 7). */
+static bool timed_export(int code)
+{
+	return code == BACH_EXPORT_LAPLACE || code == BACH_EXPORT_LAPLACE_BIN ||
+	       code == BACH_EXPORT_TRACEMATCHER;
+}
+
+/*
+ * The clocks of a block, for an export: a record without a time
+ * (BACH_TIME_NONE) takes the last time before it (0 before the first),
+ * so the field never goes back. One pass a block, into buf.
+ */
+static const uint64_t *export_times(const uint64_t *clk, size_t n,
+				    uint64_t *last, uint64_t *buf)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (clk[i] != BACH_TIME_NONE)
+			*last = clk[i];
+		buf[i] = *last;
+	}
+	return buf;
+}
+
 static int to_text(struct source *s, const struct fmt *f, const char *out,
-		   uint64_t first, uint64_t *nrec, uint64_t *skipped)
+		   uint64_t first, struct trace_times *tt, uint64_t *nrec,
+		   uint64_t *skipped)
 {
 	struct bach_outfile of;
 	struct obuf o;
 	const uint8_t *p;
-	ssize_t n;
+	const uint64_t *clk = NULL;
+	uint64_t *tbuf = NULL, last = 0;
+	ssize_t n = 0;
 	int err;
 
 	err = bach_outfile_open(&of, out);
@@ -72,21 +98,39 @@ static int to_text(struct source *s, const struct fmt *f, const char *out,
 		memcpy(o.buf, BACH_CSV_HEADER, sizeof(BACH_CSV_HEADER) - 1);
 		o.len = sizeof(BACH_CSV_HEADER) - 1;
 	}
-	while ((n = source_read(s, &p)) > 0 && !o.err) {
+	if (tt && !(tbuf = malloc(4096 * sizeof(*tbuf))))
+		o.err = -ENOMEM;
+	while (!o.err && (n = source_read(s, &p)) > 0) {
+		if (tt) {
+			err = times_block(tt, s->r, (size_t)n, &clk);
+			if (err)
+				break;
+		}
 		/* format in slices that fit the buffer */
 		while (n > 0 && !o.err) {
 			size_t k = (size_t)n < 4096 ? (size_t)n : 4096;
 			char *d = obuf_room(&o, k * BACH_TEXT_MAX);
+			const uint64_t *t =
+				clk ? export_times(clk, k, &last, tbuf) : NULL;
 
-			o.len += bach_export_block(f->code, d, p, k,
-						   first + *nrec, skipped);
+			o.len += bach_export_block_timed(
+				f->code, d, p, k, first + *nrec, t, skipped);
 			*nrec += k;
 			p += k * BACH_REC_SIZE;
+			clk = clk ? clk + k : NULL;
 			n -= (ssize_t)k;
 		}
 	}
+	if (tt && !err && !o.err && n == 0)
+		err = times_finish(tt);
 	obuf_flush(&o);
 	obuf_free(&o);
+	free(tbuf);
+	if (tt && err) {
+		/* times_block() said which sidecar and where */
+		bach_outfile_abort(&of);
+		return err;
+	}
 	if (n < 0) {
 		errmsg("%s", source_error(s));
 		bach_outfile_abort(&of);
@@ -117,6 +161,7 @@ static int run(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
+		{ "no-time", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t start = 0, end = UINT64_MAX;
@@ -126,7 +171,8 @@ static int run(int argc, char **argv)
 	struct bach_import_stats ist = { 0 };
 	uint64_t nrec = 0, skipped = 0, v;
 	unsigned flags = 0;
-	bool quiet = false;
+	bool quiet = false, no_time = false, whole;
+	struct trace_times tt, *ttp = NULL;
 	struct source s;
 	const char *in, *out;
 	int c, status;
@@ -171,6 +217,9 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'T':
+			no_time = true;
+			break;
 		case 'r':
 			if (range_arg(optarg, &start, &end))
 				return EXIT_USAGE;
@@ -207,6 +256,7 @@ static int run(int argc, char **argv)
 	status = check_output(out, &in, 1);
 	if (status)
 		return status;
+	whole = !ba && !start && end == UINT64_MAX;
 	catch_signals();
 	status = open_source(&s, from, in, flags, false);
 	if (status) {
@@ -221,8 +271,18 @@ static int run(int argc, char **argv)
 		close_source(&s);
 		return status;
 	}
+	/* the time field from the timing sidecar, when the trace has one */
+	if (s.r && to->kind == K_EXPORT && timed_export(to->code) && !no_time &&
+	    bach_times_present(in)) {
+		status = times_open(&tt, whole);
+		if (status) {
+			close_source(&s);
+			return status;
+		}
+		ttp = &tt;
+	}
 	if (to->kind == K_EXPORT)
-		status = to_text(&s, to, out, start, &nrec, &skipped);
+		status = to_text(&s, to, out, start, ttp, &nrec, &skipped);
 	else
 		status = to_trace(&s, to, out, &wo, &nrec);
 	if (s.im)
@@ -247,6 +307,8 @@ static int run(int argc, char **argv)
 				(unsigned long long)(nrec - skipped),
 				(unsigned long long)skipped, to->name);
 	}
+	if (ttp)
+		times_close(ttp);
 	close_source(&s);
 	return status;
 }
@@ -303,7 +365,14 @@ const struct bach_cmd cmd_convert = {
 		"                    not an import), reached through the "
 		"index;\n"
 		"                    exports number them from "
-		"START\n" BETWEEN_HELP "\n"
+		"START\n"
+		"  --no-time         laplace, laplace-bin, tracematcher: the "
+		"position as\n"
+		"                    the time even when IN has a timing "
+		"sidecar "
+		"(by\n"
+		"                    default its clocks, e.g. bach decode's "
+		"samples)\n" BETWEEN_HELP "\n"
 		"Imports describe a complete trace taken with the L1 caches "
 		"off; see\n"
 		"docs/formats.md for what each direction keeps and what it "
