@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bach/bytes.h"
+#include "bach/outfile.h"
 #include "bach/timing.h"
 #include "bach/trace.h"
 #include "bach/zpool.h"
@@ -63,7 +64,8 @@ struct bach_time_writer {
 	size_t nbuf; /* entries waiting in buf */
 	uint8_t own[MEMBER_BYTES];
 	uint8_t out[BACH_BGZF_MAX_BLOCK + BT_LEN];
-	int err; /* a write of a pooled member failed */
+	int err;  /* a write of a pooled member failed */
+	int slot; /* in bach/outfile.h's table of temporaries, or -1 */
 	bool closed;
 };
 
@@ -81,6 +83,7 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 		return -ENOMEM;
 	}
 	w->dirfd = dirfd;
+	w->slot = -1;
 	w->buf = w->own;
 	w->clock_hz = clock_hz;
 	snprintf(w->name, sizeof(w->name), "%s", name);
@@ -94,6 +97,9 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 		free(w);
 		return err;
 	}
+	/* a program killed by a signal removes it (bach/outfile.h); bachd's
+	 * (in a capture directory) are recovery's */
+	w->slot = dirfd == AT_FDCWD ? bach_outfile_temp_register(w->part) : -1;
 	*wp = w;
 	return 0;
 }
@@ -262,8 +268,11 @@ int bach_time_writer_close(struct bach_time_writer *w, bool sync)
 	w->fd = -1;
 	if (!err && renameat(w->dirfd, w->part, w->dirfd, w->name) < 0)
 		err = -errno;
-	if (!err)
+	if (!err) {
 		w->closed = true;
+		bach_outfile_temp_forget(w->slot);
+		w->slot = -1;
+	}
 	return err;
 }
 
@@ -280,6 +289,7 @@ void bach_time_writer_free(struct bach_time_writer *w)
 		close(w->fd);
 	if (!w->closed)
 		unlinkat(w->dirfd, w->part, 0);
+	bach_outfile_temp_forget(w->slot);
 	bach_deflater_free(w->d);
 	free(w);
 }

@@ -50,6 +50,8 @@ enum bach_la_status {
 	BACH_LA_OK = 0,
 	BACH_LA_BAD_INPUT = -1, /* the capture, the map or an option */
 	BACH_LA_SINK = -2,	/* the sink refused (its own message) */
+	BACH_LA_BAD_DATA = -3,	/* the capture is damaged: cut, corrupt, or
+				 * samples that break its format's rules */
 };
 
 /*

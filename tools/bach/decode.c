@@ -241,6 +241,8 @@ static int run(int argc, char **argv)
 	/* a failed decode leaves no output behind */
 	bach_time_writer_free(o.tw);
 	bach_writer_free(o.w);
+	if (rc == BACH_LA_BAD_DATA)
+		return EXIT_DATA;
 	if (rc)
 		return EXIT_USAGE;
 	if (!quiet)
@@ -300,8 +302,12 @@ const struct bach_cmd cmd_decode = {
 		"(dump --time)\n"
 		"  -q, --quiet          no summary\n"
 		"\n"
-		"A capture that cannot be read whole leaves no output and "
-		"exits 2.\n"
+		"A capture that cannot be read whole leaves no output: exit 1 "
+		"when it is\n"
+		"damaged (cut short, a corrupt member, samples against its "
+		"format), 2 for\n"
+		"anything else (a missing file, a bad map or option, not the "
+		"format named).\n"
 		"\n"
 		"examples:\n"
 		"  bach decode bus.vcd -o bus.byu.gz\n"
