@@ -74,15 +74,17 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			 const uint8_t *recs, size_t n, uint64_t index,
 			 uint64_t *skipped)
 {
-	return bach_export_block_timed(fmt, dst, recs, n, index, NULL, skipped);
+	return bach_export_block_timed(fmt, dst, recs, n, index, NULL, skipped,
+				       NULL);
 }
 
 size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
 			       const uint8_t *recs, size_t n, uint64_t index,
-			       const uint64_t *time, uint64_t *skipped)
+			       const uint64_t *time, uint64_t *skipped,
+			       struct bach_export_carry *carry)
 {
 	char *d = dst;
-	uint64_t skip = 0;
+	uint64_t skip = 0, line = carry ? carry->line : 0, folded = 0;
 
 	if (fmt == BACH_EXPORT_CSV)
 		return export_csv(dst, recs, n, index);
@@ -159,9 +161,17 @@ size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
 			uint8_t *b = (uint8_t *)d;
 
 			if (c == 'i') {
+				uint64_t l = (addr & ~15u) + 1;
+
+				if (carry && l == line) {
+					folded++;
+					continue;
+				}
+				line = l;
 				b[0] = 0x60;
 				put_le32(b + 1, (uint32_t)addr & ~15u);
 			} else {
+				line = 0;
 				b[0] = (uint8_t)((c == 'r' ? 0x10 : 0x20) +
 						 idt_code[size]);
 				put_le32(b + 1, (uint32_t)addr);
@@ -176,5 +186,9 @@ size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
 		*d++ = '\n';
 	}
 	*skipped += skip;
+	if (carry) {
+		carry->line = line;
+		carry->folded += folded;
+	}
 	return (size_t)(d - dst);
 }

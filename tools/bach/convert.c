@@ -74,7 +74,7 @@ static const uint64_t *export_times(const uint64_t *clk, size_t n,
 
 static int to_text(struct source *s, const struct fmt *f, const char *out,
 		   uint64_t first, struct trace_times *tt, uint64_t *nrec,
-		   uint64_t *skipped)
+		   uint64_t *skipped, struct bach_export_carry *carry)
 {
 	struct bach_outfile of;
 	struct obuf o;
@@ -113,8 +113,9 @@ static int to_text(struct source *s, const struct fmt *f, const char *out,
 			const uint64_t *t =
 				clk ? export_times(clk, k, &last, tbuf) : NULL;
 
-			o.len += bach_export_block_timed(
-				f->code, d, p, k, first + *nrec, t, skipped);
+			o.len += bach_export_block_timed(f->code, d, p, k,
+							 first + *nrec, t,
+							 skipped, carry);
 			*nrec += k;
 			p += k * BACH_REC_SIZE;
 			clk = clk ? clk + k : NULL;
@@ -169,6 +170,7 @@ static int run(int argc, char **argv)
 	const struct fmt *from = NULL, *to = NULL;
 	struct bach_writer_opts wo = { 0 };
 	struct bach_import_stats ist = { 0 };
+	struct bach_export_carry carry = { 0 };
 	uint64_t nrec = 0, skipped = 0, v;
 	unsigned flags = 0;
 	bool quiet = false, no_time = false, whole;
@@ -282,7 +284,8 @@ static int run(int argc, char **argv)
 		ttp = &tt;
 	}
 	if (to->kind == K_EXPORT)
-		status = to_text(&s, to, out, start, ttp, &nrec, &skipped);
+		status = to_text(&s, to, out, start, ttp, &nrec, &skipped,
+				 &carry);
 	else
 		status = to_trace(&s, to, out, &wo, &nrec);
 	if (s.im)
@@ -302,10 +305,16 @@ static int run(int argc, char **argv)
 		else
 			fprintf(stderr,
 				"%s: %llu records read, %llu written, %llu "
-				"skipped (no %s equivalent)\n",
+				"skipped (no %s equivalent)%s%.0llu%s\n",
 				prog_cmd, (unsigned long long)nrec,
-				(unsigned long long)(nrec - skipped),
-				(unsigned long long)skipped, to->name);
+				(unsigned long long)(nrec - skipped -
+						     carry.folded),
+				(unsigned long long)skipped, to->name,
+				carry.folded ? ", " : "",
+				(unsigned long long)carry.folded,
+				carry.folded ? " fetches folded into the line "
+					       "entry before them"
+					     : "");
 	}
 	if (ttp)
 		times_close(ttp);
