@@ -11,6 +11,7 @@
 #   make bench         performance figures (ratios measured in one run):
 #                      bench/run.sh (trace files), bench/decode.sh (decoder),
 #                      bench/markers.sh (marker rules' cost, a ratio),
+#                      bench/timing.sh (timing sidecars' cost, a ratio),
 #                      bench/soak.sh (bachd for SOAK_MINUTES=10: flat RSS
 #                      and fds, accounting, retention),
 #                      bench/analysis.sh (bach sim and bach mrc)
@@ -273,6 +274,7 @@ bench:
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/analysis.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/markers.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/timing.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc
 
 soak:

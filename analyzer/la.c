@@ -124,7 +124,8 @@ int la_feed_init(struct la_feed *f, const char *what, const char *map,
 	f->sink = sink;
 	f->arg = arg;
 	f->out = malloc(OUT_RECS * BACH_REC_SIZE);
-	if (!f->out) {
+	f->at = malloc(OUT_RECS * sizeof *f->at);
+	if (!f->out || !f->at) {
 		la_fail(f, BACH_LA_BAD_INPUT, "out of memory");
 		return -1;
 	}
@@ -140,8 +141,10 @@ void la_feed_free(struct la_feed *f)
 	bach_busdec_free(f->dec);
 	bach_mapspec_free(&f->spec);
 	free(f->out);
+	free(f->at);
 	f->dec = NULL;
 	f->out = NULL;
+	f->at = NULL;
 }
 
 /* The capture's channels (names[i] is channel i) are known: resolve. */
@@ -198,7 +201,10 @@ int la_feed_channels(struct la_feed *f, const struct sr_dev_inst *sdi)
 
 static void flush_out(struct la_feed *f, size_t k)
 {
-	if (k && !f->status && f->sink(f->arg, f->out, k))
+	if (!k || f->status)
+		return;
+	if (f->tsink ? f->tsink(f->arg, f->out, f->at, k, f->samplerate)
+		     : f->sink(f->arg, f->out, k))
 		la_fail(f, BACH_LA_SINK, "the output refused the records");
 }
 
@@ -211,7 +217,7 @@ void la_feed_logic(struct la_feed *f, const uint8_t *s, size_t len,
 	if (f->status)
 		return;
 	if (!f->resolved) {
-		la_fail(f, BACH_LA_BAD_INPUT,
+		la_fail(f, BACH_LA_BAD_DATA,
 			"%s: samples came before the channel list", f->what);
 		return;
 	}
@@ -228,15 +234,15 @@ void la_feed_logic(struct la_feed *f, const uint8_t *s, size_t len,
 			return;
 		}
 	} else if (unitsize != f->unitsize) {
-		la_fail(f, BACH_LA_BAD_INPUT,
+		la_fail(f, BACH_LA_BAD_DATA,
 			"%s: samples changed from %u to %u bytes", f->what,
 			f->unitsize, unitsize);
 		return;
 	}
 	while (n && !f->status) {
 		size_t used;
-		size_t k =
-			bach_busdec_feed(f->dec, s, n, &used, f->out, OUT_RECS);
+		size_t k = bach_busdec_feed(f->dec, s, n, &used, f->out, f->at,
+					    OUT_RECS);
 
 		flush_out(f, k);
 		s += used * f->unitsize;
@@ -280,7 +286,7 @@ void la_feed_finish(struct la_feed *f)
 	size_t k;
 
 	while (f->dec && !f->status &&
-	       (k = bach_busdec_finish(f->dec, f->out, OUT_RECS)) > 0)
+	       (k = bach_busdec_finish(f->dec, f->out, f->at, OUT_RECS)) > 0)
 		flush_out(f, k);
 }
 
@@ -516,7 +522,7 @@ static int vcd_time(struct vcd_scan *v, struct la_feed *f)
 	if (v->tok_len >= sizeof v->tok)
 		t = UINT64_MAX; /* more digits than we keep: far too many */
 	if (v->have && t < v->last) {
-		la_fail(f, BACH_LA_BAD_INPUT,
+		la_fail(f, BACH_LA_BAD_DATA,
 			"%s:%" PRIu64 ": timestamp #%" PRIu64 " is before the "
 			"previous one (#%" PRIu64 ")",
 			v->path, v->tok_line, t, v->last);
@@ -533,7 +539,7 @@ static int vcd_time(struct vcd_scan *v, struct la_feed *f)
 	if (v->compress && gap > v->compress)
 		gap = v->compress;
 	if (gap > VCD_MAX_GAP) {
-		la_fail(f, BACH_LA_BAD_INPUT,
+		la_fail(f, BACH_LA_BAD_DATA,
 			"%s:%" PRIu64 ": timestamp #%" PRIu64 " comes %" PRIu64
 			" samples after the last change, more than the %llu "
 			"read between two changes (--option downsample=N or "
@@ -659,7 +665,7 @@ static int check_members(const char *path, zip_t *z, struct la_feed *f)
 			continue;
 		if (zip_stat_index(z, (zip_uint64_t)i, 0, &st) == 0 &&
 		    (st.valid & ZIP_STAT_SIZE) && st.size == 0) {
-			la_fail(f, BACH_LA_BAD_INPUT,
+			la_fail(f, BACH_LA_BAD_DATA,
 				"%s: damaged: member %s is empty (no samples)",
 				path, name);
 			return -1;
@@ -667,7 +673,7 @@ static int check_members(const char *path, zip_t *z, struct la_feed *f)
 		snprintf(prev, sizeof prev, "%.*s-%lu", (int)(dash - name),
 			 name, k - 1);
 		if (k > 1 && zip_name_locate(z, prev, 0) < 0) {
-			la_fail(f, BACH_LA_BAD_INPUT,
+			la_fail(f, BACH_LA_BAD_DATA,
 				"%s: damaged: member %s is missing (%s "
 				"follows)",
 				path, prev, name);
@@ -697,7 +703,7 @@ static int check_srzip(const char *path, struct la_feed *f)
 		while (m && (got = zip_fread(m, buf, sizeof buf)) > 0)
 			;
 		if (!m || got < 0) {
-			la_fail(f, BACH_LA_BAD_INPUT,
+			la_fail(f, BACH_LA_BAD_DATA,
 				"%s: damaged: member %s: %s", path,
 				zip_get_name(z, (zip_uint64_t)i, 0),
 				m ? zip_file_strerror(m) : zip_strerror(z));
@@ -779,10 +785,10 @@ static int read_logic(const char *path, zip_t *z, zip_int64_t idx,
 	}
 	if (!f->status && got < 0)
 		/* libzip checks the member's CRC as it reaches the end */
-		la_fail(f, BACH_LA_BAD_INPUT, "%s: damaged: member %s: %s",
-			path, name, zip_file_strerror(m));
+		la_fail(f, BACH_LA_BAD_DATA, "%s: damaged: member %s: %s", path,
+			name, zip_file_strerror(m));
 	else if (!f->status && have)
-		la_fail(f, BACH_LA_BAD_INPUT,
+		la_fail(f, BACH_LA_BAD_DATA,
 			"%s: damaged: member %s ends in a partial sample (%zu "
 			"of %u bytes)",
 			path, name, have, unit);
@@ -823,7 +829,7 @@ static int run_srzip(const char *path, struct la_feed *f)
 	kf = g_key_file_new();
 	if (!meta || !g_key_file_load_from_data(kf, meta, strlen(meta),
 						G_KEY_FILE_NONE, &gerr)) {
-		la_fail(f, BACH_LA_BAD_INPUT, "%s: metadata: %s", path,
+		la_fail(f, BACH_LA_BAD_DATA, "%s: metadata: %s", path,
 			gerr ? gerr->message : why);
 		rc = -1;
 		goto out;
@@ -935,7 +941,7 @@ static int run_session_file(struct sr_context *ctx, const char *path,
 			la_log_said() ? la_log_said() : sr_strerror(rc));
 	else if (la_log_said())
 		/* the session driver logs a damaged member, then ends */
-		la_fail(f, BACH_LA_BAD_INPUT, "%s: damaged: %s", path,
+		la_fail(f, BACH_LA_BAD_DATA, "%s: damaged: %s", path,
 			la_log_said());
 out:
 	g_slist_free(devs);
@@ -988,7 +994,7 @@ static int run_input_module(struct sr_context *ctx, const char *path,
 	}
 	if (!strcmp(sr_input_id_get(imod), "vcd") &&
 	    check_text_whole(path, fd, f->err, sizeof f->err)) {
-		f->status = BACH_LA_BAD_INPUT;
+		f->status = BACH_LA_BAD_DATA;
 		g_hash_table_destroy(opts);
 		close(fd);
 		return -1;
@@ -1076,6 +1082,7 @@ int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 		return BACH_LA_BAD_INPUT;
 	}
 	f.ads_edge = p->ads_edge;
+	f.tsink = p->tsink;
 	la_log_begin();
 	rc = sr_init(&ctx);
 	if (rc != SR_OK) {

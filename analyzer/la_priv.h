@@ -20,6 +20,7 @@ struct la_feed {
 	const char *what;   /* the file or device, for messages */
 	const char *format; /* the input module's id, for messages */
 	bach_la_sink_fn sink;
+	bach_la_tsink_fn tsink; /* instead of sink, when set */
 	void *arg;
 	struct bach_mapspec spec;
 	struct bach_busmap map;
@@ -29,7 +30,8 @@ struct la_feed {
 	uint64_t samplerate;
 	struct bach_busdec *dec;
 	uint8_t *out;
-	int status; /* enum bach_la_status */
+	uint64_t *at; /* each record's sample (bach_busdec_feed()) */
+	int status;   /* enum bach_la_status */
 	char err[1024];
 };
 

@@ -63,6 +63,7 @@ static void run(const char *name, const uint8_t *s, size_t ns, unsigned unit,
 	char err[256];
 	size_t cap = 1 << 16;
 	uint8_t *out = malloc(cap * BACH_REC_SIZE);
+	uint64_t *at = malloc(cap * sizeof *at);
 	double best = 1e30;
 	size_t recs = 0;
 
@@ -87,8 +88,9 @@ static void run(const char *name, const uint8_t *s, size_t ns, unsigned unit,
 		bool same = true;
 
 		while (off < ns) {
-			size_t got = bach_busdec_feed(
-				d, s + off * unit, ns - off, &used, out, cap);
+			size_t got =
+				bach_busdec_feed(d, s + off * unit, ns - off,
+						 &used, out, at, cap);
 
 			/* check as we go, outside nothing but the memcmp */
 			if (want && k + got <= nwant)
@@ -97,7 +99,7 @@ static void run(const char *name, const uint8_t *s, size_t ns, unsigned unit,
 			k += got;
 			off += used;
 		}
-		k += bach_busdec_finish(d, out, cap);
+		k += bach_busdec_finish(d, out, at, cap);
 		t = now() - t0;
 		bach_busdec_stats(d, &st);
 		bach_busdec_free(d);
@@ -112,6 +114,7 @@ static void run(const char *name, const uint8_t *s, size_t ns, unsigned unit,
 	printf("%-34s %8.1f M samples/s %7.1f M records/s\n", name,
 	       (double)ns / best / 1e6, (double)recs / best / 1e6);
 	free(out);
+	free(at);
 }
 
 int main(int argc, char **argv)

@@ -67,6 +67,12 @@ for i in 1 2 3 4 5; do
 done
 cmp -s "$DIR/got10.txt" "$DIR/want.txt" || { echo "seek: seek10's records differ"; missed=1; }
 echo "seek: bench/seek10: $(fmt "$lib") ms whole, $(fmt "$inproc") ms of it in the library (best of 5)"
+# dump is bach's own command: it starts no helper (bach-acquire, bach-draw)
+if command -v strace > /dev/null; then
+	strace -f -e trace=execve -o "$DIR/exec.txt" "$BACH" dump --range $N:$TOTAL "$cap" > /dev/null
+	execs=$(grep -c 'execve(' "$DIR/exec.txt" || true)
+	check "dump --range starts no other program (strace)" "$execs == 1" "$execs execve"
+fi
 check "dump --range $N:$TOTAL of the capture (best of 5)" "$best <= 50" "$(fmt "$best") ms"
 check "the same through libbach, whole program (best of 5)" "$lib <= 50" "$(fmt "$lib") ms"
 [ -z "${SEEK_CLEAN:-}" ] || rm -rf "$DIR/$TOTAL"

@@ -79,6 +79,11 @@ sample() {
 	fds=$(ls "/proc/$pid/fd" | wc -l)
 	zombies=$(ps -o stat= --ppid "$pid" | grep -c '^Z' || true)
 	echo "$1 $rss $fds $zombies" >> "$D/samples"
+	# where the memory is, kept for the warm-up sample and the latest:
+	# a drift then names the mappings that grew
+	[ -f "$D/smaps.warm" ] || [ "$1" -lt "$warm" ] ||
+		cp "/proc/$pid/smaps" "$D/smaps.warm" 2> /dev/null
+	cp "/proc/$pid/smaps" "$D/smaps.last" 2> /dev/null
 	if [ -n "$metrics" ] && [ -s "$metrics" ] && command -v promtool > /dev/null; then
 		promtool check metrics < "$metrics" > "$D/promtool" 2>&1 ||
 			bad "promtool: $(head -n 3 "$D/promtool")"
@@ -124,7 +129,23 @@ awk -v warm="$warm" -v slack="$SLACK" '
 	$4 > 1 { print $4 " zombie children at " $1 " s" }
 	END { if (base && last_f > f0) print "fds " last_f " at the end, " f0 " after the warm-up" }
 ' "$D/samples" > "$D/drift"
-[ -s "$D/drift" ] && bad "not flat: $(cat "$D/drift")"
+if [ -s "$D/drift" ]; then
+	bad "not flat: $(cat "$D/drift")"
+	# per mapping (start address and name), RSS growth since the warm-up
+	rss_by_map() {
+		awk '/^[0-9a-f]+-[0-9a-f]+ / { m = $1 " " ($6 == "" ? "[anon]" : $6) }
+		     /^Rss:/ { print m, $2 }' "$1"
+	}
+	if [ -f "$D/smaps.warm" ] && [ -f "$D/smaps.last" ]; then
+		rss_by_map "$D/smaps.warm" > "$D/rss.warm"
+		rss_by_map "$D/smaps.last" > "$D/rss.last"
+		echo "soak: the mappings that grew most since the warm-up (KiB):"
+		awk 'NR == FNR { w[$1 " " $2] = $3; next }
+		     { d = $3 - w[$1 " " $2]; if (d > 0) print d, $1, $2 }' \
+			"$D/rss.warm" "$D/rss.last" | sort -rn | head -n 5 |
+			sed 's/^/soak:   +/'
+	fi
+fi
 
 # the accounting, and what is left
 C=$(ls -d "$OUT"/2*Z* | tail -n 1)

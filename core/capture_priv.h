@@ -66,12 +66,12 @@ struct capture {
 	_Atomic uint32_t clock_hz; /* the board's bus clock, once known */
 	int dump_fd;		   /* board-stream.bin, or -1 */
 	/*
-	 * Timing (docs/formats.md section 3.2): once a source gives
-	 * clocks, RING_BLOCK_RECS of them per ring block, block i at
-	 * times + i * RING_BLOCK_RECS (read by the writer for blocks with
-	 * timed set); fclk the clocks of the data frame being delivered.
+	 * Timing (docs/formats.md section 3.2): set once a source gives
+	 * clocks; each block's are in its clock buffer (ring.h); fclk the
+	 * clocks of the data frame being delivered.
 	 */
-	uint64_t *times;
+	bool timing;
+	bool timing_nomem;   /* said once */
 	uint64_t last_clock; /* of the last record, for gap markers */
 	uint64_t *fclk;
 	size_t nfclk;
@@ -80,6 +80,8 @@ struct capture {
 	/* writer thread */
 	struct zpool_state {
 		struct bach_zpool *pool;
+		struct bach_zpool *tpool; /* timing sidecars', once needed */
+		bool tpool_failed;
 	} z;
 	struct segio io;
 	int dirfd;

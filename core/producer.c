@@ -116,20 +116,27 @@ static void stalls_due(struct capture *c, uint64_t now)
 
 /*
  * The clocks of block b, or NULL while the capture has none. A block that
- * gets its first clock starts with BACH_TIME_NONE for what it holds.
+ * gets its first clock takes a clock buffer (once per block, never per
+ * record) and starts with BACH_TIME_NONE for what it holds.
  */
 static uint64_t *block_times(struct capture *c, struct ring_block *b)
 {
-	uint64_t *t;
-
-	if (!c->times)
+	if (!c->timing)
 		return NULL;
-	t = c->times + (size_t)(b - c->ring.blocks) * RING_BLOCK_RECS;
-	if (!b->timed) {
-		memset(t, 0xff, (size_t)b->nrec * sizeof(*t));
-		b->timed = true;
+	if (!b->times) {
+		b->times = ring_times_get(&c->ring);
+		if (!b->times) {
+			if (!c->timing_nomem)
+				log_warn("%s: no memory for the timing (%zu "
+					 "bytes a block): records are kept "
+					 "without it",
+					 c->cfg.driver, RING_TIMES_BYTES);
+			c->timing_nomem = true;
+			return NULL;
+		}
+		memset(b->times, 0xff, (size_t)b->nrec * sizeof(*b->times));
 	}
-	return t;
+	return b->times;
 }
 
 /* Gap markers for lost records at the block's end; false when it is full. */
@@ -221,7 +228,6 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 		}
 	}
 	b->nrec = b->nmarkers = b->nev = 0;
-	b->timed = false;
 	b->src0 = atomic_load_explicit(&c->produced, memory_order_relaxed);
 	c->blk = b;
 	c->blk_born = bach_now_ns();
@@ -285,22 +291,24 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs, size_t n)
 	bach_source_timed_records(src, recs, NULL, n);
 }
 
-/* Once, at the first clock: room for every ring block's clocks. */
-static bool times_alloc(struct capture *c)
+/*
+ * Once, at the first clock. The clocks live in per-block buffers taken
+ * as blocks fill and given back as the writer has them: a few while the
+ * writer keeps up, up to one a ring block (a third more than ring_mb)
+ * while it lags; the memory check at the start counted the ring only.
+ */
+static void timing_start(struct capture *c)
 {
-	size_t len = c->ring.nblocks * RING_BLOCK_RECS * sizeof(*c->times);
+	uint64_t most = (uint64_t)c->ring.nblocks * RING_TIMES_BYTES;
+	uint64_t avail = ring_memory_available();
 
-	if (c->times)
-		return true;
-	c->times = malloc(len);
-	if (!c->times) {
-		log_warn("%s: no memory for the timing (%zu bytes): records "
-			 "are kept without it",
-			 c->cfg.driver, len);
-		return false;
-	}
-	memset(c->times, 0xff, len); /* touched now, not in the hot path */
-	return true;
+	c->timing = true;
+	if (most > avail)
+		log_warn("%s: timing needs up to %llu MiB beside the ring "
+			 "while the writer lags, %llu MiB are available "
+			 "(ring_mb)",
+			 c->cfg.driver, (unsigned long long)(most >> 20),
+			 (unsigned long long)(avail >> 20));
 }
 
 void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
@@ -309,8 +317,8 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 	struct capture *c = src->c;
 
 	n = (size_t)records_left(c, n);
-	if (clocks && n && !c->times && !times_alloc(c))
-		clocks = NULL;
+	if (clocks && n && !c->timing)
+		timing_start(c);
 
 	while (n) {
 		struct ring_block *b = get_block(c);
@@ -326,15 +334,16 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 			k = n;
 		memcpy(b->data + (size_t)b->nrec * BACH_REC_SIZE, recs,
 		       k * BACH_REC_SIZE);
-		if (clocks || b->timed) {
-			uint64_t *t = block_times(c, b) + b->nrec;
+		if (clocks || b->times) {
+			uint64_t *t = block_times(c, b);
 
+			if (t && clocks)
+				memcpy(t + b->nrec, clocks, k * sizeof(*t));
+			else if (t)
+				memset(t + b->nrec, 0xff, k * sizeof(*t));
 			if (clocks) {
-				memcpy(t, clocks, k * sizeof(*t));
 				c->last_clock = clocks[k - 1];
 				clocks += k;
-			} else {
-				memset(t, 0xff, k * sizeof(*t));
 			}
 		}
 		b->nrec += (uint32_t)k;

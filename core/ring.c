@@ -90,8 +90,14 @@ int ring_init(struct ring *r, size_t nblocks)
 		nblocks = 2;
 	bytes = nblocks * (size_t)RING_BLOCK_RECS * BACH_REC_SIZE;
 	r->blocks = calloc(nblocks, sizeof(*r->blocks));
-	if (!r->blocks)
+	r->tfree = calloc(nblocks, sizeof(*r->tfree));
+	if (!r->blocks || !r->tfree) {
+		free(r->blocks);
+		free(r->tfree);
+		r->blocks = NULL;
+		r->tfree = NULL;
 		return -ENOMEM;
+	}
 	/*
 	 * Preallocated means there now, not at the first stall: the pages
 	 * are populated (touched) here, and locked where RLIMIT_MEMLOCK
@@ -102,7 +108,9 @@ int ring_init(struct ring *r, size_t nblocks)
 	if (r->mem == MAP_FAILED) {
 		r->mem = NULL;
 		free(r->blocks);
+		free(r->tfree);
 		r->blocks = NULL;
+		r->tfree = NULL;
 		return -ENOMEM;
 	}
 	r->mem_bytes = bytes;
@@ -122,6 +130,12 @@ void ring_free(struct ring *r)
 	if (r->mem)
 		munmap(r->mem, r->mem_bytes);
 	r->mem = NULL;
+	for (size_t i = 0; r->blocks && i < r->nblocks; i++)
+		free(r->blocks[i].times);
+	for (size_t i = 0; i < r->ntfree; i++)
+		free(r->tfree[i]);
+	free(r->tfree);
+	r->tfree = NULL;
 	free(r->blocks);
 	r->blocks = NULL;
 	pthread_mutex_destroy(&r->mu);
@@ -196,9 +210,52 @@ struct ring_block *ring_consume(struct ring *r, int timeout_ms, bool *ended)
 	return b;
 }
 
+uint64_t *ring_times_get(struct ring *r)
+{
+	uint64_t *t = NULL;
+
+	pthread_mutex_lock(&r->mu);
+	if (r->ntfree)
+		t = r->tfree[--r->ntfree];
+	else if (r->ntalloc < r->nblocks && (t = malloc(RING_TIMES_BYTES)))
+		r->ntalloc++;
+	pthread_mutex_unlock(&r->mu);
+	return t;
+}
+
+static void times_put_locked(struct ring *r, uint64_t *t)
+{
+	if (t)
+		r->tfree[r->ntfree++] = t;
+}
+
+void ring_times_put(struct ring *r, uint64_t *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&r->mu);
+	times_put_locked(r, t);
+	pthread_mutex_unlock(&r->mu);
+}
+
+size_t ring_times_bytes(struct ring *r)
+{
+	size_t n;
+
+	pthread_mutex_lock(&r->mu);
+	n = r->ntalloc;
+	pthread_mutex_unlock(&r->mu);
+	return n * RING_TIMES_BYTES;
+}
+
 void ring_release(struct ring *r)
 {
+	struct ring_block *b = &r->blocks[atomic_load(&r->head) % r->nblocks];
+
 	pthread_mutex_lock(&r->mu);
+	/* a block released without its clocks taken (discarded) */
+	times_put_locked(r, b->times);
+	b->times = NULL;
 	r->taken--;
 	atomic_fetch_add(&r->head, 1);
 	pthread_cond_signal(&r->not_full);

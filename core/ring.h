@@ -41,7 +41,11 @@ struct ring_block {
 	uint32_t nrec;	   /* records in data, gap markers included */
 	uint32_t nmarkers; /* of which gap markers */
 	uint32_t nev;
-	bool timed; /* its records' clocks are in the capture's times */
+	/*
+	 * Its records' clocks (RING_BLOCK_RECS entries, from the ring's
+	 * clock buffers: ring_times_get()), or NULL while it has none.
+	 */
+	uint64_t *times;
 	/*
 	 * Source indexes (records the source delivered, lost ones
 	 * included): src0 of the first real record put in the block, src1
@@ -64,7 +68,16 @@ struct ring {
 	pthread_cond_t not_empty, not_full;
 	bool closed;	/* producer finished: no more blocks */
 	uint64_t taken; /* consumer only: taken, not released */
+	/*
+	 * Clock buffers (timing, docs/formats.md 3.2): allocated as blocks
+	 * first need one, at most one a block, given back when the writer
+	 * has the clocks; under mu, taken once per block.
+	 */
+	uint64_t **tfree;
+	size_t ntfree, ntalloc;
 };
+
+#define RING_TIMES_BYTES ((size_t)RING_BLOCK_RECS * sizeof(uint64_t))
 
 /*
  * Allocate nblocks blocks, every page touched (and locked in memory where
@@ -77,6 +90,16 @@ int ring_init(struct ring *r, size_t nblocks);
  */
 uint64_t ring_memory_available(void);
 void ring_free(struct ring *r);
+
+/*
+ * A clock buffer for a block (RING_TIMES_BYTES, contents undefined): a
+ * free one, else a new one. NULL when out of memory. Any thread.
+ */
+uint64_t *ring_times_get(struct ring *r);
+/* Give a block's clock buffer back (NULL: nothing). Any thread. */
+void ring_times_put(struct ring *r, uint64_t *t);
+/* Bytes of clock buffers allocated so far. */
+size_t ring_times_bytes(struct ring *r);
 
 /* Blocks published and not yet released. */
 static inline size_t ring_fill(struct ring *r)

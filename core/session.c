@@ -664,7 +664,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 	segio_free(&c->io);
 	bach_index_free(&c->segix);
 	bach_time_writer_free(c->tw);
-	free(c->times);
+	bach_zpool_free(c->z.tpool);
 	free(c->fclk);
 	if (c->parser)
 		bach_parser_free(c->parser);

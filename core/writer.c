@@ -183,41 +183,66 @@ static void time_fail(struct capture *c, const char *what, int err)
 }
 
 /*
- * A block's clocks into the segment's timing sidecar, opened at its first
- * timed block (the records before that get BACH_TIME_NONE), on the writer
- * thread: one member per 8160 entries, no work per record but copying.
+ * The sidecars' members are compressed in a pool of their own, as the
+ * records are in theirs: the writer thread only copies clocks. Made at
+ * the first sidecar; without it (no memory, no thread) the time writer
+ * compresses on this thread.
  */
-static void write_times(struct capture *c, const struct ring_block *b,
-			uint32_t nrec)
+static struct bach_zpool *time_pool(struct capture *c)
+{
+	int threads = c->cfg.threads > 0 ? c->cfg.threads
+					 : (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (c->z.tpool || c->z.tpool_failed)
+		return c->z.tpool;
+	c->z.tpool = bach_zpool_new(threads, (size_t)threads * 2,
+				    BACH_DEFLATE_U64, 0);
+	if (!c->z.tpool) {
+		c->z.tpool_failed = true;
+		log_warn("%s: timing sidecars are compressed on the writer "
+			 "thread (no memory or thread for their pool)",
+			 c->capdir);
+	}
+	return c->z.tpool;
+}
+
+/*
+ * A block's clocks into the segment's timing sidecar, opened at its first
+ * timed block (the records before that get BACH_TIME_NONE): one member
+ * per 8160 entries, no work per record but copying.
+ */
+static void write_times(struct capture *c, struct ring_block *b, uint32_t nrec)
 {
 	char name[64];
 	int err;
 
-	if (c->tw_failed || (!b->timed && !c->tw) || !c->times)
-		return;
+	if (c->tw_failed || (!b->times && !c->tw))
+		goto out;
 	if (!c->tw) {
 		time_name(c, name, sizeof(name));
 		err = bach_time_writer_open(&c->tw, c->dirfd, name,
 					    atomic_load(&c->clock_hz));
+		if (!err && time_pool(c))
+			err = bach_time_writer_pool(c->tw, c->z.tpool);
 		if (!err)
 			err = bach_time_writer_fill(c->tw, BACH_TIME_NONE,
 						    c->seg_records);
 		if (err) {
 			time_fail(c, "cannot create", err);
-			return;
+			goto out;
 		}
 	}
 	bach_time_writer_clock(c->tw, atomic_load(&c->clock_hz));
-	if (b->timed)
-		err = bach_time_writer_put(
-			c->tw,
-			c->times +
-				(size_t)(b - c->ring.blocks) * RING_BLOCK_RECS,
-			nrec);
+	if (b->times)
+		err = bach_time_writer_put(c->tw, b->times, nrec);
 	else
 		err = bach_time_writer_fill(c->tw, BACH_TIME_NONE, nrec);
 	if (err)
 		time_fail(c, "write failed", err);
+out:
+	/* the clocks are copied: the buffer serves another block */
+	ring_times_put(&c->ring, b->times);
+	b->times = NULL;
 }
 
 /*

@@ -5,7 +5,8 @@
  * raw board stream dump (a file that starts with the frame magic), fed to
  * the frame parser exactly as the USB driver would feed it, or a logic
  * analyzer's capture (.sr, .vcd, .csv, ... as bach decode reads them)
- * through the bus decoder.
+ * through the bus decoder. A trace with timing sidecars (docs/formats.md
+ * 3.2) carries its clocks into the capture, and can be paced by them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include "bach/la.h"
 #include "bach/outfile.h"
 #include "bach/record.h"
+#include "bach/timing.h"
 #include "bach/trace.h"
 
 #define CHUNK (256u << 10)
@@ -39,6 +41,14 @@ struct replay {
 	struct bach_source *src;
 	bool original;	   /* pace by the frames' board timestamps */
 	uint64_t clock_hz; /* the board clock those timestamps count */
+	bool hz_given;	   /* clock_hz= was given */
+	/* a trace's timing sidecars: read with its records, or NULL */
+	struct bach_times *times;
+	char sidecar[4096]; /* the first one's name */
+	uint64_t trace_hz;  /* their clock rate (0: unknown) */
+	uint64_t pace_hz;   /* pace=original: clock_hz=, else trace_hz */
+	bool have_clk0;
+	uint64_t clk0, pass_t0; /* pace=original of a trace: this pass's */
 	bool have_ts0;
 	uint64_t ts0; /* timestamp of the first data frame */
 	uint64_t t0;  /* when the replay began (bach_now_ns) */
@@ -82,16 +92,18 @@ static const struct bach_optdesc replay_options[] = {
 		       .names = paces,
 		       .def_help = "off",
 		       .hint = "rate=R sets a rate",
-		       .help = "a board stream dump at the pace its frames' "
-			       "board timestamps give" },
+		       .help = "at the pace the board's clocks give: a board "
+			       "stream dump's frame timestamps, a trace's "
+			       "timing sidecars" },
 	[OPT_CLOCK_HZ] = { .key = "clock_hz",
 			   .type = BACH_OPT_UINT,
 			   .arg = "N",
 			   .min = 1,
-			   .def = "66666666",
+			   .def_help = "66666666 (the fake board's) for a "
+				       "board stream, a trace's sidecar's own",
 			   .help = "the board clock those timestamps count "
-				   "(the fake "
-				   "board's)" },
+				   "(for a trace: pace=original by it instead "
+				   "of its sidecar's rate)" },
 	[OPT_LOOP] = { .key = "loop",
 		       .type = BACH_OPT_BOOL,
 		       .def = "0",
@@ -125,18 +137,73 @@ static const struct bach_optdesc replay_options[] = {
 	{ 0 },
 };
 
+/*
+ * A trace's timing: when its (first) file has a sidecar, the clocks go
+ * with the records, and their rate is the sidecar's (BT), else
+ * clock_hz=. pace=original without a sidecar, or without a known rate,
+ * is refused, naming the sidecar.
+ */
+static int trace_timing(struct bach_source *src, struct replay *r)
+{
+	char **paths = NULL;
+	const char *first = r->path;
+	const uint64_t *clk;
+	struct stat st;
+	ssize_t n = 0;
+	int err = 0;
+
+	if (stat(r->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		n = bach_capture_segments(r->path, &paths, NULL);
+		if (n > 0)
+			first = paths[0];
+	}
+	if (bach_time_name(r->sidecar, sizeof(r->sidecar), first))
+		r->sidecar[0] = 0;
+	if (n >= 0 && bach_times_present(first)) {
+		r->times = bach_times_new();
+		if (!r->times)
+			err = -ENOMEM;
+		/* the rate is in the first member */
+		else if (bach_times_get(r->times, first, 0, 1, &clk) == 0)
+			r->trace_hz = bach_times_clock_hz(r->times);
+	}
+	for (ssize_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	if (r->times && !r->trace_hz && r->hz_given)
+		r->trace_hz = r->clock_hz;
+	r->pace_hz = r->hz_given ? r->clock_hz : r->trace_hz;
+	if (err || !r->original)
+		return err;
+	if (!r->times)
+		return bach_source_error(
+			src, -EINVAL,
+			"%s: pace=original needs the trace's timing sidecar "
+			"%s, which is missing (docs/formats.md 3.2): use "
+			"rate=R",
+			r->path, r->sidecar[0] ? r->sidecar : "(none)");
+	if (!r->pace_hz)
+		return bach_source_error(src, -EINVAL,
+					 "%s: the clock rate is unknown (0 in "
+					 "its BT subfield): pace=original "
+					 "needs clock_hz=N",
+					 r->sidecar);
+	return 0;
+}
+
 static int replay_open(struct bach_source *src, void *priv,
 		       const struct bach_optval *opts)
 {
 	struct replay *r = priv;
 	char head[4] = { 0 }, ident[1200], esc[1024];
 	struct stat st;
-	int fd;
+	int fd, k;
 
 	r->path = opts[OPT_PATH].s;
 	r->rate = opts[OPT_RATE].u;
 	r->original = opts[OPT_PACE].set;
-	r->clock_hz = opts[OPT_CLOCK_HZ].u;
+	r->hz_given = opts[OPT_CLOCK_HZ].set;
+	r->clock_hz = r->hz_given ? opts[OPT_CLOCK_HZ].u : 66666666;
 	r->loop = opts[OPT_LOOP].u;
 	r->map = opts[OPT_MAP].s;
 	r->format = opts[OPT_FORMAT].s;
@@ -170,19 +237,31 @@ static int replay_open(struct bach_source *src, void *priv,
 	close(fd);
 	r->analyzer = !r->frames &&
 		      (r->format || r->map || bach_la_is_capture(r->path));
-	if (r->original && !r->frames)
+	if (r->original && r->analyzer)
 		return bach_source_error(
 			src, -EINVAL,
-			"%s: pace=original needs a board stream dump (its "
-			"frames carry board timestamps); a trace has no "
-			"timing: use rate=R",
+			"%s: pace=original needs a board stream dump or a "
+			"trace with timing sidecars; an analyzer capture has "
+			"no board clocks: use rate=R",
 			r->path);
+	if (!r->frames && !r->analyzer) {
+		int err = trace_timing(src, r);
+
+		if (err)
+			return err;
+	}
 	bach_json_escape(esc, sizeof(esc), r->path);
-	snprintf(ident, sizeof(ident),
-		 "\"name\":\"replay\",\"path\":\"%s\",\"input\":\"%s\"", esc,
-		 r->frames     ? "board stream"
-		 : r->analyzer ? "analyzer capture"
-			       : "trace");
+	k = snprintf(ident, sizeof(ident),
+		     "\"name\":\"replay\",\"path\":\"%s\",\"input\":\"%s\"",
+		     esc,
+		     r->frames	   ? "board stream"
+		     : r->analyzer ? "analyzer capture"
+				   : "trace");
+	/* the replayed sidecars get the same rate (bach_source_identity) */
+	if (r->times && r->trace_hz && k > 0 && (size_t)k < sizeof(ident))
+		snprintf(ident + k, sizeof(ident) - (size_t)k,
+			 ",\"timing\":true,\"clock_hz\":%llu",
+			 (unsigned long long)r->trace_hz);
 	bach_source_identity(src, ident);
 	return 0;
 }
@@ -299,10 +378,84 @@ static int replay_frames(struct bach_source *src, struct replay *r, uint64_t t0,
 	return stream_end(src, r, start);
 }
 
+/*
+ * pace=original of a trace: records up to the first whose clock is more
+ * than 10 ms after clk[0] go together (a scan of the clocks, no call per
+ * record), once clk[0] is due; records without a time go with the ones
+ * before them. Returns how many of n to deliver now.
+ */
+static size_t pace_clocks(struct bach_source *src, struct replay *r,
+			  const uint64_t *clk, size_t n)
+{
+	uint64_t c = BACH_TIME_NONE, d, span = r->pace_hz / 100;
+	size_t i = 0, k;
+
+	while (i < n && (c = clk[i]) == BACH_TIME_NONE)
+		i++;
+	if (c == BACH_TIME_NONE)
+		return n;
+	for (k = i + 1; k < n; k++)
+		if (clk[k] != BACH_TIME_NONE && clk[k] - c > span)
+			break;
+	if (!r->have_clk0) {
+		r->have_clk0 = true;
+		r->clk0 = c;
+		r->pass_t0 = bach_now_ns();
+	}
+	if (c > r->clk0) {
+		d = c - r->clk0;
+		bach_source_flush(src);
+		bach_sleep_until(r->pass_t0 + d / r->pace_hz * 1000000000ull +
+					 d % r->pace_hz * 1000000000ull /
+						 r->pace_hz,
+				 &r->stop);
+	}
+	return k;
+}
+
+/*
+ * The clocks of the n records the reader just gave, from the sidecar
+ * beside their file (bach_times: whole members, no call per record); a
+ * file without one gives none (NULL), said once, unless pace=original
+ * needs them.
+ */
+static int trace_clocks(struct bach_source *src, struct replay *r,
+			struct bach_reader *rd, size_t n, const char **last,
+			const uint64_t **clk)
+{
+	const char *file = bach_reader_file(rd);
+	int err;
+
+	*clk = NULL;
+	if (!r->times)
+		return 0;
+	if (*last && strcmp(*last, file) && (err = bach_times_end(r->times)))
+		return bach_source_error(src, err, "%s",
+					 bach_times_strerror(r->times));
+	*last = file;
+	err = bach_times_get(r->times, file, bach_reader_file_records(rd) - n,
+			     n, clk);
+	if (err == -ENOENT && !r->original) {
+		bach_source_warn(src, "%s: replayed without timing",
+				 bach_times_strerror(r->times));
+		bach_times_free(r->times);
+		r->times = NULL;
+		*clk = NULL;
+		return 0;
+	}
+	if (err)
+		return bach_source_error(src, err, "%s",
+					 bach_times_strerror(r->times));
+	return 0;
+}
+
 static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 			uint64_t *done)
 {
 	struct bach_reader *rd = bach_reader_new();
+	const char *last = NULL;
+	char lastbuf[4096];
+	const uint64_t *clk;
 	const uint8_t *p;
 	ssize_t n = 0;
 	int err;
@@ -316,22 +469,39 @@ static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 		bach_reader_free(rd);
 		return err;
 	}
+	r->have_clk0 = false;
 	while (!atomic_load(&r->stop) && (n = bach_reader_read(rd, &p)) > 0) {
+		err = trace_clocks(src, r, rd, (size_t)n, &last, &clk);
+		if (err)
+			break;
+		if (last) { /* the reader's name may not outlive the file */
+			snprintf(lastbuf, sizeof(lastbuf), "%s", last);
+			last = lastbuf;
+		}
 		/* in slices, so that pacing and stop stay responsive */
 		while (n > 0 && !atomic_load(&r->stop)) {
 			size_t k = n > 16384 ? 16384 : (size_t)n;
 
-			bach_source_records(src, p, k);
+			if (r->original && clk)
+				k = pace_clocks(src, r, clk, k);
+			bach_source_timed_records(src, p, clk, k);
 			p += k * BACH_REC_SIZE;
+			clk = clk ? clk + k : NULL;
 			n -= (ssize_t)k;
 			*done += k;
 			r->records += k;
-			pace(src, r, t0, *done);
+			if (!r->original)
+				pace(src, r, t0, *done);
 		}
 	}
 	if (n < 0)
 		err = bach_source_error(src, (int)n, "%s",
 					bach_reader_strerror(rd));
+	/* the last file's sidecar holds no more entries than its records */
+	if (!err && n == 0 && r->times && last &&
+	    (err = bach_times_end(r->times)))
+		err = bach_source_error(src, err, "%s",
+					bach_times_strerror(r->times));
 	bach_reader_free(rd);
 	return err;
 }
@@ -419,6 +589,7 @@ static void replay_close(void *priv)
 	struct replay *r = priv;
 
 	free(r->buf);
+	bach_times_free(r->times);
 }
 
 const struct bach_driver bach_driver_replay = {

@@ -433,6 +433,7 @@ struct pin {
 
 struct cyc {
 	uint64_t rec;
+	uint64_t at; /* the sample its ADS# was read from */
 	uint8_t xfers, need;
 	bool ken_done, na_seen;
 };
@@ -639,6 +640,7 @@ struct trk {
 	unsigned qn;
 	bool ads_prev, boff_prev, ahold_prev, inq_ok;
 	unsigned window; /* the next clock takes the slow path */
+	uint64_t now;	 /* the index of the sample being decoded */
 	uint64_t inq;
 	uint64_t cycles, records, aborted, ken_uncached, stray_brdy, overlapped,
 		off_bus, off_bus_clocks, backoffs, ken_unknown, inquire_addr;
@@ -728,9 +730,10 @@ static inline void decide(struct trk *t, struct cyc *c, bool ken_n)
 	c->need = mem && cache_req ? 4 : 1;
 }
 
-static inline void pop(struct trk *t, uint8_t *out)
+static inline void pop(struct trk *t, uint8_t *out, uint64_t *at)
 {
 	put_rec(out, t->q[0].rec);
+	*at = t->q[0].at;
 	t->records++;
 	t->q[0] = t->q[1];
 	t->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
@@ -746,8 +749,8 @@ static inline void pop(struct trk *t, uint8_t *out)
  */
 static inline __attribute__((always_inline)) unsigned
 on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
-       uint8_t *out, unsigned c, bool ads, const bool track, const bool rare,
-       bool inq)
+       uint8_t *out, uint64_t *at, unsigned c, bool ads, const bool track,
+       const bool rare, bool inq)
 {
 	unsigned k = 0, brdy;
 	struct cyc *h = &t->q[0];
@@ -763,6 +766,7 @@ on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 		t->ken_unknown += asks_cache(r);
 		t->inquire_addr += rare && inq;
 		put_rec(out, r);
+		*at = t->now;
 		t->records++;
 		return 1;
 	}
@@ -789,18 +793,20 @@ on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 	h->xfers = (uint8_t)(h->xfers + brdy);
 	/* never true of an empty slot: its need is NEED_UNKNOWN */
 	if (h->xfers >= h->need)
-		pop(t, out + BACH_REC_SIZE * k++);
+		pop(t, out + BACH_REC_SIZE * k, at + k), k++;
 	if (ads) {
 		if (unlikely(t->qn == PIPE)) {
 			t->overlapped++;
-			pop(t, out + BACH_REC_SIZE * k++);
+			pop(t, out + BACH_REC_SIZE * k, at + k), k++;
 		}
 		r = rec_of(d, s);
 		if (rare && inq) {
 			r = (r & ~ADDR_BITS) | t->inq;
 			t->inquire_addr++;
 		}
-		t->q[t->qn++] = (struct cyc){ .rec = r, .need = NEED_UNKNOWN };
+		t->q[t->qn++] = (struct cyc){ .rec = r,
+					      .at = t->now,
+					      .need = NEED_UNKNOWN };
 	}
 	return k;
 }
@@ -821,7 +827,7 @@ on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
  */
 static __attribute__((noinline)) unsigned
 clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
-	   uint8_t *out, unsigned c, bool ads, const bool track)
+	   uint8_t *out, uint64_t *at, unsigned c, bool ads, const bool track)
 {
 	bool hlda = c & S_HLDA, boff = !(c & S_BOFF) && !hlda;
 	bool was_boff = t->boff_prev, floated_a = t->ahold_prev;
@@ -848,7 +854,7 @@ clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 		t->ads_prev = false; /* the CPU's next ADS# is a fall */
 		return 0;
 	}
-	return on_bus(d, t, s, out, c, ads, track, true,
+	return on_bus(d, t, s, out, at, c, ads, track, true,
 		      floated_a && d->inquire && t->inq_ok);
 }
 
@@ -859,7 +865,7 @@ clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
  */
 static inline __attribute__((always_inline)) unsigned
 clock_one(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
-	  uint8_t *out, const bool track, const unsigned nsb)
+	  uint8_t *out, uint64_t *at, const bool track, const unsigned nsb)
 {
 	unsigned c = strobes(d, t, s, nsb);
 	bool ads = !(c & S_ADS);
@@ -871,38 +877,47 @@ clock_one(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 		t->ads_prev = low;
 	}
 	if (unlikely(((c ^ S_QUIET) & t->rare) | t->window))
-		return clock_rare(d, t, s, out, c, ads, track);
-	return on_bus(d, t, s, out, c, ads, track, false, false);
+		return clock_rare(d, t, s, out, at, c, ads, track);
+	return on_bus(d, t, s, out, at, c, ads, track, false, false);
 }
 
 /* State mode through clock_one(): n samples, room for cap records. */
 static size_t feed_state(struct bach_busdec *d, struct trk *t, const uint8_t *s,
-			 size_t n, size_t *used, uint8_t *out, size_t cap)
+			 size_t n, size_t *used, uint8_t *out, uint64_t *at,
+			 size_t cap)
 {
 	const unsigned unit = d->unit;
+	const uint64_t base = d->st.samples;
 	size_t i = 0, k = 0;
 
 	/* the usual layouts, each its own loop: strobes in two bytes */
 	if (d->track && d->nsb <= 2)
 		for (; i < n && k + 2 <= cap; i++)
+			t->now = base + i,
 			k += clock_one(d, t, s + i * unit,
-				       out + BACH_REC_SIZE * k, true, 2);
+				       out + BACH_REC_SIZE * k, at + k, true,
+				       2);
 	else if (d->track)
 		for (; i < n && k + 2 <= cap; i++)
+			t->now = base + i,
 			k += clock_one(d, t, s + i * unit,
-				       out + BACH_REC_SIZE * k, true, 3);
+				       out + BACH_REC_SIZE * k, at + k, true,
+				       3);
 	else
 		for (; i < n && k < cap; i++)
+			t->now = base + i,
 			k += clock_one(d, t, s + i * unit,
-				       out + BACH_REC_SIZE * k, false, 3);
+				       out + BACH_REC_SIZE * k, at + k, false,
+				       3);
 	d->st.clocks += i;
 	*used = i;
 	return k;
 }
 
 size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples, size_t n,
-			size_t *used, uint8_t *out, size_t cap)
+			size_t *used, uint8_t *out, uint64_t *at, size_t cap)
 {
+	const uint64_t base = d->st.samples;
 	const unsigned unit = d->unit;
 	const uint16_t ab = d->ads.byte;
 	const uint8_t am = d->ads.mask;
@@ -920,6 +935,7 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples, size_t n,
 				uint64_t r = rec_of(d, s);
 
 				asked += asks_cache(r);
+				at[k] = base + i;
 				put_rec(out + BACH_REC_SIZE * k++, r);
 			}
 		d->st.clocks += i;
@@ -928,7 +944,7 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples, size_t n,
 		d->st.ken_unknown += asked;
 	} else if (!d->clock_mode) {
 		trk_load(d, &t);
-		k = feed_state(d, &t, samples, n, &i, out, cap);
+		k = feed_state(d, &t, samples, n, &i, out, at, cap);
 		trk_store(d, &t);
 	} else {
 		const uint16_t cb = d->clk.byte;
@@ -946,8 +962,9 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples, size_t n,
 				const uint8_t *p = i ? s - unit : d->prev;
 
 				d->st.clocks++;
+				t.now = base + i - 1;
 				k += clock_one(d, &t, p,
-					       out + BACH_REC_SIZE * k,
+					       out + BACH_REC_SIZE * k, at + k,
 					       d->track, 3);
 			}
 			prev = c;
@@ -962,7 +979,8 @@ size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples, size_t n,
 	return k;
 }
 
-size_t bach_busdec_finish(struct bach_busdec *d, uint8_t *out, size_t cap)
+size_t bach_busdec_finish(struct bach_busdec *d, uint8_t *out, uint64_t *at,
+			  size_t cap)
 {
 	size_t k = 0;
 	struct trk t;
@@ -970,7 +988,8 @@ size_t bach_busdec_finish(struct bach_busdec *d, uint8_t *out, size_t cap)
 	trk_load(d, &t);
 	while (t.qn && k < cap) {
 		d->st.unfinished++;
-		pop(&t, out + BACH_REC_SIZE * k++);
+		pop(&t, out + BACH_REC_SIZE * k, at + k);
+		k++;
 	}
 	trk_store(d, &t);
 	return k;

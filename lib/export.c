@@ -74,8 +74,17 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			 const uint8_t *recs, size_t n, uint64_t index,
 			 uint64_t *skipped)
 {
+	return bach_export_block_timed(fmt, dst, recs, n, index, NULL, skipped,
+				       NULL);
+}
+
+size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
+			       const uint8_t *recs, size_t n, uint64_t index,
+			       const uint64_t *time, uint64_t *skipped,
+			       struct bach_export_carry *carry)
+{
 	char *d = dst;
-	uint64_t skip = 0;
+	uint64_t skip = 0, line = carry ? carry->line : 0, folded = 0;
 
 	if (fmt == BACH_EXPORT_CSV)
 		return export_csv(dst, recs, n, index);
@@ -108,7 +117,7 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			/* type timestamp length asid address */
 			*d++ = c;
 			*d++ = ' ';
-			d = put_hex(d, index + i);
+			d = put_hex(d, time ? time[i] : index + i);
 			*d++ = ' ';
 			*d++ = (char)('0' + size);
 			memcpy(d, " 0 ", 3);
@@ -120,7 +129,7 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			uint8_t *b = (uint8_t *)d;
 
 			b[0] = (uint8_t)c;
-			put_le64(b + 1, index + i);
+			put_le64(b + 1, time ? time[i] : index + i);
 			b[9] = (uint8_t)size;
 			put_le32(b + 10, 0);
 			put_le32(b + 14, (uint32_t)addr);
@@ -134,7 +143,7 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 				skip++;
 				continue;
 			}
-			d = bach_put_dec(d, index + i);
+			d = bach_put_dec(d, time ? time[i] : index + i);
 			memcpy(d, " clk M", 6);
 			d += 6;
 			*d++ = c == 'r' ? 'R' : 'W';
@@ -152,9 +161,17 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			uint8_t *b = (uint8_t *)d;
 
 			if (c == 'i') {
+				uint64_t l = (addr & ~15u) + 1;
+
+				if (carry && l == line) {
+					folded++;
+					continue;
+				}
+				line = l;
 				b[0] = 0x60;
 				put_le32(b + 1, (uint32_t)addr & ~15u);
 			} else {
+				line = 0;
 				b[0] = (uint8_t)((c == 'r' ? 0x10 : 0x20) +
 						 idt_code[size]);
 				put_le32(b + 1, (uint32_t)addr);
@@ -169,5 +186,9 @@ size_t bach_export_block(enum bach_export_format fmt, char *dst,
 		*d++ = '\n';
 	}
 	*skipped += skip;
+	if (carry) {
+		carry->line = line;
+		carry->folded += folded;
+	}
 	return (size_t)(d - dst);
 }

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "bach/convert.h"
 #include "bach/record.h"
 #include "bach/trace.h"
+#include "gzin.h"
 
 #define MAX_LINE (1u << 20)	/* the longest line taken, in bytes */
 #define IN_CAP	 (2 * MAX_LINE) /* a whole line always fits after a refill */
@@ -36,15 +36,13 @@ struct bach_importer {
 	uint64_t in_pos; /* offset of in[0] in the (uncompressed) input */
 	size_t unit;	 /* binary record size, 0 for a line format */
 
-	/* gzip input */
+	/* gzip input, inflated as the trace reader does (gzin.h) */
 	bool gz;
-	z_stream zs;
-	bool zinit, zeof, in_member;
-	uint8_t *zin;	       /* Z_CAP bytes */
-	uint64_t zpos;	       /* compressed bytes read from the file */
-	uint64_t member_start; /* file offset of the member being read */
-	uint64_t members;
-	uint8_t *out; /* OUT_RECS + BACH_IMPORT_MAX_RECS records */
+	struct gzin gzi;
+	bool zeof;     /* the file has ended */
+	uint8_t *zin;  /* Z_CAP bytes */
+	uint64_t zpos; /* bytes read from the file */
+	uint8_t *out;  /* OUT_RECS + BACH_IMPORT_MAX_RECS records */
 	struct bach_import_stats st;
 	int err;
 	int deferred; /* reported after the records made before it */
@@ -85,6 +83,17 @@ static ssize_t raw_read(struct bach_importer *im, void *dst, size_t cap)
 	return n;
 }
 
+/* The gzip input's read (gzin.h): the file's bytes, its end noted. */
+static ssize_t gz_raw_read(void *ctx, uint8_t *buf, size_t len)
+{
+	struct bach_importer *im = ctx;
+	ssize_t n = raw_read(im, buf, len);
+
+	if (n == 0)
+		im->zeof = true;
+	return n;
+}
+
 /*
  * Look at the first bytes: the gzip magic makes this a gzip input, read
  * through zlib from then on; anything else is the data itself, kept as
@@ -104,14 +113,9 @@ static int sniff(struct bach_importer *im)
 		got += (size_t)n;
 	}
 	if (got >= 2 && im->zin[0] == 0x1f && im->zin[1] == 0x8b) {
-		int ret = inflateInit2(&im->zs, 15 + 16); /* gzip only */
-
-		if (ret != Z_OK)
-			return ifail(im, -ENOMEM, "%s: zlib: %s", iname(im),
-				     zError(ret));
-		im->zinit = im->gz = true;
-		im->zs.next_in = im->zin;
-		im->zs.avail_in = (uInt)got;
+		im->gz = true;
+		im->gzi.zs.next_in = im->zin;
+		im->gzi.zs.avail_in = (uInt)got;
 		return 0;
 	}
 	memcpy(im->in, im->zin, got);
@@ -138,6 +142,9 @@ int bach_importer_open(struct bach_importer **ip, enum bach_import_format fmt,
 	im->out = malloc((OUT_RECS + BACH_IMPORT_MAX_RECS) * BACH_REC_SIZE);
 	if (!im->path || !im->in || !im->zin || !im->out)
 		return ifail(im, -ENOMEM, "%s: out of memory", path);
+	gzin_init(&im->gzi, im->zin, Z_CAP, gz_raw_read, im, &im->zeof,
+		  &im->zpos, im->msg, sizeof(im->msg));
+	im->gzi.name = iname(im);
 	if (!strcmp(path, "-")) {
 		im->fd = 0;
 	} else {
@@ -157,8 +164,7 @@ void bach_importer_free(struct bach_importer *im)
 	if (im->fd > 0)
 		close(im->fd);
 	free(im->path);
-	if (im->zinit)
-		inflateEnd(&im->zs);
+	gzin_end(&im->gzi);
 	free(im->in);
 	free(im->zin);
 	free(im->out);
@@ -176,69 +182,14 @@ void bach_importer_stats(const struct bach_importer *im,
 	*st = im->st;
 }
 
-/*
- * Uncompressed bytes of a gzip input into dst: members one after another
- * until something comes out; 0 at a clean end after a member, -errno with
- * the member's byte offset in the file when one is cut short or damaged.
- */
+/* Uncompressed bytes of a gzip input into dst; 0 at a clean end. */
 static ssize_t gz_read(struct bach_importer *im, char *dst, size_t cap)
 {
-	z_stream *zs = &im->zs;
+	ssize_t n = gzin_inflate(&im->gzi, (uint8_t *)dst, cap);
 
-	zs->next_out = (Bytef *)dst;
-	zs->avail_out = (uInt)cap;
-	while (zs->avail_out == cap) {
-		const char *why;
-		int ret;
-
-		if (!zs->avail_in && !im->zeof) {
-			ssize_t n = raw_read(im, im->zin, Z_CAP);
-
-			if (n < 0)
-				return n;
-			im->zeof = n == 0;
-			zs->next_in = im->zin;
-			zs->avail_in = (uInt)n;
-		}
-		if (!im->in_member) {
-			if (!zs->avail_in)
-				return 0; /* a clean end after a member */
-			inflateReset(zs);
-			im->member_start = im->zpos - zs->avail_in;
-			im->in_member = true;
-		}
-		if (!zs->avail_in)
-			return ifail(im, -BACH_EDATA,
-				     "%s: truncated gzip member at byte offset "
-				     "%llu (file ends at %llu)",
-				     iname(im),
-				     (unsigned long long)im->member_start,
-				     (unsigned long long)im->zpos);
-		ret = inflate(zs, Z_NO_FLUSH);
-		if (ret == Z_STREAM_END) {
-			im->in_member = false;
-			im->members++;
-			continue;
-		}
-		if (ret == Z_OK || ret == Z_BUF_ERROR)
-			continue;
-		if (ret == Z_MEM_ERROR)
-			return ifail(im, -ENOMEM, "%s: out of memory",
-				     iname(im));
-		why = zs->msg ? zs->msg : zError(ret);
-		if (im->members && zs->total_in <= 2)
-			return ifail(
-				im, -BACH_EDATA,
-				"%s: not a gzip member at byte offset %llu "
-				"(trailing garbage after member %llu)",
-				iname(im), (unsigned long long)im->member_start,
-				(unsigned long long)im->members);
-		return ifail(im, -BACH_EDATA,
-			     "%s: bad gzip member at byte offset %llu: %s",
-			     iname(im), (unsigned long long)im->member_start,
-			     why);
-	}
-	return (ssize_t)(cap - zs->avail_out);
+	if (n < 0)
+		im->err = (int)n;
+	return n;
 }
 
 /* Keep the unread tail, read more after it; false at the end of input. */

@@ -21,7 +21,7 @@
 static char temp_path[MAX_TEMPS][PATH_MAX];
 static atomic_int temp_used[MAX_TEMPS];
 
-static int temp_register(const char *tmp)
+int bach_outfile_temp_register(const char *tmp)
 {
 	if (strlen(tmp) >= PATH_MAX)
 		return -1;
@@ -39,7 +39,7 @@ static int temp_register(const char *tmp)
 	return -1;
 }
 
-static void temp_forget(int slot)
+void bach_outfile_temp_forget(int slot)
 {
 	if (slot >= 0)
 		atomic_store(&temp_used[slot], 0);
@@ -93,7 +93,7 @@ int bach_outfile_open(struct bach_outfile *f, const char *path)
 		f->path = f->tmp = NULL;
 		return err;
 	}
-	f->slot = temp_register(f->tmp);
+	f->slot = bach_outfile_temp_register(f->tmp);
 	fchmod(f->fd, 0644);
 	return 0;
 }
@@ -123,7 +123,7 @@ int bach_outfile_commit(struct bach_outfile *f)
 		bach_outfile_abort(f);
 		return err;
 	}
-	temp_forget(f->slot);
+	bach_outfile_temp_forget(f->slot);
 	f->slot = -1;
 	free(f->tmp);
 	free(f->path);
@@ -140,7 +140,7 @@ void bach_outfile_abort(struct bach_outfile *f)
 	f->fd = -1;
 	if (f->tmp) {
 		unlink(f->tmp);
-		temp_forget(f->slot);
+		bach_outfile_temp_forget(f->slot);
 	}
 	f->slot = -1;
 	free(f->tmp);

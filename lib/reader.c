@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libdeflate.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,7 +22,9 @@
 #include "bach/exit.h"
 #include "bach/index.h"
 #include "bach/record.h"
+#include "bach/timing.h"
 #include "bach/trace.h"
+#include "gzin.h"
 
 /*
  * Record bytes per block handed out: a quarter of a MiB stays in the L2
@@ -76,23 +77,19 @@ struct bach_reader {
 	size_t tail;  /* ... at out[tail], moved to out[0] next call */
 
 	/* gzip state */
-	uint8_t *in;
-	z_stream zs;
-	bool zinit;
-	bool in_member;
-	uint64_t member_start; /* file offset of the member being read */
-	uint64_t members;
-	bool blocked, eof_block;
-	bool last_bc;	/* the last member carried the BC field */
-	bool member_bc; /* the member being read carries it */
-	int member_len; /* its size as BC gives it */
-	struct libdeflate_decompressor *ld; /* whole blocked members */
-	size_t good_made; /* output of whole members in this call */
+	uint8_t *in; /* IN_CAP bytes */
+	struct gzin gz;
 
 	/* seeking: record bytes still to pass over, then where to stop */
 	uint64_t skip;
 	uint64_t skip_acc; /* bytes passed over, not yet a whole record */
 	uint64_t limit;	   /* stop before this record; UINT64_MAX: none */
+
+	/* timing sidecars (bach_reader_times()) */
+	struct bach_times *times; /* made by the first call */
+	size_t last_n;		  /* records the last read returned */
+	bool jumped;		  /* a seek: files are not read whole */
+	char *tfile;		  /* the file of the last entries given */
 };
 
 int bach_exit_status(int err)
@@ -114,6 +111,8 @@ fail(struct bach_reader *r, int err, const char *fmt, ...)
 	return err;
 }
 
+static ssize_t gz_read(void *ctx, uint8_t *buf, size_t len);
+
 struct bach_reader *bach_reader_new(void)
 {
 	struct bach_reader *r = calloc(1, sizeof(*r));
@@ -130,6 +129,8 @@ struct bach_reader *bach_reader_new(void)
 	}
 	r->fd = -1;
 	r->limit = UINT64_MAX;
+	gzin_init(&r->gz, r->in, IN_CAP, gz_read, r, &r->file_eof, &r->in_off,
+		  r->msg, sizeof(r->msg));
 	return r;
 }
 
@@ -337,10 +338,7 @@ static void close_file(struct bach_reader *r)
 	r->map = NULL;
 	r->fd = -1;
 	r->open = false;
-	if (r->zinit) {
-		inflateEnd(&r->zs);
-		r->zinit = false;
-	}
+	gzin_end(&r->gz);
 }
 
 void bach_reader_free(struct bach_reader *r)
@@ -360,8 +358,8 @@ void bach_reader_free(struct bach_reader *r)
 	free(r->kinds);
 	free(r->out);
 	free(r->in);
-	if (r->ld)
-		libdeflate_free_decompressor(r->ld);
+	bach_times_free(r->times);
+	free(r->tfile);
 	free(r);
 }
 
@@ -408,11 +406,11 @@ size_t bach_reader_nfiles(const struct bach_reader *r)
 void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi)
 {
 	fi->kind = r->kind;
-	fi->blocked = r->blocked;
-	fi->eof_block = r->eof_block;
-	fi->members = r->members;
+	fi->blocked = r->gz.blocked;
+	fi->eof_block = r->gz.eof_block;
+	fi->members = r->gz.members;
 	fi->in_bytes =
-		r->in_off - (r->kind == BACH_FILE_GZIP ? r->zs.avail_in : 0);
+		r->in_off - (r->kind == BACH_FILE_GZIP ? r->gz.zs.avail_in : 0);
 	fi->out_bytes = r->out_off - r->carry;
 }
 
@@ -444,54 +442,6 @@ static ssize_t fill(struct bach_reader *r, uint8_t *buf, size_t cap)
 	return (ssize_t)got;
 }
 
-/*
- * Whether the member at next_in is a blocked one (bach_bgzf_member_size()
- * finds its BC subfield), its header read where it lies: more of the file
- * is read first when it straddles the end of what is at hand, and so is
- * the rest of a blocked member (at most 64 KiB), for inflate_whole().
- */
-static int member_blocked(struct bach_reader *r)
-{
-	int n;
-
-	while (((n = bach_bgzf_member_size(r->zs.next_in, r->zs.avail_in)) ==
-			-EAGAIN ||
-		(n > 0 && (size_t)n > r->zs.avail_in)) &&
-	       !r->file_eof && r->zs.avail_in < IN_CAP) {
-		ssize_t got;
-
-		memmove(r->in, r->zs.next_in, r->zs.avail_in);
-		r->zs.next_in = r->in;
-		got = fill(r, r->in + r->zs.avail_in, IN_CAP - r->zs.avail_in);
-		if (got < 0)
-			return (int)got;
-		r->zs.avail_in += (uInt)got;
-	}
-	r->member_bc = n > 0;
-	r->member_len = n;
-	return 0;
-}
-
-static int start_member(struct bach_reader *r)
-{
-	int ret;
-
-	if (r->zinit)
-		ret = inflateReset(&r->zs);
-	else
-		ret = inflateInit2(&r->zs, 15 + 16);
-	if (ret != Z_OK)
-		return fail(r, -ENOMEM, "%s: zlib: %s", bach_reader_file(r),
-			    r->zs.msg ? r->zs.msg : zError(ret));
-	r->zinit = true;
-	ret = member_blocked(r);
-	if (ret < 0)
-		return ret;
-	r->member_start = r->in_off - r->zs.avail_in;
-	r->in_member = true;
-	return 0;
-}
-
 static bool is_gzip(const uint8_t *b)
 {
 	return b[0] == 0x1f && b[1] == 0x8b;
@@ -502,6 +452,12 @@ static bool is_part(const char *path)
 	size_t len = strlen(path);
 
 	return len > 5 && !strcmp(path + len - 5, ".part");
+}
+
+/* The gzip input's read (gzin.h). */
+static ssize_t gz_read(void *ctx, uint8_t *buf, size_t len)
+{
+	return fill(ctx, buf, len);
 }
 
 /*
@@ -535,8 +491,8 @@ static int sniff_stream(struct bach_reader *r)
 		r->carry = (size_t)n;
 		r->out_off = (uint64_t)n;
 	} else {
-		r->zs.next_in = r->in;
-		r->zs.avail_in = (uInt)n;
+		r->gz.zs.next_in = r->in;
+		r->gz.zs.avail_in = (uInt)n;
 	}
 	return 0;
 }
@@ -552,11 +508,8 @@ static int open_file(struct bach_reader *r)
 	r->in_off = r->out_off = r->file_recs = 0;
 	r->carry = r->tail = 0;
 	r->file_eof = false;
-	r->members = 0;
-	r->blocked = r->eof_block = r->last_bc = false;
-	r->in_member = false;
-	r->zs.avail_in = 0;
-	r->zs.next_in = r->in;
+	gzin_restart(&r->gz);
+	r->gz.name = bach_reader_file(r);
 
 	if (!strcmp(path, "-")) {
 		r->fd = 0;
@@ -662,146 +615,16 @@ static ssize_t produce_raw(struct bach_reader *r)
 	return n;
 }
 
-/* A member inflated whole (Z_STREAM_END, or libdeflate): its bookkeeping. */
-static void member_end(struct bach_reader *r, bool empty, size_t cap)
-{
-	bool bc = r->member_bc;
-
-	if (r->members == 0)
-		r->blocked = bc;
-	r->members++;
-	r->eof_block = bc && empty;
-	r->last_bc = bc;
-	r->good_made = cap - r->zs.avail_out; /* checked by its CRC */
-	r->in_member = false;
-}
-
-/*
- * A blocked member whole in the input, its output room at hand: inflate
- * it in one call with libdeflate, faster than zlib's stream (every
- * segment bachd writes is such members: bach mrc --sample 0.01 over 10 M
- * records of bach convert's .byu.gz, 0.19-0.22 s with zlib, see
- * docs/analysis.md 3.4). false leaves it to zlib, which also names what
- * is wrong with a damaged member.
- */
-static bool inflate_whole(struct bach_reader *r)
-{
-	const uint8_t *p = r->zs.next_in;
-	size_t len = (size_t)r->member_len, in_used, out_used;
-
-	/* FHCRC (flag 2): libdeflate skips the header's CRC, zlib checks it */
-	if (!r->member_bc || len > r->zs.avail_in || len < 18 || (p[3] & 2) ||
-	    get_le32(p + len - 4) > r->zs.avail_out)
-		return false;
-	if (!r->ld && !(r->ld = libdeflate_alloc_decompressor()))
-		return false;
-	if (libdeflate_gzip_decompress_ex(r->ld, p, len, r->zs.next_out,
-					  r->zs.avail_out, &in_used,
-					  &out_used) != LIBDEFLATE_SUCCESS ||
-	    in_used != len)
-		return false;
-	r->zs.next_in += len;
-	r->zs.avail_in -= (uInt)len;
-	r->zs.next_out += out_used;
-	r->zs.avail_out -= (uInt)out_used;
-	return true;
-}
-
 static ssize_t inflate_some(struct bach_reader *r)
 {
-	uint8_t *dst = r->out + r->carry;
-	size_t cap = out_room(r);
+	ssize_t n = gzin_inflate(&r->gz, r->out + r->carry, out_room(r));
 
-	r->zs.next_out = dst;
-	r->zs.avail_out = (uInt)cap;
-	r->good_made = 0;
-	while (r->zs.avail_out > 0) {
-		int ret;
-
-		if (r->zs.avail_in == 0 && !r->file_eof) {
-			ssize_t n = fill(r, r->in, IN_CAP);
-
-			if (n < 0)
-				return n;
-			r->zs.next_in = r->in;
-			r->zs.avail_in = (uInt)n;
-		}
-		if (!r->in_member) {
-			if (r->zs.avail_in == 0)
-				break; /* clean end after a member */
-			if (start_member(r) < 0)
-				return r->err;
-		}
-		if (r->zs.avail_in == 0) {
-			/* the file ended inside a member */
-			return fail(r, -BACH_EDATA,
-				    "%s: truncated gzip member at byte offset "
-				    "%llu (file ends at %llu)",
-				    bach_reader_file(r),
-				    (unsigned long long)r->member_start,
-				    (unsigned long long)r->in_off);
-		}
-		if (r->zs.total_in == 0 && r->zs.total_out == 0) {
-			Bytef *out = r->zs.next_out;
-
-			if (inflate_whole(r)) {
-				member_end(r, r->zs.next_out == out, cap);
-				continue;
-			}
-			/* no room left for all of it: the next call's block */
-			if (r->member_bc && r->zs.avail_out < cap &&
-			    (size_t)r->member_len <= r->zs.avail_in &&
-			    r->member_len >= 18 &&
-			    get_le32(r->zs.next_in + r->member_len - 4) >
-				    r->zs.avail_out)
-				break;
-		}
-		ret = inflate(&r->zs, Z_NO_FLUSH);
-		if (ret == Z_STREAM_END) {
-			member_end(r, r->zs.total_out == 0, cap);
-			continue;
-		}
-		if (ret == Z_OK || ret == Z_BUF_ERROR) {
-			if (ret == Z_BUF_ERROR && r->zs.avail_in == 0 &&
-			    r->file_eof)
-				return fail(r, -BACH_EDATA,
-					    "%s: truncated gzip member at byte "
-					    "offset %llu (file ends at %llu)",
-					    bach_reader_file(r),
-					    (unsigned long long)r->member_start,
-					    (unsigned long long)r->in_off);
-			continue;
-		}
-		if (ret == Z_MEM_ERROR)
-			return fail(r, -ENOMEM, "%s: out of memory",
-				    bach_reader_file(r));
-		{
-			uint64_t at = r->in_off - r->zs.avail_in;
-			const char *why = r->zs.msg ? r->zs.msg : zError(ret);
-
-			if (r->members > 0 && r->zs.total_in <= 2 &&
-			    !strcmp(why, "incorrect header check"))
-				return fail(r, -BACH_EDATA,
-					    "%s: not a gzip member at byte "
-					    "offset %llu (trailing garbage "
-					    "after member %llu)",
-					    bach_reader_file(r),
-					    (unsigned long long)r->member_start,
-					    (unsigned long long)r->members);
-			return fail(r, -BACH_EDATA,
-				    "%s: bad gzip member at byte offset %llu: "
-				    "%s (near byte %llu)",
-				    bach_reader_file(r),
-				    (unsigned long long)r->member_start, why,
-				    (unsigned long long)at);
-		}
+	if (n < 0) {
+		r->err = (int)n;
+		return n;
 	}
-	{
-		size_t n = cap - r->zs.avail_out;
-
-		r->out_off += n;
-		return (ssize_t)n;
-	}
+	r->out_off += (uint64_t)n;
+	return n;
 }
 
 /*
@@ -813,7 +636,7 @@ static ssize_t produce_gzip(struct bach_reader *r)
 {
 	ssize_t n = inflate_some(r);
 	/* of a damaged member nothing is handed out: its CRC cannot vouch */
-	size_t made = r->good_made;
+	size_t made = r->gz.good_made;
 
 	if (n < 0 && made) {
 		r->deferred = r->err;
@@ -830,7 +653,7 @@ static int end_of_file(struct bach_reader *r)
 	 * A trace may hold no records (docs/formats.md section 2): an empty
 	 * .byu is one. An empty file read as gzip is not gzip at all.
 	 */
-	if (r->kind == BACH_FILE_GZIP && r->members == 0 && r->in_off == 0)
+	if (r->kind == BACH_FILE_GZIP && r->gz.members == 0 && r->in_off == 0)
 		return fail(r, -BACH_EDATA, "%s: empty file: not gzip",
 			    bach_reader_file(r));
 	if (r->carry)
@@ -841,7 +664,7 @@ static int end_of_file(struct bach_reader *r)
 			    (unsigned long long)(r->out_off - r->carry),
 			    r->carry);
 	/* a file that ends with a blocked member must end with the EOF block */
-	if (r->kind == BACH_FILE_GZIP && r->last_bc && !r->eof_block)
+	if (r->kind == BACH_FILE_GZIP && r->gz.last_bc && !r->gz.eof_block)
 		return fail(
 			r, -BACH_EDATA,
 			"%s: missing EOF block: blocked gzip file ends at byte "
@@ -886,8 +709,56 @@ static ssize_t clip(struct bach_reader *r, ssize_t n)
 }
 
 static ssize_t read_block(struct bach_reader *r, const uint8_t **recs);
+static ssize_t read_clipped(struct bach_reader *r, const uint8_t **recs);
 
 ssize_t bach_reader_read(struct bach_reader *r, const uint8_t **recs)
+{
+	ssize_t n = read_clipped(r, recs);
+
+	r->last_n = n > 0 ? (size_t)n : 0;
+	return n;
+}
+
+/* The message of a sidecar's failure, as the reader's. */
+static ssize_t times_fail(struct bach_reader *r, int err)
+{
+	snprintf(r->msg, sizeof(r->msg), "%s", bach_times_strerror(r->times));
+	return err;
+}
+
+ssize_t bach_reader_times(struct bach_reader *r, const uint64_t **clk)
+{
+	const char *file = bach_reader_file(r);
+	int err;
+
+	*clk = NULL;
+	if (!r->times && !(r->times = bach_times_new()))
+		return fail(r, -ENOMEM, "out of memory");
+	/* a file read whole: its sidecar must hold no more entries */
+	if (r->tfile && (!r->last_n || strcmp(r->tfile, file))) {
+		free(r->tfile);
+		r->tfile = NULL;
+		if (!r->jumped && (err = bach_times_end(r->times)))
+			return times_fail(r, err);
+	}
+	if (!r->last_n)
+		return 0;
+	if (!r->tfile && !(r->tfile = strdup(file)))
+		return fail(r, -ENOMEM, "out of memory");
+	err = bach_times_get(r->times, file,
+			     bach_reader_file_records(r) - r->last_n, r->last_n,
+			     clk);
+	if (err)
+		return times_fail(r, err);
+	return (ssize_t)r->last_n;
+}
+
+uint64_t bach_reader_clock_hz(const struct bach_reader *r)
+{
+	return r->times ? bach_times_clock_hz(r->times) : 0;
+}
+
+static ssize_t read_clipped(struct bach_reader *r, const uint8_t **recs)
 {
 	ssize_t n;
 
@@ -943,10 +814,11 @@ static ssize_t read_block(struct bach_reader *r, const uint8_t **recs)
 			n = (ssize_t)have;
 		}
 		whole = have - have % BACH_REC_SIZE;
-		if (n == 0 && (r->kind == BACH_FILE_RAW
-				       ? r->file_eof
-				       : !r->in_member && r->zs.avail_in == 0 &&
-						 r->file_eof)) {
+		if (n == 0 &&
+		    (r->kind == BACH_FILE_RAW
+			     ? r->file_eof
+			     : !r->gz.in_member && r->gz.zs.avail_in == 0 &&
+				       r->file_eof)) {
 			if (end_of_file(r) < 0)
 				return r->err;
 			close_file(r);
@@ -1091,8 +963,8 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 		} else if (lseek(r->fd, (off_t)fs->ix.coff[k], SEEK_SET) >= 0) {
 			r->in_off = fs->ix.coff[k];
 			r->out_off = fs->ix.uoff[k];
-			r->members = k;
-			r->blocked = true;
+			r->gz.members = k;
+			r->gz.blocked = true;
 			r->file_recs = fs->ix.uoff[k] / BACH_REC_SIZE;
 			r->skip_acc = fs->ix.uoff[k] % BACH_REC_SIZE;
 			r->total_recs += r->file_recs;
@@ -1106,6 +978,7 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 
 int bach_reader_seek(struct bach_reader *r, uint64_t rec)
 {
+	r->jumped = true;
 	uint64_t base = 0;
 	size_t i = 0;
 

@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "bach/bytes.h"
+#include "bach/outfile.h"
 #include "bach/timing.h"
 #include "bach/trace.h"
+#include "bach/zpool.h"
 
 #define MEMBER_BYTES (BACH_TIME_MEMBER_ENTRIES * BACH_TIME_ENTRY)
 #define HDR	     18 /* a BGZF member's header with only BC */
@@ -49,9 +51,21 @@ struct bach_time_writer {
 	char name[4096], part[4096];
 	uint64_t clock_hz, entries;
 	struct bach_deflater *d;
+	/*
+	 * With a pool (bach_time_writer_pool()), members are compressed by
+	 * its threads: bufs[nsub % nbufs] fills while the nbufs - 1 before
+	 * it may be pending; without one, buf fills and d compresses it.
+	 */
+	struct bach_zpool *pool;
+	uint8_t *bufs;
+	size_t nbufs;
+	uint64_t nsub; /* members submitted to the pool */
+	uint8_t *buf;
 	size_t nbuf; /* entries waiting in buf */
-	uint8_t buf[MEMBER_BYTES];
+	uint8_t own[MEMBER_BYTES];
 	uint8_t out[BACH_BGZF_MAX_BLOCK + BT_LEN];
+	int err;  /* a write of a pooled member failed */
+	int slot; /* in bach/outfile.h's table of temporaries, or -1 */
 	bool closed;
 };
 
@@ -63,12 +77,14 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 	*wp = NULL;
 	if (!w)
 		return -ENOMEM;
-	w->d = bach_deflater_new(BACH_DEFLATE_LIBDEFLATE, 1);
+	w->d = bach_deflater_new(BACH_DEFLATE_U64, 0);
 	if (!w->d) {
 		free(w);
 		return -ENOMEM;
 	}
 	w->dirfd = dirfd;
+	w->slot = -1;
+	w->buf = w->own;
 	w->clock_hz = clock_hz;
 	snprintf(w->name, sizeof(w->name), "%s", name);
 	snprintf(w->part, sizeof(w->part), "%s.part", name);
@@ -81,6 +97,9 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 		free(w);
 		return err;
 	}
+	/* a program killed by a signal removes it (bach/outfile.h); bachd's
+	 * (in a capture directory) are recovery's */
+	w->slot = dirfd == AT_FDCWD ? bach_outfile_temp_register(w->part) : -1;
 	*wp = w;
 	return 0;
 }
@@ -101,23 +120,80 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* The waiting entries as one member, the BT subfield after BC. */
-static int flush_member(struct bach_time_writer *w)
+/* A member of len bytes at m (BC only) out with the BT subfield after BC. */
+static int emit_member(struct bach_time_writer *w, const uint8_t *m, size_t len)
 {
-	size_t len;
-
-	if (!w->nbuf)
-		return 0;
-	len = bach_bgzf_block(w->d, w->out, w->buf, w->nbuf * BACH_TIME_ENTRY);
-	memmove(w->out + HDR + BT_LEN, w->out + HDR, len - HDR);
+	if (m != w->out)
+		memcpy(w->out, m, HDR);
+	memmove(w->out + HDR + BT_LEN, m + HDR, len - HDR);
 	put_le16(w->out + 10, 6 + BT_LEN);
 	put_le16(w->out + 16, (uint16_t)(len + BT_LEN - 1));
 	w->out[HDR] = 'B';
 	w->out[HDR + 1] = 'T';
 	put_le16(w->out + HDR + 2, 8);
 	put_le64(w->out + HDR + 4, w->clock_hz);
-	w->nbuf = 0;
 	return write_all(w->fd, w->out, len + BT_LEN);
+}
+
+/* The pool's finished members, in order; with wait, every pending one. */
+static int drain(struct bach_time_writer *w, bool wait)
+{
+	const uint8_t *m;
+	size_t len;
+
+	while (bach_zpool_peek(w->pool, wait, &m, &len, NULL)) {
+		if (!w->err)
+			w->err = emit_member(w, m, len);
+		bach_zpool_release(w->pool);
+	}
+	return w->err;
+}
+
+/* The waiting entries as one member, the BT subfield after BC. */
+static int flush_member(struct bach_time_writer *w)
+{
+	size_t len;
+	int err;
+
+	if (!w->nbuf)
+		return 0;
+	if (!w->pool) {
+		len = bach_bgzf_block(w->d, w->out, w->buf,
+				      w->nbuf * BACH_TIME_ENTRY);
+		w->nbuf = 0;
+		return emit_member(w, w->out, len);
+	}
+	/* the buffer after this one may still be pending: make room */
+	if (bach_zpool_pending(w->pool) == w->nbufs - 1) {
+		const uint8_t *m;
+
+		if (bach_zpool_peek(w->pool, true, &m, &len, NULL)) {
+			if (!w->err)
+				w->err = emit_member(w, m, len);
+			bach_zpool_release(w->pool);
+		}
+	}
+	bach_zpool_submit(w->pool, w->buf, w->nbuf * BACH_TIME_ENTRY, NULL);
+	w->nsub++;
+	w->buf = w->bufs + (size_t)(w->nsub % w->nbufs) * MEMBER_BYTES;
+	w->nbuf = 0;
+	err = drain(w, false);
+	return err;
+}
+
+int bach_time_writer_pool(struct bach_time_writer *w, struct bach_zpool *pool)
+{
+	size_t n = bach_zpool_depth(pool) + 1;
+
+	if (w->entries || w->pool || bach_zpool_pending(pool))
+		return -EINVAL;
+	w->bufs = malloc(n * MEMBER_BYTES);
+	if (!w->bufs)
+		return -ENOMEM;
+	w->nbufs = n;
+	w->pool = pool;
+	w->buf = w->bufs;
+	return 0;
 }
 
 int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
@@ -176,6 +252,13 @@ int bach_time_writer_close(struct bach_time_writer *w, bool sync)
 {
 	int err = flush_member(w);
 
+	if (w->pool) {
+		int e = drain(w, true);
+
+		if (!err)
+			err = e;
+	}
+
 	if (!err)
 		err = write_all(w->fd, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
 	if (!err && sync && fdatasync(w->fd) < 0)
@@ -185,8 +268,11 @@ int bach_time_writer_close(struct bach_time_writer *w, bool sync)
 	w->fd = -1;
 	if (!err && renameat(w->dirfd, w->part, w->dirfd, w->name) < 0)
 		err = -errno;
-	if (!err)
+	if (!err) {
 		w->closed = true;
+		bach_outfile_temp_forget(w->slot);
+		w->slot = -1;
+	}
 	return err;
 }
 
@@ -194,10 +280,16 @@ void bach_time_writer_free(struct bach_time_writer *w)
 {
 	if (!w)
 		return;
+	if (w->pool) { /* its members pending in the pool are dropped */
+		w->err = w->err ? w->err : -ECANCELED;
+		drain(w, true);
+	}
+	free(w->bufs);
 	if (w->fd >= 0)
 		close(w->fd);
 	if (!w->closed)
 		unlinkat(w->dirfd, w->part, 0);
+	bach_outfile_temp_forget(w->slot);
 	bach_deflater_free(w->d);
 	free(w);
 }

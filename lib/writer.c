@@ -7,7 +7,12 @@
  * backend) is asked for (bach_deflater_new()).
  *
  * A named output is written under a temporary name beside it and renamed
- * into place by a good close (bach/outfile.h).
+ * into place by a good close (bach/outfile.h). A blocked one gets its
+ * index, NAME.gzi (bach/index.h), from the members as they are written:
+ * any index of the file it replaces is removed before the rename, and the
+ * new one written (itself renamed into place) after it, so an index beside
+ * a trace is never an older trace's. An output that is abandoned leaves
+ * neither.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bach/bytes.h"
+#include "bach/index.h"
 #include "bach/outfile.h"
 #include "bach/record.h"
 #include "bach/trace.h"
@@ -41,6 +48,12 @@ struct bach_writer {
 	struct bach_zpool *pool;
 	uint8_t **in;
 	size_t nin, cur, cur_len;
+
+	/* a named gzip output: its members, for NAME.gzi */
+	struct bach_index ix;
+	uint64_t ix_cap;
+	uint32_t ix_last; /* the last member's ISIZE */
+	int ix_err;
 };
 
 __attribute__((format(printf, 3, 4))) static int
@@ -92,6 +105,26 @@ static int write_all(struct bach_writer *w, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/*
+ * Write one finished member, noting where it starts for the index: its
+ * offset, and the record bytes before it (its own are its ISIZE).
+ */
+static void put_member(struct bach_writer *w, const uint8_t *out, size_t len)
+{
+	uint64_t n = w->ix.n;
+
+	if (w->err)
+		return;
+	if (w->out.path && !w->ix_err &&
+	    !(w->ix_err = bach_index_grow(&w->ix, &w->ix_cap))) {
+		w->ix.coff[n] = w->bytes;
+		w->ix.uoff[n] = n ? w->ix.uoff[n - 1] + w->ix_last : 0;
+		w->ix_last = get_le32(out + len - 4);
+		w->ix.n++;
+	}
+	write_all(w, out, len);
+}
+
 /* Write out finished members, oldest first; with wait, all of them. */
 static int drain(struct bach_writer *w, bool wait)
 {
@@ -99,8 +132,7 @@ static int drain(struct bach_writer *w, bool wait)
 	size_t len;
 
 	while (bach_zpool_peek(w->pool, wait, &out, &len, NULL)) {
-		if (!w->err)
-			write_all(w, out, len);
+		put_member(w, out, len);
 		bach_zpool_release(w->pool);
 	}
 	return w->err;
@@ -116,8 +148,7 @@ static int submit(struct bach_writer *w)
 		return w->err;
 	if (bach_zpool_pending(w->pool) == bach_zpool_depth(w->pool) &&
 	    bach_zpool_peek(w->pool, true, &out, &len, NULL)) {
-		if (!w->err)
-			write_all(w, out, len);
+		put_member(w, out, len);
 		bach_zpool_release(w->pool);
 	}
 	bach_zpool_submit(w->pool, w->in[w->cur], w->cur_len, NULL);
@@ -217,24 +248,67 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 	return 0;
 }
 
+/*
+ * Before the rename: an index beside PATH describes the file about to be
+ * replaced, so it goes (a crash in between leaves no index, never a wrong
+ * one). After it: the new file's index, when it is a blocked one whose
+ * members were all noted. An index that cannot be written is no error:
+ * the trace is whole, and whoever needs the index rebuilds it (bach index).
+ */
+static void drop_index(const char *path)
+{
+	char gzi[4096];
+
+	if ((size_t)snprintf(gzi, sizeof(gzi), "%s%s", path,
+			     BACH_INDEX_SUFFIX) < sizeof(gzi))
+		unlink(gzi);
+}
+
+static void write_index(struct bach_writer *w, const char *path,
+			uint64_t eof_off)
+{
+	char msg[512];
+
+	if (w->ix_err)
+		return;
+	if (w->ix.n) {
+		w->ix.coff[w->ix.n] = eof_off;
+		w->ix.uoff[w->ix.n] = w->ix.uoff[w->ix.n - 1] + w->ix_last;
+	}
+	bach_index_write(path, &w->ix, msg, sizeof(msg));
+}
+
 int bach_writer_close(struct bach_writer *w)
 {
+	uint64_t eof_off = w->bytes;
+	char *path = NULL;
 	int ret;
 
 	if (w->err || w->closed)
 		return w->err;
 	if (w->o.format == BACH_OUT_BYU_GZ) {
-		if (submit(w) < 0 || drain(w, true) < 0 ||
-		    write_all(w, bach_bgzf_eof, sizeof(bach_bgzf_eof)) < 0)
+		if (submit(w) < 0 || drain(w, true) < 0)
+			return w->err;
+		eof_off = w->bytes;
+		if (write_all(w, bach_bgzf_eof, sizeof(bach_bgzf_eof)) < 0)
 			return w->err;
 	} else if (write_all(w, w->buf, w->fill) < 0) {
 		return w->err;
 	}
+	if (w->out.path) {
+		path = strdup(w->out.path);
+		drop_index(w->out.path);
+	}
 	ret = bach_outfile_commit(&w->out);
-	if (ret < 0)
+	if (ret < 0) {
+		free(path);
 		return wfail(w, ret, "%s: cannot finish: %s", wname(w),
 			     strerror(-ret));
+	}
 	w->closed = true;
+	if (path && w->o.format == BACH_OUT_BYU_GZ)
+		write_index(w, path, eof_off);
+	free(path);
 	return 0;
 }
 
@@ -249,5 +323,6 @@ void bach_writer_free(struct bach_writer *w)
 	for (size_t i = 0; w->in && i < w->nin; i++)
 		free(w->in[i]);
 	free(w->in);
+	bach_index_free(&w->ix);
 	free(w);
 }

@@ -31,7 +31,7 @@
 #include "bach/trace.h"
 
 #define BACH_API_VERSION_MAJOR 0
-#define BACH_API_VERSION_MINOR 1
+#define BACH_API_VERSION_MINOR 2 /* 2: timing, bach_reader_times() */
 
 /* The library's version, e.g. "0.1.0". */
 const char *bach_version(void);

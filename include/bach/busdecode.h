@@ -176,16 +176,24 @@ void bach_busdec_free(struct bach_busdec *d);
  * Returns the records written; *used says how many samples were taken,
  * fewer than n only when out is full or, following BRDY#, has room for
  * just one more (a clock may emit two): call again with the rest.
+ *
+ * at[j] (room for cap) gets record j's sample: the index, counted from the
+ * first sample ever fed (0), of the sample its ADS# was read from: in
+ * state mode the clock's own sample, in clock mode the last sample before
+ * the rising edge of clk (the pins as they stood at the edge). A cycle
+ * that ends clocks later keeps the sample of its ADS#; records leave in
+ * the order of their ADS#, so the indexes never go back.
  */
 size_t bach_busdec_feed(struct bach_busdec *d, const uint8_t *samples, size_t n,
-			size_t *used, uint8_t *out, size_t cap);
+			size_t *used, uint8_t *out, uint64_t *at, size_t cap);
 
 /*
  * The capture ended: cycles still open (their BRDY#s never came) become
  * records as they stand. Returns the records written (at most cap; call
  * again while it returns cap).
  */
-size_t bach_busdec_finish(struct bach_busdec *d, uint8_t *out, size_t cap);
+size_t bach_busdec_finish(struct bach_busdec *d, uint8_t *out, uint64_t *at,
+			  size_t cap);
 
 void bach_busdec_stats(const struct bach_busdec *d,
 		       struct bach_busdec_stats *st);

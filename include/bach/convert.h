@@ -119,5 +119,27 @@ enum bach_export_format {
 size_t bach_export_block(enum bach_export_format fmt, char *dst,
 			 const uint8_t *recs, size_t n, uint64_t index,
 			 uint64_t *skipped);
+/*
+ * What an idtrace export carries from one block to the next (zeroed
+ * before the first): IDtrace writes one line entry for a run of fetches
+ * in one line (docs/formats.md section 7.6), so a fetch in the 16-byte
+ * line of the entry just written adds none; folded counts those fetches.
+ */
+struct bach_export_carry {
+	uint64_t line; /* the last entry's line + 1 when a fetch's, else 0 */
+	uint64_t folded;
+};
+
+/*
+ * The same, with time[i] (when not NULL) the time field of records[i]
+ * (laplace, laplace-bin, tracematcher) in place of its position: the
+ * clocks of a timing sidecar (docs/formats.md sections 3.2, 7.3); and
+ * with carry (when not NULL) an idtrace export folds runs of fetches in
+ * one line, across blocks (without, every fetch is an entry).
+ */
+size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
+			       const uint8_t *recs, size_t n, uint64_t index,
+			       const uint64_t *time, uint64_t *skipped,
+			       struct bach_export_carry *carry);
 
 #endif

@@ -17,6 +17,13 @@
 
 /* Take n records; nonzero stops the decode (the sink says why itself). */
 typedef int (*bach_la_sink_fn)(void *arg, const uint8_t *recs, size_t n);
+/*
+ * The same with each record's sample index (bach_busdec_feed()'s at[]) and
+ * the capture's sample rate in Hz (0 while unknown).
+ */
+typedef int (*bach_la_tsink_fn)(void *arg, const uint8_t *recs,
+				const uint64_t *at, size_t n,
+				uint64_t samplerate);
 
 struct bach_la_params {
 	const char *map;	    /* map file, or NULL: default names */
@@ -25,6 +32,7 @@ struct bach_la_params {
 	const char *const *options; /* "key=value" for the input module */
 	size_t noptions;
 	bach_la_sink_fn sink;
+	bach_la_tsink_fn tsink; /* used instead of sink when set */
 	void *arg;
 };
 
@@ -42,6 +50,8 @@ enum bach_la_status {
 	BACH_LA_OK = 0,
 	BACH_LA_BAD_INPUT = -1, /* the capture, the map or an option */
 	BACH_LA_SINK = -2,	/* the sink refused (its own message) */
+	BACH_LA_BAD_DATA = -3,	/* the capture is damaged: cut, corrupt, or
+				 * samples that break its format's rules */
 };
 
 /*

@@ -30,6 +30,13 @@ const char *bach_outfile_name(const struct bach_outfile *f);
  * SIGHUP installs one (tools/bach: catch_signals()).
  */
 void bach_outfile_remove_temps(void);
+/*
+ * A temporary file written some other way (a timing sidecar's .part),
+ * known to bach_outfile_remove_temps() until forgotten: its slot, or -1
+ * when the table is full (the file is then not removed by a signal).
+ */
+int bach_outfile_temp_register(const char *path);
+void bach_outfile_temp_forget(int slot);
 
 /*
  * What kind of file a stat mode is, for messages that refuse one: "a

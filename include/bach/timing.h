@@ -20,9 +20,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bach/trace.h" /* BACH_TIME_NONE, bach_times_present() */
+
 #define BACH_TIME_ENTRY		 8
 #define BACH_TIME_MEMBER_ENTRIES 8160 /* 65280 bytes, as a record member */
-#define BACH_TIME_NONE		 UINT64_MAX
 #define BACH_TIME_SUFFIX	 ".time.gz"
 
 /*
@@ -42,6 +43,14 @@ struct bach_time_writer;
  */
 int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 			  const char *name, uint64_t clock_hz);
+struct bach_zpool;
+/*
+ * Compress the members in pool's threads (bach/zpool.h; before the first
+ * entry, with nothing pending in it): off the caller's thread, in order.
+ * The pool is the caller's and serves one writer at a time, until that
+ * one is closed or freed. -ENOMEM, -EINVAL.
+ */
+int bach_time_writer_pool(struct bach_time_writer *w, struct bach_zpool *pool);
 /* n entries; whole members are compressed and written as they fill. */
 int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
 			 size_t n);
@@ -82,11 +91,5 @@ int bach_times_end(struct bach_times *t);
 /* The clock rate of the last sidecar opened (0: unknown). */
 uint64_t bach_times_clock_hz(const struct bach_times *t);
 const char *bach_times_strerror(const struct bach_times *t);
-
-/*
- * Whether FILE (a trace file or a capture directory: its first segment)
- * has a timing sidecar.
- */
-bool bach_times_present(const char *trace);
 
 #endif

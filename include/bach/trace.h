@@ -89,6 +89,36 @@ uint64_t bach_reader_file_records(const struct bach_reader *r);
 uint64_t bach_reader_records(const struct bach_reader *r);
 size_t bach_reader_nfiles(const struct bach_reader *r);
 
+/*
+ * Timing (docs/formats.md section 3.2): a trace file NAME.byu.gz (or
+ * NAME.byu) may have a timing sidecar NAME.time.gz beside it, one u64 per
+ * record: the bus clock of a capture, the sample index of `bach decode`'s
+ * output; BACH_TIME_NONE where no time is known (a gap marker's entry is
+ * the clock of the record before it).
+ */
+#define BACH_TIME_NONE UINT64_MAX
+
+/* Whether PATH (a trace file, or a capture directory's first segment)
+ * has a timing sidecar. */
+bool bach_times_present(const char *path);
+
+/*
+ * The sidecar entries of the records the last bach_reader_read() handed
+ * out, one per record in the same order, in *clk (owned by the reader,
+ * valid until the next call). Returns that count, or -ENOENT when the
+ * block's file has no sidecar, -EBADMSG when it is damaged or does not
+ * match the records (fewer entries, or more than a file read whole had
+ * records); bach_reader_strerror() names the sidecar and the byte offset
+ * or entry. Call it after bach_reader_read() returned 0 too: it returns 0,
+ * having checked that the last file's sidecar holds no more entries (the
+ * check is skipped once the reader has seeked). No work per record but a
+ * copy; sidecars are read a member (8160 entries) at a time.
+ */
+ssize_t bach_reader_times(struct bach_reader *r, const uint64_t **clk);
+/* The clock rate of the sidecar last read, in Hz (0: unknown, or none read
+ * yet); entry / rate is seconds. */
+uint64_t bach_reader_clock_hz(const struct bach_reader *r);
+
 /* Facts about the file being read (or just finished). */
 struct bach_file_info {
 	enum bach_file_kind kind;
@@ -169,13 +199,15 @@ enum bach_deflate_backend {
 	BACH_DEFLATE_LIBDEFLATE,
 	BACH_DEFLATE_ZLIB,
 	BACH_DEFLATE_RECORD, /* bach/recdeflate.h */
+	BACH_DEFLATE_U64,    /* u64 entries: bach_recdeflate_new_u64() */
 };
 
 struct bach_deflater;
 
 /*
  * level 0..12 with libdeflate, 0..9 with zlib, 1..2 with the record encoder
- * (0: its default), as above with BACH_DEFLATE_AUTO; NULL when out of
+ * (0: its default), as above with BACH_DEFLATE_AUTO, none with
+ * BACH_DEFLATE_U64; NULL when out of
  * memory.
  */
 struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,

@@ -11,7 +11,9 @@
 
 A record is the 6-byte BYU record: dtype RECORD, fields address (uint32,
 big-endian as on disk), be (BE#, uint8) and control (uint8); its type is
-control >> 4 (TYPE_NAMES). The module is libbach.so.0 through cffi;
+control >> 4 (TYPE_NAMES). When the trace has timing sidecars (NAME.time.gz,
+docs/formats.md 3.2), records are of dtype TIMED: the same and time
+(uint64 clocks, TIME_NONE where unknown; seconds = time / t.clock_hz). The module is libbach.so.0 through cffi;
 errors raise BachError with the library's message, which names the file
 and the byte offset.
 """
@@ -19,11 +21,16 @@ import numpy as np
 
 from ._lib import ffi, lib, libc
 
-__all__ = ["open", "write", "Trace", "BachError", "RECORD", "TYPE_NAMES",
-           "version"]
+__all__ = ["open", "write", "Trace", "BachError", "RECORD", "TIMED",
+           "TIME_NONE", "TYPE_NAMES", "version"]
 
 RECORD = np.dtype([("address", ">u4"), ("be", "u1"), ("control", "u1")])
 assert RECORD.itemsize == 6
+# a record with its time from the timing sidecar (bus clocks, or samples
+# for bach decode's traces)
+TIMED = np.dtype([("address", ">u4"), ("be", "u1"), ("control", "u1"),
+                  ("time", "<u8")])
+TIME_NONE = (1 << 64) - 1
 TYPE_NAMES = [ffi.string(lib.bach_type_name(t)).decode() for t in range(16)]
 # what to_pandas() gives: native byte order
 NATIVE = np.dtype([("address", "=u4"), ("be", "u1"), ("control", "u1")])
@@ -53,7 +60,7 @@ def _path(p):
 class Trace:
     """A trace opened for reading: one or more paths read as one trace."""
 
-    def __init__(self, *paths, chunk=1 << 20):
+    def __init__(self, *paths, chunk=1 << 20, time=None):
         if not paths:
             raise ValueError("bach.open: no path")
         self.chunk = int(chunk)
@@ -62,9 +69,22 @@ class Trace:
         if self._r == ffi.NULL:
             raise MemoryError()
         self._pp = ffi.new("const uint8_t **")
+        self._tp = ffi.new("const uint64_t **")
         self._pending = None    # records read from the library, not yet given
         for p in paths:
             self._check(lib.bach_reader_add(self._r, _path(p)))
+        if time is None:
+            time = all(p != "-" and lib.bach_times_present(_path(p))
+                       for p in self._paths)
+        self.timed = bool(time)
+        self.dtype = TIMED if self.timed else RECORD
+
+    @property
+    def clock_hz(self):
+        """The clock rate of the timing sidecar read, in Hz: the bus
+        clock of a capture, the sample rate of bach decode's output; 0
+        when unknown, or before the first read."""
+        return lib.bach_reader_clock_hz(self._r) if self._r is not None else 0
 
     def _check(self, err):
         if err < 0:
@@ -78,18 +98,31 @@ class Trace:
         if self._r is None:
             raise ValueError("I/O operation on a closed trace")
         n = self._check(lib.bach_reader_read(self._r, self._pp))
+        if self.timed:
+            # the entries of those records (at the end: the check that
+            # the last sidecar holds no more)
+            self._check(lib.bach_reader_times(self._r, self._tp))
         if n == 0:
             return None
         # copied as bytes: numpy copies a structured dtype field by field,
         # ten times slower than the plain bytes
-        return np.frombuffer(ffi.buffer(self._pp[0], n * 6),
+        recs = np.frombuffer(ffi.buffer(self._pp[0], n * 6),
                              dtype=np.uint8).copy().view(RECORD)
+        if not self.timed:
+            return recs
+        out = np.empty(n, TIMED)
+        for f in ("address", "be", "control"):
+            out[f] = recs[f]
+        out["time"] = np.frombuffer(ffi.buffer(self._tp[0], n * 8), "<u8")
+        return out
 
     def read(self, n=-1):
         """Up to n records (all that are left when n < 0) as one array;
         an empty array at the end."""
         if self._r is None:
             raise ValueError("I/O operation on a closed trace")
+        if self.timed:
+            return self._read_timed(n)
         # the library's blocks go straight into one numpy buffer, grown by
         # doubling (numpy asks for huge pages for big arrays: fresh memory
         # costs more than the copies)
@@ -117,6 +150,24 @@ class Trace:
         out = buf[:have].view(RECORD)
         if 0 <= n < len(out):
             self._pending = out[n:].view(np.uint8).copy().view(RECORD)
+            out = out[:n]
+        return out
+
+    def _read_timed(self, n):
+        parts, have = [], 0
+        if self._pending is not None:
+            parts.append(self._pending)
+            have = len(self._pending)
+            self._pending = None
+        while n < 0 or have < n:
+            b = self._block()
+            if b is None:
+                break
+            parts.append(b)
+            have += len(b)
+        out = np.concatenate(parts) if parts else np.empty(0, TIMED)
+        if 0 <= n < len(out):
+            self._pending = out[n:].copy()
             out = out[:n]
         return out
 
@@ -187,11 +238,14 @@ class Trace:
         """The records left, as a pandas DataFrame: address, be, control
         (native integers), type (the name)."""
         import pandas as pd
-        a = self.read().astype(NATIVE)
+        r = self.read()
+        a = r[["address", "be", "control"]].astype(NATIVE)
         names = np.array(TYPE_NAMES, dtype=object)
-        return pd.DataFrame({"address": a["address"], "be": a["be"],
-                             "control": a["control"],
-                             "type": names[a["control"] >> 4]})
+        cols = {"address": a["address"], "be": a["be"],
+                "control": a["control"], "type": names[a["control"] >> 4]}
+        if self.timed:
+            cols["time"] = r["time"]
+        return pd.DataFrame(cols)
 
     def close(self):
         if self._r is not None:
@@ -205,18 +259,22 @@ class Trace:
         self.close()
 
 
-def open(*paths, chunk=1 << 20):
+def open(*paths, chunk=1 << 20, time=None):
     """Open a trace: a .byu or .byu.gz file, "-" for standard input, or a
     capture directory (its closed segments in order); several paths read
     as one trace. Iterating gives numpy arrays of dtype RECORD of at most
-    `chunk` records."""
-    return Trace(*paths, chunk=chunk)
+    `chunk` records, or of dtype TIMED (a `time` field more) when the
+    trace has timing sidecars: time=None decides by whether every path
+    has one, True requires them (a missing one raises BachError naming
+    it), False reads none."""
+    return Trace(*paths, chunk=chunk, time=time)
 
 
 def write(path, records, level=0, threads=0):
     """Write records (an array of dtype RECORD, or any array with fields
     address, be, control) to path: blocked gzip when it ends in .gz, raw
-    .byu otherwise; the file appears whole or not at all."""
+    .byu otherwise; the file appears whole or not at all, a blocked one
+    with its .gzi index beside it."""
     recs = np.asarray(records)
     if recs.dtype != RECORD:
         conv = np.empty(len(recs), dtype=RECORD)

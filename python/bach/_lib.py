@@ -20,6 +20,9 @@ int bach_reader_seek(struct bach_reader *r, uint64_t rec);
 int bach_reader_range(struct bach_reader *r, uint64_t start, uint64_t end);
 const char *bach_reader_strerror(const struct bach_reader *r);
 uint64_t bach_reader_records(const struct bach_reader *r);
+bool bach_times_present(const char *path);
+ssize_t bach_reader_times(struct bach_reader *r, const uint64_t **clk);
+uint64_t bach_reader_clock_hz(const struct bach_reader *r);
 size_t bach_reader_nfiles(const struct bach_reader *r);
 
 struct bach_gap {

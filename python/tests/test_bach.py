@@ -205,3 +205,75 @@ def test_to_pandas(traces):
     assert list(df["address"]) == [int(a) for a in raw["address"][99990:]]
     assert list(df["type"]) == [bach.TYPE_NAMES[c >> 4]
                                 for c in raw["control"][99990:]]
+
+
+# ---- timing sidecars: the `time` field, against bach dump --time ----------
+
+@pytest.fixture(scope="module")
+def timed(tmp_path_factory):
+    d = tmp_path_factory.mktemp("timed")
+    # the fake board's clocks; every 4th frame lost on the link (gap
+    # markers); 1 MiB segments, so several sidecars
+    subprocess.run([BACH, "capture", "--driver", "fake",
+                    "--option", "records=400000", "--option", "seed=3",
+                    "--option", "frame=1000", "--option", "drop_every=4",
+                    "--option", "timing=1", "--set", "rotate_mb=1",
+                    "--output", str(d)], check=True, capture_output=True)
+    (cap,) = [p for p in d.iterdir() if p.is_dir()]
+    return cap
+
+
+def dump_clocks(*args):
+    """The clock column of bach dump --time ('-' as TIME_NONE)."""
+    out = run("dump", "--time", *args).split(b"\n")
+    return np.array([bach.TIME_NONE if f[3] == b"-" else int(f[3])
+                     for f in (line.split() for line in out if line)],
+                    dtype=np.uint64)
+
+
+def test_time_field_is_dump_time(timed):
+    want = dump_clocks(timed)
+    assert len({p.name for p in timed.glob("seg-*.time.gz")}) > 1
+    with bach.open(timed, chunk=50000) as t:
+        assert t.timed and t.dtype == bach.TIMED
+        chunks = list(t)
+        assert t.clock_hz == 66666666
+    assert all(c.dtype == bach.TIMED for c in chunks)
+    got = np.concatenate(chunks)
+    assert len(got) == len(want)
+    assert np.array_equal(got["time"], want)
+    # the records are those of the untimed reading
+    with bach.open(timed, time=False) as t:
+        assert t.dtype == bach.RECORD
+        plain = t.read()
+    assert np.array_equal(got["address"], plain["address"])
+    assert np.array_equal(got["control"], plain["control"])
+    df = bach.open(timed).to_pandas()
+    assert np.array_equal(df["time"].to_numpy(), want)
+    assert np.array_equal(df["address"].to_numpy(), plain["address"])
+
+
+def test_time_after_seek_and_read_n(timed):
+    want = dump_clocks("--range", "123456:123556", timed)
+    with bach.open(timed) as t:
+        t.seek(123456)
+        a = t.read(60)
+        b = t.read(40)
+    assert np.array_equal(np.concatenate([a, b])["time"], want)
+
+
+def test_time_errors_name_the_sidecar(timed, traces, tmp_path):
+    seg = sorted(timed.glob("seg-*.byu.gz"))[0]
+    (tmp_path / "d.byu.gz").write_bytes(seg.read_bytes())
+    side = seg.with_name(seg.name.replace(".byu.gz", ".time.gz"))
+    (tmp_path / "d.time.gz").write_bytes(side.read_bytes()[:3000])
+    with pytest.raises(bach.BachError) as e:
+        bach.open(tmp_path / "d.byu.gz").read()
+    assert "d.time.gz: truncated gzip member at byte offset" in str(e.value)
+    assert e.value.exit_status == 1
+    d, _ = traces
+    assert not bach.open(d / "a.byu.gz").timed
+    with pytest.raises(bach.BachError) as e:
+        bach.open(d / "a.byu.gz", time=True).read(1)
+    assert "a.time.gz: no timing sidecar" in str(e.value)
+    assert e.value.exit_status == 2

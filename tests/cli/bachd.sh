@@ -105,14 +105,15 @@ $BACHD --driver replay --option path="$C/board-stream.bin" --option pace=origina
 	--option clock_hz=400000 --output "$T/paced" 2> "$T/log" || fail "paced replay: $(cat "$T/log")"
 ms=$((($(date +%s%N) - t0) / 1000000))
 [ "$ms" -ge 450 ] || fail "pace=original over 0.5 s of board time took $ms ms"
-# a trace has no timing to pace by
+# a trace without a timing sidecar has no timing to pace by
 set +e
 $BACHD --driver replay --option path="$C/seg-000001.byu.gz" --option pace=original \
 	--output "$T/paced" 2> "$T/log"
 rc=$?
 set -e
 [ $rc -eq 2 ] || fail "pace=original on a trace exited $rc"
-grep -q "pace=original needs a board stream dump" "$T/log" || fail "no reason: $(cat "$T/log")"
+grep -q "pace=original needs the trace's timing sidecar $C/seg-000001.time.gz, which is missing" "$T/log" ||
+	fail "no reason: $(cat "$T/log")"
 
 # loop=1 starts again at the end, until stopped...
 mkdir "$T/loop"

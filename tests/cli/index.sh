@@ -24,6 +24,8 @@ bgzip -b $((54321 * 6)) -s 60 "$T/h.byu.gz" > "$T/bg.bin"
 dd if="$T/a.byu" of="$T/dd.bin" bs=6 skip=54321 count=10 2>/dev/null
 same "$T/bg.bin" "$T/dd.bin"
 
+sed -n 54322,54331p "$T/all.txt" > "$T/r54321.txt"
+
 # --range START:END is records START..END-1, as the whole dump says
 for r in 0:3 10879:10882 10880:10881 54321:54331 99990:100000 99999: :4 \
 	21759:21761; do
@@ -125,6 +127,99 @@ expect_err "cut.byu.gz: truncated gzip member at byte offset"
 expect_status 0 $BACH index "$T/a.byu"
 expect_out "raw records, no index needed"
 
+# every blocked .byu.gz a command writes gets its index beside it, as
+# bgzip -r makes it, and bgzip reads the file through it (lib/writer.c)
+checkix() { # FILE: its .gzi is there and is what bgzip -r and bach index make
+	[ -s "$1.gzi" ] || fail "$1: no index written beside it"
+	[ ! "$1.gzi" -ot "$1" ] || fail "$1.gzi older than its file"
+	cp "$1" "$T/w.byu.gz"
+	rm -f "$T/w.byu.gz.gzi"
+	bgzip -r "$T/w.byu.gz"
+	same "$1.gzi" "$T/w.byu.gz.gzi"
+	cp "$1.gzi" "$T/keep.gzi"
+	$BACH index "$1" >/dev/null
+	same "$1.gzi" "$T/keep.gzi"
+}
+$BACH gen --records 100000 --seed 5 -o "$T/a.byu.gz" # over the garbage one
+checkix "$T/a.byu.gz"
+bgzip -b $((54321 * 6)) -s 60 "$T/a.byu.gz" > "$T/bg.bin"
+same "$T/bg.bin" "$T/dd.bin"
+$BACH convert -q "$T/a.byu" "$T/c.byu.gz"
+checkix "$T/c.byu.gz"
+$BACH convert -q --to din "$T/a.byu" "$T/a.din"
+$BACH convert -q "$T/a.din" "$T/d.byu.gz" # an import
+checkix "$T/d.byu.gz"
+$BACH convert -q --level 6 --threads 1 "$T/a.byu" "$T/l.byu.gz" # libdeflate
+checkix "$T/l.byu.gz"
+$BACH dump --range 54321:54331 "$T/l.byu.gz" | cmp -s - "$T/r54321.txt" ||
+	fail "--range through convert's index"
+# an empty trace: the index of no member, as bach index makes it (bgzip -r
+# writes a count of -1 for a file that is its EOF block alone)
+: > "$T/empty.byu"
+$BACH convert -q "$T/empty.byu" "$T/e.byu.gz"
+cp "$T/e.byu.gz.gzi" "$T/keep.gzi"
+$BACH index "$T/e.byu.gz" >/dev/null
+same "$T/e.byu.gz.gzi" "$T/keep.gzi"
+[ "$(od -An -tx1 "$T/keep.gzi" | tr -d ' ')" = 0000000000000000 ] ||
+	fail "empty trace's index: $(od -An -tx1 "$T/keep.gzi")"
+if command -v sigrok-cli >/dev/null; then
+	$BACH gen --records 3000 --seed 4 --pins vcd -o "$T/bus.vcd"
+	$BACH decode "$T/bus.vcd" -o "$T/dec.byu.gz" 2>/dev/null
+	checkix "$T/dec.byu.gz"
+fi
+# standard output gets none; a replaced file's index is replaced with it,
+# never left describing the old one
+$BACH gen --records 10 --seed 1 -o - > "$T/so.byu.gz"
+[ ! -e "$T/-.gzi" ] || fail "an index for standard output"
+cp "$T/a.byu.gz.gzi" "$T/c.byu.gz.gzi.old"
+$BACH gen --records 70000 --seed 9 -o "$T/c.byu.gz"
+checkix "$T/c.byu.gz"
+cmp -s "$T/c.byu.gz.gzi" "$T/c.byu.gz.gzi.old" && fail "old index kept"
+$BACH convert -q "$T/a.byu.gz" "$T/c.byu.gz"
+checkix "$T/c.byu.gz"
+# raw records written where a .byu.gz was: its index goes
+cp "$T/a.byu.gz" "$T/x.byu.gz"
+$BACH index "$T/x.byu.gz" >/dev/null
+$BACH convert -q --to byu "$T/a.byu" "$T/x.byu.gz"
+[ ! -e "$T/x.byu.gz.gzi" ] || fail "index kept beside raw records"
+# an abandoned output leaves neither file nor index (the input is cut)
+head -c 100000 "$T/a.byu.gz" > "$T/cut.byu.gz"
+expect_status 1 $BACH convert -q "$T/cut.byu.gz" "$T/ab.byu.gz"
+[ ! -e "$T/ab.byu.gz" ] && [ ! -e "$T/ab.byu.gz.gzi" ] ||
+	fail "abandoned output left: $(ls "$T")"
+ls -a "$T" | grep -q '^\.ab' && fail "temporary left: $(ls -a "$T")"
+
+# bach verify names a stale index in a warning, and the trace is not
+# called damaged for it: exit 0, no problem counted
+$BACH gen --records 70000 --seed 9 -o "$T/v.byu.gz"
+expect_status 0 $BACH verify "$T/v.byu.gz"
+grep -q warning "$T/out" && fail "a fresh index warned: $(cat "$T/out")"
+cp "$T/a.byu.gz.gzi" "$T/v.byu.gz.gzi" # another file's, made newer
+touch -d '+1 minute' "$T/v.byu.gz.gzi" 2>/dev/null || touch "$T/v.byu.gz.gzi"
+expect_status 0 $BACH verify "$T/v.byu.gz"
+expect_out "warning: $T/v.byu.gz.gzi: "
+expect_out "stale index: ignored"
+expect_out "bach index $T/v.byu.gz\` rewrites it"
+expect_out "v.byu.gz: OK, 70000 records"
+expect_out "0 problems, 1 stale index"
+# one whose size, first and last members fit but a middle entry does not:
+# what the readers' checks pass, verify compares with the file's members
+$BACH index "$T/v.byu.gz" >/dev/null
+python3 - "$T/v.byu.gz.gzi" <<'PY'
+import struct, sys
+p = sys.argv[1]
+raw = bytearray(open(p, 'rb').read())
+c, u = struct.unpack_from('<QQ', raw, 8 + 16 * 2)
+struct.pack_into('<QQ', raw, 8 + 16 * 2, c + 1, u)
+open(p, 'wb').write(raw)
+PY
+expect_status 0 $BACH verify -q "$T/v.byu.gz"
+expect_out "warning: $T/v.byu.gz.gzi: member 3 at byte offset"
+expect_out "1 stale index"
+$BACH index "$T/v.byu.gz" >/dev/null
+expect_status 0 $BACH verify "$T/v.byu.gz"
+grep -q warning "$T/out" && fail "rewritten index warned: $(cat "$T/out")"
+
 # a capture directory: bachd's segments each get the index bgzip -r makes,
 # and a range crosses segments
 mkdir "$T/cap"
@@ -142,6 +237,16 @@ for f in "$D"seg-*.byu.gz; do
 done
 [ "$nseg" -ge 2 ] || fail "only $nseg segments"
 expect_status 0 $BACH verify "$D"
+grep -q warning "$T/out" && fail "bachd's index warned: $(cat "$T/out")"
+# a capture whose segment has another's index: named, not damage
+seg1=$(ls "$D"seg-*.byu.gz | head -n 1)
+seg2=$(ls "$D"seg-*.byu.gz | sed -n 2p)
+cp "$seg1.gzi" "$T/seg1.gzi"
+cp "$seg2.gzi" "$seg1.gzi"
+expect_status 0 $BACH verify "$D"
+expect_out "/$(basename "$seg1").gzi: its last member"
+expect_out "0 problems, 1 stale index"
+cp "$T/seg1.gzi" "$seg1.gzi"
 $BACH dump "$D" > "$T/capall.txt"
 # 1 MiB of records per segment: 174762 records, the first boundary
 for s in 0 174760 174762 349520 399995; do

@@ -58,4 +58,35 @@ expect_status 1 "$T/count_types" "$T/cut.byu.gz"
 expect_err "cut.byu.gz: truncated gzip member at byte offset"
 expect_status 2 "$T/count_types" "$T/missing.byu"
 expect_err "missing.byu: No such file or directory"
+
+# timing (bach_reader_times()): examples/dump_times, built the same way,
+# prints each record's clock; it must be bach dump --time's, through the
+# gaps of a capture whose link lost frames, for a range too
+cc -std=c11 -Wall -Wextra -Werror -o "$T/dump_times" "$TOP/examples/dump_times.c" \
+	$(pkg-config --cflags --libs bach) 2> "$T/cc.log" || fail "dump_times: $(cat "$T/cc.log")"
+mkdir "$T/c"
+$BACH capture --driver fake --option records=30000 --option seed=3 \
+	--option frame=1000 --option drop_every=4 --option timing=1 \
+	--output "$T/c" 2> "$T/err" || fail "capture: $(cat "$T/err")"
+C=$(ls -d "$T"/c/2*Z*)
+expect_status 0 "$T/dump_times" "$C"
+$BACH dump --time "$C" | cut -d' ' -f1-4 > "$T/want"
+same "$T/out" "$T/want"
+expect_err "clock rate 66666666 Hz"
+expect_status 0 "$T/dump_times" "$C" 21000:21500
+$BACH dump --time --range 21000:21500 "$C" | cut -d' ' -f1-4 > "$T/want"
+same "$T/out" "$T/want"
+# a damaged or missing sidecar: the message names it and the offset
+S=$(ls "$C"/seg-*.byu.gz | head -1)
+cp "$S" "$T/d.byu.gz"
+head -c 3000 "${S%.byu.gz}.time.gz" > "$T/d.time.gz"
+expect_status 1 "$T/dump_times" "$T/d.byu.gz"
+expect_err "d.time.gz: truncated gzip member at byte offset"
+# more entries than records
+$BACH convert -q --range 0:1000 "$S" "$T/e.byu.gz"
+cp "${S%.byu.gz}.time.gz" "$T/e.time.gz"
+expect_status 1 "$T/dump_times" "$T/e.byu.gz"
+expect_err "e.time.gz: more entries than"
+expect_status 2 "$T/dump_times" "$T/a.byu.gz"
+expect_err "a.byu.gz: no timing sidecar"
 echo "libbach: ok"

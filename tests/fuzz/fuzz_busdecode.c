@@ -21,20 +21,29 @@ static size_t decode(const struct bach_busmap *map, unsigned unit,
 	char err[256];
 	struct bach_busdec *d = bach_busdec_new(map, unit, err, sizeof err);
 	size_t k = 0, off = 0;
+	uint64_t *at;
 
 	if (!d)
 		return SIZE_MAX;
+	at = malloc((n + 2) * sizeof *at);
+	CHECK(at, "out of memory");
 	while (off < n) {
 		size_t want = n - off < piece ? n - off : piece, used;
 
 		k += bach_busdec_feed(d, s + off * unit, want, &used,
-				      out + k * 6, cap);
+				      out + k * 6, at + k, cap);
 		CHECK(used <= want, "used %zu of %zu", used, want);
 		CHECK(used > 0 || cap < 2, "no progress");
 		off += used;
 	}
-	for (size_t m; (m = bach_busdec_finish(d, out + k * 6, cap)) > 0;)
+	for (size_t m;
+	     (m = bach_busdec_finish(d, out + k * 6, at + k, cap)) > 0;)
 		k += m;
+	/* records leave in the order of their ADS#, each from a sample fed */
+	for (size_t j = 0; j < k; j++)
+		CHECK(at[j] < n && (!j || at[j] >= at[j - 1]),
+		      "record %zu: sample %llu", j, (unsigned long long)at[j]);
+	free(at);
 	bach_busdec_stats(d, st);
 	bach_busdec_free(d);
 	return k;

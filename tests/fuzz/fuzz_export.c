@@ -91,6 +91,50 @@ static void check_binary(const char *out, size_t len, int mode, size_t want,
 	}
 }
 
+/*
+ * idtrace with a carry (docs/formats.md 7.6): the entries without it, less
+ * every line entry equal to the entry before it; the same whether the
+ * records come in one block or two.
+ */
+static void check_folding(const char *plain, size_t plen, const uint8_t *recs,
+			  size_t n, uint64_t index, uint64_t skipped)
+{
+	char *want = malloc(plen + 1), *got = malloc(n * BACH_TEXT_MAX);
+	struct bach_export_carry c1 = { 0 }, c2 = { 0 };
+	size_t wlen = 0, glen, h = n / 2;
+	uint64_t s1 = 0, s2 = 0, dropped = 0;
+
+	CHECK(want && got, "out of memory");
+	for (size_t off = 0; off < plen; off += BACH_IDTRACE_SIZE) {
+		if (plain[off] == 0x60 && off &&
+		    !memcmp(plain + off, plain + off - BACH_IDTRACE_SIZE,
+			    BACH_IDTRACE_SIZE)) {
+			dropped++;
+			continue;
+		}
+		memcpy(want + wlen, plain + off, BACH_IDTRACE_SIZE);
+		wlen += BACH_IDTRACE_SIZE;
+	}
+	glen = bach_export_block_timed(BACH_EXPORT_IDTRACE, got, recs, n, index,
+				       NULL, &s1, &c1);
+	CHECK(glen == wlen && !memcmp(got, want, wlen),
+	      "idtrace folded: %zu bytes, want %zu", glen, wlen);
+	CHECK(c1.folded == dropped && s1 == skipped,
+	      "idtrace folded %llu (want %llu), skipped %llu (want %llu)",
+	      (unsigned long long)c1.folded, (unsigned long long)dropped,
+	      (unsigned long long)s1, (unsigned long long)skipped);
+	glen = bach_export_block_timed(BACH_EXPORT_IDTRACE, got, recs, h, index,
+				       NULL, &s2, &c2);
+	glen += bach_export_block_timed(BACH_EXPORT_IDTRACE, got + glen,
+					recs + h * BACH_REC_SIZE, n - h,
+					index + h, NULL, &s2, &c2);
+	CHECK(glen == wlen && !memcmp(got, want, wlen) &&
+		      c2.folded == dropped && s2 == skipped,
+	      "idtrace folded in two blocks differs from one");
+	free(want);
+	free(got);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -114,6 +158,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode < FMT_TEXT) {
 		len = bach_export_block((enum bach_export_format)mode, dst,
 					recs, n, index, &skipped);
+		if (mode == BACH_EXPORT_IDTRACE && n)
+			check_folding(dst, len, recs, n, index, skipped);
+		if (n) {
+			/* times from a sidecar: any u64, the widest included */
+			uint64_t *tm = malloc(n * sizeof(*tm)), tskip = 0;
+			char *tdst = malloc(n * BACH_TEXT_MAX);
+
+			CHECK(tm && tdst, "out of memory");
+			for (size_t i = 0; i < n; i++)
+				tm[i] = index * (i + 1) ^
+					(UINT64_MAX >> (i % 64));
+			bach_export_block_timed((enum bach_export_format)mode,
+						tdst, recs, n, index, tm,
+						&tskip, NULL);
+			CHECK(tskip == skipped, "timed: %llu skipped, not %llu",
+			      (unsigned long long)tskip,
+			      (unsigned long long)skipped);
+			free(tm);
+			free(tdst);
+		}
 		for (size_t i = 0; i < n; i++) {
 			unsigned t = bach_type_of(recs[i * BACH_REC_SIZE + 5]);
 

@@ -38,7 +38,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # need whole blocks; line parsers do not.
 max_len() {
 	case $1 in
-	fuzz_reader_gzip | fuzz_reader_multi | fuzz_bgzf_roundtrip | fuzz_reader_seek) echo 65536 ;;
+	fuzz_reader_gzip | fuzz_reader_multi | fuzz_bgzf_roundtrip | fuzz_reader_seek | fuzz_timing) echo 65536 ;;
 	fuzz_manifest) echo 16384 ;; # a started line alone is 1 to 2 KiB
 	*) echo 4096 ;;
 	esac

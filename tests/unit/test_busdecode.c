@@ -15,6 +15,7 @@
  * the decoder of commit 1f710fc. Then the signals a capture may lack,
  * clock mode at realistic pin timing, and the map files.
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,6 +165,43 @@ static int write_map(const char *text)
 	return 0;
 }
 
+static bool pin(const uint8_t *s, size_t i, int chan)
+{
+	return s[i * UNIT + (unsigned)chan / 8] >> (chan % 8) & 1;
+}
+
+/*
+ * Each record's sample (docs/decoding.md, "Sample indexes"): one where
+ * ADS# is low, in clock mode the last before a rising edge of clk, in
+ * edge mode the first of its low run; the indexes never go back. The
+ * model's truth has no clocks: this holds for every record of every
+ * script, tracking, BOFF#, AHOLD and ragged pieces included.
+ */
+static void check_samples(const uint8_t *s, size_t ns,
+			  const struct bach_busmap *map, const uint64_t *at,
+			  size_t n)
+{
+	int ads = map->chan[BACH_SIG_ADS], clk = map->chan[BACH_SIG_CLK];
+
+	for (size_t j = 0; j < n; j++) {
+		uint64_t i = at[j];
+
+		if (i >= ns || pin(s, i, ads) || (j && i < at[j - 1]) ||
+		    (clk >= 0 &&
+		     (i + 1 >= ns || pin(s, i, clk) || !pin(s, i + 1, clk))))
+			fail_msg("record %zu: sample %" PRIu64
+				 " is not an ADS# clock (of %zu)",
+				 j, i, ns);
+		/* (off the bus, BOFF# or HLDA, the next low ADS# is a fall) */
+		if (map->ads_edge && clk < 0 && i && !pin(s, i - 1, ads) &&
+		    map->chan[BACH_SIG_BOFF] < 0 &&
+		    map->chan[BACH_SIG_HLDA] < 0)
+			fail_msg("record %zu: sample %" PRIu64
+				 " follows a low ADS# in edge mode",
+				 j, i);
+	}
+}
+
 static uint8_t *decode(const uint8_t *s, size_t ns, struct how *h, size_t *nrec,
 		       struct bach_busdec_stats *st)
 {
@@ -172,10 +210,12 @@ static uint8_t *decode(const uint8_t *s, size_t ns, struct how *h, size_t *nrec,
 	struct bach_busdec *d;
 	char err[512];
 	uint8_t *out = malloc((ns + 8) * BACH_REC_SIZE);
+	uint64_t *at = malloc((ns + 8) * sizeof *at);
 	size_t k = 0, off = 0, piece = h->piece ? h->piece : SIZE_MAX;
 	size_t cap = h->cap ? h->cap : ns + 8;
 
 	assert_non_null(out);
+	assert_non_null(at);
 	if (h->map) {
 		assert_int_equal(write_map(h->map), 0);
 		assert_int_equal(
@@ -195,16 +235,18 @@ static uint8_t *decode(const uint8_t *s, size_t ns, struct how *h, size_t *nrec,
 		size_t want = ns - off < piece ? ns - off : piece, used;
 
 		k += bach_busdec_feed(d, s + off * UNIT, want, &used,
-				      out + k * BACH_REC_SIZE, cap);
+				      out + k * BACH_REC_SIZE, at + k, cap);
 		assert_true(used <= want);
 		assert_true(used > 0);
 		off += used;
 	}
-	for (size_t m;
-	     (m = bach_busdec_finish(d, out + k * BACH_REC_SIZE, cap)) > 0;)
+	for (size_t m; (m = bach_busdec_finish(d, out + k * BACH_REC_SIZE,
+					       at + k, cap)) > 0;)
 		k += m;
 	bach_busdec_stats(d, st);
 	bach_busdec_free(d);
+	check_samples(s, ns, &map, at, k);
+	free(at);
 	*nrec = k;
 	return out;
 }
@@ -821,6 +863,7 @@ static void open_cycle_at_the_end(void **state)
 	struct bach_busdec_stats st;
 	struct bach_busdec *d;
 	uint8_t s[3] = { 0xff & ~0x40, 0xff & ~0x04, 0xff & ~0x02 }, out[12];
+	uint64_t at[2];
 	char err[256];
 	size_t used;
 
@@ -832,9 +875,10 @@ static void open_cycle_at_the_end(void **state)
 	d = bach_busdec_new(&map, 1, err, sizeof err);
 	assert_non_null(d);
 	/* clock 0: idle; 1: stray BRDY#; 2: ADS# */
-	assert_int_equal(bach_busdec_feed(d, s, 3, &used, out, 2), 0);
+	assert_int_equal(bach_busdec_feed(d, s, 3, &used, out, at, 2), 0);
 	assert_int_equal(used, 3);
-	assert_int_equal(bach_busdec_finish(d, out, 2), 1);
+	assert_int_equal(bach_busdec_finish(d, out, at, 2), 1);
+	assert_int_equal(at[0], 2); /* the clock of its ADS# */
 	bach_busdec_stats(d, &st);
 	assert_int_equal(st.unfinished, 1);
 	assert_int_equal(st.stray_brdy, 1);

@@ -2,7 +2,8 @@
 /*
  * The ring between acquisition and disk (core/ring.h): blocks come out in
  * the order they went in, none lost or repeated, a full ring says so
- * without waiting, and the end of the producer reaches the consumer.
+ * without waiting, and the end of the producer reaches the consumer;
+ * blocks' clock buffers are bounded and reused.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -62,6 +63,44 @@ static void in_order_and_full(void **state)
 }
 
 #define NBLOCKS 20000
+
+/*
+ * Clock buffers: at most one a block, reused once given back, and a
+ * block released with its buffer still on it gives it back too.
+ */
+static void clock_buffers(void **state)
+{
+	struct ring r;
+	struct ring_block *b;
+	uint64_t *t[3];
+	bool ended;
+
+	(void)state;
+	assert_int_equal(ring_init(&r, 2), 0);
+	t[0] = ring_times_get(&r);
+	t[1] = ring_times_get(&r);
+	assert_non_null(t[0]);
+	assert_non_null(t[1]);
+	assert_ptr_not_equal(t[0], t[1]);
+	t[0][RING_BLOCK_RECS - 1] = 1;	 /* the whole of it is there */
+	assert_null(ring_times_get(&r)); /* no more than the blocks */
+	assert_int_equal(ring_times_bytes(&r), 2 * RING_TIMES_BYTES);
+	ring_times_put(&r, t[1]);
+	t[2] = ring_times_get(&r);
+	assert_ptr_equal(t[2], t[1]);
+	/* released with its clocks on it (a discarded block) */
+	b = ring_producer_block(&r, false);
+	b->times = t[2];
+	ring_publish(&r);
+	assert_ptr_equal(ring_consume(&r, 0, &ended), b);
+	ring_release(&r);
+	assert_null(b->times);
+	assert_ptr_equal(ring_times_get(&r), t[2]);
+	ring_times_put(&r, t[2]);
+	ring_times_put(&r, t[0]);
+	assert_int_equal(ring_times_bytes(&r), 2 * RING_TIMES_BYTES);
+	ring_free(&r); /* frees them: the sanitized pass checks */
+}
 
 static void *producer(void *arg)
 {
@@ -124,6 +163,7 @@ int main(void)
 		cmocka_unit_test(in_order_and_full),
 		cmocka_unit_test(threads),
 		cmocka_unit_test(memory),
+		cmocka_unit_test(clock_buffers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -184,12 +184,52 @@ static void widths(void **state)
 	assert_int_equal(skipped, 0);
 }
 
+/*
+ * Times from a sidecar in place of the position: Laplace's timestamp
+ * (hex, and little-endian at offset 1 of the binary record, per "Laplace:
+ * Raw Trace Formats"), Trace Matcher's time (decimal); din has none.
+ */
+static void timed(void **state)
+{
+	uint8_t r[2 * BACH_REC_SIZE];
+	const uint64_t t[2] = { 0x1234567890ull, UINT64_MAX - 1 };
+	uint64_t skipped = 0;
+	char out[2 * BACH_TEXT_MAX + 1];
+	size_t n;
+
+	(void)state;
+	bach_rec_put(r, 0x1000, 0x0f, 0xd0);		     /* NC_D_READ */
+	bach_rec_put(r + BACH_REC_SIZE, 0x2000, 0x00, 0xf0); /* D_WRITE */
+	n = bach_export_block_timed(BACH_EXPORT_LAPLACE, out, r, 2, 7, t,
+				    &skipped, NULL);
+	out[n] = 0;
+	assert_string_equal(out, "r 1234567890 4 0 1004\n"
+				 "w fffffffffffffffe 8 0 2000\n");
+	n = bach_export_block_timed(BACH_EXPORT_TRACEMATCHER, out, r, 2, 7, t,
+				    &skipped, NULL);
+	out[n] = 0;
+	assert_string_equal(out, "78187493520 clk MR4 00001004 00000000\n"
+				 "18446744073709551614 clk MW8 00002000 "
+				 "0000000000000000\n");
+	n = bach_export_block_timed(BACH_EXPORT_LAPLACE_BIN, out, r, 1, 7, t,
+				    &skipped, NULL);
+	assert_int_equal(n, BACH_LAPLACE_BIN_SIZE);
+	assert_memory_equal(out + 1, "\x90\x78\x56\x34\x12\0\0\0", 8);
+	/* NULL: the position, as bach_export_block() */
+	n = bach_export_block_timed(BACH_EXPORT_LAPLACE, out, r, 1, 7, NULL,
+				    &skipped, NULL);
+	out[n] = 0;
+	assert_string_equal(out, "r 7 4 0 1004\n");
+	assert_int_equal(skipped, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(din),	    cmocka_unit_test(dinx),
 		cmocka_unit_test(laplace),  cmocka_unit_test(csv),
 		cmocka_unit_test(every_be), cmocka_unit_test(widths),
+		cmocka_unit_test(timed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

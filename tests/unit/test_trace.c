@@ -17,6 +17,7 @@
 
 #include "bach/bytes.h"
 #include "bach/gen.h"
+#include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 
@@ -414,6 +415,42 @@ static void writer_errors_are_sticky(void **state)
 	free(a);
 }
 
+/*
+ * A blocked output gets its index, NAME.gzi, on close: the one
+ * bach_index_build() makes from the file; it replaces an index already
+ * there, and raw records written over the name take it away.
+ */
+static void writer_writes_index(void **state)
+{
+	uint8_t *a = gen(300000, 8);
+	struct bach_index built, loaded;
+	char msg[256];
+
+	(void)state;
+	write_file("ix.byu.gz.gzi", "not an index", 12);
+	for (int threads = 1; threads <= 4; threads += 3) {
+		write_trace("ix.byu.gz", a, 300000, BACH_OUT_BYU_GZ, threads);
+		assert_int_equal(bach_index_load(path("ix.byu.gz"), &loaded,
+						 msg, sizeof(msg)),
+				 0);
+		assert_int_equal(bach_index_build(path("ix.byu.gz"), &built,
+						  msg, sizeof(msg)),
+				 0);
+		assert_true(built.n > 20);
+		assert_int_equal(loaded.n, built.n);
+		assert_memory_equal(loaded.coff, built.coff,
+				    (built.n + 1) * sizeof(uint64_t));
+		assert_memory_equal(loaded.uoff, built.uoff,
+				    (built.n + 1) * sizeof(uint64_t));
+		assert_int_equal(built.uoff[built.n], 300000 * 6);
+		bach_index_free(&loaded);
+		bach_index_free(&built);
+	}
+	write_trace("ix.byu.gz", a, 1000, BACH_OUT_BYU, 1);
+	assert_int_equal(access(path("ix.byu.gz.gzi"), F_OK), -1);
+	free(a);
+}
+
 static void failed_writer_leaves_nothing(void **state)
 {
 	struct bach_writer_opts o = { .format = BACH_OUT_BYU_GZ };
@@ -457,6 +494,7 @@ int main(void)
 		cmocka_unit_test(damage),
 		cmocka_unit_test(capture_directory),
 		cmocka_unit_test(writer_errors_are_sticky),
+		cmocka_unit_test(writer_writes_index),
 		cmocka_unit_test(failed_writer_leaves_nothing),
 	};
 

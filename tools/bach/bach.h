@@ -85,11 +85,11 @@ int exec_helper(const char *binary, int argc, char **argv);
  * sidecar must end with its file's records. Each returns EXIT_OK or the
  * status after a message naming the sidecar and the offset.
  */
+/* The timing of a trace read with a bach_reader (bach_reader_times()). */
 struct trace_times {
-	struct bach_times *t;
-	bool whole;
+	struct bach_reader *r;
+	bool whole;  /* read whole: a sidecar's extra entries are errors */
 	uint64_t hz; /* the clock rate of the block's sidecar, 0 unknown */
-	char last[4096];
 };
 int times_open(struct trace_times *tt, bool whole);
 /* The clocks of the n records r just handed out, in *clk. */

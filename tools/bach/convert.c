@@ -12,114 +12,7 @@
 #include "bach/convert.h"
 #include "bach/outfile.h"
 #include "bach/record.h"
-
-enum kind { K_BYU, K_BYU_GZ, K_IMPORT, K_EXPORT };
-
-struct fmt {
-	const char *name;
-	enum kind kind;
-	int code; /* enum bach_import_format / bach_export_format */
-	bool in, out;
-};
-
-static const struct fmt fmts[] = {
-	{ "byu", K_BYU, 0, true, true },
-	{ "byu.gz", K_BYU_GZ, 0, true, true },
-	{ "lackey", K_IMPORT, BACH_IMPORT_LACKEY, true, false },
-	{ "din", K_IMPORT, BACH_IMPORT_DIN, true, false },
-	{ "cis501", K_IMPORT, BACH_IMPORT_CIS501, true, false },
-	{ "p2", K_IMPORT, BACH_IMPORT_P2, true, false },
-	{ "laplace", K_IMPORT, BACH_IMPORT_LAPLACE, true, false },
-	{ "laplace-bin", K_IMPORT, BACH_IMPORT_LAPLACE_BIN, true, false },
-	{ "tracematcher", K_IMPORT, BACH_IMPORT_TRACEMATCHER, true, false },
-	{ "idtrace", K_IMPORT, BACH_IMPORT_IDTRACE, true, false },
-	{ "din", K_EXPORT, BACH_EXPORT_DIN, false, true },
-	{ "dinx", K_EXPORT, BACH_EXPORT_DINX, false, true },
-	{ "laplace", K_EXPORT, BACH_EXPORT_LAPLACE, false, true },
-	{ "laplace-bin", K_EXPORT, BACH_EXPORT_LAPLACE_BIN, false, true },
-	{ "tracematcher", K_EXPORT, BACH_EXPORT_TRACEMATCHER, false, true },
-	{ "idtrace", K_EXPORT, BACH_EXPORT_IDTRACE, false, true },
-	{ "csv", K_EXPORT, BACH_EXPORT_CSV, false, true },
-};
-
-#define NFMTS (sizeof(fmts) / sizeof(*fmts))
-
-static const struct fmt *find_fmt(const char *name, bool in)
-{
-	for (size_t i = 0; i < NFMTS; i++)
-		if (!strcmp(fmts[i].name, name) &&
-		    (in ? fmts[i].in : fmts[i].out))
-			return &fmts[i];
-	if (!strcmp(name, "p2AddrTr") && in)
-		return find_fmt("p2", true);
-	return NULL;
-}
-
-/* The format a file name implies, or NULL. */
-static const struct fmt *guess_fmt(const char *path, bool in)
-{
-	struct stat st;
-
-	if (ends_with(path, ".byu.gz"))
-		return find_fmt("byu.gz", in);
-	if (ends_with(path, ".byu"))
-		return find_fmt("byu", in);
-	if (ends_with(path, ".din"))
-		return find_fmt("din", in);
-	if (ends_with(path, ".csv") && !in)
-		return find_fmt("csv", in);
-	if (in && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return find_fmt("byu", in);
-	return NULL;
-}
-
-/* Records in: a trace reader or an importer, behind one read call. */
-struct source {
-	struct bach_reader *r;
-	struct bach_importer *im;
-};
-
-static ssize_t source_read(struct source *s, const uint8_t **p)
-{
-	return s->r ? bach_reader_read(s->r, p) : bach_importer_read(s->im, p);
-}
-
-static const char *source_error(const struct source *s)
-{
-	return s->r ? bach_reader_strerror(s->r)
-		    : bach_importer_strerror(s->im);
-}
-
-static int open_source(struct source *s, const struct fmt *f, const char *in,
-		       unsigned flags)
-{
-	int err;
-
-	memset(s, 0, sizeof(*s));
-	if (f->kind == K_IMPORT) {
-		err = bach_importer_open(&s->im, f->code, in, flags);
-		if (err)
-			errmsg("%s", s->im ? bach_importer_strerror(s->im)
-					   : strerror(-err));
-		return err;
-	}
-	s->r = bach_reader_new();
-	if (!s->r)
-		return -ENOMEM;
-	if (f->kind == K_BYU_GZ)
-		err = bach_reader_add_as(s->r, in, BACH_FILE_GZIP);
-	else
-		err = bach_reader_add(s->r, in);
-	if (err)
-		errmsg("%s", bach_reader_strerror(s->r));
-	return err;
-}
-
-static void close_source(struct source *s)
-{
-	bach_reader_free(s->r);
-	bach_importer_free(s->im);
-}
+#include "source.h"
 
 /* records to byu / byu.gz */
 static int to_trace(struct source *s, const struct fmt *f, const char *out,
@@ -156,13 +49,39 @@ static int to_trace(struct source *s, const struct fmt *f, const char *out,
 }
 
 /* records to a text format */
+/* The exports with a time field (docs/formats.md section 7). */
+static bool timed_export(int code)
+{
+	return code == BACH_EXPORT_LAPLACE || code == BACH_EXPORT_LAPLACE_BIN ||
+	       code == BACH_EXPORT_TRACEMATCHER;
+}
+
+/*
+ * The clocks of a block, for an export: a record without a time
+ * (BACH_TIME_NONE) takes the last time before it (0 before the first),
+ * so the field never goes back. One pass a block, into buf.
+ */
+static const uint64_t *export_times(const uint64_t *clk, size_t n,
+				    uint64_t *last, uint64_t *buf)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (clk[i] != BACH_TIME_NONE)
+			*last = clk[i];
+		buf[i] = *last;
+	}
+	return buf;
+}
+
 static int to_text(struct source *s, const struct fmt *f, const char *out,
-		   uint64_t first, uint64_t *nrec, uint64_t *skipped)
+		   uint64_t first, struct trace_times *tt, uint64_t *nrec,
+		   uint64_t *skipped, struct bach_export_carry *carry)
 {
 	struct bach_outfile of;
 	struct obuf o;
 	const uint8_t *p;
-	ssize_t n;
+	const uint64_t *clk = NULL;
+	uint64_t *tbuf = NULL, last = 0;
+	ssize_t n = 0;
 	int err;
 
 	err = bach_outfile_open(&of, out);
@@ -179,21 +98,40 @@ static int to_text(struct source *s, const struct fmt *f, const char *out,
 		memcpy(o.buf, BACH_CSV_HEADER, sizeof(BACH_CSV_HEADER) - 1);
 		o.len = sizeof(BACH_CSV_HEADER) - 1;
 	}
-	while ((n = source_read(s, &p)) > 0 && !o.err) {
+	if (tt && !(tbuf = malloc(4096 * sizeof(*tbuf))))
+		o.err = -ENOMEM;
+	while (!o.err && (n = source_read(s, &p)) > 0) {
+		if (tt) {
+			err = times_block(tt, s->r, (size_t)n, &clk);
+			if (err)
+				break;
+		}
 		/* format in slices that fit the buffer */
 		while (n > 0 && !o.err) {
 			size_t k = (size_t)n < 4096 ? (size_t)n : 4096;
 			char *d = obuf_room(&o, k * BACH_TEXT_MAX);
+			const uint64_t *t =
+				clk ? export_times(clk, k, &last, tbuf) : NULL;
 
-			o.len += bach_export_block(f->code, d, p, k,
-						   first + *nrec, skipped);
+			o.len += bach_export_block_timed(f->code, d, p, k,
+							 first + *nrec, t,
+							 skipped, carry);
 			*nrec += k;
 			p += k * BACH_REC_SIZE;
+			clk = clk ? clk + k : NULL;
 			n -= (ssize_t)k;
 		}
 	}
+	if (tt && !err && !o.err && n == 0)
+		err = times_finish(tt);
 	obuf_flush(&o);
 	obuf_free(&o);
+	free(tbuf);
+	if (tt && err) {
+		/* times_block() said which sidecar and where */
+		bach_outfile_abort(&of);
+		return err;
+	}
 	if (n < 0) {
 		errmsg("%s", source_error(s));
 		bach_outfile_abort(&of);
@@ -224,6 +162,7 @@ static int run(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
+		{ "no-time", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t start = 0, end = UINT64_MAX;
@@ -231,9 +170,11 @@ static int run(int argc, char **argv)
 	const struct fmt *from = NULL, *to = NULL;
 	struct bach_writer_opts wo = { 0 };
 	struct bach_import_stats ist = { 0 };
+	struct bach_export_carry carry = { 0 };
 	uint64_t nrec = 0, skipped = 0, v;
 	unsigned flags = 0;
-	bool quiet = false;
+	bool quiet = false, no_time = false, whole;
+	struct trace_times tt, *ttp = NULL;
 	struct source s;
 	const char *in, *out;
 	int c, status;
@@ -241,7 +182,7 @@ static int run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			from = find_fmt(optarg, true);
+			from = fmt_find(optarg, true);
 			if (!from)
 				return usage_error(
 					"--from: unknown format '%s' (byu, "
@@ -251,7 +192,7 @@ static int run(int argc, char **argv)
 					optarg);
 			break;
 		case 't':
-			to = find_fmt(optarg, false);
+			to = fmt_find(optarg, false);
 			if (!to)
 				return usage_error(
 					"--to: unknown format '%s' (byu, "
@@ -278,6 +219,9 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'T':
+			no_time = true;
+			break;
 		case 'r':
 			if (range_arg(optarg, &start, &end))
 				return EXIT_USAGE;
@@ -295,9 +239,9 @@ static int run(int argc, char **argv)
 	in = argv[optind];
 	out = argv[optind + 1];
 	if (!from)
-		from = guess_fmt(in, true);
+		from = fmt_guess(in, true);
 	if (!to)
-		to = guess_fmt(out, false);
+		to = fmt_guess(out, false);
 	if (!from)
 		return usage_error(
 			"%s: cannot tell the input format; give --from", in);
@@ -314,8 +258,9 @@ static int run(int argc, char **argv)
 	status = check_output(out, &in, 1);
 	if (status)
 		return status;
+	whole = !ba && !start && end == UINT64_MAX;
 	catch_signals();
-	status = open_source(&s, from, in, flags);
+	status = open_source(&s, from, in, flags, false);
 	if (status) {
 		close_source(&s);
 		return bach_exit_status(status);
@@ -328,8 +273,19 @@ static int run(int argc, char **argv)
 		close_source(&s);
 		return status;
 	}
+	/* the time field from the timing sidecar, when the trace has one */
+	if (s.r && to->kind == K_EXPORT && timed_export(to->code) && !no_time &&
+	    bach_times_present(in)) {
+		status = times_open(&tt, whole);
+		if (status) {
+			close_source(&s);
+			return status;
+		}
+		ttp = &tt;
+	}
 	if (to->kind == K_EXPORT)
-		status = to_text(&s, to, out, start, &nrec, &skipped);
+		status = to_text(&s, to, out, start, ttp, &nrec, &skipped,
+				 &carry);
 	else
 		status = to_trace(&s, to, out, &wo, &nrec);
 	if (s.im)
@@ -349,11 +305,19 @@ static int run(int argc, char **argv)
 		else
 			fprintf(stderr,
 				"%s: %llu records read, %llu written, %llu "
-				"skipped (no %s equivalent)\n",
+				"skipped (no %s equivalent)%s%.0llu%s\n",
 				prog_cmd, (unsigned long long)nrec,
-				(unsigned long long)(nrec - skipped),
-				(unsigned long long)skipped, to->name);
+				(unsigned long long)(nrec - skipped -
+						     carry.folded),
+				(unsigned long long)skipped, to->name,
+				carry.folded ? ", " : "",
+				(unsigned long long)carry.folded,
+				carry.folded ? " fetches folded into the line "
+					       "entry before them"
+					     : "");
 	}
+	if (ttp)
+		times_close(ttp);
 	close_source(&s);
 	return status;
 }
@@ -410,7 +374,14 @@ const struct bach_cmd cmd_convert = {
 		"                    not an import), reached through the "
 		"index;\n"
 		"                    exports number them from "
-		"START\n" BETWEEN_HELP "\n"
+		"START\n"
+		"  --no-time         laplace, laplace-bin, tracematcher: the "
+		"position as\n"
+		"                    the time even when IN has a timing "
+		"sidecar "
+		"(by\n"
+		"                    default its clocks, e.g. bach decode's "
+		"samples)\n" BETWEEN_HELP "\n"
 		"Imports describe a complete trace taken with the L1 caches "
 		"off; see\n"
 		"docs/formats.md for what each direction keeps and what it "

@@ -1,20 +1,79 @@
 // SPDX-License-Identifier: MIT
 /* bach decode: a logic-analyzer capture of the bus pins to a trace. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bach.h"
 #include "bach/la.h"
 
 #define MAX_OPTIONS 32
 
-static int to_writer(void *arg, const uint8_t *recs, size_t n)
+/* The trace and its timing sidecar (docs/formats.md section 3.2). */
+struct out {
+	struct bach_writer *w;
+	struct bach_time_writer *tw; /* NULL: no sidecar (-, a device) */
+	char tname[4096];
+	int terr;
+};
+
+/* A block of records and their sample indexes: one call each. */
+static int to_writer(void *arg, const uint8_t *recs, const uint64_t *at,
+		     size_t n, uint64_t samplerate)
 {
-	return bach_writer_write(arg, recs, n);
+	struct out *o = arg;
+
+	if (bach_writer_write(o->w, recs, n))
+		return -1;
+	if (!o->tw)
+		return 0;
+	bach_time_writer_clock(o->tw, samplerate);
+	o->terr = bach_time_writer_put(o->tw, at, n);
+	return o->terr;
+}
+
+/* The sidecar beside a trace file; none for - or a device or FIFO. */
+static int open_times(struct out *o, const char *out, enum bach_out_format f)
+{
+	struct stat st;
+	int err;
+
+	if (!strcmp(out, "-") ||
+	    (f == BACH_OUT_BYU && stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+		return EXIT_OK;
+	if (bach_time_name(o->tname, sizeof o->tname, out))
+		return usage_error("%s: name too long for its timing sidecar",
+				   out);
+	err = bach_time_writer_open(&o->tw, AT_FDCWD, o->tname, 0);
+	if (err) {
+		errmsg("%s.part: cannot create: %s", o->tname, strerror(-err));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* Sidecar first, so that a trace renamed into place has its timing. */
+static int close_out(struct out *o)
+{
+	int err = o->tw ? bach_time_writer_close(o->tw, true) : 0;
+
+	if (err) {
+		errmsg("%s: %s", o->tname, strerror(-err));
+		return BACH_LA_SINK;
+	}
+	if (bach_writer_close(o->w)) {
+		errmsg("%s", bach_writer_strerror(o->w));
+		if (o->tw)
+			unlink(o->tname); /* ours, without its trace */
+		return BACH_LA_SINK;
+	}
+	return 0;
 }
 
 static void report(const char *in, const char *out,
@@ -100,10 +159,10 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *options[MAX_OPTIONS], *inputs[2];
-	struct bach_la_params p = { .options = options, .sink = to_writer };
+	struct bach_la_params p = { .options = options, .tsink = to_writer };
 	struct bach_writer_opts wo = { 0 };
 	struct bach_la_report rep;
-	struct bach_writer *w;
+	struct out o = { 0 };
 	const char *out = NULL;
 	bool quiet = false;
 	char err[2048];
@@ -159,23 +218,31 @@ static int run(int argc, char **argv)
 	if (rc)
 		return rc;
 	catch_signals();
-	if (bach_writer_open(&w, out, &wo)) {
-		errmsg("%s", bach_writer_strerror(w));
-		bach_writer_free(w);
+	if (bach_writer_open(&o.w, out, &wo)) {
+		errmsg("%s", bach_writer_strerror(o.w));
+		bach_writer_free(o.w);
 		return EXIT_USAGE;
 	}
-	p.arg = w;
+	rc = open_times(&o, out, wo.format);
+	if (rc) {
+		bach_writer_free(o.w);
+		return rc;
+	}
+	p.arg = &o;
 	rc = bach_la_decode_file(argv[optind], &p, &rep, err, sizeof err);
-	if (rc == BACH_LA_SINK)
-		errmsg("%s", bach_writer_strerror(w));
+	if (rc == BACH_LA_SINK && o.terr)
+		errmsg("%s: %s", o.tname, strerror(-o.terr));
+	else if (rc == BACH_LA_SINK)
+		errmsg("%s", bach_writer_strerror(o.w));
 	else if (rc)
 		errmsg("%s", err);
-	if (!rc && bach_writer_close(w)) {
-		errmsg("%s", bach_writer_strerror(w));
-		rc = BACH_LA_SINK;
-	}
+	if (!rc)
+		rc = close_out(&o);
 	/* a failed decode leaves no output behind */
-	bach_writer_free(w);
+	bach_time_writer_free(o.tw);
+	bach_writer_free(o.w);
+	if (rc == BACH_LA_BAD_DATA)
+		return EXIT_DATA;
 	if (rc)
 		return EXIT_USAGE;
 	if (!quiet)
@@ -228,11 +295,19 @@ const struct bach_cmd cmd_decode = {
 		"                       numchannels=48 and "
 		"samplerate=100000000 for binary\n"
 		"  -o, --output OUT     the trace: .byu, .byu.gz (blocked "
-		"gzip) or -\n"
+		"gzip) or -; beside a\n"
+		"                       file, OUT.time.gz: each record's "
+		"sample index (the\n"
+		"                       sample of its ADS#) at the sample rate "
+		"(dump --time)\n"
 		"  -q, --quiet          no summary\n"
 		"\n"
-		"A capture that cannot be read whole leaves no output and "
-		"exits 2.\n"
+		"A capture that cannot be read whole leaves no output: exit 1 "
+		"when it is\n"
+		"damaged (cut short, a corrupt member, samples against its "
+		"format), 2 for\n"
+		"anything else (a missing file, a bad map or option, not the "
+		"format named).\n"
 		"\n"
 		"examples:\n"
 		"  bach decode bus.vcd -o bus.byu.gz\n"

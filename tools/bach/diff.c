@@ -20,6 +20,7 @@
 #include "bach/bytes.h"
 #include "bach/convert.h"
 #include "bach/record.h"
+#include "source.h"
 
 #define CONTEXT	       3  /* records shown before and after the difference */
 #define RUN	       16 /* records that must match to call a resync */
@@ -29,7 +30,7 @@
 
 struct side {
 	const char *name;
-	struct bach_reader *r;
+	struct source src; /* a trace, or an import read as convert does */
 	bool ignore_gaps;
 	uint8_t *buf; /* cap records, copied or filtered */
 	size_t cap, start, end;
@@ -49,10 +50,10 @@ static bool pull(struct side *s)
 		return true;
 	if (s->eof || s->err)
 		return false;
-	n = bach_reader_read(s->r, &s->pend);
+	n = source_read(&s->src, &s->pend);
 	if (n < 0) {
 		s->err = (int)n;
-		errmsg("%s", bach_reader_strerror(s->r));
+		errmsg("%s", source_error(&s->src));
 		return false;
 	}
 	if (n == 0) {
@@ -354,33 +355,43 @@ static void compare(struct diff *d)
 	}
 }
 
-static int open_side(struct side *s, const char *path, bool ignore_gaps,
-		     size_t cap, uint64_t start, uint64_t end)
+/*
+ * A side in the format given (--from), else the one its name implies, as
+ * bach convert takes them; else a trace, raw or gzip as its name or first
+ * bytes say.
+ */
+static int open_side(struct side *s, const char *path, const struct fmt *f,
+		     unsigned flags, bool ignore_gaps, size_t cap,
+		     uint64_t start, uint64_t end)
 {
 	memset(s, 0, sizeof(*s));
 	s->name = path;
 	s->ignore_gaps = ignore_gaps;
 	s->cap = cap;
-	s->r = bach_reader_new();
+	if (!f)
+		f = fmt_guess(path, true);
+	if (!f)
+		f = fmt_find("byu", true);
+	if (f->kind == K_IMPORT && (start || end != UINT64_MAX))
+		return usage_error("--range: for traces, not imports (%s: %s)",
+				   path, f->name);
 	s->buf = malloc(cap * BACH_REC_SIZE);
-	if (!s->r || !s->buf) {
+	if (!s->buf) {
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
 	/* read(), not mmap: bench/diff.sh measured 4x fewer seconds so */
-	bach_reader_no_map(s->r);
-	if (bach_reader_add(s->r, path)) {
-		errmsg("%s", bach_reader_strerror(s->r));
+	if (open_source(&s->src, f, path, flags, true))
 		return EXIT_USAGE;
-	}
 	/* --range: the same records of each, numbered as in the whole */
 	s->pos = start;
-	return apply_range(s->r, start, end) ? EXIT_USAGE : EXIT_OK;
+	return s->src.r && apply_range(s->src.r, start, end) ? EXIT_USAGE
+							     : EXIT_OK;
 }
 
 static void close_side(struct side *s)
 {
-	bach_reader_free(s->r);
+	close_source(&s->src);
 	free(s->buf);
 }
 
@@ -392,9 +403,16 @@ static int run(int argc, char **argv)
 		{ "ignore-gaps", no_argument, NULL, 'g' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "range", required_argument, NULL, 'r' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "from-a", required_argument, NULL, 'A' },
+		{ "from-b", required_argument, NULL, 'B' },
+		{ "mask-address", no_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct diff d = { .window = DEFAULT_WINDOW };
+	/* --from, --from-a, --from-b: a side's own wins */
+	const struct fmt *from[3] = { NULL, NULL, NULL };
+	unsigned flags = 0;
 	uint64_t start = 0, end = UINT64_MAX;
 	bool ignore_gaps = false;
 	uint64_t v;
@@ -423,6 +441,24 @@ static int run(int argc, char **argv)
 			if (range_arg(optarg, &start, &end))
 				return EXIT_USAGE;
 			break;
+		case 'f':
+		case 'A':
+		case 'B': {
+			const struct fmt *f = fmt_find(optarg, true);
+
+			if (!f)
+				return usage_error("--%s: unknown format '%s' "
+						   "(" FMT_IN_NAMES ")",
+						   c == 'f'   ? "from"
+						   : c == 'A' ? "from-a"
+							      : "from-b",
+						   optarg);
+			from[c == 'f' ? 0 : c == 'A' ? 1 : 2] = f;
+			break;
+		}
+		case 'm':
+			flags |= BACH_IMPORT_MASK_ADDRESS;
+			break;
 		default:
 			return usage_error("bad option");
 		}
@@ -430,10 +466,12 @@ static int run(int argc, char **argv)
 	if (argc - optind != 2)
 		return usage_error("need two traces, A and B");
 	cap = d.window + RUN + FILL;
-	status = open_side(&d.a, argv[optind], ignore_gaps, cap, start, end);
+	status = open_side(&d.a, argv[optind], from[1] ? from[1] : from[0],
+			   flags, ignore_gaps, cap, start, end);
 	if (!status)
-		status = open_side(&d.b, argv[optind + 1], ignore_gaps, cap,
-				   start, end);
+		status = open_side(&d.b, argv[optind + 1],
+				   from[2] ? from[2] : from[0], flags,
+				   ignore_gaps, cap, start, end);
 	if (!status) {
 		compare(&d);
 		if (d.a.err || d.b.err)
@@ -466,6 +504,8 @@ const struct bach_cmd cmd_diff = {
 	.summary = "compare two traces record by record",
 	.help = "usage: bach diff [--align [--window N]] [--ignore-gaps] "
 		"[--range START:END] [-q] A B\n"
+		"       bach diff [--from FMT | --from-a FMT | --from-b FMT] "
+		"[--mask-address] ... A B\n"
 		"\n"
 		"A and B are traces of any form: .byu, .byu.gz (any gzip), a "
 		"capture\n"
@@ -498,6 +538,20 @@ const struct bach_cmd cmd_diff = {
 		"                 .gzi index of blocked .byu.gz files); "
 		"differences keep\n"
 		"                 their index in the whole trace\n"
+		"  --from FMT     read both A and B as FMT, any format bach "
+		"convert\n"
+		"                 reads: byu, byu.gz, or an import (lackey, "
+		"din, cis501,\n"
+		"                 p2, laplace, laplace-bin, tracematcher, "
+		"idtrace; gzip-\n"
+		"                 compressed too), read as convert reads it. "
+		"Without it a\n"
+		"                 name ending .din is din, as for convert, and "
+		"anything\n"
+		"                 else a trace\n"
+		"  --from-a FMT, --from-b FMT  the same for one side\n"
+		"  --mask-address keep the low 32 bits of wider addresses "
+		"(imports)\n"
 		"  -q, --quiet    print nothing; the exit status says it\n"
 		"\n"
 		"Exit 0 when the traces are equal, 1 when they differ, 2 when "

@@ -9,49 +9,46 @@ int times_open(struct trace_times *tt, bool whole)
 {
 	memset(tt, 0, sizeof(*tt));
 	tt->whole = whole;
-	tt->t = bach_times_new();
-	if (!tt->t) {
-		errmsg("out of memory");
-		return EXIT_USAGE;
-	}
 	return EXIT_OK;
 }
 
-static int times_error(struct trace_times *tt, int err)
+/* The reader's own timing (bach_reader_times()): its message names the
+ * sidecar and the offset. */
+static int times_error(struct trace_times *tt, ssize_t err)
 {
-	errmsg("%s", bach_times_strerror(tt->t));
-	return bach_exit_status(err);
+	errmsg("%s", bach_reader_strerror(tt->r));
+	return bach_exit_status((int)err);
 }
 
 int times_block(struct trace_times *tt, struct bach_reader *r, size_t n,
 		const uint64_t **clk)
 {
-	const char *file = bach_reader_file(r);
-	int err;
+	ssize_t m;
 
-	if (tt->last[0] && strcmp(tt->last, file) && tt->whole &&
-	    (err = bach_times_end(tt->t)))
-		return times_error(tt, err);
-	snprintf(tt->last, sizeof(tt->last), "%s", file);
-	err = bach_times_get(tt->t, file, bach_reader_file_records(r) - n, n,
-			     clk);
-	if (err)
-		return times_error(tt, err);
-	tt->hz = bach_times_clock_hz(tt->t);
+	tt->r = r;
+	m = bach_reader_times(r, clk);
+	if (m < 0)
+		return times_error(tt, m);
+	if ((size_t)m != n) {
+		errmsg("%s: %zu timing entries for %zu records",
+		       bach_reader_file(r), (size_t)m, n);
+		return EXIT_USAGE;
+	}
+	tt->hz = bach_reader_clock_hz(r);
 	return EXIT_OK;
 }
 
 int times_finish(struct trace_times *tt)
 {
-	int err = tt->last[0] && tt->whole ? bach_times_end(tt->t) : 0;
+	const uint64_t *clk;
+	ssize_t m = tt->r && tt->whole ? bach_reader_times(tt->r, &clk) : 0;
 
-	return err ? times_error(tt, err) : EXIT_OK;
+	return m < 0 ? times_error(tt, m) : EXIT_OK;
 }
 
 void times_close(struct trace_times *tt)
 {
-	bach_times_free(tt->t);
-	tt->t = NULL;
+	tt->r = NULL;
 }
 
 size_t fmt_time(char *dst, uint64_t clk, uint64_t hz, char sep)

@@ -16,15 +16,76 @@
 #include <unistd.h>
 
 #include "bach.h"
+#include "bach/index.h"
 #include "bach/manifest.h"
 #include "bach/record.h"
 
 #define MAX_LISTED 20 /* problems listed per file before summarising */
 
 struct vstate {
-	uint64_t files, records, problems, gaps, lost;
+	uint64_t files, records, problems, gaps, lost, stale;
 	bool quiet;
 };
+
+/*
+ * A whole blocked file's index, FILE.gzi, if it has one: the one
+ * bach_index_build() makes from the file, entry for entry? One that is
+ * not is stale: a warning (readers ignore it and find the members from the
+ * file), not damage, since the trace itself is whole.
+ */
+static void check_index(struct vstate *v, const char *path)
+{
+	struct bach_index have, want;
+	char msg[512];
+	int err = bach_index_load(path, &have, msg, sizeof(msg));
+
+	if (err == -ENOENT)
+		return; /* none: readers build it, bach index writes it */
+	if (!err) {
+		if (bach_index_build(path, &want, msg, sizeof(msg)) < 0) {
+			bach_index_free(&have);
+			return; /* the file's own damage is reported already */
+		}
+		for (uint64_t i = 0; i <= want.n && !err; i++) {
+			if (i > have.n) {
+				snprintf(msg, sizeof(msg),
+					 "%s%s: %llu entries for %llu members",
+					 path, BACH_INDEX_SUFFIX,
+					 (unsigned long long)have.n,
+					 (unsigned long long)want.n);
+				err = -ESTALE;
+			} else if (have.coff[i] != want.coff[i] ||
+				   have.uoff[i] != want.uoff[i]) {
+				snprintf(msg, sizeof(msg),
+					 "%s%s: member %llu at byte offset "
+					 "%llu, record byte %llu; the file "
+					 "has it at %llu, %llu",
+					 path, BACH_INDEX_SUFFIX,
+					 (unsigned long long)i,
+					 (unsigned long long)have.coff[i],
+					 (unsigned long long)have.uoff[i],
+					 (unsigned long long)want.coff[i],
+					 (unsigned long long)want.uoff[i]);
+				err = -ESTALE;
+			}
+		}
+		if (!err && have.n != want.n) {
+			snprintf(msg, sizeof(msg),
+				 "%s%s: %llu entries for %llu members", path,
+				 BACH_INDEX_SUFFIX, (unsigned long long)have.n,
+				 (unsigned long long)want.n);
+			err = -ESTALE;
+		}
+		bach_index_free(&have);
+		bach_index_free(&want);
+		if (!err)
+			return;
+	}
+	v->stale++;
+	printf("warning: %s (a stale index: ignored, readers find the members "
+	       "from the file; `bach index %s` rewrites it)\n",
+	       msg, path);
+}
 
 /* Read and check one file; *recs: the records it holds (read whole). */
 static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
@@ -93,6 +154,9 @@ static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 	if (recs)
 		*recs = bach_reader_file_records(r);
 	bach_reader_info(r, &fi);
+	if (n >= 0 && fi.kind == BACH_FILE_GZIP && fi.blocked &&
+	    strcmp(path, "-"))
+		check_index(v, path);
 	if (n < 0) {
 		printf("%s\n", bach_reader_strerror(r));
 		v->problems++;
@@ -420,6 +484,10 @@ static int run(int argc, char **argv)
 		printf(", %llu gap%s (%llu records lost)",
 		       (unsigned long long)v.gaps, v.gaps == 1 ? "" : "s",
 		       (unsigned long long)v.lost);
+	if (v.stale)
+		printf(", %llu stale index%s (warning%s, not damage)",
+		       (unsigned long long)v.stale, v.stale == 1 ? "" : "es",
+		       v.stale == 1 ? "" : "s");
 	printf("\n");
 	return v.problems ? EXIT_DATA : EXIT_OK;
 }
@@ -456,6 +524,13 @@ const struct bach_cmd cmd_verify = {
 		"being written, or left by a crash) is read to its last whole "
 		"block\n"
 		"and is not damage.\n"
+		"\n"
+		"A blocked file's .gzi index that does not fit it (older than "
+		"the file,\n"
+		"another file's, entries that do not name its members) is "
+		"named in a\n"
+		"warning: readers ignore it, bach index rewrites it; it is not "
+		"damage.\n"
 		"\n"
 		"  -q, --quiet   list problems only\n"
 		"\n"

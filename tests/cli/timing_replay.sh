@@ -1,0 +1,99 @@
+# Replay of a trace with timing sidecars (docs/formats.md section 3.2,
+# docs/drivers.md, replay): the clocks go into the replayed capture's
+# sidecars record for record, pace=original plays by them, and a trace
+# without a sidecar replays as before but cannot be paced by clocks.
+. "$TOP/tests/lib.sh"
+
+# The board model's rule (drivers/board_model.c, docs/board-protocol.md
+# section 3), as tests/cli/timing.sh derives it: record k sampled is at bus
+# clock 2k; every Dth frame of F records lost (a gap marker at the clock
+# of the record before it).
+N=400000 F=1000 D=3
+awk -v n=$N -v f=$F -v d=$D 'BEGIN {
+	last = 0; lost = 0
+	for (fr = 0; fr * f < n; fr++) {
+		if ((fr + 1) % d == 0) { lost = 1; continue }
+		if (lost) { print "gap " last; lost = 0 }
+		for (k = fr * f; k < fr * f + f && k < n; k++) {
+			print "rec " 2 * k; last = 2 * k
+		}
+	}
+}' > "$T/expected"
+
+# the original: gap markers, and two segments (rotate_mb=1: 174762
+# records a segment), each with its sidecar
+mkdir "$T/c"
+$BACH capture --driver fake --option records=$N --option seed=3 \
+	--option frame=$F --option drop_every=$D --option timing=1 \
+	--set rotate_mb=1 --output "$T/c" 2> "$T/err" || fail "capture: $(cat "$T/err")"
+C=$(ls -d "$T"/c/2*Z*)
+[ -f "$C/seg-000002.time.gz" ] || fail "want two timed segments: $(ls "$C")"
+$BACH dump --time "$C" > "$T/orig" || fail "dump --time of the original"
+awk '{ print ($3 == "INVALID" && $2 == "00" ? "gap " : "rec ") $4 }' \
+	"$T/orig" | cmp -s - "$T/expected" || fail "the original's clocks are not the model's"
+
+# replayed (rotating by size too): the same
+# records and clocks, gap markers and the segment boundary included
+mkdir "$T/r"
+$BACH capture --driver replay --option path="$C" --set rotate_mb=1 \
+	--output "$T/r" 2> "$T/err" || fail "replay: $(cat "$T/err")"
+R=$(ls -d "$T"/r/2*Z*)
+for s in 1 2; do
+	[ -f "$R/seg-00000$s.time.gz" ] || fail "replayed segment $s has no sidecar: $(ls "$R")"
+done
+$BACH dump --time "$R" > "$T/again" || fail "dump --time of the replay"
+same "$T/orig" "$T/again"
+grep -q '"timing":"seg-000002.time.gz","clock_hz":66666666' "$R/manifest.jsonl" ||
+	fail "replayed segment event: $(grep segment "$R/manifest.jsonl")"
+$BACH verify "$R" > /dev/null || fail "the replay does not verify"
+
+# one trace file and its sidecar, not a capture directory
+cp "$C/seg-000001.byu.gz" "$T/one.byu.gz"
+cp "$C/seg-000001.time.gz" "$T/one.time.gz"
+mkdir "$T/o"
+$BACH capture --driver replay --option path="$T/one.byu.gz" --output "$T/o" \
+	2> "$T/err" || fail "replay of a file: $(cat "$T/err")"
+$BACH dump --time "$T/one.byu.gz" > "$T/one"
+$BACH dump --time "$T"/o/2*Z* > "$T/oneagain" || fail "dump --time of the file's replay"
+same "$T/one" "$T/oneagain"
+
+# pace=original: 20000 records at clocks 0 to 39998; clock_hz=40000 (in
+# place of the sidecar's 66666666) makes that 1 s. A generous lower
+# bound only: the replay must not come in before 80% of it.
+mkdir "$T/s" "$T/sp"
+$BACH capture --driver fake --option records=20000 --option frame=1000 \
+	--option timing=1 --output "$T/s" 2> "$T/err" || fail "capture: $(cat "$T/err")"
+S=$(ls -d "$T"/s/2*Z*)
+t0=$(date +%s%N)
+$BACH capture --driver replay --option path="$S" --option pace=original \
+	--option clock_hz=40000 --output "$T/sp" 2> "$T/err" ||
+	fail "pace=original: $(cat "$T/err")"
+t1=$(date +%s%N)
+[ $(((t1 - t0) / 1000000)) -ge 800 ] ||
+	fail "pace=original of 1 s of clocks took $(((t1 - t0) / 1000000)) ms"
+$BACH dump --time "$S" > "$T/s1"
+$BACH dump --time "$T"/sp/2*Z* > "$T/s2"
+same "$T/s1" "$T/s2" # the clocks and their own rate are kept
+
+# without the sidecar: replays as before, untimed; pace=original refused
+rm "$T/one.time.gz"
+mkdir "$T/u"
+$BACH capture --driver replay --option path="$T/one.byu.gz" --output "$T/u" \
+	2> "$T/err" || fail "replay without sidecar: $(cat "$T/err")"
+[ ! -e "$(ls -d "$T"/u/2*Z*)/seg-000001.time.gz" ] || fail "a sidecar from nowhere"
+expect_status 2 $BACH capture --driver replay --option path="$T/one.byu.gz" \
+	--option pace=original --output "$T/u"
+expect_err "pace=original needs the trace's timing sidecar $T/one.time.gz, which is missing"
+rm "$C/seg-000001.time.gz"
+expect_status 2 $BACH capture --driver replay --option path="$C" \
+	--option pace=original --output "$T/u"
+expect_err "seg-000001.time.gz, which is missing"
+
+# a damaged sidecar stops the replay, naming it and the offset
+cp "$C/seg-000002.byu.gz" "$T/d.byu.gz"
+head -c 3000 "$C/seg-000002.time.gz" > "$T/d.time.gz"
+mkdir "$T/d"
+expect_status 4 $BACH capture --driver replay --option path="$T/d.byu.gz" \
+	--output "$T/d"
+expect_err "d.time.gz: truncated gzip member at byte offset"
+echo ok

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: timing sidecars (docs/formats.md section 3.2,
+ * bach/timing.h), read and written.
+ *
+ * Input: byte 0 picks the mode; bytes 1..2, u16 LE, a record count N;
+ * byte 3, the chunk the entries are asked for in (1 to 256, times 97 so
+ * that chunks straddle members).
+ *   - mode even: the rest is a sidecar, written as t.time.gz beside a
+ *     trace t.byu.gz. bach_times_get() is asked for entries 0..N-1 in
+ *     chunks, then bach_times_end().
+ *     Oracle: when the reader accepts the file (every get and the end
+ *     succeed), zlib, decoding the file as one multi-member gzip stream
+ *     (RFC 1952, members one after another), gives exactly N entries and
+ *     the same ones, and the reader never yields more entries than the
+ *     file holds. A refusal is -EBADMSG (or -ENOENT never: the file is
+ *     there) with a message naming the sidecar.
+ *   - mode odd: the rest, as u64 LE entries repeated up to N (3 x
+ *     8160 + 5 at most, so that members fill), goes through
+ *     bach_time_writer_put() and _close(), then back through the reader.
+ *     Oracle: every entry comes back, bach_times_end() finds no more,
+ *     and zlib decodes the file to the same bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "bach/bytes.h"
+#include "bach/timing.h"
+
+#include "fuzz_check.h"
+
+#define MAXN (3 * BACH_TIME_MEMBER_ENTRIES + 5)
+
+static char dir[64], trace[96], side[104];
+
+static void cleanup(void)
+{
+	unlink(side);
+	rmdir(dir);
+}
+
+static void put(const char *path, const uint8_t *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0, "%s: %s", path, strerror(errno));
+	CHECK(write(fd, p, n) == (ssize_t)n, "%s: short write", path);
+	close(fd);
+}
+
+/*
+ * zlib's reading of a multi-member gzip file: the bytes of every member,
+ * one after another, into out (cap bytes at most). -1 when zlib refuses
+ * a member or bytes follow that are not one; the bytes decoded otherwise.
+ */
+static long zlib_members(const uint8_t *p, size_t n, uint8_t *out, size_t cap)
+{
+	size_t off = 0, have = 0;
+
+	while (off < n) {
+		z_stream zs = { 0 };
+		int rc;
+
+		CHECK(inflateInit2(&zs, 16 + MAX_WBITS) == Z_OK,
+		      "inflateInit2");
+		zs.next_in = (uint8_t *)(uintptr_t)(p + off);
+		zs.avail_in = (uInt)(n - off);
+		zs.next_out = out + have;
+		zs.avail_out = (uInt)(cap - have);
+		rc = inflate(&zs, Z_FINISH);
+		have = cap - zs.avail_out;
+		off = n - zs.avail_in;
+		inflateEnd(&zs);
+		if (rc != Z_STREAM_END)
+			return -1;
+	}
+	return (long)have;
+}
+
+static void read_back(uint64_t n, size_t chunk, const uint64_t *want, bool must)
+{
+	static uint8_t file[1 << 20], plain[(MAXN + 8) * 8];
+	struct bach_times *t = bach_times_new();
+	const uint64_t *e;
+	uint64_t at = 0;
+	long z;
+	int rc = 0;
+	int fd;
+	ssize_t flen;
+
+	CHECK(t, "bach_times_new");
+	if (!n) { /* nothing asked for: the file is not even opened */
+		bach_times_free(t);
+		return;
+	}
+	while (at < n && !rc) {
+		size_t k = n - at < chunk ? (size_t)(n - at) : chunk;
+
+		rc = bach_times_get(t, trace, at, k, &e);
+		if (!rc) {
+			if (want)
+				CHECK(!memcmp(e, want + at, k * 8),
+				      "entries %llu.. differ from those "
+				      "written",
+				      (unsigned long long)at);
+			at += k;
+		}
+	}
+	if (!rc)
+		rc = bach_times_end(t);
+	if (rc) {
+		CHECK(!must, "a sidecar the writer wrote is refused: %s",
+		      bach_times_strerror(t));
+		CHECK(rc == -EBADMSG, "refused with %d: %s", rc,
+		      bach_times_strerror(t));
+		CHECK(strstr(bach_times_strerror(t), side),
+		      "the message does not name the sidecar: %s",
+		      bach_times_strerror(t));
+		bach_times_free(t);
+		return;
+	}
+
+	/* accepted: zlib must read the same entries, and no more */
+	fd = open(side, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "%s: %s", side, strerror(errno));
+	flen = read(fd, file, sizeof(file));
+	close(fd);
+	CHECK(flen >= 0 && (size_t)flen < sizeof(file), "read back");
+	z = zlib_members(file, (size_t)flen, plain, sizeof(plain));
+	CHECK(z >= 0, "accepted %llu entries of a file zlib refuses",
+	      (unsigned long long)n);
+	CHECK((uint64_t)z == n * 8,
+	      "accepted as %llu entries, zlib decodes %ld bytes",
+	      (unsigned long long)n, z);
+	/* the entries the reader gave, read again in one piece */
+	bach_times_free(t);
+	t = bach_times_new();
+	CHECK(t, "bach_times_new");
+	CHECK(!bach_times_get(t, trace, 0, (size_t)n, &e), "again: %s",
+	      bach_times_strerror(t));
+	for (uint64_t i = 0; i < n; i++)
+		CHECK(e[i] == get_le64(plain + i * 8),
+		      "entry %llu: %llx, zlib says %llx", (unsigned long long)i,
+		      (unsigned long long)e[i],
+		      (unsigned long long)get_le64(plain + i * 8));
+	bach_times_free(t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint64_t ent[MAXN];
+	uint64_t n;
+	size_t chunk;
+
+	if (size < 4)
+		return 0;
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/fuzz-timing.%d",
+			 (int)getpid());
+		CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST, "mkdir");
+		snprintf(trace, sizeof(trace), "%s/t.byu.gz", dir);
+		CHECK(!bach_time_name(side, sizeof(side), trace), "name");
+		atexit(cleanup);
+	}
+	n = (uint64_t)(data[1] | data[2] << 8);
+	chunk = (size_t)(data[3] % 256 + 1) * 97;
+	if (!(data[0] & 1)) {
+		put(side, data + 4, size - 4);
+		read_back(n, chunk, NULL, false);
+		return 0;
+	}
+
+	/* the writer's file, read back */
+	{
+		struct bach_time_writer *w;
+		size_t m = (size - 4) / 8;
+
+		if (n > MAXN)
+			n = MAXN;
+		if (!m)
+			n = 0;
+		for (uint64_t i = 0; i < n; i++)
+			ent[i] = get_le64(data + 4 + (i % m) * 8);
+		unlink(side);
+		CHECK(!bach_time_writer_open(&w, AT_FDCWD, side,
+					     (uint64_t)data[0] * 1000),
+		      "writer open");
+		CHECK(!bach_time_writer_put(w, ent, (size_t)n), "put");
+		CHECK(bach_time_writer_entries(w) == n, "entries");
+		CHECK(!bach_time_writer_close(w, false), "close");
+		bach_time_writer_free(w);
+		read_back(n, chunk, ent, true);
+	}
+	return 0;
+}
