@@ -339,7 +339,7 @@ int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
 		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":"
 		"\"marker\",\"rule\":\"%s\","
 		"\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s",
-		seg, U(at), U(record), rule, get_be32(rec), rec[4],
+		seg, U(at), U(record), rule, bach_get_be32(rec), rec[4],
 		bach_type_name(rec[5] >> 4), merged);
 }
 

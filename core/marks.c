@@ -176,7 +176,7 @@ static void scan(struct capture *c, const struct ring_block *b)
 		span[r] = rules[r].hi - lo[r];
 	}
 	for (uint32_t k = 0; k < b->nrec; k++, p += BACH_REC_SIZE) {
-		uint32_t a = get_be32(p);
+		uint32_t a = bach_get_be32(p);
 
 		for (size_t r = 0; r < nr; r++) {
 			if (a - lo[r] > span[r])

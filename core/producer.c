@@ -524,7 +524,7 @@ static void parser_deltas(void *ctx, const uint8_t *d, size_t n, uint64_t ts)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (i) /* delta 0 is always 0: record 0 is at ts */
-			clk += get_le16(d + 2 * i);
+			clk += bach_get_le16(d + 2 * i);
 		c->fclk[i] = clk;
 	}
 	c->nfclk = n;

@@ -95,7 +95,7 @@ static void append_member(struct capture *c, const uint8_t *out, size_t len)
 
 		c->segix.coff[n] = c->io.off;
 		c->segix.uoff[n] = n ? c->segix.uoff[n - 1] + c->segix_last : 0;
-		c->segix_last = get_le32(out + len - 4);
+		c->segix_last = bach_get_le32(out + len - 4);
 		c->segix.n++;
 	}
 	c->write_err = segio_append(&c->io, out, len);

@@ -294,14 +294,14 @@ static void fill(struct board_model *m, uint8_t *out, size_t n, uint64_t idx)
 	switch (m->cfg.test_pattern) {
 	case 1: /* counter */
 		for (size_t i = 0; i < n; i++, out += BACH_REC_SIZE) {
-			put_be32(out, (uint32_t)((idx + i) << 3));
+			bach_put_be32(out, (uint32_t)((idx + i) << 3));
 			out[4] = 0x00;
 			out[5] = 0xc0;
 		}
 		break;
 	case 2: /* LFSR, x^32 + x^22 + x^2 + x + 1, Galois form */
 		for (size_t i = 0; i < n; i++, out += BACH_REC_SIZE) {
-			put_be32(out, s & 0xfffffff8u);
+			bach_put_be32(out, s & 0xfffffff8u);
 			out[4] = (uint8_t)s;
 			out[5] = 0xc0;
 			s = (s >> 1) ^ (s & 1 ? 0x80200003u : 0);
@@ -451,9 +451,9 @@ static uint32_t configure(struct board_model *m, const uint8_t *p,
 	c.policy = p[0];
 	c.timing = p[1];
 	c.test_pattern = p[2];
-	c.type_filter = get_le16(p + 4);
-	c.high_water = get_le16(p + 6);
-	c.low_water = get_le16(p + 8);
+	c.type_filter = bach_get_le16(p + 4);
+	c.high_water = bach_get_le16(p + 6);
+	c.low_water = bach_get_le16(p + 8);
 	hi = c.high_water ? c.high_water : 49152;
 	lo = c.low_water ? c.low_water : 16384;
 	if (c.policy > BACH_POLICY_DROP || c.timing > 1 || c.test_pattern > 2 ||

@@ -36,13 +36,14 @@ int bach_bgzf_member_size(const uint8_t *p, size_t len)
 		return -EAGAIN;
 	if (!(p[3] & GZ_FEXTRA))
 		return -ENOENT;
-	xlen = get_le16(p + 10);
+	xlen = bach_get_le16(p + 10);
 	if (len < GZ_FIXED + xlen)
 		return -EAGAIN;
 	p += GZ_FIXED;
-	for (i = 0; i + 4 <= xlen; i += 4 + get_le16(p + i + 2)) {
-		if (p[i] == 'B' && p[i + 1] == 'C' && get_le16(p + i + 2) == 2)
-			return i + 6 <= xlen ? get_le16(p + i + 4) + 1
+	for (i = 0; i + 4 <= xlen; i += 4 + bach_get_le16(p + i + 2)) {
+		if (p[i] == 'B' && p[i + 1] == 'C' &&
+		    bach_get_le16(p + i + 2) == 2)
+			return i + 6 <= xlen ? bach_get_le16(p + i + 4) + 1
 					     : -ENOENT;
 	}
 	return -ENOENT;
@@ -137,8 +138,8 @@ size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 	clen = len ? deflate_raw(d, body, len, src, len) : 0;
 	if (clen == 0) {
 		body[0] = 1; /* BFINAL, stored */
-		put_le16(body + 1, (uint16_t)len);
-		put_le16(body + 3, (uint16_t)~len);
+		bach_put_le16(body + 1, (uint16_t)len);
+		bach_put_le16(body + 3, (uint16_t)~len);
 		memcpy(body + 5, src, len);
 		clen = len + 5;
 	}
@@ -149,8 +150,8 @@ size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 	total = BACH_BGZF_HDR + clen + BACH_BGZF_TRAILER;
 
 	memcpy(dst, bach_bgzf_eof, 16); /* same fixed header up to SLEN */
-	put_le16(dst + 16, (uint16_t)(total - 1));
-	put_le32(body + clen, crc);
-	put_le32(body + clen + 4, (uint32_t)len);
+	bach_put_le16(dst + 16, (uint16_t)(total - 1));
+	bach_put_le32(body + clen, crc);
+	bach_put_le32(body + clen + 4, (uint32_t)len);
 	return total;
 }

@@ -151,7 +151,7 @@ static bool emit_truth(struct sim *s, const uint8_t *rec)
 /* The pins of a cycle's address phase; CACHE# low when the CPU asks. */
 static uint64_t cycle_pins(const uint8_t *r, bool ask)
 {
-	uint32_t addr = get_be32(r);
+	uint32_t addr = bach_get_be32(r);
 	uint64_t p = 0;
 
 	p |= (uint64_t)(addr >> 3) << BACH_SIG_A3;
@@ -204,7 +204,7 @@ static struct cyc writeback(uint32_t line, size_t ready)
 			 .ready = ready,
 			 .idx = SIZE_MAX };
 
-	put_be32(c.rec, line);
+	bach_put_be32(c.rec, line);
 	c.rec[4] = 0x00;
 	c.rec[5] = BACH_T_WRITE_BACK << 4;
 	c.pins = cycle_pins(c.rec, true);

@@ -48,12 +48,12 @@ static inline uint64_t span(const uint8_t *rec, unsigned *size)
 
 	if (!want) {
 		*size = 8;
-		return get_be32(rec);
+		return bach_get_be32(rec);
 	}
 	lo = (unsigned)__builtin_ctz(want);
 	hi = 31 - (unsigned)__builtin_clz(want);
 	*size = hi - lo + 1;
-	return (uint64_t)get_be32(rec) + lo;
+	return (uint64_t)bach_get_be32(rec) + lo;
 }
 
 /* IDtrace's size codes (CSE-TR-203-94, A.1): 1 byte, 2 word, 3 lword,
@@ -129,10 +129,10 @@ size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
 			uint8_t *b = (uint8_t *)d;
 
 			b[0] = (uint8_t)c;
-			put_le64(b + 1, time ? time[i] : index + i);
+			bach_put_le64(b + 1, time ? time[i] : index + i);
 			b[9] = (uint8_t)size;
-			put_le32(b + 10, 0);
-			put_le32(b + 14, (uint32_t)addr);
+			bach_put_le32(b + 10, 0);
+			bach_put_le32(b + 14, (uint32_t)addr);
 			d += BACH_LAPLACE_BIN_SIZE;
 			continue;
 		}
@@ -169,12 +169,12 @@ size_t bach_export_block_timed(enum bach_export_format fmt, char *dst,
 				}
 				line = l;
 				b[0] = 0x60;
-				put_le32(b + 1, (uint32_t)addr & ~15u);
+				bach_put_le32(b + 1, (uint32_t)addr & ~15u);
 			} else {
 				line = 0;
 				b[0] = (uint8_t)((c == 'r' ? 0x10 : 0x20) +
 						 idt_code[size]);
-				put_le32(b + 1, (uint32_t)addr);
+				bach_put_le32(b + 1, (uint32_t)addr);
 			}
 			d += BACH_IDTRACE_SIZE;
 			continue;

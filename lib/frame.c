@@ -46,19 +46,19 @@ static void put_header(uint8_t *d, uint8_t type, uint8_t flags, uint32_t seq,
 	d[OFF_TYPE] = type;
 	d[OFF_FLAGS] = flags;
 	d[OFF_HDRLEN] = BACH_FRAME_HDR;
-	put_le32(d + OFF_SEQ, seq);
-	put_le32(d + OFF_PLEN, plen);
-	put_le64(d + OFF_A, a);
-	put_le64(d + OFF_B, b);
-	put_le32(d + OFF_C, c);
-	put_le32(d + OFF_D, dd);
+	bach_put_le32(d + OFF_SEQ, seq);
+	bach_put_le32(d + OFF_PLEN, plen);
+	bach_put_le64(d + OFF_A, a);
+	bach_put_le64(d + OFF_B, b);
+	bach_put_le32(d + OFF_C, c);
+	bach_put_le32(d + OFF_D, dd);
 }
 
 static size_t seal(uint8_t *d, size_t plen)
 {
 	size_t len = BACH_FRAME_HDR + plen;
 
-	put_le32(d + len, libdeflate_crc32(0, d, len));
+	bach_put_le32(d + len, libdeflate_crc32(0, d, len));
 	return len + BACH_FRAME_CRC;
 }
 
@@ -80,7 +80,7 @@ size_t bach_frame_build_data(uint8_t *dst, uint32_t seq, uint64_t index,
 	if (deltas) {
 		flags |= BACH_FF_TIMING;
 		for (size_t i = 0; i < n; i++)
-			put_le16(pl + 2 * i, deltas[i]);
+			bach_put_le16(pl + 2 * i, deltas[i]);
 		pl += 2 * n;
 		plen += 2 * n;
 	}
@@ -99,15 +99,15 @@ size_t bach_frame_build_status(uint8_t *dst, uint32_t seq,
 	uint8_t *p = dst + BACH_FRAME_HDR;
 
 	put_header(dst, BACH_FT_STATUS, 0, seq, BACH_STATUS_SIZE, 0, 0, 0, 0);
-	put_le32(p + 0, st->fifo_fill);
-	put_le32(p + 4, st->fifo_size);
-	put_le64(p + 8, st->records);
-	put_le64(p + 16, st->overflow);
-	put_le32(p + 24, st->stall_episodes);
-	put_le32(p + 28, st->clock_hz);
-	put_le64(p + 32, st->stalled_clocks);
-	put_le64(p + 40, st->reserved);
-	put_le64(p + 48, st->offbus);
+	bach_put_le32(p + 0, st->fifo_fill);
+	bach_put_le32(p + 4, st->fifo_size);
+	bach_put_le64(p + 8, st->records);
+	bach_put_le64(p + 16, st->overflow);
+	bach_put_le32(p + 24, st->stall_episodes);
+	bach_put_le32(p + 28, st->clock_hz);
+	bach_put_le64(p + 32, st->stalled_clocks);
+	bach_put_le64(p + 40, st->reserved);
+	bach_put_le64(p + 48, st->offbus);
 	return seal(dst, BACH_STATUS_SIZE);
 }
 
@@ -118,13 +118,13 @@ size_t bach_frame_build_identity(uint8_t *dst, uint32_t seq,
 
 	put_header(dst, BACH_FT_IDENTITY, 0, seq, BACH_IDENTITY_SIZE, 0, 0,
 		   BACH_CMD_IDENTIFY, BACH_ACK_OK);
-	put_le16(p + 0, id->vendor);
-	put_le16(p + 2, id->product);
+	bach_put_le16(p + 0, id->vendor);
+	bach_put_le16(p + 2, id->product);
 	p[4] = id->gw_major;
 	p[5] = id->gw_minor;
-	put_le16(p + 6, id->capabilities);
-	put_le32(p + 8, id->clock_hz);
-	put_le32(p + 12, id->fifo_records);
+	bach_put_le16(p + 6, id->capabilities);
+	bach_put_le32(p + 8, id->clock_hz);
+	bach_put_le32(p + 12, id->fifo_records);
 	memcpy(p + 16, id->serial, sizeof(id->serial));
 	memcpy(p + 32, id->name, sizeof(id->name));
 	return seal(dst, BACH_IDENTITY_SIZE);
@@ -152,11 +152,12 @@ size_t bach_frame_build_command(uint8_t *dst, uint32_t seq,
 			p[1] = cfg->timing;
 			p[2] = cfg->test_pattern;
 			p[3] = cfg->reserved;
-			put_le16(p + 4, cfg->type_filter);
-			put_le16(p + 6, cfg->high_water);
-			put_le16(p + 8, cfg->low_water);
+			bach_put_le16(p + 4, cfg->type_filter);
+			bach_put_le16(p + 6, cfg->high_water);
+			bach_put_le16(p + 8, cfg->low_water);
 			for (int i = 0; i < 3; i++)
-				put_le16(p + 10 + 2 * i, cfg->reserved2[i]);
+				bach_put_le16(p + 10 + 2 * i,
+					      cfg->reserved2[i]);
 		}
 	}
 	return seal(dst, plen);
@@ -233,13 +234,13 @@ void bach_parser_counters(const struct bach_parser *p,
 /* Size of the frame whose valid header is at f, or 0 for a bad header. */
 static size_t frame_size(const uint8_t *f)
 {
-	uint32_t plen = get_le32(f + OFF_PLEN);
+	uint32_t plen = bach_get_le32(f + OFF_PLEN);
 
 	if (f[OFF_VERSION] != BACH_PROTO_VERSION ||
 	    f[OFF_HDRLEN] != BACH_FRAME_HDR || plen > BACH_FRAME_MAX_PAYLOAD)
 		return 0;
 	if (f[OFF_TYPE] == BACH_FT_DATA) {
-		uint64_t n = get_le32(f + OFF_C);
+		uint64_t n = bach_get_le32(f + OFF_C);
 		unsigned each =
 			f[OFF_FLAGS] & BACH_FF_TIMING ? 8 : BACH_REC_SIZE;
 
@@ -347,15 +348,15 @@ void bach_frame_status(const struct bach_frame *f, struct bach_board_status *st)
 	uint8_t b[BACH_STATUS_SIZE];
 
 	payload(b, sizeof(b), f);
-	st->fifo_fill = get_le32(b + 0);
-	st->fifo_size = get_le32(b + 4);
-	st->records = get_le64(b + 8);
-	st->overflow = get_le64(b + 16);
-	st->stall_episodes = get_le32(b + 24);
-	st->clock_hz = get_le32(b + 28);
-	st->stalled_clocks = get_le64(b + 32);
-	st->reserved = get_le64(b + 40);
-	st->offbus = get_le64(b + 48);
+	st->fifo_fill = bach_get_le32(b + 0);
+	st->fifo_size = bach_get_le32(b + 4);
+	st->records = bach_get_le64(b + 8);
+	st->overflow = bach_get_le64(b + 16);
+	st->stall_episodes = bach_get_le32(b + 24);
+	st->clock_hz = bach_get_le32(b + 28);
+	st->stalled_clocks = bach_get_le64(b + 32);
+	st->reserved = bach_get_le64(b + 40);
+	st->offbus = bach_get_le64(b + 48);
 }
 
 void bach_frame_identity(const struct bach_frame *f,
@@ -364,13 +365,13 @@ void bach_frame_identity(const struct bach_frame *f,
 	uint8_t b[BACH_IDENTITY_SIZE];
 
 	payload(b, sizeof(b), f);
-	id->vendor = get_le16(b + 0);
-	id->product = get_le16(b + 2);
+	id->vendor = bach_get_le16(b + 0);
+	id->product = bach_get_le16(b + 2);
 	id->gw_major = b[4];
 	id->gw_minor = b[5];
-	id->capabilities = get_le16(b + 6);
-	id->clock_hz = get_le32(b + 8);
-	id->fifo_records = get_le32(b + 12);
+	id->capabilities = bach_get_le16(b + 6);
+	id->clock_hz = bach_get_le32(b + 8);
+	id->fifo_records = bach_get_le32(b + 12);
 	memcpy(id->serial, b + 16, sizeof(id->serial));
 	memcpy(id->name, b + 32, sizeof(id->name));
 }
@@ -380,12 +381,12 @@ static void header(struct bach_frame *h, const uint8_t *f)
 {
 	h->type = f[OFF_TYPE];
 	h->flags = f[OFF_FLAGS];
-	h->seq = get_le32(f + OFF_SEQ);
-	h->plen = get_le32(f + OFF_PLEN);
-	h->a = get_le64(f + OFF_A);
-	h->b = get_le64(f + OFF_B);
-	h->c = get_le32(f + OFF_C);
-	h->d = get_le32(f + OFF_D);
+	h->seq = bach_get_le32(f + OFF_SEQ);
+	h->plen = bach_get_le32(f + OFF_PLEN);
+	h->a = bach_get_le64(f + OFF_A);
+	h->b = bach_get_le64(f + OFF_B);
+	h->c = bach_get_le32(f + OFF_C);
+	h->d = bach_get_le32(f + OFF_D);
 	h->payload = f + BACH_FRAME_HDR;
 	h->end = 0;
 }
@@ -473,7 +474,7 @@ static size_t scan(struct bach_parser *p, const uint8_t *b, size_t n)
 		if (left < size)
 			break;
 		body = size - BACH_FRAME_CRC;
-		if (libdeflate_crc32(0, f, body) != get_le32(f + body)) {
+		if (libdeflate_crc32(0, f, body) != bach_get_le32(f + body)) {
 			p->c.bad_crc++;
 			skip(p, 4);
 			pos += 4;

@@ -141,7 +141,7 @@ static size_t whole_size(const struct gzin *g)
 
 	if (!g->member_bc || len > g->zs.avail_in || len < 18)
 		return 0;
-	return get_le32(g->zs.next_in + len - 4);
+	return bach_get_le32(g->zs.next_in + len - 4);
 }
 
 /*
@@ -159,7 +159,7 @@ static bool inflate_whole(struct gzin *g)
 	size_t len = (size_t)g->member_len, in_used, out_used;
 
 	if (!g->member_bc || len < 18 || len > g->zs.avail_in || (p[3] & 2) ||
-	    get_le32(p + len - 4) > g->zs.avail_out)
+	    bach_get_le32(p + len - 4) > g->zs.avail_out)
 		return false;
 	if (!g->ld && !(g->ld = libdeflate_alloc_decompressor()))
 		return false;

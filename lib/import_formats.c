@@ -489,7 +489,7 @@ static int p2_record(const uint8_t *p, size_t len, unsigned flags, uint8_t *out,
 
 	if (len != P2_SIZE)
 		return bad(why, "p2AddrTr record of %zu bytes, not 12", len);
-	addr = get_le32(p);
+	addr = bach_get_le32(p);
 	type = p[4];
 	size = p[5];
 	cacheable = (p[6] & 3) != 0;
@@ -622,7 +622,8 @@ static int laplace_bin(const uint8_t *p, size_t len, unsigned flags,
 {
 	if (len != BACH_LAPLACE_BIN_SIZE)
 		return bad(why, "Laplace record of %zu bytes, not 18", len);
-	return laplace_ref((char)p[0], p[9], get_le32(p + 14), flags, out, why);
+	return laplace_ref((char)p[0], p[9], bach_get_le32(p + 14), flags, out,
+			   why);
 }
 
 /* ---- ISP RAS Trace Matcher ---------------------------------------------- */
@@ -736,7 +737,7 @@ static int idtrace_entry(const uint8_t *p, size_t len, unsigned flags,
 	if (len != BACH_IDTRACE_SIZE)
 		return bad(why, "IDtrace entry of %zu bytes, not 5", len);
 	tag = p[0];
-	addr = get_le32(p + 1);
+	addr = bach_get_le32(p + 1);
 	code = tag & 0x0f;
 	switch (tag & 0xf0) {
 	case IDT_RDTAG:

@@ -155,7 +155,7 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 				    (unsigned long long)(base + have));
 			goto out;
 		}
-		isize = get_le32(buf + pos + (size_t)bsize - 4);
+		isize = bach_get_le32(buf + pos + (size_t)bsize - 4);
 		if (isize > BACH_BGZF_MAX_BLOCK) {
 			err = ifail(msg, len, -BACH_EDATA,
 				    "%s: gzip member at byte offset %llu says "
@@ -266,15 +266,15 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 		err = ifail(msg, len, -EIO, "%s: cannot read", gzi);
 		goto out;
 	}
-	if (get_le64(ends) != count) {
+	if (bach_get_le64(ends) != count) {
 		ifail(msg, len, err, "%s: says %llu entries, holds %llu", gzi,
-		      (unsigned long long)get_le64(ends),
+		      (unsigned long long)bach_get_le64(ends),
 		      (unsigned long long)count);
 		goto out;
 	}
 	if (count) {
-		last = get_le64(ends + 8);
-		lastu = get_le64(ends + 16);
+		last = bach_get_le64(ends + 8);
+		lastu = bach_get_le64(ends + 16);
 	}
 	if (ix) {
 		if (count >= MAX_ENTRIES ||
@@ -293,8 +293,8 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 		}
 		ix->coff[0] = ix->uoff[0] = 0;
 		for (uint64_t i = 1; i <= count; i++) {
-			ix->coff[i] = get_le64(raw + 8 + (i - 1) * 16);
-			ix->uoff[i] = get_le64(raw + 16 + (i - 1) * 16);
+			ix->coff[i] = bach_get_le64(raw + 8 + (i - 1) * 16);
+			ix->uoff[i] = bach_get_le64(raw + 16 + (i - 1) * 16);
 			/* members of at most 64 KiB, holding at most 64 KiB */
 			if (ix->coff[i] <= ix->coff[i - 1] ||
 			    ix->coff[i] - ix->coff[i - 1] >
@@ -312,8 +312,8 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 	}
 	if (count) {
 		pread_full(ifd, ends, 16, 8);
-		c1 = get_le64(ends);
-		u1 = get_le64(ends + 8);
+		c1 = bach_get_le64(ends);
+		u1 = bach_get_le64(ends + 8);
 	}
 	/*
 	 * The last member must be a blocked one ending right where the EOF
@@ -341,11 +341,12 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 		      gzi, (unsigned long long)last, path);
 		goto out;
 	}
-	*size = lastu + get_le32(tail);
+	*size = lastu + bach_get_le32(tail);
 	/* and the first member must hold what the first entry says */
 	if (count &&
 	    (c1 > BACH_BGZF_MAX_BLOCK || member_at(dfd, 0) != (int)c1 ||
-	     pread_full(dfd, tail, 4, c1 - 4) != 4 || get_le32(tail) != u1)) {
+	     pread_full(dfd, tail, 4, c1 - 4) != 4 ||
+	     bach_get_le32(tail) != u1)) {
 		ifail(msg, len, err,
 		      "%s: its first entry does not fit the first member of "
 		      "%s: stale",
@@ -394,10 +395,10 @@ static uint8_t *encode(const struct bach_index *ix, size_t *size)
 	raw = malloc(*size);
 	if (!raw)
 		return NULL;
-	put_le64(raw, count);
+	bach_put_le64(raw, count);
 	for (uint64_t i = 1; i <= count; i++) {
-		put_le64(raw + 8 + (i - 1) * 16, ix->coff[i]);
-		put_le64(raw + 16 + (i - 1) * 16, ix->uoff[i]);
+		bach_put_le64(raw + 8 + (i - 1) * 16, ix->coff[i]);
+		bach_put_le64(raw + 16 + (i - 1) * 16, ix->uoff[i]);
 	}
 	return raw;
 }

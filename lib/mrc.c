@@ -959,7 +959,7 @@ static void flush(struct bach_mrc *m)
  */
 static inline uint32_t line_of(const uint8_t *p, unsigned lg)
 {
-	uint32_t a = get_be32(p);
+	uint32_t a = bach_get_be32(p);
 	unsigned size;
 
 	if (__builtin_expect(a & 7, 0))

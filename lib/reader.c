@@ -931,7 +931,7 @@ static bool member_fits(int fd, const struct bach_index *ix, uint64_t k)
 	    bach_bgzf_member_size(hdr, sizeof(hdr)) != (int)size ||
 	    pread(fd, tail, 4, (off_t)(ix->coff[k + 1] - 4)) != 4)
 		return false;
-	return get_le32(tail) == ix->uoff[k + 1] - ix->uoff[k];
+	return bach_get_le32(tail) == ix->uoff[k + 1] - ix->uoff[k];
 }
 
 /* Position the file just opened at its record off. */

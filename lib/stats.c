@@ -65,7 +65,7 @@ void bach_stats_add(struct bach_stats *s, const uint8_t *p, size_t n)
 		fold(s);
 	s->in_lanes += n;
 	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
-		uint32_t a = get_be32(p);
+		uint32_t a = bach_get_be32(p);
 		uint8_t ctl = p[5];
 
 		s->lane[i % BACH_STATS_LANES][ctl << 8 | p[4]]++;

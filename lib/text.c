@@ -59,7 +59,7 @@ size_t bach_fmt_text(char *dst, const uint8_t *rec)
 	char *d = dst;
 	unsigned t = rec[5] >> 4;
 
-	d = put_hex(d, get_be32(rec), 8);
+	d = put_hex(d, bach_get_be32(rec), 8);
 	*d++ = ' ';
 	*d++ = hex[rec[4] >> 4];
 	*d++ = hex[rec[4] & 15];
@@ -75,7 +75,7 @@ size_t bach_fmt_csv(char *dst, const uint8_t *rec, uint64_t index)
 	char *d = bach_put_dec(dst, index);
 
 	d = put_str(d, ",0x");
-	d = put_hex(d, get_be32(rec), 8);
+	d = put_hex(d, bach_get_be32(rec), 8);
 	d = put_str(d, ",0x");
 	d = put_hex(d, rec[4], 2);
 	d = put_str(d, ",0x");
@@ -93,7 +93,7 @@ size_t bach_fmt_jsonl(char *dst, const uint8_t *rec, uint64_t index)
 
 	d = bach_put_dec(d, index);
 	d = put_str(d, ",\"address\":\"0x");
-	d = put_hex(d, get_be32(rec), 8);
+	d = put_hex(d, bach_get_be32(rec), 8);
 	d = put_str(d, "\",\"be\":\"0x");
 	d = put_hex(d, rec[4], 2);
 	d = put_str(d, "\",\"control\":\"0x");
@@ -103,7 +103,7 @@ size_t bach_fmt_jsonl(char *dst, const uint8_t *rec, uint64_t index)
 	if (t == BACH_T_SPECIAL) {
 		d = put_str(d, "\",\"special\":\"");
 		d = put_str(d, bach_special_name(bach_special_kind(
-				       get_be32(rec), rec[4])));
+				       bach_get_be32(rec), rec[4])));
 	}
 	d = put_str(d, "\"}\n");
 	return (size_t)(d - dst);

@@ -126,12 +126,12 @@ static int emit_member(struct bach_time_writer *w, const uint8_t *m, size_t len)
 	if (m != w->out)
 		memcpy(w->out, m, HDR);
 	memmove(w->out + HDR + BT_LEN, m + HDR, len - HDR);
-	put_le16(w->out + 10, 6 + BT_LEN);
-	put_le16(w->out + 16, (uint16_t)(len + BT_LEN - 1));
+	bach_put_le16(w->out + 10, 6 + BT_LEN);
+	bach_put_le16(w->out + 16, (uint16_t)(len + BT_LEN - 1));
 	w->out[HDR] = 'B';
 	w->out[HDR + 1] = 'T';
-	put_le16(w->out + HDR + 2, 8);
-	put_le64(w->out + HDR + 4, w->clock_hz);
+	bach_put_le16(w->out + HDR + 2, 8);
+	bach_put_le64(w->out + HDR + 4, w->clock_hz);
 	return write_all(w->fd, w->out, len + BT_LEN);
 }
 
@@ -205,8 +205,8 @@ int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
 		if (k > n)
 			k = n;
 		for (size_t i = 0; i < k; i++)
-			put_le64(w->buf + (w->nbuf + i) * BACH_TIME_ENTRY,
-				 t[i]);
+			bach_put_le64(w->buf + (w->nbuf + i) * BACH_TIME_ENTRY,
+				      t[i]);
 		w->nbuf += k;
 		w->entries += k;
 		t += k;
@@ -442,7 +442,7 @@ static int next_member(struct bach_times *t, bool decode)
 			     "not a blocked gzip member at byte offset %llu",
 			     (unsigned long long)off);
 	size = (size_t)bs;
-	xlen = get_le16(p + 10);
+	xlen = bach_get_le16(p + 10);
 	if (off + size > t->size)
 		return tfail(t, -EBADMSG,
 			     "truncated gzip member at byte offset %llu "
@@ -453,13 +453,13 @@ static int next_member(struct bach_times *t, bool decode)
 		return tfail(t, -EBADMSG, "bad member size at byte offset %llu",
 			     (unsigned long long)off);
 	for (size_t i = 0; i + 4 <= xlen && 12 + i + 12 <= hlen;
-	     i += 4 + get_le16(p + 12 + i + 2))
+	     i += 4 + bach_get_le16(p + 12 + i + 2))
 		if (p[12 + i] == 'B' && p[12 + i + 1] == 'T' &&
-		    get_le16(p + 12 + i + 2) == 8 && !off)
-			t->clock_hz = get_le64(p + 12 + i + 4);
+		    bach_get_le16(p + 12 + i + 2) == 8 && !off)
+			t->clock_hz = bach_get_le64(p + 12 + i + 4);
 	if ((err = pread_all(t, p, size, off)))
 		return err;
-	isize = get_le32(p + size - 4);
+	isize = bach_get_le32(p + size - 4);
 	if (!isize) {
 		if (off + size != t->size)
 			return tfail(t, -EBADMSG,
@@ -483,12 +483,13 @@ static int next_member(struct bach_times *t, bool decode)
 			    isize, &got) != LIBDEFLATE_SUCCESS ||
 		    got != isize ||
 		    libdeflate_crc32(0, t->raw, isize) !=
-			    get_le32(p + size - 8))
+			    bach_get_le32(p + size - 8))
 			return tfail(t, -EBADMSG,
 				     "corrupt gzip member at byte offset %llu",
 				     (unsigned long long)off);
 		for (size_t i = 0; i < isize / BACH_TIME_ENTRY; i++)
-			t->mbuf[i] = get_le64(t->raw + i * BACH_TIME_ENTRY);
+			t->mbuf[i] =
+				bach_get_le64(t->raw + i * BACH_TIME_ENTRY);
 	}
 	t->mlen = isize / BACH_TIME_ENTRY;
 	t->moff = off + size;

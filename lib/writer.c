@@ -119,7 +119,7 @@ static void put_member(struct bach_writer *w, const uint8_t *out, size_t len)
 	    !(w->ix_err = bach_index_grow(&w->ix, &w->ix_cap))) {
 		w->ix.coff[n] = w->bytes;
 		w->ix.uoff[n] = n ? w->ix.uoff[n - 1] + w->ix_last : 0;
-		w->ix_last = get_le32(out + len - 4);
+		w->ix_last = bach_get_le32(out + len - 4);
 		w->ix.n++;
 	}
 	write_all(w, out, len);

@@ -415,9 +415,12 @@ int main(int argc, char **argv)
 	for (pos = 0; pos + BACH_FRAME_HDR + BACH_FRAME_CRC <= len;) {
 		const uint8_t *f = s + pos;
 		uint8_t type = f[5], flags = f[6];
-		uint32_t plen = get_le32(f + 12), n = get_le32(f + 32);
-		uint32_t lost = get_le32(f + 36), fseq = get_le32(f + 8);
-		uint64_t index = get_le64(f + 16), b = get_le64(f + 24);
+		uint32_t plen = bach_get_le32(f + 12),
+			 n = bach_get_le32(f + 32);
+		uint32_t lost = bach_get_le32(f + 36),
+			 fseq = bach_get_le32(f + 8);
+		uint64_t index = bach_get_le64(f + 16),
+			 b = bach_get_le64(f + 24);
 		size_t size = BACH_FRAME_HDR + plen + BACH_FRAME_CRC;
 
 		if (memcmp(f, "BACH", 4) || pos + size > len) {
@@ -440,8 +443,9 @@ int main(int argc, char **argv)
 			pos += size;
 			continue;
 		}
-		if (type == BACH_FT_ACK && get_le32(f + 32) == BACH_CMD_START &&
-		    get_le32(f + 36) == BACH_ACK_OK)
+		if (type == BACH_FT_ACK &&
+		    bach_get_le32(f + 32) == BACH_CMD_START &&
+		    bach_get_le32(f + 36) == BACH_ACK_OK)
 			saw_start_ack = 1;
 		if (type == BACH_FT_DATA) {
 			const uint8_t *d = f + BACH_FRAME_HDR;
@@ -496,11 +500,11 @@ int main(int argc, char **argv)
 					     ndata, k);
 					break;
 				}
-				if (get_le16(d + 2 * i) != want) {
+				if (bach_get_le16(d + 2 * i) != want) {
 					fail("data frame %zu: delta %u is %u, "
 					     "expected %" PRIu64,
-					     ndata - 1, i, get_le16(d + 2 * i),
-					     want);
+					     ndata - 1, i,
+					     bach_get_le16(d + 2 * i), want);
 					break;
 				}
 			}
@@ -586,8 +590,8 @@ int main(int argc, char **argv)
 		if (memcmp(r, want, BACH_REC_SIZE)) {
 			fail("record %" PRIu64
 			     ": %08x %02x %02x, expected %08x %02x %02x",
-			     k, get_be32(r), r[4], r[5], get_be32(want),
-			     want[4], want[5]);
+			     k, bach_get_be32(r), r[4], r[5],
+			     bach_get_be32(want), want[4], want[5]);
 			break;
 		}
 	}

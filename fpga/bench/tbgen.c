@@ -177,7 +177,7 @@ static void load_gen(const char *path, size_t max, int top_rate, int junk)
 	if (!f)
 		die("%s: %s", path, strerror(errno));
 	while (n < max && fread(r, BACH_REC_SIZE, 1, f) == 1) {
-		struct cycle *c = add(get_be32(r), r[4], r[5]);
+		struct cycle *c = add(bach_get_be32(r), r[4], r[5]);
 
 		shake(c, top_rate);
 		c->junk = (uint8_t)junk;
@@ -430,9 +430,9 @@ static void configure_sized(const struct bach_board_config *cfg, size_t n,
 
 	bach_frame_build_command(f, cmd_seq++, BACH_CMD_CONFIGURE, cfg);
 	memset(f + BACH_FRAME_HDR + BACH_CONFIG_SIZE, 0, 16);
-	put_le32(f + 12, (uint32_t)n);
+	bach_put_le32(f + 12, (uint32_t)n);
 	len = BACH_FRAME_HDR + n;
-	put_le32(f + len, crc(f, len));
+	bach_put_le32(f + len, crc(f, len));
 	len += BACH_FRAME_CRC;
 	fprintf(script, "cmd %c %zu ", wait, len);
 	for (size_t i = 0; i < len; i++)
@@ -655,12 +655,12 @@ int main(int argc, char **argv)
 		raw(f, n);
 		n = bach_frame_build_ack(f, 0, BACH_CMD_STOP, 0);
 		f[5] = BACH_FT_DATA;
-		put_le32(f + n - 4, crc(f, n - 4));
+		bach_put_le32(f + n - 4, crc(f, n - 4));
 		raw(f, n);
 		n = bach_frame_build_command(f, cmd_seq++, BACH_CMD_IDENTIFY,
 					     NULL);
 		f[4] = 2;
-		put_le32(f + n - 4, crc(f, n - 4));
+		bach_put_le32(f + n - 4, crc(f, n - 4));
 		raw(f, n);
 		identify();
 		configure_sized(&ok, 8, 'A');

@@ -81,14 +81,14 @@ struct bach_rec {
 
 static inline void bach_rec_unpack(const uint8_t *p, struct bach_rec *r)
 {
-	r->addr = get_be32(p);
+	r->addr = bach_get_be32(p);
 	r->be = p[4];
 	r->ctl = p[5];
 }
 
 static inline void bach_rec_pack(uint8_t *p, const struct bach_rec *r)
 {
-	put_be32(p, r->addr);
+	bach_put_be32(p, r->addr);
 	p[4] = r->be;
 	p[5] = r->ctl;
 }
@@ -96,7 +96,7 @@ static inline void bach_rec_pack(uint8_t *p, const struct bach_rec *r)
 static inline void bach_rec_put(uint8_t *p, uint32_t addr, uint8_t be,
 				uint8_t ctl)
 {
-	put_be32(p, addr);
+	bach_put_be32(p, addr);
 	p[4] = be;
 	p[5] = ctl;
 }

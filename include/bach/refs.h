@@ -47,7 +47,7 @@ static inline unsigned bach_ref_kind(uint8_t ctl)
 static inline uint32_t bach_ref_span(const uint8_t *rec, unsigned *size)
 {
 	unsigned want = (uint8_t)~rec[4];
-	uint32_t a = get_be32(rec);
+	uint32_t a = bach_get_be32(rec);
 	unsigned lo = 0, n = 8;
 
 	if (want) {

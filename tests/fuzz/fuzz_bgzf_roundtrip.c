@@ -117,10 +117,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "block of %zu bytes from %zu", out, in);
 		CHECK(block[0] == 0x1f && block[1] == 0x8b && block[3] & 4,
 		      "not a gzip member with an extra field");
-		CHECK(get_le16(block + 16) + 1u == out, "BSIZE %u, size %zu",
-		      get_le16(block + 16), out);
-		CHECK(get_le32(block + out - 4) == (uint32_t)in, "ISIZE");
-		CHECK(get_le32(block + out - 8) ==
+		CHECK(bach_get_le16(block + 16) + 1u == out,
+		      "BSIZE %u, size %zu", bach_get_le16(block + 16), out);
+		CHECK(bach_get_le32(block + out - 4) == (uint32_t)in, "ISIZE");
+		CHECK(bach_get_le32(block + out - 8) ==
 			      (uint32_t)crc32(0, data + pos, (uInt)in),
 		      "CRC");
 		put(block, out, &fsize);

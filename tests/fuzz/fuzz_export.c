@@ -70,7 +70,7 @@ static void check_binary(const char *out, size_t len, int mode, size_t want,
 
 		if (mode == BACH_EXPORT_LAPLACE_BIN) {
 			/* the trace position, modulo 2^64 like index + i */
-			uint64_t ts = get_le64(b + 1) - index;
+			uint64_t ts = bach_get_le64(b + 1) - index;
 
 			CHECK(b[0] == 'r' || b[0] == 'w' || b[0] == 'i',
 			      "laplace-bin: type 0x%02x", b[0]);
@@ -81,8 +81,8 @@ static void check_binary(const char *out, size_t len, int mode, size_t want,
 			      (unsigned long long)ts);
 			last = ts;
 		} else if (b[0] == 0x60) {
-			CHECK(get_le32(b + 1) % 16 == 0,
-			      "idtrace: line at %08x", get_le32(b + 1));
+			CHECK(bach_get_le32(b + 1) % 16 == 0,
+			      "idtrace: line at %08x", bach_get_le32(b + 1));
 		} else {
 			CHECK(((b[0] >> 4) == 1 || (b[0] >> 4) == 2) &&
 				      (b[0] & 15) >= 1 && (b[0] & 15) <= 4,
@@ -148,7 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 9)
 		return 0;
 	mode = data[0] % NMODES;
-	index = get_le64(data + 1);
+	index = bach_get_le64(data + 1);
 	recs = data + 9;
 	n = (size - 9) / BACH_REC_SIZE;
 	/* exactly n * BACH_TEXT_MAX bytes (one byte when n is 0) */

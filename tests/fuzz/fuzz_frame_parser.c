@@ -136,9 +136,9 @@ static void on_frame(void *ctx, const struct bach_frame *f)
 		      s->last_end);
 		h = s->stream + end - size;
 		CHECK(!memcmp(h, BACH_FRAME_MAGIC, 4) && h[5] == f->type &&
-			      get_le32(h + 16) == (uint32_t)f->a &&
+			      bach_get_le32(h + 16) == (uint32_t)f->a &&
 			      libdeflate_crc32(0, h, size - BACH_FRAME_CRC) ==
-				      get_le32(h + size - BACH_FRAME_CRC),
+				      bach_get_le32(h + size - BACH_FRAME_CRC),
 		      "no such frame ends at %zu", end);
 		CHECK(!memcmp(f->payload, h + BACH_FRAME_HDR, f->plen),
 		      "payload");
@@ -252,7 +252,7 @@ static void data_op(struct recipe *r, unsigned o)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x = index + i;
 
-		put_be32(recs + i * BACH_REC_SIZE, (uint32_t)(x << 3));
+		bach_put_be32(recs + i * BACH_REC_SIZE, (uint32_t)(x << 3));
 		recs[i * BACH_REC_SIZE + 4] = (uint8_t)(x >> 29);
 		recs[i * BACH_REC_SIZE + 5] = 0xc0;
 		deltas[i] = (uint16_t)(i ? 1 + (x & 7) : 0);

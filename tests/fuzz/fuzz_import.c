@@ -179,16 +179,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned want;
 
 		CHECK(len == 18, "laplace-bin: records from %zu bytes", len);
-		addr = get_le32(p + 14);
+		addr = bach_get_le32(p + 14);
 		want = ((addr & 7) + p[9] + 7) / 8;
 		CHECK(laplace_ctl((char)p[0]), "laplace-bin: type 0x%02x",
 		      p[0]);
 		check_ctl(out, n, laplace_ctl((char)p[0]), "laplace-bin");
 		CHECK((unsigned)n == want, "laplace-bin: %d records, want %u",
 		      n, want);
-		CHECK(get_be32(out) == (addr & ~7u),
+		CHECK(bach_get_be32(out) == (addr & ~7u),
 		      "laplace-bin: first record at %08x for address %08x",
-		      get_be32(out), addr);
+		      bach_get_be32(out), addr);
 	}
 	if (fmt == BACH_IMPORT_TRACEMATCHER && n > 0) {
 		size_t fk;

@@ -147,10 +147,10 @@ static void read_back(uint64_t n, size_t chunk, const uint64_t *want, bool must)
 	CHECK(!bach_times_get(t, trace, 0, (size_t)n, &e), "again: %s",
 	      bach_times_strerror(t));
 	for (uint64_t i = 0; i < n; i++)
-		CHECK(e[i] == get_le64(plain + i * 8),
+		CHECK(e[i] == bach_get_le64(plain + i * 8),
 		      "entry %llu: %llx, zlib says %llx", (unsigned long long)i,
 		      (unsigned long long)e[i],
-		      (unsigned long long)get_le64(plain + i * 8));
+		      (unsigned long long)bach_get_le64(plain + i * 8));
 	bach_times_free(t);
 }
 
@@ -190,7 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!m)
 			n = 0;
 		for (uint64_t i = 0; i < n; i++)
-			ent[i] = get_le64(data + 4 + (i % m) * 8);
+			ent[i] = bach_get_le64(data + 4 + (i % m) * 8);
 		unlink(side);
 		CHECK(!bach_time_writer_open(&w, AT_FDCWD, side,
 					     (uint64_t)data[0] * 1000),

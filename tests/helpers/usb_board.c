@@ -202,17 +202,17 @@ static size_t descriptors(const struct emu *e, uint8_t *d)
 	/* device */
 	d[n++] = 18;
 	d[n++] = 1;
-	put_le16(d + n, ss ? 0x0300 : 0x0200);
+	bach_put_le16(d + n, ss ? 0x0300 : 0x0200);
 	n += 2;
 	d[n++] = 0; /* class: per interface */
 	d[n++] = 0;
 	d[n++] = 0;
 	d[n++] = ss ? 9 : 64; /* ep0 packet size (2^9 at SuperSpeed) */
-	put_le16(d + n, 0x1209);
+	bach_put_le16(d + n, 0x1209);
 	n += 2;
-	put_le16(d + n, 0x4243);
+	bach_put_le16(d + n, 0x4243);
 	n += 2;
-	put_le16(d + n, e->ftdi ? 0x0700 : 0x0100);
+	bach_put_le16(d + n, e->ftdi ? 0x0700 : 0x0100);
 	n += 2;
 	d[n++] = 1; /* iManufacturer */
 	d[n++] = 2; /* iProduct */
@@ -244,7 +244,7 @@ static size_t descriptors(const struct emu *e, uint8_t *d)
 			d[n++] = 5;
 			d[n++] = eps[2 * f + (unsigned)i];
 			d[n++] = 2;
-			put_le16(d + n, (uint16_t)mps);
+			bach_put_le16(d + n, (uint16_t)mps);
 			n += 2;
 			d[n++] = 0;
 			if (ss) { /* SuperSpeed endpoint companion */
@@ -257,7 +257,7 @@ static size_t descriptors(const struct emu *e, uint8_t *d)
 			}
 		}
 	}
-	put_le16(d + cfg + 2, (uint16_t)(n - cfg));
+	bach_put_le16(d + cfg + 2, (uint16_t)(n - cfg));
 	return n;
 }
 
@@ -273,13 +273,13 @@ static size_t string_descriptor(const struct board *b, unsigned idx, uint8_t *d,
 	if (idx == 0) { /* languages: en-US */
 		d[0] = 4;
 		d[1] = 3;
-		put_le16(d + 2, 0x0409);
+		bach_put_le16(d + 2, 0x0409);
 		return 4 < cap ? 4 : cap;
 	}
 	if (!s)
 		return 0;
 	for (; *s && n + 2 <= 255; s++, n += 2)
-		put_le16(d + n, (uint8_t)*s);
+		bach_put_le16(d + n, (uint8_t)*s);
 	d[0] = (uint8_t)n;
 	d[1] = 3;
 	return n < cap ? n : cap;
@@ -709,15 +709,15 @@ static void control(struct board *b, struct plug *p, struct urb *u)
 		goto out;
 	}
 	if (s[0] == 0x80 && s[1] == 6 && type == 3)
-		n = string_descriptor(b, idx, d, get_le16(s + 6));
+		n = string_descriptor(b, idx, d, bach_get_le16(s + 6));
 	else if (s[0] == 0x80 && s[1] == 6 && (type == 1 || type == 2)) {
 		uint8_t all[128];
 		size_t an = descriptors(b->e, all);
 
 		n = type == 1 ? 18 : an - 18;
 		memcpy(d, type == 1 ? all : all + 18, n);
-		if (n > get_le16(s + 6))
-			n = get_le16(s + 6);
+		if (n > bach_get_le16(s + 6))
+			n = bach_get_le16(s + 6);
 	}
 	if (!n) {
 		note("control request %02x %02x stalled", s[0], s[1]);

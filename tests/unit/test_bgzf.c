@@ -71,7 +71,7 @@ static size_t head(uint8_t *h, uint8_t flags, const uint8_t *extra, size_t xlen)
 {
 	memcpy(h, bach_bgzf_eof, 10);
 	h[3] = flags;
-	put_le16(h + 10, (uint16_t)xlen);
+	bach_put_le16(h + 10, (uint16_t)xlen);
 	memcpy(h + 12, extra, xlen);
 	return 12 + xlen;
 }
@@ -103,9 +103,9 @@ static void other_subfields(void **state)
 	memset(h + 12, 0, 100);
 	h[12] = 'X';
 	h[13] = 'X';
-	put_le16(h + 14, 96);
+	bach_put_le16(h + 14, 96);
 	memcpy(h + 112, "BC\2\0\1\0", 6);
-	put_le16(h + 10, 106);
+	bach_put_le16(h + 10, 106);
 	assert_int_equal(bach_bgzf_member_size(h, 118), 2);
 }
 
@@ -152,7 +152,7 @@ static void wrong_headers(void **state)
 				 -EAGAIN);
 	/* an XLEN beyond what is at hand */
 	n = head(h, 0x04, no_bc, sizeof(no_bc));
-	put_le16(h + 10, 40);
+	bach_put_le16(h + 10, 40);
 	assert_int_equal(bach_bgzf_member_size(h, n), -EAGAIN);
 }
 

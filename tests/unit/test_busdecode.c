@@ -89,7 +89,7 @@ static uint8_t *script(size_t n, uint64_t seed)
 		if (t == BACH_T_WRITE_BACK || t == BACH_T_D_READ ||
 		    t == BACH_T_I_FETCH)
 			be = 0;
-		put_be32(r + i * 6, a);
+		bach_put_be32(r + i * 6, a);
 		r[i * 6 + 4] = be;
 		r[i * 6 + 5] = (uint8_t)(t << 4);
 	}
@@ -476,7 +476,7 @@ static uint64_t at(unsigned on, uint64_t pins)
 
 static void rec(uint8_t *r, uint32_t addr, uint8_t be, unsigned type)
 {
-	put_be32(r, addr);
+	bach_put_be32(r, addr);
 	r[4] = be;
 	r[5] = (uint8_t)(type << 4);
 }

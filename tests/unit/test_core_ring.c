@@ -29,7 +29,7 @@ static void in_order_and_full(void **state)
 	for (uint32_t i = 0; i < 4; i++) {
 		b = ring_producer_block(&r, false);
 		assert_non_null(b);
-		put_be32(b->data, i);
+		bach_put_be32(b->data, i);
 		b->nrec = i + 1;
 		ring_publish(&r);
 	}
@@ -39,7 +39,7 @@ static void in_order_and_full(void **state)
 	for (uint32_t i = 0; i < 2; i++) {
 		b = ring_consume(&r, 0, &ended);
 		assert_non_null(b);
-		assert_int_equal(get_be32(b->data), i);
+		assert_int_equal(bach_get_be32(b->data), i);
 		assert_int_equal(b->nrec, i + 1);
 	}
 	assert_int_equal(ring_waiting(&r), 2);
@@ -109,8 +109,8 @@ static void *producer(void *arg)
 	for (uint32_t i = 0; i < NBLOCKS; i++) {
 		struct ring_block *b = ring_producer_block(r, true);
 
-		put_be32(b->data, i);
-		put_be32(b->data + RING_BLOCK_RECS * 6 - 4, ~i);
+		bach_put_be32(b->data, i);
+		bach_put_be32(b->data + RING_BLOCK_RECS * 6 - 4, ~i);
 		b->nrec = i % RING_BLOCK_RECS;
 		ring_publish(r);
 	}
@@ -134,9 +134,10 @@ static void threads(void **state)
 
 		if (!b)
 			break;
-		assert_int_equal(get_be32(b->data), next);
-		assert_int_equal(get_be32(b->data + RING_BLOCK_RECS * 6 - 4),
-				 ~next);
+		assert_int_equal(bach_get_be32(b->data), next);
+		assert_int_equal(
+			bach_get_be32(b->data + RING_BLOCK_RECS * 6 - 4),
+			~next);
 		assert_int_equal(b->nrec, next % RING_BLOCK_RECS);
 		next++;
 		ring_release(&r);

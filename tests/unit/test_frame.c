@@ -32,14 +32,14 @@ struct log {
 /* Record i of a test stream: a function of its index alone. */
 static void make_rec(uint8_t *r, uint64_t i)
 {
-	put_be32(r, (uint32_t)(i << 3));
+	bach_put_be32(r, (uint32_t)(i << 3));
 	r[4] = (uint8_t)(i >> 29);
 	r[5] = 0xc0;
 }
 
 static uint64_t rec_index(const uint8_t *r)
 {
-	return (uint64_t)r[4] << 29 | get_be32(r) >> 3;
+	return (uint64_t)r[4] << 29 | bach_get_be32(r) >> 3;
 }
 
 static void push(struct log *l, char kind, uint64_t a, uint64_t b, uint64_t c)
@@ -130,9 +130,9 @@ static void add_bytes(const void *b, size_t n)
 /* Rewrite the CRC after a test changed a frame at off of plen payload. */
 static void reseal(uint8_t *f, size_t plen)
 {
-	put_le32(f + 12, (uint32_t)plen);
-	put_le32(f + BACH_FRAME_HDR + plen,
-		 (uint32_t)crc32(0, f, (uInt)(BACH_FRAME_HDR + plen)));
+	bach_put_le32(f + 12, (uint32_t)plen);
+	bach_put_le32(f + BACH_FRAME_HDR + plen,
+		      (uint32_t)crc32(0, f, (uInt)(BACH_FRAME_HDR + plen)));
 }
 
 static uint64_t rng = 88172645463325252ull;
@@ -465,8 +465,9 @@ static void timing(void **state)
 	(void)state;
 	off = add_data(0, 0, 300, BACH_FF_FIRST, 0, true);
 	assert_int_equal(s.buf[off + 6], BACH_FF_FIRST | BACH_FF_TIMING);
-	assert_int_equal(get_le32(s.buf + off + 12), 300 * 8);
-	assert_int_equal(get_le16(s.buf + off + BACH_FRAME_HDR + 2), 0xd001);
+	assert_int_equal(bach_get_le32(s.buf + off + 12), 300 * 8);
+	assert_int_equal(bach_get_le16(s.buf + off + BACH_FRAME_HDR + 2),
+			 0xd001);
 	add_data(1, 300, 20, 0, 0, false);
 	add_data(2, 320, 1, 0, 0, true);
 	c = parse_all_ways(&lg);
@@ -504,7 +505,7 @@ static void absurd_length(void **state)
 	(void)state;
 	/* a length no frame may have: skipped at once */
 	n = bach_frame_build_ack(f, 0, BACH_CMD_START, 0);
-	put_le32(f + 12, 0xfffffff0);
+	bach_put_le32(f + 12, 0xfffffff0);
 	add_bytes(f, n);
 	add_data(0, 0, 10, BACH_FF_FIRST, 0, false);
 	c = parse(s.buf, s.len, 0, &lg);
@@ -516,7 +517,7 @@ static void absurd_length(void **state)
 	s.len = 0;
 	add_data(0, 0, 10, BACH_FF_FIRST, 0, false);
 	n = bach_frame_build_ack(f, 0, BACH_CMD_START, 0);
-	put_le32(f + 12, 3000);
+	bach_put_le32(f + 12, 3000);
 	add_bytes(f, n);
 	add_data(1, 10, 100, 0, 0, false);
 	add_data(2, 110, 100, 0, 0, false);
@@ -562,8 +563,8 @@ static void status_identity_ack(void **state)
 	n = bach_frame_build_status(f, 5, &st);
 	assert_int_equal(n, BACH_FRAME_HDR + BACH_STATUS_SIZE + 4);
 	assert_int_equal(f[5], BACH_FT_STATUS);
-	assert_int_equal(get_le32(f + 8), 5);
-	assert_int_equal(get_le64(f + 40 + 8), st.records);
+	assert_int_equal(bach_get_le32(f + 8), 5);
+	assert_int_equal(bach_get_le64(f + 40 + 8), st.records);
 	add_bytes(f, n);
 	n = bach_frame_build_identity(f, 6, &id);
 	assert_int_equal(n, BACH_FRAME_HDR + BACH_IDENTITY_SIZE + 4);

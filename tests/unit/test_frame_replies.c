@@ -79,10 +79,10 @@ static void keep(size_t n)
 	assert_true(s.ngood <= MAX_GOOD);
 	g->type = f[5];
 	g->flags = f[6];
-	g->seq = get_le32(f + 8);
-	g->a = get_le64(f + 16);
-	g->c = get_le32(f + 32);
-	g->d = get_le32(f + 36);
+	g->seq = bach_get_le32(f + 8);
+	g->a = bach_get_le64(f + 16);
+	g->c = bach_get_le32(f + 32);
+	g->d = bach_get_le32(f + 36);
 	s.len += n;
 	g->end = s.len;
 }
@@ -356,14 +356,14 @@ static void cut_frame(void **state)
 		assert_int_equal(bach_parser_pending(p, &h), cut);
 		assert_int_equal(h.type, BACH_FT_DATA);
 		assert_int_equal(h.a, 100);
-		assert_int_equal(h.c, get_le32(s.buf + lead + 32));
+		assert_int_equal(h.c, bach_get_le32(s.buf + lead + 32));
 		assert_int_equal(h.d, 7);
 		assert_null(h.payload);
 		/* the rest comes: the frame is whole, nothing is pending */
 		bach_parser_feed(p, s.buf + lead + cut, size - cut);
 		assert_int_equal(bach_parser_pending(p, &h), 0);
 		assert_int_equal(bach_parser_next_index(p),
-				 100 + get_le32(s.buf + lead + 32));
+				 100 + bach_get_le32(s.buf + lead + 32));
 	}
 	/* a reply cut off is pending too; the driver looks for data frames */
 	reset();

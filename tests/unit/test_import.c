@@ -32,7 +32,7 @@ static void rec_is(int i, uint32_t addr, uint8_t be, uint8_t ctl)
 {
 	const uint8_t *p = out + i * BACH_REC_SIZE;
 
-	assert_int_equal(get_be32(p), addr);
+	assert_int_equal(bach_get_be32(p), addr);
 	assert_int_equal(p[4], be);
 	assert_int_equal(p[5], ctl);
 }
@@ -349,12 +349,12 @@ static int p2(uint32_t addr, uint8_t type, uint8_t size, uint8_t attr,
 {
 	uint8_t r[12];
 
-	put_le32(r, addr);
+	bach_put_le32(r, addr);
 	r[4] = type;
 	r[5] = size;
 	r[6] = attr;
 	r[7] = 0;
-	put_le32(r + 8, 1234);
+	bach_put_le32(r + 8, 1234);
 	memset(out, 0xaa, sizeof(out));
 	why = NULL;
 	return bach_import_line(BACH_IMPORT_P2, (const char *)r, sizeof(r),

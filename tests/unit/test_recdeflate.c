@@ -139,7 +139,8 @@ static void edge_inputs(void **state)
 		round_trip(level, src, MAX_IN);
 		/* records that share all but one byte with the one before */
 		for (size_t i = 0; i < MAX_IN / 6; i++) {
-			put_be32(src + 6 * i, 0x00400000u + (uint32_t)i * 32);
+			bach_put_be32(src + 6 * i,
+				      0x00400000u + (uint32_t)i * 32);
 			src[6 * i + 4] = 0;
 			src[6 * i + 5] = 0xc0;
 		}
@@ -234,7 +235,7 @@ static void skewed_counts_limit_code_lengths(void **state)
 			fits = !window_repeats(src, n, 6) &&
 			       !window_repeats(src, n, 12);
 			if (fits && n % 6 == 5) {
-				uint64_t v = get_be32(src + n - 5) |
+				uint64_t v = bach_get_be32(src + n - 5) |
 					     (uint64_t)src[n - 1] << 32 |
 					     (uint64_t)src[n] << 40;
 				size_t h =
@@ -350,7 +351,7 @@ static void bgzf_members(void **state)
 	assert_int_equal(la, lb);
 	assert_memory_equal(a, b, la);
 	assert_true(la * 3 < BACH_BGZF_MAX_INPUT);
-	assert_int_equal(get_le16(a + 16) + 1u, la);
+	assert_int_equal(bach_get_le16(a + 16) + 1u, la);
 	gunzips_to(a, la, src, BACH_BGZF_MAX_INPUT);
 	/* a few records, one record, none */
 	la = bach_bgzf_block(drec, a, src, 60);
@@ -444,13 +445,14 @@ static void u64_entries(void **state)
 	assert_non_null(src);
 	assert_non_null(c);
 	for (size_t i = 0; i < n; i++) /* a cycle every two clocks */
-		put_le64(src + 8 * i, 2 * i);
+		bach_put_le64(src + 8 * i, 2 * i);
 	zlen = bach_recdeflate(c, src, n * 8, z, sizeof(z));
 	assert_true(zlen > 0 && zlen < n * 3 / 2);
 	inflates_to(z, zlen, src, n * 8);
 	for (size_t i = 0; i < n; i++) { /* irregular deltas, NONE runs */
 		clk += next() % 700;
-		put_le64(src + 8 * i, (i / 97) % 5 == 3 ? UINT64_MAX : clk);
+		bach_put_le64(src + 8 * i,
+			      (i / 97) % 5 == 3 ? UINT64_MAX : clk);
 	}
 	for (size_t len = 0; len <= n * 8; len += len < 40 ? 1 : 4093) {
 		zlen = bach_recdeflate(c, src, len, z, sizeof(z));
@@ -458,7 +460,7 @@ static void u64_entries(void **state)
 		inflates_to(z, zlen, src, len);
 	}
 	for (size_t i = 0; i < n; i++)
-		put_le64(src + 8 * i, next());
+		bach_put_le64(src + 8 * i, next());
 	zlen = bach_recdeflate(c, src, n * 8, z, sizeof(z));
 	if (zlen) /* random entries may not fit: refused, not overflowed */
 		inflates_to(z, zlen, src, n * 8);

@@ -108,7 +108,7 @@ static void pooled_is_the_same(void **state)
 	assert_non_null(gz);
 	for (size_t i = 0; i < N; i++) {
 		assert_int_equal(gzread(gz, raw, 8), 8);
-		assert_true(get_le64(raw) == clk[i]);
+		assert_true(bach_get_le64(raw) == clk[i]);
 	}
 	assert_int_equal(gzread(gz, raw, 8), 0);
 	gzclose(gz);

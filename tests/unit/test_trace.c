@@ -167,11 +167,11 @@ static void gzip_round_trip_and_layout(void **state)
 
 		assert_true(len - off >= 28);
 		assert_memory_equal(f + off, "\x1f\x8b\x08\x04", 4);
-		assert_int_equal(get_le16(f + off + 10), 6);
+		assert_int_equal(bach_get_le16(f + off + 10), 6);
 		assert_memory_equal(f + off + 12, "BC\x02\x00", 4);
-		bsize = get_le16(f + off + 16) + 1u;
+		bsize = bach_get_le16(f + off + 16) + 1u;
 		assert_true(bsize <= 65536);
-		isize = get_le32(f + off + bsize - 4);
+		isize = bach_get_le32(f + off + bsize - 4);
 		assert_true(isize <= BACH_BGZF_MAX_INPUT);
 		assert_int_equal(isize % 6, 0); /* whole records */
 		data += isize;
@@ -204,8 +204,9 @@ static void stored_block_when_incompressible(void **state)
 	len = bach_bgzf_block(d, dst, src, sizeof(src));
 	assert_int_equal(len, 18 + 5 + sizeof(src) + 8);
 	assert_int_equal(dst[18], 1); /* BFINAL, stored */
-	assert_int_equal(get_le16(dst + 16) + 1u, len);
-	assert_int_equal(get_le32(dst + len - 8), crc32(0, src, sizeof(src)));
+	assert_int_equal(bach_get_le16(dst + 16) + 1u, len);
+	assert_int_equal(bach_get_le32(dst + len - 8),
+			 crc32(0, src, sizeof(src)));
 	write_file("stored.byu.gz", dst, len);
 	{
 		uint8_t *b;
@@ -305,7 +306,7 @@ static void damage(void **state)
 	expect_error("noeof.byu.gz", -BACH_EDATA, "missing EOF block");
 	/* cut inside the second member */
 	{
-		size_t second = get_le16(f + 16) + 1u;
+		size_t second = bach_get_le16(f + 16) + 1u;
 
 		write_file("cut.byu.gz", f, second + 100);
 		expect_error("cut.byu.gz", -BACH_EDATA,
@@ -319,7 +320,7 @@ static void damage(void **state)
 	}
 	/* bad CRC in the first member */
 	{
-		size_t first = get_le16(f + 16) + 1u;
+		size_t first = bach_get_le16(f + 16) + 1u;
 
 		f[first - 8] ^= 0x55;
 		write_file("crc.byu.gz", f, len);

@@ -238,7 +238,7 @@ static bool gap(struct diff *d, struct side *s, struct side *o,
 	size_t ns, no;
 
 	ns = need(s, 1 + RUN, &ps);
-	lost = get_be32(ps);
+	lost = bach_get_be32(ps);
 	*only_s += 1;
 	if (lost <= d->window) {
 		no = need(o, (size_t)lost + RUN, &po);

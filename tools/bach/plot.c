@@ -180,7 +180,7 @@ static void pass_add(void *ctx, const uint8_t *recs, size_t n)
 
 			if (!bach_rec_is_gap(r))
 				continue;
-			snprintf(l, sizeof(l), "gap %u", get_be32(r));
+			snprintf(l, sizeof(l), "gap %u", bach_get_be32(r));
 			rule_add(p->rules, p->pos + i, BACH_EV_GAP, l);
 		}
 	}
@@ -451,7 +451,7 @@ static void map_count(struct pass *p, const uint8_t *r, size_t n)
 		if (c == 3)
 			m->io++;
 		else if (c >= 0)
-			m->chunk[get_be32(r) >> CHUNK_SHIFT]++;
+			m->chunk[bach_get_be32(r) >> CHUNK_SHIFT]++;
 	}
 	m->total += n;
 }
@@ -487,7 +487,7 @@ static void map_fill(struct pass *p, const uint8_t *r, size_t n)
 
 		if (c < 0 || col >= NCOLS)
 			continue;
-		row = map_row(m, get_be32(r), c);
+		row = map_row(m, bach_get_be32(r), c);
 		if (row < 0 || row >= PH)
 			continue;
 		m->cell[((size_t)c * PH + (size_t)row) * NCOLS + col]++;

@@ -95,7 +95,7 @@ static void tstat_add(struct tstat *ts, const uint8_t *p, const uint64_t *clk,
 			continue;
 		}
 		if (bach_rec_is_gap(p))
-			k = get_be32(p);
+			k = bach_get_be32(p);
 		if (!ts->timed)
 			ts->first = c;
 		ts->timed++;

@@ -127,12 +127,12 @@ static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 			idx = base + (uint64_t)i;
 			if (bach_rec_is_gap(p)) {
 				gaps++;
-				lost += get_be32(p);
+				lost += bach_get_be32(p);
 				if (!v->quiet)
 					printf("%s: record %llu: gap marker: "
 					       "%u records lost\n",
 					       path, (unsigned long long)idx,
-					       get_be32(p));
+					       bach_get_be32(p));
 				continue;
 			}
 			if (++bad <= MAX_LISTED)
@@ -140,8 +140,8 @@ static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 				       "(%08x %02x control 0x%02x)\n",
 				       path, (unsigned long long)idx,
 				       (unsigned long long)idx * BACH_REC_SIZE,
-				       bach_fault_name(f), get_be32(p), p[4],
-				       p[5]);
+				       bach_fault_name(f), bach_get_be32(p),
+				       p[4], p[5]);
 		}
 	}
 	if (bad > MAX_LISTED)
