@@ -46,3 +46,22 @@ skip() {
 	echo "$*"
 	exit 77
 }
+
+# board_model_clocks N F D: the clocks the fake board's model gives
+# (drivers/board_model.c, docs/board-protocol.md section 3), one line a
+# record of the trace: record k sampled (lost ones counted) is at bus clock
+# 2k; frames of F records, every Dth lost on the link: a gap marker at the
+# clock of the record before it ("gap CLOCK"), then the next frame's
+# records ("rec CLOCK").
+board_model_clocks() {
+	awk -v n="$1" -v f="$2" -v d="$3" 'BEGIN {
+		last = 0; lost = 0
+		for (fr = 0; fr * f < n; fr++) {
+			if ((fr + 1) % d == 0) { lost = 1; continue }
+			if (lost) { print "gap " last; lost = 0 }
+			for (k = fr * f; k < fr * f + f && k < n; k++) {
+				print "rec " 2 * k; last = 2 * k
+			}
+		}
+	}'
+}

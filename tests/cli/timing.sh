@@ -8,16 +8,7 @@
 # Dth frame lost on the link: a gap marker, at the clock of the record
 # before it, then the next frame's records.
 N=50000 F=1000 D=3 HZ=66666666
-awk -v n=$N -v f=$F -v d=$D 'BEGIN {
-	last = 0; lost = 0
-	for (fr = 0; fr * f < n; fr++) {
-		if ((fr + 1) % d == 0) { lost = 1; continue }
-		if (lost) { print "gap " last; lost = 0 }
-		for (k = fr * f; k < fr * f + f && k < n; k++) {
-			print "rec " 2 * k; last = 2 * k
-		}
-	}
-}' > "$T/expected"
+board_model_clocks $N $F $D > "$T/expected"
 
 mkdir "$T/c"
 $BACH capture --driver fake --option records=$N --option seed=3 \

@@ -9,16 +9,7 @@
 # clock 2k; every Dth frame of F records lost (a gap marker at the clock
 # of the record before it).
 N=400000 F=1000 D=3
-awk -v n=$N -v f=$F -v d=$D 'BEGIN {
-	last = 0; lost = 0
-	for (fr = 0; fr * f < n; fr++) {
-		if ((fr + 1) % d == 0) { lost = 1; continue }
-		if (lost) { print "gap " last; lost = 0 }
-		for (k = fr * f; k < fr * f + f && k < n; k++) {
-			print "rec " 2 * k; last = 2 * k
-		}
-	}
-}' > "$T/expected"
+board_model_clocks $N $F $D > "$T/expected"
 
 # the original: gap markers, and two segments (rotate_mb=1: 174762
 # records a segment), each with its sidecar

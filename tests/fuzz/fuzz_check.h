@@ -4,6 +4,7 @@
 #define BACH_FUZZ_CHECK_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,17 @@ static inline const char *fuzz_put_file(const uint8_t *data, size_t size)
 		off += (size_t)n;
 	}
 	return path;
+}
+
+/* The bytes as the file PATH, created or replaced (a named file, for the
+ * targets that need one beside another: a trace and its index). */
+static inline void fuzz_put_path(const char *path, const uint8_t *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0, "%s: %s", path, strerror(errno));
+	CHECK(write(fd, p, n) == (ssize_t)n, "%s: short write", path);
+	close(fd);
 }
 
 #endif

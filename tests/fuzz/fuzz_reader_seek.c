@@ -40,15 +40,6 @@ static void cleanup(void)
 	rmdir(dir);
 }
 
-static void put(const char *path, const uint8_t *p, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	CHECK(fd >= 0, "%s: %s", path, strerror(errno));
-	CHECK(write(fd, p, n) == (ssize_t)n, "%s: short write", path);
-	close(fd);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -78,8 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ilen = (size_t)(data[4] | data[5] << 8);
 	if (ilen > size - 6)
 		ilen = size - 6;
-	put(gz, data + 6 + ilen, size - 6 - ilen);
-	put(gzi, data + 6, ilen);
+	fuzz_put_path(gz, data + 6 + ilen, size - 6 - ilen);
+	fuzz_put_path(gzi, data + 6, ilen);
 	/* the index one second newer than the file: it passes the age check */
 	clock_gettime(CLOCK_REALTIME, &ts[0]);
 	ts[0].tv_sec += 1;

@@ -47,15 +47,6 @@ static void cleanup(void)
 	rmdir(dir);
 }
 
-static void put(const char *path, const uint8_t *p, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	CHECK(fd >= 0, "%s: %s", path, strerror(errno));
-	CHECK(write(fd, p, n) == (ssize_t)n, "%s: short write", path);
-	close(fd);
-}
-
 /*
  * zlib's reading of a multi-member gzip file: the bytes of every member,
  * one after another, into out (cap bytes at most). -1 when zlib refuses
@@ -175,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = (uint64_t)(data[1] | data[2] << 8);
 	chunk = (size_t)(data[3] % 256 + 1) * 97;
 	if (!(data[0] & 1)) {
-		put(side, data + 4, size - 4);
+		fuzz_put_path(side, data + 4, size - 4);
 		read_back(n, chunk, NULL, false);
 		return 0;
 	}
