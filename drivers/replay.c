@@ -42,8 +42,9 @@ struct replay {
 	bool original;	   /* pace by the frames' board timestamps */
 	uint64_t clock_hz; /* the board clock those timestamps count */
 	bool hz_given;	   /* clock_hz= was given */
-	/* a trace's timing sidecars: read with its records, or NULL */
-	struct bach_times *times;
+	/* a trace's timing sidecars, read with its records
+	 * (bach_reader_times) */
+	bool timed;
 	char sidecar[4096]; /* the first one's name */
 	uint64_t trace_hz;  /* their clock rate (0: unknown) */
 	uint64_t pace_hz;   /* pace=original: clock_hz=, else trace_hz */
@@ -160,22 +161,25 @@ static int trace_timing(struct bach_source *src, struct replay *r)
 	if (bach_time_name(r->sidecar, sizeof(r->sidecar), first))
 		r->sidecar[0] = 0;
 	if (n >= 0 && bach_times_present(first)) {
-		r->times = bach_times_new();
-		if (!r->times)
+		struct bach_times *t = bach_times_new();
+
+		r->timed = true;
+		if (!t)
 			err = -ENOMEM;
 		/* the rate is in the first member */
-		else if (bach_times_get(r->times, first, 0, 1, &clk) == 0)
-			r->trace_hz = bach_times_clock_hz(r->times);
+		else if (bach_times_get(t, first, 0, 1, &clk) == 0)
+			r->trace_hz = bach_times_clock_hz(t);
+		bach_times_free(t);
 	}
 	for (ssize_t i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
-	if (r->times && !r->trace_hz && r->hz_given)
+	if (r->timed && !r->trace_hz && r->hz_given)
 		r->trace_hz = r->clock_hz;
 	r->pace_hz = r->hz_given ? r->clock_hz : r->trace_hz;
 	if (err || !r->original)
 		return err;
-	if (!r->times)
+	if (!r->timed)
 		return bach_source_error(
 			src, -EINVAL,
 			"%s: pace=original needs the trace's timing sidecar "
@@ -258,7 +262,7 @@ static int replay_open(struct bach_source *src, void *priv,
 		     : r->analyzer ? "analyzer capture"
 				   : "trace");
 	/* the replayed sidecars get the same rate (bach_source_identity) */
-	if (r->times && r->trace_hz && k > 0 && (size_t)k < sizeof(ident))
+	if (r->timed && r->trace_hz && k > 0 && (size_t)k < sizeof(ident))
 		snprintf(ident + k, sizeof(ident) - (size_t)k,
 			 ",\"timing\":true,\"clock_hz\":%llu",
 			 (unsigned long long)r->trace_hz);
@@ -414,38 +418,31 @@ static size_t pace_clocks(struct bach_source *src, struct replay *r,
 }
 
 /*
- * The clocks of the n records the reader just gave, from the sidecar
- * beside their file (bach_times: whole members, no call per record); a
- * file without one gives none (NULL), said once, unless pace=original
- * needs them.
+ * The clocks of the records the reader just gave (bach_reader_times():
+ * whole members of the sidecar beside their file, no call per record), or
+ * NULL. A file without one is replayed untimed, said once, unless
+ * pace=original needs its clocks. After the last read (n == 0) it checks
+ * that the last sidecar holds no more entries than its file's records.
  */
 static int trace_clocks(struct bach_source *src, struct replay *r,
-			struct bach_reader *rd, size_t n, const char **last,
-			const uint64_t **clk)
+			struct bach_reader *rd, const uint64_t **clk)
 {
-	const char *file = bach_reader_file(rd);
-	int err;
+	ssize_t err;
 
 	*clk = NULL;
-	if (!r->times)
+	if (!r->timed)
 		return 0;
-	if (*last && strcmp(*last, file) && (err = bach_times_end(r->times)))
-		return bach_source_error(src, err, "%s",
-					 bach_times_strerror(r->times));
-	*last = file;
-	err = bach_times_get(r->times, file, bach_reader_file_records(rd) - n,
-			     n, clk);
+	err = bach_reader_times(rd, clk);
 	if (err == -ENOENT && !r->original) {
 		bach_source_warn(src, "%s: replayed without timing",
-				 bach_times_strerror(r->times));
-		bach_times_free(r->times);
-		r->times = NULL;
+				 bach_reader_strerror(rd));
+		r->timed = false;
 		*clk = NULL;
 		return 0;
 	}
-	if (err)
-		return bach_source_error(src, err, "%s",
-					 bach_times_strerror(r->times));
+	if (err < 0)
+		return bach_source_error(src, (int)err, "%s",
+					 bach_reader_strerror(rd));
 	return 0;
 }
 
@@ -453,8 +450,6 @@ static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 			uint64_t *done)
 {
 	struct bach_reader *rd = bach_reader_new();
-	const char *last = NULL;
-	char lastbuf[4096];
 	const uint64_t *clk;
 	const uint8_t *p;
 	ssize_t n = 0;
@@ -471,13 +466,9 @@ static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 	}
 	r->have_clk0 = false;
 	while (!atomic_load(&r->stop) && (n = bach_reader_read(rd, &p)) > 0) {
-		err = trace_clocks(src, r, rd, (size_t)n, &last, &clk);
+		err = trace_clocks(src, r, rd, &clk);
 		if (err)
 			break;
-		if (last) { /* the reader's name may not outlive the file */
-			snprintf(lastbuf, sizeof(lastbuf), "%s", last);
-			last = lastbuf;
-		}
 		/* in slices, so that pacing and stop stay responsive */
 		while (n > 0 && !atomic_load(&r->stop)) {
 			size_t k = n > 16384 ? 16384 : (size_t)n;
@@ -497,11 +488,8 @@ static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 	if (n < 0)
 		err = bach_source_error(src, (int)n, "%s",
 					bach_reader_strerror(rd));
-	/* the last file's sidecar holds no more entries than its records */
-	if (!err && n == 0 && r->times && last &&
-	    (err = bach_times_end(r->times)))
-		err = bach_source_error(src, err, "%s",
-					bach_times_strerror(r->times));
+	if (!err && n == 0)
+		err = trace_clocks(src, r, rd, &clk);
 	bach_reader_free(rd);
 	return err;
 }
@@ -589,7 +577,6 @@ static void replay_close(void *priv)
 	struct replay *r = priv;
 
 	free(r->buf);
-	bach_times_free(r->times);
 }
 
 const struct bach_driver bach_driver_replay = {

@@ -87,4 +87,11 @@ mkdir "$T/d"
 expect_status 4 $BACH capture --driver replay --option path="$T/d.byu.gz" \
 	--output "$T/d"
 expect_err "d.time.gz: truncated gzip member at byte offset"
+# ... and so does one with more entries than its trace has records (the
+# second segment's sidecar beside its first 1000 records)
+$BACH convert -q --range 0:1000 "$C/seg-000002.byu.gz" "$T/m.byu.gz"
+cp "$C/seg-000002.time.gz" "$T/m.time.gz"
+expect_status 4 $BACH capture --driver replay --option path="$T/m.byu.gz" \
+	--output "$T/d"
+expect_err "m.time.gz: more entries than $T/m.byu.gz has records (1000 records"
 echo ok
