@@ -131,6 +131,7 @@ struct capture_status {
 	uint64_t stall_ns;     /* time spent stalled */
 	uint64_t board_stalls; /* times the board held the CPU (its status) */
 	uint64_t ring_used, ring_blocks;
+	uint64_t timing_bytes; /* clock buffers allocated (timing sidecars) */
 	uint64_t corrupt_frames;
 	bool have_board;		 /* a board status frame has come */
 	struct bach_board_status board;	 /* the board's last one */

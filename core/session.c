@@ -480,6 +480,7 @@ void capture_status(struct capture *c, struct capture_status *st)
 	st->stall_ns = atomic_load(&c->stall_ns);
 	st->ring_used = ring_fill(&c->ring);
 	st->ring_blocks = c->ring.nblocks;
+	st->timing_bytes = ring_times_bytes(&c->ring);
 	st->running = c->started && !atomic_load(&c->acq_done);
 	st->writer_progress = atomic_load(&c->progress);
 	st->writer_blocked = ws && bach_now_ns() - ws > BLOCKED_AFTER_NS;
@@ -541,7 +542,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		"\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,"
 		"\"segments\":%llu,"
 		"\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,"
-		"\"ring_used\":%llu,\"ring_blocks\":%llu,"
+		"\"ring_used\":%llu,\"ring_blocks\":%llu,\"timing_bytes\":%llu,"
 		"\"corrupt_frames\":%llu,\"writer_blocked\":%s,\"waiting_for_"
 		"disk\":%s}",
 		st->running ? "true" : "false", st->driver, dir, st->segment,
@@ -566,6 +567,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		(unsigned long long)st->board_stalls,
 		(unsigned long long)st->ring_used,
 		(unsigned long long)st->ring_blocks,
+		(unsigned long long)st->timing_bytes,
 		(unsigned long long)st->corrupt_frames,
 		st->writer_blocked ? "true" : "false",
 		st->disk_waiting ? "true" : "false");

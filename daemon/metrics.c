@@ -125,6 +125,9 @@ static const struct {
 	  "Ring blocks waiting for the writer.", CS(ring_used) },
 	{ "bach_ring_size_blocks", "gauge",
 	  "Ring blocks in all (10880 records each).", CS(ring_blocks) },
+	{ "bach_timing_buffer_bytes", "gauge",
+	  "Memory of the clock buffers beside the ring (timing sidecars).",
+	  CS(timing_bytes) },
 };
 
 size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)

@@ -53,7 +53,7 @@ for k in '"ok":true' '"capturing":true' '"running":true' '"driver":"fake"' \
 	'"written":' '"lost":0' '"lost_by":{' '"overflow":0' '"frames":0' \
 	'"corrupt":0' '"ring":0' '"device":0' '"disk":0' '"gap_markers":0' \
 	'"bytes":' '"segments":0' '"stalls":' '"stall_ns":' '"ring_used":' \
-	'"ring_blocks":' '"corrupt_frames":0' '"writer_blocked":false'; do
+	'"ring_blocks":' '"timing_bytes":0' '"corrupt_frames":0' '"writer_blocked":false'; do
 	grep -qF -- "$k" "$T/st" || fail "status lacks $k: $(cat "$T/st")"
 done
 [ "$(wc -l < "$T/st")" -eq 1 ] || fail "status is not one line"

@@ -117,6 +117,7 @@ done
 [ "$(int bach_board_stalls_total)" -eq "$(ended "$C" board_stalls)" ] || fail "board stalls differ"
 [ "$(int bach_records_in_flight)" -eq 0 ] || fail "records still in flight at the end"
 [ "$(int bach_ring_size_blocks)" -eq $((8 * 1048576 / 65280)) ] || fail "ring blocks $(int bach_ring_size_blocks)"
+[ "$(int bach_timing_buffer_bytes)" -eq 0 ] || fail "clock buffers $(int bach_timing_buffer_bytes) without timing"
 [ "$(int bach_corrupt_frames_total)" -gt 0 ] || fail "no corrupt frames counted"
 [ "$(int bach_board_fifo_size_records)" -eq 65536 ] || fail "board FIFO size $(int bach_board_fifo_size_records)"
 gw=$(sed -n '1s/.*"device":{[^}]*"gateware":"\([^"]*\)".*/\1/p' "$C/manifest.jsonl")

@@ -88,3 +88,26 @@ expect_status 1 $BACH dump --time "$T/s.byu.gz"
 expect_err "more entries than"
 cp "$C/seg-000001.byu.gz" "$T/l.byu.gz"
 $BACH dump "$T/l.byu.gz" > /dev/null || fail "plain dump"
+
+# the clock buffers are in status: some while the board sends timing,
+# never more than one a ring block (87040 bytes each, docs/bachd.md)
+. "$TOP/tests/helpers/bachd_lib.sh"
+mkdir "$T/cs"
+bg $BACH capture --driver fake --option rate=200000 --option timing=1 \
+	--set ring_mb=8 --output "$T/cs" --control-socket "$T/t.sock" 2> "$T/cs.log"
+P=$BGPID
+wait_until 10 "the control socket" test -S "$T/t.sock"
+tb=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	"$BACH" ctl --socket "$T/t.sock" status --json > "$T/st" || fail "status: $(cat "$T/st")"
+	tb=$(jq -r '.status.timing_bytes' "$T/st")
+	[ "$tb" -gt 0 ] && break
+	sleep 0.2
+done
+blocks=$(jq -r '.status.ring_blocks' "$T/st")
+[ "$tb" -gt 0 ] || fail "no clock buffers in status with timing=1: $(cat "$T/st")"
+[ "$tb" -le $((blocks * 87040)) ] || fail "clock buffers $tb bytes, more than one a block ($blocks)"
+"$BACH" ctl --socket "$T/t.sock" stop > /dev/null || fail "stop"
+reap_within 20 "$P"
+[ "$RC" -eq 0 ] || fail "bach capture exited $RC: $(cat "$T/cs.log")"
+echo ok
