@@ -135,17 +135,25 @@ static int emit_member(struct bach_time_writer *w, const uint8_t *m, size_t len)
 	return write_all(w->fd, w->out, len + BT_LEN);
 }
 
-/* The pool's finished members, in order; with wait, every pending one. */
-static int drain(struct bach_time_writer *w, bool wait)
+/* The pool's oldest member out, if finished (with wait, once it is). */
+static bool emit_next(struct bach_time_writer *w, bool wait)
 {
 	const uint8_t *m;
 	size_t len;
 
-	while (bach_zpool_peek(w->pool, wait, &m, &len, NULL)) {
-		if (!w->err)
-			w->err = emit_member(w, m, len);
-		bach_zpool_release(w->pool);
-	}
+	if (!bach_zpool_peek(w->pool, wait, &m, &len, NULL))
+		return false;
+	if (!w->err)
+		w->err = emit_member(w, m, len);
+	bach_zpool_release(w->pool);
+	return true;
+}
+
+/* The pool's finished members, in order; with wait, every pending one. */
+static int drain(struct bach_time_writer *w, bool wait)
+{
+	while (emit_next(w, wait))
+		;
 	return w->err;
 }
 
@@ -153,7 +161,6 @@ static int drain(struct bach_time_writer *w, bool wait)
 static int flush_member(struct bach_time_writer *w)
 {
 	size_t len;
-	int err;
 
 	if (!w->nbuf)
 		return 0;
@@ -164,21 +171,13 @@ static int flush_member(struct bach_time_writer *w)
 		return emit_member(w, w->out, len);
 	}
 	/* the buffer after this one may still be pending: make room */
-	if (bach_zpool_pending(w->pool) == w->nbufs - 1) {
-		const uint8_t *m;
-
-		if (bach_zpool_peek(w->pool, true, &m, &len, NULL)) {
-			if (!w->err)
-				w->err = emit_member(w, m, len);
-			bach_zpool_release(w->pool);
-		}
-	}
+	if (bach_zpool_pending(w->pool) == w->nbufs - 1)
+		emit_next(w, true);
 	bach_zpool_submit(w->pool, w->buf, w->nbuf * BACH_TIME_ENTRY, NULL);
 	w->nsub++;
 	w->buf = w->bufs + (size_t)(w->nsub % w->nbufs) * MEMBER_BYTES;
 	w->nbuf = 0;
-	err = drain(w, false);
-	return err;
+	return drain(w, false);
 }
 
 int bach_time_writer_pool(struct bach_time_writer *w, struct bach_zpool *pool)
