@@ -46,16 +46,16 @@ static void check_index(struct vstate *v, const char *path)
 			bach_index_free(&have);
 			return; /* the file's own damage is reported already */
 		}
-		for (uint64_t i = 0; i <= want.n && !err; i++) {
-			if (i > have.n) {
-				snprintf(msg, sizeof(msg),
-					 "%s%s: %llu entries for %llu members",
-					 path, BACH_INDEX_SUFFIX,
-					 (unsigned long long)have.n,
-					 (unsigned long long)want.n);
-				err = -ESTALE;
-			} else if (have.coff[i] != want.coff[i] ||
-				   have.uoff[i] != want.uoff[i]) {
+		if (have.n != want.n) {
+			snprintf(msg, sizeof(msg),
+				 "%s%s: %llu entries for %llu members", path,
+				 BACH_INDEX_SUFFIX, (unsigned long long)have.n,
+				 (unsigned long long)want.n);
+			err = -ESTALE;
+		}
+		for (uint64_t i = 0; i <= want.n && !err; i++)
+			if (have.coff[i] != want.coff[i] ||
+			    have.uoff[i] != want.uoff[i]) {
 				snprintf(msg, sizeof(msg),
 					 "%s%s: member %llu at byte offset "
 					 "%llu, record byte %llu; the file "
@@ -68,14 +68,6 @@ static void check_index(struct vstate *v, const char *path)
 					 (unsigned long long)want.uoff[i]);
 				err = -ESTALE;
 			}
-		}
-		if (!err && have.n != want.n) {
-			snprintf(msg, sizeof(msg),
-				 "%s%s: %llu entries for %llu members", path,
-				 BACH_INDEX_SUFFIX, (unsigned long long)have.n,
-				 (unsigned long long)want.n);
-			err = -ESTALE;
-		}
 		bach_index_free(&have);
 		bach_index_free(&want);
 		if (!err)
