@@ -9,10 +9,10 @@
  * A named output is written under a temporary name beside it and renamed
  * into place by a good close (bach/outfile.h). A blocked one gets its
  * index, NAME.gzi (bach/index.h), from the members as they are written:
- * any index of the file it replaces is removed before the rename, and the
- * new one written (itself renamed into place) after it, so an index beside
- * a trace is never an older trace's. An output that is abandoned leaves
- * neither.
+ * any index or timing sidecar of the file it replaces is removed before
+ * the rename, and the new index written (itself renamed into place) after it,
+ * so an index beside a trace is never an older trace's. An output that is
+ * abandoned leaves neither.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -25,6 +25,7 @@
 #include "bach/index.h"
 #include "bach/outfile.h"
 #include "bach/record.h"
+#include "bach/timing.h"
 #include "bach/trace.h"
 #include "bach/zpool.h"
 
@@ -249,19 +250,25 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 }
 
 /*
- * Before the rename: an index beside PATH describes the file about to be
- * replaced, so it goes (a crash in between leaves no index, never a wrong
- * one). After it: the new file's index, when it is a blocked one whose
- * members were all noted. An index that cannot be written is no error:
- * the trace is whole, and whoever needs the index rebuilds it (bach index).
+ * Before the rename: an index (or a timing sidecar) beside PATH describes
+ * the file about to be replaced, so it goes (a crash in between leaves no
+ * index, never a wrong one). After it: the new file's index, when it is a
+ * blocked one whose members were all noted. An index that cannot be written is
+ * no error: the trace is whole, and whoever needs the index rebuilds it (bach
+ * index).
  */
 static void drop_index(const char *path)
 {
-	char gzi[4096];
+	char name[4096];
 
-	if ((size_t)snprintf(gzi, sizeof(gzi), "%s%s", path,
-			     BACH_INDEX_SUFFIX) < sizeof(gzi))
-		unlink(gzi);
+	if ((size_t)snprintf(name, sizeof(name), "%s%s", path,
+			     BACH_INDEX_SUFFIX) < sizeof(name))
+		unlink(name);
+	/* and its timing sidecar (docs/formats.md 3.2): the clocks of the
+	 * old records, not of these; a writer of timing writes its own
+	 * after this close */
+	if (!bach_time_name(name, sizeof(name), path))
+		unlink(name);
 }
 
 static void write_index(struct bach_writer *w, const char *path,

@@ -109,4 +109,17 @@ if [ -f "$KC" ]; then
 else
 	echo "note: $KC absent; the real-analyzer check did not run"
 fi
+# a trace written over a decoded one takes the old sidecar away (its
+# clocks are not the new records'), a decode over it writes its own
+cp "$T/bus.byu.gz" "$T/w.byu.gz"
+cp "$T/bus.time.gz" "$T/w.time.gz"
+n=$("$BACH" dump "$T/w.byu.gz" | wc -l)
+"$BACH" gen --records "$n" --seed 9 -o "$T/w.byu.gz" 2> /dev/null || fail "gen over a decoded trace"
+[ ! -e "$T/w.time.gz" ] || fail "gen left the decoded trace's sidecar beside its own records"
+expect_status 2 "$BACH" dump --time "$T/w.byu.gz"
+expect_err "no timing sidecar"
+expect_status 0 "$BACH" decode -q "$T/bus.vcd" -o "$T/w.byu.gz"
+"$BACH" dump --time "$T/w.byu.gz" > "$T/w.t" || fail "dump --time after a decode over it"
+"$BACH" dump --time "$T/bus.byu.gz" > "$T/bus.t"
+same "$T/w.t" "$T/bus.t"
 echo "decode_time: ok"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bach.h"
+#include "bach/index.h"
 #include "bach/la.h"
 
 #define MAX_OPTIONS 32
@@ -58,19 +59,27 @@ static int open_times(struct out *o, const char *out, enum bach_out_format f)
 	return EXIT_OK;
 }
 
-/* Sidecar first, so that a trace renamed into place has its timing. */
-static int close_out(struct out *o)
+/*
+ * The trace first (its close removes any older trace's sidecar beside
+ * it), then its sidecar; a sidecar that cannot be finished takes the
+ * trace with it: a failed decode leaves no output.
+ */
+static int close_out(struct out *o, const char *out)
 {
-	int err = o->tw ? bach_time_writer_close(o->tw, true) : 0;
+	int err;
 
-	if (err) {
-		errmsg("%s: %s", o->tname, strerror(-err));
-		return BACH_LA_SINK;
-	}
 	if (bach_writer_close(o->w)) {
 		errmsg("%s", bach_writer_strerror(o->w));
-		if (o->tw)
-			unlink(o->tname); /* ours, without its trace */
+		return BACH_LA_SINK;
+	}
+	err = o->tw ? bach_time_writer_close(o->tw, true) : 0;
+	if (err) {
+		char gzi[4200];
+
+		errmsg("%s: %s", o->tname, strerror(-err));
+		unlink(out);
+		snprintf(gzi, sizeof(gzi), "%s%s", out, BACH_INDEX_SUFFIX);
+		unlink(gzi);
 		return BACH_LA_SINK;
 	}
 	return 0;
@@ -237,7 +246,7 @@ static int run(int argc, char **argv)
 	else if (rc)
 		errmsg("%s", err);
 	if (!rc)
-		rc = close_out(&o);
+		rc = close_out(&o, out);
 	/* a failed decode leaves no output behind */
 	bach_time_writer_free(o.tw);
 	bach_writer_free(o.w);
