@@ -54,6 +54,12 @@ if [ "$(id -u)" -eq 0 ] && [ -n "$NOBODY" ] && command -v setpriv > /dev/null; t
 	printf '#!/bin/sh\nexec setpriv --reuid=%s --regid=%s --clear-groups env XDG_RUNTIME_DIR="%s" "$@"\n' \
 		"$NOBODY" "$(id -g nobody)" "$T/xdg" > "$T/as_user"
 	chmod 755 "$T/as_user"
+fi
+if [ -x "$T/as_user" ] && ! "$T/as_user" test -x "$BACHD"; then
+	# a clone in a private directory (mktemp -d makes one 0700)
+	echo "nobody cannot run $BACHD (a directory above it is closed to"
+	echo "other users): the user's default not checked"
+elif [ -x "$T/as_user" ]; then
 	# the README's example, as that user
 	bg "$T/as_user" "$BACHD" --driver fake -O rate=100000 -o "$T/u" --set ring_mb=4 \
 		2> "$T/u.log"
