@@ -212,11 +212,20 @@ UMOCKDEV_PKGS = umockdev-1.0 gio-2.0 glib-2.0
 PLAIN_HELPERS = crc32 ctl_raw gapwalk no_io_uring notify_listen
 HELPER_BIN = $(BUILD)/tests/helpers/usb_board \
 	     $(PLAIN_HELPERS:%=$(BUILD)/tests/helpers/%) \
+	     $(BUILD)/tests/helpers/truncate_shim.so \
 	     $(if $(NO_SIGROK),,$(BUILD)/tests/helpers/srzip_edit)
 
 $(PLAIN_HELPERS:%=$(BUILD)/tests/helpers/%): $(BUILD)/tests/helpers/%: tests/helpers/%.c | $(DEPS_STAMP)
 	$(Q)mkdir -p $(dir $@)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(LIBS)
+
+# truncate_shim.so cuts a file short under a reader (LD_PRELOAD, for
+# tests/cli/truncate_read.sh): without the sanitizers, which would have
+# their runtime loaded first
+$(BUILD)/tests/helpers/truncate_shim.so: tests/helpers/truncate_shim.c | $(DEPS_STAMP)
+	$(Q)mkdir -p $(dir $@)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) -fPIC -shared \
+		-o $@ $< -ldl
 
 # srzip_edit damages .sr sessions (libzip) for tests/cli/decode.sh
 $(BUILD)/tests/helpers/srzip_edit: tests/helpers/srzip_edit.c | $(DEPS_STAMP)

@@ -72,10 +72,9 @@ int bach_reader_range(struct bach_reader *r, uint64_t start, uint64_t end);
 const char *bach_reader_strerror(const struct bach_reader *r);
 
 /*
- * Read raw files with read() into the reader's buffer instead of mapping
- * them (call before the first read). A copy, but no page faults: where
- * faults are dear (virtual machines) it is the faster of the two for a
- * whole-file scan such as bach diff's.
+ * Does nothing, kept for the ABI: every file is read with read() into the
+ * reader's buffer, never mapped (a mapped file cut short while it is read
+ * would kill the reader with SIGBUS; read() finds its end, reported).
  */
 void bach_reader_no_map(struct bach_reader *r);
 

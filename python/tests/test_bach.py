@@ -20,6 +20,14 @@ def run(*args):
                           capture_output=True).stdout
 
 
+def python(code, *args, stdin=None):
+    """code run by a child python (what a signal would end, or what reads
+    standard input): its CompletedProcess."""
+    return subprocess.run([os.sys.executable, "-c", code, *map(str, args)],
+                          stdin=stdin, capture_output=True,
+                          env=dict(os.environ))
+
+
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
     d = tmp_path_factory.mktemp("traces")
@@ -134,9 +142,8 @@ def test_standard_input_goes_forward(traces):
             "try:\n    t.seek(10)\nexcept bach.BachError as e:\n"
             "    sys.stderr.write(str(e))\n")
     with open(d / "a.byu.gz", "rb") as f:
-        p = subprocess.run([os.sys.executable, "-c", code], stdin=f,
-                           capture_output=True, check=True,
-                           env=dict(os.environ))
+        p = python(code, stdin=f)
+    assert p.returncode == 0, p.stderr
     # (np.concatenate would make the fields native-endian: bytes differ)
     want = b"".join(raw[i:i + 2].tobytes() for i in (50000, 50010, 90000))
     assert p.stdout == want
@@ -193,6 +200,30 @@ def test_write_round_trip(traces, tmp_path):
     assert run("dump", tmp_path / "w.byu.gz") == want
     bach.write(tmp_path / "w.byu", part)
     assert (tmp_path / "w.byu").read_bytes() == part.tobytes()
+
+
+def test_file_truncated_while_read(traces, tmp_path):
+    d, raw = traces
+    # another process cuts the file after the first block was read: the
+    # records before the cut, then an error naming the file and offset,
+    # never SIGBUS (in a child: a signal would end pytest itself)
+    big = tmp_path / "big.byu"
+    big.write_bytes((d / "a.byu").read_bytes() * 3)
+    code = ("import bach, os, sys\n"
+            "t = bach.open(sys.argv[1], chunk=1000)\n"
+            "n = len(next(t))\n"
+            "os.truncate(sys.argv[1], 6 * 200000)\n"
+            "try:\n"
+            "    for c in t:\n"
+            "        n += len(c)\n"
+            "except bach.BachError as e:\n"
+            "    print(n, e.exit_status, e)\n")
+    p = python(code, big)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    assert p.stdout.decode() == (
+        "200000 1 %s: truncated while being read: 1800000 bytes when "
+        "opened, 1200000 now; reading stopped at byte offset 1200000\n"
+        % big)
 
 
 def test_to_pandas(traces):

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Trace reader and writer: formats, round trips and every kind of damage. */
+/*
+ * Trace reader and writer: formats, round trips, seeks and every kind of
+ * damage.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -469,6 +472,106 @@ static void failed_writer_leaves_nothing(void **state)
 	free(a);
 }
 
+/* ---- a cut record past a seek; files cut short while read -------------
+ *
+ * A file another process truncates while it is read is damage named with
+ * its byte offsets (docs/api.md), never a SIGBUS.
+ */
+
+#define FAR_N 30000 /* three gzip members of 10880 records, the last short */
+
+static uint8_t *far_recs; /* what each of the far files holds */
+
+/* A raw, a blocked (with its .gzi) and a plain gzip file (zlib's, no
+ * index: read through), each of the same FAR_N records. */
+static void far_files(void)
+{
+	gzFile z;
+
+	if (far_recs)
+		return;
+	far_recs = gen(FAR_N, 7);
+	write_file("far.byu", far_recs, FAR_N * 6);
+	write_trace("far.byu.gz", far_recs, FAR_N, BACH_OUT_BYU_GZ, 0);
+	z = gzopen(path("farp.byu.gz"), "wb");
+	assert_non_null(z);
+	assert_int_equal(gzwrite(z, far_recs, FAR_N * 6), FAR_N * 6);
+	assert_int_equal(gzclose(z), Z_OK);
+}
+
+/* A seek past the end of a file whose last record is cut still finds it. */
+static void seek_past_a_cut_record(void **state)
+{
+	struct bach_reader *r = bach_reader_new();
+	const uint8_t *p;
+
+	(void)state;
+	far_files();
+	write_file("cut.byu", far_recs, 10 * 6 + 2);
+	assert_int_equal(bach_reader_add(r, path("cut.byu")), 0);
+	assert_int_equal(bach_reader_add(r, path("far.byu")), 0);
+	assert_int_equal(bach_reader_seek(r, 15), 0);
+	assert_int_equal(bach_reader_read(r, &p), -BACH_EDATA);
+	assert_non_null(strstr(bach_reader_strerror(r),
+			       "cut.byu: truncated record at byte offset 60 (2 "
+			       "of 6 bytes)"));
+	bach_reader_free(r);
+}
+
+/*
+ * Another process cuts the file short after the first block was read:
+ * below what was read, and within what is still to come.
+ */
+static void truncated_while_read(void **state)
+{
+	static const struct {
+		const char *name;
+		off_t to;
+		uint64_t keep; /* records it still gives */
+		const char *msg;
+	} cases[] = {
+		{ "t0.byu", 0, 0,
+		  "t0.byu: truncated while being read: 1800000 bytes when "
+		  "opened, 0 now; reading stopped at byte offset 262144" },
+		{ "t1.byu", 600000, 100000,
+		  "t1.byu: truncated while being read: 1800000 bytes when "
+		  "opened, 600000 now; reading stopped at byte offset 600000" },
+		{ "t2.byu", 600003, 100000,
+		  "t2.byu: truncated while being read: 1800000 bytes when "
+		  "opened, 600003 now; reading stopped at byte offset 600003" },
+	};
+	uint8_t *big = gen(300000, 3);
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+		struct bach_reader *r = bach_reader_new();
+		uint64_t got;
+		const uint8_t *p;
+		ssize_t n;
+
+		write_file(cases[c].name, big, 300000 * 6);
+		assert_int_equal(bach_reader_add(r, path(cases[c].name)), 0);
+		n = bach_reader_read(r, &p);
+		assert_true(n > 0 && n < 100000);
+		assert_memory_equal(p, big, (size_t)n * 6);
+		got = (uint64_t)n;
+		assert_int_equal(truncate(path(cases[c].name), cases[c].to), 0);
+		while ((n = bach_reader_read(r, &p)) > 0) {
+			assert_memory_equal(p, big + got * 6, (size_t)n * 6);
+			got += (uint64_t)n;
+		}
+		assert_int_equal(n, -BACH_EDATA);
+		if (!strstr(bach_reader_strerror(r), cases[c].msg))
+			fail_msg("%s: '%s'", cases[c].name,
+				 bach_reader_strerror(r));
+		if (cases[c].keep && got != cases[c].keep)
+			fail_msg("%s: %llu records", cases[c].name,
+				 (unsigned long long)got);
+		bach_reader_free(r);
+	}
+	free(big);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -480,6 +583,7 @@ static int teardown(void **state)
 	char cmd[300];
 
 	(void)state;
+	free(far_recs);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd);
 }
@@ -497,6 +601,8 @@ int main(void)
 		cmocka_unit_test(writer_errors_are_sticky),
 		cmocka_unit_test(writer_writes_index),
 		cmocka_unit_test(failed_writer_leaves_nothing),
+		cmocka_unit_test(seek_past_a_cut_record),
+		cmocka_unit_test(truncated_while_read),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

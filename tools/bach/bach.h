@@ -111,10 +111,6 @@ int open_traces(struct bach_reader **rp, int argc, char **argv);
 int read_traces(int argc, char **argv,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records);
-/* The same, copying raw files with read() (bach_reader_no_map()). */
-int read_traces_copy(int argc, char **argv,
-		     void (*add)(void *ctx, const uint8_t *recs, size_t n),
-		     void *ctx, uint64_t *records);
 
 /*
  * --range START:END (records START to END-1; either may be left out: from

@@ -260,7 +260,7 @@ static int run(int argc, char **argv)
 		return status;
 	whole = !ba && !start && end == UINT64_MAX;
 	catch_signals();
-	status = open_source(&s, from, in, flags, false);
+	status = open_source(&s, from, in, flags);
 	if (status) {
 		close_source(&s);
 		return bach_exit_status(status);

@@ -380,8 +380,7 @@ static int open_side(struct side *s, const char *path, const struct fmt *f,
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
-	/* read(), not mmap: bench/diff.sh measured 4x fewer seconds so */
-	if (open_source(&s->src, f, path, flags, true))
+	if (open_source(&s->src, f, path, flags))
 		return EXIT_USAGE;
 	/* --range: the same records of each, numbered as in the whole */
 	s->pos = start;

@@ -175,7 +175,7 @@ int check_output(const char *out, const char *const *in, size_t nin)
 	return EXIT_OK;
 }
 
-static int open_all(struct bach_reader **rp, int argc, char **argv, bool copy)
+int open_traces(struct bach_reader **rp, int argc, char **argv)
 {
 	struct bach_reader *r = bach_reader_new();
 
@@ -184,8 +184,6 @@ static int open_all(struct bach_reader **rp, int argc, char **argv, bool copy)
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
-	if (copy)
-		bach_reader_no_map(r);
 	if (argc == 0)
 		return usage_error("no TRACE given");
 	for (int i = 0; i < argc; i++) {
@@ -199,17 +197,12 @@ static int open_all(struct bach_reader **rp, int argc, char **argv, bool copy)
 	return EXIT_OK;
 }
 
-int open_traces(struct bach_reader **rp, int argc, char **argv)
-{
-	return open_all(rp, argc, argv, false);
-}
-
-static int read_all(int argc, char **argv, bool copy,
-		    void (*add)(void *ctx, const uint8_t *recs, size_t n),
-		    void *ctx, uint64_t *records)
+int read_traces(int argc, char **argv,
+		void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		void *ctx, uint64_t *records)
 {
 	struct bach_reader *r;
-	int status = open_all(&r, argc, argv, copy);
+	int status = open_traces(&r, argc, argv);
 	ssize_t n = 0;
 
 	while (!status) {
@@ -228,20 +221,6 @@ static int read_all(int argc, char **argv, bool copy,
 		*records = r ? bach_reader_records(r) : 0;
 	bach_reader_free(r);
 	return status;
-}
-
-int read_traces(int argc, char **argv,
-		void (*add)(void *ctx, const uint8_t *recs, size_t n),
-		void *ctx, uint64_t *records)
-{
-	return read_all(argc, argv, false, add, ctx, records);
-}
-
-int read_traces_copy(int argc, char **argv,
-		     void (*add)(void *ctx, const uint8_t *recs, size_t n),
-		     void *ctx, uint64_t *records)
-{
-	return read_all(argc, argv, true, add, ctx, records);
 }
 
 bool parse_range(const char *s, uint64_t *start, uint64_t *end)

@@ -355,10 +355,9 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	/* read(), not mmap: page faults cost more than the copy (bench) */
-	status = read_traces_copy(argc - optind, argv + optind,
-				  w ? add_wss : add_curve,
-				  w ? (void *)w : (void *)m, &records);
+	status = read_traces(argc - optind, argv + optind,
+			     w ? add_wss : add_curve, w ? (void *)w : (void *)m,
+			     &records);
 	if (status)
 		goto out;
 	if ((m && bach_mrc_error(m)) || (w && bach_wss_error(w))) {

@@ -70,7 +70,7 @@ const char *source_error(const struct source *s)
 }
 
 int open_source(struct source *s, const struct fmt *f, const char *in,
-		unsigned flags, bool no_map)
+		unsigned flags)
 {
 	int err;
 
@@ -87,8 +87,6 @@ int open_source(struct source *s, const struct fmt *f, const char *in,
 		errmsg("out of memory");
 		return -ENOMEM;
 	}
-	if (no_map)
-		bach_reader_no_map(s->r);
 	if (f->kind == K_BYU_GZ)
 		err = bach_reader_add_as(s->r, in, BACH_FILE_GZIP);
 	else

@@ -44,12 +44,11 @@ struct source {
 };
 
 /*
- * Open in as format f (flags: BACH_IMPORT_*, for imports); no_map reads a
- * raw trace with read() rather than mapping it. 0 or -errno, the message
- * printed (errmsg); close_source() in either case.
+ * Open in as format f (flags: BACH_IMPORT_*, for imports). 0 or -errno,
+ * the message printed (errmsg); close_source() in either case.
  */
 int open_source(struct source *s, const struct fmt *f, const char *in,
-		unsigned flags, bool no_map);
+		unsigned flags);
 ssize_t source_read(struct source *s, const uint8_t **p);
 const char *source_error(const struct source *s);
 void close_source(struct source *s);

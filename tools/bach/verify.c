@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,21 +170,33 @@ static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 	bach_reader_free(r);
 }
 
-/* CRC-32 of a whole file (as the manifest's crc32); false on error. */
-static bool file_crc(int fd, uint64_t size, uint32_t *crc)
+/*
+ * CRC-32 of a file's size bytes (as the manifest's crc32), read with
+ * read(), never mapped: a file cut short while it is read ends early
+ * (the bytes read are returned, fewer than size) where a mapping would
+ * die of SIGBUS. -errno on error.
+ */
+static int64_t file_crc(int fd, uint64_t size, uint32_t *crc)
 {
-	void *map;
+	static uint8_t buf[1u << 18];
+	uint64_t got = 0;
 
 	*crc = 0;
-	if (!size)
-		return true;
-	map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED)
-		return false;
-	madvise(map, (size_t)size, MADV_SEQUENTIAL);
-	*crc = libdeflate_crc32(0, map, (size_t)size);
-	munmap(map, (size_t)size);
-	return true;
+	while (got < size) {
+		ssize_t n = read(fd, buf,
+				 size - got < sizeof(buf) ? (size_t)(size - got)
+							  : sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		*crc = libdeflate_crc32(*crc, buf, (size_t)n);
+		got += (uint64_t)n;
+	}
+	return (int64_t)got;
 }
 
 __attribute__((format(printf, 3, 4))) static void
@@ -211,6 +222,7 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 	uint64_t recs;
 	struct stat st;
 	uint32_t crc;
+	int64_t got;
 	int fd;
 
 	verify_file(v, path, &recs);
@@ -240,8 +252,14 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 			name, (unsigned long long)st.st_size,
 			BACH_MANIFEST_NAME, (unsigned long long)ms->line,
 			(unsigned long long)ms->bytes);
-	} else if (!file_crc(fd, (uint64_t)st.st_size, &crc)) {
-		problem(v, dir, "%s: %s", name, strerror(errno));
+	} else if ((got = file_crc(fd, (uint64_t)st.st_size, &crc)) < 0) {
+		problem(v, dir, "%s: %s", name, strerror((int)-got));
+	} else if ((uint64_t)got < (uint64_t)st.st_size) {
+		problem(v, dir,
+			"%s: truncated while being read: %llu bytes when "
+			"opened; reading stopped at byte offset %llu",
+			name, (unsigned long long)st.st_size,
+			(unsigned long long)got);
 	} else if (crc != ms->crc) {
 		problem(v, dir,
 			"%s: CRC-32 %08x, %s line %llu says %08x: not the "
