@@ -36,6 +36,13 @@
 
 #define KIND_AUTO (-1)
 
+/*
+ * The most records a seek passes over as bytes at once (r->skip): the
+ * rest waits in r->skip_recs, so that no record number, up to 2^64 - 1,
+ * is ever multiplied into a byte count that wraps.
+ */
+#define SKIP_SLICE ((UINT64_MAX / 2) / BACH_REC_SIZE)
+
 /* What seeking knows of one file of the list, learnt when first needed. */
 struct file_seek {
 	bool looked;   /* index and count below are known */
@@ -81,8 +88,9 @@ struct bach_reader {
 
 	/* seeking: record bytes still to pass over, then where to stop */
 	uint64_t skip;
-	uint64_t skip_acc; /* bytes passed over, not yet a whole record */
-	uint64_t limit;	   /* stop before this record; UINT64_MAX: none */
+	uint64_t skip_recs; /* whole records to pass over after skip */
+	uint64_t skip_acc;  /* bytes passed over, not yet a whole record */
+	uint64_t limit;	    /* stop before this record; UINT64_MAX: none */
 
 	/* timing sidecars (bach_reader_times()) */
 	struct bach_times *times; /* made by the first call */
@@ -381,7 +389,16 @@ const char *bach_reader_file(const struct bach_reader *r)
 /* Records a seek still has to pass over before the next one delivered. */
 static uint64_t to_skip(const struct bach_reader *r)
 {
-	return (r->skip_acc + r->skip) / BACH_REC_SIZE;
+	return (r->skip_acc + r->skip) / BACH_REC_SIZE + r->skip_recs;
+}
+
+/* Pass over recs records (less skip_acc bytes already passed) next. */
+static void set_skip(struct bach_reader *r, uint64_t recs)
+{
+	uint64_t k = recs < SKIP_SLICE ? recs : SKIP_SLICE;
+
+	r->skip = k * BACH_REC_SIZE - r->skip_acc;
+	r->skip_recs = recs - k;
 }
 
 uint64_t bach_reader_file_records(const struct bach_reader *r)
@@ -559,7 +576,9 @@ static size_t out_room(const struct bach_reader *r)
 	size_t room = OUT_CAP - r->carry;
 	uint64_t need;
 
-	if (r->limit == UINT64_MAX || r->total_recs >= r->limit)
+	if (r->limit == UINT64_MAX || r->total_recs >= r->limit ||
+	    r->skip_recs ||
+	    r->limit - r->total_recs > (room + r->carry) / BACH_REC_SIZE)
 		return room;
 	need = r->skip + (r->limit - r->total_recs) * BACH_REC_SIZE;
 	need = need > r->carry ? need - r->carry : 1;
@@ -663,6 +682,8 @@ static size_t skip_some(struct bach_reader *r, size_t have)
 	r->file_recs += r->skip_acc / BACH_REC_SIZE;
 	r->total_recs += r->skip_acc / BACH_REC_SIZE;
 	r->skip_acc %= BACH_REC_SIZE;
+	if (!r->skip && r->skip_recs)
+		set_skip(r, r->skip_recs); /* the next slice */
 	if (k < have)
 		memmove(r->out, r->out + k, have - k);
 	return have - k;
@@ -897,26 +918,33 @@ static bool member_fits(int fd, const struct bach_index *ix, uint64_t k)
 	return bach_get_le32(tail) == ix->uoff[k + 1] - ix->uoff[k];
 }
 
-/* Position the file just opened at its record off. */
+/*
+ * Position the file just opened at its record off. Record numbers are
+ * compared as records, never multiplied past the file's end: off may be
+ * anything up to 2^64 - 1, and what lies past the end is passed over
+ * (reads then give nothing), never found by a byte offset that wrapped.
+ */
 static int seek_in_file(struct bach_reader *r, uint64_t off)
 {
 	struct file_seek *fs = &r->seek[r->cur];
-	uint64_t want = off * BACH_REC_SIZE;
 
 	if (r->kind == BACH_FILE_RAW && r->sized && r->own_fd) {
-		uint64_t whole = r->size - r->size % BACH_REC_SIZE;
-		uint64_t at = want < whole ? want : whole;
+		uint64_t whole = r->size / BACH_REC_SIZE;
+		uint64_t at = off < whole ? off : whole;
 
-		if (lseek(r->fd, (off_t)at, SEEK_SET) >= 0) {
-			r->in_off = r->out_off = at;
-			r->file_recs = at / BACH_REC_SIZE;
-			r->total_recs += r->file_recs;
-			r->skip = want - at;
+		if (lseek(r->fd, (off_t)(at * BACH_REC_SIZE), SEEK_SET) >= 0) {
+			r->in_off = r->out_off = at * BACH_REC_SIZE;
+			r->file_recs = at;
+			r->total_recs += at;
+			set_skip(r, off - at);
 			return 0;
 		}
 	}
 	if (r->kind == BACH_FILE_GZIP && r->own_fd && have_index(r, r->cur)) {
-		uint64_t k = bach_index_find(&fs->ix, want);
+		uint64_t end = fs->ix.uoff[fs->ix.n];
+		uint64_t k = bach_index_find(
+			&fs->ix,
+			off <= end / BACH_REC_SIZE ? off * BACH_REC_SIZE : end);
 
 		if (k < fs->ix.n && !member_fits(r->fd, &fs->ix, k)) {
 			/* the index does not describe this file: forget it */
@@ -933,11 +961,13 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 			r->file_recs = fs->ix.uoff[k] / BACH_REC_SIZE;
 			r->skip_acc = fs->ix.uoff[k] % BACH_REC_SIZE;
 			r->total_recs += r->file_recs;
-			r->skip = want - fs->ix.uoff[k];
+			/* the member starts within record file_recs: its
+			 * first skip_acc bytes were in the member before */
+			set_skip(r, off - r->file_recs);
 			return 0;
 		}
 	}
-	r->skip = want; /* read through from the start */
+	set_skip(r, off); /* read through from the start */
 	return 0;
 }
 
@@ -953,19 +983,26 @@ int bach_reader_seek(struct bach_reader *r, uint64_t rec)
 	for (size_t j = 0; j < r->npaths && j <= r->cur; j++) {
 		if (strcmp(r->paths[j], "-"))
 			continue;
-		if (rec < r->total_recs || r->err)
+		/*
+		 * Behind the reader: before total_recs, or at it when its
+		 * first skip_acc bytes are passed (a member entered inside
+		 * that record, seek_in_file())
+		 */
+		if (rec < r->total_recs ||
+		    (rec == r->total_recs && r->skip_acc) || r->err)
 			return fail(r, -ESPIPE,
 				    "<stdin>: cannot seek back to record %llu "
 				    "(at %llu)",
 				    (unsigned long long)rec,
 				    (unsigned long long)r->total_recs);
-		r->skip += (rec - r->total_recs) * BACH_REC_SIZE;
+		/* what an earlier seek left to pass over is replaced */
+		set_skip(r, rec - r->total_recs);
 		return 0;
 	}
 	if (r->open)
 		close_file(r);
 	r->err = r->deferred = 0;
-	r->skip = r->skip_acc = 0;
+	r->skip = r->skip_acc = r->skip_recs = 0;
 	r->total_recs = r->file_recs = 0;
 	r->cur = 0;
 	if (!r->npaths)
@@ -974,7 +1011,7 @@ int bach_reader_seek(struct bach_reader *r, uint64_t rec)
 	while (i + 1 < r->npaths && strcmp(r->paths[i], "-")) {
 		look_at(r, i);
 		if (r->seek[i].count == UINT64_MAX ||
-		    rec < base + r->seek[i].count)
+		    rec - base < r->seek[i].count)
 			break;
 		base += r->seek[i].count;
 		i++;

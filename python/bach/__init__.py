@@ -194,6 +194,8 @@ class Trace:
         Past the end, reads give nothing. Standard input: forward only."""
         if rec < 0:
             raise ValueError("seek: negative record index")
+        if rec > (1 << 64) - 1:
+            raise OverflowError("seek: record index above 2**64 - 1")
         if self._pending is not None:
             # within what was read ahead: no need to ask the library
             # (which is past it, and standard input cannot go back)

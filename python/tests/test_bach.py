@@ -202,6 +202,69 @@ def test_write_round_trip(traces, tmp_path):
     assert (tmp_path / "w.byu").read_bytes() == part.tobytes()
 
 
+# record numbers whose byte offsets do not fit in 64 bits: 6 * (2**63 + 5)
+# wraps to 30 (record 5), 6 * 3074457345618258603 to 2 (byte 2)
+FAR = [2**64 - 1, 2**64 - 2, 2**64 - 6, 2**63 + 5, 2**63, 2**63 - 1,
+       3074457345618258601, 3074457345618258602, 3074457345618258603,
+       3074457345618258604, 1537228672809129302]
+
+
+@pytest.mark.parametrize("name", ["a.byu", "a.byu.gz", "plain.byu.gz"])
+def test_seek_far_past_the_end(traces, name):
+    d, raw = traces
+    if name == "plain.byu.gz" and not (d / name).exists():
+        import gzip
+        (d / name).write_bytes(gzip.compress((d / "a.byu").read_bytes(), 1))
+    t = bach.open(d / name)
+    for rec in FAR:
+        t.seek(rec)
+        assert t.tell() == rec
+        assert len(t.read()) == 0, rec
+        assert t.tell() == rec
+        t.seek(rec)
+        assert list(t) == [], rec
+        t.seek(rec)
+        assert len(t.read(10)) == 0 and t.tell() == rec
+    # a range whose end is far: what there is, and no more
+    t.seek(len(raw) - 5)
+    assert np.array_equal(t.read(3074457345618258603), raw[-5:])
+    with pytest.raises(OverflowError):
+        t.seek(2**64)
+    with pytest.raises(ValueError):
+        t.seek(-1)
+    # and back: the trace reads right
+    t.seek(3)
+    assert np.array_equal(t.read(4), raw[3:7])
+
+
+def test_seek_far_in_a_capture(capture):
+    cap, raw = capture
+    with bach.open(cap) as t:
+        for rec in FAR:
+            t.seek(rec)
+            assert len(t.read()) == 0 and t.tell() == rec, rec
+        t.seek(len(raw) - 2)
+        assert np.array_equal(t.read(2**63), raw[-2:])
+
+
+def test_standard_input_seeks_replace(traces):
+    d, raw = traces
+    # a second seek before any read goes where it says, not that far on
+    code = ("import bach, sys\n"
+            "t = bach.open('-')\n"
+            "t.seek(10); t.seek(20)\n"
+            "assert t.tell() == 20, t.tell()\n"
+            "a = t.read(1)\n"
+            "t.seek(2**63 + 5)\n"
+            "assert t.tell() == 2**63 + 5, t.tell()\n"
+            "b = t.read()\n"
+            "sys.stdout.buffer.write(a.tobytes() + b.tobytes())\n")
+    with open(d / "a.byu.gz", "rb") as f:
+        p = python(code, stdin=f)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == raw[20:21].tobytes()
+
+
 def test_file_truncated_while_read(traces, tmp_path):
     d, raw = traces
     # another process cuts the file after the first block was read: the

@@ -472,10 +472,12 @@ static void failed_writer_leaves_nothing(void **state)
 	free(a);
 }
 
-/* ---- a cut record past a seek; files cut short while read -------------
+/* ---- seeks at record numbers whose byte offsets wrap; files cut short --
  *
- * A file another process truncates while it is read is damage named with
- * its byte offsets (docs/api.md), never a SIGBUS.
+ * Past the end, reads return 0 and bach_reader_records() says the record
+ * sought (docs/api.md), whatever it is up to 2^64 - 1: never records found
+ * where 6 * rec wrapped to. A file another process truncates while it is
+ * read is damage named with its byte offsets, never a SIGBUS.
  */
 
 #define FAR_N 30000 /* three gzip members of 10880 records, the last short */
@@ -497,6 +499,116 @@ static void far_files(void)
 	assert_non_null(z);
 	assert_int_equal(gzwrite(z, far_recs, FAR_N * 6), FAR_N * 6);
 	assert_int_equal(gzclose(z), Z_OK);
+}
+
+static const uint64_t far[] = {
+	UINT64_MAX,
+	UINT64_MAX - 1,
+	UINT64_MAX - 5,
+	(UINT64_MAX / 6) * 5,
+	UINT64_MAX / 6 + 1, /* 3074457345618258603: 6 * it = 2^64 + 2 */
+	UINT64_MAX / 6,	    /* 3074457345618258602: 2^64 - 4 */
+	UINT64_MAX / 6 - 1,
+	(1ull << 63) + 5, /* 6 * it wraps to 30: record 5 */
+	1ull << 63,
+	(1ull << 63) - 1,
+	(1ull << 63) / 6 + 1, /* 6 * it is above off_t's largest */
+	(1ull << 63) / 6,
+};
+
+#define NFAR (sizeof(far) / sizeof(*far))
+
+/* Each file, and lists of them, as one trace. */
+static const char *const far_traces[][3] = {
+	{ "far.byu", NULL, NULL },
+	{ "far.byu.gz", NULL, NULL },
+	{ "farp.byu.gz", NULL, NULL },
+	{ "far.byu", "far.byu.gz", NULL },
+	{ "far.byu.gz", "far.byu", "farp.byu.gz" },
+};
+
+#define NFAR_TRACES (sizeof(far_traces) / sizeof(*far_traces))
+
+static struct bach_reader *far_open(size_t t, uint64_t *count)
+{
+	struct bach_reader *r = bach_reader_new();
+
+	assert_non_null(r);
+	far_files();
+	*count = 0;
+	for (size_t i = 0; i < 3 && far_traces[t][i]; i++, *count += FAR_N)
+		assert_int_equal(bach_reader_add(r, path(far_traces[t][i])), 0);
+	return r;
+}
+
+/* The records read from record at to the end, checked against the files'. */
+static uint64_t far_read(struct bach_reader *r, uint64_t at)
+{
+	const uint8_t *p;
+	ssize_t n;
+	uint64_t got = 0;
+
+	while ((n = bach_reader_read(r, &p)) > 0) {
+		for (ssize_t i = 0; i < n; i++, at++)
+			if (memcmp(p + i * 6, far_recs + (at % FAR_N) * 6, 6))
+				fail_msg("record %llu differs",
+					 (unsigned long long)at);
+		got += (uint64_t)n;
+	}
+	if (n < 0)
+		fail_msg("read: %s", bach_reader_strerror(r));
+	return got;
+}
+
+static void seek_far_past_the_end(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < NFAR_TRACES; t++) {
+		for (size_t i = 0; i < NFAR; i++) {
+			uint64_t count;
+			struct bach_reader *r = far_open(t, &count);
+
+			assert_int_equal(bach_reader_seek(r, far[i]), 0);
+			assert_true(bach_reader_records(r) == far[i]);
+			if (far_read(r, far[i]))
+				fail_msg("trace %zu: seek to %llu gave records",
+					 t, (unsigned long long)far[i]);
+			assert_true(bach_reader_records(r) == far[i]);
+			/* and back: the same reader still reads right */
+			assert_int_equal(bach_reader_seek(r, 10), 0);
+			assert_true(far_read(r, 10) == count - 10);
+			bach_reader_free(r);
+		}
+	}
+}
+
+static void range_far_past_the_end(void **state)
+{
+	(void)state;
+	for (size_t t = 0; t < NFAR_TRACES; t++) {
+		for (size_t i = 0; i < NFAR; i++) {
+			uint64_t count, s = far[i];
+			struct bach_reader *r = far_open(t, &count);
+
+			/* START:START+3 and START: */
+			assert_int_equal(
+				bach_reader_range(r, s, s + 3 < s ? s : s + 3),
+				0);
+			assert_true(far_read(r, s) == 0);
+			assert_int_equal(bach_reader_range(r, s, UINT64_MAX),
+					 0);
+			assert_true(far_read(r, s) == 0);
+			/* an END that wraps: records up to the real end */
+			assert_int_equal(bach_reader_range(r, count - 5, s), 0);
+			if (far_read(r, count - 5) != 5)
+				fail_msg("trace %zu: range %llu:%llu", t,
+					 (unsigned long long)(count - 5),
+					 (unsigned long long)s);
+			assert_int_equal(bach_reader_range(r, 0, s), 0);
+			assert_true(far_read(r, 0) == count);
+			bach_reader_free(r);
+		}
+	}
 }
 
 /* A seek past the end of a file whose last record is cut still finds it. */
@@ -601,6 +713,8 @@ int main(void)
 		cmocka_unit_test(writer_errors_are_sticky),
 		cmocka_unit_test(writer_writes_index),
 		cmocka_unit_test(failed_writer_leaves_nothing),
+		cmocka_unit_test(seek_far_past_the_end),
+		cmocka_unit_test(range_far_past_the_end),
 		cmocka_unit_test(seek_past_a_cut_record),
 		cmocka_unit_test(truncated_while_read),
 	};
