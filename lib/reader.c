@@ -143,6 +143,12 @@ struct bach_reader *bach_reader_new(void)
 
 static int push_path(struct bach_reader *r, const char *path, int kind)
 {
+	/* a second "-" would read what is left of the first: nothing */
+	for (size_t i = 0; !strcmp(path, "-") && i < r->npaths; i++)
+		if (!strcmp(r->paths[i], "-"))
+			return fail(r, -EINVAL,
+				    "-: standard input given twice: it can be "
+				    "read only once");
 	if (r->npaths == r->cap) {
 		size_t ncap = r->cap ? r->cap * 2 : 8;
 		char **p = realloc(r->paths, ncap * sizeof(*p));

@@ -184,4 +184,16 @@ expect_status 2 "$BACH" diff --range 1:5 --from-b laplace "$T/k.laplace.byu.gz" 
 expect_err "--range: for traces, not imports"
 expect_status 2 "$BACH" diff --from csv "$T/x.byu" "$T/x.byu"
 expect_err "--from: unknown format 'csv'"
+# standard input as both sides: one stream cannot be read twice (A would
+# take its start, B the rest as raw records); a usage error, as is - twice
+# in any command's list of traces
+expect_status 2 sh -c '"$1" diff - - < "$2"' sh "$BACH" "$T/cap.byu.gz"
+expect_err "-: standard input given twice: it can be read only once"
+[ ! -s "$T/out" ] || fail "diff - - compared: $(cat "$T/out")"
+expect_status 2 sh -c '"$1" diff --from lackey - - < "$2"' sh "$BACH" "$T/cap.byu.gz"
+expect_err "-: standard input given twice"
+for cmd in dump stat verify "sim --l1 8k:32:2" mrc "plot mix -o $T/p.svg"; do
+	expect_status 2 sh -c '"$1" $2 - - < "$3"' sh "$BACH" "$cmd" "$T/cap.byu.gz"
+	expect_err "-: standard input given twice: it can be read only once"
+done
 exit 0

@@ -74,6 +74,13 @@ void catch_signals(void);
 int check_output(const char *out, const char *const *in, size_t nin);
 
 /*
+ * Refuse "-" among the n inputs more than once: standard input can be read
+ * only once (a second reader would take the rest of the stream, or
+ * nothing). Returns EXIT_OK, or EXIT_USAGE after saying so.
+ */
+int stdin_once(char *const *in, int n);
+
+/*
  * Run the command in argv[0] from BINARY, another binary of the tool
  * (BINDIR/../lib/bach or LIBEXECDIR); returns only when that fails.
  */

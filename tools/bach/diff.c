@@ -464,6 +464,8 @@ static int run(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return usage_error("need two traces, A and B");
+	if (stdin_once(argv + optind, 2))
+		return EXIT_USAGE;
 	cap = d.window + RUN + FILL;
 	status = open_side(&d.a, argv[optind], from[1] ? from[1] : from[0],
 			   flags, ignore_gaps, cap, start, end);

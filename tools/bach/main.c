@@ -130,6 +130,17 @@ bool ends_with(const char *s, const char *suffix)
 }
 
 /* What PATH names ("-": the standard stream fd); false when nothing. */
+int stdin_once(char *const *in, int n)
+{
+	int seen = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!strcmp(in[i], "-") && seen++)
+			return usage_error("-: standard input given twice: it "
+					   "can be read only once");
+	return EXIT_OK;
+}
+
 static bool file_id(const char *path, int fd, struct stat *st)
 {
 	return !strcmp(path, "-") ? fstat(fd, st) == 0 : stat(path, st) == 0;

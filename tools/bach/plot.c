@@ -1181,6 +1181,8 @@ static int run(int argc, char **argv)
 				   out);
 	if (optind >= argc)
 		return usage_error("no TRACE given");
+	if (stdin_once(argv + optind, argc - optind))
+		return EXIT_USAGE;
 	if (o.nranges && kind != PLOT_MAP)
 		return usage_error("--range is for plot map");
 	for (int i = optind; i < argc; i++)

@@ -481,6 +481,8 @@ static int run(int argc, char **argv)
 	}
 	if (optind == argc)
 		return usage_error("no TRACE given");
+	if (stdin_once(argv + optind, argc - optind))
+		return EXIT_USAGE;
 	for (int i = optind; i < argc; i++)
 		if (check_path(argv[i]))
 			return EXIT_USAGE;
