@@ -64,6 +64,10 @@ class Trace:
         if not paths:
             raise ValueError("bach.open: no path")
         self.chunk = int(chunk)
+        if self.chunk < 1:
+            # a chunk of no records would be given forever
+            raise ValueError("bach.open: chunk must be at least 1 record, "
+                             "not %r" % (chunk,))
         self._paths = [str(p) for p in paths]
         self._r = ffi.gc(lib.bach_reader_new(), lib.bach_reader_free)
         if self._r == ffi.NULL:
@@ -92,11 +96,16 @@ class Trace:
                 lib.bach_reader_strerror(self._r)).decode(errors="replace"))
         return err
 
+    def _open(self):
+        """The library's reader; ValueError once closed, as a file's."""
+        if self._r is None:
+            raise ValueError("I/O operation on a closed trace")
+        return self._r
+
     def _block(self):
         """The next block of the library as a numpy array (a copy), or
         None at the end."""
-        if self._r is None:
-            raise ValueError("I/O operation on a closed trace")
+        self._open()
         n = self._check(lib.bach_reader_read(self._r, self._pp))
         if self.timed:
             # the entries of those records (at the end: the check that
@@ -119,8 +128,7 @@ class Trace:
     def read(self, n=-1):
         """Up to n records (all that are left when n < 0) as one array;
         an empty array at the end."""
-        if self._r is None:
-            raise ValueError("I/O operation on a closed trace")
+        self._open()
         if self.timed:
             return self._read_timed(n)
         # the library's blocks go straight into one numpy buffer, grown by
@@ -192,6 +200,7 @@ class Trace:
         """Go to record rec of the whole trace (from 0); through the .gzi
         index of blocked .byu.gz files, checked before it is trusted.
         Past the end, reads give nothing. Standard input: forward only."""
+        r = self._open()
         if rec < 0:
             raise ValueError("seek: negative record index")
         if rec > (1 << 64) - 1:
@@ -204,12 +213,12 @@ class Trace:
                 self._pending = self._pending[rec - at:]
                 return
         self._pending = None
-        self._check(lib.bach_reader_seek(self._r, int(rec)))
+        self._check(lib.bach_reader_seek(r, int(rec)))
 
     def tell(self):
         """The index of the next record."""
         pending = 0 if self._pending is None else len(self._pending)
-        return lib.bach_reader_records(self._r) - pending
+        return lib.bach_reader_records(self._open()) - pending
 
     def gaps(self):
         """The gaps of the capture directories among the paths, as dicts
@@ -250,6 +259,7 @@ class Trace:
         return pd.DataFrame(cols)
 
     def close(self):
+        self._pending = None
         if self._r is not None:
             ffi.release(self._r)
             self._r = None
@@ -265,7 +275,7 @@ def open(*paths, chunk=1 << 20, time=None):
     """Open a trace: a .byu or .byu.gz file, "-" for standard input, or a
     capture directory (its closed segments in order); several paths read
     as one trace. Iterating gives numpy arrays of dtype RECORD of at most
-    `chunk` records, or of dtype TIMED (a `time` field more) when the
+    `chunk` records (at least 1), or of dtype TIMED (a `time` field more) when the
     trace has timing sidecars: time=None decides by whether every path
     has one, True requires them (a missing one raises BachError naming
     it), False reads none."""
@@ -278,6 +288,11 @@ def write(path, records, level=0, threads=0):
     .byu otherwise; the file appears whole or not at all, a blocked one
     with its .gzi index beside it."""
     recs = np.asarray(records)
+    names = recs.dtype.names or ()
+    if recs.dtype != RECORD and not {"address", "be", "control"} <= set(names):
+        raise TypeError("bach.write: records must be of dtype bach.RECORD "
+                        "(address >u4, be u1, control u1) or have fields "
+                        "address, be and control, not dtype %s" % recs.dtype)
     if recs.dtype != RECORD:
         conv = np.empty(len(recs), dtype=RECORD)
         for f in ("address", "be", "control"):

@@ -289,6 +289,32 @@ def test_file_truncated_while_read(traces, tmp_path):
         % big)
 
 
+@pytest.mark.parametrize("chunk", [0, -1])
+def test_chunk_of_no_records_refused(traces, chunk):
+    d, raw = traces
+    with pytest.raises(ValueError, match="chunk"):
+        bach.open(d / "a.byu", chunk=chunk)
+
+
+def test_closed_trace_says_so(traces):
+    d, raw = traces
+    t = bach.open(d / "a.byu")
+    t.read(3)
+    t.close()
+    for call in (t.read, t.tell, lambda: t.seek(0), lambda: next(t)):
+        with pytest.raises(ValueError, match="closed trace"):
+            call()
+
+
+def test_write_refuses_other_arrays(tmp_path):
+    for bad in (np.zeros(3), np.zeros(3, dtype=[("address", ">u4")]),
+                [1, 2, 3]):
+        with pytest.raises(TypeError, match="bach.RECORD") as e:
+            bach.write(tmp_path / "w.byu", bad)
+        assert "dtype" in str(e.value)
+    assert not (tmp_path / "w.byu").exists()
+
+
 def test_to_pandas(traces):
     pd = pytest.importorskip("pandas")
     d, raw = traces
