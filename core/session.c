@@ -26,28 +26,6 @@
 #include "log.h"
 #include "recover.h"
 
-void capture_config_defaults(struct capture_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	/* no default source and no default place: both must be said */
-	c->policy = BACH_POLICY_STALL;
-	c->gap_markers = true;
-	c->compress = true;
-	/*
-	 * The record encoder: 30% smaller than libdeflate -1, and above the
-	 * bus's 33 M records/s on two cores (make bench, bench/capture.sh)
-	 */
-	c->compressor = BACH_DEFLATE_RECORD;
-	c->level = 1;
-	c->ring_bytes = 256ull << 20;
-	c->rotate_bytes = 1ull << 30;
-	c->rotate_seconds = 3600;
-	c->io_uring = true;
-	c->queue_depth = 8;
-	c->flush_ms = 200;
-	c->marker_rate = 100;
-}
-
 int capture_config_option(struct capture_config *c, const char *key,
 			  const char *value, const char *file, unsigned line)
 {
