@@ -26,6 +26,13 @@ static const int compressor_values[] = { BACH_DEFLATE_LIBDEFLATE,
 /* in the order of enum capture_on_full */
 static const char *const on_full_names[] = { "wait", "stop", NULL };
 
+/*
+ * The manifest's started event shows these values: a number must be one
+ * its readers take, which jansson's (lib/manifest_read.c) are not past
+ * 2^63 - 1. A row without a smaller max says so.
+ */
+#define MANIFEST_NUMBER_MAX INT64_MAX
+
 /* min_free: bytes (k, M, G, T suffixes, 10^3...) or N% of the filesystem */
 static int parse_min_free(const char *text, struct bach_optval *v, char *msg,
 			  size_t cap)
@@ -38,7 +45,10 @@ static int parse_min_free(const char *text, struct bach_optval *v, char *msg,
 		 "from 0%% to 99%%");
 	v->u2 = len && text[len - 1] == '%';
 	if (!v->u2)
-		return bach_parse_size(text, "B", &v->u) ? -EINVAL : 0;
+		return bach_parse_size(text, "B", &v->u) ||
+				       v->u > MANIFEST_NUMBER_MAX
+			       ? -EINVAL
+			       : 0;
 	if (len - 1 >= sizeof(num))
 		return -EINVAL;
 	snprintf(num, sizeof(num), "%.*s", (int)(len - 1), text);
@@ -360,6 +370,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .type = BACH_OPT_SIZE,
 	  .arg = "BYTES",
 	  .unit = "B",
+	  .max = MANIFEST_NUMBER_MAX,
 	  .def = "0",
 	  .help = "retention: remove the oldest closed segments while the "
 		  "captures in the output directory hold more (k, M, G "
@@ -399,6 +410,7 @@ const struct bach_optdesc bachd_settings[] = {
 	{ .key = "records",
 	  .type = BACH_OPT_SIZE,
 	  .arg = "N",
+	  .max = MANIFEST_NUMBER_MAX,
 	  .def = "0",
 	  .help = "autostop: end the capture cleanly once the source has "
 		  "produced exactly N records (k, M, G suffixes); 0 for no "

@@ -85,6 +85,19 @@ expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set compre
 expect_err "unknown setting 'compres' (output, driver, policy, gap_markers, compress,"
 expect_status 0 "$BACHD" --check-config --driver fake --output "$T" --set ring_mb=0x10 \
 	--set compress=off --set log_level=warning
+# the manifest shows these values, so a number is one its readers take:
+# jansson, and so bach verify and bach ls, read none past 2^63 - 1
+for kv in records=18446744073709551615 keep_bytes=9223372036854775808 \
+	min_free=9223372036854775808; do
+	expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set "$kv"
+	expect_err "${kv%%=*}: want"
+done
+expect_err "or a percentage"
+mkdir "$T/big"
+expect_status 0 "$BACH" capture --driver fake --option records=1000 --output "$T/big" \
+	--set records=9223372036854775807 --set keep_bytes=9223372036854775807
+expect_status 0 "$BACH" verify -q "$T"/big/2*Z
+expect_status 0 "$BACH" ls "$T/big"
 
 # the configuration must be a regular text file of sensible size: a
 # directory was read as an empty file, /dev/zero hung
