@@ -102,6 +102,16 @@ struct capture_config {
 
 	/* the daemon's metrics file ("": none), here for the manifest */
 	char metrics_file[4096];
+
+	/*
+	 * The started event's "config" shows every row of settings, each
+	 * read from settings_of, the struct the table describes (bachd's
+	 * configuration, of which this is a part): it must outlive the
+	 * capture and not change while it runs. NULL: "config" has only
+	 * file and io.
+	 */
+	const struct bach_optdesc *settings;
+	const void *settings_of;
 };
 
 /*

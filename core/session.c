@@ -169,33 +169,21 @@ static int write_started(struct capture *c)
 	pthread_mutex_lock(&c->mu); /* the identity */
 	capture_identity_gateware(c->identity, gw, sizeof(gw));
 	err = manifest_started(
-		&c->man,
-		&(struct manifest_started){
-			.host = host,
-			.version = BACH_VERSION,
-			.gateware = gw,
-			.config_abs = c->cfg.config_abs,
-			.labels = c->cfg.labels,
-			.cfg = &c->cfg,
-			.nlabels = c->cfg.nlabels,
-			.driver = c->cfg.driver,
-			.opts = c->cfg.opts,
-			.nopts = c->cfg.nopts,
-			.device = c->identity,
-			.config_file = c->cfg.config_path,
-			.policy = c->cfg.policy == BACH_POLICY_STALL ? "stall"
-								     : "drop",
-			.gap_markers = c->cfg.gap_markers,
-			.compress = c->cfg.compress,
-			.raw_dump = c->cfg.raw_dump,
-			.level = c->cfg.level,
-			.compressor = c->cfg.compressor == BACH_DEFLATE_RECORD
-					      ? "record"
-					      : "libdeflate",
-			.ring_bytes = c->cfg.ring_bytes,
-			.rotate_bytes = c->cfg.rotate_bytes,
-			.rotate_seconds = c->cfg.rotate_seconds,
-			.io = c->io.uring ? "io_uring" : "pwrite" });
+		&c->man, &(struct manifest_started){
+				 .host = host,
+				 .version = BACH_VERSION,
+				 .gateware = gw,
+				 .config_abs = c->cfg.config_abs,
+				 .labels = c->cfg.labels,
+				 .nlabels = c->cfg.nlabels,
+				 .driver = c->cfg.driver,
+				 .opts = c->cfg.opts,
+				 .nopts = c->cfg.nopts,
+				 .device = c->identity,
+				 .config_file = c->cfg.config_path,
+				 .io = c->io.uring ? "io_uring" : "pwrite",
+				 .settings = c->cfg.settings,
+				 .settings_of = c->cfg.settings_of });
 	pthread_mutex_unlock(&c->mu);
 	return err ? err : manifest_sync(&c->man);
 }

@@ -27,7 +27,7 @@ static const int compressor_values[] = { BACH_DEFLATE_LIBDEFLATE,
 static const char *const on_full_names[] = { "wait", "stop", NULL };
 
 /*
- * The manifest's started event shows these values: a number must be one
+ * The manifest shows every value (bach_opt_show()): a number must be one
  * its readers take, which jansson's (lib/manifest_read.c) are not past
  * 2^63 - 1. A row without a smaller max says so.
  */
@@ -452,6 +452,8 @@ void bachd_config_defaults(struct bachd_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	bach_opts_defaults(bachd_settings, c);
+	c->cap.settings = bachd_settings;
+	c->cap.settings_of = c;
 }
 
 int bachd_config_set(struct bachd_config *c, const char *key, const char *v,

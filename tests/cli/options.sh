@@ -71,11 +71,30 @@ sed -n '/^## 2\. Configuration/,/^## 3\./s/^| `\([a-z_]*\)` |.*/\1/p' "$TOP/docs
 	while read -r k; do
 		grep -q "^$k " "$T/settings" || fail "docs/bachd.md documents setting $k, which bachd lacks"
 	done
-# bachd's defaults are the table's: a capture with no settings shows them
+# bachd's defaults are the table's: a capture with no settings shows every
+# setting --help lists in its started event's config, by its key, with the
+# default --help gives (yes and no as true and false, names as strings);
+# "none" is an empty string or list. Besides them config has file and io.
 mkdir "$T/def"
 expect_status 0 "$BACHD" --driver fake --option records=10 --output "$T/def"
-grep -q '"policy":"stall","gap_markers":true,"compress":true,"level":1,"ring_bytes":268435456,"rotate_bytes":1073741824,"rotate_seconds":3600,"io":"[a-z_]*","raw_dump":false' \
-	"$T"/def/2*Z/manifest.jsonl || fail "defaults: $(head -n 1 "$T"/def/2*Z/manifest.jsonl)"
+head -n 1 "$T"/def/2*Z/manifest.jsonl > "$T/started"
+jq -r '.config | keys[]' "$T/started" | sort > "$T/config_keys" ||
+	fail "no config: $(cat "$T/started")"
+{ cut -d ' ' -f 1 "$T/settings"; echo file; echo io; } | sort | diff - "$T/config_keys" > "$T/keys_diff" ||
+	fail "config's keys are not the settings' (< --help, > config): $(cat "$T/keys_diff")"
+while read -r k d; do
+	case $k:$d in
+	output:* | driver:*) continue ;; # given
+	*::*) want='""|[]' ;;
+	*:yes) want=true ;;
+	*:no) want=false ;;
+	*:[0-9]*) want=$d ;;
+	*) want="\"$d\"" ;;
+	esac
+	got=$(jq -c ".config.$k" "$T/started")
+	printf '%s\n' "$want" | tr '|' '\n' | grep -qxF -e "$got" ||
+		fail "config.$k is $got, the default $d: $(cat "$T/started")"
+done < "$T/settings"
 # a bad setting says what it wants, an unknown one lists the known ones
 expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set queue_depth=1
 expect_err "queue_depth: want a number from 2 to 256, not '1'"
@@ -85,7 +104,7 @@ expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set compre
 expect_err "unknown setting 'compres' (output, driver, policy, gap_markers, compress,"
 expect_status 0 "$BACHD" --check-config --driver fake --output "$T" --set ring_mb=0x10 \
 	--set compress=off --set log_level=warning
-# the manifest shows these values, so a number is one its readers take:
+# the manifest shows every value, so a number is one its readers take:
 # jansson, and so bach verify and bach ls, read none past 2^63 - 1
 for kv in records=18446744073709551615 keep_bytes=9223372036854775808 \
 	min_free=9223372036854775808; do
