@@ -174,6 +174,42 @@ expect_status 0 "$BACHD" --check-config --driver sigrok --output "$T" --option d
 # a later --option replaces the file's
 expect_status 0 "$BACHD" --check-config --config "$T/range.conf" --option frame=1000
 
+# several configuration files are read in the order they are given,
+# whatever their form (--config=FILE and -cFILE came after every
+# --config FILE and -c FILE), before the rest of the command line
+printf '[bachd]\npolicy = drop\nring_mb = 8\n' > "$T/a.conf"
+printf '[bachd]\npolicy = stall\n' > "$T/b.conf"
+mkdir "$T/order"
+expect_status 0 "$BACHD" --driver fake --option records=10 --output "$T/order" \
+	--config="$T/a.conf" -c "$T/b.conf"
+first=$(head -n 1 "$T"/order/2*Z/manifest.jsonl)
+[ "$(printf '%s' "$first" | jq -c '[.config.policy, .config.ring_mb, .config_path]')" = \
+	"[\"stall\",8,\"$(realpath "$T/b.conf")\"]" ] || fail "--config=a -c b: $first"
+rm -r "$T/order" && mkdir "$T/order"
+expect_status 0 "$BACHD" --driver fake --option records=10 --output "$T/order" \
+	--set ring_mb=16 -c"$T/b.conf" --config "$T/a.conf"
+[ "$(jq -c '[.config.policy, .config.ring_mb]' "$T"/order/2*Z/manifest.jsonl | head -n 1)" = \
+	'["drop",16]' ] || fail "-cb --config a: $(head -n 1 "$T"/order/2*Z/manifest.jsonl)"
+
+# --policy, --no-compress, --no-gap-markers, --no-io-uring and
+# --control-socket are settings by another name: the same capture as with
+# --set, and a later one of either replaces an earlier one
+mkdir "$T/alias" "$T/set"
+expect_status 0 "$BACH" capture --driver fake --option records=1000 --output "$T/alias" \
+	--set compress=yes --no-compress --no-gap-markers --no-io-uring --policy drop \
+	--control-socket none
+expect_status 0 "$BACH" capture --driver fake --option records=1000 --output "$T/set" \
+	--set compress=no --set gap_markers=no --set io_uring=no --set policy=drop \
+	--set control_socket=none
+[ "$(jq -c '.config | del(.output)' "$T"/alias/2*Z/manifest.jsonl | head -n 1)" = \
+	"$(jq -c '.config | del(.output)' "$T"/set/2*Z/manifest.jsonl | head -n 1)" ] ||
+	fail "aliases and --set differ: $(head -n 1 "$T"/alias/2*Z/manifest.jsonl)"
+ls "$T"/alias/2*Z/seg-000001.byu > /dev/null || fail "--no-compress wrote no .byu"
+mkdir "$T/later"
+expect_status 0 "$BACH" capture --driver fake --option records=1000 --output "$T/later" \
+	--no-compress --set compress=yes
+ls "$T"/later/2*Z/seg-000001.byu.gz > /dev/null || fail "--set compress=yes after --no-compress"
+
 # records=0 is refused (it once meant "run forever" and filled a disk);
 # leaving records out runs until stopped
 expect_status 2 timeout 20 "$BACHD" --driver fake --option records=0 --output "$T"
