@@ -577,7 +577,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 	int status = 0;
 
 	if (!c)
-		return 2;
+		return EXIT_USAGE;
 	if (c->started) {
 		pthread_join(c->acq_tid, NULL);
 		pthread_join(c->wr_tid, NULL);
