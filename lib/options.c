@@ -605,64 +605,47 @@ int bach_opt_show(const struct bach_optdesc *o, const void *obj, char *buf,
 	return kind;
 }
 
+/* A member of a number's size. */
+static bool sized(size_t size)
+{
+	return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
 /* Where the row stores its value can hold every value it takes. */
 static int verify_member(const struct bach_optdesc *o, char *msg, size_t cap)
 {
+	const char *why = NULL;
 	uint64_t top;
 
-	if (o->set || o->show)
-		return o->set && o->show
-			       ? 0
-			       : fail(msg, cap, NULL,
-				      "option %s: set without show, or show "
-				      "without set",
-				      o->key);
-	if (!o->size)
-		return o->size2 ? fail(msg, cap, NULL,
-				       "option %s: off2 without off", o->key)
-				: 0;
-	if (o->type == BACH_OPT_LIST)
-		return fail(msg, cap, NULL, "option %s: a list has no member",
-			    o->key);
-	if (o->type == BACH_OPT_STRING)
-		return o->max && o->max >= o->size
-			       ? fail(msg, cap, NULL,
-				      "option %s: max %llu, member of %zu "
-				      "bytes",
-				      o->key, (unsigned long long)o->max,
-				      o->size)
-			       : 0;
-	if (o->type == BACH_OPT_BOOL)
-		return o->size != sizeof(bool)
-			       ? fail(msg, cap, NULL,
-				      "option %s: not a bool member", o->key)
-			       : 0;
-	if (o->size != 1 && o->size != 2 && o->size != 4 && o->size != 8)
-		return fail(msg, cap, NULL, "option %s: a member of %zu bytes",
-			    o->key, o->size);
-	if (o->type == BACH_OPT_ENUM) {
+	if (!o->set != !o->show) {
+		why = "set and show go together";
+	} else if (o->set) {
+		return 0;
+	} else if (!o->size) {
+		why = o->size2 ? "off2 without off" : NULL;
+	} else if (o->type == BACH_OPT_LIST) {
+		why = "a list has no member";
+	} else if (o->type == BACH_OPT_STRING) {
+		why = o->max >= o->size ? "max does not fit its member" : NULL;
+	} else if (o->type == BACH_OPT_BOOL) {
+		why = o->size != sizeof(bool) ? "not a bool member" : NULL;
+	} else if (!sized(o->size)) {
+		why = "a number's member has 1, 2, 4 or 8 bytes";
+	} else if (o->type == BACH_OPT_ENUM) {
 		for (size_t i = 0; o->values && o->names[i]; i++)
 			if (o->values[i] < 0 ||
 			    (uint64_t)o->values[i] > size_max(o->size))
-				return fail(msg, cap, NULL,
-					    "option %s: value %d does not fit",
-					    o->key, o->values[i]);
-		return 0;
+				why = "a value does not fit its member";
+	} else if (__builtin_mul_overflow(NOLIMIT(o->max),
+					  o->scale ? o->scale : 1, &top) ||
+		   top > size_max(o->size)) {
+		why = "its largest value does not fit its member";
+	} else if (o->type == BACH_OPT_PAIR &&
+		   (!sized(o->size2) ||
+		    NOLIMIT(o->max2) > size_max(o->size2))) {
+		why = "its largest M does not fit its member";
 	}
-	if (__builtin_mul_overflow(NOLIMIT(o->max), o->scale ? o->scale : 1,
-				   &top) ||
-	    top > size_max(o->size))
-		return fail(msg, cap, NULL,
-			    "option %s: its largest value does not fit its "
-			    "member of %zu bytes",
-			    o->key, o->size);
-	if (o->type == BACH_OPT_PAIR && ((o->size2 != 1 && o->size2 != 2 &&
-					  o->size2 != 4 && o->size2 != 8) ||
-					 NOLIMIT(o->max2) > size_max(o->size2)))
-		return fail(msg, cap, NULL,
-			    "option %s: its largest M does not fit its member",
-			    o->key);
-	return 0;
+	return why ? fail(msg, cap, NULL, "option %s: %s", o->key, why) : 0;
 }
 
 /* ---- help -----------------------------------------------------------------

@@ -4,9 +4,10 @@
  * or the [bachd] section of the configuration, describes each option once
  * in a table of struct bach_optdesc; the functions here parse and
  * range-check values against it, reject unknown keys naming the known
- * ones, fill in defaults, and print the help. Nobody else parses a number
- * from an option: bach_parse_u64() and bach_parse_size() are the
- * project's number readers.
+ * ones, fill in defaults, store each value in the member its row names
+ * (BACH_OPT_AT) and show it back, and print the help. Nobody else parses
+ * a number from an option: bach_parse_u64() and bach_parse_size() are
+ * the project's number readers.
  *
  * Numbers are decimal, or hexadecimal after 0x. A leading zero is refused
  * rather than read as octal ("010" would be 8 to strtoull and 10 to a

@@ -638,10 +638,10 @@ static void bad_tables(void **state)
 		{ narrow, "option small: its largest value does not fit" },
 		{ scaled, "option ring_mb: its largest value does not fit" },
 		{ unbounded, "option level: its largest value does not fit" },
-		{ long_name, "option name: max 8, member of 8 bytes" },
+		{ long_name, "option name: max does not fit its member" },
 		{ not_bool, "option flag: not a bool member" },
-		{ no_show, "option range: set without show" },
-		{ wide_enum, "option colour: value 300 does not fit" },
+		{ no_show, "option range: set and show go together" },
+		{ wide_enum, "option colour: a value does not fit its member" },
 	};
 	char msg[256];
 
