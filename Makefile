@@ -198,10 +198,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbach.a | $(DEPS_STAMP)
 	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< \
 		$(BUILD)/libbach.a -lcmocka $(LIBS)
 
-# tests of the capture engine: core/'s objects, from its library
+# tests of the capture engine: core/'s objects (and bachd's configuration,
+# daemon/), from its library
 $(BUILD)/tests/test_core_%: tests/unit/test_core_%.c $(BUILD)/libbachcore.a $(BUILD)/libbach.a | $(DEPS_STAMP)
 	$(Q)mkdir -p $(dir $@)
-	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -Icore $(ALL_LDFLAGS) -o $@ $< \
+	$(QUIET_LINK)$(CC) $(ALL_CFLAGS) -Icore -Idaemon $(ALL_LDFLAGS) -o $@ $< \
 		$(BUILD)/libbachcore.a $(BUILD)/libbach.a -lcmocka $(DAEMON_LIBS) $(LIBS)
 
 # Test helpers the tests/cli scripts run, with the project's flags (and

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bach/exit.h"
 #include "bach/trace.h"
 
 #define ISAL -1 /* a backend number of this file's own */
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 
 	if (!f) {
 		fprintf(stderr, "usage: deflate_backends TRACE.byu [MAX_MB]\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	buf = malloc(max);
 	lbuf = malloc(ISAL_DEF_LVL3_DEFAULT);

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bach/exit.h"
+
 static const char *const names[16] = {
 	"INVALID", "INT_ACK",	 "INVALID",    "SPECIAL",
 	"INVALID", "IO_READ",	 "INVALID",    "IO_WRITE",
@@ -20,7 +22,7 @@ int main(int argc, char **argv)
 	uint8_t be, ctl;
 
 	if (!f)
-		return 2;
+		return EXIT_USAGE;
 	while (fread(a, 4, 1, f) == 1 && fread(&be, 1, 1, f) == 1 &&
 	       fread(&ctl, 1, 1, f) == 1)
 		printf("%08x %02x %s\n",

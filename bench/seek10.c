@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "bach/convert.h"
+#include "bach/exit.h"
 #include "bach/trace.h"
 
 static double ms_since(const struct timespec *t0)
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc != 3)
-		return 2;
+		return EXIT_USAGE;
 	start = strtoull(argv[2], NULL, 10);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = bach_reader_new();

@@ -50,6 +50,12 @@ enum capture_on_full {
 	CAPTURE_ON_FULL_STOP, /* end the capture cleanly */
 };
 
+/*
+ * What a capture is asked to do. bachd's settings table (daemon/config.c)
+ * names the member each setting goes to and holds every default: a
+ * struct zeroed and then given the table's defaults (bachd_config_defaults)
+ * is a capture with no settings.
+ */
 struct capture_config {
 	char output[4096]; /* directory the capture directory goes in */
 	char driver[64];
@@ -96,9 +102,18 @@ struct capture_config {
 
 	/* the daemon's metrics file ("": none), here for the manifest */
 	char metrics_file[4096];
+
+	/*
+	 * The started event's "config" shows every row of settings, each
+	 * read from settings_of, the struct the table describes (bachd's
+	 * configuration, of which this is a part): it must outlive the
+	 * capture and not change while it runs. NULL: "config" has only
+	 * file and io.
+	 */
+	const struct bach_optdesc *settings;
+	const void *settings_of;
 };
 
-void capture_config_defaults(struct capture_config *c);
 /*
  * A driver option as given, from file:line (file NULL: the command line;
  * it is not copied and must outlive c). Key and value are copied. Every

@@ -14,8 +14,7 @@
 #include "log.h"
 #include "manifest.h"
 
-#define U(x)  ((unsigned long long)(x))
-#define TF(x) ((x) ? "true" : "false")
+#define U(x) ((unsigned long long)(x))
 
 int manifest_open(struct manifest *m, int dirfd, bool create)
 {
@@ -178,43 +177,67 @@ int manifest_reserve(struct manifest *m, off_t bytes)
 }
 
 /*
- * The settings beyond the first few that shape a capture, as members of
- * the started event's "config" (each named as its [bachd] key).
+ * The settings as members of the started event's "config", each named as
+ * its key and valued as bach_opt_show() writes it: a number, true or
+ * false, a string, or an array of the strings of a comma list. A value
+ * that cannot be shown is null. Returns the length, or -EOVERFLOW when
+ * they do not fit in cap.
  */
-static void started_settings(char *buf, size_t cap,
-			     const struct capture_config *c)
+static int settings_json(char *buf, size_t cap, const struct bach_optdesc *d,
+			 const void *obj)
 {
-	char post[2100], metrics[8200], markers[CAPTURE_MAX_MARKERS * 60];
+	/* manifest_started()'s, and one capture opens at a time */
+	static char text[8192], esc[6 * sizeof(text)];
 	size_t n = 0;
 
-	markers[0] = 0;
-	for (size_t i = 0; i < c->nmarkers && n < sizeof(markers) - 1; i++)
-		n += (size_t)snprintf(markers + n, sizeof(markers) - n,
-				      "%s\"%s\"", i ? "," : "",
-				      c->markers[i].text);
-	json_escape(post, sizeof(post), c->post_rotate);
-	json_escape(metrics, sizeof(metrics), c->metrics_file);
-	snprintf(buf, cap,
-		 ",\"threads\":%d,\"queue_depth\":%u,\"flush_ms\":%llu,"
-		 "\"min_free_bytes\":%llu,\"min_free_percent\":%u,"
-		 "\"on_full\":\"%s\",\"keep_bytes\":%llu,\"keep_days\":%llu,"
-		 "\"keep_captures\":%llu,\"post_rotate\":\"%s\","
-		 "\"duration\":%llu,\"records\":%llu,\"segments\":%llu,"
-		 "\"markers\":[%s],\"marker_rate\":%u,\"metrics_file\":\"%s\"",
-		 c->threads, c->queue_depth, U(c->flush_ms),
-		 U(c->min_free_bytes), c->min_free_pct,
-		 c->on_full == CAPTURE_ON_FULL_STOP ? "stop" : "wait",
-		 U(c->keep_bytes), U(c->keep_days), U(c->keep_captures), post,
-		 U(c->stop_seconds), U(c->stop_records), U(c->stop_segments),
-		 markers, c->marker_rate, metrics);
+	buf[0] = 0;
+	for (size_t i = 0; d && d[i].key; i++) {
+		int kind = bach_opt_show(&d[i], obj, text, sizeof(text));
+
+		n += (size_t)snprintf(buf + n, cap - n, ",\"%s\":", d[i].key);
+		if (n >= cap)
+			return -EOVERFLOW;
+		if (kind == BACH_JSON_NUMBER || kind == BACH_JSON_BOOL) {
+			n += (size_t)snprintf(buf + n, cap - n, "%s", text);
+		} else if (kind == BACH_JSON_STRING) {
+			json_escape(esc, sizeof(esc), text);
+			n += (size_t)snprintf(buf + n, cap - n, "\"%s\"", esc);
+		} else if (kind == BACH_JSON_LIST) {
+			char *t = text;
+			bool more = *t;
+
+			n += (size_t)snprintf(buf + n, cap - n, "[");
+			while (more && n < cap) {
+				char *end = t + strcspn(t, ",");
+
+				more = *end == ',';
+				*end = 0;
+				json_escape(esc, sizeof(esc), t);
+				n += (size_t)snprintf(
+					buf + n, cap - n, "%s\"%s\"",
+					t == text ? "" : ",", esc);
+				t = end + 1;
+			}
+			if (n < cap)
+				n += (size_t)snprintf(buf + n, cap - n, "]");
+		} else {
+			n += (size_t)snprintf(buf + n, cap - n, "null");
+		}
+		if (n >= cap)
+			return -EOVERFLOW;
+	}
+	return (int)n;
 }
 
 int manifest_started(struct manifest *m, const struct manifest_started *s)
 {
 	char opts[8192];
 	char k[256], v[1024], cfgp[4200], host[800], gw[200], abs[4200];
-	char labels[CAPTURE_MAX_LABELS * 1700], more[16384] = "";
+	char labels[CAPTURE_MAX_LABELS * 1700];
+	/* static, as settings_json()'s buffers */
+	static char settings[MANIFEST_LINE_MAX];
 	size_t n = 0, nl = 0;
+	int err;
 
 	opts[0] = 0;
 	labels[0] = 0;
@@ -224,8 +247,14 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		n += (size_t)snprintf(opts + n, sizeof(opts) - n,
 				      "%s\"%s\":\"%s\"", i ? "," : "", k, v);
 	}
-	if (s->cfg)
-		started_settings(more, sizeof(more), s->cfg);
+	err = settings_json(settings, sizeof(settings), s->settings,
+			    s->settings_of);
+	if (err < 0) {
+		log_err("manifest.jsonl: the settings take more than %zu "
+			"bytes: not written",
+			sizeof(settings));
+		return err;
+	}
 	json_escape(cfgp, sizeof(cfgp), s->config_file);
 	json_escape(host, sizeof(host), s->host ? s->host : "");
 	json_escape(gw, sizeof(gw), s->gateware ? s->gateware : "");
@@ -236,23 +265,16 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		nl += (size_t)snprintf(labels + nl, sizeof(labels) - nl,
 				       "%s\"%s\":\"%s\"", i ? "," : "", k, v);
 	}
+	/* version 2: config's members are the settings' keys */
 	return manifest_event(
 		m, "started",
-		"\"version\":1,\"host\":\"%s\",\"bach_version\":\"%s\","
+		"\"version\":2,\"host\":\"%s\",\"bach_version\":\"%s\","
 		"\"gateware\":\"%s\","
 		"\"config_path\":\"%s\",\"labels\":{%s},"
 		"\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
-		"\"config\":{\"file\":\"%s\",\"policy\":\"%s\",\"gap_markers\":"
-		"%s,"
-		"\"compress\":%s,\"level\":%d,\"ring_bytes\":%llu,"
-		"\"rotate_bytes\":%llu,\"rotate_seconds\":%llu,\"io\":\"%s\","
-		"\"raw_dump\":%s,"
-		"\"compressor\":\"%s\"%s}",
+		"\"config\":{\"file\":\"%s\"%s,\"io\":\"%s\"}",
 		host, s->version ? s->version : "", gw, abs, labels, s->driver,
-		opts, s->device, cfgp, s->policy, TF(s->gap_markers),
-		TF(s->compress), s->level, U(s->ring_bytes), U(s->rotate_bytes),
-		U(s->rotate_seconds), s->io, TF(s->raw_dump),
-		s->compressor ? s->compressor : "record", more);
+		opts, s->device, cfgp, settings, s->io);
 }
 
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)

@@ -46,19 +46,16 @@ struct manifest_started {
 	size_t nopts;
 	const char *device;	 /* the driver's identity: JSON members */
 	const char *config_file; /* as given, or "" */
-	const char *policy;	 /* "stall" or "drop" */
-	bool gap_markers, compress, raw_dump;
-	int level;
-	const char *compressor; /* "libdeflate" or "record" */
-	uint64_t ring_bytes, rotate_bytes, rotate_seconds;
-	const char *io;		/* "io_uring" or "pwrite" */
-	const char *host;	/* gethostname() */
-	const char *version;	/* bach's */
-	const char *gateware;	/* the device's, or "" */
-	const char *config_abs; /* the config file's absolute path, or "" */
+	const char *io;		 /* "io_uring" or "pwrite" */
+	const char *host;	 /* gethostname() */
+	const char *version;	 /* bach's */
+	const char *gateware;	 /* the device's, or "" */
+	const char *config_abs;	 /* the config file's absolute path, or "" */
 	const struct capture_label *labels;
 	size_t nlabels;
-	const struct capture_config *cfg; /* the rest of "config" */
+	/* "config": every row of settings, read from settings_of (or none) */
+	const struct bach_optdesc *settings;
+	const void *settings_of;
 };
 int manifest_started(struct manifest *m, const struct manifest_started *s);
 

@@ -26,28 +26,6 @@
 #include "log.h"
 #include "recover.h"
 
-void capture_config_defaults(struct capture_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	/* no default source and no default place: both must be said */
-	c->policy = BACH_POLICY_STALL;
-	c->gap_markers = true;
-	c->compress = true;
-	/*
-	 * The record encoder: 30% smaller than libdeflate -1, and above the
-	 * bus's 33 M records/s on two cores (make bench, bench/capture.sh)
-	 */
-	c->compressor = BACH_DEFLATE_RECORD;
-	c->level = 1;
-	c->ring_bytes = 256ull << 20;
-	c->rotate_bytes = 1ull << 30;
-	c->rotate_seconds = 3600;
-	c->io_uring = true;
-	c->queue_depth = 8;
-	c->flush_ms = 200;
-	c->marker_rate = 100;
-}
-
 int capture_config_option(struct capture_config *c, const char *key,
 			  const char *value, const char *file, unsigned line)
 {
@@ -191,33 +169,21 @@ static int write_started(struct capture *c)
 	pthread_mutex_lock(&c->mu); /* the identity */
 	capture_identity_gateware(c->identity, gw, sizeof(gw));
 	err = manifest_started(
-		&c->man,
-		&(struct manifest_started){
-			.host = host,
-			.version = BACH_VERSION,
-			.gateware = gw,
-			.config_abs = c->cfg.config_abs,
-			.labels = c->cfg.labels,
-			.cfg = &c->cfg,
-			.nlabels = c->cfg.nlabels,
-			.driver = c->cfg.driver,
-			.opts = c->cfg.opts,
-			.nopts = c->cfg.nopts,
-			.device = c->identity,
-			.config_file = c->cfg.config_path,
-			.policy = c->cfg.policy == BACH_POLICY_STALL ? "stall"
-								     : "drop",
-			.gap_markers = c->cfg.gap_markers,
-			.compress = c->cfg.compress,
-			.raw_dump = c->cfg.raw_dump,
-			.level = c->cfg.level,
-			.compressor = c->cfg.compressor == BACH_DEFLATE_RECORD
-					      ? "record"
-					      : "libdeflate",
-			.ring_bytes = c->cfg.ring_bytes,
-			.rotate_bytes = c->cfg.rotate_bytes,
-			.rotate_seconds = c->cfg.rotate_seconds,
-			.io = c->io.uring ? "io_uring" : "pwrite" });
+		&c->man, &(struct manifest_started){
+				 .host = host,
+				 .version = BACH_VERSION,
+				 .gateware = gw,
+				 .config_abs = c->cfg.config_abs,
+				 .labels = c->cfg.labels,
+				 .nlabels = c->cfg.nlabels,
+				 .driver = c->cfg.driver,
+				 .opts = c->cfg.opts,
+				 .nopts = c->cfg.nopts,
+				 .device = c->identity,
+				 .config_file = c->cfg.config_path,
+				 .io = c->io.uring ? "io_uring" : "pwrite",
+				 .settings = c->cfg.settings,
+				 .settings_of = c->cfg.settings_of });
 	pthread_mutex_unlock(&c->mu);
 	return err ? err : manifest_sync(&c->man);
 }
@@ -611,7 +577,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 	int status = 0;
 
 	if (!c)
-		return 2;
+		return EXIT_USAGE;
 	if (c->started) {
 		pthread_join(c->acq_tid, NULL);
 		pthread_join(c->wr_tid, NULL);

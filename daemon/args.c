@@ -9,6 +9,7 @@
 
 #include "args.h"
 #include "bach/driver.h"
+#include "bach/exit.h"
 #include "bach/recdeflate.h"
 
 enum {
@@ -67,7 +68,7 @@ void bachd_usage(const char *prog, bool daemon)
 	       "  -c, --config FILE        INI configuration (see "
 	       "bachd.conf.example)\n"
 	       "      --policy stall|drop  what a full ring does (default "
-	       "stall)\n"
+	       "%s)\n"
 	       "      --set KEY=VALUE      any [bachd] setting of the config "
 	       "file\n"
 	       "  -a, --autostop COND:N    end the capture cleanly: "
@@ -85,7 +86,9 @@ void bachd_usage(const char *prog, bool daemon)
 	       "      --list-drivers       the drivers and their options\n"
 	       "  -V, --version            print the version and exit\n"
 	       "  -h, --help               this help\n",
-	       prog, names, daemon ? "" : " (bachd only)");
+	       prog, names,
+	       bachd_settings[bach_opt_find(bachd_settings, "policy")].def,
+	       daemon ? "" : " (bachd only)");
 	if (daemon)
 		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: "
 		       "start a new segment.\n"
@@ -127,7 +130,7 @@ static int check_driver_options(const struct bachd_config *c, const char *prog)
 	int err;
 
 	if (!v)
-		return 2;
+		return EXIT_USAGE;
 	err = bach_driver_options(drv, c->cap.opts, c->cap.nopts, v, msg,
 				  sizeof(msg));
 	bach_opts_free(drv->options, v);
@@ -135,68 +138,100 @@ static int check_driver_options(const struct bachd_config *c, const char *prog)
 	if (!err)
 		return 0;
 	say(prog, "%s", msg);
-	return 2;
+	return EXIT_USAGE;
 }
 
-int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
-		     char **argv, const char *prog)
+/*
+ * The configuration files, read before any other option whatever their
+ * place on the line, in the order they are given: --config FILE, -c FILE,
+ * --config=FILE, -cFILE.
+ */
+static int load_config_files(struct bachd_config *c, int argc, char **argv,
+			     const char *prog)
 {
 	char msg[2048];
-	int ch;
 
-	memset(a, 0, sizeof(*a));
-	/* the config file first, whatever its place on the line */
-	for (int i = 1; i < argc - 1; i++) {
-		if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) {
-			if (bachd_config_load(c, argv[i + 1], msg,
-					      sizeof(msg))) {
-				say(prog, "%s", msg);
-				return 2;
-			}
-		}
-	}
 	for (int i = 1; i < argc; i++) {
-		const char *file =
-			!strncmp(argv[i], "--config=", 9)	   ? argv[i] + 9
-			: !strncmp(argv[i], "-c", 2) && argv[i][2] ? argv[i] + 2
-								   : NULL;
+		const char *file = NULL;
 
+		if ((!strcmp(argv[i], "--config") || !strcmp(argv[i], "-c")) &&
+		    i + 1 < argc)
+			file = argv[++i];
+		else if (!strncmp(argv[i], "--config=", 9))
+			file = argv[i] + 9;
+		else if (!strncmp(argv[i], "-c", 2) && argv[i][2])
+			file = argv[i] + 2;
 		if (file && bachd_config_load(c, file, msg, sizeof(msg))) {
 			say(prog, "%s", msg);
-			return 2;
+			return EXIT_USAGE;
 		}
 	}
+	return 0;
+}
+
+/* -O KEY=VALUE: a driver option, checked once the driver is known */
+static int driver_option(struct bachd_config *c, const char *arg,
+			 const char *prog)
+{
+	const char *eq = strchr(arg, '=');
+	char *key;
+	int err;
+
+	if (!eq || eq == arg) {
+		say(prog, "--option: want KEY=VALUE, not '%s'", arg);
+		return EXIT_USAGE;
+	}
+	key = strndup(arg, (size_t)(eq - arg));
+	err = key ? capture_config_option(&c->cap, key, eq + 1, NULL, 0)
+		  : -ENOMEM;
+	free(key);
+	if (err) {
+		say(prog, "--option %s: %s", arg,
+		    err == -E2BIG ? "too many driver options" : strerror(-err));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The options that are a setting by another name, and its value. */
+static const struct {
+	int ch;
+	const char *key;
+	const char *value; /* NULL: the option's argument */
+} aliases[] = {
+	{ 'd', "driver", NULL },
+	{ 'o', "output", NULL },
+	{ OPT_POLICY, "policy", NULL },
+	{ OPT_NO_COMPRESS, "compress", "no" },
+	{ OPT_NO_MARKERS, "gap_markers", "no" },
+	{ OPT_NO_URING, "io_uring", "no" },
+	{ OPT_SOCKET, "control_socket", NULL },
+};
+
+/*
+ * The command line after the configuration files, in order: each setting
+ * (an alias, --set, --label, -a) through bachd_config_set(), as a line of
+ * the file would be.
+ */
+static int parse_options(struct bachd_config *c, struct bachd_args *a, int argc,
+			 char **argv, const char *prog)
+{
+	char msg[2048], key[80];
+	int ch;
+
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "d:o:O:c:a:hV", opts, NULL)) !=
 	       -1) {
-		int err = 0;
+		const char *k = NULL, *v = optarg, *eq = NULL;
+		size_t i;
 
+		for (i = 0; i < sizeof(aliases) / sizeof(*aliases); i++)
+			if (aliases[i].ch == ch) {
+				k = aliases[i].key;
+				v = aliases[i].value ? aliases[i].value
+						     : optarg;
+			}
 		switch (ch) {
-		case 'd':
-			err = bachd_config_set(c, "driver", optarg, msg,
-					       sizeof(msg));
-			break;
-		case 'O': {
-			char *eq = strchr(optarg, '='), *key;
-
-			if (!eq || eq == optarg) {
-				say(prog, "--option: want KEY=VALUE, not '%s'",
-				    optarg);
-				return 2;
-			}
-			key = strndup(optarg, (size_t)(eq - optarg));
-			err = key ? capture_config_option(&c->cap, key, eq + 1,
-							  NULL, 0)
-				  : -ENOMEM;
-			free(key);
-			if (err) {
-				say(prog, "--option %s: %s", optarg,
-				    err == -E2BIG ? "too many driver options"
-						  : strerror(-err));
-				return 2;
-			}
-			break;
-		}
 		case 'o':
 			/* -o was --option before 0.2: say so, not "no such
 			 * directory" */
@@ -206,78 +241,63 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 				    "-o %s: -o is --output DIR; a driver "
 				    "option is -O KEY=VALUE",
 				    optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
-			err = bachd_config_set(c, "output", optarg, msg,
-					       sizeof(msg));
+			break;
+		case 'd':
+		case OPT_POLICY:
+		case OPT_NO_COMPRESS:
+		case OPT_NO_MARKERS:
+		case OPT_NO_URING:
+		case OPT_SOCKET:
+			break; /* aliases[] */
+		case 'O':
+			if (driver_option(c, optarg, prog))
+				return EXIT_USAGE;
 			break;
 		case 'c':
-			break;
-		case OPT_POLICY:
-			err = bachd_config_set(c, "policy", optarg, msg,
-					       sizeof(msg));
-			break;
-		case OPT_SET: {
-			char key[64];
-			const char *eq = strchr(optarg, '=');
-
-			if (!eq || eq - optarg >= (int)sizeof(key)) {
+			break; /* load_config_files() */
+		case OPT_SET:
+			eq = strchr(optarg, '=');
+			if (!eq || eq - optarg >= 64) {
 				say(prog, "--set: want KEY=VALUE, not '%s'",
 				    optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
 			snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg),
 				 optarg);
-			err = bachd_config_set(c, key, eq + 1, msg,
-					       sizeof(msg));
+			k = key;
+			v = eq + 1;
 			break;
-		}
-		case OPT_LABEL: {
-			char key[80];
-			const char *eq = strchr(optarg, '=');
-
+		case OPT_LABEL:
+			eq = strchr(optarg, '=');
 			if (!eq || eq == optarg || eq - optarg >= 64) {
 				say(prog, "--label: want KEY=VALUE, not '%s'",
 				    optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
 			snprintf(key, sizeof(key), "label.%.*s",
 				 (int)(eq - optarg), optarg);
-			err = bachd_config_set(c, key, eq + 1, msg,
-					       sizeof(msg));
+			k = key;
+			v = eq + 1;
 			break;
-		}
-		case 'a': {
-			const char *colon = strchr(optarg, ':');
-			size_t i, len = colon ? (size_t)(colon - optarg) : 0;
-
-			for (i = 0; autostops[i]; i++)
-				if (len == strlen(autostops[i]) &&
-				    !strncmp(optarg, autostops[i], len))
+		case 'a':
+			eq = strchr(optarg, ':');
+			for (i = 0; eq && autostops[i]; i++)
+				if ((size_t)(eq - optarg) ==
+					    strlen(autostops[i]) &&
+				    !strncmp(optarg, autostops[i],
+					     (size_t)(eq - optarg)))
 					break;
-			if (!autostops[i]) {
+			if (!eq || !autostops[i]) {
 				say(prog,
 				    "--autostop: want duration:SECONDS, "
 				    "records:N or segments:N, not '%s'",
 				    optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
-			err = bachd_config_set(c, autostops[i], colon + 1, msg,
-					       sizeof(msg));
-			break;
-		}
-		case OPT_NO_COMPRESS:
-			c->cap.compress = false;
-			break;
-		case OPT_NO_MARKERS:
-			c->cap.gap_markers = false;
-			break;
-		case OPT_NO_URING:
-			c->cap.io_uring = false;
-			break;
-		case OPT_SOCKET:
-			err = bachd_config_set(c, "control_socket", optarg, msg,
-					       sizeof(msg));
+			k = autostops[i];
+			v = eq + 1;
 			break;
 		case OPT_CHECK:
 			a->check_config = true;
@@ -294,35 +314,55 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 			return 0;
 		default:
 			fprintf(stderr, "Try '%s --help'.\n", prog);
-			return 2;
+			return EXIT_USAGE;
 		}
-		if (err) {
+		if (k && bachd_config_set(c, k, v, msg, sizeof(msg))) {
 			say(prog, "%s", msg);
-			return 2;
+			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
 		say(prog, "unexpected argument '%s'", argv[optind]);
-		return 2;
+		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* The configuration as a whole: what no single setting can say. */
+static int check_config(const struct bachd_config *c, const char *prog)
+{
 	if (!c->cap.driver[0] || !c->cap.output[0]) {
 		say(prog, "%s (or %s in the configuration file)",
 		    !c->cap.driver[0] ? "no source: --driver NAME"
 				      : "no place to write: --output DIR",
 		    !c->cap.driver[0] ? "driver =" : "output =");
 		fprintf(stderr, "Try '%s --help'.\n", prog);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (c->cap.compressor == BACH_DEFLATE_RECORD &&
 	    c->cap.level > BACH_RECDEFLATE_MAX_LEVEL) {
 		say(prog, "level: the record encoder takes %d to %d, not %d",
 		    BACH_RECDEFLATE_MIN_LEVEL, BACH_RECDEFLATE_MAX_LEVEL,
 		    c->cap.level);
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (!bach_driver_find(c->cap.driver)) {
 		say(prog, "no driver '%s' (--list-drivers)", c->cap.driver);
-		return 2;
+		return EXIT_USAGE;
 	}
 	return check_driver_options(c, prog);
+}
+
+int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
+		     char **argv, const char *prog)
+{
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	ret = load_config_files(c, argc, argv, prog);
+	if (!ret)
+		ret = parse_options(c, a, argc, argv, prog);
+	if (ret || a->help || a->version || a->list_drivers)
+		return ret;
+	return check_config(c, prog);
 }

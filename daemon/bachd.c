@@ -377,7 +377,7 @@ int main(int argc, char **argv)
 	ret = setup_signals(&d);
 	if (ret) {
 		log_err("signals: %s", strerror(-ret));
-		return 2;
+		return EXIT_USAGE;
 	}
 	/*
 	 * Another bachd answering on the socket, or a file that is not a
@@ -399,7 +399,7 @@ int main(int argc, char **argv)
 	if (start_capture(&d)) {
 		/* unwritable output, no device, bad option: no restart spin */
 		close(d.sfd);
-		return 2;
+		return EXIT_USAGE;
 	}
 	/* the socket appears once there is a capture to ask about */
 	if (d.sock[0]) {
@@ -416,7 +416,7 @@ int main(int argc, char **argv)
 				usleep(10000);
 			finish_capture(&d);
 			close(d.sfd);
-			return 2;
+			return EXIT_USAGE;
 		} else {
 			log_info("control socket %s%s", d.sock,
 				 d.sock_default

@@ -12,46 +12,26 @@
 #include "config.h"
 #include "log.h"
 
-enum {
-	S_OUTPUT,
-	S_DRIVER,
-	S_POLICY,
-	S_GAP_MARKERS,
-	S_COMPRESS,
-	S_COMPRESSOR,
-	S_LEVEL,
-	S_THREADS,
-	S_RING_MB,
-	S_ROTATE_MB,
-	S_ROTATE_SECONDS,
-	S_IO_URING,
-	S_FLUSH_MS,
-	S_RAW_DUMP,
-	S_QUEUE_DEPTH,
-	S_TEST_WRITER_DELAY_MS,
-	S_CONTROL_SOCKET,
-	S_CONTROL_GROUP,
-	S_LOG_LEVEL,
-	S_METRICS_FILE,
-	S_METRICS_INTERVAL,
-	S_MIN_FREE,
-	S_ON_FULL,
-	S_KEEP_BYTES,
-	S_KEEP_DAYS,
-	S_KEEP_CAPTURES,
-	S_POST_ROTATE,
-	S_DURATION,
-	S_RECORDS,
-	S_SEGMENTS,
-	S_MARKER,
-	S_MARKER_RATE,
-	S_N
-};
+/*
+ * Each row of bachd_settings[] names the member of struct bachd_config its
+ * value goes to: a setting is one row and one field. The manifest's
+ * started event shows every row by its key (bach_opt_show()).
+ */
 
+/* in the order of enum bach_loss_policy */
 static const char *const policies[] = { "stall", "drop", NULL };
 static const char *const compressors[] = { "libdeflate", "record", NULL };
+static const int compressor_values[] = { BACH_DEFLATE_LIBDEFLATE,
+					 BACH_DEFLATE_RECORD };
 /* in the order of enum capture_on_full */
 static const char *const on_full_names[] = { "wait", "stop", NULL };
+
+/*
+ * The manifest shows every value (bach_opt_show()): a number must be one
+ * its readers take, which jansson's (lib/manifest_read.c) are not past
+ * 2^63 - 1. A row without a smaller max says so.
+ */
+#define MANIFEST_NUMBER_MAX INT64_MAX
 
 /* min_free: bytes (k, M, G, T suffixes, 10^3...) or N% of the filesystem */
 static int parse_min_free(const char *text, struct bach_optval *v, char *msg,
@@ -65,13 +45,43 @@ static int parse_min_free(const char *text, struct bach_optval *v, char *msg,
 		 "from 0%% to 99%%");
 	v->u2 = len && text[len - 1] == '%';
 	if (!v->u2)
-		return bach_parse_size(text, "B", &v->u) ? -EINVAL : 0;
+		return bach_parse_size(text, "B", &v->u) ||
+				       v->u > MANIFEST_NUMBER_MAX
+			       ? -EINVAL
+			       : 0;
 	if (len - 1 >= sizeof(num))
 		return -EINVAL;
 	snprintf(num, sizeof(num), "%.*s", (int)(len - 1), text);
 	if (bach_parse_u64(num, &v->u) || v->u > 99)
 		return -EINVAL;
 	return 0;
+}
+
+/* min_free's two members: bytes, or a percentage (the other 0) */
+static int set_min_free(void *obj, const struct bach_optval *v, char *msg,
+			size_t cap)
+{
+	struct capture_config *c = &((struct bachd_config *)obj)->cap;
+
+	(void)msg;
+	(void)cap;
+	c->min_free_bytes = v->u2 ? 0 : v->u;
+	c->min_free_pct = v->u2 ? (unsigned)v->u : 0;
+	return 0;
+}
+
+static int show_min_free(const void *obj, char *buf, size_t cap)
+{
+	const struct capture_config *c =
+		&((const struct bachd_config *)obj)->cap;
+	int n = c->min_free_pct
+			? snprintf(buf, cap, "%u%%", c->min_free_pct)
+			: snprintf(buf, cap, "%llu",
+				   (unsigned long long)c->min_free_bytes);
+
+	if (n < 0 || (size_t)n >= cap)
+		return -ENOSPC;
+	return c->min_free_pct ? BACH_JSON_STRING : BACH_JSON_NUMBER;
 }
 
 /* duration: seconds, or a number with s, m, h or d */
@@ -144,6 +154,35 @@ static int parse_marker(const char *text, struct bach_optval *v, char *msg,
 	return for_each_marker(text, NULL, msg, cap);
 }
 
+static int set_marker(void *obj, const struct bach_optval *v, char *msg,
+		      size_t cap)
+{
+	struct capture_config *c = &((struct bachd_config *)obj)->cap;
+
+	if (!*v->s) {
+		c->nmarkers = 0;
+		return 0;
+	}
+	return for_each_marker(v->s, c, msg, cap);
+}
+
+/* the rules as mark events spell them, a comma list */
+static int show_marker(const void *obj, char *buf, size_t cap)
+{
+	const struct capture_config *c =
+		&((const struct bachd_config *)obj)->cap;
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < c->nmarkers; i++) {
+		n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? "," : "",
+				      c->markers[i].text);
+		if (n >= cap)
+			return -ENOSPC;
+	}
+	return BACH_JSON_LIST;
+}
+
 /* in the order of levels[] */
 static const char *const log_levels[] = { "debug", "info", "notice", "warning",
 					  NULL };
@@ -151,411 +190,280 @@ static const int levels[] = { LOG_P_DEBUG, LOG_P_INFO, LOG_P_NOTICE,
 			      LOG_P_WARNING };
 
 const struct bach_optdesc bachd_settings[] = {
-	[S_OUTPUT] = { .key = "output",
-		       .type = BACH_OPT_STRING,
-		       .arg = "DIR",
-		       .max = sizeof(((struct capture_config *)0)->output) - 1,
-		       .def_help = "none",
-		       .help = "where capture directories are made: it must be "
-			       "given, "
-			       "and exist" },
-	[S_DRIVER] = { .key = "driver",
-		       .type = BACH_OPT_STRING,
-		       .arg = "NAME",
-		       .max = sizeof(((struct capture_config *)0)->driver) - 1,
-		       .def_help = "none",
-		       .help = "the source, which must be given; its options "
-			       "go in "
-			       "[driver]" },
-	[S_POLICY] = { .key = "policy",
-		       .type = BACH_OPT_ENUM,
-		       .names = policies,
-		       .def = "stall",
-		       .help = "what a full ring does: hold the source back, "
-			       "or "
-			       "drop and count" },
-	[S_GAP_MARKERS] = { .key = "gap_markers",
-			    .type = BACH_OPT_BOOL,
-			    .arg = "yes|no",
-			    .def = "yes",
-			    .help = "a marker record in the trace at each "
-				    "gap" },
-	[S_COMPRESS] = { .key = "compress",
-			 .type = BACH_OPT_BOOL,
-			 .arg = "yes|no",
-			 .def = "yes",
-			 .help = ".byu.gz segments (blocked gzip) instead of "
-				 ".byu" },
-	[S_COMPRESSOR] = { .key = "compressor",
-			   .type = BACH_OPT_ENUM,
-			   .names = compressors,
-			   .def = "record",
-			   .help = "the block compressor: bach's own record "
-				   "encoder (levels 1 and 2), or libdeflate "
-				   "(faster, about 30% larger)" },
-	[S_LEVEL] = { .key = "level",
-		      .type = BACH_OPT_UINT,
-		      .arg = "N",
-		      .min = 1,
-		      .max = 12,
-		      .def = "1",
-		      .help = "the compressor's level (libdeflate 1 to 12, the "
-			      "record "
-			      "encoder 1 to 2)" },
-	[S_THREADS] = { .key = "threads",
-			.type = BACH_OPT_UINT,
-			.arg = "N",
-			.max = 64,
-			.def = "0",
-			.help = "compressing threads, 0 for one per online "
-				"CPU" },
-	[S_RING_MB] = { .key = "ring_mb",
-			.type = BACH_OPT_UINT,
-			.arg = "MIB",
-			.min = 1,
-			.max = 1u << 20,
-			.def = "256",
-			.help = "the ring between acquisition and disk, MiB" },
-	[S_ROTATE_MB] = { .key = "rotate_mb",
-			  .type = BACH_OPT_UINT,
-			  .arg = "MIB",
-			  .max = 1u << 30,
-			  .def = "1024",
-			  .help = "close the segment once it holds this many "
-				  "MiB of "
-				  "records, 0 for no size limit" },
-	[S_ROTATE_SECONDS] = { .key = "rotate_seconds",
-			       .type = BACH_OPT_UINT,
-			       .arg = "S",
-			       .max = 1u << 30,
-			       .def = "3600",
-			       .help = "close the segment once it has been "
-				       "open this long, "
-				       "0 for no time limit" },
-	[S_IO_URING] = { .key = "io_uring",
-			 .type = BACH_OPT_BOOL,
-			 .arg = "yes|no",
-			 .def = "yes",
-			 .help = "write with io_uring (pwrite when it is "
-				 "refused)" },
-	[S_FLUSH_MS] = { .key = "flush_ms",
-			 .type = BACH_OPT_UINT,
-			 .arg = "MS",
-			 .min = 1,
-			 .max = 3600000,
-			 .def = "200",
-			 .help = "a block still filling goes to the disk once "
-				 "it has "
-				 "waited this long" },
-	[S_RAW_DUMP] = { .key = "raw_dump",
-			 .type = BACH_OPT_BOOL,
-			 .arg = "yes|no",
-			 .def = "no",
-			 .help = "keep the board's bytes in board-stream.bin" },
-	[S_QUEUE_DEPTH] = { .key = "queue_depth",
-			    .type = BACH_OPT_UINT,
-			    .arg = "N",
-			    .min = 2,
-			    .max = 256,
-			    .def = "8",
-			    .help = "segment writes in flight" },
-	[S_TEST_WRITER_DELAY_MS] = { .key = "test_writer_delay_ms",
-				     .type = BACH_OPT_UINT,
-				     .arg = "MS",
-				     .max = 600000,
-				     .def = "0",
-				     .help = "test hook: sleep this long "
-					     "before every segment "
-					     "write" },
-	[S_CONTROL_SOCKET] = { .key = "control_socket",
-			       .type = BACH_OPT_STRING,
-			       .arg = "PATH",
-			       .max = sizeof(((struct bachd_config *)0)
-						     ->control_socket) -
-				      1,
-			       .def_help = "bach ctl's, /run/bach/bachd.sock "
-					   "as root, else "
-					   "$XDG_RUNTIME_DIR/bach/bachd.sock",
-			       .help = "bachd's control socket, none for no "
-				       "socket" },
-	[S_CONTROL_GROUP] = { .key = "control_group",
-			      .type = BACH_OPT_STRING,
-			      .arg = "GROUP",
-			      .max = sizeof(((struct bachd_config *)0)
-						    ->control_group) -
-				     1,
-			      .def_help = "none: mode 0600",
-			      .help = "the socket's group, mode 0660" },
-	[S_LOG_LEVEL] = { .key = "log_level",
-			  .type = BACH_OPT_ENUM,
-			  .names = log_levels,
-			  .def = "info",
-			  .help = "least important message logged" },
-	[S_METRICS_FILE] = { .key = "metrics_file",
-			     .type = BACH_OPT_STRING,
-			     .arg = "PATH",
-			     .max = sizeof(((struct capture_config *)0)
-						   ->metrics_file) -
-				    1,
-			     .def_help = "none",
-			     .help = "Prometheus text-format metrics, "
-				     "rewritten whole every "
-				     "metrics_interval (node_exporter's "
-				     "textfile collector "
-				     "reads NAME.prom)" },
-	[S_METRICS_INTERVAL] = { .key = "metrics_interval",
-				 .type = BACH_OPT_UINT,
-				 .arg = "S",
-				 .min = 1,
-				 .max = 86400,
-				 .def = "15",
-				 .help = "seconds between two writes of "
-					 "metrics_file" },
-	[S_MIN_FREE] = { .key = "min_free",
-			 .type = BACH_OPT_CUSTOM,
-			 .arg = "BYTES|N%",
-			 .parse = parse_min_free,
-			 .def = "0",
-			 .help = "keep this much free on the output's "
-				 "filesystem (k, M, "
-				 "G suffixes, or a percentage of it): below it "
-				 "the "
-				 "segment is closed and on_full applies; 0 for "
-				 "no floor" },
-	[S_ON_FULL] = { .key = "on_full",
-			.type = BACH_OPT_ENUM,
-			.names = on_full_names,
-			.def = "wait",
-			.help = "below min_free: wait for space (the records "
-				"lost "
-				"meanwhile are one gap, cause disk), or stop "
-				"the "
-				"capture cleanly (exit 0)" },
-	[S_KEEP_BYTES] = { .key = "keep_bytes",
-			   .type = BACH_OPT_SIZE,
-			   .arg = "BYTES",
-			   .unit = "B",
-			   .def = "0",
-			   .help = "retention: remove the oldest closed "
-				   "segments while the "
-				   "captures in the output directory hold more "
-				   "(k, M, G "
-				   "suffixes); 0 for no limit" },
-	[S_KEEP_DAYS] = { .key = "keep_days",
-			  .type = BACH_OPT_UINT,
-			  .arg = "DAYS",
-			  .max = 36500,
-			  .def = "0",
-			  .help = "retention: remove closed segments older "
-				  "than this; 0 "
-				  "for no limit" },
-	[S_KEEP_CAPTURES] = { .key = "keep_captures",
-			      .type = BACH_OPT_UINT,
-			      .arg = "N",
-			      .max = 1000000,
-			      .def = "0",
-			      .help = "retention: keep at most this many "
-				      "captures (the "
-				      "running one included), removing the "
-				      "oldest whole; 0 "
-				      "for no limit" },
-	[S_POST_ROTATE] = { .key = "post_rotate",
-			    .type = BACH_OPT_STRING,
-			    .arg = "COMMAND",
-			    .max = sizeof(((struct capture_config *)0)
-						  ->post_rotate) -
-				   1,
-			    .def_help = "none",
-			    .help = "run /bin/sh -c 'COMMAND \"$1\"' with each "
-				    "closed "
-				    "segment's path as $1; failures are "
-				    "logged, never fatal" },
-	[S_DURATION] = { .key = "duration",
-			 .type = BACH_OPT_CUSTOM,
-			 .arg = "SECONDS",
-			 .parse = parse_duration,
-			 .def = "0",
-			 .help = "autostop: end the capture cleanly after this "
-				 "long (s, "
-				 "m, h, d suffixes); 0 for no limit" },
-	[S_RECORDS] = { .key = "records",
-			.type = BACH_OPT_SIZE,
-			.arg = "N",
-			.def = "0",
-			.help = "autostop: end the capture cleanly once the "
-				"source has "
-				"produced exactly N records (k, M, G "
-				"suffixes); 0 for "
-				"no limit" },
-	[S_SEGMENTS] = { .key = "segments",
-			 .type = BACH_OPT_UINT,
-			 .arg = "N",
-			 .max = 1u << 30,
-			 .def = "0",
-			 .help = "autostop: end the capture cleanly with its "
-				 "Nth segment "
-				 "(that segment takes what the ring still "
-				 "holds); 0 for "
-				 "no limit" },
-	[S_MARKER] = { .key = "marker",
-		       .type = BACH_OPT_CUSTOM,
-		       .arg = "KIND:RANGE",
-		       .parse = parse_marker,
-		       .def_help = "none",
-		       .help = "in-band markers: each record matching io:LO-HI "
-			       "(I/O "
-			       "cycles) or mem:BASE/SIZE (memory cycles) "
-			       "becomes a "
-			       "mark event; a comma list, and each use adds "
-			       "rules (an "
-			       "empty value clears them)" },
-	[S_MARKER_RATE] = { .key = "marker_rate",
-			    .type = BACH_OPT_UINT,
-			    .arg = "N",
-			    .min = 1,
-			    .max = 1000000,
-			    .def = "100",
-			    .help = "marker events a second per rule; the rest "
-				    "of that "
-				    "second's matches make one event with a "
-				    "count" },
+	{ .key = "output",
+	  .type = BACH_OPT_STRING,
+	  .arg = "DIR",
+	  .def_help = "none",
+	  .help = "where capture directories are made: it must be given, and "
+		  "exist",
+	  BACH_OPT_AT(struct bachd_config, cap.output) },
+	{ .key = "driver",
+	  .type = BACH_OPT_STRING,
+	  .arg = "NAME",
+	  .def_help = "none",
+	  .help = "the source, which must be given; its options go in [driver]",
+	  BACH_OPT_AT(struct bachd_config, cap.driver) },
+	{ .key = "policy",
+	  .type = BACH_OPT_ENUM,
+	  .names = policies,
+	  .def = "stall",
+	  .help = "what a full ring does: hold the source back, or drop and "
+		  "count",
+	  BACH_OPT_AT(struct bachd_config, cap.policy) },
+	{ .key = "gap_markers",
+	  .type = BACH_OPT_BOOL,
+	  .arg = "yes|no",
+	  .def = "yes",
+	  .help = "a marker record in the trace at each gap",
+	  BACH_OPT_AT(struct bachd_config, cap.gap_markers) },
+	{ .key = "compress",
+	  .type = BACH_OPT_BOOL,
+	  .arg = "yes|no",
+	  .def = "yes",
+	  .help = ".byu.gz segments (blocked gzip) instead of .byu",
+	  BACH_OPT_AT(struct bachd_config, cap.compress) },
+	/*
+	 * The record encoder: 30% smaller than libdeflate -1, and above the
+	 * bus's 33 M records/s on two cores (make bench, bench/capture.sh)
+	 */
+	{ .key = "compressor",
+	  .type = BACH_OPT_ENUM,
+	  .names = compressors,
+	  .def = "record",
+	  .help = "the block compressor: bach's own record encoder (levels 1 "
+		  "and 2), or libdeflate (faster, about 30% larger)",
+	  .values = compressor_values,
+	  BACH_OPT_AT(struct bachd_config, cap.compressor) },
+	{ .key = "level",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .min = 1,
+	  .max = 12,
+	  .def = "1",
+	  .help = "the compressor's level (libdeflate 1 to 12, the record "
+		  "encoder 1 to 2)",
+	  BACH_OPT_AT(struct bachd_config, cap.level) },
+	{ .key = "threads",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .max = 64,
+	  .def = "0",
+	  .help = "compressing threads, 0 for one per online CPU",
+	  BACH_OPT_AT(struct bachd_config, cap.threads) },
+	{ .key = "ring_mb",
+	  .type = BACH_OPT_UINT,
+	  .arg = "MIB",
+	  .min = 1,
+	  .max = 1u << 20,
+	  .def = "256",
+	  .help = "the ring between acquisition and disk, MiB",
+	  .scale = 1u << 20,
+	  BACH_OPT_AT(struct bachd_config, cap.ring_bytes) },
+	{ .key = "rotate_mb",
+	  .type = BACH_OPT_UINT,
+	  .arg = "MIB",
+	  .max = 1u << 30,
+	  .def = "1024",
+	  .help = "close the segment once it holds this many MiB of records, 0 "
+		  "for no size limit",
+	  .scale = 1u << 20,
+	  BACH_OPT_AT(struct bachd_config, cap.rotate_bytes) },
+	{ .key = "rotate_seconds",
+	  .type = BACH_OPT_UINT,
+	  .arg = "S",
+	  .max = 1u << 30,
+	  .def = "3600",
+	  .help = "close the segment once it has been open this long, 0 for no "
+		  "time limit",
+	  BACH_OPT_AT(struct bachd_config, cap.rotate_seconds) },
+	{ .key = "io_uring",
+	  .type = BACH_OPT_BOOL,
+	  .arg = "yes|no",
+	  .def = "yes",
+	  .help = "write with io_uring (pwrite when it is refused)",
+	  BACH_OPT_AT(struct bachd_config, cap.io_uring) },
+	{ .key = "flush_ms",
+	  .type = BACH_OPT_UINT,
+	  .arg = "MS",
+	  .min = 1,
+	  .max = 3600000,
+	  .def = "200",
+	  .help = "a block still filling goes to the disk once it has waited "
+		  "this long",
+	  BACH_OPT_AT(struct bachd_config, cap.flush_ms) },
+	{ .key = "raw_dump",
+	  .type = BACH_OPT_BOOL,
+	  .arg = "yes|no",
+	  .def = "no",
+	  .help = "keep the board's bytes in board-stream.bin",
+	  BACH_OPT_AT(struct bachd_config, cap.raw_dump) },
+	{ .key = "queue_depth",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .min = 2,
+	  .max = 256,
+	  .def = "8",
+	  .help = "segment writes in flight",
+	  BACH_OPT_AT(struct bachd_config, cap.queue_depth) },
+	{ .key = "test_writer_delay_ms",
+	  .type = BACH_OPT_UINT,
+	  .arg = "MS",
+	  .max = 600000,
+	  .def = "0",
+	  .help = "test hook: sleep this long before every segment write",
+	  BACH_OPT_AT(struct bachd_config, cap.test_writer_delay_ms) },
+	{ .key = "control_socket",
+	  .type = BACH_OPT_STRING,
+	  .arg = "PATH",
+	  .def_help = "bach ctl's, /run/bach/bachd.sock as root, else "
+		      "$XDG_RUNTIME_DIR/bach/bachd.sock",
+	  .help = "bachd's control socket, none for no socket",
+	  BACH_OPT_AT(struct bachd_config, control_socket) },
+	{ .key = "control_group",
+	  .type = BACH_OPT_STRING,
+	  .arg = "GROUP",
+	  .def_help = "none: mode 0600",
+	  .help = "the socket's group, mode 0660",
+	  BACH_OPT_AT(struct bachd_config, control_group) },
+	{ .key = "log_level",
+	  .type = BACH_OPT_ENUM,
+	  .names = log_levels,
+	  .def = "info",
+	  .help = "least important message logged",
+	  .values = levels,
+	  BACH_OPT_AT(struct bachd_config, log_level) },
+	{ .key = "metrics_file",
+	  .type = BACH_OPT_STRING,
+	  .arg = "PATH",
+	  .def_help = "none",
+	  .help = "Prometheus text-format metrics, rewritten whole every "
+		  "metrics_interval (node_exporter's textfile collector reads "
+		  "NAME.prom)",
+	  BACH_OPT_AT(struct bachd_config, cap.metrics_file) },
+	{ .key = "metrics_interval",
+	  .type = BACH_OPT_UINT,
+	  .arg = "S",
+	  .min = 1,
+	  .max = 86400,
+	  .def = "15",
+	  .help = "seconds between two writes of metrics_file",
+	  BACH_OPT_AT(struct bachd_config, metrics_interval) },
+	{ .key = "min_free",
+	  .type = BACH_OPT_CUSTOM,
+	  .arg = "BYTES|N%",
+	  .parse = parse_min_free,
+	  .def = "0",
+	  .help = "keep this much free on the output's filesystem (k, M, G "
+		  "suffixes, or a percentage of it): below it the segment is "
+		  "closed and on_full applies; 0 for no floor",
+	  .set = set_min_free,
+	  .show = show_min_free },
+	{ .key = "on_full",
+	  .type = BACH_OPT_ENUM,
+	  .names = on_full_names,
+	  .def = "wait",
+	  .help = "below min_free: wait for space (the records lost meanwhile "
+		  "are one gap, cause disk), or stop the capture cleanly (exit "
+		  "0)",
+	  BACH_OPT_AT(struct bachd_config, cap.on_full) },
+	{ .key = "keep_bytes",
+	  .type = BACH_OPT_SIZE,
+	  .arg = "BYTES",
+	  .unit = "B",
+	  .max = MANIFEST_NUMBER_MAX,
+	  .def = "0",
+	  .help = "retention: remove the oldest closed segments while the "
+		  "captures in the output directory hold more (k, M, G "
+		  "suffixes); 0 for no limit",
+	  BACH_OPT_AT(struct bachd_config, cap.keep_bytes) },
+	{ .key = "keep_days",
+	  .type = BACH_OPT_UINT,
+	  .arg = "DAYS",
+	  .max = 36500,
+	  .def = "0",
+	  .help = "retention: remove closed segments older than this; 0 for no "
+		  "limit",
+	  BACH_OPT_AT(struct bachd_config, cap.keep_days) },
+	{ .key = "keep_captures",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .max = 1000000,
+	  .def = "0",
+	  .help = "retention: keep at most this many captures (the running one "
+		  "included), removing the oldest whole; 0 for no limit",
+	  BACH_OPT_AT(struct bachd_config, cap.keep_captures) },
+	{ .key = "post_rotate",
+	  .type = BACH_OPT_STRING,
+	  .arg = "COMMAND",
+	  .def_help = "none",
+	  .help = "run /bin/sh -c 'COMMAND \"$1\"' with each closed segment's "
+		  "path as $1; failures are logged, never fatal",
+	  BACH_OPT_AT(struct bachd_config, cap.post_rotate) },
+	{ .key = "duration",
+	  .type = BACH_OPT_CUSTOM,
+	  .arg = "SECONDS",
+	  .parse = parse_duration,
+	  .def = "0",
+	  .help = "autostop: end the capture cleanly after this long (s, m, h, "
+		  "d suffixes); 0 for no limit",
+	  BACH_OPT_AT(struct bachd_config, cap.stop_seconds) },
+	{ .key = "records",
+	  .type = BACH_OPT_SIZE,
+	  .arg = "N",
+	  .max = MANIFEST_NUMBER_MAX,
+	  .def = "0",
+	  .help = "autostop: end the capture cleanly once the source has "
+		  "produced exactly N records (k, M, G suffixes); 0 for no "
+		  "limit",
+	  BACH_OPT_AT(struct bachd_config, cap.stop_records) },
+	{ .key = "segments",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .max = 1u << 30,
+	  .def = "0",
+	  .help = "autostop: end the capture cleanly with its Nth segment "
+		  "(that segment takes what the ring still holds); 0 for no "
+		  "limit",
+	  BACH_OPT_AT(struct bachd_config, cap.stop_segments) },
+	{ .key = "marker",
+	  .type = BACH_OPT_CUSTOM,
+	  .arg = "KIND:RANGE",
+	  .parse = parse_marker,
+	  .def_help = "none",
+	  .help = "in-band markers: each record matching io:LO-HI (I/O cycles) "
+		  "or mem:BASE/SIZE (memory cycles) becomes a mark event; a "
+		  "comma list, and each use adds rules (an empty value clears "
+		  "them)",
+	  .set = set_marker,
+	  .show = show_marker },
+	{ .key = "marker_rate",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .min = 1,
+	  .max = 1000000,
+	  .def = "100",
+	  .help = "marker events a second per rule; the rest of that second's "
+		  "matches make one event with a count",
+	  BACH_OPT_AT(struct bachd_config, cap.marker_rate) },
 	{ 0 },
 };
 
-/* One parsed setting into c. */
-static void apply(struct bachd_config *c, int i, const struct bach_optval *v)
-{
-	struct capture_config *cap = &c->cap;
-
-	switch (i) {
-	case S_OUTPUT:
-		snprintf(cap->output, sizeof(cap->output), "%s", v->s);
-		break;
-	case S_DRIVER:
-		snprintf(cap->driver, sizeof(cap->driver), "%s", v->s);
-		break;
-	case S_POLICY:
-		cap->policy = v->u ? BACH_POLICY_DROP : BACH_POLICY_STALL;
-		break;
-	case S_GAP_MARKERS:
-		cap->gap_markers = v->u;
-		break;
-	case S_COMPRESS:
-		cap->compress = v->u;
-		break;
-	case S_COMPRESSOR:
-		cap->compressor =
-			v->u ? BACH_DEFLATE_RECORD : BACH_DEFLATE_LIBDEFLATE;
-		break;
-	case S_LEVEL:
-		cap->level = (int)v->u;
-		break;
-	case S_THREADS:
-		cap->threads = (int)v->u;
-		break;
-	case S_RING_MB:
-		cap->ring_bytes = v->u << 20;
-		break;
-	case S_ROTATE_MB:
-		cap->rotate_bytes = v->u << 20;
-		break;
-	case S_ROTATE_SECONDS:
-		cap->rotate_seconds = v->u;
-		break;
-	case S_IO_URING:
-		cap->io_uring = v->u;
-		break;
-	case S_FLUSH_MS:
-		cap->flush_ms = v->u;
-		break;
-	case S_RAW_DUMP:
-		cap->raw_dump = v->u;
-		break;
-	case S_QUEUE_DEPTH:
-		cap->queue_depth = (unsigned)v->u;
-		break;
-	case S_TEST_WRITER_DELAY_MS:
-		cap->test_writer_delay_ms = (int)v->u;
-		break;
-	case S_CONTROL_SOCKET:
-		snprintf(c->control_socket, sizeof(c->control_socket), "%s",
-			 v->s);
-		break;
-	case S_CONTROL_GROUP:
-		snprintf(c->control_group, sizeof(c->control_group), "%s",
-			 v->s);
-		break;
-	case S_LOG_LEVEL:
-		c->log_level = levels[v->u];
-		break;
-	case S_METRICS_FILE:
-		snprintf(c->cap.metrics_file, sizeof(c->cap.metrics_file), "%s",
-			 v->s);
-		break;
-	case S_METRICS_INTERVAL:
-		c->metrics_interval = (unsigned)v->u;
-		break;
-	case S_MIN_FREE:
-		cap->min_free_bytes = v->u2 ? 0 : v->u;
-		cap->min_free_pct = v->u2 ? (unsigned)v->u : 0;
-		break;
-	case S_ON_FULL:
-		cap->on_full = (enum capture_on_full)v->u;
-		break;
-	case S_KEEP_BYTES:
-		cap->keep_bytes = v->u;
-		break;
-	case S_KEEP_DAYS:
-		cap->keep_days = v->u;
-		break;
-	case S_KEEP_CAPTURES:
-		cap->keep_captures = v->u;
-		break;
-	case S_POST_ROTATE:
-		snprintf(cap->post_rotate, sizeof(cap->post_rotate), "%s",
-			 v->s);
-		break;
-	case S_DURATION:
-		cap->stop_seconds = v->u;
-		break;
-	case S_RECORDS:
-		cap->stop_records = v->u;
-		break;
-	case S_SEGMENTS:
-		cap->stop_segments = v->u;
-		break;
-	case S_MARKER_RATE:
-		cap->marker_rate = (unsigned)v->u;
-		break;
-	}
-}
-
 void bachd_config_defaults(struct bachd_config *c)
 {
-	char msg[256];
-
 	memset(c, 0, sizeof(*c));
-	capture_config_defaults(&c->cap);
-	/* the table's defaults are the ones --help shows: they win */
-	for (int i = 0; i < S_N; i++) {
-		struct bach_optval v = { 0 };
-
-		if (bachd_settings[i].def &&
-		    !bach_opt_parse(&bachd_settings[i], bachd_settings[i].def,
-				    &v, msg, sizeof(msg)))
-			apply(c, i, &v);
-	}
+	bach_opts_defaults(bachd_settings, c);
+	c->cap.settings = bachd_settings;
+	c->cap.settings_of = c;
 }
 
 int bachd_config_set(struct bachd_config *c, const char *key, const char *v,
 		     char *msg, size_t msglen)
 {
-	int i = bach_opt_find(bachd_settings, key);
-	struct bach_optval val = { 0 };
 	char keys[1024], esc[128];
+	int err;
 
-	if (i < 0 && !strncmp(key, "label.", 6)) {
-		int err = capture_config_label(&c->cap, key + 6, v);
+	if (!strncmp(key, "label.", 6)) {
+		err = capture_config_label(&c->cap, key + 6, v);
 
 		if (err == -E2BIG)
 			snprintf(msg, msglen, "%s: more than %d labels", key,
@@ -570,27 +478,13 @@ int bachd_config_set(struct bachd_config *c, const char *key, const char *v,
 				 CAPTURE_LABEL_VALUE - 1);
 		return err ? -EINVAL : 0;
 	}
-	if (i < 0) {
+	err = bach_opt_set(bachd_settings, c, key, v, msg, msglen);
+	if (err == -ENOENT) {
 		bach_opts_keys(bachd_settings, keys, sizeof(keys));
 		snprintf(msg, msglen, "unknown setting '%s' (%s)",
 			 bach_escape_ctl(esc, sizeof(esc), key), keys);
-		return -EINVAL;
 	}
-	if (bach_opt_parse(&bachd_settings[i], v, &val, msg, msglen))
-		return -EINVAL;
-	if (i == S_MARKER) {
-		char why[200];
-
-		if (!*v)
-			c->cap.nmarkers = 0;
-		else if (for_each_marker(v, &c->cap, why, sizeof(why))) {
-			snprintf(msg, msglen, "marker: %s", why);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	apply(c, i, &val);
-	return 0;
+	return err ? -EINVAL : 0;
 }
 
 /* a configuration is a few KiB: anything larger is not one */

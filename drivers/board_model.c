@@ -13,172 +13,114 @@
 /* ---- options ------------------------------------------------------------ */
 
 const struct bach_optdesc board_options[] = {
-	[BOARD_OPT_RECORDS] = { .key = "records",
-				.type = BACH_OPT_UINT,
-				.arg = "N",
-				.min = 1,
-				.help = "stop after N sampled records, lost "
-					"ones included",
-				.def_help = "run until stopped",
-				.hint = "leave it out to run until stopped" },
-	[BOARD_OPT_SEED] = { .key = "seed",
-			     .type = BACH_OPT_UINT,
-			     .arg = "S",
-			     .def = "1",
-			     .help = "workload seed, as bach gen --seed" },
-	[BOARD_OPT_RATE] = { .key = "rate",
-			     .type = BACH_OPT_UINT,
-			     .arg = "R",
-			     .def = "0",
-			     .help = "records per second, 0 for as fast as "
-				     "possible" },
-	[BOARD_OPT_FRAME] = { .key = "frame",
-			      .type = BACH_OPT_UINT,
-			      .arg = "K",
-			      .min = 1,
-			      .max = BACH_FRAME_MAX_RECORDS,
-			      .def = "4096",
-			      .help = "records per data frame" },
-	[BOARD_OPT_TIMING] = { .key = "timing",
-			       .type = BACH_OPT_BOOL,
-			       .def = "0",
-			       .help = "frames carry per-record clock deltas" },
-	[BOARD_OPT_DROP_EVERY] = { .key = "drop_every",
-				   .type = BACH_OPT_UINT,
-				   .arg = "N",
-				   .def = "0",
-				   .help = "lose every Nth frame on the link, "
-					   "0 for never" },
-	[BOARD_OPT_CORRUPT_EVERY] = { .key = "corrupt_every",
-				      .type = BACH_OPT_UINT,
-				      .arg = "N",
-				      .def = "0",
-				      .help = "corrupt the CRC of every Nth "
-					      "frame, 0 for never" },
-	[BOARD_OPT_OVERFLOW_EVERY] = { .key = "overflow_every",
-				       .type = BACH_OPT_PAIR,
-				       .arg = "N:C",
-				       .max2 = UINT32_MAX,
-				       .def_help = "never",
-				       .help = "before every Nth frame the "
-					       "FIFO overflows, losing C "
-					       "records" },
-	[BOARD_OPT_STALL_EVERY] = { .key = "stall_every",
-				    .type = BACH_OPT_PAIR,
-				    .arg = "N:MS",
-				    .max2 = 86400000,
-				    .def_help = "never",
-				    .help = "before every Nth frame the board "
-					    "holds the CPU for MS "
-					    "ms" },
-	[BOARD_OPT_DISCONNECT] = { .key = "disconnect",
-				   .type = BACH_OPT_PAIR,
-				   .arg = "R:T",
-				   .max2 = 86400,
-				   .def_help = "never",
-				   .help = "unplug after R records for T "
-					   "seconds, then come "
-					   "back" },
-	[BOARD_OPT_STATUS_EVERY] = { .key = "status_every",
-				     .type = BACH_OPT_UINT,
-				     .arg = "N",
-				     .def = "256",
-				     .help = "a status frame every N data "
-					     "frames, 0 for only the "
-					     "final one" },
-	[BOARD_OPT_FOREIGN] = { .key = "foreign",
-				.type = BACH_OPT_PAIR,
-				.arg = "N:C",
-				.max2 = UINT32_MAX,
-				.def_help = "never",
-				.help = "before every Nth frame another master "
-					"runs C cycles on the bus (HOLD/HLDA): "
-					"counted off the bus, not recorded" },
+	{ .key = "records",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .min = 1,
+	  .help = "stop after N sampled records, lost ones included",
+	  .def_help = "run until stopped",
+	  .hint = "leave it out to run until stopped",
+	  BACH_OPT_AT(struct board_opts, records) },
+	{ .key = "seed",
+	  .type = BACH_OPT_UINT,
+	  .arg = "S",
+	  .def = "1",
+	  .help = "workload seed, as bach gen --seed",
+	  BACH_OPT_AT(struct board_opts, seed) },
+	{ .key = "rate",
+	  .type = BACH_OPT_UINT,
+	  .arg = "R",
+	  .def = "0",
+	  .help = "records per second, 0 for as fast as possible",
+	  BACH_OPT_AT(struct board_opts, rate) },
+	{ .key = "frame",
+	  .type = BACH_OPT_UINT,
+	  .arg = "K",
+	  .min = 1,
+	  .max = BACH_FRAME_MAX_RECORDS,
+	  .def = "4096",
+	  .help = "records per data frame",
+	  BACH_OPT_AT(struct board_opts, frame_recs) },
+	{ .key = "timing",
+	  .type = BACH_OPT_BOOL,
+	  .def = "0",
+	  .help = "frames carry per-record clock deltas",
+	  BACH_OPT_AT(struct board_opts, timing) },
+	{ .key = "drop_every",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .def = "0",
+	  .help = "lose every Nth frame on the link, 0 for never",
+	  BACH_OPT_AT(struct board_opts, drop_every) },
+	{ .key = "corrupt_every",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .def = "0",
+	  .help = "corrupt the CRC of every Nth frame, 0 for never",
+	  BACH_OPT_AT(struct board_opts, corrupt_every) },
+	{ .key = "overflow_every",
+	  .type = BACH_OPT_PAIR,
+	  .arg = "N:C",
+	  .max2 = UINT32_MAX,
+	  .def_help = "never",
+	  .help = "before every Nth frame the FIFO overflows, losing C records",
+	  BACH_OPT_AT(struct board_opts, overflow_every),
+	  BACH_OPT_AT2(struct board_opts, overflow_count) },
+	{ .key = "stall_every",
+	  .type = BACH_OPT_PAIR,
+	  .arg = "N:MS",
+	  .max2 = 86400000,
+	  .def_help = "never",
+	  .help = "before every Nth frame the board holds the CPU for MS ms",
+	  BACH_OPT_AT(struct board_opts, stall_every),
+	  BACH_OPT_AT2(struct board_opts, stall_ms) },
+	{ .key = "disconnect",
+	  .type = BACH_OPT_PAIR,
+	  .arg = "R:T",
+	  .max2 = 86400,
+	  .def_help = "never",
+	  .help = "unplug after R records for T seconds, then come back",
+	  BACH_OPT_AT(struct board_opts, disconnect_at),
+	  BACH_OPT_AT2(struct board_opts, disconnect_secs) },
+	{ .key = "status_every",
+	  .type = BACH_OPT_UINT,
+	  .arg = "N",
+	  .def = "256",
+	  .help = "a status frame every N data frames, 0 for only the final "
+		  "one",
+	  BACH_OPT_AT(struct board_opts, status_every) },
+	{ .key = "foreign",
+	  .type = BACH_OPT_PAIR,
+	  .arg = "N:C",
+	  .max2 = UINT32_MAX,
+	  .def_help = "never",
+	  .help = "before every Nth frame another master runs C cycles on the "
+		  "bus (HOLD/HLDA): counted off the bus, not recorded",
+	  BACH_OPT_AT(struct board_opts, foreign_every),
+	  BACH_OPT_AT2(struct board_opts, foreign_cycles) },
 	{ 0 },
 };
 
-/* One parsed value into o. */
-static void apply(struct board_opts *o, int i, const struct bach_optval *v)
-{
-	switch (i) {
-	case BOARD_OPT_RECORDS:
-		o->records = v->u;
-		break;
-	case BOARD_OPT_SEED:
-		o->seed = v->u;
-		break;
-	case BOARD_OPT_RATE:
-		o->rate = v->u;
-		break;
-	case BOARD_OPT_FRAME:
-		o->frame_recs = (unsigned)v->u;
-		break;
-	case BOARD_OPT_TIMING:
-		o->timing = v->u;
-		break;
-	case BOARD_OPT_DROP_EVERY:
-		o->drop_every = v->u;
-		break;
-	case BOARD_OPT_CORRUPT_EVERY:
-		o->corrupt_every = v->u;
-		break;
-	case BOARD_OPT_OVERFLOW_EVERY:
-		o->overflow_every = v->u;
-		o->overflow_count = (uint32_t)v->u2;
-		break;
-	case BOARD_OPT_STALL_EVERY:
-		o->stall_every = v->u;
-		o->stall_ms = v->u2;
-		break;
-	case BOARD_OPT_DISCONNECT:
-		o->disconnect_at = v->u;
-		o->disconnect_secs = (unsigned)v->u2;
-		break;
-	case BOARD_OPT_STATUS_EVERY:
-		o->status_every = v->u;
-		break;
-	case BOARD_OPT_FOREIGN:
-		o->foreign_every = v->u;
-		o->foreign_cycles = (uint32_t)v->u2;
-		break;
-	}
-}
-
 void board_opts_from(struct board_opts *o, const struct bach_optval *v)
 {
-	for (int i = 0; i < BOARD_NOPTS; i++)
-		if (v[i].set)
-			apply(o, i, &v[i]);
+	bach_opts_apply(board_options, o, v);
 }
 
 void board_opts_defaults(struct board_opts *o)
 {
-	struct bach_optval v[BOARD_NOPTS];
-	char msg[256];
-
 	memset(o, 0, sizeof(*o));
-	/* cannot fail: nothing is given, and --list-drivers verifies the
-	 * defaults (tests/cli/options.sh) */
-	bach_opts_parse(board_options, "fake", NULL, 0, v, msg, sizeof(msg));
-	board_opts_from(o, v);
-	bach_opts_free(board_options, v);
+	bach_opts_defaults(board_options, o);
 }
 
 int board_opts_set(struct board_opts *o, const char *k, const char *val,
 		   char *msg, size_t cap)
 {
-	int i = bach_opt_find(board_options, k);
-	struct bach_optval v = { 0 };
 	char why[256];
+	int err = bach_opt_set(board_options, o, k, val, why, sizeof(why));
 
-	if (i < 0)
-		return -ENOENT;
-	if (bach_opt_parse(&board_options[i], val, &v, why, sizeof(why))) {
+	if (err == -EINVAL)
 		snprintf(msg, cap, "option %s", why);
-		return -EINVAL;
-	}
-	apply(o, i, &v);
-	return 0;
+	return err;
 }
 
 /* ---- the board ---------------------------------------------------------- */

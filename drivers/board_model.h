@@ -50,22 +50,7 @@ struct board_opts {
 	uint32_t foreign_cycles;
 };
 
-/* The fake driver's options, in the order of board_options[] */
-enum {
-	BOARD_OPT_RECORDS,
-	BOARD_OPT_SEED,
-	BOARD_OPT_RATE,
-	BOARD_OPT_FRAME,
-	BOARD_OPT_TIMING,
-	BOARD_OPT_DROP_EVERY,
-	BOARD_OPT_CORRUPT_EVERY,
-	BOARD_OPT_OVERFLOW_EVERY,
-	BOARD_OPT_STALL_EVERY,
-	BOARD_OPT_DISCONNECT,
-	BOARD_OPT_STATUS_EVERY,
-	BOARD_OPT_FOREIGN,
-	BOARD_NOPTS
-};
+/* The fake driver's options: each row names its member of board_opts. */
 extern const struct bach_optdesc board_options[];
 
 /* The defaults of board_options[]. */

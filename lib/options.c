@@ -148,6 +148,12 @@ char *bach_escape_ctl(char *dst, size_t cap, const char *s)
 
 #define NOLIMIT(m) ((m) ? (m) : UINT64_MAX)
 
+/* A STRING's longest: max, or what its member holds. */
+static uint64_t str_max(const struct bach_optdesc *o)
+{
+	return o->max ? o->max : o->size ? o->size - 1 : 0;
+}
+
 int bach_opt_find(const struct bach_optdesc *d, const char *key)
 {
 	for (int i = 0; d && d[i].key; i++)
@@ -256,10 +262,10 @@ int bach_opt_parse(const struct bach_optdesc *o, const char *text,
 		break;
 	case BACH_OPT_STRING:
 	case BACH_OPT_LIST:
-		if (o->type == BACH_OPT_STRING && (o->min || o->max)) {
+		if (o->type == BACH_OPT_STRING && (o->min || str_max(o))) {
 			range_text(want, sizeof(want), "a length", o->min,
-				   NOLIMIT(o->max));
-			if (len < o->min || (o->max && len > o->max))
+				   NOLIMIT(str_max(o)));
+			if (len < o->min || (str_max(o) && len > str_max(o)))
 				err = -EINVAL;
 		}
 		break;
@@ -422,6 +428,226 @@ void bach_opts_keys(const struct bach_optdesc *d, char *buf, size_t cap)
 					i ? ", " : "", d[i].key);
 }
 
+/* ---- where values go ---------------------------------------------------- */
+
+/* The largest number a member of size bytes holds. */
+static uint64_t size_max(size_t size)
+{
+	return size >= 8 ? UINT64_MAX : (1ull << (8 * size)) - 1;
+}
+
+static void put_uint(void *p, size_t size, uint64_t v)
+{
+	uint8_t u8 = (uint8_t)v;
+	uint16_t u16 = (uint16_t)v;
+	uint32_t u32 = (uint32_t)v;
+
+	switch (size) {
+	case 1:
+		memcpy(p, &u8, 1);
+		break;
+	case 2:
+		memcpy(p, &u16, 2);
+		break;
+	case 4:
+		memcpy(p, &u32, 4);
+		break;
+	case 8:
+		memcpy(p, &v, 8);
+		break;
+	}
+}
+
+static uint64_t get_uint(const void *p, size_t size)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (size) {
+	case 1:
+		memcpy(&u8, p, 1);
+		return u8;
+	case 2:
+		memcpy(&u16, p, 2);
+		return u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return u32;
+	case 8:
+		memcpy(&u64, p, 8);
+		return u64;
+	}
+	return 0;
+}
+
+/* What an ENUM member holds for names[i]. */
+static uint64_t enum_value(const struct bach_optdesc *o, size_t i)
+{
+	return o->values ? (uint64_t)o->values[i] & size_max(o->size) : i;
+}
+
+int bach_opt_apply(const struct bach_optdesc *o, void *obj,
+		   const struct bach_optval *v, char *msg, size_t cap)
+{
+	char *p = (char *)obj + o->off, why[256] = "";
+	int err;
+
+	if (o->set) {
+		err = o->set(obj, v, why, sizeof(why));
+		if (err)
+			snprintf(msg, cap, "%s: %s", o->key, why);
+		return err;
+	}
+	if (!o->size)
+		return 0;
+	switch (o->type) {
+	case BACH_OPT_STRING:
+		snprintf(p, o->size, "%s", v->s);
+		break;
+	case BACH_OPT_ENUM:
+		put_uint(p, o->size, enum_value(o, v->u));
+		break;
+	case BACH_OPT_PAIR:
+		put_uint((char *)obj + o->off2, o->size2, v->u2);
+		/* fall through */
+	default:
+		put_uint(p, o->size, v->u * (o->scale ? o->scale : 1));
+	}
+	return 0;
+}
+
+void bach_opts_apply(const struct bach_optdesc *d, void *obj,
+		     const struct bach_optval *vals)
+{
+	char msg[256];
+
+	for (size_t i = 0; d && d[i].key; i++)
+		if (vals[i].set)
+			bach_opt_apply(&d[i], obj, &vals[i], msg, sizeof(msg));
+}
+
+int bach_opt_set(const struct bach_optdesc *d, void *obj, const char *key,
+		 const char *text, char *msg, size_t cap)
+{
+	int i = bach_opt_find(d, key);
+	struct bach_optval v = { 0 };
+
+	if (i < 0)
+		return -ENOENT;
+	if (bach_opt_parse(&d[i], text, &v, msg, cap))
+		return -EINVAL;
+	return bach_opt_apply(&d[i], obj, &v, msg, cap);
+}
+
+void bach_opts_defaults(const struct bach_optdesc *d, void *obj)
+{
+	char msg[512];
+
+	/* cannot fail: bach_opts_verify() checks every default (and
+	 * tests/cli/options.sh runs it on every table) */
+	for (size_t i = 0; d && d[i].key; i++) {
+		struct bach_optval v = { 0 };
+
+		if (d[i].def && d[i].type != BACH_OPT_LIST &&
+		    !bach_opt_parse(&d[i], d[i].def, &v, msg, sizeof(msg)))
+			bach_opt_apply(&d[i], obj, &v, msg, sizeof(msg));
+	}
+}
+
+int bach_opt_show(const struct bach_optdesc *o, const void *obj, char *buf,
+		  size_t cap)
+{
+	const char *p = (const char *)obj + o->off;
+	uint64_t scale = o->scale ? o->scale : 1, u;
+	int n, kind = BACH_JSON_NUMBER;
+	size_t i;
+
+	if (o->show)
+		return o->show(obj, buf, cap);
+	if (!o->size || o->set || o->type == BACH_OPT_LIST)
+		return -ENOENT;
+	u = get_uint(p, o->size);
+	switch (o->type) {
+	case BACH_OPT_BOOL:
+		n = snprintf(buf, cap, "%s", u ? "true" : "false");
+		kind = BACH_JSON_BOOL;
+		break;
+	case BACH_OPT_STRING:
+		n = snprintf(buf, cap, "%.*s", (int)strnlen(p, o->size), p);
+		kind = BACH_JSON_STRING;
+		break;
+	case BACH_OPT_ENUM:
+		for (i = 0; o->names[i] && enum_value(o, i) != u; i++)
+			;
+		if (!o->names[i])
+			return -ERANGE;
+		n = snprintf(buf, cap, "%s", o->names[i]);
+		kind = BACH_JSON_STRING;
+		break;
+	case BACH_OPT_PAIR:
+		if (u % scale)
+			return -ERANGE;
+		n = snprintf(buf, cap, "%llu:%llu",
+			     (unsigned long long)(u / scale),
+			     (unsigned long long)get_uint(
+				     (const char *)obj + o->off2, o->size2));
+		kind = BACH_JSON_STRING;
+		break;
+	default: /* UINT, SIZE, CUSTOM */
+		if (u % scale)
+			return -ERANGE;
+		n = snprintf(buf, cap, "%llu", (unsigned long long)(u / scale));
+	}
+	if (n < 0 || (size_t)n >= cap)
+		return -ENOSPC;
+	return kind;
+}
+
+/* A member of a number's size. */
+static bool sized(size_t size)
+{
+	return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+/* Where the row stores its value can hold every value it takes. */
+static int verify_member(const struct bach_optdesc *o, char *msg, size_t cap)
+{
+	const char *why = NULL;
+	uint64_t top;
+
+	if (!o->set != !o->show) {
+		why = "set and show go together";
+	} else if (o->set) {
+		return 0;
+	} else if (!o->size) {
+		why = o->size2 ? "off2 without off" : NULL;
+	} else if (o->type == BACH_OPT_LIST) {
+		why = "a list has no member";
+	} else if (o->type == BACH_OPT_STRING) {
+		why = o->max >= o->size ? "max does not fit its member" : NULL;
+	} else if (o->type == BACH_OPT_BOOL) {
+		why = o->size != sizeof(bool) ? "not a bool member" : NULL;
+	} else if (!sized(o->size)) {
+		why = "a number's member has 1, 2, 4 or 8 bytes";
+	} else if (o->type == BACH_OPT_ENUM) {
+		for (size_t i = 0; o->values && o->names[i]; i++)
+			if (o->values[i] < 0 ||
+			    (uint64_t)o->values[i] > size_max(o->size))
+				why = "a value does not fit its member";
+	} else if (__builtin_mul_overflow(NOLIMIT(o->max),
+					  o->scale ? o->scale : 1, &top) ||
+		   top > size_max(o->size)) {
+		why = "its largest value does not fit its member";
+	} else if (o->type == BACH_OPT_PAIR &&
+		   (!sized(o->size2) ||
+		    NOLIMIT(o->max2) > size_max(o->size2))) {
+		why = "its largest M does not fit its member";
+	}
+	return why ? fail(msg, cap, NULL, "option %s: %s", o->key, why) : 0;
+}
+
 /* ---- help -----------------------------------------------------------------
  */
 
@@ -464,13 +690,13 @@ static void range_help(const struct bach_optdesc *o, char *buf, size_t cap)
 				 (unsigned long long)NOLIMIT(o->max2));
 		break;
 	case BACH_OPT_STRING:
-		if (o->max && o->min)
+		if (str_max(o) && o->min)
 			snprintf(buf, cap, "%llu to %llu bytes",
 				 (unsigned long long)o->min,
-				 (unsigned long long)o->max);
-		else if (o->max)
+				 (unsigned long long)str_max(o));
+		else if (str_max(o))
 			snprintf(buf, cap, "at most %llu bytes",
-				 (unsigned long long)o->max);
+				 (unsigned long long)str_max(o));
 		break;
 	case BACH_OPT_LIST:
 		if (o->max)
@@ -567,6 +793,8 @@ int bach_opts_verify(const struct bach_optdesc *d, char *msg, size_t cap)
 				    o->key);
 		if (o->def && bach_opt_parse(o, o->def, &v, why, sizeof(why)))
 			return fail(msg, cap, NULL, "the default of %s", why);
+		if (verify_member(o, msg, cap))
+			return -EINVAL;
 	}
 	return 0;
 }

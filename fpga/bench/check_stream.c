@@ -46,6 +46,7 @@
 #include <zlib.h>
 
 #include "bach/bytes.h"
+#include "bach/exit.h"
 #include "bach/frame.h"
 #include "bach/record.h"
 
@@ -78,7 +79,7 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	exit(2);
+	exit(EXIT_USAGE);
 }
 
 static uint8_t *slurp(const char *name, size_t *len, int must)

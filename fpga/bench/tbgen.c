@@ -36,6 +36,7 @@
 
 #include <zlib.h>
 
+#include "bach/exit.h"
 #include "bach/frame.h"
 #include "bach/record.h"
 
@@ -77,7 +78,7 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	exit(2);
+	exit(EXIT_USAGE);
 }
 
 static unsigned rnd(unsigned n)

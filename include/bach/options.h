@@ -4,9 +4,10 @@
  * or the [bachd] section of the configuration, describes each option once
  * in a table of struct bach_optdesc; the functions here parse and
  * range-check values against it, reject unknown keys naming the known
- * ones, fill in defaults, and print the help. Nobody else parses a number
- * from an option: bach_parse_u64() and bach_parse_size() are the
- * project's number readers.
+ * ones, fill in defaults, store each value in the member its row names
+ * (BACH_OPT_AT) and show it back, and print the help. Nobody else parses
+ * a number from an option: bach_parse_u64() and bach_parse_size() are
+ * the project's number readers.
  *
  * Numbers are decimal, or hexadecimal after 0x. A leading zero is refused
  * rather than read as octal ("010" would be 8 to strtoull and 10 to a
@@ -94,7 +95,37 @@ struct bach_optdesc {
 	 */
 	int (*parse)(const char *text, struct bach_optval *v, char *msg,
 		     size_t cap);
+
+	/*
+	 * Where the value goes in the struct the table describes (the
+	 * object of bach_opt_apply() and bach_opt_show()): the member at
+	 * off, of size bytes, named by BACH_OPT_AT(). BOOL: a bool. UINT,
+	 * SIZE, CUSTOM: an unsigned member (or an int never negative) of
+	 * 1, 2, 4 or 8 bytes holding u * scale. ENUM: an int or enum
+	 * member holding values[u], or u. PAIR: u there, u2 at off2
+	 * (BACH_OPT_AT2()). STRING: a char array, which bounds the length
+	 * when max is 0. size 0 and no set: the value is stored nowhere
+	 * (LIST; the caller reads the bach_optval).
+	 */
+	size_t off, size, off2, size2;
+	uint64_t scale;	   /* 0: 1 */
+	const int *values; /* ENUM: what names[i] stores; NULL: i */
+	/*
+	 * For the odd key, instead of off: store v (text in v->s) into
+	 * obj, returning 0 or -errno with what is wrong in msg; and show()
+	 * writes it back as bach_opt_show() does.
+	 */
+	int (*set)(void *obj, const struct bach_optval *v, char *msg,
+		   size_t cap);
+	int (*show)(const void *obj, char *buf, size_t cap);
 };
+
+/* In a table row: the value goes to member of type (a struct). */
+#define BACH_OPT_AT(type, member)                                              \
+	.off = offsetof(type, member), .size = sizeof(((type *)0)->member)
+/* ... and a PAIR's second number to member. */
+#define BACH_OPT_AT2(type, member)                                             \
+	.off2 = offsetof(type, member), .size2 = sizeof(((type *)0)->member)
 
 /* A parsed value, one per table entry, in the table's order. */
 struct bach_optval {
@@ -145,6 +176,48 @@ int bach_opts_parse(const struct bach_optdesc *d, const char *owner,
 		    struct bach_optval *vals, char *msg, size_t cap);
 void bach_opts_free(const struct bach_optdesc *d, struct bach_optval *vals);
 
+/*
+ * Store v, parsed for option o, where o says (off, or set) in obj.
+ * Returns 0, or -errno with "KEY: what is wrong" in msg (only set can
+ * fail).
+ */
+int bach_opt_apply(const struct bach_optdesc *o, void *obj,
+		   const struct bach_optval *v, char *msg, size_t cap);
+
+/* Apply every value that is set (vals as bach_opts_parse() fills it). */
+void bach_opts_apply(const struct bach_optdesc *d, void *obj,
+		     const struct bach_optval *vals);
+
+/*
+ * Parse text for the option key of d and apply it to obj. Returns 0,
+ * -ENOENT for a key d lacks (msg untouched), or -EINVAL (-errno from
+ * set) with "KEY: what it wants, not 'TEXT'" in msg.
+ */
+int bach_opt_set(const struct bach_optdesc *d, void *obj, const char *key,
+		 const char *text, char *msg, size_t cap);
+
+/* Apply every default of d to obj (what it holds for the others stays). */
+void bach_opts_defaults(const struct bach_optdesc *d, void *obj);
+
+/* How a JSON writer types the text bach_opt_show() gives. */
+enum bach_opt_json {
+	BACH_JSON_NUMBER, /* decimal digits */
+	BACH_JSON_BOOL,	  /* true or false */
+	BACH_JSON_STRING,
+	BACH_JSON_LIST, /* comma-separated strings, an array */
+};
+
+/*
+ * Option o's value in obj as text it takes again (bach_opt_set() of the
+ * text leaves obj as it is): a number in the option's own unit (a scaled
+ * one divided back), true or false, an ENUM's name, a string as it is,
+ * PAIR as N:M. Returns its enum bach_opt_json, or -ENOENT when o stores
+ * its value nowhere, -ERANGE when the member holds what no text gives,
+ * -ENOSPC when cap is too small.
+ */
+int bach_opt_show(const struct bach_optdesc *o, const void *obj, char *buf,
+		  size_t cap);
+
 /* "key, key, ..." (cut to fit). */
 void bach_opts_keys(const struct bach_optdesc *d, char *buf, size_t cap);
 
@@ -156,7 +229,8 @@ void bach_opts_print(FILE *f, const struct bach_optdesc *d);
 
 /*
  * A table's own consistency (keys unique, defaults valid for their type
- * and range, names present): 0, or -EINVAL with the first fault in msg.
+ * and range, names present, a member that holds the largest value and
+ * a string's longest): 0, or -EINVAL with the first fault in msg.
  */
 int bach_opts_verify(const struct bach_optdesc *d, char *msg, size_t cap);
 

@@ -71,11 +71,30 @@ sed -n '/^## 2\. Configuration/,/^## 3\./s/^| `\([a-z_]*\)` |.*/\1/p' "$TOP/docs
 	while read -r k; do
 		grep -q "^$k " "$T/settings" || fail "docs/bachd.md documents setting $k, which bachd lacks"
 	done
-# bachd's defaults are the table's: a capture with no settings shows them
+# bachd's defaults are the table's: a capture with no settings shows every
+# setting --help lists in its started event's config, by its key, with the
+# default --help gives (yes and no as true and false, names as strings);
+# "none" is an empty string or list. Besides them config has file and io.
 mkdir "$T/def"
 expect_status 0 "$BACHD" --driver fake --option records=10 --output "$T/def"
-grep -q '"policy":"stall","gap_markers":true,"compress":true,"level":1,"ring_bytes":268435456,"rotate_bytes":1073741824,"rotate_seconds":3600,"io":"[a-z_]*","raw_dump":false' \
-	"$T"/def/2*Z/manifest.jsonl || fail "defaults: $(head -n 1 "$T"/def/2*Z/manifest.jsonl)"
+head -n 1 "$T"/def/2*Z/manifest.jsonl > "$T/started"
+jq -r '.config | keys[]' "$T/started" | sort > "$T/config_keys" ||
+	fail "no config: $(cat "$T/started")"
+{ cut -d ' ' -f 1 "$T/settings"; echo file; echo io; } | sort | diff - "$T/config_keys" > "$T/keys_diff" ||
+	fail "config's keys are not the settings' (< --help, > config): $(cat "$T/keys_diff")"
+while read -r k d; do
+	case $k:$d in
+	output:* | driver:*) continue ;; # given
+	*::*) want='""|[]' ;;
+	*:yes) want=true ;;
+	*:no) want=false ;;
+	*:[0-9]*) want=$d ;;
+	*) want="\"$d\"" ;;
+	esac
+	got=$(jq -c ".config.$k" "$T/started")
+	printf '%s\n' "$want" | tr '|' '\n' | grep -qxF -e "$got" ||
+		fail "config.$k is $got, the default $d: $(cat "$T/started")"
+done < "$T/settings"
 # a bad setting says what it wants, an unknown one lists the known ones
 expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set queue_depth=1
 expect_err "queue_depth: want a number from 2 to 256, not '1'"
@@ -85,6 +104,19 @@ expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set compre
 expect_err "unknown setting 'compres' (output, driver, policy, gap_markers, compress,"
 expect_status 0 "$BACHD" --check-config --driver fake --output "$T" --set ring_mb=0x10 \
 	--set compress=off --set log_level=warning
+# the manifest shows every value, so a number is one its readers take:
+# jansson, and so bach verify and bach ls, read none past 2^63 - 1
+for kv in records=18446744073709551615 keep_bytes=9223372036854775808 \
+	min_free=9223372036854775808; do
+	expect_status 2 "$BACHD" --check-config --driver fake --output "$T" --set "$kv"
+	expect_err "${kv%%=*}: want"
+done
+expect_err "or a percentage"
+mkdir "$T/big"
+expect_status 0 "$BACH" capture --driver fake --option records=1000 --output "$T/big" \
+	--set records=9223372036854775807 --set keep_bytes=9223372036854775807
+expect_status 0 "$BACH" verify -q "$T"/big/2*Z
+expect_status 0 "$BACH" ls "$T/big"
 
 # the configuration must be a regular text file of sensible size: a
 # directory was read as an empty file, /dev/zero hung
@@ -141,6 +173,42 @@ expect_status 0 "$BACHD" --check-config --driver sigrok --output "$T" --option d
 	--option samplerate=24MHz --option limit=1.5k
 # a later --option replaces the file's
 expect_status 0 "$BACHD" --check-config --config "$T/range.conf" --option frame=1000
+
+# several configuration files are read in the order they are given,
+# whatever their form (--config=FILE and -cFILE came after every
+# --config FILE and -c FILE), before the rest of the command line
+printf '[bachd]\npolicy = drop\nring_mb = 8\n' > "$T/a.conf"
+printf '[bachd]\npolicy = stall\n' > "$T/b.conf"
+mkdir "$T/order"
+expect_status 0 "$BACHD" --driver fake --option records=10 --output "$T/order" \
+	--config="$T/a.conf" -c "$T/b.conf"
+first=$(head -n 1 "$T"/order/2*Z/manifest.jsonl)
+[ "$(printf '%s' "$first" | jq -c '[.config.policy, .config.ring_mb, .config_path]')" = \
+	"[\"stall\",8,\"$(realpath "$T/b.conf")\"]" ] || fail "--config=a -c b: $first"
+rm -r "$T/order" && mkdir "$T/order"
+expect_status 0 "$BACHD" --driver fake --option records=10 --output "$T/order" \
+	--set ring_mb=16 -c"$T/b.conf" --config "$T/a.conf"
+[ "$(jq -c '[.config.policy, .config.ring_mb]' "$T"/order/2*Z/manifest.jsonl | head -n 1)" = \
+	'["drop",16]' ] || fail "-cb --config a: $(head -n 1 "$T"/order/2*Z/manifest.jsonl)"
+
+# --policy, --no-compress, --no-gap-markers, --no-io-uring and
+# --control-socket are settings by another name: the same capture as with
+# --set, and a later one of either replaces an earlier one
+mkdir "$T/alias" "$T/set"
+expect_status 0 "$BACH" capture --driver fake --option records=1000 --output "$T/alias" \
+	--set compress=yes --no-compress --no-gap-markers --no-io-uring --policy drop \
+	--control-socket none
+expect_status 0 "$BACH" capture --driver fake --option records=1000 --output "$T/set" \
+	--set compress=no --set gap_markers=no --set io_uring=no --set policy=drop \
+	--set control_socket=none
+[ "$(jq -c '.config | del(.output)' "$T"/alias/2*Z/manifest.jsonl | head -n 1)" = \
+	"$(jq -c '.config | del(.output)' "$T"/set/2*Z/manifest.jsonl | head -n 1)" ] ||
+	fail "aliases and --set differ: $(head -n 1 "$T"/alias/2*Z/manifest.jsonl)"
+ls "$T"/alias/2*Z/seg-000001.byu > /dev/null || fail "--no-compress wrote no .byu"
+mkdir "$T/later"
+expect_status 0 "$BACH" capture --driver fake --option records=1000 --output "$T/later" \
+	--no-compress --set compress=yes
+ls "$T"/later/2*Z/seg-000001.byu.gz > /dev/null || fail "--set compress=yes after --no-compress"
 
 # records=0 is refused (it once meant "run forever" and filled a disk);
 # leaving records out runs until stopped

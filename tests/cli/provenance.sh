@@ -31,6 +31,26 @@ C=$(capdir "$T/caps")
 [ "$(started labels "$C")" = '{"machine": "p166 \"lab 3\"", "run": "7", "workload": "kernel-build"}' ] ||
 	fail "labels: $(started labels "$C")"
 "$BACH" verify -q "$C" > "$T/v" 2>&1 || fail "a capture with provenance does not verify: $(cat "$T/v")"
+# a version 1 manifest (config as bach wrote it before its members were
+# the settings' keys, docs/formats.md section 4) still reads
+mkdir "$T/old"
+cp -r "$C" "$T/old/"
+V1=$(capdir "$T/old")
+python3 -c 'import json, sys
+p = sys.argv[1] + "/manifest.jsonl"
+lines = open(p).read().splitlines(True)
+e = json.loads(lines[0])
+e["version"] = 1
+e["config"] = json.loads(sys.argv[2])
+lines[0] = json.dumps(e, separators=(",", ":")) + "\n"
+open(p, "w").writelines(lines)' "$V1" '{"file":"etc/../etc/b.conf","policy":"stall","gap_markers":true,"compress":true,"level":1,"ring_bytes":268435456,"rotate_bytes":1073741824,"rotate_seconds":3600,"io":"io_uring","raw_dump":false,"compressor":"record","threads":0,"queue_depth":8,"flush_ms":200,"min_free_bytes":1000000,"min_free_percent":0,"on_full":"wait","keep_bytes":0,"keep_days":0,"keep_captures":0,"post_rotate":"","duration":0,"records":0,"segments":0,"markers":["io:0x80-0x80"],"marker_rate":100,"metrics_file":""}' ||
+	fail "cannot write a version 1 started line"
+[ "$(started version "$V1")" = 1 ] && [ "$(started config/ring_bytes "$V1")" = 268435456 ] ||
+	fail "the version 1 line is not: $(head -n 1 "$V1/manifest.jsonl")"
+"$BACH" verify -q "$V1" > "$T/v" 2>&1 || fail "a version 1 manifest does not verify: $(cat "$T/v")"
+"$BACH" ls "$T/old" > "$T/ls" 2>&1 && grep -q 'clean.*machine=p166' "$T/ls" ||
+	fail "bach ls of a version 1 manifest: $(cat "$T/ls")"
+[ "$(started version "$C")" = 2 ] || fail "version $(started version "$C"), not 2"
 
 # without a configuration file or labels: empty, not missing
 "$BACH" capture --driver replay --option path="$C" --output "$T/caps" 2> "$T/log" ||
@@ -91,11 +111,11 @@ expect_status 0 "$BACHD" --driver fake --option records=20000 --output "$T/cfgca
 	--config "$T/shape.conf" --set keep_days=11
 first=$(head -n 1 "$(capdir "$T/cfgcaps")/manifest.jsonl")
 cfgval() { printf '%s\n' "$first" | jq -c ".config.$1"; }
-for kv in min_free_percent=7 min_free_bytes=0 on_full='"stop"' keep_bytes=5000000000 \
+for kv in min_free='"7%"' on_full='"stop"' keep_bytes=5000000000 \
 	keep_days=11 keep_captures=4 post_rotate='"gzip -t \"%s\""' duration=3600 \
 	records=123456789 segments=77 marker_rate=50 compressor='"record"' level=2 \
-	markers='["io:0xe0-0xef","mem:0xfff00000-0xfff00fff"]' \
-	metrics_file="\"$T/m/shape.prom\""; do
+	marker='["io:0xe0-0xef","mem:0xfff00000-0xfff00fff"]' \
+	metrics_file="\"$T/m/shape.prom\"" ring_mb=256 rotate_mb=1024 io_uring=true; do
 	[ "$(cfgval "${kv%%=*}")" = "${kv#*=}" ] ||
 		fail "config.${kv%%=*} is $(cfgval "${kv%%=*}"), given ${kv#*=}: $first"
 done
@@ -104,9 +124,30 @@ sleep 1 # a new capture id
 expect_status 0 "$BACH" capture --driver fake --option records=20000 --output "$T/cfgcaps" \
 	--set min_free=1000000
 first=$(head -n 1 "$(capdir "$T/cfgcaps")/manifest.jsonl")
-for kv in min_free_bytes=1000000 min_free_percent=0 on_full='"wait"' keep_days=0 \
-	post_rotate='""' duration=0 markers='[]' marker_rate=100 metrics_file='""'; do
+for kv in min_free=1000000 on_full='"wait"' keep_days=0 \
+	post_rotate='""' duration=0 marker='[]' marker_rate=100 metrics_file='""'; do
 	[ "$(cfgval "${kv%%=*}")" = "${kv#*=}" ] ||
 		fail "bach capture: config.${kv%%=*} is $(cfgval "${kv%%=*}"), want ${kv#*=}: $first"
 done
+# every value in config is one its setting takes: the shape capture's
+# config given back as --set KEY=VALUE (a list item by item), and nothing
+# else, makes a capture with the same config
+shape=$(head -n 1 "$(ls -d "$T"/cfgcaps/2*Z* | head -n 1)/manifest.jsonl")
+sleep 1 # a new capture id
+printf '%s' "$shape" | python3 -c 'import json, sys
+out = []
+for k, v in json.loads(sys.stdin.read())["config"].items():
+    if k in ("file", "io"):
+        continue
+    for x in v if isinstance(v, list) else [v]:
+        out += ["--set", "%s=%s" % (k, json.dumps(x) if isinstance(x, bool) else x)]
+sys.stdout.write("\0".join(out))' > "$T/args" || fail "cannot read config: $shape"
+xargs -0 "$BACHD" --option records=20000 < "$T/args" 2> "$T/log" ||
+	fail "bachd with config's values as --set: $(cat "$T/log")"
+again=$(head -n 1 "$(capdir "$T/cfgcaps")/manifest.jsonl")
+python3 -c 'import json, sys
+a, b = (json.loads(x)["config"] for x in sys.argv[1:])
+a.pop("file"), b.pop("file")
+sys.exit(a != b)' "$shape" "$again" ||
+	fail "config's values given back make another config: $shape then $again"
 echo ok

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <zlib.h>
 
+#include "bach/exit.h"
+
 int main(int argc, char **argv)
 {
 	static unsigned char buf[1 << 16];
@@ -20,14 +22,14 @@ int main(int argc, char **argv)
 
 		if (!f) {
 			perror(argv[i]);
-			status = 2;
+			status = EXIT_USAGE;
 			continue;
 		}
 		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 			crc = crc32(crc, buf, (uInt)n);
 		if (ferror(f)) {
 			perror(argv[i]);
-			status = 2;
+			status = EXIT_USAGE;
 		} else {
 			printf("%08lx  %s\n", crc, argv[i]);
 		}

@@ -20,6 +20,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bach/exit.h"
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -37,13 +39,13 @@ int main(int argc, char **argv)
 	}
 	if (i != argc - 1 || strlen(argv[i]) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "usage: ctl_raw [-n|-c] SOCKET < REQUEST\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	strcpy(sa.sun_path, argv[i]);
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		fprintf(stderr, "ctl_raw: %s: %s\n", argv[i], strerror(errno));
-		return 2;
+		return EXIT_USAGE;
 	}
 	while ((n = read(0, buf, sizeof(buf))) > 0) {
 		/* the daemon may answer (and close) before reading it all */

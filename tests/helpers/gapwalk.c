@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bach/exit.h"
+
 #define REC 6
 
 static int invalid_type(unsigned t)
@@ -103,12 +105,12 @@ int main(int argc, char **argv)
 	if (argc - i != 2) {
 		fprintf(stderr,
 			"usage: gapwalk [-p] REFERENCE.byu TRACE.byu|-\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	f = fopen(argv[i], "rb");
 	if (!f) {
 		perror(argv[i]);
-		return 2;
+		return EXIT_USAGE;
 	}
 	g = malloc(gcap);
 	while (g && (n = fread(g + gsize, 1, gcap - gsize, f)) > 0) {
@@ -124,14 +126,14 @@ int main(int argc, char **argv)
 	if (!g || gsize % REC) {
 		fprintf(stderr, "gapwalk: %s: not whole records\n", argv[i]);
 		free(g);
-		return 2;
+		return EXIT_USAGE;
 	}
 	ng = gsize / REC;
 	t = strcmp(argv[i + 1], "-") ? fopen(argv[i + 1], "rb") : stdin;
 	if (!t) {
 		perror(argv[i + 1]);
 		free(g);
-		return 2;
+		return EXIT_USAGE;
 	}
 	rc = walk(g, ng, t, prefix);
 	free(g);

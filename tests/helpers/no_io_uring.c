@@ -22,6 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bach/exit.h"
+
 #if defined(__x86_64__)
 #define ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
@@ -69,17 +71,17 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: no_io_uring PROGRAM [ARG]...\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		fprintf(stderr, "no_io_uring: PR_SET_NO_NEW_PRIVS: %s\n",
 			strerror(errno));
-		return 2;
+		return EXIT_USAGE;
 	}
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0) {
 		fprintf(stderr, "no_io_uring: PR_SET_SECCOMP: %s\n",
 			strerror(errno));
-		return 2;
+		return EXIT_USAGE;
 	}
 	execvp(argv[1], argv + 1);
 	fprintf(stderr, "no_io_uring: %s: %s\n", argv[1], strerror(errno));

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bach/exit.h"
+
 static volatile sig_atomic_t quit;
 
 static void on_signal(int sig)
@@ -73,17 +75,17 @@ int main(int argc, char **argv)
 		else if (ch == 'k')
 			ticks = 1;
 		else
-			return 2;
+			return EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "usage: notify_listen [-t SECONDS] [-r GLOB] "
 				"[-k] PATH\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	path = argv[optind];
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "notify_listen: %s: path too long\n", path);
-		return 2;
+		return EXIT_USAGE;
 	}
 	strcpy(sa.sun_path, path);
 	sigaction(SIGTERM, &act, NULL);
@@ -92,7 +94,7 @@ int main(int argc, char **argv)
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		fprintf(stderr, "notify_listen: %s: %s\n", path,
 			strerror(errno));
-		return 2;
+		return EXIT_USAGE;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	end = mono() + limit;

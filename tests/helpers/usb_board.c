@@ -77,6 +77,7 @@
 
 #include "bach/bytes.h"
 #include "bach/driver.h"
+#include "bach/exit.h"
 #include "bach/frame.h"
 #include "bach/record.h"
 #include "board_model.h"
@@ -181,7 +182,7 @@ static void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vnote(fmt, ap);
 	va_end(ap);
-	exit(2);
+	exit(EXIT_USAGE);
 }
 
 /* ---- descriptors ----------------------------------------------------------
@@ -1114,7 +1115,7 @@ int main(int argc, char **argv)
 	e.tb = umockdev_testbed_new();
 	if (!e.tb) {
 		note("cannot make a umockdev testbed");
-		return check ? 77 : 2;
+		return check ? 77 : EXIT_USAGE;
 	}
 	if (!umockdev_in_mock_environment()) {
 		note("libumockdev-preload.so.0 is not loaded (LD_PRELOAD=%s)",

@@ -327,6 +327,236 @@ static void help(void **state)
 	free(buf);
 }
 
+/* A struct a table describes: each row names its member. */
+struct thing {
+	bool flag;
+	uint8_t small;
+	int level;
+	unsigned ring_bytes;
+	uint64_t big;
+	int colour; /* colour_values[] */
+	char name[8];
+	uint64_t every;
+	uint32_t count;
+	uint64_t lo, hi; /* the "range" row's set and show */
+};
+
+static const int colour_values[] = { 10, 20, 30 };
+
+/* "LO-HI" into lo and hi: the odd key, two members from one value */
+static int parse_range(const char *text, struct bach_optval *v, char *msg,
+		       size_t cap)
+{
+	unsigned long long a, b;
+	int n = 0;
+
+	snprintf(msg, cap, "want LO-HI");
+	if (sscanf(text, "%llu-%llu%n", &a, &b, &n) != 2 || text[n] || a > b)
+		return -EINVAL;
+	v->u = a;
+	v->u2 = b;
+	return 0;
+}
+
+static int set_range(void *obj, const struct bach_optval *v, char *msg,
+		     size_t cap)
+{
+	struct thing *t = obj;
+
+	if (v->u2 == 666) {
+		snprintf(msg, cap, "not 666");
+		return -EINVAL;
+	}
+	t->lo = v->u;
+	t->hi = v->u2;
+	return 0;
+}
+
+static int show_range(const void *obj, char *buf, size_t cap)
+{
+	const struct thing *t = obj;
+	int n = snprintf(buf, cap, "%llu-%llu", (unsigned long long)t->lo,
+			 (unsigned long long)t->hi);
+
+	return n < 0 || (size_t)n >= cap ? -ENOSPC : BACH_JSON_STRING;
+}
+
+static const struct bach_optdesc stored[] = {
+	{ .key = "flag",
+	  .type = BACH_OPT_BOOL,
+	  .help = "a flag",
+	  .def = "yes",
+	  BACH_OPT_AT(struct thing, flag) },
+	{ .key = "small",
+	  .type = BACH_OPT_UINT,
+	  .help = "a byte",
+	  .max = 255,
+	  .def = "7",
+	  BACH_OPT_AT(struct thing, small) },
+	{ .key = "level",
+	  .type = BACH_OPT_UINT,
+	  .help = "an int",
+	  .min = 1,
+	  .max = 12,
+	  .def = "3",
+	  BACH_OPT_AT(struct thing, level) },
+	{ .key = "ring_mb",
+	  .type = BACH_OPT_UINT,
+	  .help = "MiB, stored in bytes",
+	  .max = 4095,
+	  .def = "256",
+	  .scale = 1u << 20,
+	  BACH_OPT_AT(struct thing, ring_bytes) },
+	{ .key = "big",
+	  .type = BACH_OPT_SIZE,
+	  .help = "a size",
+	  .unit = "B",
+	  .def = "0",
+	  BACH_OPT_AT(struct thing, big) },
+	{ .key = "colour",
+	  .type = BACH_OPT_ENUM,
+	  .names = colours,
+	  .values = colour_values,
+	  .help = "a colour",
+	  .def = "green",
+	  BACH_OPT_AT(struct thing, colour) },
+	{ .key = "name",
+	  .type = BACH_OPT_STRING,
+	  .help = "at most 7 bytes: the member says so",
+	  BACH_OPT_AT(struct thing, name) },
+	{ .key = "every",
+	  .type = BACH_OPT_PAIR,
+	  .arg = "N:C",
+	  .help = "two numbers",
+	  .max2 = UINT32_MAX,
+	  BACH_OPT_AT(struct thing, every),
+	  BACH_OPT_AT2(struct thing, count) },
+	{ .key = "range",
+	  .type = BACH_OPT_CUSTOM,
+	  .arg = "LO-HI",
+	  .help = "two members",
+	  .parse = parse_range,
+	  .set = set_range,
+	  .show = show_range,
+	  .def = "1-2" },
+	{ .key = "input",
+	  .type = BACH_OPT_LIST,
+	  .help = "stored nowhere: the caller reads the values" },
+	{ 0 },
+};
+
+static int show(const char *key, const struct thing *t, char *buf)
+{
+	return bach_opt_show(&stored[bach_opt_find(stored, key)], t, buf, 64);
+}
+
+/* Each row says where its value goes: defaults, set and show use it. */
+static void members(void **state)
+{
+	struct thing t, u;
+	char msg[256], buf[64];
+
+	(void)state;
+	assert_int_equal(bach_opts_verify(stored, msg, sizeof(msg)), 0);
+	memset(&t, 0xa5, sizeof(t));
+	t.name[0] = 0;
+	bach_opts_defaults(stored, &t);
+	assert_true(t.flag);
+	assert_int_equal(t.small, 7);
+	assert_int_equal(t.level, 3);
+	assert_int_equal(t.ring_bytes, 256u << 20);
+	assert_int_equal(t.big, 0);
+	assert_int_equal(t.colour, 20);
+	assert_int_equal(t.lo, 1);
+	assert_int_equal(t.hi, 2);
+	/* no default: the member keeps what it held */
+	assert_int_equal(t.every, 0xa5a5a5a5a5a5a5a5ull);
+
+	assert_int_equal(
+		bach_opt_set(stored, &t, "ring_mb", "0x10", msg, sizeof(msg)),
+		0);
+	assert_int_equal(t.ring_bytes, 16u << 20);
+	assert_int_equal(
+		bach_opt_set(stored, &t, "colour", "blue", msg, sizeof(msg)),
+		0);
+	assert_int_equal(t.colour, 30);
+	assert_int_equal(
+		bach_opt_set(stored, &t, "flag", "off", msg, sizeof(msg)), 0);
+	assert_false(t.flag);
+	assert_int_equal(
+		bach_opt_set(stored, &t, "big", "1.5kB", msg, sizeof(msg)), 0);
+	assert_int_equal(t.big, 1500);
+	assert_int_equal(bach_opt_set(stored, &t, "every", "9:4294967295", msg,
+				      sizeof(msg)),
+			 0);
+	assert_int_equal(t.every, 9);
+	assert_int_equal(t.count, UINT32_MAX);
+	assert_int_equal(
+		bach_opt_set(stored, &t, "range", "5-9", msg, sizeof(msg)), 0);
+	assert_int_equal(t.hi, 9);
+	/* a string is bounded by its member when max is not given */
+	assert_int_equal(
+		bach_opt_set(stored, &t, "name", "1234567", msg, sizeof(msg)),
+		0);
+	assert_string_equal(t.name, "1234567");
+	assert_int_equal(
+		bach_opt_set(stored, &t, "name", "12345678", msg, sizeof(msg)),
+		-EINVAL);
+	assert_non_null(strstr(msg, "name: want a length from 0 to 7"));
+	assert_string_equal(t.name, "1234567");
+	/* errors: unknown key, bad value, and the set hook's own */
+	assert_int_equal(
+		bach_opt_set(stored, &t, "nope", "1", msg, sizeof(msg)),
+		-ENOENT);
+	assert_int_equal(
+		bach_opt_set(stored, &t, "small", "256", msg, sizeof(msg)),
+		-EINVAL);
+	assert_int_equal(t.small, 7);
+	assert_int_equal(
+		bach_opt_set(stored, &t, "range", "1-666", msg, sizeof(msg)),
+		-EINVAL);
+	assert_string_equal(msg, "range: not 666");
+
+	/* show writes what set takes back, in the option's own unit */
+	assert_int_equal(show("flag", &t, buf), BACH_JSON_BOOL);
+	assert_string_equal(buf, "false");
+	assert_int_equal(show("ring_mb", &t, buf), BACH_JSON_NUMBER);
+	assert_string_equal(buf, "16");
+	assert_int_equal(show("big", &t, buf), BACH_JSON_NUMBER);
+	assert_string_equal(buf, "1500");
+	assert_int_equal(show("colour", &t, buf), BACH_JSON_STRING);
+	assert_string_equal(buf, "blue");
+	assert_int_equal(show("name", &t, buf), BACH_JSON_STRING);
+	assert_string_equal(buf, "1234567");
+	assert_int_equal(show("every", &t, buf), BACH_JSON_STRING);
+	assert_string_equal(buf, "9:4294967295");
+	assert_int_equal(show("range", &t, buf), BACH_JSON_STRING);
+	assert_string_equal(buf, "5-9");
+	assert_int_equal(show("input", &t, buf), -ENOENT);
+	u = t;
+	u.colour = 11;
+	assert_int_equal(show("colour", &u, buf), -ERANGE);
+	u.ring_bytes = 1;
+	assert_int_equal(show("ring_mb", &u, buf), -ERANGE);
+	assert_int_equal(bach_opt_show(&stored[0], &t, buf, 5), -ENOSPC);
+
+	/* every row's shown value, set again, leaves the struct as it is */
+	memset(&u, 0, sizeof(u));
+	for (size_t i = 0; stored[i].key; i++) {
+		if (show(stored[i].key, &t, buf) < 0)
+			continue;
+		assert_int_equal(bach_opt_set(stored, &u, stored[i].key, buf,
+					      msg, sizeof(msg)),
+				 0);
+	}
+	/* the members one by one: padding is not compared */
+	assert_true(u.flag == t.flag && u.small == t.small &&
+		    u.level == t.level && u.ring_bytes == t.ring_bytes &&
+		    u.big == t.big && u.colour == t.colour &&
+		    !strcmp(u.name, t.name) && u.every == t.every &&
+		    u.count == t.count && u.lo == t.lo && u.hi == t.hi);
+}
+
 static void bad_tables(void **state)
 {
 	static const struct bach_optdesc twice[] = {
@@ -342,9 +572,87 @@ static void bad_tables(void **state)
 		  .def = "10" },
 		{ 0 },
 	};
+	/* members that cannot hold what the row takes */
+	static const struct bach_optdesc narrow[] = {
+		{ .key = "small",
+		  .type = BACH_OPT_UINT,
+		  .help = "x",
+		  .max = 256,
+		  BACH_OPT_AT(struct thing, small) },
+		{ 0 },
+	};
+	static const struct bach_optdesc scaled[] = {
+		{ .key = "ring_mb",
+		  .type = BACH_OPT_UINT,
+		  .help = "x",
+		  .max = 4096,
+		  .scale = 1u << 20,
+		  BACH_OPT_AT(struct thing, ring_bytes) },
+		{ 0 },
+	};
+	static const struct bach_optdesc unbounded[] = {
+		{ .key = "level",
+		  .type = BACH_OPT_UINT,
+		  .help = "x",
+		  BACH_OPT_AT(struct thing, level) },
+		{ 0 },
+	};
+	static const struct bach_optdesc long_name[] = {
+		{ .key = "name",
+		  .type = BACH_OPT_STRING,
+		  .help = "x",
+		  .max = 8,
+		  BACH_OPT_AT(struct thing, name) },
+		{ 0 },
+	};
+	static const struct bach_optdesc not_bool[] = {
+		{ .key = "flag",
+		  .type = BACH_OPT_BOOL,
+		  .help = "x",
+		  BACH_OPT_AT(struct thing, level) },
+		{ 0 },
+	};
+	static const struct bach_optdesc no_show[] = {
+		{ .key = "range",
+		  .type = BACH_OPT_CUSTOM,
+		  .arg = "LO-HI",
+		  .help = "x",
+		  .parse = parse_range,
+		  .set = set_range },
+		{ 0 },
+	};
+	static const int wide_values[] = { 1, 2, 300 };
+	static const struct bach_optdesc wide_enum[] = {
+		{ .key = "colour",
+		  .type = BACH_OPT_ENUM,
+		  .names = colours,
+		  .values = wide_values,
+		  .help = "x",
+		  BACH_OPT_AT(struct thing, small) },
+		{ 0 },
+	};
+	static const struct {
+		const struct bach_optdesc *d;
+		const char *why;
+	} faults[] = {
+		{ narrow, "option small: its largest value does not fit" },
+		{ scaled, "option ring_mb: its largest value does not fit" },
+		{ unbounded, "option level: its largest value does not fit" },
+		{ long_name, "option name: max does not fit its member" },
+		{ not_bool, "option flag: not a bool member" },
+		{ no_show, "option range: set and show go together" },
+		{ wide_enum, "option colour: a value does not fit its member" },
+	};
 	char msg[256];
 
 	(void)state;
+	for (size_t i = 0; i < sizeof(faults) / sizeof(*faults); i++) {
+		assert_int_equal(
+			bach_opts_verify(faults[i].d, msg, sizeof(msg)),
+			-EINVAL);
+		if (!strstr(msg, faults[i].why))
+			fail_msg("got '%s', wanted '%s'", msg, faults[i].why);
+	}
 	assert_int_equal(bach_opts_verify(twice, msg, sizeof(msg)), -EINVAL);
 	assert_non_null(strstr(msg, "option a: twice"));
 	assert_int_equal(bach_opts_verify(bad_def, msg, sizeof(msg)), -EINVAL);
@@ -360,6 +668,7 @@ int main(void)
 		cmocka_unit_test(tables),
 		cmocka_unit_test(errors),
 		cmocka_unit_test(help),
+		cmocka_unit_test(members),
 		cmocka_unit_test(bad_tables),
 	};
 
