@@ -28,7 +28,8 @@ const char *fmt_names(enum bach_format_dir dir);
 /*
  * The formats as `bach help convert` lists them, one line each: name, the
  * ways it goes ("in", "out" or "in/out"), what it is; then the endings
- * that imply one and the exports with a time field.
+ * that imply one and the exports with a time field. The bash completion
+ * (tools/completion/bach.bash) reads this list.
  */
 void fmt_print(FILE *f);
 
