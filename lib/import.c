@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Importers: read a foreign trace a large block at a time, split it into
- * lines (or fixed-size binary records) and hand each to bach_import_line(),
- * collecting the records it makes into blocks. Input that starts with the
- * gzip magic is inflated on the way in (one member or many concatenated,
- * as the CIS 501 traces ship: .trace.gz); line numbers and record offsets
- * then count the uncompressed data.
+ * lines (or fixed-size binary records) and hand each to the format's
+ * line() (lib/formats.c), collecting the records it makes into blocks.
+ * Input that starts with the gzip magic is inflated on the way in (one
+ * member or many concatenated, as the CIS 501 traces ship: .trace.gz);
+ * line numbers and record offsets then count the uncompressed data.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +26,7 @@
 #define Z_CAP	 (256u << 10) /* compressed bytes read at a time */
 
 struct bach_importer {
-	enum bach_import_format fmt;
+	const struct bach_format *f;
 	unsigned flags;
 	int fd;
 	char *path;
@@ -124,7 +124,7 @@ static int sniff(struct bach_importer *im)
 	return 0;
 }
 
-int bach_importer_open(struct bach_importer **ip, enum bach_import_format fmt,
+int bach_importer_open(struct bach_importer **ip, const struct bach_format *f,
 		       const char *path, unsigned flags)
 {
 	struct bach_importer *im = calloc(1, sizeof(*im));
@@ -132,9 +132,9 @@ int bach_importer_open(struct bach_importer **ip, enum bach_import_format fmt,
 	*ip = im;
 	if (!im)
 		return -ENOMEM;
-	im->fmt = fmt;
+	im->f = f;
 	im->flags = flags;
-	im->unit = bach_import_unit(fmt);
+	im->unit = f->unit;
 	im->fd = -1;
 	im->path = strdup(path);
 	im->in = malloc(IN_CAP);
@@ -142,6 +142,9 @@ int bach_importer_open(struct bach_importer **ip, enum bach_import_format fmt,
 	im->out = malloc((OUT_RECS + BACH_IMPORT_MAX_RECS) * BACH_REC_SIZE);
 	if (!im->path || !im->in || !im->zin || !im->out)
 		return ifail(im, -ENOMEM, "%s: out of memory", path);
+	if (!f->line)
+		return ifail(im, -EINVAL, "%s: %s is not a format bach imports",
+			     path, f->name);
 	gzin_init(&im->gzi, im->zin, Z_CAP, gz_raw_read, im, &im->zeof,
 		  &im->zpos, im->msg, sizeof(im->msg));
 	im->gzi.name = iname(im);
@@ -224,8 +227,7 @@ static int one(struct bach_importer *im, const char *p, size_t len,
 	int n;
 
 	im->st.lines++;
-	n = bach_import_line(im->fmt, p, len, im->flags, out, &im->st.skipped,
-			     &why);
+	n = im->f->line(p, len, im->flags, out, &im->st.skipped, &why);
 	if (n < 0) {
 		if (im->unit)
 			return ifail(im, -BACH_EDATA,

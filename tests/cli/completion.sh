@@ -1,6 +1,7 @@
 # bash completion for bach and bachd (issue 10, section 8): sourced in
 # bash, its functions complete commands, options, driver names, driver
-# options and [bachd] keys, all taken from the programs' own output.
+# options, [bachd] keys and the formats of --from and --to, all taken from
+# the programs' own output.
 . "$TOP/tests/lib.sh"
 BACHD="$(dirname "$BACH")/bachd"
 command -v bash > /dev/null || skip "no bash"
@@ -48,7 +49,21 @@ want capture _bach "$BACH" help cap
 want --format _bach "$BACH" dump --fo
 want "--from" _bach "$BACH" convert --fr
 has -o --output --records --seed --pins -- _bach "$BACH" gen -
-want "byu byu.gz din dinx laplace csv" _bach "$BACH" convert --to ""
+# formats: every one bach convert takes (its messages list them from the
+# table of formats, as its help does), and no other
+names() {
+	"$BACH" convert "$1" nosuch a b 2>&1 |
+		sed -n "s/.*unknown format 'nosuch' (\(.*\))\$/\1/p" | tr -d ,
+}
+from=$(names --from)
+to=$(names --to)
+[ $(wc -w <<< "$from") -ge 10 ] || fail "bach convert --from takes [$from]"
+[ $(wc -w <<< "$to") -ge 9 ] || fail "bach convert --to takes [$to]"
+want "$from" _bach "$BACH" convert --from ""
+want "$to" _bach "$BACH" convert --to ""
+want "$from" _bach "$BACH" diff --from-b ""
+want tracematcher _bach "$BACH" convert --from tr
+want "laplace laplace-bin" _bach "$BACH" convert --to lap
 want "text csv jsonl" _bach "$BACH" dump -f ""
 want "status start stop" _bach "$BACH" ctl st
 has --socket --instance --json --timeout -- _bach "$BACH" ctl --

@@ -12,6 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bach/convert.h"
+
 #define CHECK(cond, ...)                                                       \
 	do {                                                                   \
 		if (!(cond)) {                                                 \
@@ -54,6 +56,39 @@ static inline void fuzz_put_path(const char *path, const uint8_t *p, size_t n)
 	CHECK(fd >= 0, "%s: %s", path, strerror(errno));
 	CHECK(write(fd, p, n) == (ssize_t)n, "%s: short write", path);
 	close(fd);
+}
+
+/* The formats of bach_formats[] that import (in) or export (out). */
+static inline int fuzz_goes(const struct bach_format *f,
+			    enum bach_format_dir dir)
+{
+	return f->kind == BACH_FORMAT_FOREIGN && bach_format_can(f, dir);
+}
+
+static inline unsigned fuzz_nformats(enum bach_format_dir dir)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; bach_formats[i]; i++)
+		n += (unsigned)fuzz_goes(bach_formats[i], dir);
+	return n;
+}
+
+/*
+ * The k-th of them (counted around), in the table's order: the import
+ * and export targets pick one by a byte of their input.
+ */
+static inline const struct bach_format *fuzz_format(enum bach_format_dir dir,
+						    unsigned k)
+{
+	unsigned n = fuzz_nformats(dir);
+
+	CHECK(n, "no format goes %d", dir);
+	k %= n;
+	for (size_t i = 0; bach_formats[i]; i++)
+		if (fuzz_goes(bach_formats[i], dir) && !k--)
+			return bach_formats[i];
+	return NULL;
 }
 
 #endif

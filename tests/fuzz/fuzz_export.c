@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: bach_export_block() and the one-record text forms.
- * Byte 0 picks what runs (mod 10): the exports din, dinx, laplace, csv,
- * laplace-bin, tracematcher and idtrace, then bach_fmt_text, bach_fmt_csv
- * and bach_fmt_jsonl record by record;
+ * libFuzzer target: the exports' write() and the one-record text forms.
+ * Byte 0 picks what runs (modulo the exports + 3): the exports of
+ * bach_formats[] in its order (din, dinx, laplace, laplace-bin,
+ * tracematcher, idtrace, csv), then bach_fmt_text, bach_fmt_csv and
+ * bach_fmt_jsonl record by record;
  * bytes 1..8 are the index of the first record (little-endian); the rest
  * is records (a partial last record is dropped).
  *
@@ -29,7 +30,13 @@
 
 #include "fuzz_check.h"
 
-enum { FMT_TEXT = BACH_EXPORT_NFORMATS, FMT_CSV_ONE, FMT_JSONL, NMODES };
+/* the modes after the exports */
+enum { FMT_TEXT, FMT_CSV_ONE, FMT_JSONL, NFMT_ONE };
+
+static int is(const struct bach_format *f, const char *name)
+{
+	return f && !strcmp(f->name, name);
+}
 
 /* Lines in out[0..len): every one ends in '\n', fits, and is printable. */
 static size_t count_lines(const char *out, size_t len, int mode)
@@ -56,11 +63,11 @@ static size_t count_lines(const char *out, size_t len, int mode)
 }
 
 /* Binary exports: whole records of their size, fields as documented. */
-static void check_binary(const char *out, size_t len, int mode, size_t want,
+static void check_binary(const char *out, size_t len, int mode,
+			 const struct bach_format *f, size_t want,
 			 uint64_t index)
 {
-	size_t unit = mode == BACH_EXPORT_IDTRACE ? BACH_IDTRACE_SIZE
-						  : BACH_LAPLACE_BIN_SIZE;
+	size_t unit = f->unit;
 	uint64_t last = 0; /* position of the last one, from index */
 
 	CHECK(len == want * unit, "mode %d: %zu bytes for %zu records", mode,
@@ -68,7 +75,7 @@ static void check_binary(const char *out, size_t len, int mode, size_t want,
 	for (size_t i = 0; i < want; i++) {
 		const uint8_t *b = (const uint8_t *)out + i * unit;
 
-		if (mode == BACH_EXPORT_LAPLACE_BIN) {
+		if (is(f, "laplace-bin")) {
 			/* the trace position, modulo 2^64 like index + i */
 			uint64_t ts = bach_get_le64(b + 1) - index;
 
@@ -80,6 +87,8 @@ static void check_binary(const char *out, size_t len, int mode, size_t want,
 			      "laplace-bin: timestamp index + %llu",
 			      (unsigned long long)ts);
 			last = ts;
+		} else if (!is(f, "idtrace")) {
+			CHECK(0, "%s: a binary export not checked", f->name);
 		} else if (b[0] == 0x60) {
 			CHECK(bach_get_le32(b + 1) % 16 == 0,
 			      "idtrace: line at %08x", bach_get_le32(b + 1));
@@ -96,8 +105,9 @@ static void check_binary(const char *out, size_t len, int mode, size_t want,
  * every line entry equal to the entry before it; the same whether the
  * records come in one block or two.
  */
-static void check_folding(const char *plain, size_t plen, const uint8_t *recs,
-			  size_t n, uint64_t index, uint64_t skipped)
+static void check_folding(const struct bach_format *f, const char *plain,
+			  size_t plen, const uint8_t *recs, size_t n,
+			  uint64_t index, uint64_t skipped)
 {
 	char *want = malloc(plen + 1), *got = malloc(n * BACH_TEXT_MAX);
 	struct bach_export_carry c1 = { 0 }, c2 = { 0 };
@@ -115,19 +125,16 @@ static void check_folding(const char *plain, size_t plen, const uint8_t *recs,
 		memcpy(want + wlen, plain + off, BACH_IDTRACE_SIZE);
 		wlen += BACH_IDTRACE_SIZE;
 	}
-	glen = bach_export_block_timed(BACH_EXPORT_IDTRACE, got, recs, n, index,
-				       NULL, &s1, &c1);
+	glen = f->write(got, recs, n, index, NULL, &s1, &c1);
 	CHECK(glen == wlen && !memcmp(got, want, wlen),
 	      "idtrace folded: %zu bytes, want %zu", glen, wlen);
 	CHECK(c1.folded == dropped && s1 == skipped,
 	      "idtrace folded %llu (want %llu), skipped %llu (want %llu)",
 	      (unsigned long long)c1.folded, (unsigned long long)dropped,
 	      (unsigned long long)s1, (unsigned long long)skipped);
-	glen = bach_export_block_timed(BACH_EXPORT_IDTRACE, got, recs, h, index,
-				       NULL, &s2, &c2);
-	glen += bach_export_block_timed(BACH_EXPORT_IDTRACE, got + glen,
-					recs + h * BACH_REC_SIZE, n - h,
-					index + h, NULL, &s2, &c2);
+	glen = f->write(got, recs, h, index, NULL, &s2, &c2);
+	glen += f->write(got + glen, recs + h * BACH_REC_SIZE, n - h, index + h,
+			 NULL, &s2, &c2);
 	CHECK(glen == wlen && !memcmp(got, want, wlen) &&
 		      c2.folded == dropped && s2 == skipped,
 	      "idtrace folded in two blocks differs from one");
@@ -139,15 +146,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const struct bach_format *f = NULL;
 	const uint8_t *recs;
 	uint64_t index, skipped = 0, want_skip = 0;
 	size_t n, len = 0;
 	char *dst;
-	int mode;
+	int mode, nexp = (int)fuzz_nformats(BACH_FORMAT_OUT);
 
 	if (size < 9)
 		return 0;
-	mode = data[0] % NMODES;
+	mode = data[0] % (nexp + NFMT_ONE);
+	if (mode < nexp)
+		f = fuzz_format(BACH_FORMAT_OUT, (unsigned)mode);
 	index = bach_get_le64(data + 1);
 	recs = data + 9;
 	n = (size - 9) / BACH_REC_SIZE;
@@ -155,11 +165,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dst = malloc(n ? n * BACH_TEXT_MAX : 1);
 	CHECK(dst, "out of memory");
 
-	if (mode < FMT_TEXT) {
-		len = bach_export_block((enum bach_export_format)mode, dst,
-					recs, n, index, &skipped);
-		if (mode == BACH_EXPORT_IDTRACE && n)
-			check_folding(dst, len, recs, n, index, skipped);
+	if (f) {
+		len = f->write(dst, recs, n, index, NULL, &skipped, NULL);
+		if (is(f, "idtrace") && n)
+			check_folding(f, dst, len, recs, n, index, skipped);
 		if (n) {
 			/* times from a sidecar: any u64, the widest included */
 			uint64_t *tm = malloc(n * sizeof(*tm)), tskip = 0;
@@ -169,9 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t i = 0; i < n; i++)
 				tm[i] = index * (i + 1) ^
 					(UINT64_MAX >> (i % 64));
-			bach_export_block_timed((enum bach_export_format)mode,
-						tdst, recs, n, index, tm,
-						&tskip, NULL);
+			f->write(tdst, recs, n, index, tm, &tskip, NULL);
 			CHECK(tskip == skipped, "timed: %llu skipped, not %llu",
 			      (unsigned long long)tskip,
 			      (unsigned long long)skipped);
@@ -181,9 +188,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < n; i++) {
 			unsigned t = bach_type_of(recs[i * BACH_REC_SIZE + 5]);
 
-			if (mode != BACH_EXPORT_CSV && !bach_type_is_memory(t))
+			if (!is(f, "csv") && !bach_type_is_memory(t))
 				want_skip++;
-			else if (mode == BACH_EXPORT_TRACEMATCHER &&
+			else if (is(f, "tracematcher") &&
 				 (t == BACH_T_I_FETCH ||
 				  t == BACH_T_NC_I_FETCH))
 				want_skip++;
@@ -193,9 +200,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const uint8_t *rec = recs + i * BACH_REC_SIZE;
 			size_t l;
 
-			if (mode == FMT_TEXT)
+			if (mode - nexp == FMT_TEXT)
 				l = bach_fmt_text(dst + len, rec);
-			else if (mode == FMT_CSV_ONE)
+			else if (mode - nexp == FMT_CSV_ONE)
 				l = bach_fmt_csv(dst + len, rec, index + i);
 			else
 				l = bach_fmt_jsonl(dst + len, rec, index + i);
@@ -209,8 +216,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(skipped == want_skip, "mode %d: skipped %llu of %zu, want %llu",
 	      mode, (unsigned long long)skipped, n,
 	      (unsigned long long)want_skip);
-	if (mode == BACH_EXPORT_LAPLACE_BIN || mode == BACH_EXPORT_IDTRACE) {
-		check_binary(dst, len, mode, n - skipped, index);
+	if (f && f->unit) {
+		check_binary(dst, len, mode, f, n - skipped, index);
 		free(dst);
 		return 0;
 	}

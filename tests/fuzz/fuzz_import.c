@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: bach_import_line(), the pure parser behind every
- * importer. Byte 0 picks the format (bits 2..0: lackey, din, cis501, p2,
- * laplace, laplace-bin, tracematcher, idtrace) and bit 3 sets
+ * libFuzzer target: the imports' line(), the pure parser behind every
+ * importer. Byte 0 picks the format: bits 2..0, then 7..5 above them, are
+ * k, and the k-th import of bach_formats[] (counted around) is taken,
+ * so 0 to 7 are lackey, din, cis501, p2, laplace, laplace-bin,
+ * tracematcher, idtrace, as the seeds were made; bit 3 sets
  * BACH_IMPORT_MASK_ADDRESS; the rest is one line (one binary record for
  * the binary formats, though any length is tried).
  *
@@ -31,11 +33,6 @@
 #include "bach/record.h"
 
 #include "fuzz_check.h"
-
-static const char *const fmt_names[] = { "lackey",	 "din",
-					 "cis501",	 "p2",
-					 "laplace",	 "laplace-bin",
-					 "tracematcher", "idtrace" };
 
 /* every record of out[0..n) has control ctl */
 static void check_ctl(const uint8_t *out, int n, unsigned ctl, const char *fmt)
@@ -103,8 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t *out;
-	enum bach_import_format fmt;
-	const char *line, *why = NULL;
+	const struct bach_format *f;
+	const char *line, *why = NULL, *fmt;
 	unsigned flags;
 	uint64_t skipped = 0;
 	size_t len;
@@ -115,25 +112,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!out)
 		out = malloc(BACH_IMPORT_MAX_RECS * BACH_REC_SIZE);
 	CHECK(out, "out of memory");
-	fmt = (enum bach_import_format)(data[0] & 7);
+	f = fuzz_format(BACH_FORMAT_IN,
+			(data[0] & 7u) | (unsigned)(data[0] >> 5) << 3);
+	fmt = f->name;
 	flags = data[0] & 8 ? BACH_IMPORT_MASK_ADDRESS : 0;
 	line = (const char *)data + 1;
 	len = size - 1;
 
-	n = bach_import_line(fmt, line, len, flags, out, &skipped, &why);
+	n = f->line(line, len, flags, out, &skipped, &why);
 	if (n < 0) {
-		CHECK(n == -EBADMSG, "%s: returned %d", fmt_names[fmt], n);
-		CHECK(why && *why, "%s: no reason given", fmt_names[fmt]);
-		CHECK(strlen(why) < 200, "%s: reason too long", fmt_names[fmt]);
+		CHECK(n == -EBADMSG, "%s: returned %d", fmt, n);
+		CHECK(why && *why, "%s: no reason given", fmt);
+		CHECK(strlen(why) < 200, "%s: reason too long", fmt);
 		return 0;
 	}
-	CHECK(n <= BACH_IMPORT_MAX_RECS, "%s: %d records", fmt_names[fmt], n);
-	CHECK(skipped <= 1, "%s: skipped %llu", fmt_names[fmt],
+	CHECK(n <= BACH_IMPORT_MAX_RECS, "%s: %d records", fmt, n);
+	CHECK(skipped <= 1, "%s: skipped %llu", fmt,
 	      (unsigned long long)skipped);
-	CHECK(!(n && skipped), "%s: %d records from a skipped line",
-	      fmt_names[fmt], n);
+	CHECK(!(n && skipped), "%s: %d records from a skipped line", fmt, n);
 	check_records(out, n);
-	if (fmt == BACH_IMPORT_LACKEY && n > 0) {
+	if (!strcmp(fmt, "lackey") && n > 0) {
 		size_t flen;
 		const char *op = field(line, len, 0, &flen);
 
@@ -141,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "lackey: %d records from operation 0x%02x", n,
 		      op ? (unsigned char)*op : 0);
 	}
-	if (fmt == BACH_IMPORT_CIS501 && n > 0) {
+	if (!strcmp(fmt, "cis501") && n > 0) {
 		size_t flen;
 		const char *ldst = field(line, len, 7, &flen);
 
@@ -149,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "cis501: %d records with load/store field 0x%02x", n,
 		      ldst ? (unsigned char)*ldst : 0);
 	}
-	if (fmt == BACH_IMPORT_CIS501 && n >= 0) {
+	if (!strcmp(fmt, "cis501") && n >= 0) {
 		size_t fu, ff, fb;
 		const char *uop = field(line, len, 0, &fu);
 		const char *fl = field(line, len, 5, &ff);
@@ -164,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      "cis501: branch field not T, N or -");
 		}
 	}
-	if (fmt == BACH_IMPORT_LAPLACE && n > 0) {
+	if (!strcmp(fmt, "laplace") && n > 0) {
 		size_t ft;
 		const char *t = field(line, len, 0, &ft);
 
@@ -173,7 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!field(line, len, 5, &ft), "laplace: more than 5 fields");
 		check_ctl(out, n, laplace_ctl(*t), "laplace");
 	}
-	if (fmt == BACH_IMPORT_LAPLACE_BIN && n > 0) {
+	if (!strcmp(fmt, "laplace-bin") && n > 0) {
 		const uint8_t *p = (const uint8_t *)line;
 		uint32_t addr;
 		unsigned want;
@@ -190,7 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "laplace-bin: first record at %08x for address %08x",
 		      bach_get_be32(out), addr);
 	}
-	if (fmt == BACH_IMPORT_TRACEMATCHER && n > 0) {
+	if (!strcmp(fmt, "tracematcher") && n > 0) {
 		size_t fk;
 		const char *k = field(line, len, 2, &fk);
 
@@ -199,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "tracematcher: records from a line not MR/MW");
 		check_ctl(out, n, k[1] == 'R' ? 0xd0 : 0xf0, "tracematcher");
 	}
-	if (fmt == BACH_IMPORT_IDTRACE && n > 0) {
+	if (!strcmp(fmt, "idtrace") && n > 0) {
 		unsigned tag = (uint8_t)line[0], hi = tag >> 4, lo = tag & 15;
 
 		CHECK(len == 5, "idtrace: records from %zu bytes", len);
@@ -213,7 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				  "idtrace");
 		}
 	}
-	if (fmt == BACH_IMPORT_P2)
+	if (!strcmp(fmt, "p2"))
 		CHECK(len == 12 || n == 0, "p2: %d records from %zu bytes", n,
 		      len);
 	return 0;

@@ -2,17 +2,18 @@
 /*
  * libFuzzer target: bach_importer_open()/read() over a file, the line (or
  * binary record) splitting and the gzip input in lib/import.c. Byte 0
- * picks the format (bits 2..0, enum bach_import_format), bit 3 sets
- * BACH_IMPORT_MASK_ADDRESS, and bit 4 has the file written gzip-compressed
+ * picks the format as fuzz_import's does (bits 2..0, then 7..5: the k-th
+ * import of bach_formats[]), bit 3 sets BACH_IMPORT_MASK_ADDRESS, and bit
+ * 4 has the file written gzip-compressed
  * (by zlib here: the importer must read exactly what it would read
  * plain); the rest is the file.
  *
  * Oracle: the same file split here, in the simplest way (lines end at
  * '\n', a '\r' before it is dropped, a last line needs no newline; a
- * binary format is records of bach_import_unit() bytes with nothing left
+ * binary format is records of its unit bytes with nothing left
  * over; an empty file is a valid empty
  * trace, docs/formats.md section 4), each
- * unit passed to bach_import_line(). The importer must deliver a prefix of
+ * unit passed to the format's line(). The importer must deliver a prefix of
  * the oracle's records, all of them when it reaches the end, fail exactly
  * when the oracle does (naming the line), and keep the same counts.
  */
@@ -38,7 +39,7 @@ struct oracle {
 	int err; /* 0 or -EBADMSG */
 };
 
-static void one(struct oracle *o, enum bach_import_format fmt, unsigned flags,
+static void one(struct oracle *o, const struct bach_format *f, unsigned flags,
 		const char *p, size_t len)
 {
 	uint8_t out[BACH_IMPORT_MAX_RECS * BACH_REC_SIZE];
@@ -47,7 +48,7 @@ static void one(struct oracle *o, enum bach_import_format fmt, unsigned flags,
 	int n;
 
 	o->st.lines++;
-	n = bach_import_line(fmt, p, len, flags, out, &o->st.skipped, &why);
+	n = f->line(p, len, flags, out, &o->st.skipped, &why);
 	if (n <= 0) {
 		o->err = n;
 		return;
@@ -63,18 +64,18 @@ static void one(struct oracle *o, enum bach_import_format fmt, unsigned flags,
 	o->st.records += (uint64_t)n;
 }
 
-static void split(struct oracle *o, enum bach_import_format fmt, unsigned flags,
+static void split(struct oracle *o, const struct bach_format *f, unsigned flags,
 		  const char *p, size_t size)
 {
 	size_t pos = 0;
 
 	o->st = (struct bach_import_stats){ 0 };
 	o->err = 0;
-	if (bach_import_unit(fmt)) {
-		size_t u = bach_import_unit(fmt);
+	if (f->unit) {
+		size_t u = f->unit;
 
 		for (; !o->err && pos + u <= size; pos += u)
-			one(o, fmt, flags, p + pos, u);
+			one(o, f, flags, p + pos, u);
 		if (!o->err && pos < size)
 			o->err = -EBADMSG;
 		return;
@@ -86,7 +87,7 @@ static void split(struct oracle *o, enum bach_import_format fmt, unsigned flags,
 
 		if (len && p[pos + len - 1] == '\r')
 			len--;
-		one(o, fmt, flags, p + pos, len);
+		one(o, f, flags, p + pos, len);
 		pos = next;
 	}
 }
@@ -96,7 +97,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct oracle o;
-	enum bach_import_format fmt;
+	const struct bach_format *f;
+	const char *fmt;
 	struct bach_importer *im;
 	struct bach_import_stats st;
 	const char *path;
@@ -109,12 +111,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	fmt = (enum bach_import_format)(data[0] & 7);
+	f = fuzz_format(BACH_FORMAT_IN,
+			(data[0] & 7u) | (unsigned)(data[0] >> 5) << 3);
+	fmt = f->name;
 	flags = data[0] & 8 ? BACH_IMPORT_MASK_ADDRESS : 0;
 	gz = data[0] & 16;
 	data++;
 	size--;
-	split(&o, fmt, flags, (const char *)data, size);
+	split(&o, f, flags, (const char *)data, size);
 	if (gz) {
 		static uint8_t z[8192];
 		z_stream zs = { 0 };
@@ -133,25 +137,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		path = fuzz_put_file(data, size);
 	}
 
-	err = bach_importer_open(&im, fmt, path, flags);
+	err = bach_importer_open(&im, f, path, flags);
 	CHECK(err == 0, "open: %d", err);
 	while ((n = bach_importer_read(im, &recs)) > 0) {
 		size_t len = (size_t)n * BACH_REC_SIZE;
 
 		CHECK(off + len <= o.st.records * BACH_REC_SIZE,
-		      "format %d: %zd records past the oracle's %llu", fmt, n,
+		      "%s: %zd records past the oracle's %llu", fmt, n,
 		      (unsigned long long)o.st.records);
 		CHECK(!memcmp(recs, o.recs + off, len),
-		      "format %d: records from %zu differ", fmt,
-		      off / BACH_REC_SIZE);
+		      "%s: records from %zu differ", fmt, off / BACH_REC_SIZE);
 		off += len;
 	}
 	bach_importer_stats(im, &st);
-	CHECK(n == o.err, "format %d: importer ends %zd (%s), oracle %d", fmt,
-	      n, bach_importer_strerror(im), o.err);
+	CHECK(n == o.err, "%s: importer ends %zd (%s), oracle %d", fmt, n,
+	      bach_importer_strerror(im), o.err);
 	CHECK(st.lines == o.st.lines && st.records == o.st.records &&
 		      st.skipped == o.st.skipped,
-	      "format %d: stats lines %llu records %llu skipped %llu, "
+	      "%s: stats lines %llu records %llu skipped %llu, "
 	      "oracle %llu %llu %llu",
 	      fmt, (unsigned long long)st.lines, (unsigned long long)st.records,
 	      (unsigned long long)st.skipped, (unsigned long long)o.st.lines,
@@ -159,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      (unsigned long long)o.st.skipped);
 	if (n == 0) {
 		CHECK(off == o.st.records * BACH_REC_SIZE,
-		      "format %d: %zu of %llu records delivered", fmt,
+		      "%s: %zu of %llu records delivered", fmt,
 		      off / BACH_REC_SIZE, (unsigned long long)o.st.records);
 		CHECK(bach_importer_read(im, &recs) == 0, "read after the end");
 	} else {
@@ -168,7 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		CHECK(strstr(msg, path), "message does not name the file: %s",
 		      msg);
-		if (!bach_import_unit(fmt)) {
+		if (!f->unit) {
 			snprintf(where, sizeof(where),
 				 "line %llu:", (unsigned long long)o.st.lines);
 			CHECK(strstr(msg, where), "message lacks '%s': %s",

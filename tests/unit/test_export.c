@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* bach_export_block(): din, dinx, laplace and csv text. */
+/* The exports' write(): din, dinx, laplace, tracematcher and csv text. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,14 +45,28 @@ static int setup(void **state)
 	return 0;
 }
 
-static void check(enum bach_export_format fmt, uint64_t index,
-		  uint64_t want_skipped, const char *want)
+/*
+ * records[0..n) through the write() of the export called name, with the
+ * times t (NULL: the positions from index); the bytes written.
+ */
+static size_t write_as(const char *name, char *dst, const uint8_t *r, size_t n,
+		       uint64_t index, const uint64_t *t, uint64_t *skipped)
+{
+	const struct bach_format *f = bach_format_find(name, BACH_FORMAT_OUT);
+
+	assert_non_null(f);
+	assert_non_null(f->write);
+	return f->write(dst, r, n, index, t, skipped, NULL);
+}
+
+static void check(const char *fmt, uint64_t index, uint64_t want_skipped,
+		  const char *want)
 {
 	uint64_t skipped = 100; /* added to, never reset */
 	size_t n;
 
 	memset(buf, 0, sizeof(buf));
-	n = bach_export_block(fmt, buf, recs, NMIX, index, &skipped);
+	n = write_as(fmt, buf, recs, NMIX, index, NULL, &skipped);
 	assert_int_equal(n, strlen(want));
 	assert_string_equal(buf, want);
 	assert_int_equal(skipped, 100 + want_skipped);
@@ -61,7 +75,7 @@ static void check(enum bach_export_format fmt, uint64_t index,
 static void din(void **state)
 {
 	(void)state;
-	check(BACH_EXPORT_DIN, 0, 6,
+	check("din", 0, 6,
 	      "2 4016a0e\n"
 	      "2 4016a10\n"
 	      "0 1004\n"
@@ -76,7 +90,7 @@ static void din(void **state)
 static void dinx(void **state)
 {
 	(void)state;
-	check(BACH_EXPORT_DINX, 0, 6,
+	check("dinx", 0, 6,
 	      "i 4016a0e 2\n"
 	      "i 4016a10 1\n"
 	      "r 1004 4\n"
@@ -92,7 +106,7 @@ static void laplace(void **state)
 {
 	(void)state;
 	/* the timestamp is the record's trace position, in hex */
-	check(BACH_EXPORT_LAPLACE, 0xfff0, 6,
+	check("laplace", 0xfff0, 6,
 	      "i fff0 2 0 4016a0e\n"
 	      "i fff1 1 0 4016a10\n"
 	      "r fff2 4 0 1004\n"
@@ -108,7 +122,7 @@ static void csv(void **state)
 {
 	(void)state;
 	/* every record, nothing skipped; the header is convert.c's */
-	check(BACH_EXPORT_CSV, 7, 0,
+	check("csv", 7, 0,
 	      "7,0x04016a08,0x3f,0x90,NC_I_FETCH\n"
 	      "8,0x04016a10,0xfe,0x80,I_FETCH\n"
 	      "9,0x00001000,0x0f,0xd0,NC_D_READ\n"
@@ -145,8 +159,7 @@ static void every_be(void **state)
 				hi--;
 		}
 		bach_rec_put(r, 0xabcdef00, (uint8_t)be, 0xf0);
-		n = bach_export_block(BACH_EXPORT_DINX, line, r, 1, 0,
-				      &skipped);
+		n = write_as("dinx", line, r, 1, 0, NULL, &skipped);
 		line[n] = 0;
 		snprintf(want, sizeof(want), "w %x %u\n", 0xabcdef00 + lo,
 			 hi - lo + 1);
@@ -165,22 +178,19 @@ static void widths(void **state)
 
 	(void)state;
 	bach_rec_put(r, 0xfffffff8, 0x7f, 0x80);
-	n = bach_export_block(BACH_EXPORT_LAPLACE, line, r, 1, UINT64_MAX,
-			      &skipped);
+	n = write_as("laplace", line, r, 1, UINT64_MAX, NULL, &skipped);
 	line[n] = 0;
 	assert_string_equal(line, "i ffffffffffffffff 1 0 ffffffff\n");
-	n = bach_export_block(BACH_EXPORT_CSV, line, r, 1, UINT64_MAX,
-			      &skipped);
+	n = write_as("csv", line, r, 1, UINT64_MAX, NULL, &skipped);
 	line[n] = 0;
 	assert_string_equal(
 		line, "18446744073709551615,0xfffffff8,0x7f,0x80,I_FETCH\n");
 	bach_rec_put(r, 0, 0x00, 0xd0);
-	n = bach_export_block(BACH_EXPORT_DIN, line, r, 1, 0, &skipped);
+	n = write_as("din", line, r, 1, 0, NULL, &skipped);
 	line[n] = 0;
 	assert_string_equal(line, "0 0\n");
 	/* an empty block writes nothing */
-	assert_int_equal(
-		bach_export_block(BACH_EXPORT_DIN, line, r, 0, 0, &skipped), 0);
+	assert_int_equal(write_as("din", line, r, 0, 0, NULL, &skipped), 0);
 	assert_int_equal(skipped, 0);
 }
 
@@ -200,24 +210,20 @@ static void timed(void **state)
 	(void)state;
 	bach_rec_put(r, 0x1000, 0x0f, 0xd0);		     /* NC_D_READ */
 	bach_rec_put(r + BACH_REC_SIZE, 0x2000, 0x00, 0xf0); /* D_WRITE */
-	n = bach_export_block_timed(BACH_EXPORT_LAPLACE, out, r, 2, 7, t,
-				    &skipped, NULL);
+	n = write_as("laplace", out, r, 2, 7, t, &skipped);
 	out[n] = 0;
 	assert_string_equal(out, "r 1234567890 4 0 1004\n"
 				 "w fffffffffffffffe 8 0 2000\n");
-	n = bach_export_block_timed(BACH_EXPORT_TRACEMATCHER, out, r, 2, 7, t,
-				    &skipped, NULL);
+	n = write_as("tracematcher", out, r, 2, 7, t, &skipped);
 	out[n] = 0;
 	assert_string_equal(out, "78187493520 clk MR4 00001004 00000000\n"
 				 "18446744073709551614 clk MW8 00002000 "
 				 "0000000000000000\n");
-	n = bach_export_block_timed(BACH_EXPORT_LAPLACE_BIN, out, r, 1, 7, t,
-				    &skipped, NULL);
+	n = write_as("laplace-bin", out, r, 1, 7, t, &skipped);
 	assert_int_equal(n, BACH_LAPLACE_BIN_SIZE);
 	assert_memory_equal(out + 1, "\x90\x78\x56\x34\x12\0\0\0", 8);
-	/* NULL: the position, as bach_export_block() */
-	n = bach_export_block_timed(BACH_EXPORT_LAPLACE, out, r, 1, 7, NULL,
-				    &skipped, NULL);
+	/* NULL: the position */
+	n = write_as("laplace", out, r, 1, 7, NULL, &skipped);
 	out[n] = 0;
 	assert_string_equal(out, "r 7 4 0 1004\n");
 	assert_int_equal(skipped, 0);

@@ -15,8 +15,9 @@
 #include "source.h"
 
 /* records to byu / byu.gz */
-static int to_trace(struct source *s, const struct fmt *f, const char *out,
-		    const struct bach_writer_opts *base, uint64_t *nrec)
+static int to_trace(struct source *s, const struct bach_format *f,
+		    const char *out, const struct bach_writer_opts *base,
+		    uint64_t *nrec)
 {
 	struct bach_writer_opts wo = *base;
 	struct bach_writer *w;
@@ -24,7 +25,8 @@ static int to_trace(struct source *s, const struct fmt *f, const char *out,
 	ssize_t n;
 	int err;
 
-	wo.format = f->kind == K_BYU_GZ ? BACH_OUT_BYU_GZ : BACH_OUT_BYU;
+	wo.format =
+		f->kind == BACH_FORMAT_BYU_GZ ? BACH_OUT_BYU_GZ : BACH_OUT_BYU;
 	err = bach_writer_open(&w, out, &wo);
 	if (err) {
 		errmsg("%s", bach_writer_strerror(w));
@@ -48,14 +50,6 @@ static int to_trace(struct source *s, const struct fmt *f, const char *out,
 	return err ? EXIT_USAGE : EXIT_OK;
 }
 
-/* records to a text format */
-/* The exports with a time field (docs/formats.md section 7). */
-static bool timed_export(int code)
-{
-	return code == BACH_EXPORT_LAPLACE || code == BACH_EXPORT_LAPLACE_BIN ||
-	       code == BACH_EXPORT_TRACEMATCHER;
-}
-
 /*
  * The clocks of a block, for an export: a record without a time
  * (BACH_TIME_NONE) takes the last time before it (0 before the first),
@@ -72,9 +66,11 @@ static const uint64_t *export_times(const uint64_t *clk, size_t n,
 	return buf;
 }
 
-static int to_text(struct source *s, const struct fmt *f, const char *out,
-		   uint64_t first, struct trace_times *tt, uint64_t *nrec,
-		   uint64_t *skipped, struct bach_export_carry *carry)
+/* records to a foreign format, through its write() a block at a time */
+static int to_text(struct source *s, const struct bach_format *f,
+		   const char *out, uint64_t first, struct trace_times *tt,
+		   uint64_t *nrec, uint64_t *skipped,
+		   struct bach_export_carry *carry)
 {
 	struct bach_outfile of;
 	struct obuf o;
@@ -94,9 +90,9 @@ static int to_text(struct source *s, const struct fmt *f, const char *out,
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
-	if (f->code == BACH_EXPORT_CSV) {
-		memcpy(o.buf, BACH_CSV_HEADER, sizeof(BACH_CSV_HEADER) - 1);
-		o.len = sizeof(BACH_CSV_HEADER) - 1;
+	if (f->header) {
+		o.len = strlen(f->header);
+		memcpy(o.buf, f->header, o.len);
 	}
 	if (tt && !(tbuf = malloc(4096 * sizeof(*tbuf))))
 		o.err = -ENOMEM;
@@ -113,9 +109,8 @@ static int to_text(struct source *s, const struct fmt *f, const char *out,
 			const uint64_t *t =
 				clk ? export_times(clk, k, &last, tbuf) : NULL;
 
-			o.len += bach_export_block_timed(f->code, d, p, k,
-							 first + *nrec, t,
-							 skipped, carry);
+			o.len += f->write(d, p, k, first + *nrec, t, skipped,
+					  carry);
 			*nrec += k;
 			p += k * BACH_REC_SIZE;
 			clk = clk ? clk + k : NULL;
@@ -167,7 +162,7 @@ static int run(int argc, char **argv)
 	};
 	uint64_t start = 0, end = UINT64_MAX;
 	const char *ba = NULL, *bb = NULL;
-	const struct fmt *from = NULL, *to = NULL;
+	const struct bach_format *from = NULL, *to = NULL;
 	struct bach_writer_opts wo = { 0 };
 	struct bach_import_stats ist = { 0 };
 	struct bach_export_carry carry = { 0 };
@@ -182,24 +177,18 @@ static int run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			from = fmt_find(optarg, true);
+			from = bach_format_find(optarg, BACH_FORMAT_IN);
 			if (!from)
 				return usage_error(
-					"--from: unknown format '%s' (byu, "
-					"byu.gz, lackey, din, cis501, p2, "
-					"laplace, laplace-bin, tracematcher, "
-					"idtrace)",
-					optarg);
+					"--from: unknown format '%s' (%s)",
+					optarg, fmt_names(BACH_FORMAT_IN));
 			break;
 		case 't':
-			to = fmt_find(optarg, false);
+			to = bach_format_find(optarg, BACH_FORMAT_OUT);
 			if (!to)
 				return usage_error(
-					"--to: unknown format '%s' (byu, "
-					"byu.gz, din, dinx, laplace, "
-					"laplace-bin, tracematcher, idtrace, "
-					"csv)",
-					optarg);
+					"--to: unknown format '%s' (%s)",
+					optarg, fmt_names(BACH_FORMAT_OUT));
 			break;
 		case 'm':
 			flags |= BACH_IMPORT_MASK_ADDRESS;
@@ -239,9 +228,9 @@ static int run(int argc, char **argv)
 	in = argv[optind];
 	out = argv[optind + 1];
 	if (!from)
-		from = fmt_guess(in, true);
+		from = fmt_guess(in, BACH_FORMAT_IN);
 	if (!to)
-		to = fmt_guess(out, false);
+		to = fmt_guess(out, BACH_FORMAT_OUT);
 	if (!from)
 		return usage_error(
 			"%s: cannot tell the input format; give --from", in);
@@ -249,7 +238,8 @@ static int run(int argc, char **argv)
 		return usage_error(
 			"%s: cannot tell the output format; give --to", out);
 
-	if ((ba || start || end != UINT64_MAX) && from->kind == K_IMPORT)
+	if ((ba || start || end != UINT64_MAX) &&
+	    from->kind == BACH_FORMAT_FOREIGN)
 		return usage_error("--range and --between: for traces, not "
 				   "imports (--from %s)",
 				   from->name);
@@ -274,8 +264,7 @@ static int run(int argc, char **argv)
 		return status;
 	}
 	/* the time field from the timing sidecar, when the trace has one */
-	if (s.r && to->kind == K_EXPORT && timed_export(to->code) && !no_time &&
-	    bach_times_present(in)) {
+	if (s.r && to->timed && !no_time && bach_times_present(in)) {
 		status = times_open(&tt, whole);
 		if (status) {
 			close_source(&s);
@@ -283,7 +272,7 @@ static int run(int argc, char **argv)
 		}
 		ttp = &tt;
 	}
-	if (to->kind == K_EXPORT)
+	if (to->kind == BACH_FORMAT_FOREIGN)
 		status = to_text(&s, to, out, start, ttp, &nrec, &skipped,
 				 &carry);
 	else
@@ -296,10 +285,9 @@ static int run(int argc, char **argv)
 				"%s: %llu %s read, %llu records written, %llu "
 				"skipped (no BYU equivalent)\n",
 				prog_cmd, (unsigned long long)ist.lines,
-				from->code == BACH_IMPORT_P2
-					? "p2AddrTr records"
-				: bach_import_unit(from->code) ? "records"
-							       : "lines",
+				from->units  ? from->units
+				: from->unit ? "records"
+					     : "lines",
 				(unsigned long long)ist.records,
 				(unsigned long long)ist.skipped);
 		else
@@ -322,75 +310,68 @@ static int run(int argc, char **argv)
 	return status;
 }
 
+/* The help before the list of formats, and after it. */
+#define HELP_HEAD                                                              \
+	"usage: bach convert [--from FMT] [--to FMT] [--mask-address]\n"       \
+	"                    [--between A B] IN OUT\n"                         \
+	"\n"                                                                   \
+	"IN and OUT may be - for standard input and output; IN may be a\n"     \
+	"capture directory. A format its file name implies (below) need not\n" \
+	"be given.\n"                                                          \
+	"\n"                                                                   \
+	"  --from FMT        IN's format, one marked in below; any of them\n"  \
+	"                    gzip-compressed too (read as it is read)\n"       \
+	"  --to FMT          OUT's format, one marked out below\n"             \
+	"  --mask-address    keep the low 32 bits of wider addresses "         \
+	"(imports)\n"                                                          \
+	"  --level N         byu.gz with libdeflate at level N, 1 to 12 "      \
+	"(default:\n"                                                          \
+	"                    bach's record encoder, faster than pigz -1 and\n" \
+	"                    smaller than gzip -1 on traces)\n"                \
+	"  --threads N       compressing threads (default: all CPUs)\n"        \
+	"  -q, --quiet       no summary line on standard error\n"              \
+	"  --range START:END only records START to END-1 of IN (a trace,\n"    \
+	"                    not an import), reached through the index;\n"     \
+	"                    exports number them from START\n"                 \
+	"  --no-time         an export with a time field (below) writes the\n" \
+	"                    position even when IN has a timing sidecar (by\n" \
+	"                    default its clocks, e.g. bach decode's "          \
+	"samples)\n" BETWEEN_HELP "\n"
+
+#define HELP_TAIL                                                              \
+	"\n"                                                                   \
+	"Imports describe a complete trace taken with the L1 caches off; "     \
+	"see\n"                                                                \
+	"docs/formats.md for what each direction keeps and what it loses.\n"   \
+	"A named OUT appears only when the conversion succeeds; an OUT that "  \
+	"is\n"                                                                 \
+	"IN (or inside the capture directory IN) is refused.\n"                \
+	"\n"                                                                   \
+	"examples: bach convert trace.byu trace.byu.gz\n"                      \
+	"          bach convert --from lackey --to byu.gz lackey.out "         \
+	"prog.byu.gz\n"
+
+/*
+ * The help lists the formats from lib's table (bach_formats[], through
+ * source.c): made once at start, as the help is a string.
+ */
+static char help[8192] = HELP_HEAD HELP_TAIL;
+
+__attribute__((constructor)) static void make_help(void)
+{
+	FILE *f = fmemopen(help, sizeof(help) - 1, "w");
+
+	if (!f)
+		return; /* the help without the list */
+	fputs(HELP_HEAD "Formats (in: --from, out: --to):\n", f);
+	fmt_print(f);
+	fputs(HELP_TAIL, f);
+	fclose(f);
+}
+
 const struct bach_cmd cmd_convert = {
 	.name = "convert",
 	.run = run,
 	.summary = "convert between trace formats",
-	.help = "usage: bach convert [--from FMT] [--to FMT] [--mask-address]\n"
-		"                    [--between A B] IN OUT\n"
-		"\n"
-		"IN and OUT may be - for standard input and output; IN may be "
-		"a\n"
-		"capture directory. A format a file name implies (.byu, "
-		".byu.gz, .din,\n"
-		".csv) need not be given.\n"
-		"\n"
-		"  --from FMT        byu, byu.gz, or an import:\n"
-		"                      lackey  valgrind --tool=lackey "
-		"--trace-mem=yes\n"
-		"                      din     Dinero 'label address'\n"
-		"                      cis501  Penn CIS 501 micro-op traces\n"
-		"                      p2      BYU 12-byte Pentium II records "
-		"(p2AddrTr)\n"
-		"                      laplace, laplace-bin, tracematcher, "
-		"idtrace (below)\n"
-		"                    any of them gzip-compressed too (read as "
-		"it is read)\n"
-		"  --to FMT          byu, byu.gz, or an export:\n"
-		"                      din     'label address' (0 read, 1 "
-		"write, 2 fetch)\n"
-		"                      dinx    extended din 'r|w|i addr size'\n"
-		"                      csv     index,address,be,control,type\n"
-		"                    or both ways:\n"
-		"                      laplace      Laplace text 'r|w|i "
-		"timestamp length asid address'\n"
-		"                      laplace-bin  Laplace 18-byte raw "
-		"reference records\n"
-		"                      tracematcher ISP RAS Trace Matcher "
-		"'time clk MR|MWsize addr data'\n"
-		"                      idtrace      IDtrace cache trace (tag + "
-		"address, 5 bytes)\n"
-		"  --mask-address    keep the low 32 bits of wider addresses "
-		"(imports)\n"
-		"  --level N         byu.gz with libdeflate at level N, 1 to "
-		"12 (default:\n"
-		"                    bach's record encoder, faster than pigz "
-		"-1 and\n"
-		"                    smaller than gzip -1 on traces)\n"
-		"  --threads N       compressing threads (default: all CPUs)\n"
-		"  -q, --quiet       no summary line on standard error\n"
-		"  --range START:END only records START to END-1 of IN (a "
-		"trace,\n"
-		"                    not an import), reached through the "
-		"index;\n"
-		"                    exports number them from "
-		"START\n"
-		"  --no-time         laplace, laplace-bin, tracematcher: the "
-		"position as\n"
-		"                    the time even when IN has a timing "
-		"sidecar "
-		"(by\n"
-		"                    default its clocks, e.g. bach decode's "
-		"samples)\n" BETWEEN_HELP "\n"
-		"Imports describe a complete trace taken with the L1 caches "
-		"off; see\n"
-		"docs/formats.md for what each direction keeps and what it "
-		"loses.\n"
-		"A named OUT appears only when the conversion succeeds; an OUT "
-		"that is\n"
-		"IN (or inside the capture directory IN) is refused.\n"
-		"\n"
-		"examples: bach convert trace.byu trace.byu.gz\n"
-		"          bach convert --from lackey --to byu.gz lackey.out "
-		"prog.byu.gz\n",
+	.help = help,
 };

@@ -360,19 +360,19 @@ static void compare(struct diff *d)
  * bach convert takes them; else a trace, raw or gzip as its name or first
  * bytes say.
  */
-static int open_side(struct side *s, const char *path, const struct fmt *f,
-		     unsigned flags, bool ignore_gaps, size_t cap,
-		     uint64_t start, uint64_t end)
+static int open_side(struct side *s, const char *path,
+		     const struct bach_format *f, unsigned flags,
+		     bool ignore_gaps, size_t cap, uint64_t start, uint64_t end)
 {
 	memset(s, 0, sizeof(*s));
 	s->name = path;
 	s->ignore_gaps = ignore_gaps;
 	s->cap = cap;
 	if (!f)
-		f = fmt_guess(path, true);
+		f = fmt_guess(path, BACH_FORMAT_IN);
 	if (!f)
-		f = fmt_find("byu", true);
-	if (f->kind == K_IMPORT && (start || end != UINT64_MAX))
+		f = bach_format_find("byu", BACH_FORMAT_IN);
+	if (f->kind == BACH_FORMAT_FOREIGN && (start || end != UINT64_MAX))
 		return usage_error("--range: for traces, not imports (%s: %s)",
 				   path, f->name);
 	s->buf = malloc(cap * BACH_REC_SIZE);
@@ -410,7 +410,7 @@ static int run(int argc, char **argv)
 	};
 	struct diff d = { .window = DEFAULT_WINDOW };
 	/* --from, --from-a, --from-b: a side's own wins */
-	const struct fmt *from[3] = { NULL, NULL, NULL };
+	const struct bach_format *from[3] = { NULL, NULL, NULL };
 	unsigned flags = 0;
 	uint64_t start = 0, end = UINT64_MAX;
 	bool ignore_gaps = false;
@@ -443,15 +443,17 @@ static int run(int argc, char **argv)
 		case 'f':
 		case 'A':
 		case 'B': {
-			const struct fmt *f = fmt_find(optarg, true);
+			const struct bach_format *f =
+				bach_format_find(optarg, BACH_FORMAT_IN);
 
 			if (!f)
 				return usage_error("--%s: unknown format '%s' "
-						   "(" FMT_IN_NAMES ")",
+						   "(%s)",
 						   c == 'f'   ? "from"
 						   : c == 'A' ? "from-a"
 							      : "from-b",
-						   optarg);
+						   optarg,
+						   fmt_names(BACH_FORMAT_IN));
 			from[c == 'f' ? 0 : c == 'A' ? 1 : 2] = f;
 			break;
 		}
@@ -541,15 +543,13 @@ const struct bach_cmd cmd_diff = {
 		"                 their index in the whole trace\n"
 		"  --from FMT     read both A and B as FMT, any format bach "
 		"convert\n"
-		"                 reads: byu, byu.gz, or an import (lackey, "
-		"din, cis501,\n"
-		"                 p2, laplace, laplace-bin, tracematcher, "
-		"idtrace; gzip-\n"
-		"                 compressed too), read as convert reads it. "
-		"Without it a\n"
-		"                 name ending .din is din, as for convert, and "
-		"anything\n"
-		"                 else a trace\n"
+		"                 reads (bach help convert lists them; "
+		"gzip-compressed\n"
+		"                 too), read as convert reads it. Without it a "
+		"name\n"
+		"                 ending as for convert (.din: din) names its "
+		"format, and\n"
+		"                 anything else is a trace\n"
 		"  --from-a FMT, --from-b FMT  the same for one side\n"
 		"  --mask-address keep the low 32 bits of wider addresses "
 		"(imports)\n"

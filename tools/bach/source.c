@@ -1,61 +1,92 @@
 // SPDX-License-Identifier: MIT
 /* Trace formats by name, and records in from any of them (source.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "bach.h"
 #include "source.h"
 
-static const struct fmt fmts[] = {
-	{ "byu", K_BYU, 0, true, true },
-	{ "byu.gz", K_BYU_GZ, 0, true, true },
-	{ "lackey", K_IMPORT, BACH_IMPORT_LACKEY, true, false },
-	{ "din", K_IMPORT, BACH_IMPORT_DIN, true, false },
-	{ "cis501", K_IMPORT, BACH_IMPORT_CIS501, true, false },
-	{ "p2", K_IMPORT, BACH_IMPORT_P2, true, false },
-	{ "laplace", K_IMPORT, BACH_IMPORT_LAPLACE, true, false },
-	{ "laplace-bin", K_IMPORT, BACH_IMPORT_LAPLACE_BIN, true, false },
-	{ "tracematcher", K_IMPORT, BACH_IMPORT_TRACEMATCHER, true, false },
-	{ "idtrace", K_IMPORT, BACH_IMPORT_IDTRACE, true, false },
-	{ "din", K_EXPORT, BACH_EXPORT_DIN, false, true },
-	{ "dinx", K_EXPORT, BACH_EXPORT_DINX, false, true },
-	{ "laplace", K_EXPORT, BACH_EXPORT_LAPLACE, false, true },
-	{ "laplace-bin", K_EXPORT, BACH_EXPORT_LAPLACE_BIN, false, true },
-	{ "tracematcher", K_EXPORT, BACH_EXPORT_TRACEMATCHER, false, true },
-	{ "idtrace", K_EXPORT, BACH_EXPORT_IDTRACE, false, true },
-	{ "csv", K_EXPORT, BACH_EXPORT_CSV, false, true },
-};
-
-#define NFMTS (sizeof(fmts) / sizeof(*fmts))
-
-const struct fmt *fmt_find(const char *name, bool in)
-{
-	for (size_t i = 0; i < NFMTS; i++)
-		if (!strcmp(fmts[i].name, name) &&
-		    (in ? fmts[i].in : fmts[i].out))
-			return &fmts[i];
-	if (!strcmp(name, "p2AddrTr") && in)
-		return fmt_find("p2", true);
-	return NULL;
-}
-
-/* The format a file name implies, or NULL. */
-const struct fmt *fmt_guess(const char *path, bool in)
+const struct bach_format *fmt_guess(const char *path, enum bach_format_dir dir)
 {
 	struct stat st;
 
-	if (ends_with(path, ".byu.gz"))
-		return fmt_find("byu.gz", in);
-	if (ends_with(path, ".byu"))
-		return fmt_find("byu", in);
-	if (ends_with(path, ".din"))
-		return fmt_find("din", in);
-	if (ends_with(path, ".csv") && !in)
-		return fmt_find("csv", in);
-	if (in && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return fmt_find("byu", in);
+	for (size_t i = 0; bach_formats[i]; i++) {
+		const struct bach_format *f = bach_formats[i];
+
+		if (f->ext && ends_with(path, f->ext) &&
+		    bach_format_can(f, dir))
+			return f;
+	}
+	if (dir == BACH_FORMAT_IN && stat(path, &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		return bach_format_find("byu", dir);
 	return NULL;
+}
+
+/* What a list of the formats shows of each: a name, an ending. */
+enum pick { PICK_IN, PICK_OUT, PICK_EXT, PICK_TIMED };
+
+/* What w shows of f, or NULL to leave f out. */
+static const char *pick(const struct bach_format *f, enum pick w)
+{
+	switch (w) {
+	case PICK_IN:
+		return bach_format_can(f, BACH_FORMAT_IN) ? f->name : NULL;
+	case PICK_OUT:
+		return bach_format_can(f, BACH_FORMAT_OUT) ? f->name : NULL;
+	case PICK_EXT:
+		return f->ext;
+	case PICK_TIMED:
+		return f->timed ? f->name : NULL;
+	}
+	return NULL;
+}
+
+/* "a, b, c": what w shows of every format, into buf */
+static const char *list(char *buf, size_t cap, enum pick w)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; bach_formats[i]; i++) {
+		const char *s = pick(bach_formats[i], w);
+
+		if (s && len < cap)
+			len += (size_t)snprintf(buf + len, cap - len, "%s%s",
+						len ? ", " : "", s);
+	}
+	return buf;
+}
+
+const char *fmt_names(enum bach_format_dir dir)
+{
+	static char buf[2][512];
+
+	return dir == BACH_FORMAT_IN ? list(buf[0], sizeof(buf[0]), PICK_IN)
+				     : list(buf[1], sizeof(buf[1]), PICK_OUT);
+}
+
+void fmt_print(FILE *f)
+{
+	char buf[512];
+
+	for (size_t i = 0; bach_formats[i]; i++) {
+		const struct bach_format *b = bach_formats[i];
+		bool in = bach_format_can(b, BACH_FORMAT_IN);
+		bool out = bach_format_can(b, BACH_FORMAT_OUT);
+
+		fprintf(f, "  %-12s  %-6s  %s\n", b->name,
+			in && out ? "in/out"
+			: in	  ? "in"
+				  : "out",
+			b->help);
+	}
+	fprintf(f, "A file name ending in %s implies that format.\n",
+		list(buf, sizeof(buf), PICK_EXT));
+	fprintf(f, "The exports with a time field: %s.\n",
+		list(buf, sizeof(buf), PICK_TIMED));
 }
 
 ssize_t source_read(struct source *s, const uint8_t **p)
@@ -69,14 +100,14 @@ const char *source_error(const struct source *s)
 		    : bach_importer_strerror(s->im);
 }
 
-int open_source(struct source *s, const struct fmt *f, const char *in,
+int open_source(struct source *s, const struct bach_format *f, const char *in,
 		unsigned flags)
 {
 	int err;
 
 	memset(s, 0, sizeof(*s));
-	if (f->kind == K_IMPORT) {
-		err = bach_importer_open(&s->im, f->code, in, flags);
+	if (f->kind == BACH_FORMAT_FOREIGN) {
+		err = bach_importer_open(&s->im, f, in, flags);
 		if (err)
 			errmsg("%s", s->im ? bach_importer_strerror(s->im)
 					   : strerror(-err));
@@ -87,7 +118,7 @@ int open_source(struct source *s, const struct fmt *f, const char *in,
 		errmsg("out of memory");
 		return -ENOMEM;
 	}
-	if (f->kind == K_BYU_GZ)
+	if (f->kind == BACH_FORMAT_BYU_GZ)
 		err = bach_reader_add_as(s->r, in, BACH_FILE_GZIP);
 	else
 		err = bach_reader_add(s->r, in);

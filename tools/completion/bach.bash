@@ -3,7 +3,9 @@
 # the programs' own output, so it cannot drift from them: bach's commands
 # from `bach help`, a command's options from `bach help CMD`, bachd's from
 # `bachd --help`, driver names and options from `bachd --list-drivers`,
-# the [bachd] keys from the settings part of `bachd --help`.
+# the [bachd] keys from the settings part of `bachd --help`, the formats of
+# --from and --to from the list in `bach help convert` (which bach prints
+# from its table of formats: read at each completion, never copied here).
 # Plain bash (compgen), no bash-completion helpers needed.
 
 # the bachd beside a bach (build/bin/ or $(BINDIR)), else on PATH
@@ -23,6 +25,16 @@ _bach_opts_of()
 {
 	"$@" 2>/dev/null | grep -E '^ +-' | sed -E 's/^ +//; s/   *[^ -].*//' |
 		grep -oE '(^|[ ,])--?[A-Za-z][A-Za-z-]*' | sed 's/^[ ,]//' | sort -u
+}
+
+# the formats bach $1 reads (in) or writes (out): the rows of the Formats
+# list in `bach help convert`, "  NAME  in/out  what it is"
+_bach_formats()
+{
+	"$1" help convert 2>/dev/null |
+		awk -v way="$2" '/^Formats/ { on = 1; next } !/^  [^ ]/ { on = 0 }
+			on { n = split($2, w, "/"); for (i = 1; i <= n; i++)
+				if (w[i] == way) print $1 }'
 }
 
 _bach_drivers()
@@ -135,8 +147,9 @@ _bach()
 		case $cmd in
 		dump) COMPREPLY=($(compgen -W "text csv jsonl" -- "$cur")); return ;;
 		esac ;;
-	--from) COMPREPLY=($(compgen -W "byu byu.gz lackey din cis501 p2" -- "$cur")); return ;;
-	--to) COMPREPLY=($(compgen -W "byu byu.gz din dinx laplace csv" -- "$cur")); return ;;
+	--from | --from-a | --from-b)
+		COMPREPLY=($(compgen -W "$(_bach_formats "$bach" in)" -- "$cur")); return ;;
+	--to) COMPREPLY=($(compgen -W "$(_bach_formats "$bach" out)" -- "$cur")); return ;;
 	--pins) COMPREPLY=($(compgen -W "bin vcd csv" -- "$cur")); return ;;
 	esac
 	if [[ $cur == -* ]]; then
