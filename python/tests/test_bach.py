@@ -277,3 +277,33 @@ def test_time_errors_name_the_sidecar(timed, traces, tmp_path):
         bach.open(d / "a.byu.gz", time=True).read(1)
     assert "a.time.gz: no timing sidecar" in str(e.value)
     assert e.value.exit_status == 2
+
+
+def copy_capture(src, dst):
+    """A capture directory copied, times kept (its .gzi stay fresh)."""
+    import shutil
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_time_going_back_is_refused(tmp_path):
+    # segments 1 and 2 hold as many records (nothing lost, 1 MiB each):
+    # their sidecars swapped, the clocks jump back where segment 2 begins
+    # (docs/formats.md 3.2)
+    subprocess.run([BACH, "capture", "--driver", "fake",
+                    "--option", "records=400000", "--option", "timing=1",
+                    "--set", "rotate_mb=1", "--output", str(tmp_path)],
+                   check=True, capture_output=True)
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    a, b = d / "seg-000001.time.gz", d / "seg-000002.time.gz"
+    a_bytes = a.read_bytes()
+    a.write_bytes(b.read_bytes())
+    b.write_bytes(a_bytes)
+    with pytest.raises(bach.BachError) as e:
+        bach.open(d).read()
+    assert "seg-000002.time.gz: entry 0 (in the member at byte offset 0)" \
+        in str(e.value)
+    assert "the clocks go backwards from one segment to the next" \
+        in str(e.value)
+    assert e.value.exit_status == 1
+

@@ -5,8 +5,13 @@
  * as written on the caller's thread, read back whole by zlib's gzread (a
  * reader not ours: multi-member gzip) and entry for entry by bach_times,
  * with the BT rate; a writer freed with members pending leaves no file.
+ * The writer's summary (size, CRC-32, first and last clocks) against
+ * zlib's crc32 of the file; clocks that go back refused, within a sidecar
+ * and from one segment to the next.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,7 +35,8 @@
 static char dir[] = "/tmp/bach-timing.XXXXXX";
 static uint64_t clk[N];
 
-static void write_sidecar(const char *name, struct bach_zpool *pool)
+static void write_sidecar_sum(const char *name, struct bach_zpool *pool,
+			      struct bach_time_summary *sum)
 {
 	struct bach_time_writer *w;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -50,8 +56,15 @@ static void write_sidecar(const char *name, struct bach_zpool *pool)
 	}
 	assert_int_equal(bach_time_writer_entries(w), N);
 	assert_int_equal(bach_time_writer_close(w, false), 0);
+	if (sum)
+		bach_time_writer_summary(w, sum);
 	bach_time_writer_free(w);
 	close(dfd);
+}
+
+static void write_sidecar(const char *name, struct bach_zpool *pool)
+{
+	write_sidecar_sum(name, pool, NULL);
 }
 
 static uint8_t *slurp(const char *name, size_t *len)
@@ -87,7 +100,7 @@ static void pooled_is_the_same(void **state)
 	assert_non_null(pool);
 	for (size_t i = 0; i < N; i++)
 		clk[i] = i >= 20000 && i < 20100 ? BACH_TIME_NONE
-						 : 1000000 + 3 * i + (i % 7);
+						 : 1000000 + 8 * i + (i % 7);
 	write_sidecar("own.time.gz", NULL);
 	write_sidecar("pool.time.gz", pool);
 	/* the pool serves the next writer once the last is closed */
@@ -144,18 +157,153 @@ static void freed_with_members_pending(void **state)
 	bach_zpool_free(pool);
 }
 
-static int teardown(void **state)
+/* The sidecar's summary is the file's: its size, zlib's CRC-32 of it. */
+static void summary_is_the_file(void **state)
 {
-	const char *names[] = { "own.time.gz", "pool.time.gz",
-				"pool2.time.gz" };
-	char path[256];
+	struct bach_time_summary sum;
+	uint8_t *a;
+	size_t alen;
 
 	(void)state;
-	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
+	for (size_t i = 0; i < N; i++)
+		clk[i] = i < 10 || (i >= 20000 && i < 20100) || i == N - 1
+				 ? BACH_TIME_NONE
+				 : 5000 + 2 * i;
+	write_sidecar_sum("sum.time.gz", NULL, &sum);
+	a = slurp("sum.time.gz", &alen);
+	assert_true(sum.bytes == alen);
+	assert_true(sum.crc == crc32(0, a, (uInt)alen));
+	assert_true(sum.entries == N);
+	assert_true(sum.clock_hz == 66666666);
+	assert_true(sum.has_clocks);
+	assert_true(sum.first_clock == 5000 + 2 * 10);
+	assert_true(sum.last_clock == 5000 + 2 * (N - 2));
+	free(a);
+}
+
+/* Write n entries of e to dir/sub/name, closed. */
+static void write_entries(const char *sub, const char *name, const uint64_t *e,
+			  size_t n)
+{
+	struct bach_time_writer *w;
+	char d[256];
+	int dfd;
+
+	snprintf(d, sizeof(d), "%s/%s", dir, sub);
+	mkdir(d, 0755);
+	dfd = open(d, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	assert_int_equal(bach_time_writer_open(&w, dfd, name, 1000), 0);
+	assert_int_equal(bach_time_writer_put(w, e, n), 0);
+	assert_int_equal(bach_time_writer_close(w, false), 0);
+	bach_time_writer_free(w);
+	close(dfd);
+}
+
+/* bach_times_get() of n entries of dir/sub/trace, in one call. */
+static int get_all(struct bach_times *t, const char *sub, const char *trace,
+		   size_t n, const uint64_t **got)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, trace);
+	return bach_times_get(t, path, 0, n, got);
+}
+
+static void put_manifest(const char *sub, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/manifest.jsonl", dir, sub);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void backwards_within_refused(void **state)
+{
+	struct bach_times *t = bach_times_new();
+	const uint64_t *got;
+	char want[200];
+
+	(void)state;
+	for (size_t i = 0; i < N; i++)
+		clk[i] = i == 9001 ? BACH_TIME_NONE : 100 + 2 * i;
+	clk[9002] = clk[9000] - 1; /* a NONE between is no clock */
+	write_entries("w", "back.time.gz", clk, N);
+	assert_int_equal(get_all(t, "w", "back.byu.gz", N, &got), -EBADMSG);
+	assert_non_null(strstr(bach_times_strerror(t),
+			       "back.time.gz: entry 9002 (in the member at "
+			       "byte offset "));
+	snprintf(want, sizeof(want),
+		 "clock %llu is before clock %llu of entry 9000: the clocks "
+		 "go backwards",
+		 (unsigned long long)clk[9002], (unsigned long long)clk[9000]);
+	assert_non_null(strstr(bach_times_strerror(t), want));
+	/* equal clocks (a gap marker's) are no step back */
+	clk[9002] = clk[9000];
+	write_entries("w", "same.time.gz", clk, N);
+	assert_int_equal(get_all(t, "w", "same.byu.gz", N, &got), 0);
+	assert_int_equal(bach_times_end(t), 0);
+	bach_times_free(t);
+}
+
+static void backwards_across_segments(void **state)
+{
+	struct bach_times *t = bach_times_new();
+	uint64_t a[100], b[100];
+	const uint64_t *got;
+
+	(void)state;
+	for (size_t i = 0; i < 100; i++) {
+		a[i] = 1000 + i;
+		b[i] = 500 + i; /* the next segment starts before a ended */
 	}
-	rmdir(dir);
+	write_entries("c", "seg-000001.time.gz", a, 100);
+	write_entries("c", "seg-000002.time.gz", b, 100);
+	assert_int_equal(get_all(t, "c", "seg-000001.byu.gz", 100, &got), 0);
+	assert_int_equal(get_all(t, "c", "seg-000002.byu.gz", 100, &got),
+			 -EBADMSG);
+	assert_non_null(strstr(bach_times_strerror(t),
+			       "seg-000002.time.gz: entry 0 (in the member at "
+			       "byte offset 0): clock 500 is before 1099, the "
+			       "last clock of "));
+	assert_non_null(strstr(bach_times_strerror(t),
+			       "c/seg-000001.time.gz (entry 99): the clocks go "
+			       "backwards from one segment to the next"));
+	bach_times_free(t);
+	/* another directory's segment is another capture: not compared */
+	write_entries("d", "seg-000002.time.gz", b, 100);
+	t = bach_times_new();
+	assert_int_equal(get_all(t, "c", "seg-000001.byu.gz", 100, &got), 0);
+	assert_int_equal(get_all(t, "d", "seg-000002.byu.gz", 100, &got), 0);
+	bach_times_free(t);
+	/* a board back in the later segment started its clock again */
+	put_manifest("c", "{\"event\":\"started\"}\n"
+			  "{\"event\":\"device_back\",\"segment\":"
+			  "\"seg-000002.byu.gz\",\"at\":100}\n");
+	t = bach_times_new();
+	assert_int_equal(get_all(t, "c", "seg-000001.byu.gz", 100, &got), 0);
+	assert_int_equal(get_all(t, "c", "seg-000002.byu.gz", 100, &got), 0);
+	assert_true(got[0] == 500);
+	bach_times_free(t);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }
 
@@ -164,6 +312,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pooled_is_the_same),
 		cmocka_unit_test(freed_with_members_pending),
+		cmocka_unit_test(summary_is_the_file),
+		cmocka_unit_test(backwards_within_refused),
+		cmocka_unit_test(backwards_across_segments),
 	};
 
 	if (!mkdtemp(dir))
