@@ -359,6 +359,7 @@ struct bach_times {
 	uint64_t *out;
 	size_t outcap;
 	char msg[8400];
+	bool untimed; /* the file has no sidecar and reads untimed */
 	/* the last clock decoded (entries handed out never go back from
 	 * it): its entry, and with clk_prev, the earlier segment's sidecar
 	 * it is in */
@@ -476,6 +477,38 @@ static const struct bach_manifest *capture_manifest(struct bach_times *t,
 	return t->man_err ? NULL : &t->man;
 }
 
+/*
+ * A trace file without a sidecar (docs/formats.md 3.2): a segment of a
+ * capture whose manifest names sidecars of other segments but none of
+ * this one reads untimed; one named there is missing (damage); anything
+ * else has no timing.
+ */
+static int missing_sidecar(struct bach_times *t, const char *file)
+{
+	const struct bach_manifest *m = capture_manifest(t, file);
+	const struct bach_manifest_seg *ms;
+	const char *base = strrchr(file, '/');
+
+	base = base ? base + 1 : file;
+	ms = m ? bach_manifest_find_seg(m, base) : NULL;
+	if (ms && ms->timing[0])
+		return tfail(t, -EBADMSG,
+			     "missing: %s/%s line %llu says %s has it",
+			     t->man_dir, BACH_MANIFEST_NAME,
+			     (unsigned long long)ms->line, base);
+	for (size_t i = 0; m && i < m->nsegs; i++)
+		if (m->segs[i].timing[0]) {
+			t->untimed = true;
+			t->first = 0;
+			t->mlen = 0;
+			return 0;
+		}
+	return tfail(t, -ENOENT,
+		     "no timing sidecar for %s (the trace has no "
+		     "timing)",
+		     file);
+}
+
 /* From the first member of a sidecar of size bytes open on t->fd. */
 static void walk_from_start(struct bach_times *t, uint64_t size)
 {
@@ -494,6 +527,7 @@ static int open_sidecar(struct bach_times *t, const char *file)
 	if (t->fd >= 0)
 		close(t->fd);
 	t->fd = -1;
+	t->untimed = false;
 	/* the clocks go on from the segment before, in a capture */
 	if (!later_segment(t->file, file))
 		t->have_clk = t->clk_prev = false;
@@ -509,10 +543,7 @@ static int open_sidecar(struct bach_times *t, const char *file)
 		int err = -errno;
 
 		if (err == -ENOENT)
-			return tfail(t, err,
-				     "no timing sidecar for %s (the trace "
-				     "has no timing)",
-				     file);
+			return missing_sidecar(t, file);
 		return tfail(t, err, "%s", strerror(-err));
 	}
 	if (fstat(t->fd, &st) < 0)
@@ -690,7 +721,8 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 	size_t k = 0;
 	int err;
 
-	if (strcmp(file, t->file) || t->fd < 0 || rec < t->first) {
+	if (strcmp(file, t->file) || (t->fd < 0 && !t->untimed) ||
+	    rec < t->first) {
 		if ((err = open_sidecar(t, file)))
 			return err;
 	}
@@ -701,6 +733,13 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 			return tfail(t, -ENOMEM, "out of memory");
 		t->out = o;
 		t->outcap = n;
+	}
+	if (t->untimed) { /* a segment without timing, in a timed capture */
+		for (size_t i = 0; i < n; i++)
+			t->out[i] = BACH_TIME_NONE;
+		t->next = rec + n;
+		*out = t->out;
+		return 0;
 	}
 	while (k < n) {
 		uint64_t e = rec + k;
@@ -731,7 +770,7 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 
 int bach_times_end(struct bach_times *t)
 {
-	if (t->fd < 0 || t->at_eof)
+	if (t->fd < 0 || t->at_eof || t->untimed)
 		return 0;
 	if (t->next == t->first + t->mlen &&
 	    t->moff + BACH_BGZF_EOF_SIZE == t->size)
@@ -744,6 +783,142 @@ int bach_times_end(struct bach_times *t)
 		     (unsigned long long)t->next, (unsigned long long)t->moff);
 }
 
+/* ---- recovery ----------------------------------------------------------- */
+
+/*
+ * NAME in dirfd, for its members to be walked with next_member(): a
+ * regular file, not through a symbolic link (rw: open for writing too).
+ */
+static int open_walk(struct bach_times *t, int dirfd, const char *name, bool rw)
+{
+	struct stat st;
+
+	snprintf(t->path, sizeof(t->path), "%s", name);
+	t->fd = openat(dirfd, name,
+		       (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
+			       O_CLOEXEC);
+	if (t->fd < 0)
+		return -errno;
+	if (fstat(t->fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	walk_from_start(t, (uint64_t)st.st_size);
+	return 0;
+}
+
+/* Whether the walk is at the EOF block, the file's last bytes. */
+static bool walk_at_eof(struct bach_times *t)
+{
+	uint8_t b[BACH_BGZF_EOF_SIZE];
+
+	return t->moff + BACH_BGZF_EOF_SIZE == t->size &&
+	       pread(t->fd, b, sizeof(b), (off_t)t->moff) == sizeof(b) &&
+	       !memcmp(b, bach_bgzf_eof, sizeof(b));
+}
+
+/* The member next_member() just read, from off, into s (clock_hz aside). */
+static void summary_member(struct bach_time_summary *s,
+			   const struct bach_times *t, uint64_t off)
+{
+	s->crc = libdeflate_crc32(s->crc, t->cbuf, (size_t)(t->moff - off));
+	s->bytes = t->moff;
+	bach_time_summary_add(s, t->mbuf, t->mlen);
+}
+
+int bach_time_measure(int dirfd, const char *name, struct bach_time_summary *s)
+{
+	struct bach_times *t = bach_times_new();
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (!t)
+		return -ENOMEM;
+	err = open_walk(t, dirfd, name, false);
+	while (!err && !walk_at_eof(t)) {
+		uint64_t off = t->moff;
+
+		if (next_member(t, true))
+			err = -EBADMSG;
+		else
+			summary_member(s, t, off);
+	}
+	if (!err) {
+		s->crc = libdeflate_crc32(s->crc, bach_bgzf_eof,
+					  BACH_BGZF_EOF_SIZE);
+		s->bytes = t->size;
+		s->clock_hz = t->clock_hz;
+	}
+	bach_times_free(t);
+	return err;
+}
+
+int bach_time_recover(int dirfd, const char *name, uint64_t records,
+		      struct bach_time_summary *s)
+{
+	struct bach_times *t = bach_times_new();
+	struct bach_time_writer *w = NULL;
+	char part[4200];
+	uint64_t kept;	 /* entries of the whole members kept as they are */
+	size_t tail = 0; /* entries of the next member, written again */
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (!t)
+		return -ENOMEM;
+	snprintf(part, sizeof(part), "%s.part", name);
+	err = open_walk(t, dirfd, part, true);
+	/* whole members of 8160 entries up to records are kept; the one the
+	 * records end in, or a short last one, is written again */
+	while (!err && s->entries < records && !walk_at_eof(t)) {
+		uint64_t off = t->moff;
+
+		if (next_member(t, true))
+			break; /* cut by the crash: what follows is lost */
+		if (t->mlen != BACH_TIME_MEMBER_ENTRIES ||
+		    s->entries + t->mlen > records) {
+			tail = (size_t)(records - s->entries < t->mlen
+						? records - s->entries
+						: t->mlen);
+			break;
+		}
+		summary_member(s, t, off);
+	}
+	if (err || (!s->entries && !tail)) {
+		bach_times_free(t);
+		return err; /* 0: nothing whole, left alone */
+	}
+	kept = s->entries;
+	w = writer_new(dirfd, name, t->clock_hz);
+	if (!w || ftruncate(t->fd, (off_t)s->bytes) < 0 ||
+	    lseek(t->fd, (off_t)s->bytes, SEEK_SET) < 0) {
+		err = w ? -errno : -ENOMEM;
+		goto out;
+	}
+	w->fd = t->fd;
+	t->fd = -1;
+	/* the kept members are its own, as if it had written them */
+	s->clock_hz = t->clock_hz;
+	w->sum = *s;
+	w->entries = s->entries;
+	err = bach_time_writer_put(w, t->mbuf, tail);
+	if (!err)
+		err = bach_time_writer_fill(w, BACH_TIME_NONE,
+					    records - w->entries);
+	if (!err)
+		err = bach_time_writer_close(w, true);
+	if (!err) {
+		bach_time_writer_summary(w, s);
+		s->filled = records - kept - tail;
+	}
+out:
+	if (w)
+		w->closed = true; /* never removed: it held the clocks */
+	bach_time_writer_free(w);
+	bach_times_free(t);
+	return err ? err : 1;
+}
+
 bool bach_times_present(const char *trace)
 {
 	char name[4096];
@@ -754,12 +929,14 @@ bool bach_times_present(const char *trace)
 	bool yes = false;
 
 	if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* any segment's: the others may read untimed */
 		n = bach_capture_segments(trace, &paths, &nparts);
-		if (n > 0)
-			yes = !bach_time_name(name, sizeof(name), paths[0]) &&
-			      access(name, F_OK) == 0;
-		for (ssize_t i = 0; i < n; i++)
+		for (ssize_t i = 0; i < n; i++) {
+			yes = yes ||
+			      (!bach_time_name(name, sizeof(name), paths[i]) &&
+			       access(name, F_OK) == 0);
 			free(paths[i]);
+		}
 		free(paths);
 		return yes;
 	}

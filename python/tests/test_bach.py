@@ -307,3 +307,32 @@ def test_time_going_back_is_refused(tmp_path):
         in str(e.value)
     assert e.value.exit_status == 1
 
+
+def test_untimed_segment_of_a_timed_capture(timed, tmp_path):
+    # segment 2 without a sidecar, its event naming none (as recovery
+    # leaves a segment whose sidecar held nothing whole): its records
+    # read without a time, the others with theirs
+    want = dump_clocks(timed)
+    d = copy_capture(timed, tmp_path / "un")
+    (d / "seg-000002.time.gz").unlink()
+    man = (d / "manifest.jsonl").read_text().split("\n")
+    n2 = None
+    for i, line in enumerate(man):
+        if '"name":"seg-000002.byu.gz"' in line:
+            n2 = int(line.split('"records":')[1].split(",")[0])
+            cut = line.index(',"timing":')
+            man[i] = line[:cut] + "}"
+    (d / "manifest.jsonl").write_text("\n".join(man))
+    n1 = len(bach.open(timed / "seg-000001.byu.gz", time=False).read())
+    got = bach.open(d).read()
+    assert len(got) == len(want)
+    assert np.all(got["time"][n1:n1 + n2] == bach.TIME_NONE)
+    assert np.array_equal(got["time"][:n1], want[:n1])
+    assert np.array_equal(got["time"][n1 + n2:], want[n1 + n2:])
+    # while its event names one, a missing sidecar is damage
+    d2 = copy_capture(timed, tmp_path / "gone")
+    (d2 / "seg-000002.time.gz").unlink()
+    with pytest.raises(bach.BachError) as e:
+        bach.open(d2).read()
+    assert "seg-000002.time.gz: missing: " in str(e.value)
+    assert e.value.exit_status == 1

@@ -97,6 +97,9 @@ expect_out "v1/seg-000002.time.gz: truncated gzip member at byte offset"
 rm "$T/v1/seg-000002.time.gz"
 expect_status 1 $BACH verify "$T/v1"
 expect_out "$T/v1: seg-000002.time.gz is missing (manifest.jsonl line $(line 2) names it)"
+# readers too: its event says it had one
+expect_status 1 $BACH dump --time "$T/v1"
+expect_err "v1/seg-000002.time.gz: missing: $T/v1/manifest.jsonl line $(line 2) says seg-000002.byu.gz has it"
 cp -p "$C/seg-000002.time.gz" "$T/v1/"
 printf '\001' | dd of="$T/v1/seg-000002.time.gz" bs=1 seek=5000 conv=notrunc 2> /dev/null
 expect_status 1 $BACH verify "$T/v1"

@@ -488,7 +488,14 @@ static void verify_capture(struct vstate *v, const char *dir)
 			    strcmp(de->d_name + len - 5, ".part"))
 				continue;
 			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-			check_part(v, p);
+			if (len > 13 && !strcmp(de->d_name + len - 13,
+						BACH_TIME_SUFFIX ".part"))
+				printf("%s: unfinished timing sidecar (being "
+				       "written, or nothing whole in it after "
+				       "a crash: its segment reads untimed)\n",
+				       p);
+			else
+				check_part(v, p);
 		}
 		if (d)
 			closedir(d);
