@@ -73,6 +73,9 @@ struct capture {
 	bool timing;
 	bool timing_nomem;   /* said once */
 	uint64_t last_clock; /* of the last record, for gap markers */
+	/* the clocks kept never go back: the source's plus clk_shift,
+	 * clk_last the last of them (onward_clocks()) */
+	uint64_t clk_shift, clk_last;
 	uint64_t *fclk;
 	size_t nfclk;
 	int out_fd; /* the output directory, locked */

@@ -280,7 +280,9 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 {
 	char crc[32] = "", why[300] = "", cut[48] = "", err[256];
-	char tm[160] = "";
+	char tm[400] = "";
+	const struct bach_time_summary *ts = s->tsum;
+	size_t n;
 
 	if (!s->removed)
 		snprintf(crc, sizeof(crc), ",\"crc32\":\"%08x\"", s->crc);
@@ -288,9 +290,22 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 		json_escape(err, sizeof(err), s->error);
 		snprintf(why, sizeof(why), ",\"error\":\"%s\"", err);
 	}
-	if (s->timing)
-		snprintf(tm, sizeof(tm), ",\"timing\":\"%s\",\"clock_hz\":%llu",
-			 s->timing, U(s->clock_hz));
+	if (s->timing) {
+		n = (size_t)snprintf(tm, sizeof(tm),
+				     ",\"timing\":\"%s\",\"clock_hz\":%llu",
+				     s->timing, U(s->clock_hz));
+		if (ts)
+			n += (size_t)snprintf(tm + n, sizeof(tm) - n,
+					      ",\"timing_bytes\":%llu,"
+					      "\"timing_crc32\":\"%08x\"",
+					      U(ts->bytes), ts->crc);
+		/* JSON readers take integers up to 2^63 - 1 */
+		if (ts && ts->has_clocks && ts->first_clock <= INT64_MAX &&
+		    ts->last_clock <= INT64_MAX)
+			snprintf(tm + n, sizeof(tm) - n,
+				 ",\"first_clock\":%llu,\"last_clock\":%llu",
+				 U(ts->first_clock), U(ts->last_clock));
+	}
 	if (s->error || s->recovered)
 		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu",
 			 U(s->cut_bytes));

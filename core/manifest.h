@@ -17,6 +17,7 @@
 
 #include "bach/driver.h"
 #include "bach/frame.h"
+#include "bach/timing.h"
 #include "capture.h"
 
 /* A mark of 4 KiB escaped (6 bytes a byte at worst) still fits. */
@@ -73,6 +74,8 @@ struct manifest_segment {
 	uint64_t cut_bytes; /* with error or recovered */
 	const char *timing; /* its timing sidecar's name, or NULL */
 	uint64_t clock_hz;  /* with timing: the clock rate (0 unknown) */
+	/* with timing: the finished sidecar's size, CRC-32 and clocks */
+	const struct bach_time_summary *tsum;
 };
 int manifest_segment(struct manifest *m, const struct manifest_segment *s);
 

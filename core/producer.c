@@ -311,6 +311,35 @@ static void timing_start(struct capture *c)
 			 (unsigned long long)(avail >> 20));
 }
 
+/*
+ * k of a source's clocks into a block's: as they are, but where they go
+ * back (a board started again after an unplug, the next pass of a
+ * replay's loop=1) shifted on to go on from the last one, so that a
+ * capture's clocks never go back (docs/formats.md 3.2). Entries without
+ * a time stay so. A compare a record, no call.
+ */
+static void onward_clocks(struct capture *c, uint64_t *t, const uint64_t *clk,
+			  size_t k)
+{
+	uint64_t shift = c->clk_shift, last = c->clk_last;
+
+	for (size_t i = 0; i < k; i++) {
+		uint64_t v = clk[i];
+
+		if (v != BACH_TIME_NONE) {
+			v += shift;
+			if (v < last) {
+				shift += last - v;
+				v = last;
+			}
+			last = v;
+		}
+		t[i] = v;
+	}
+	c->clk_shift = shift;
+	c->clk_last = last;
+}
+
 void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 			       const uint64_t *clocks, size_t n)
 {
@@ -338,11 +367,12 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 			uint64_t *t = block_times(c, b);
 
 			if (t && clocks)
-				memcpy(t + b->nrec, clocks, k * sizeof(*t));
+				onward_clocks(c, t + b->nrec, clocks, k);
 			else if (t)
 				memset(t + b->nrec, 0xff, k * sizeof(*t));
 			if (clocks) {
-				c->last_clock = clocks[k - 1];
+				c->last_clock =
+					t ? t[b->nrec + k - 1] : clocks[k - 1];
 				clocks += k;
 			}
 		}

@@ -16,6 +16,7 @@
 #include "bach/manifest.h"
 #include "bach/outfile.h"
 #include "bach/record.h"
+#include "bach/timing.h"
 #include "bach/trace.h"
 #define LOG_PREFIX "recover"
 #include "log.h"
@@ -291,13 +292,69 @@ void segment_index(int dfd, const char *where, const char *seg)
 			 strerror(-err));
 }
 
+/*
+ * The timing sidecar of segment seg, recovered with it (docs/formats.md
+ * 3.2): an unfinished one cut or filled to the records the segment kept
+ * (bach_time_recover()), a finished one (closed before its segment was)
+ * named when it has as many entries. Its name for the segment event, with
+ * *ts, or NULL: the segment reads untimed. A removed segment's unfinished
+ * one is removed with it.
+ */
+static const char *recover_times(int dfd, const char *where, const char *seg,
+				 const struct seg_result *r, char *tname,
+				 size_t cap, struct bach_time_summary *ts)
+{
+	char part[320];
+	int err;
+
+	if (bach_time_name(tname, cap, seg))
+		return NULL;
+	snprintf(part, sizeof(part), "%s.part", tname);
+	if (r->removed) {
+		if (unlinkat(dfd, part, 0) == 0)
+			log_notice("%s/%s: removed with its segment", where,
+				   part);
+		return NULL;
+	}
+	if (faccessat(dfd, part, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		err = bach_time_recover(dfd, tname, r->records, ts);
+		if (err > 0 && fsync(dfd) < 0)
+			err = -errno;
+		if (err < 0)
+			log_err("%s/%s: cannot recover: %s: its segment reads "
+				"untimed",
+				where, part, strerror(-err));
+		else if (!err)
+			log_notice("%s/%s: no whole member: left alone, its "
+				   "segment reads untimed",
+				   where, part);
+		else
+			log_notice("%s/%s: recovered %llu entries (%llu of "
+				   "them added without a time)",
+				   where, tname,
+				   (unsigned long long)ts->entries,
+				   (unsigned long long)ts->filled);
+		return err > 0 ? tname : NULL;
+	}
+	err = bach_time_measure(dfd, tname, ts);
+	if (err == -ENOENT)
+		return NULL;
+	if (!err && ts->entries == r->records)
+		return tname;
+	log_err("%s/%s: %s: not named in the manifest (bach verify says so)",
+		where, tname,
+		err ? strerror(-err) : "not as many entries as its segment");
+	return NULL;
+}
+
 static void recover_seg(int dfd, const char *where, const char *name,
 			const struct bach_manifest *man, struct manifest *m,
 			struct totals *t)
 {
 	struct manifest_segment ev = { 0 };
+	struct bach_time_summary ts = { 0 };
 	struct seg_result r;
-	char seg[256];
+	char seg[256], tname[300];
 	struct stat st;
 	bool part = ends_with(name, ".part");
 	int err;
@@ -342,6 +399,10 @@ static void recover_seg(int dfd, const char *where, const char *name,
 	ev.orphan = !part;
 	ev.removed = r.removed;
 	ev.cut_bytes = r.cut;
+	ev.timing =
+		recover_times(dfd, where, seg, &r, tname, sizeof(tname), &ts);
+	ev.clock_hz = ts.clock_hz;
+	ev.tsum = &ts;
 	if (manifest_segment(m, &ev))
 		log_err("%s/%s: cannot write: %s", where, BACH_MANIFEST_NAME,
 			strerror(errno));

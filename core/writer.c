@@ -247,9 +247,10 @@ out:
 
 /*
  * Finish the sidecar before its segment is renamed, so a closed segment's
- * sidecar is whole. Its name for the manifest, or NULL.
+ * sidecar is whole. Its name for the manifest, or NULL; *ts: what it holds.
  */
-static const char *close_times(struct capture *c, char *name, size_t cap)
+static const char *close_times(struct capture *c, char *name, size_t cap,
+			       struct bach_time_summary *ts)
 {
 	int err;
 
@@ -265,6 +266,7 @@ static const char *close_times(struct capture *c, char *name, size_t cap)
 		time_fail(c, "cannot close", err);
 		return NULL;
 	}
+	bach_time_writer_summary(c->tw, ts);
 	bach_time_writer_free(c->tw);
 	c->tw = NULL;
 	time_name(c, name, cap);
@@ -275,6 +277,7 @@ static const char *close_times(struct capture *c, char *name, size_t cap)
 int capture_close_segment(struct capture *c)
 {
 	char part[80], tname[64];
+	struct bach_time_summary ts;
 	const char *timing;
 	struct seg_result r;
 	uint64_t cut, eof_off;
@@ -299,7 +302,7 @@ int capture_close_segment(struct capture *c)
 	}
 	close(c->segfd);
 	c->segfd = -1;
-	timing = close_times(c, tname, sizeof(tname));
+	timing = close_times(c, tname, sizeof(tname), &ts);
 	if (c->write_err) {
 		/* keep every complete block written before the failure */
 		note_write_error(c);
@@ -361,6 +364,7 @@ int capture_close_segment(struct capture *c)
 				 .bytes = c->io.off,
 				 .crc = c->io.crc,
 				 .timing = timing,
+				 .tsum = timing ? &ts : NULL,
 				 .clock_hz = atomic_load(&c->clock_hz) });
 	manifest_sync(&c->man);
 	if (c->cfg.compress)

@@ -54,6 +54,25 @@ static int get_u64(struct ctx *x, json_t *o, const char *key, uint64_t *v)
 	return 0;
 }
 
+/* An optional CRC-32, as 8 hex digits: absent leaves *has false. */
+static int get_crc(struct ctx *x, json_t *o, const char *key, uint32_t *v,
+		   bool *has)
+{
+	const char *crc = json_string_value(json_object_get(o, key));
+	char *end;
+	unsigned long n;
+
+	*has = false;
+	if (!crc)
+		return 0;
+	n = strtoul(crc, &end, 16);
+	if (strlen(crc) != 8 || *end)
+		return bad(x, "\"%s\" is not 8 hex digits", key);
+	*v = (uint32_t)n;
+	*has = true;
+	return 0;
+}
+
 static bool get_true(json_t *o, const char *key)
 {
 	return json_is_true(json_object_get(o, key));
@@ -63,7 +82,8 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 {
 	struct bach_manifest_seg *s;
 	const char *name = json_string_value(json_object_get(o, "name"));
-	const char *crc = json_string_value(json_object_get(o, "crc32"));
+	const char *tname = json_string_value(json_object_get(o, "timing"));
+	json_t *first = json_object_get(o, "first_clock");
 	int err;
 
 	if (!name || !*name || strlen(name) >= sizeof(s->name) ||
@@ -83,16 +103,29 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 	s->line = x->line;
 	if ((err = get_u64(x, o, "records", &s->records)) ||
 	    (err = get_u64(x, o, "gap_markers", &s->gap_markers)) ||
-	    (err = get_u64(x, o, "bytes", &s->bytes)))
+	    (err = get_u64(x, o, "bytes", &s->bytes)) ||
+	    (err = get_crc(x, o, "crc32", &s->crc, &s->has_crc)))
 		return err;
-	if (crc) {
-		char *end;
-		unsigned long v = strtoul(crc, &end, 16);
-
-		if (strlen(crc) != 8 || *end)
-			return bad(x, "\"crc32\" is not 8 hex digits");
-		s->crc = (uint32_t)v;
-		s->has_crc = true;
+	if (tname) {
+		if (!*tname || strlen(tname) >= sizeof(s->timing) ||
+		    strchr(tname, '/'))
+			return bad(x,
+				   "segment %s: \"timing\" is not a file "
+				   "name",
+				   name);
+		snprintf(s->timing, sizeof(s->timing), "%s", tname);
+		if ((err = get_u64(x, o, "timing_bytes", &s->timing_bytes)) ||
+		    (err = get_crc(x, o, "timing_crc32", &s->timing_crc,
+				   &s->has_timing_crc)) ||
+		    (err = get_u64(x, o, "first_clock", &s->first_clock)) ||
+		    (err = get_u64(x, o, "last_clock", &s->last_clock)))
+			return err;
+		s->has_clocks = first != NULL;
+		if (s->has_clocks != (json_object_get(o, "last_clock") != NULL))
+			return bad(x,
+				   "segment %s: \"first_clock\" without "
+				   "\"last_clock\" or the other way round",
+				   name);
 	}
 	s->recovered = get_true(o, "recovered");
 	s->orphan = get_true(o, "orphan");
@@ -196,6 +229,7 @@ static int add_event(struct ctx *x, struct bach_manifest *m, json_t *o,
 			e->kind = (enum bach_manifest_ev)k;
 	snprintf(e->name, sizeof(e->name), "%s", ev);
 	copy_str(e->time, sizeof(e->time), o, "time");
+	copy_str(e->segment, sizeof(e->segment), o, "segment");
 	e->line = x->line;
 	if (at && (!json_is_integer(at) || json_integer_value(at) < 0))
 		return bad(x, "\"at\" is not a record index");

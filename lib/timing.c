@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bach/bytes.h"
+#include "bach/manifest.h"
 #include "bach/outfile.h"
 #include "bach/timing.h"
 #include "bach/trace.h"
@@ -67,27 +68,42 @@ struct bach_time_writer {
 	int err;  /* a write of a pooled member failed */
 	int slot; /* in bach/outfile.h's table of temporaries, or -1 */
 	bool closed;
+	/* bach_time_writer_summary(): the bytes written and their CRC-32,
+	 * the first member's rate, the entries and their clocks */
+	struct bach_time_summary sum;
 };
+
+/* A writer of NAME.part in dirfd, its file not yet open (fd -1). */
+static struct bach_time_writer *writer_new(int dirfd, const char *name,
+					   uint64_t clock_hz)
+{
+	struct bach_time_writer *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->d = bach_deflater_new(BACH_DEFLATE_U64, 0);
+	if (!w->d) {
+		free(w);
+		return NULL;
+	}
+	w->dirfd = dirfd;
+	w->fd = -1;
+	w->slot = -1;
+	w->buf = w->own;
+	w->clock_hz = w->sum.clock_hz = clock_hz;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	snprintf(w->part, sizeof(w->part), "%s.part", name);
+	return w;
+}
 
 int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 			  const char *name, uint64_t clock_hz)
 {
-	struct bach_time_writer *w = calloc(1, sizeof(*w));
+	struct bach_time_writer *w = writer_new(dirfd, name, clock_hz);
 
 	*wp = NULL;
 	if (!w)
 		return -ENOMEM;
-	w->d = bach_deflater_new(BACH_DEFLATE_U64, 0);
-	if (!w->d) {
-		free(w);
-		return -ENOMEM;
-	}
-	w->dirfd = dirfd;
-	w->slot = -1;
-	w->buf = w->own;
-	w->clock_hz = clock_hz;
-	snprintf(w->name, sizeof(w->name), "%s", name);
-	snprintf(w->part, sizeof(w->part), "%s.part", name);
 	w->fd = openat(dirfd, w->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 		       0644);
 	if (w->fd < 0) {
@@ -120,6 +136,14 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* Bytes of the file out, counted into its size and CRC-32. */
+static int write_out(struct bach_time_writer *w, const uint8_t *p, size_t len)
+{
+	w->sum.crc = libdeflate_crc32(w->sum.crc, p, len);
+	w->sum.bytes += len;
+	return write_all(w->fd, p, len);
+}
+
 /* A member of len bytes at m (BC only) out with the BT subfield after BC. */
 static int emit_member(struct bach_time_writer *w, const uint8_t *m, size_t len)
 {
@@ -132,7 +156,9 @@ static int emit_member(struct bach_time_writer *w, const uint8_t *m, size_t len)
 	w->out[HDR + 1] = 'T';
 	bach_put_le16(w->out + HDR + 2, 8);
 	bach_put_le64(w->out + HDR + 4, w->clock_hz);
-	return write_all(w->fd, w->out, len + BT_LEN);
+	if (!w->sum.bytes)
+		w->sum.clock_hz = w->clock_hz;
+	return write_out(w, w->out, len + BT_LEN);
 }
 
 /* The pool's oldest member out, if finished (with wait, once it is). */
@@ -206,6 +232,7 @@ int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
 		for (size_t i = 0; i < k; i++)
 			bach_put_le64(w->buf + (w->nbuf + i) * BACH_TIME_ENTRY,
 				      t[i]);
+		bach_time_summary_add(&w->sum, t, k);
 		w->nbuf += k;
 		w->entries += k;
 		t += k;
@@ -259,7 +286,7 @@ int bach_time_writer_close(struct bach_time_writer *w, bool sync)
 	}
 
 	if (!err)
-		err = write_all(w->fd, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
+		err = write_out(w, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
 	if (!err && sync && fdatasync(w->fd) < 0)
 		err = -errno;
 	if (close(w->fd) < 0 && !err)
@@ -273,6 +300,25 @@ int bach_time_writer_close(struct bach_time_writer *w, bool sync)
 		w->slot = -1;
 	}
 	return err;
+}
+
+void bach_time_writer_summary(const struct bach_time_writer *w,
+			      struct bach_time_summary *s)
+{
+	*s = w->sum;
+}
+
+void bach_time_summary_add(struct bach_time_summary *s, const uint64_t *e,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i] != BACH_TIME_NONE) {
+			if (!s->has_clocks)
+				s->first_clock = e[i];
+			s->has_clocks = true;
+			s->last_clock = e[i];
+		}
+	s->entries += n;
 }
 
 void bach_time_writer_free(struct bach_time_writer *w)
@@ -301,6 +347,7 @@ struct bach_times {
 	int fd;
 	uint64_t size;	   /* the sidecar's bytes */
 	uint64_t moff;	   /* offset of the member after the decoded one */
+	uint64_t mstart;   /* offset of the decoded one */
 	uint64_t first;	   /* entry index of mbuf[0] */
 	size_t mlen;	   /* entries in mbuf */
 	bool at_eof;	   /* the EOF block was reached */
@@ -312,6 +359,17 @@ struct bach_times {
 	uint64_t *out;
 	size_t outcap;
 	char msg[8400];
+	bool untimed; /* the file has no sidecar and reads untimed */
+	/* the last clock decoded (entries handed out never go back from
+	 * it): its entry, and with clk_prev, the earlier segment's sidecar
+	 * it is in */
+	bool have_clk, clk_prev;
+	uint64_t clk, clk_entry;
+	char clk_path[4096];
+	/* the manifest of the capture directory man_dir (man_err: why not) */
+	struct bach_manifest man;
+	char man_dir[4096];
+	int man_err;
 };
 
 struct bach_times *bach_times_new(void)
@@ -336,6 +394,7 @@ void bach_times_free(struct bach_times *t)
 	if (t->fd >= 0)
 		close(t->fd);
 	libdeflate_free_decompressor(t->dd);
+	bach_manifest_free(&t->man);
 	free(t->out);
 	free(t);
 }
@@ -364,6 +423,103 @@ static int tfail(struct bach_times *t, int err, const char *fmt, ...)
 	return err;
 }
 
+/*
+ * The number of a capture segment's path (DIR/seg-NNNNNN.*), -1 for any
+ * other name; *dirlen: the length of its DIR/ (0 for none).
+ */
+static long seg_number(const char *path, size_t *dirlen)
+{
+	const char *b = strrchr(path, '/'), *d;
+	long n = 0;
+
+	b = b ? b + 1 : path;
+	*dirlen = (size_t)(b - path);
+	if (strncmp(b, "seg-", 4))
+		return -1;
+	for (d = b + 4; *d >= '0' && *d <= '9' && n < 100000000; d++)
+		n = n * 10 + (*d - '0');
+	return d > b + 4 && *d == '.' ? n : -1;
+}
+
+/* Whether next is a later segment of the capture directory prev is in. */
+static bool later_segment(const char *prev, const char *next)
+{
+	size_t a, b;
+	long p = seg_number(prev, &a), n = seg_number(next, &b);
+
+	return p >= 0 && n > p && a == b && !strncmp(prev, next, a);
+}
+
+/* The manifest of the capture directory segment file is in, or NULL. */
+static const struct bach_manifest *capture_manifest(struct bach_times *t,
+						    const char *file)
+{
+	char dir[sizeof(t->man_dir)], why[512];
+	size_t dl;
+	int dfd;
+
+	if (seg_number(file, &dl) < 0 || dl >= sizeof(dir))
+		return NULL;
+	/* the directory, without its last slash */
+	snprintf(dir, sizeof(dir), "%.*s", (int)(dl > 1 ? dl - 1 : dl), file);
+	if (!dl)
+		snprintf(dir, sizeof(dir), ".");
+	if (t->man_dir[0] && !strcmp(t->man_dir, dir))
+		return t->man_err ? NULL : &t->man;
+	bach_manifest_free(&t->man);
+	snprintf(t->man_dir, sizeof(t->man_dir), "%s", dir);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	t->man_err = dfd < 0 ? -errno
+			     : bach_manifest_load(dfd, t->man_dir, &t->man, why,
+						  sizeof(why));
+	if (dfd >= 0)
+		close(dfd);
+	return t->man_err ? NULL : &t->man;
+}
+
+/*
+ * A trace file without a sidecar (docs/formats.md 3.2): a segment of a
+ * capture whose manifest names sidecars of other segments but none of
+ * this one reads untimed; one named there is missing (damage); anything
+ * else has no timing.
+ */
+static int missing_sidecar(struct bach_times *t, const char *file)
+{
+	const struct bach_manifest *m = capture_manifest(t, file);
+	const struct bach_manifest_seg *ms;
+	const char *base = strrchr(file, '/');
+
+	base = base ? base + 1 : file;
+	ms = m ? bach_manifest_find_seg(m, base) : NULL;
+	if (ms && ms->timing[0])
+		return tfail(t, -EBADMSG,
+			     "missing: %s/%s line %llu says %s has it",
+			     t->man_dir, BACH_MANIFEST_NAME,
+			     (unsigned long long)ms->line, base);
+	for (size_t i = 0; m && i < m->nsegs; i++)
+		if (m->segs[i].timing[0]) {
+			t->untimed = true;
+			t->first = 0;
+			t->mlen = 0;
+			return 0;
+		}
+	return tfail(t, -ENOENT,
+		     "no timing sidecar for %s (the trace has no "
+		     "timing)",
+		     file);
+}
+
+/* From the first member of a sidecar of size bytes open on t->fd. */
+static void walk_from_start(struct bach_times *t, uint64_t size)
+{
+	t->size = size;
+	t->moff = 0;
+	t->first = 0;
+	t->mlen = 0;
+	t->at_eof = false;
+	t->clock_hz = 0;
+}
+
 static int open_sidecar(struct bach_times *t, const char *file)
 {
 	struct stat st;
@@ -371,6 +527,14 @@ static int open_sidecar(struct bach_times *t, const char *file)
 	if (t->fd >= 0)
 		close(t->fd);
 	t->fd = -1;
+	t->untimed = false;
+	/* the clocks go on from the segment before, in a capture */
+	if (!later_segment(t->file, file))
+		t->have_clk = t->clk_prev = false;
+	else if (t->have_clk && !t->clk_prev) {
+		snprintf(t->clk_path, sizeof(t->clk_path), "%s", t->path);
+		t->clk_prev = true;
+	}
 	snprintf(t->file, sizeof(t->file), "%s", file);
 	if (bach_time_name(t->path, sizeof(t->path), file))
 		return tfail(t, -ENAMETOOLONG, "name too long");
@@ -379,20 +543,12 @@ static int open_sidecar(struct bach_times *t, const char *file)
 		int err = -errno;
 
 		if (err == -ENOENT)
-			return tfail(t, err,
-				     "no timing sidecar for %s (the trace "
-				     "has no timing)",
-				     file);
+			return missing_sidecar(t, file);
 		return tfail(t, err, "%s", strerror(-err));
 	}
 	if (fstat(t->fd, &st) < 0)
 		return tfail(t, -errno, "%s", strerror(errno));
-	t->size = (uint64_t)st.st_size;
-	t->moff = 0;
-	t->first = 0;
-	t->mlen = 0;
-	t->at_eof = false;
-	t->clock_hz = 0;
+	walk_from_start(t, (uint64_t)st.st_size);
 	return 0;
 }
 
@@ -425,6 +581,7 @@ static int next_member(struct bach_times *t, bool decode)
 
 	t->first += t->mlen;
 	t->mlen = 0;
+	t->mstart = off;
 	if (t->at_eof || off >= t->size)
 		return tfail(t, -EBADMSG,
 			     "%s at byte offset %llu: fewer entries than "
@@ -502,13 +659,70 @@ static int next_member(struct bach_times *t, bool decode)
 	return 0;
 }
 
+/* Whether the capture's manifest has the board back (device_back) in the
+ * segment being read: its clock started again from 0. */
+static bool clock_restarted(struct bach_times *t)
+{
+	const struct bach_manifest *m = capture_manifest(t, t->file);
+	const char *base = strrchr(t->file, '/');
+
+	base = base ? base + 1 : t->file;
+	for (size_t i = 0; m && i < m->nevents; i++)
+		if (m->events[i].kind == BACH_EV_DEVICE_BACK &&
+		    !strcmp(m->events[i].segment, base))
+			return true;
+	return false;
+}
+
+/* Entry i of the decoded member, clock c, is before the last clock. */
+static int went_back(struct bach_times *t, size_t i, uint64_t c)
+{
+	char last[4200];
+
+	if (t->clk_prev)
+		snprintf(last, sizeof(last),
+			 "%llu, the last clock of %s (entry %llu)",
+			 (unsigned long long)t->clk, t->clk_path,
+			 (unsigned long long)t->clk_entry);
+	else
+		snprintf(last, sizeof(last), "clock %llu of entry %llu",
+			 (unsigned long long)t->clk,
+			 (unsigned long long)t->clk_entry);
+	return tfail(t, -EBADMSG,
+		     "entry %llu (in the member at byte offset %llu): clock "
+		     "%llu is before %s: the clocks go backwards%s",
+		     (unsigned long long)(t->first + i),
+		     (unsigned long long)t->mstart, (unsigned long long)c, last,
+		     t->clk_prev ? " from one segment to the next" : "");
+}
+
+/* The decoded member's clocks, after the last one: none may go back. */
+static int check_clocks(struct bach_times *t)
+{
+	for (size_t i = 0; i < t->mlen; i++) {
+		uint64_t c = t->mbuf[i];
+
+		if (c == BACH_TIME_NONE)
+			continue;
+		if (t->have_clk && c < t->clk &&
+		    !(t->clk_prev && clock_restarted(t)))
+			return went_back(t, i, c);
+		t->clk = c;
+		t->clk_entry = t->first + i;
+		t->have_clk = true;
+		t->clk_prev = false;
+	}
+	return 0;
+}
+
 int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 		   size_t n, const uint64_t **out)
 {
 	size_t k = 0;
 	int err;
 
-	if (strcmp(file, t->file) || t->fd < 0 || rec < t->first) {
+	if (strcmp(file, t->file) || (t->fd < 0 && !t->untimed) ||
+	    rec < t->first) {
 		if ((err = open_sidecar(t, file)))
 			return err;
 	}
@@ -520,6 +734,13 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 		t->out = o;
 		t->outcap = n;
 	}
+	if (t->untimed) { /* a segment without timing, in a timed capture */
+		for (size_t i = 0; i < n; i++)
+			t->out[i] = BACH_TIME_NONE;
+		t->next = rec + n;
+		*out = t->out;
+		return 0;
+	}
 	while (k < n) {
 		uint64_t e = rec + k;
 		size_t m;
@@ -530,7 +751,8 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 						   BACH_TIME_MEMBER_ENTRIES ||
 				   !t->mlen;
 
-			if ((err = next_member(t, dec)))
+			if ((err = next_member(t, dec)) ||
+			    (dec && (err = check_clocks(t))))
 				return err;
 			continue;
 		}
@@ -548,7 +770,7 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 
 int bach_times_end(struct bach_times *t)
 {
-	if (t->fd < 0 || t->at_eof)
+	if (t->fd < 0 || t->at_eof || t->untimed)
 		return 0;
 	if (t->next == t->first + t->mlen &&
 	    t->moff + BACH_BGZF_EOF_SIZE == t->size)
@@ -561,6 +783,142 @@ int bach_times_end(struct bach_times *t)
 		     (unsigned long long)t->next, (unsigned long long)t->moff);
 }
 
+/* ---- recovery ----------------------------------------------------------- */
+
+/*
+ * NAME in dirfd, for its members to be walked with next_member(): a
+ * regular file, not through a symbolic link (rw: open for writing too).
+ */
+static int open_walk(struct bach_times *t, int dirfd, const char *name, bool rw)
+{
+	struct stat st;
+
+	snprintf(t->path, sizeof(t->path), "%s", name);
+	t->fd = openat(dirfd, name,
+		       (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
+			       O_CLOEXEC);
+	if (t->fd < 0)
+		return -errno;
+	if (fstat(t->fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	walk_from_start(t, (uint64_t)st.st_size);
+	return 0;
+}
+
+/* Whether the walk is at the EOF block, the file's last bytes. */
+static bool walk_at_eof(struct bach_times *t)
+{
+	uint8_t b[BACH_BGZF_EOF_SIZE];
+
+	return t->moff + BACH_BGZF_EOF_SIZE == t->size &&
+	       pread(t->fd, b, sizeof(b), (off_t)t->moff) == sizeof(b) &&
+	       !memcmp(b, bach_bgzf_eof, sizeof(b));
+}
+
+/* The member next_member() just read, from off, into s (clock_hz aside). */
+static void summary_member(struct bach_time_summary *s,
+			   const struct bach_times *t, uint64_t off)
+{
+	s->crc = libdeflate_crc32(s->crc, t->cbuf, (size_t)(t->moff - off));
+	s->bytes = t->moff;
+	bach_time_summary_add(s, t->mbuf, t->mlen);
+}
+
+int bach_time_measure(int dirfd, const char *name, struct bach_time_summary *s)
+{
+	struct bach_times *t = bach_times_new();
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (!t)
+		return -ENOMEM;
+	err = open_walk(t, dirfd, name, false);
+	while (!err && !walk_at_eof(t)) {
+		uint64_t off = t->moff;
+
+		if (next_member(t, true))
+			err = -EBADMSG;
+		else
+			summary_member(s, t, off);
+	}
+	if (!err) {
+		s->crc = libdeflate_crc32(s->crc, bach_bgzf_eof,
+					  BACH_BGZF_EOF_SIZE);
+		s->bytes = t->size;
+		s->clock_hz = t->clock_hz;
+	}
+	bach_times_free(t);
+	return err;
+}
+
+int bach_time_recover(int dirfd, const char *name, uint64_t records,
+		      struct bach_time_summary *s)
+{
+	struct bach_times *t = bach_times_new();
+	struct bach_time_writer *w = NULL;
+	char part[4200];
+	uint64_t kept;	 /* entries of the whole members kept as they are */
+	size_t tail = 0; /* entries of the next member, written again */
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (!t)
+		return -ENOMEM;
+	snprintf(part, sizeof(part), "%s.part", name);
+	err = open_walk(t, dirfd, part, true);
+	/* whole members of 8160 entries up to records are kept; the one the
+	 * records end in, or a short last one, is written again */
+	while (!err && s->entries < records && !walk_at_eof(t)) {
+		uint64_t off = t->moff;
+
+		if (next_member(t, true))
+			break; /* cut by the crash: what follows is lost */
+		if (t->mlen != BACH_TIME_MEMBER_ENTRIES ||
+		    s->entries + t->mlen > records) {
+			tail = (size_t)(records - s->entries < t->mlen
+						? records - s->entries
+						: t->mlen);
+			break;
+		}
+		summary_member(s, t, off);
+	}
+	if (err || (!s->entries && !tail)) {
+		bach_times_free(t);
+		return err; /* 0: nothing whole, left alone */
+	}
+	kept = s->entries;
+	w = writer_new(dirfd, name, t->clock_hz);
+	if (!w || ftruncate(t->fd, (off_t)s->bytes) < 0 ||
+	    lseek(t->fd, (off_t)s->bytes, SEEK_SET) < 0) {
+		err = w ? -errno : -ENOMEM;
+		goto out;
+	}
+	w->fd = t->fd;
+	t->fd = -1;
+	/* the kept members are its own, as if it had written them */
+	s->clock_hz = t->clock_hz;
+	w->sum = *s;
+	w->entries = s->entries;
+	err = bach_time_writer_put(w, t->mbuf, tail);
+	if (!err)
+		err = bach_time_writer_fill(w, BACH_TIME_NONE,
+					    records - w->entries);
+	if (!err)
+		err = bach_time_writer_close(w, true);
+	if (!err) {
+		bach_time_writer_summary(w, s);
+		s->filled = records - kept - tail;
+	}
+out:
+	if (w)
+		w->closed = true; /* never removed: it held the clocks */
+	bach_time_writer_free(w);
+	bach_times_free(t);
+	return err ? err : 1;
+}
+
 bool bach_times_present(const char *trace)
 {
 	char name[4096];
@@ -571,12 +929,14 @@ bool bach_times_present(const char *trace)
 	bool yes = false;
 
 	if (stat(trace, &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* any segment's: the others may read untimed */
 		n = bach_capture_segments(trace, &paths, &nparts);
-		if (n > 0)
-			yes = !bach_time_name(name, sizeof(name), paths[0]) &&
-			      access(name, F_OK) == 0;
-		for (ssize_t i = 0; i < n; i++)
+		for (ssize_t i = 0; i < n; i++) {
+			yes = yes ||
+			      (!bach_time_name(name, sizeof(name), paths[i]) &&
+			       access(name, F_OK) == 0);
 			free(paths[i]);
+		}
 		free(paths);
 		return yes;
 	}

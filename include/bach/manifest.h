@@ -38,6 +38,14 @@ struct bach_manifest_seg {
 	bool retained;	/* removed later by retention (a "retention"
 			 * event names it): no file, and no damage */
 	uint64_t line;	/* line number in the manifest, from 1 */
+	/* its timing sidecar ("timing"; empty: none), and what the event
+	 * says of it: the file's size and CRC-32 (has_timing_crc), its
+	 * first and last clocks (has_clocks) */
+	char timing[64];
+	bool has_timing_crc, has_clocks;
+	uint64_t timing_bytes;
+	uint32_t timing_crc;
+	uint64_t first_clock, last_clock;
 };
 
 /*
@@ -67,7 +75,8 @@ struct bach_manifest_event {
 	/* gap: cause; stall: source; segment: name; started: driver;
 	 * ended: state; mark: its text (cut to fit) */
 	char detail[160];
-	uint64_t line; /* in the manifest, from 1 */
+	char segment[64]; /* the "segment" member (the segment open then) */
+	uint64_t line;	  /* in the manifest, from 1 */
 };
 
 /* A "mark" event: a user's mark or an in-band marker's match. */

@@ -63,14 +63,62 @@ int bach_time_writer_close(struct bach_time_writer *w, bool sync);
 /* Free; one not closed successfully removes its NAME.part. */
 void bach_time_writer_free(struct bach_time_writer *w);
 
+/*
+ * What a finished sidecar holds, for a capture's segment event (docs/
+ * bachd.md section 5): its size and the CRC-32 of the whole file, its
+ * entries, the rate of its first member, and its first and last entries
+ * that are clocks (not BACH_TIME_NONE; has_clocks false when none is).
+ */
+struct bach_time_summary {
+	uint64_t bytes, entries, clock_hz;
+	uint64_t filled; /* bach_time_recover(): entries it added, NONE */
+	uint32_t crc;
+	bool has_clocks;
+	uint64_t first_clock, last_clock;
+};
+/* Of a writer closed successfully. */
+void bach_time_writer_summary(const struct bach_time_writer *w,
+			      struct bach_time_summary *s);
+/* n more entries e into s: its entries, its first and last clocks. */
+void bach_time_summary_add(struct bach_time_summary *s, const uint64_t *e,
+			   size_t n);
+
+/*
+ * Recovery (core/recover.c) of NAME.part in dirfd, the sidecar of a
+ * segment a crash cut off, for the records whole records that segment
+ * kept: its whole members are kept up to records entries (the member the
+ * records end in written again, cut to them), entries it lacks are
+ * BACH_TIME_NONE, then the EOF block; synced and renamed to NAME (the
+ * directory is the caller's to sync). Returns 1 with *s, 0 when it holds
+ * no whole member (it is left alone: its segment reads untimed), -errno.
+ * A regular file only, never through a symbolic link.
+ */
+int bach_time_recover(int dirfd, const char *name, uint64_t records,
+		      struct bach_time_summary *s);
+/*
+ * A finished sidecar NAME in dirfd, read whole: 0 with *s when every
+ * member is whole, the last one followed by the EOF block; -EBADMSG when
+ * not, -errno.
+ */
+int bach_time_measure(int dirfd, const char *name, struct bach_time_summary *s);
+
 /* ---- reading --------------------------------------------------------- */
 
 /*
  * The timing of a trace read through a bach_reader: for each block the
  * reader hands out, the entries of its records from the sidecar beside
  * the block's file. Errors (-ENOENT: a file has no sidecar; -EBADMSG: a
- * damaged or misaligned one) leave a message naming the sidecar and the
- * byte offset or entry in bach_times_strerror().
+ * damaged or misaligned one, or clocks that go backwards) leave a message
+ * naming the sidecar and the byte offset or entry in bach_times_strerror().
+ *
+ * The clocks it hands out never go backwards (docs/formats.md 3.2):
+ * within a sidecar, and from one segment of a capture directory to the
+ * next (seg-NNNNNN files of one directory, in order), but where the
+ * capture's manifest has a device_back event in the later segment (the
+ * board restarted its clock). BACH_TIME_NONE entries are no clocks. A
+ * segment of a capture directory without a sidecar reads untimed (every
+ * entry BACH_TIME_NONE) when its segment event names none and another
+ * one does; when its event names one, it is damage (-EBADMSG).
  */
 struct bach_times;
 

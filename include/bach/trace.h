@@ -97,8 +97,8 @@ size_t bach_reader_nfiles(const struct bach_reader *r);
  */
 #define BACH_TIME_NONE UINT64_MAX
 
-/* Whether PATH (a trace file, or a capture directory's first segment)
- * has a timing sidecar. */
+/* Whether PATH (a trace file, or any segment of a capture directory) has
+ * a timing sidecar. */
 bool bach_times_present(const char *path);
 
 /*
@@ -107,11 +107,16 @@ bool bach_times_present(const char *path);
  * valid until the next call). Returns that count, or -ENOENT when the
  * block's file has no sidecar, -EBADMSG when it is damaged or does not
  * match the records (fewer entries, or more than a file read whole had
- * records); bach_reader_strerror() names the sidecar and the byte offset
- * or entry. Call it after bach_reader_read() returned 0 too: it returns 0,
- * having checked that the last file's sidecar holds no more entries (the
- * check is skipped once the reader has seeked). No work per record but a
- * copy; sidecars are read a member (8160 entries) at a time.
+ * records), or its clocks go back (within a sidecar, or from one segment
+ * of a capture directory to the next); bach_reader_strerror() names the
+ * sidecar and the byte offset or entry. A segment without a sidecar in a
+ * capture whose other segments' events name theirs, and whose own names
+ * none, reads untimed (BACH_TIME_NONE entries); one whose event names a
+ * sidecar that is not there is -EBADMSG. Call it after bach_reader_read()
+ * returned 0 too: it returns 0, having checked that the last file's
+ * sidecar holds no more entries (the check is skipped once the reader has
+ * seeked). No work per record but a copy and a compare; sidecars are read
+ * a member (8160 entries) at a time.
  */
 ssize_t bach_reader_times(struct bach_reader *r, const uint64_t **clk);
 /* The clock rate of the sidecar last read, in Hz (0: unknown, or none read

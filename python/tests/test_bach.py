@@ -397,3 +397,62 @@ def test_time_errors_name_the_sidecar(timed, traces, tmp_path):
         bach.open(d / "a.byu.gz", time=True).read(1)
     assert "a.time.gz: no timing sidecar" in str(e.value)
     assert e.value.exit_status == 2
+
+
+def copy_capture(src, dst):
+    """A capture directory copied, times kept (its .gzi stay fresh)."""
+    import shutil
+    shutil.copytree(src, dst)
+    return dst
+
+
+def test_time_going_back_is_refused(tmp_path):
+    # segments 1 and 2 hold as many records (nothing lost, 1 MiB each):
+    # their sidecars swapped, the clocks jump back where segment 2 begins
+    # (docs/formats.md 3.2)
+    subprocess.run([BACH, "capture", "--driver", "fake",
+                    "--option", "records=400000", "--option", "timing=1",
+                    "--set", "rotate_mb=1", "--output", str(tmp_path)],
+                   check=True, capture_output=True)
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    a, b = d / "seg-000001.time.gz", d / "seg-000002.time.gz"
+    a_bytes = a.read_bytes()
+    a.write_bytes(b.read_bytes())
+    b.write_bytes(a_bytes)
+    with pytest.raises(bach.BachError) as e:
+        bach.open(d).read()
+    assert "seg-000002.time.gz: entry 0 (in the member at byte offset 0)" \
+        in str(e.value)
+    assert "the clocks go backwards from one segment to the next" \
+        in str(e.value)
+    assert e.value.exit_status == 1
+
+
+def test_untimed_segment_of_a_timed_capture(timed, tmp_path):
+    # segment 2 without a sidecar, its event naming none (as recovery
+    # leaves a segment whose sidecar held nothing whole): its records
+    # read without a time, the others with theirs
+    want = dump_clocks(timed)
+    d = copy_capture(timed, tmp_path / "un")
+    (d / "seg-000002.time.gz").unlink()
+    man = (d / "manifest.jsonl").read_text().split("\n")
+    n2 = None
+    for i, line in enumerate(man):
+        if '"name":"seg-000002.byu.gz"' in line:
+            n2 = int(line.split('"records":')[1].split(",")[0])
+            cut = line.index(',"timing":')
+            man[i] = line[:cut] + "}"
+    (d / "manifest.jsonl").write_text("\n".join(man))
+    n1 = len(bach.open(timed / "seg-000001.byu.gz", time=False).read())
+    got = bach.open(d).read()
+    assert len(got) == len(want)
+    assert np.all(got["time"][n1:n1 + n2] == bach.TIME_NONE)
+    assert np.array_equal(got["time"][:n1], want[:n1])
+    assert np.array_equal(got["time"][n1 + n2:], want[n1 + n2:])
+    # while its event names one, a missing sidecar is damage
+    d2 = copy_capture(timed, tmp_path / "gone")
+    (d2 / "seg-000002.time.gz").unlink()
+    with pytest.raises(bach.BachError) as e:
+        bach.open(d2).read()
+    assert "seg-000002.time.gz: missing: " in str(e.value)
+    assert e.value.exit_status == 1

@@ -158,6 +158,78 @@ for c in "$T/out"/2*Z*; do
 	[ "$(evcount "$c" ended)" -le 1 ] || fail "$c: $(evcount "$c" ended) ended events"
 done
 
+# -- a timed capture killed while its third segment was written
+# (docs/formats.md 3.2): its unfinished sidecar is recovered up to its last
+# whole member, cut (or filled without a time) to the records its segment
+# kept, and named in the segment event; the capture reads with --time and
+# verifies. Oracles: Python's zlib (tests/helpers/sidecar.py) and the fake
+# board's clocks (record k at bus clock 2k: nothing is lost here).
+SC="python3 $TOP/tests/helpers/sidecar.py"
+mkdir "$T/tm"
+bg "$BACHD" --driver fake --option seed=8 --option rate=300000 --option timing=1 \
+	--set rotate_mb=1 --set ring_mb=8 --output "$T/tm" 2> "$T/tm.log"
+P=$BGPID
+wait_until 30 "whole members in the third sidecar" sh -c \
+	"[ \$(stat -c %s '$T'/tm/2*Z*/seg-000003.time.gz.part 2>/dev/null || echo 0) -gt 30000 ]"
+kill -KILL "$P"
+reap "$P"
+A=$(capdir "$T/tm")
+cp -rp "$A" "$T/tm2" # for the untimed case below
+mkdir "$T/tmcrash"
+cp "$A"/*.part "$T/tmcrash/"
+"$BACH" recover "$A" 2> "$T/rec.log" || fail "recover: $(cat "$T/rec.log")"
+ls "$A" | grep -q '\.part$' && fail "timed: .part left: $(ls "$A")"
+: > "$T/want"
+for s in "$A"/seg-*.byu.gz; do
+	n=${s##*/}
+	n=${n%.byu.gz}
+	ev=$(grep "\"event\":\"segment\",\"name\":\"$n.byu.gz\"" "$A/manifest.jsonl")
+	echo "$ev" | grep -q "\"timing\":\"$n.time.gz\",\"clock_hz\":66666666,\"timing_bytes\":$(wc -c < "$A/$n.time.gz"),\"timing_crc32\":\"$($SC crc32 "$A/$n.time.gz")\"" ||
+		fail "timed: $n: the event is not the sidecar's: $ev"
+	$SC entries "$A/$n.time.gz" > "$T/got"
+	recs=$(echo "$ev" | sed 's/.*"records":\([0-9]*\).*/\1/')
+	[ "$(wc -l < "$T/got")" -eq "$recs" ] || fail "timed: $n: $(wc -l < "$T/got") entries for $recs records"
+	if [ -e "$T/tmcrash/$n.time.gz.part" ]; then
+		# the whole members' entries the crash left, up to the records
+		# kept, then none
+		$SC entries "$T/tmcrash/$n.time.gz.part" | head -n "$recs" > "$T/w"
+		k=$(wc -l < "$T/w")
+		[ "$k" -gt 0 ] || fail "timed: no whole member in $n.time.gz.part"
+		while [ "$k" -lt "$recs" ]; do echo -; k=$((k + 1)); done >> "$T/w"
+		same "$T/got" "$T/w"
+		echo "$ev" | grep -q '"recovered":true' || fail "timed: $ev"
+		echo "timed: $n.time.gz.part of $(wc -c < "$T/tmcrash/$n.time.gz.part") bytes recovered with $recs entries"
+	fi
+	cat "$T/got" >> "$T/want"
+done
+grep -q '"recovered":true' "$A/manifest.jsonl" || fail "timed: nothing was recovered"
+# record k at clock 2k, or none
+awk '$1 != "-" && $1 != 2 * (NR - 1) { print NR ": " $0; exit 1 }' "$T/want" ||
+	fail "timed: the clocks are not the board's"
+"$BACH" dump --time "$A" > "$T/d" 2> "$T/err" || fail "timed: dump --time exited $?: $(cat "$T/err")"
+awk '{ print $4 }' "$T/d" | cmp -s - "$T/want" || fail "timed: dump --time is not the sidecars' entries"
+"$BACH" stat --time "$A" > /dev/null 2> "$T/err" || fail "timed: stat --time: $(cat "$T/err")"
+"$BACH" verify "$A" > "$T/v" || fail "timed: does not verify: $(cat "$T/v")"
+
+# nothing whole in the unfinished sidecar: left alone, and its segment
+# reads untimed (docs/formats.md 3.2)
+part=$(ls "$T/tm2" | grep 'time\.gz\.part$')
+[ -n "$part" ] || fail "untimed: no unfinished sidecar in the copy: $(ls "$T/tm2")"
+head -c 100 "$T/tm2/$part" > "$T/p" && cat "$T/p" > "$T/tm2/$part"
+"$BACH" recover "$T/tm2" 2> "$T/rec.log" || fail "recover: $(cat "$T/rec.log")"
+[ -e "$T/tm2/$part" ] || fail "untimed: $part was not left alone"
+n=${part%.time.gz.part}
+grep "\"name\":\"$n.byu.gz\"" "$T/tm2/manifest.jsonl" | grep -q '"timing"' &&
+	fail "untimed: the event of $n names a sidecar"
+"$BACH" dump --time "$T/tm2" > "$T/d" 2> "$T/err" || fail "untimed: dump --time exited $?: $(cat "$T/err")"
+recs=$("$BACH" dump "$T/tm2/$n.byu.gz" | wc -l)
+[ "$(tail -n "$recs" "$T/d" | awk '$4 != "-"' | wc -l)" -eq 0 ] || fail "untimed: $n has clocks"
+[ "$(head -n $(($(wc -l < "$T/d") - recs)) "$T/d" | awk '$4 == "-"' | wc -l)" -eq 0 ] ||
+	fail "untimed: the segments before $n lost their clocks"
+"$BACH" stat --time "$T/tm2" > /dev/null 2> "$T/err" || fail "untimed: stat --time: $(cat "$T/err")"
+"$BACH" verify "$T/tm2" > "$T/v" || fail "untimed: does not verify: $(cat "$T/v")"
+grep -qF "$part: unfinished timing sidecar" "$T/v" || fail "untimed: verify does not name $part: $(cat "$T/v")"
+
 # -- known trouble: checks that run last, each reported ----------------------
 # what the writer has taken reaches the disk: a crash loses at most the
 # unfinished block (docs/design.md section 4), not a megabyte of buffered members

@@ -66,6 +66,19 @@ $BACH dump --time "$S" > "$T/s1"
 $BACH dump --time "$T"/sp/2*Z* > "$T/s2"
 same "$T/s1" "$T/s2" # the clocks and their own rate are kept
 
+# loop=1: each pass's clocks go on from the last one of the pass before
+# (a capture's clocks never go back, docs/formats.md 3.2): record i of
+# pass p at 39998 p + 2i, and the replayed capture reads with --time
+mkdir "$T/lp"
+$BACH capture --driver replay --option path="$S" --option loop=1 \
+	--set records=50000 --output "$T/lp" 2> "$T/err" || fail "loop=1: $(cat "$T/err")"
+$BACH dump --time "$T"/lp/2*Z* > "$T/lp.d" || fail "dump --time of the looped replay"
+[ "$(wc -l < "$T/lp.d")" -eq 50000 ] || fail "loop=1: $(wc -l < "$T/lp.d") records"
+awk '{ j = NR - 1; p = int(j / 20000); i = j % 20000
+	if ($4 != p * 39998 + 2 * i) { print NR ": " $0; exit 1 } }' "$T/lp.d" ||
+	fail "loop=1: the clocks do not go on from pass to pass"
+$BACH verify "$T"/lp/2*Z* > /dev/null || fail "the looped replay does not verify"
+
 # without the sidecar: replays as before, untimed; pace=original refused
 rm "$T/one.time.gz"
 mkdir "$T/u"

@@ -194,6 +194,21 @@ prefix "$T/replug1r.byu" 3
 man_has "\"produced\":$((n1 + lost + 300000)),\"written\":$((n1 + 300000)),\"lost\":$lost"
 $BACH verify "$C" > /dev/null || fail "replug capture does not verify"
 
+# 7b. the same with timing: the board back counts its clock from 0 again
+# (its new START); the capture's clocks go on from the last one
+# (docs/formats.md 3.2): segment 2's record i at that clock plus 2i, the
+# board's own
+cap replugt records=300000 seed=3 disconnect=100000:1 cut=1000 -- \
+	--option reconnect=1 --option timing=1
+[ $RC -eq 0 ] || fail "replug with timing: exit $RC: $(tail -n 5 "$T/replugt.log")"
+$BACH dump --time "$C/seg-000001.byu.gz" > "$T/rt1" || fail "replug with timing: dump --time of segment 1"
+$BACH dump --time "$C/seg-000002.byu.gz" > "$T/rt2" || fail "replug with timing: dump --time of segment 2"
+last=$(tail -n 1 "$T/rt1" | awk '{ print $4 }')
+awk -v l="$last" '$4 != l + 2 * (NR - 1) { print NR ": " $0; exit 1 }' "$T/rt2" ||
+	fail "replug with timing: segment 2's clocks do not go on from $last"
+$BACH dump --time "$C" > /dev/null || fail "replug with timing: dump --time of the capture"
+$BACH verify "$C" > /dev/null || fail "replug with timing: does not verify"
+
 # 8. a board that stops sending: a time-out ends the capture, no hang
 start=$(date +%s)
 cap silent records=300000 seed=3 silent_at=100000 -- --option timeout=2 --option status_ms=500

@@ -10,7 +10,8 @@
  * (up to a '\n') is one event, in order, with its line number, lines and
  * whole_bytes count exactly the whole lines, partial_tail says whether
  * bytes follow the last one, each segment has a name without '/' and a
- * CRC unless removed, a marker mark has no text, at most
+ * CRC unless removed (and a timing sidecar's name without '/', its
+ * clocks only with it), a marker mark has no text, at most
  * BACH_MANIFEST_MAX_LABELS labels, and every gap counted is in gap_list;
  * on an error the message is "DIR/manifest.jsonl: line N: reason" for a
  * whole line N, and nothing is left allocated: the target does not call
@@ -129,6 +130,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      "segment %zu '%s'", i, s->name);
 		CHECK(bach_manifest_find_seg(&m, s->name), "'%s' not found",
 		      s->name);
+		CHECK(memchr(s->timing, 0, sizeof(s->timing)) &&
+			      !strchr(s->timing, '/') &&
+			      (s->timing[0] ||
+			       (!s->has_clocks && !s->has_timing_crc)),
+		      "segment %zu '%s': timing '%s'", i, s->name, s->timing);
 	}
 	for (size_t i = 0; i < m.nmarks; i++)
 		CHECK(!m.marks[i].marker || !m.marks[i].text, "mark %zu", i);

@@ -12,14 +12,17 @@
  *     Oracle: when the reader accepts the file (every get and the end
  *     succeed), zlib, decoding the file as one multi-member gzip stream
  *     (RFC 1952, members one after another), gives exactly N entries and
- *     the same ones, and the reader never yields more entries than the
- *     file holds. A refusal is -EBADMSG (or -ENOENT never: the file is
- *     there) with a message naming the sidecar.
+ *     the same ones, whose clocks (the entries but BACH_TIME_NONE) never
+ *     go back, and the reader never yields more entries than the file
+ *     holds. A refusal is -EBADMSG (or -ENOENT never: the file is there)
+ *     with a message naming the sidecar.
  *   - mode odd: the rest, as u64 LE entries repeated up to N (3 x
  *     8160 + 5 at most, so that members fill), goes through
  *     bach_time_writer_put() and _close(), then back through the reader.
- *     Oracle: every entry comes back, bach_times_end() finds no more,
- *     and zlib decodes the file to the same bytes.
+ *     Oracle: when the entries' clocks never go back, every entry comes
+ *     back, bach_times_end() finds no more, and zlib decodes the file to
+ *     the same bytes; when they do, the reader refuses the first entry
+ *     whose clock is below the one before it, by its index.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,8 +79,32 @@ static long zlib_members(const uint8_t *p, size_t n, uint8_t *out, size_t cap)
 	return (long)have;
 }
 
-static void read_back(uint64_t n, size_t chunk, const uint64_t *want, bool must)
+/* The first of n entries whose clock is below the last clock before it
+ * (BACH_TIME_NONE entries are no clocks), or n. */
+static uint64_t first_back(const uint64_t *e, uint64_t n)
 {
+	uint64_t last = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (e[i] == BACH_TIME_NONE)
+			continue;
+		if (e[i] < last)
+			return i;
+		last = e[i];
+	}
+	return n;
+}
+
+/*
+ * Read the sidecar back: with want (the writer's entries), it must be
+ * accepted when their clocks never go back (back == n), else refused at
+ * entry back.
+ */
+static void read_back(uint64_t n, size_t chunk, const uint64_t *want,
+		      uint64_t back)
+{
+	static uint64_t zent[MAXN + 8];
+	bool must = want && back == n;
 	static uint8_t file[1 << 20], plain[(MAXN + 8) * 8];
 	struct bach_times *t = bach_times_new();
 	const uint64_t *e;
@@ -107,9 +134,20 @@ static void read_back(uint64_t n, size_t chunk, const uint64_t *want, bool must)
 	}
 	if (!rc)
 		rc = bach_times_end(t);
+	CHECK(!want || back == n || rc, "entry %llu goes back, not refused",
+	      (unsigned long long)back);
 	if (rc) {
+		char at[64];
+
 		CHECK(!must, "a sidecar the writer wrote is refused: %s",
 		      bach_times_strerror(t));
+		snprintf(at, sizeof(at), ": entry %llu (",
+			 (unsigned long long)back);
+		CHECK(!want || back == n ||
+			      (strstr(bach_times_strerror(t), at) &&
+			       strstr(bach_times_strerror(t), "go backwards")),
+		      "entry %llu goes back, refused as: %s",
+		      (unsigned long long)back, bach_times_strerror(t));
 		CHECK(rc == -EBADMSG, "refused with %d: %s", rc,
 		      bach_times_strerror(t));
 		CHECK(strstr(bach_times_strerror(t), side),
@@ -131,6 +169,11 @@ static void read_back(uint64_t n, size_t chunk, const uint64_t *want, bool must)
 	CHECK((uint64_t)z == n * 8,
 	      "accepted as %llu entries, zlib decodes %ld bytes",
 	      (unsigned long long)n, z);
+	for (uint64_t i = 0; i < n; i++)
+		zent[i] = bach_get_le64(plain + i * 8);
+	CHECK(first_back(zent, n) == n,
+	      "accepted, but entry %llu's clock goes back",
+	      (unsigned long long)first_back(zent, n));
 	/* the entries the reader gave, read again in one piece */
 	bach_times_free(t);
 	t = bach_times_new();
@@ -167,7 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	chunk = (size_t)(data[3] % 256 + 1) * 97;
 	if (!(data[0] & 1)) {
 		fuzz_put_path(side, data + 4, size - 4);
-		read_back(n, chunk, NULL, false);
+		read_back(n, chunk, NULL, n);
 		return 0;
 	}
 
@@ -190,7 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(bach_time_writer_entries(w) == n, "entries");
 		CHECK(!bach_time_writer_close(w, false), "close");
 		bach_time_writer_free(w);
-		read_back(n, chunk, ent, true);
+		read_back(n, chunk, ent, first_back(ent, n));
 	}
 	return 0;
 }

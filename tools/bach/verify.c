@@ -17,6 +17,7 @@
 #include "bach.h"
 #include "bach/index.h"
 #include "bach/manifest.h"
+#include "bach/outfile.h"
 #include "bach/record.h"
 
 #define MAX_LISTED 20 /* problems listed per file before summarising */
@@ -212,10 +213,131 @@ problem(struct vstate *v, const char *dir, const char *fmt, ...)
 	v->problems++;
 }
 
+/*
+ * The entries of trace path's sidecar, recs of them, through the checks
+ * every reader makes (docs/formats.md 3.2: whole members, one entry a
+ * record, clocks that never go back, from the segment before too, bt
+ * having read it): false after printing the problem, else its entries'
+ * summary (their first and last clocks).
+ */
+static bool read_times(struct vstate *v, struct bach_times *bt,
+		       const char *path, uint64_t recs,
+		       struct bach_time_summary *sum)
+{
+	const uint64_t *e;
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	for (uint64_t at = 0; at < recs && !err; at += 65536) {
+		size_t n = recs - at < 65536 ? (size_t)(recs - at) : 65536;
+
+		err = bach_times_get(bt, path, at, n, &e);
+		if (!err)
+			bach_time_summary_add(sum, e, n);
+	}
+	if (!err)
+		err = bach_times_end(bt);
+	if (err) {
+		printf("%s\n", bach_times_strerror(bt));
+		v->problems++;
+	}
+	return !err;
+}
+
+/*
+ * The timing sidecar beside trace path (docs/formats.md 3.2) of recs
+ * records (UINT64_MAX: unknown, the trace is damaged), and with ms,
+ * against its segment event (docs/bachd.md section 5): there when the
+ * event names one and not otherwise, its size, CRC-32 and first and last
+ * clocks the event's.
+ */
+static void check_times(struct vstate *v, struct bach_times *bt,
+			const char *dir, int dfd, const char *path,
+			const struct bach_manifest_seg *ms, uint64_t recs)
+{
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char tname[4200], shown[8400];
+	unsigned long long line = ms ? (unsigned long long)ms->line : 0;
+	struct bach_time_summary sum;
+	struct stat st;
+	uint32_t crc;
+	int fd;
+
+	/* a capture's segment by its name in dfd, a trace file by its path */
+	if (bach_time_name(tname, sizeof(tname),
+			   dfd == AT_FDCWD ? path : name) ||
+	    fstatat(dfd, tname, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (ms && ms->timing[0])
+			problem(v, dir, "%s is missing (%s line %llu names it)",
+				ms->timing, BACH_MANIFEST_NAME, line);
+		return;
+	}
+	if (ms && strcmp(ms->timing, tname)) {
+		problem(v, dir,
+			"%s: %s line %llu names no timing sidecar for %s: "
+			"not its sidecar",
+			tname, BACH_MANIFEST_NAME, line, name);
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		problem(v, dir, "%s: %s, not a timing sidecar", tname,
+			bach_file_type(st.st_mode));
+		return;
+	}
+	if (ms && ms->has_timing_crc) {
+		fd = openat(dfd, tname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if ((uint64_t)st.st_size != ms->timing_bytes)
+			problem(v, dir,
+				"%s has %llu bytes, %s line %llu says %llu",
+				tname, (unsigned long long)st.st_size,
+				BACH_MANIFEST_NAME, line,
+				(unsigned long long)ms->timing_bytes);
+		else if (fd < 0 || !file_crc(fd, (uint64_t)st.st_size, &crc))
+			problem(v, dir, "%s: %s", tname, strerror(errno));
+		else if (crc != ms->timing_crc)
+			problem(v, dir,
+				"%s: CRC-32 %08x, %s line %llu says %08x: not "
+				"the timing sidecar written",
+				tname, crc, BACH_MANIFEST_NAME, line,
+				ms->timing_crc);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (recs == UINT64_MAX || !read_times(v, bt, path, recs, &sum))
+		return;
+	if (ms && ms->has_timing_crc &&
+	    (sum.has_clocks != ms->has_clocks ||
+	     (sum.has_clocks && (sum.first_clock != ms->first_clock ||
+				 sum.last_clock != ms->last_clock)))) {
+		char want[64] = "none", got[64] = "none";
+
+		if (ms->has_clocks)
+			snprintf(want, sizeof(want), "%llu to %llu",
+				 (unsigned long long)ms->first_clock,
+				 (unsigned long long)ms->last_clock);
+		if (sum.has_clocks)
+			snprintf(got, sizeof(got), "%llu to %llu",
+				 (unsigned long long)sum.first_clock,
+				 (unsigned long long)sum.last_clock);
+		problem(v, dir, "%s: clocks %s, %s line %llu says %s", tname,
+			got, BACH_MANIFEST_NAME, line, want);
+	} else if (!v->quiet) {
+		snprintf(shown, sizeof(shown), "%s%s%s",
+			 dfd == AT_FDCWD ? "" : dir, dfd == AT_FDCWD ? "" : "/",
+			 tname);
+		printf("%s: OK, %llu entries", shown, (unsigned long long)recs);
+		if (sum.has_clocks)
+			printf(", clocks %llu to %llu",
+			       (unsigned long long)sum.first_clock,
+			       (unsigned long long)sum.last_clock);
+		printf("\n");
+	}
+}
+
 /* One closed segment against its manifest line. */
 static void check_segment(struct vstate *v, const char *dir, int dfd,
 			  const char *path, const struct bach_manifest *man,
-			  bool *seen)
+			  bool *seen, struct bach_times *bt)
 {
 	const char *name = strrchr(path, '/') + 1;
 	const struct bach_manifest_seg *ms = bach_manifest_find_seg(man, name);
@@ -269,6 +391,7 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 	}
 	if (fd >= 0)
 		close(fd);
+	check_times(v, bt, dir, dfd, path, ms, recs);
 }
 
 /*
@@ -310,6 +433,7 @@ static void verify_capture(struct vstate *v, const char *dir)
 	struct bach_manifest man;
 	char why[512], **segs = NULL;
 	uint64_t written = 0, nseg = 0;
+	struct bach_times *bt = NULL;
 	bool *seen = NULL;
 	size_t parts = 0;
 	ssize_t n;
@@ -341,7 +465,8 @@ static void verify_capture(struct vstate *v, const char *dir)
 		goto out;
 	}
 	seen = calloc(man.nsegs + 1, sizeof(*seen));
-	if (!seen) {
+	bt = bach_times_new();
+	if (!seen || !bt) {
 		problem(v, dir, "out of memory");
 		goto out;
 	}
@@ -351,7 +476,7 @@ static void verify_capture(struct vstate *v, const char *dir)
 		if (err)
 			verify_file(v, segs[i], NULL);
 		else
-			check_segment(v, dir, dfd, segs[i], &man, seen);
+			check_segment(v, dir, dfd, segs[i], &man, seen, bt);
 	}
 	for (size_t i = 0; !err && i < man.nsegs; i++) {
 		const struct bach_manifest_seg *ms = &man.segs[i];
@@ -381,7 +506,14 @@ static void verify_capture(struct vstate *v, const char *dir)
 			    strcmp(de->d_name + len - 5, ".part"))
 				continue;
 			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-			check_part(v, p);
+			if (len > 13 && !strcmp(de->d_name + len - 13,
+						BACH_TIME_SUFFIX ".part"))
+				printf("%s: unfinished timing sidecar (being "
+				       "written, or nothing whole in it after "
+				       "a crash: its segment reads untimed)\n",
+				       p);
+			else
+				check_part(v, p);
 		}
 		if (d)
 			closedir(d);
@@ -424,19 +556,27 @@ out:
 		free(segs[i]);
 	free(segs);
 	free(seen);
+	bach_times_free(bt);
 	bach_manifest_free(&man);
 	close(dfd);
 }
 
 static void verify_path(struct vstate *v, const char *path)
 {
+	struct bach_times *bt;
 	struct stat st;
+	uint64_t recs;
 
 	if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		verify_capture(v, path);
 		return;
 	}
-	verify_file(v, path, NULL);
+	verify_file(v, path, &recs);
+	/* a trace file's own sidecar, if it has one */
+	if (strcmp(path, "-") && (bt = bach_times_new())) {
+		check_times(v, bt, path, AT_FDCWD, path, NULL, recs);
+		bach_times_free(bt);
+	}
 }
 
 /* A missing path or a directory that is no capture: usage, not damage. */
@@ -531,11 +671,18 @@ const struct bach_cmd cmd_verify = {
 		"must be present (unless a retention event says it was "
 		"removed: not\n"
 		"damage), and the gap events must add up to the ended event's\n"
-		"lost, the segments to its written. An unfinished segment "
-		"(*.part:\n"
-		"being written, or left by a crash) is read to its last whole "
-		"block\n"
-		"and is not damage.\n"
+		"lost, the segments to its written. A segment's timing "
+		"sidecar\n"
+		"(seg-NNNNNN.time.gz) must be there when its event names one, "
+		"and\n"
+		"not otherwise, with the size, CRC-32 and first and last "
+		"clocks the\n"
+		"event says, one entry a record, and clocks that never go back "
+		"(a\n"
+		"trace file's own sidecar is read too). An unfinished segment\n"
+		"(*.part: being written, or left by a crash) is read to its "
+		"last whole\n"
+		"block and is not damage.\n"
 		"\n"
 		"A blocked file's .gzi index that does not fit it (older than "
 		"the file,\n"
