@@ -128,6 +128,9 @@ static const struct {
 	{ "bach_timing_buffer_bytes", "gauge",
 	  "Memory of the clock buffers beside the ring (timing sidecars).",
 	  CS(timing_bytes) },
+	{ "bach_retention_over_bytes", "gauge",
+	  "Bytes over keep_bytes that retention's last run could not remove.",
+	  CS(retention_over_bytes) },
 };
 
 size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
@@ -191,6 +194,10 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 	metric(&o, "bach_writer_blocked", "gauge",
 	       "1 when a segment write has been pending for more than 2 s.",
 	       st->writer_blocked);
+	metric(&o, "bach_retention_kept_newest", "gauge",
+	       "1 when retention's last run kept the running capture's newest "
+	       "closed segment against a limit.",
+	       st->retention_kept_newest);
 	if (st->have_board) {
 		metric(&o, "bach_board_fifo_fill_records", "gauge",
 		       "Records in the board's FIFO at its last status frame.",
