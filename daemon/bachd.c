@@ -392,7 +392,7 @@ int main(int argc, char **argv)
 		     d.cfg.metrics_interval);
 	if (d.cfg.cap.metrics_file[0] && (ret = metrics_now(&d, false))) {
 		log_err("metrics_file %s: %s", d.cfg.cap.metrics_file,
-			strerror(-ret));
+			metrics_strerror(&d.metrics));
 		close(d.sfd);
 		return EXIT_USAGE;
 	}
