@@ -148,6 +148,10 @@ struct capture_status {
 	uint64_t ring_used, ring_blocks;
 	uint64_t timing_bytes; /* clock buffers allocated (timing sidecars) */
 	uint64_t corrupt_frames;
+	/* retention's last run: the bytes over keep_bytes it could not
+	 * remove; it kept the running capture's newest closed segment */
+	uint64_t retention_over_bytes;
+	bool retention_kept_newest;
 	bool have_board;		 /* a board status frame has come */
 	struct bach_board_status board;	 /* the board's last one */
 	bool have_decode;		 /* a bus decoder's summary has come */

@@ -110,6 +110,7 @@ struct capture {
 	uint64_t disk_since;	 /* record bytes since the last look */
 	uint64_t disk_check_ns;	 /* when we last looked */
 	uint64_t retain_ns;	 /* when retention last ran */
+	char retention_held[72]; /* kept against keep_days: said once */
 	const char *stop_reason; /* what ended it early (manifest_ended) */
 	uint64_t wr_src;	 /* source index the trace has reached */
 	struct marker_state {	 /* per rule: the rate cap (marks.c) */
@@ -130,6 +131,10 @@ struct capture {
 	_Atomic uint64_t produced, written, lost, markers, bytes, segments,
 		stalls, stall_ns, progress, write_started_ns, board_stalls;
 	_Atomic uint64_t lost_by[BACH_GAP_NCAUSES];
+	/* retention's last run: bytes over keep_bytes; the running
+	 * capture's newest closed segment kept against a limit */
+	_Atomic uint64_t retention_over;
+	_Atomic bool retention_kept;
 	pthread_mutex_t mu;   /* marks, identity, status strings */
 	struct capture_mark { /* waiting for the writer */
 		char *text;

@@ -451,6 +451,8 @@ void capture_status(struct capture *c, struct capture_status *st)
 	st->writer_progress = atomic_load(&c->progress);
 	st->writer_blocked = ws && bach_now_ns() - ws > BLOCKED_AFTER_NS;
 	st->disk_waiting = atomic_load(&c->disk_waiting);
+	st->retention_over_bytes = atomic_load(&c->retention_over);
+	st->retention_kept_newest = atomic_load(&c->retention_kept);
 	if (c->parser) {
 		bach_parser_counters(c->parser, &pc);
 		st->corrupt_frames = pc.bad_crc + pc.bad_header;
@@ -510,7 +512,8 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		"\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,"
 		"\"ring_used\":%llu,\"ring_blocks\":%llu,\"timing_bytes\":%llu,"
 		"\"corrupt_frames\":%llu,\"writer_blocked\":%s,\"waiting_for_"
-		"disk\":%s}",
+		"disk\":%s,\"retention_over_bytes\":%llu,"
+		"\"retention_kept_newest\":%s}",
 		st->running ? "true" : "false", st->driver, dir, st->segment,
 		start, (double)st->start_unix_ns / 1e9,
 		(double)st->uptime_ns / 1e9, gw,
@@ -536,7 +539,9 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		(unsigned long long)st->timing_bytes,
 		(unsigned long long)st->corrupt_frames,
 		st->writer_blocked ? "true" : "false",
-		st->disk_waiting ? "true" : "false");
+		st->disk_waiting ? "true" : "false",
+		(unsigned long long)st->retention_over_bytes,
+		st->retention_kept_newest ? "true" : "false");
 	if (n > 0 && (size_t)n < cap && st->have_board) {
 		/* the board's last status frame, in place of the closing } */
 		const struct bach_board_status *b = &st->board;

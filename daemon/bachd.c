@@ -2,8 +2,9 @@
 /*
  * bachd: the capture daemon. main() is the ordered list of what it sets
  * up, undone in reverse by one cleanup path: arguments and configuration,
- * logging, signals, the capture (output directory, device, first segment),
- * the control socket, READY, the main loop, STOPPING, cleanup.
+ * logging, signals, the metrics file, the control socket, the capture
+ * (output directory, device, first segment), READY, the main loop,
+ * STOPPING, cleanup.
  */
 #include <errno.h>
 #include <poll.h>
@@ -392,16 +393,15 @@ int main(int argc, char **argv)
 		     d.cfg.metrics_interval);
 	if (d.cfg.cap.metrics_file[0] && (ret = metrics_now(&d, false))) {
 		log_err("metrics_file %s: %s", d.cfg.cap.metrics_file,
-			strerror(-ret));
+			metrics_strerror(&d.metrics));
 		close(d.sfd);
 		return EXIT_USAGE;
 	}
-	if (start_capture(&d)) {
-		/* unwritable output, no device, bad option: no restart spin */
-		close(d.sfd);
-		return EXIT_USAGE;
-	}
-	/* the socket appears once there is a capture to ask about */
+	/*
+	 * The socket before the capture directory (as bach capture does): a
+	 * configured one that cannot be made leaves nothing behind. A
+	 * request that comes meanwhile waits for the main loop.
+	 */
 	if (d.sock[0]) {
 		ret = ctl_open(&d.ctl, d.sock, d.cfg.control_group);
 		if (ret && d.sock_default) {
@@ -411,10 +411,6 @@ int main(int argc, char **argv)
 		} else if (ret) {
 			log_err("control socket %s: %s", d.sock,
 				ctl_strerror(ret));
-			capture_stop(d.cap);
-			while (!capture_done(d.cap))
-				usleep(10000);
-			finish_capture(&d);
 			close(d.sfd);
 			return EXIT_USAGE;
 		} else {
@@ -423,6 +419,12 @@ int main(int argc, char **argv)
 					 ? " (the default: bach ctl finds it)"
 					 : "");
 		}
+	}
+	if (start_capture(&d)) {
+		/* unwritable output, no device, bad option: no restart spin */
+		ctl_close(&d.ctl);
+		close(d.sfd);
+		return EXIT_USAGE;
 	}
 	/* the source is open and the first segment exists */
 	sd_notify(0, "READY=1\nSTATUS=capturing");

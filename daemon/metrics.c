@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bach/frame.h"
+#include "bach/outfile.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -128,6 +129,9 @@ static const struct {
 	{ "bach_timing_buffer_bytes", "gauge",
 	  "Memory of the clock buffers beside the ring (timing sidecars).",
 	  CS(timing_bytes) },
+	{ "bach_retention_over_bytes", "gauge",
+	  "Bytes over keep_bytes that retention's last run could not remove.",
+	  CS(retention_over_bytes) },
 };
 
 size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
@@ -191,6 +195,10 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 	metric(&o, "bach_writer_blocked", "gauge",
 	       "1 when a segment write has been pending for more than 2 s.",
 	       st->writer_blocked);
+	metric(&o, "bach_retention_kept_newest", "gauge",
+	       "1 when retention's last run kept the running capture's newest "
+	       "closed segment against a limit.",
+	       st->retention_kept_newest);
 	if (st->have_board) {
 		metric(&o, "bach_board_fifo_fill_records", "gauge",
 		       "Records in the board's FIFO at its last status frame.",
@@ -243,6 +251,7 @@ int metrics_write(struct metrics *m, const struct metrics_state *s)
 	char buf[8192], tmp[sizeof(m->path) + 16];
 	const char *base = strrchr(m->path, '/');
 	size_t n = metrics_format(buf, sizeof(buf), s);
+	unsigned what = 0;
 	int fd, err;
 
 	if (!m->path[0])
@@ -252,10 +261,16 @@ int metrics_write(struct metrics *m, const struct metrics_state *s)
 	base = base ? base + 1 : m->path;
 	snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp", (int)(base - m->path),
 		 m->path, base);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0644);
+	/* anything but a regular file there is refused, a FIFO at once */
+	fd = bach_tmp_openat(AT_FDCWD, tmp, 0644, &what);
+	if (fd == -EEXIST) {
+		snprintf(m->why, sizeof(m->why),
+			 "%s is %s, not a regular file: not written", tmp,
+			 bach_file_type(what));
+		return fd;
+	}
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		goto out;
 	}
 	err = write_all(fd, buf, n);
@@ -266,7 +281,14 @@ int metrics_write(struct metrics *m, const struct metrics_state *s)
 	if (err)
 		unlink(tmp);
 out:
+	if (err)
+		snprintf(m->why, sizeof(m->why), "%s", strerror(-err));
 	return err;
+}
+
+const char *metrics_strerror(const struct metrics *m)
+{
+	return m->why;
 }
 
 int metrics_update(struct metrics *m, const struct metrics_state *s)
@@ -275,7 +297,7 @@ int metrics_update(struct metrics *m, const struct metrics_state *s)
 
 	if (err && err != m->err)
 		log_warn("metrics file %s: %s (the capture goes on)", m->path,
-			 strerror(-err));
+			 metrics_strerror(m));
 	else if (!err && m->err)
 		log_notice("metrics file %s: written again", m->path);
 	m->err = err;

@@ -20,6 +20,7 @@ struct metrics {
 	unsigned interval; /* seconds between writes */
 	double due;	   /* monotonic seconds of the next write */
 	int err;	   /* the last write's -errno, logged once */
+	char why[4200];	   /* ... in words (metrics_strerror) */
 };
 
 /* What the file says besides the capture's figures. */
@@ -30,8 +31,13 @@ struct metrics_state {
 };
 
 void metrics_init(struct metrics *m, const char *path, unsigned interval);
-/* Write the file now; returns 0 or -errno. */
+/*
+ * Write the file now; returns 0 or -errno (-EEXIST: its temporary
+ * .NAME.tmp is there and is not a regular file; it is left alone).
+ */
 int metrics_write(struct metrics *m, const struct metrics_state *s);
+/* The last failed write's error in words, naming what was refused. */
+const char *metrics_strerror(const struct metrics *m);
 /*
  * The same, logging a failure once (until a write succeeds again): the
  * capture goes on without its metrics meanwhile.

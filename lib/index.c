@@ -429,12 +429,10 @@ int bach_index_writeat(int dirfd, const char *name, const struct bach_index *ix)
 		return -ENOMEM;
 	snprintf(gzi, sizeof(gzi), "%s%s", name, BACH_INDEX_SUFFIX);
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", gzi);
-	fd = openat(dirfd, tmp,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		    0644);
+	fd = bach_tmp_openat(dirfd, tmp, 0644, NULL);
 	if (fd < 0) {
 		free(raw);
-		return -errno;
+		return fd;
 	}
 	err = write_all(fd, raw, size);
 	free(raw);

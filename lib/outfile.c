@@ -166,3 +166,44 @@ const char *bach_file_type(unsigned int mode)
 	       : S_ISSOCK(mode) ? "a socket"
 				: "of an unknown kind";
 }
+
+int bach_tmp_openat(int dirfd, const char *name, unsigned int mode,
+		    unsigned int *what)
+{
+	/* O_NONBLOCK: a FIFO with no reader fails at once (ENXIO) */
+	int fd = openat(dirfd, name,
+			O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+				O_CLOEXEC,
+			(mode_t)mode),
+	    err;
+	struct stat st;
+
+	if (fd < 0) {
+		err = -errno;
+		/* a symbolic link, a FIFO, a socket, a directory: say so */
+		if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !S_ISREG(st.st_mode))
+			goto refuse;
+		return err;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		goto refuse;
+	}
+	/* emptied only now: O_TRUNC would have acted before the check */
+	if (ftruncate(fd, 0) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+refuse:
+	if (what)
+		*what = st.st_mode;
+	return -EEXIST;
+}

@@ -70,7 +70,9 @@ int bach_index_write(const char *path, const struct bach_index *ix, char *msg,
 
 /*
  * The same, as NAME.gzi in the directory dirfd (never through a symbolic
- * link); -errno, no message. For bachd, as it closes a segment.
+ * link); -errno, no message: -EEXIST when its temporary .NAME.gzi.tmp is
+ * there and is not a regular file (a FIFO is never waited on). For
+ * bachd, as it closes a segment.
  */
 int bach_index_writeat(int dirfd, const char *name,
 		       const struct bach_index *ix);

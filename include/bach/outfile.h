@@ -44,4 +44,16 @@ void bach_outfile_temp_forget(int slot);
  */
 const char *bach_file_type(unsigned int mode);
 
+/*
+ * Open a temporary file NAME (relative to dirfd, or a path with
+ * AT_FDCWD), written from scratch and then renamed into place by the
+ * caller: created with mode when missing, else emptied. Never through a
+ * symbolic link, never blocking on a FIFO, never anything but a regular
+ * file. Returns the descriptor, or -errno: -EEXIST when NAME is there and
+ * is not a regular file (its stat mode in *what when what is not NULL,
+ * for bach_file_type()).
+ */
+int bach_tmp_openat(int dirfd, const char *name, unsigned int mode,
+		    unsigned int *what);
+
 #endif

@@ -112,6 +112,34 @@ expect_err "$T/notes.txt: exists and is not a socket: not replaced"
 [ "$(cat "$T/notes.txt")" = precious ] || fail "the file named as the socket was destroyed"
 [ "$(ncaps "$T/out3")" -eq 0 ] || fail "a refused start made a capture directory"
 
+# -- issue 18, 6. a control socket that cannot be made: nothing is made -----
+# (bach capture already made the socket first; bachd made the capture
+# directory, then ended it "clean" and logged "exit status 0")
+mkdir "$T/out18"
+expect_status 2 "$BACHD" --driver fake --option records=1000 --output "$T/out18" \
+	--control-socket "$T/nonexistent/x.sock"
+expect_err "control socket $T/nonexistent/x.sock: No such file or directory"
+[ "$(ncaps "$T/out18")" -eq 0 ] || fail "a refused start made a capture directory: $(ls -R "$T/out18")"
+grep -q "exit status" "$T/err" && fail "the log speaks of a capture's exit status: $(cat "$T/err")"
+expect_status 2 "$BACH" capture --driver fake --option records=1000 --output "$T/out18" \
+	--control-socket "$T/nonexistent/x.sock"
+[ "$(ncaps "$T/out18")" -eq 0 ] || fail "bach capture: a refused start made a capture directory"
+
+# -- issue 18, 8. a FIFO at a segment index's temporary: no hang ------------
+# recovery writes the index of the segment it closes as .NAME.gzi.tmp;
+# a FIFO there made bachd wait for a reader for ever, deaf to SIGTERM
+mkdir "$T/out18f"
+crash "$T/out18f"
+part=$(ls "$A" | grep '\.byu\.gz\.part$')
+mkfifo "$A/.${part%.part}.gzi.tmp"
+bg "$BACHD" --driver fake --option records=1000 --set ring_mb=4 --output "$T/out18f" \
+	2> "$T/f.log"
+reap_within 20 "$BGPID"
+[ "$RC" -eq 0 ] || fail "the start after the crash exited $RC: $(cat "$T/f.log")"
+grep -q "${part%.part}.gzi: not written" "$T/f.log" || fail "no warning: $(cat "$T/f.log")"
+[ -p "$A/.${part%.part}.gzi.tmp" ] || fail "the FIFO was removed or replaced"
+[ "$(ended_state "$A")" = recovered ] || fail "the capture was not closed: $(tail -n 1 "$A/manifest.jsonl")"
+
 # -- 16. a ring larger than the memory: refused at the start, not OOM-killed
 mkdir "$T/out16"
 expect_status 2 "$BACHD" --driver fake --option records=1000 --output "$T/out16" \

@@ -195,6 +195,43 @@ C2=$(capdir "$T/caps")
 [ "$(int bach_records_written_total "$T/m2/b.prom")" -eq "$(ended "$C2" written)" ] ||
 	fail "after SIGTERM: metrics written $(int bach_records_written_total "$T/m2/b.prom"), manifest $(ended "$C2" written)"
 
+# -- a FIFO at the temporary .NAME.tmp: refused, never waited on ----------
+# (issue 18, 8: bachd opened it for writing and waited for a reader for
+# ever, deaf to SIGTERM; only SIGKILL ended it)
+mkdir "$T/m4" "$T/caps4"
+mkfifo "$T/m4/.f.prom.tmp"
+bg "$BACHD" --driver fake --option records=1000 --output "$T/caps4" \
+	--set metrics_file="$T/m4/f.prom" 2> "$T/log4"
+reap_within 10 "$BGPID"
+[ "$RC" -eq 2 ] || fail "a FIFO at the metrics temporary: exit $RC: $(cat "$T/log4")"
+grep -q "metrics_file $T/m4/f.prom: $T/m4/.f.prom.tmp is a FIFO, not a regular file" "$T/log4" ||
+	fail "the error does not name the FIFO: $(cat "$T/log4")"
+[ -p "$T/m4/.f.prom.tmp" ] || fail "the FIFO was removed or replaced"
+[ "$(ncaps "$T/caps4")" -eq 0 ] || fail "a refused start made a capture: $(ls "$T/caps4")"
+bg "$BACH" capture --driver fake --option records=1000 --output "$T/caps4" \
+	--set metrics_file="$T/m4/f.prom" 2> "$T/log4"
+reap_within 10 "$BGPID"
+[ "$RC" -eq 2 ] || fail "bach capture, a FIFO at the metrics temporary: exit $RC"
+grep -q "$T/m4/.f.prom.tmp is a FIFO" "$T/log4" || fail "bach capture: $(cat "$T/log4")"
+# one that appears while bachd runs: a warning, and SIGTERM still ends it
+rm "$T/m4/.f.prom.tmp"
+bg "$BACHD" --driver fake --option rate=200000 --set ring_mb=8 --output "$T/caps4" \
+	--set metrics_file="$T/m4/f.prom" --set metrics_interval=1 2> "$T/log4"
+P=$BGPID
+wait_until 20 "the metrics file" test -s "$T/m4/f.prom"
+mkfifo "$T/m4/.f.prom.tmp"
+wait_until 10 "the warning about the FIFO" grep -q "metrics file $T/m4/f.prom: $T/m4/.f.prom.tmp is a FIFO, not a regular file: not written (the capture goes on)" "$T/log4"
+kill -TERM "$P"
+reap_within 20 "$P"
+[ "$RC" -eq 0 ] || fail "bachd exited $RC with a FIFO beside its metrics file: $(tail -n 5 "$T/log4")"
+rm "$T/m4/.f.prom.tmp"
+# a symbolic link there is refused likewise, by name
+ln -s "$T/m4/elsewhere" "$T/m4/.f.prom.tmp"
+expect_status 2 "$BACHD" --driver fake --option records=1000 --output "$T/caps4" \
+	--set metrics_file="$T/m4/f.prom"
+expect_err "$T/m4/.f.prom.tmp is a symbolic link, not a regular file"
+[ ! -e "$T/m4/elsewhere" ] || fail "written through the link"
+
 # -- bach capture writes the same file --------------------------------------
 mkdir "$T/caps3"
 "$BACH" capture --driver fake --option records=300000 --option drop_every=9 \

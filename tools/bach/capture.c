@@ -130,7 +130,7 @@ static int run(int argc, char **argv)
 	    (err = metrics_write(&m, &(struct metrics_state){
 					     .output = cfg.cap.output }))) {
 		errmsg("metrics_file %s: %s", cfg.cap.metrics_file,
-		       strerror(-err));
+		       metrics_strerror(&m));
 		close(sfd);
 		return EXIT_USAGE;
 	}

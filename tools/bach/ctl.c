@@ -221,6 +221,15 @@ static int print_status(const char *reply)
 	if (json_is_true(json_object_get(st, "waiting_for_disk")))
 		printf("  WAITING FOR DISK: free space is below min_free; "
 		       "records are being lost (one disk gap)\n");
+	if (num(st, "retention_over_bytes") ||
+	    json_is_true(json_object_get(st, "retention_kept_newest")))
+		printf("  retention %.1f MB over keep_bytes%s\n",
+		       (double)num(st, "retention_over_bytes") / 1e6,
+		       json_is_true(
+			       json_object_get(st, "retention_kept_newest"))
+			       ? "; the newest closed segment is kept against "
+				 "a limit"
+			       : "");
 	json_decref(r);
 	return 0;
 }
