@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bach/found.h"
 #include "bach/manifest.h"
 #include "bach/trace.h"
 
@@ -354,6 +355,7 @@ int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
 		       char *err, size_t errlen)
 {
 	struct ctx x = { dir, 0, err, errlen };
+	char path[4200];
 	struct stat st;
 	char *buf = NULL;
 	size_t have = 0;
@@ -362,21 +364,14 @@ int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
 	memset(m, 0, sizeof(*m));
 	if (errlen)
 		err[0] = 0;
-	fd = openat(dirfd, BACH_MANIFEST_NAME,
-		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s/%s: %s", dir, BACH_MANIFEST_NAME,
-			 errno == ELOOP ? "a symbolic link, not read"
-					: strerror(errno));
-		return rc;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > MANIFEST_MAX_BYTES) {
-		rc = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-		snprintf(err, errlen, "%s/%s: %s", dir, BACH_MANIFEST_NAME,
-			 rc == -EFBIG ? "larger than 1 GiB"
-				      : "not a regular file, not read");
+	snprintf(path, sizeof(path), "%s/%s", dir, BACH_MANIFEST_NAME);
+	fd = bach_open_found(dirfd, BACH_MANIFEST_NAME, path, true, &st, err,
+			     errlen);
+	if (fd < 0)
+		return fd;
+	if ((uint64_t)st.st_size > MANIFEST_MAX_BYTES) {
+		rc = -EFBIG;
+		snprintf(err, errlen, "%s: larger than 1 GiB", path);
 		goto out;
 	}
 	buf = malloc((size_t)st.st_size + 1);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bach.h"
+#include "bach/found.h"
 #include "bach/index.h"
 #include "bach/manifest.h"
 #include "bach/record.h"
@@ -74,13 +75,23 @@ static void check_index(struct vstate *v, const char *path)
 			return;
 	}
 	v->stale++;
-	printf("warning: %s (a stale index: ignored, readers find the members "
-	       "from the file; `bach index %s` rewrites it)\n",
-	       msg, path);
+	if (err != -ESTALE) /* not read: a FIFO of that name, say */
+		printf("warning: %s (ignored: readers find the members from "
+		       "the file)\n",
+		       msg);
+	else
+		printf("warning: %s (a stale index: ignored, readers find "
+		       "the members from the file; `bach index %s` rewrites "
+		       "it)\n",
+		       msg, path);
 }
 
-/* Read and check one file; *recs: the records it holds (read whole). */
-static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
+/*
+ * Read and check one file; *recs: the records it holds (read whole).
+ * found: a segment of a capture directory (a regular file only).
+ */
+static void verify_file(struct vstate *v, const char *path, bool found,
+			uint64_t *recs)
 {
 	struct bach_reader *r = bach_reader_new();
 	struct bach_file_info fi;
@@ -96,7 +107,7 @@ static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 	v->files++;
 	if (recs)
 		*recs = UINT64_MAX; /* unknown until read whole */
-	err = bach_reader_add(r, path);
+	err = found ? bach_capture_file_add(r, path) : bach_reader_add(r, path);
 	if (err) {
 		printf("%s: %s\n", path, bach_reader_strerror(r));
 		v->problems++;
@@ -208,16 +219,27 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 {
 	const char *name = strrchr(path, '/') + 1;
 	const struct bach_manifest_seg *ms = bach_manifest_find_seg(man, name);
-	uint64_t recs;
+	uint64_t recs = UINT64_MAX;
+	char why[4400];
 	struct stat st;
 	uint32_t crc;
 	int fd;
 
-	verify_file(v, path, &recs);
+	/* a FIFO there would hang the reading, a link lead out of it */
+	fd = bach_open_found(dfd, name, path, true, &st, why, sizeof(why));
+	if (fd < 0) {
+		v->files++;
+		printf("%s\n", why);
+		v->problems++;
+	} else {
+		verify_file(v, path, true, &recs);
+	}
 	if (!ms) {
 		problem(v, dir,
 			"%s is not named in %s: not a segment of this capture",
 			name, BACH_MANIFEST_NAME);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	seen[ms - man->segs] = true;
@@ -225,17 +247,18 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 		problem(v, dir,
 			"%s: %s line %llu says it was removed, but it is there",
 			name, BACH_MANIFEST_NAME, (unsigned long long)ms->line);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
+	if (fd < 0)
+		return; /* named above */
 	if (recs != UINT64_MAX && recs != ms->records)
 		problem(v, dir, "%s holds %llu records, %s line %llu says %llu",
 			name, (unsigned long long)recs, BACH_MANIFEST_NAME,
 			(unsigned long long)ms->line,
 			(unsigned long long)ms->records);
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		problem(v, dir, "%s: %s", name, strerror(errno));
-	} else if ((uint64_t)st.st_size != ms->bytes) {
+	if ((uint64_t)st.st_size != ms->bytes) {
 		problem(v, dir, "%s has %llu bytes, %s line %llu says %llu",
 			name, (unsigned long long)st.st_size,
 			BACH_MANIFEST_NAME, (unsigned long long)ms->line,
@@ -249,8 +272,7 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 			name, crc, BACH_MANIFEST_NAME,
 			(unsigned long long)ms->line, ms->crc);
 	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 }
 
 /*
@@ -263,17 +285,22 @@ static void check_part(struct vstate *v, const char *path)
 	const uint8_t *p;
 	ssize_t n;
 
-	if (!r || bach_reader_add_as(r, path,
-				     strstr(path, ".gz.") ? BACH_FILE_GZIP
-							  : BACH_FILE_RAW)) {
-		printf("%s: %s\n", path,
-		       r ? bach_reader_strerror(r) : "out of memory");
+	/* of the kind its name says; a regular file only */
+	if (!r || bach_capture_file_add(r, path)) {
+		printf("%s: out of memory\n", path);
 		v->problems++;
 		bach_reader_free(r);
 		return;
 	}
 	while ((n = bach_reader_read(r, &p)) > 0)
 		;
+	if (n < 0 && n != -BACH_EDATA) {
+		/* not opened: a FIFO, a link, ... (damage is not one) */
+		printf("%s\n", bach_reader_strerror(r));
+		v->problems++;
+		bach_reader_free(r);
+		return;
+	}
 	printf("%s: unfinished segment: %llu whole records%s%s\n", path,
 	       (unsigned long long)bach_reader_file_records(r),
 	       n < 0 ? " before its unfinished end: " : "",
@@ -331,7 +358,7 @@ static void verify_capture(struct vstate *v, const char *dir)
 		printf("%s: no segments: the capture holds no records\n", dir);
 	for (ssize_t i = 0; i < n; i++) {
 		if (err)
-			verify_file(v, segs[i], NULL);
+			verify_file(v, segs[i], true, NULL);
 		else
 			check_segment(v, dir, dfd, segs[i], &man, seen);
 	}
@@ -418,7 +445,7 @@ static void verify_path(struct vstate *v, const char *path)
 		verify_capture(v, path);
 		return;
 	}
-	verify_file(v, path, NULL);
+	verify_file(v, path, false, NULL);
 }
 
 /* A missing path or a directory that is no capture: usage, not damage. */
@@ -515,7 +542,10 @@ const struct bach_cmd cmd_verify = {
 		"(*.part:\n"
 		"being written, or left by a crash) is read to its last whole "
 		"block\n"
-		"and is not damage.\n"
+		"and is not damage. A segment, *.part or manifest that is not "
+		"a regular\n"
+		"file (a FIFO, a directory, a symbolic link) is a problem, "
+		"named, not read.\n"
 		"\n"
 		"A blocked file's .gzi index that does not fit it (older than "
 		"the file,\n"
