@@ -14,6 +14,7 @@
 
 #include "bach/found.h"
 #include "bach/manifest.h"
+#include "bach/options.h"
 #include "bach/trace.h"
 
 /* Far more than a year of hourly segments with every event they can carry. */
@@ -99,8 +100,12 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 	s->orphan = get_true(o, "orphan");
 	s->removed = get_true(o, "removed");
 	s->error = json_object_get(o, "error") != NULL;
-	if (!s->removed && !s->has_crc)
-		return bad(x, "segment %s has no \"crc32\"", name);
+	if (!s->removed && !s->has_crc) {
+		char esc[200];
+
+		return bad(x, "segment %s has no \"crc32\"",
+			   bach_escape_ctl(esc, sizeof(esc), name));
+	}
 	m->nsegs++;
 	return 0;
 }
@@ -114,6 +119,7 @@ static const char *const ev_names[] = {
 	[BACH_EV_DEVICE_LOST] = "device_lost",
 	[BACH_EV_DEVICE_BACK] = "device_back",
 	[BACH_EV_ENDED] = "ended",
+	[BACH_EV_RETENTION] = "retention",
 };
 /* A "mark" event, kept for selection (bach dump --between) and bach ls. */
 static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
@@ -196,6 +202,7 @@ static int add_event(struct ctx *x, struct bach_manifest *m, json_t *o,
 		if (!strcmp(ev, ev_names[k]))
 			e->kind = (enum bach_manifest_ev)k;
 	snprintf(e->name, sizeof(e->name), "%s", ev);
+	e->name_cut = strlen(ev) >= sizeof(e->name);
 	copy_str(e->time, sizeof(e->time), o, "time");
 	e->line = x->line;
 	if (at && (!json_is_integer(at) || json_integer_value(at) < 0))

@@ -19,12 +19,13 @@
 #include "bach/found.h"
 #include "bach/index.h"
 #include "bach/manifest.h"
+#include "bach/options.h"
 #include "bach/record.h"
 
 #define MAX_LISTED 20 /* problems listed per file before summarising */
 
 struct vstate {
-	uint64_t files, records, problems, gaps, lost, stale;
+	uint64_t files, records, problems, gaps, lost, stale, unknown;
 	bool quiet;
 };
 
@@ -310,6 +311,31 @@ static void check_part(struct vstate *v, const char *path)
 }
 
 /*
+ * Events this bach does not know: read past, as every reader does, so
+ * that a newer bach's captures read (docs/formats.md section 4); named in
+ * a warning, since a hand-edited line is one too. Not damage.
+ */
+static void unknown_events(struct vstate *v, const char *dir,
+			   const struct bach_manifest *m)
+{
+	char esc[128];
+
+	for (size_t i = 0; i < m->nevents; i++) {
+		const struct bach_manifest_event *e = &m->events[i];
+
+		if (e->kind != BACH_EV_OTHER)
+			continue;
+		v->unknown++;
+		printf("warning: %s/%s line %llu: unknown event \"%s%s\" "
+		       "(read past, not checked: from a newer bach, or "
+		       "written by hand)\n",
+		       dir, BACH_MANIFEST_NAME, (unsigned long long)e->line,
+		       bach_escape_ctl(esc, sizeof(esc), e->name),
+		       e->name_cut ? "..." : "");
+	}
+}
+
+/*
  * A capture directory: every segment read, and checked against the
  * manifest (name, records, size, CRC-32), every segment the manifest
  * names present, and the manifest's own totals adding up.
@@ -343,6 +369,8 @@ static void verify_capture(struct vstate *v, const char *dir)
 	} else if (err) {
 		printf("%s\n", why);
 		v->problems++;
+	} else {
+		unknown_events(v, dir, &man);
 	}
 	if (n < 0) {
 		problem(v, dir, "cannot list capture directory: %s",
@@ -364,14 +392,16 @@ static void verify_capture(struct vstate *v, const char *dir)
 	}
 	for (size_t i = 0; !err && i < man.nsegs; i++) {
 		const struct bach_manifest_seg *ms = &man.segs[i];
+		char esc[300]; /* the manifest's name, as text */
 
+		bach_escape_ctl(esc, sizeof(esc), ms->name);
 		if (ms != bach_manifest_find_seg(&man, ms->name))
 			problem(v, dir, "%s line %llu names %s a second time",
 				BACH_MANIFEST_NAME,
-				(unsigned long long)ms->line, ms->name);
+				(unsigned long long)ms->line, esc);
 		else if (!ms->removed && !seen[i] && !ms->retained)
 			problem(v, dir, "%s is missing (%s line %llu names it)",
-				ms->name, BACH_MANIFEST_NAME,
+				esc, BACH_MANIFEST_NAME,
 				(unsigned long long)ms->line);
 		if (!ms->removed) {
 			written += ms->records - ms->gap_markers;
@@ -507,6 +537,10 @@ static int run(int argc, char **argv)
 		printf(", %llu stale index%s (warning%s, not damage)",
 		       (unsigned long long)v.stale, v.stale == 1 ? "" : "es",
 		       v.stale == 1 ? "" : "s");
+	if (v.unknown)
+		printf(", %llu unknown event%s (warning%s, not damage)",
+		       (unsigned long long)v.unknown, v.unknown == 1 ? "" : "s",
+		       v.unknown == 1 ? "" : "s");
 	printf("\n");
 	return v.problems ? EXIT_DATA : EXIT_OK;
 }
@@ -546,6 +580,12 @@ const struct bach_cmd cmd_verify = {
 		"a regular\n"
 		"file (a FIFO, a directory, a symbolic link) is a problem, "
 		"named, not read.\n"
+		"\n"
+		"An event the manifest holds that this bach does not know is "
+		"named in a\n"
+		"warning (a newer bach's, or a line written by hand): read "
+		"past, as\n"
+		"every reader does, not damage.\n"
 		"\n"
 		"A blocked file's .gzi index that does not fit it (older than "
 		"the file,\n"
