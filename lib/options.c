@@ -114,13 +114,9 @@ int bach_parse_bool(const char *s, bool *v)
 	return 0;
 }
 
-/*
- * Bytes of the well-formed UTF-8 character s starts with (1 to 4), or 0
- * for a byte that starts none: a stray continuation byte, an overlong
- * form, a surrogate, beyond U+10FFFF, or cut short (by the NUL too).
- */
-static size_t utf8_len(const unsigned char *s)
+size_t bach_utf8_len(const char *str)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	uint32_t cp;
 	size_t n;
 
@@ -154,7 +150,7 @@ char *bach_escape_ctl(char *dst, size_t cap, const char *str)
 				    : c == '\r' ? "\\r"
 				    : c == '\t' ? "\\t"
 						: NULL;
-		size_t len = utf8_len(s), k = len;
+		size_t len = bach_utf8_len((const char *)s), k = len;
 		char e[9];
 
 		if (named)

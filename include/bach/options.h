@@ -44,6 +44,13 @@ int bach_parse_bool(const char *s, bool *v);
  * a control sequence. Returns dst.
  */
 char *bach_escape_ctl(char *dst, size_t cap, const char *s);
+/*
+ * Bytes of the well-formed UTF-8 character s starts with (1 to 4; 1 for
+ * ASCII, NUL included), or 0 for a byte that starts none: a stray
+ * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or
+ * cut short (by the NUL too).
+ */
+size_t bach_utf8_len(const char *s);
 
 /* ---- option tables --------------------------------------------------------
  */
