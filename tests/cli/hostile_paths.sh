@@ -233,7 +233,7 @@ check() { # CMD POS...: every kind at each
 			feeder=
 			if [ $pos = dir ] && [ $kind = fifo -o $kind = linkfifo ]; then
 				# a writer, as the user of a named pipe has one
-				{ timeout 20 cat "$SEG1" > "$(path_of $pos)"; } 2> /dev/null &
+				timeout 20 cat "$SEG1" 2> /dev/null > "$(path_of $pos)" &
 				feeder=$!
 			fi
 			set +e
