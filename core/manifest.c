@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bach/manifest.h"
+#include "bach/options.h"
 #include "bach/record.h"
 #include "log.h"
 #include "manifest.h"
@@ -105,29 +106,6 @@ manifest_event(struct manifest *m, const char *event, const char *members_fmt,
 	return err;
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n;
-	unsigned cp;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	cp = s[0] & (0x7f >> n);
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* no overlong forms, no surrogates, nothing past U+10FFFF */
-	if ((n == 3 && cp < 0x800) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 void json_escape(char *dst, size_t cap, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -135,7 +113,7 @@ void json_escape(char *dst, size_t cap, const char *str)
 
 	/* whole characters only: a cut never splits one */
 	while (*s) {
-		size_t u = *s >= 0x80 ? utf8_len(s) : 1;
+		size_t u = bach_utf8_len((const char *)s);
 
 		if (*s == '"' || *s == '\\') {
 			if (n + 2 >= cap)

@@ -142,7 +142,10 @@ static int for_each_marker(const char *text, struct capture_config *cap,
 			}
 			cap->markers[cap->nmarkers++] = m;
 		}
-		p += len + (p[len] == ',');
+		p += len;
+		/* a comma ends no list: "io:0x80," has an empty last rule */
+		if (*p == ',' && !*++p)
+			return capture_marker_parse(&m, "", msg, cap_len);
 	}
 	return 0;
 }

@@ -167,8 +167,15 @@ static int trace_timing(struct bach_source *src, struct replay *r)
 		if (!t)
 			err = -ENOMEM;
 		/* the rate is in the first member */
-		else if (bach_times_get(t, first, 0, 1, &clk) == 0)
+		else if ((err = bach_times_get(t, first, 0, 1, &clk)) == 0)
 			r->trace_hz = bach_times_clock_hz(t);
+		/* pace=original needs it: say why it cannot be had (a FIFO
+		 * of that name, say); else reading the records says so */
+		else if (r->original)
+			err = bach_source_error(src, err, "%s",
+						bach_times_strerror(t));
+		else
+			err = 0;
 		bach_times_free(t);
 	}
 	for (ssize_t i = 0; i < n; i++)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bach/bytes.h"
+#include "bach/found.h"
 #include "bach/index.h"
 #include "bach/outfile.h"
 #include "bach/trace.h"
@@ -93,9 +94,10 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 	memset(ix, 0, sizeof(*ix));
 	if (!buf)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* only a regular file has members at offsets (a FIFO would block) */
+	fd = bach_open_found(AT_FDCWD, path, NULL, false, NULL, msg, len);
 	if (fd < 0) {
-		err = ifail(msg, len, -errno, "%s: %s", path, strerror(errno));
+		err = fd;
 		goto out;
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -237,16 +239,12 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 			     BACH_INDEX_SUFFIX) >= sizeof(gzi))
 		return ifail(msg, len, -ENAMETOOLONG, "%s: name too long",
 			     path);
-	ifd = open(gzi, O_RDONLY | O_CLOEXEC);
+	ifd = bach_open_found(AT_FDCWD, gzi, NULL, false, &is, msg, len);
 	if (ifd < 0)
-		return ifail(msg, len, -errno, "%s: %s", gzi, strerror(errno));
-	dfd = open(path, O_RDONLY | O_CLOEXEC);
+		return ifd;
+	dfd = bach_open_found(AT_FDCWD, path, NULL, false, &ds, msg, len);
 	if (dfd < 0) {
-		err = ifail(msg, len, -errno, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (fstat(ifd, &is) < 0 || fstat(dfd, &ds) < 0) {
-		err = ifail(msg, len, -errno, "%s: %s", gzi, strerror(errno));
+		err = dfd;
 		goto out;
 	}
 	err = -ESTALE;
@@ -450,6 +448,7 @@ int bach_index_write(const char *path, const struct bach_index *ix, char *msg,
 {
 	char gzi[4096];
 	struct bach_outfile f;
+	struct stat st;
 	uint8_t *raw;
 	size_t size;
 	int err;
@@ -458,6 +457,14 @@ int bach_index_write(const char *path, const struct bach_index *ix, char *msg,
 			     BACH_INDEX_SUFFIX) >= sizeof(gzi))
 		return ifail(msg, len, -ENAMETOOLONG, "%s: name too long",
 			     path);
+	/*
+	 * Replaced only when it is a regular file: one written in place
+	 * through a FIFO would block, and a link or device is someone's own
+	 */
+	if (lstat(gzi, &st) == 0 && !S_ISREG(st.st_mode))
+		return ifail(msg, len, -EINVAL,
+			     "%s: not a regular file (%s), not replaced", gzi,
+			     bach_file_type(st.st_mode));
 	raw = encode(ix, &size);
 	if (!raw)
 		return ifail(msg, len, -ENOMEM, "%s: out of memory", gzi);

@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bach/found.h"
 #include "bach/manifest.h"
+#include "bach/options.h"
 #include "bach/trace.h"
 
 /* Far more than a year of hourly segments with every event they can carry. */
@@ -131,8 +133,12 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 	s->orphan = get_true(o, "orphan");
 	s->removed = get_true(o, "removed");
 	s->error = json_object_get(o, "error") != NULL;
-	if (!s->removed && !s->has_crc)
-		return bad(x, "segment %s has no \"crc32\"", name);
+	if (!s->removed && !s->has_crc) {
+		char esc[200];
+
+		return bad(x, "segment %s has no \"crc32\"",
+			   bach_escape_ctl(esc, sizeof(esc), name));
+	}
 	m->nsegs++;
 	return 0;
 }
@@ -146,6 +152,7 @@ static const char *const ev_names[] = {
 	[BACH_EV_DEVICE_LOST] = "device_lost",
 	[BACH_EV_DEVICE_BACK] = "device_back",
 	[BACH_EV_ENDED] = "ended",
+	[BACH_EV_RETENTION] = "retention",
 };
 /* A "mark" event, kept for selection (bach dump --between) and bach ls. */
 static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
@@ -228,6 +235,7 @@ static int add_event(struct ctx *x, struct bach_manifest *m, json_t *o,
 		if (!strcmp(ev, ev_names[k]))
 			e->kind = (enum bach_manifest_ev)k;
 	snprintf(e->name, sizeof(e->name), "%s", ev);
+	e->name_cut = strlen(ev) >= sizeof(e->name);
 	copy_str(e->time, sizeof(e->time), o, "time");
 	copy_str(e->segment, sizeof(e->segment), o, "segment");
 	e->line = x->line;
@@ -388,6 +396,7 @@ int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
 		       char *err, size_t errlen)
 {
 	struct ctx x = { dir, 0, err, errlen };
+	char path[4200];
 	struct stat st;
 	char *buf = NULL;
 	size_t have = 0;
@@ -396,21 +405,14 @@ int bach_manifest_load(int dirfd, const char *dir, struct bach_manifest *m,
 	memset(m, 0, sizeof(*m));
 	if (errlen)
 		err[0] = 0;
-	fd = openat(dirfd, BACH_MANIFEST_NAME,
-		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s/%s: %s", dir, BACH_MANIFEST_NAME,
-			 errno == ELOOP ? "a symbolic link, not read"
-					: strerror(errno));
-		return rc;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size > MANIFEST_MAX_BYTES) {
-		rc = S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-		snprintf(err, errlen, "%s/%s: %s", dir, BACH_MANIFEST_NAME,
-			 rc == -EFBIG ? "larger than 1 GiB"
-				      : "not a regular file, not read");
+	snprintf(path, sizeof(path), "%s/%s", dir, BACH_MANIFEST_NAME);
+	fd = bach_open_found(dirfd, BACH_MANIFEST_NAME, path, true, &st, err,
+			     errlen);
+	if (fd < 0)
+		return fd;
+	if ((uint64_t)st.st_size > MANIFEST_MAX_BYTES) {
+		rc = -EFBIG;
+		snprintf(err, errlen, "%s: larger than 1 GiB", path);
 		goto out;
 	}
 	buf = malloc((size_t)st.st_size + 1);

@@ -114,31 +114,62 @@ int bach_parse_bool(const char *s, bool *v)
 	return 0;
 }
 
-char *bach_escape_ctl(char *dst, size_t cap, const char *s)
+size_t bach_utf8_len(const char *str)
 {
+	const unsigned char *s = (const unsigned char *)str;
+	uint32_t cp;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	cp = s[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+char *bach_escape_ctl(char *dst, size_t cap, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
 	size_t n = 0;
 
 	if (!cap)
 		return dst;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*s) {
+		unsigned char c = *s;
 		const char *named = c == '\n'	? "\\n"
 				    : c == '\r' ? "\\r"
 				    : c == '\t' ? "\\t"
 						: NULL;
-		char e[5];
-		size_t k = 1;
+		size_t len = bach_utf8_len((const char *)s), k = len;
+		char e[9];
 
 		if (named)
 			k = (size_t)snprintf(e, sizeof(e), "%s", named);
-		else if (c < 0x20 || c == 0x7f)
+		else if (c < 0x20 || c == 0x7f || !len)
+			/* C0, DEL, a byte that is no UTF-8 (a terminal in
+			 * another charset may take it for a C1 control) */
 			k = (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
+		else if (c == 0xc2 && s[1] < 0xa0)
+			/* C1 controls, U+0080 to U+009F: CSI, OSC, ... */
+			k = (size_t)snprintf(e, sizeof(e), "\\xc2\\x%02x",
+					     s[1]);
 		else
-			e[0] = (char)c;
+			memcpy(e, s, len);
 		if (n + k >= cap)
 			break;
 		memcpy(dst + n, e, k);
 		n += k;
+		s += len ? len : 1;
 	}
 	dst[n] = 0;
 	return dst;

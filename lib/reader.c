@@ -19,6 +19,7 @@
 
 #include "bach/bytes.h"
 #include "bach/exit.h"
+#include "bach/found.h"
 #include "bach/index.h"
 #include "bach/record.h"
 #include "bach/timing.h"
@@ -50,6 +51,7 @@ struct file_seek {
 	bool no_index; /* none could be loaded or built */
 	struct bach_index ix;
 	uint64_t count; /* records, or UINT64_MAX when not known */
+	bool found;	/* found in a capture: a regular file only */
 };
 
 struct bach_reader {
@@ -311,6 +313,15 @@ static void lock_capture(struct bach_reader *r, const char *dir)
 	r->locks[r->nlocks++] = fd;
 }
 
+int bach_capture_file_add(struct bach_reader *r, const char *path)
+{
+	int err = push_path(r, path, KIND_AUTO);
+
+	if (!err)
+		r->seek[r->npaths - 1].found = true;
+	return err;
+}
+
 int bach_reader_add(struct bach_reader *r, const char *path)
 {
 	struct stat st;
@@ -333,7 +344,7 @@ int bach_reader_add(struct bach_reader *r, const char *path)
 		return r->err = (int)n;
 	for (ssize_t i = 0; i < n; i++) {
 		if (!err)
-			err = push_path(r, segs[i], KIND_AUTO);
+			err = bach_capture_file_add(r, segs[i]);
 		free(segs[i]);
 	}
 	free(segs);
@@ -537,9 +548,16 @@ static int open_file(struct bach_reader *r)
 		r->open = true;
 		return sniff_stream(r);
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-		return fail(r, -errno, "%s: %s", path, strerror(errno));
+	if (r->seek[r->cur].found) {
+		r->fd = bach_open_found(AT_FDCWD, path, NULL, true, NULL,
+					r->msg, sizeof(r->msg));
+		if (r->fd < 0)
+			return r->err = r->fd;
+	} else {
+		r->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0)
+			return fail(r, -errno, "%s: %s", path, strerror(errno));
+	}
 	r->own_fd = true;
 	r->open = true;
 	/*
@@ -869,7 +887,9 @@ static void look_at(struct bach_reader *r, size_t i)
 		return;
 	fs->looked = true;
 	fs->count = UINT64_MAX;
-	if (!strcmp(path, "-") || stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	if (!strcmp(path, "-") ||
+	    (fs->found ? lstat(path, &st) : stat(path, &st)) < 0 ||
+	    !S_ISREG(st.st_mode))
 		return;
 	if (kind == KIND_AUTO)
 		kind = is_gzip_name(path) ? BACH_FILE_GZIP : BACH_FILE_RAW;

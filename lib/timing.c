@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bach/bytes.h"
+#include "bach/found.h"
 #include "bach/manifest.h"
 #include "bach/outfile.h"
 #include "bach/timing.h"
@@ -523,6 +524,7 @@ static void walk_from_start(struct bach_times *t, uint64_t size)
 static int open_sidecar(struct bach_times *t, const char *file)
 {
 	struct stat st;
+	int fd;
 
 	if (t->fd >= 0)
 		close(t->fd);
@@ -538,16 +540,14 @@ static int open_sidecar(struct bach_times *t, const char *file)
 	snprintf(t->file, sizeof(t->file), "%s", file);
 	if (bach_time_name(t->path, sizeof(t->path), file))
 		return tfail(t, -ENAMETOOLONG, "name too long");
-	t->fd = open(t->path, O_RDONLY | O_CLOEXEC);
-	if (t->fd < 0) {
-		int err = -errno;
-
-		if (err == -ENOENT)
-			return missing_sidecar(t, file);
-		return tfail(t, err, "%s", strerror(-err));
-	}
-	if (fstat(t->fd, &st) < 0)
-		return tfail(t, -errno, "%s", strerror(errno));
+	/* a regular file only: a FIFO of that name would hang the reader */
+	fd = bach_open_found(AT_FDCWD, t->path, NULL, false, &st, t->msg,
+			     sizeof(t->msg));
+	if (fd == -ENOENT)
+		return missing_sidecar(t, file);
+	if (fd < 0)
+		return fd;
+	t->fd = fd;
 	walk_from_start(t, (uint64_t)st.st_size);
 	return 0;
 }

@@ -61,12 +61,14 @@ enum bach_manifest_ev {
 	BACH_EV_DEVICE_LOST,
 	BACH_EV_DEVICE_BACK,
 	BACH_EV_ENDED,
-	BACH_EV_OTHER,
+	BACH_EV_RETENTION,
+	BACH_EV_OTHER, /* an event this bach does not know (a newer one's) */
 };
 
 struct bach_manifest_event {
 	enum bach_manifest_ev kind;
 	char name[24]; /* the "event" member */
+	bool name_cut; /* ... cut to fit */
 	char time[32]; /* the "time" member, or empty */
 	bool has_at;
 	uint64_t at;	/* "at": a record index in the trace */

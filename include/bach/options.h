@@ -37,11 +37,21 @@ int bach_parse_size(const char *s, const char *unit, uint64_t *v);
 int bach_parse_bool(const char *s, bool *v);
 
 /*
- * Copy s to dst (cap bytes, always terminated, cut to fit) with control
- * characters written as \n, \r, \t or \xNN, so that a value or a path
- * never splits a log line. Returns dst.
+ * Copy s to dst (cap bytes, always terminated, cut to fit, never in an
+ * escape or a character) with control characters written as \n, \r, \t
+ * or \xNN: C0 and DEL, C1 (U+0080 to U+009F, as \xc2\xNN) and every byte
+ * that is not part of well-formed UTF-8, so that a value, a path or a
+ * manifest's string never splits a log line or reaches the terminal as
+ * a control sequence. Returns dst.
  */
 char *bach_escape_ctl(char *dst, size_t cap, const char *s);
+/*
+ * Bytes of the well-formed UTF-8 character s starts with (1 to 4; 1 for
+ * ASCII, NUL included), or 0 for a byte that starts none: a stray
+ * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or
+ * cut short (by the NUL too).
+ */
+size_t bach_utf8_len(const char *s);
 
 /* ---- option tables --------------------------------------------------------
  */

@@ -39,7 +39,10 @@ void bach_reader_free(struct bach_reader *r);
  * closed seg-*.byu[.gz] segments are appended in name order. Paths ending in
  * ".gz" are read as gzip; anything else as raw records. Fails with -errno and
  * a message when the path cannot be opened, or a directory is not a capture
- * that can be read (bach_capture_open()). A trace may hold no records.
+ * that can be read (bach_capture_open()). A trace may hold no records. A
+ * path given may be a FIFO (a stream); a capture's segments are read only
+ * when they are regular files, never through a symbolic link (the read that
+ * reaches one fails with -EINVAL or -ELOOP, naming it).
  */
 int bach_reader_add(struct bach_reader *r, const char *path);
 /* The same, read as the given kind whatever the name says (not for dirs). */

@@ -39,6 +39,9 @@ render "$T/bad.html"
 
 $BACH gen --records 20000 --seed 9 -o "$T/g.byu"
 make_capture "$T/cap" "$T/g.byu"
+# a hand-edited line: an event whose name is markup with a handler (it
+# ran in the browser: a script error on the console)
+printf '{"time":"2026-11-21T22:30:02.002Z","event":"<svg onload=x()>"}\n' >> "$T/cap/manifest.jsonl"
 $BACH report "$T/cap" -o "$T/report.html" || fail "report exited $?"
 
 # self-contained: nothing fetched from anywhere, no script
@@ -46,7 +49,8 @@ grep -Eq '(src|href)="(https?:|//|file:)' "$T/report.html" && fail "the report r
 grep -qi '<script' "$T/report.html" && fail "the report holds a script"
 # the manifest's events, the mark's text escaped, versions
 for want in '>gap<' '>overflow<' '>stall<' '>mark<' '>device_lost<' '>device_back<' \
-	'&lt;b&gt;phase &amp; two&lt;/b&gt;' 'bach 0.' 'seg-000001.byu.gz' '>D_WRITE<'; do
+	'&lt;b&gt;phase &amp; two&lt;/b&gt;' 'bach 0.' 'seg-000001.byu.gz' '>D_WRITE<' \
+	'>&lt;svg onload=x()&gt;<'; do
 	grep -qF -- "$want" "$T/report.html" || fail "the report lacks $want"
 done
 
@@ -70,7 +74,7 @@ expect_err "inside the capture directory"
 cp -r "$T/cap" "$T/badm"
 printf '{"time":"x","event":"gap","at":"soon"}\n' >>"$T/badm/manifest.jsonl"
 expect_status 1 $BACH report "$T/badm" -o "$T/x.html"
-expect_err "manifest.jsonl: line 9"
+expect_err "manifest.jsonl: line 10"
 cp -r "$T/cap" "$T/cut"
 size=$(wc -c <"$T/cut/seg-000001.byu.gz")
 head -c $((size - 100)) "$T/cap/seg-000001.byu.gz" >"$T/cut/seg-000001.byu.gz"

@@ -135,6 +135,20 @@ ok_alive "a client that hung up"
 # bach ctl itself refuses what it cannot send
 expect_status 2 "$BACH" ctl --socket "$S" frobnicate
 expect_status 2 "$BACH" ctl --socket "$S" mark
+# an instance name is one path component without control characters
+# (a newline went into the socket path and split the message in two)
+for bad in "$(printf 'a\nb')" "$(printf 'a\033[2Jb')" "$(printf 'a\302\233b')" a/b .. ""; do
+	expect_status 2 "$BACH" ctl --instance "$bad" status
+	expect_err "--instance: a unit instance name"
+	[ "$(wc -l < "$T/err")" -eq 2 ] || fail "--instance '$bad': $(cat -A "$T/err")"
+	LC_ALL=C grep -q "$(printf '\033\|\302\233')" "$T/err" && fail "a control character printed raw: $(cat -A "$T/err")"
+done
+expect_err "not ''"
+expect_status 2 "$BACH" ctl --instance "$(printf 'a\nb')" status
+expect_err "not 'a\nb'"
+# a socket path given: named with its newline escaped
+expect_status 2 "$BACH" ctl --socket "$(printf '%s/no\nsuch' "$T")" status
+expect_err "$T/no\\nsuch: No such file or directory"
 ok_alive "bach ctl usage errors"
 
 # -- nobody else may talk to it --------------------------------------------

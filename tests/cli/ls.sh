@@ -40,6 +40,29 @@ first=$(basename "$(ls -d "$O"/2*Z* | head -n 1)")
 grep -q "^$first .* 100000 .* clean *run=7,who=me$" "$T/ls.txt" || fail "text: $(cat "$T/ls.txt")"
 grep -q not-a-capture "$T/ls.txt" && fail "a directory that is no capture is listed"
 
+# a manifest's strings reach the terminal as text: C0 and C1 controls
+# (ESC, and CSI, NEL, OSC as U+0080 to U+009F) in labels and the ended
+# state are escaped; other UTF-8 stays as it is
+H=$T/hostile
+mkdir "$H"
+cp -a "$O/$first" "$H/$first"
+python3 - "$H/$first/manifest.jsonl" << 'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+for o in lines:
+    if o["event"] == "started":
+        o["labels"] = {"run": "7\u009b2J", "who": "\u001b[31mm\u00e9"}
+    if o["event"] == "ended":
+        o["state"] = "clean\u0085x\u009d0;t\u0007"
+open(sys.argv[1], "w").write("".join(json.dumps(o) + "\n" for o in lines))
+EOF
+"$BACH" ls "$H" > "$T/h.txt" || fail "bach ls: $(cat "$T/h.txt")"
+grep -qF 'run=7\xc2\x9b2J,who=\x1b[31mm'"$(printf '\303\251')" "$T/h.txt" ||
+	fail "labels not escaped: $(cat -A "$T/h.txt")"
+grep -qF 'clean\xc2\x85x\xc2\x9d0;t\x07' "$T/h.txt" || fail "state not escaped: $(cat -A "$T/h.txt")"
+LC_ALL=C grep -q "$(printf '\302[\200-\237]')\|$(printf '[\001-\037]')" "$T/h.txt" &&
+	fail "a control character printed raw: $(cat -A "$T/h.txt")"
+
 # running while bachd writes; unfinished once it is killed; recovered after
 bg "$BACHD" --driver fake --option rate=100000 --output "$O" 2> "$T/log"
 P=$BGPID

@@ -99,6 +99,16 @@ for bad in io:0x10000 io:0x20-0x10 mem:0x1000/0 mem:0xfffff000/0x2000 port:0x80 
 	expect_status 2 "$BACH" capture --driver fake --output "$T/caps" --set "marker=$bad" --check-config
 	expect_err "marker: want io:LO-HI"
 done
+# a comma with no rule after it (or before it) is an empty rule: refused,
+# as two commas were, in the file too (a trailing comma was taken)
+for bad in io:0x80, ,io:0x80 'io:0x80,mem:0x1000/16,'; do
+	expect_status 2 "$BACH" capture --driver fake --output "$T/caps" --set "marker=$bad" --check-config
+	expect_err "marker: want io:LO-HI"
+	expect_err "(an empty rule: a comma with no rule on one side), not '$bad'"
+done
+printf '[bachd]\nmarker = io:0x80,\n' > "$T/comma.conf"
+expect_status 2 "$BACH" capture --driver fake --output "$T/caps" --config "$T/comma.conf" --check-config
+expect_err "comma.conf:2: marker: want"
 printf '[bachd]\nmarker = io:0x80\nmarker = mem:zz\n' > "$T/bad.conf"
 expect_status 2 "$BACH" capture --driver fake --output "$T/caps" --config "$T/bad.conf" --check-config
 expect_err "bad.conf:3: marker: want"

@@ -93,6 +93,23 @@ if command -v script > /dev/null 2>&1; then
 	rate=$(echo "$first" | sed 's/.* \([0-9.]*\) M\/s.*/\1/')
 	[ "$(awk "BEGIN { print ($rate >= 1.0 && $rate <= 3.0) }")" = 1 ] ||
 		fail "first progress line's rate $rate M/s, the source gives 2"
+	# no progress line counts more segments than the summary: it counted
+	# the open one too, which is dropped when it stays empty (the board
+	# unplugged after the last record; also a last line after the close)
+	rm -rf "$T/prog"
+	mkdir "$T/prog"
+	script -qec "$BACH capture --driver fake -O rate=1000000 -O records=200704 -O disconnect=200704:1 -o '$T/prog'" \
+		/dev/null > "$T/prog.tty" 2>&1 || fail "bach capture under script(1) failed"
+	tr '\r' '\n' < "$T/prog.tty" > "$T/lines"
+	sum=$(sed -n 's/.* written, .* \([0-9]*\) segments*, .*/\1/p' "$T/lines")
+	[ -n "$sum" ] || fail "no summary: $(cat "$T/lines")"
+	[ "$sum" -eq "$(ls "$T"/prog/*/ | grep -c '^seg-.*\.byu\.gz$')" ] ||
+		fail "the summary's $sum segments are not those on disk: $(ls "$T"/prog/*/)"
+	sed -n 's/.* lost, \([0-9]*\) segments*.*/\1/p' "$T/lines" > "$T/segs"
+	[ -s "$T/segs" ] || fail "no segments in the progress lines: $(cat "$T/lines")"
+	while read -r k; do
+		[ "$k" -le "$sum" ] || fail "a progress line says $k segments, the summary $sum"
+	done < "$T/segs"
 else
 	echo "no script(1): the progress line under a terminal not checked"
 fi

@@ -73,6 +73,21 @@ printf '{"time":"x","event":"segment","name":\n' >> "$T/c/manifest.jsonl"
 printf '{"event":"ended"}\n' >> "$T/c/manifest.jsonl"
 damaged "a malformed manifest line" "manifest.jsonl: line"
 
+# events this bach does not know: read past and named in a warning, with
+# their line and their name, control characters escaped; not damage (a
+# newer bach's, or a hand-edited line: verify passed them silently)
+fresh
+lines=$(wc -l < "$T/c/manifest.jsonl")
+printf '{"event":"<svg onload=alert(1)>"}\n{"time":"x","event":"a\\u0001\\nb\\u009b"}\n' >> "$T/c/manifest.jsonl"
+expect_status 0 "$BACH" verify "$T/c"
+expect_out "warning: $T/c/manifest.jsonl line $((lines + 1)): unknown event \"<svg onload=alert(1)>\""
+expect_out "line $((lines + 2)): unknown event \"a\\x01\\nb\\xc2\\x9b\""
+expect_out "0 problems, 2 unknown events (warnings, not damage)"
+grep -q "$(printf 'a\001')" "$T/out" && fail "a control character printed raw: $(cat -A "$T/out")"
+# and the events bachd writes are all known
+expect_status 0 "$BACH" verify "$C"
+grep -q "unknown event" "$T/out" && fail "a known event called unknown: $(cat "$T/out")"
+
 # a crash: the .part is named and read, and nothing is called damage
 mkdir "$T/crash"
 crashed_capture "$T/crash" 3

@@ -103,6 +103,23 @@ static void bools_and_escapes(void **state)
 	/* cut to fit, never half an escape */
 	assert_string_equal(bach_escape_ctl(buf, 4, "ab\ncd"), "ab");
 	assert_string_equal(bach_escape_ctl(buf, 5, "ab\ncd"), "ab\\n");
+	/* C1 controls (CSI, NEL, OSC) as their UTF-8 bytes; other UTF-8 as
+	 * it is; bytes that are no UTF-8 escaped one by one */
+	assert_string_equal(bach_escape_ctl(buf, sizeof(buf),
+					    "a\xc2\x9b"
+					    "31m\xc2\x85\xc2\x9d"),
+			    "a\\xc2\\x9b31m\\xc2\\x85\\xc2\\x9d");
+	assert_string_equal(bach_escape_ctl(buf, sizeof(buf),
+					    "\xc2\xa0\xc3\xa9\xe2\x82\xac"
+					    "\xf0\x9f\x98\x80"),
+			    "\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	assert_string_equal(bach_escape_ctl(buf, sizeof(buf),
+					    "\x9b\xc0\xaf\xed\xa0\x80\xe2\x82"),
+			    "\\x9b\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x82");
+	/* cut to fit: never half a character */
+	assert_string_equal(bach_escape_ctl(buf, 5, "ab\xc3\xa9"),
+			    "ab\xc3\xa9");
+	assert_string_equal(bach_escape_ctl(buf, 5, "abc\xc3\xa9"), "abc");
 }
 
 static int hex_pair(const char *text, struct bach_optval *v, char *msg,

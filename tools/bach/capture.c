@@ -25,19 +25,20 @@ static double mono(void)
 }
 
 static void progress(const struct capture_status *st, double secs,
-		     uint64_t rate, bool tty, bool final)
+		     uint64_t rate, bool tty)
 {
 	fprintf(stderr,
 		"%s%llu records, %.2f M/s, ring %llu%%, %llu lost, %llu "
-		"segment%s, %.1f MB%s",
+		"segment%s closed, %.1f MB%s",
 		tty ? "\r" : "", (unsigned long long)st->written,
 		(double)rate / 1e6,
 		(unsigned long long)(st->ring_blocks ? st->ring_used * 100 /
 							       st->ring_blocks
 						     : 0),
 		(unsigned long long)st->lost,
-		(unsigned long long)(st->segments + (final ? 0 : 1)),
-		st->segments + (final ? 0 : 1) == 1 ? "" : "s",
+		/* closed ones: the open one may yet be dropped (empty), or
+		 * be closed already at the last line; the summary's count */
+		(unsigned long long)st->segments, st->segments == 1 ? "" : "s",
 		(double)st->bytes / 1e6, tty ? "   " : "\n");
 	(void)secs;
 }
@@ -205,7 +206,7 @@ static int run(int argc, char **argv)
 			progress(&st, now - t0,
 				 (uint64_t)((double)(st.written - prev) /
 					    (now - last)),
-				 tty, false);
+				 tty);
 			prev = st.written;
 			last = now;
 		}

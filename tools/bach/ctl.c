@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bach.h"
+#include "bach/options.h"
 #include "ctl.h"
 
 /* bachd@NAME.service's (systemd/bachd@.service) */
@@ -234,6 +235,24 @@ static int print_status(const char *reply)
 	return 0;
 }
 
+/*
+ * NAME of bachd@NAME: one path component of /run/bach-NAME (no '/', not
+ * "." or ".."), and no control character (C0, DEL or C1), which would
+ * split or garble the messages that name it.
+ */
+static bool instance_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 64 || s[0] == '.')
+		return false;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p == '/' || *p < 0x20 || *p == 0x7f ||
+		    (*p == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)) /* C1 */
+			return false;
+	return true;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -246,7 +265,7 @@ static int run(int argc, char **argv)
 	struct sockaddr_un sa;
 	const char *path = NULL;
 	char req[4200], reply[16384], inst[sizeof(sa.sun_path) + 64], *end;
-	char def[sizeof(sa.sun_path) + 64];
+	char def[sizeof(sa.sun_path) + 64], esc[4 * sizeof(def)];
 	double timeout = DEFAULT_TIMEOUT;
 	bool json = false, status, fell_back = false;
 	size_t n = 0;
@@ -260,12 +279,14 @@ static int run(int argc, char **argv)
 			path = optarg;
 			break;
 		case 'i':
-			if (!*optarg || strchr(optarg, '/') ||
-			    optarg[0] == '.' || strlen(optarg) > 64)
+			if (!instance_name(optarg))
 				return usage_error(
 					"--instance: a unit instance name "
-					"(bachd@NAME), not '%s'",
-					optarg);
+					"(bachd@NAME: at most 64 bytes, no "
+					"'/', no control character, not "
+					"starting with '.'), not '%s'",
+					bach_escape_ctl(esc, sizeof(esc),
+							optarg));
 			snprintf(inst, sizeof(inst), INSTANCE_SOCKET, optarg);
 			path = inst;
 			break;
@@ -338,24 +359,26 @@ static int run(int argc, char **argv)
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return usage_error("socket path too long");
 	got = exchange(path, req, n, reply, sizeof(reply), timeout);
+	/* a newline in a path (--socket, BACH_SOCKET) splits no message */
+	bach_escape_ctl(esc, sizeof(esc), path);
 	if (got == -EAGAIN || got == -ETIMEDOUT) {
 		errmsg("%s: no reply within %g s (is bachd stuck? --timeout "
 		       "gives it longer)",
-		       path, timeout);
+		       esc, timeout);
 		return EXIT_USAGE;
 	}
 	if (got < 0) {
 		errmsg("%s: %s (is bachd running? --socket or BACH_SOCKET name "
 		       "another)",
-		       path, strerror((int)-got));
+		       esc, strerror((int)-got));
 		if (fell_back)
 			errmsg("(looked for %s first: a bachd you run yourself "
 			       "listens there)",
-			       def);
+			       bach_escape_ctl(esc, sizeof(esc), def));
 		return EXIT_USAGE;
 	}
 	if (!got) {
-		errmsg("%s: no reply", path);
+		errmsg("%s: no reply", esc);
 		return EXIT_USAGE;
 	}
 	c = strstr(reply, "\"ok\":true") == reply + 1 ? EXIT_OK : EXIT_USAGE;

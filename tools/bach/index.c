@@ -1,24 +1,39 @@
 // SPDX-License-Identifier: MIT
 /* bach index: write FILE.gzi for blocked .byu.gz files (bach/index.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bach.h"
+#include "bach/found.h"
 #include "bach/index.h"
 #include "bach/record.h"
 
-static int index_file(const char *path, bool quiet)
+/*
+ * in_capture: a segment of a capture directory, never read through a
+ * symbolic link, and not named when it needs no index
+ */
+static int index_file(const char *path, bool in_capture)
 {
 	struct bach_index ix;
-	char msg[512];
+	char msg[4400];
 	int err;
 
+	/* only a regular file has an index (a FIFO would block) */
+	err = bach_open_found(AT_FDCWD, path, NULL, in_capture, NULL, msg,
+			      sizeof(msg));
+	if (err < 0) {
+		errmsg("%s", msg);
+		return bach_exit_status(err);
+	}
+	close(err);
 	if (!ends_with(path, ".gz")) {
-		if (!quiet)
+		if (!in_capture)
 			printf("%s: raw records, no index needed (record N is "
 			       "at byte 6N)\n",
 			       path);

@@ -169,7 +169,8 @@ static void fmt_bytes(char *buf, size_t cap, uint64_t b)
 
 static void print_text(const struct cap *c, size_t n, double now)
 {
-	char start[32], dur[32], size[32], labels[2200], esc[2400], en[600];
+	char start[32], dur[32], size[32], labels[2200], esc[2400], en[600],
+		state[100];
 
 	printf("%-18s %-20s %10s %14s %12s %10s %-10s %s\n", "CAPTURE", "START",
 	       "DURATION", "RECORDS", "LOST", "SIZE", "STATE", "LABELS");
@@ -198,7 +199,8 @@ static void print_text(const struct cap *c, size_t n, double now)
 		       bach_escape_ctl(en, sizeof(en), c->name),
 		       start[0] ? start : "-", dur,
 		       (unsigned long long)c->records,
-		       (unsigned long long)c->lost, size, c->state,
+		       (unsigned long long)c->lost, size,
+		       bach_escape_ctl(state, sizeof(state), c->state),
 		       bach_escape_ctl(esc, sizeof(esc), labels));
 	}
 }
@@ -320,7 +322,7 @@ static int run(int argc, char **argv)
 		struct cap *k = &caps[i];
 
 		if (!k->ok) {
-			errmsg("%s", k->why);
+			errmsg("%s", bach_escape_ctl(esc, sizeof(esc), k->why));
 			k->state = "unreadable";
 			status = status ? status : EXIT_DATA;
 		} else if (k->m.ended) {

@@ -21,6 +21,7 @@
 #include "bach/cachesim.h"
 #include "bach/manifest.h"
 #include "bach/mrc.h"
+#include "bach/options.h"
 #include "bach/outfile.h"
 #include "bach/refs.h"
 #include "plot.h"
@@ -1185,10 +1186,22 @@ static int run(int argc, char **argv)
 		return EXIT_USAGE;
 	if (o.nranges && kind != PLOT_MAP)
 		return usage_error("--range is for plot map");
-	for (int i = optind; i < argc; i++)
-		if (!strcmp(argv[i], "-") && kind == PLOT_MAP)
+	for (int i = optind; i < argc && kind == PLOT_MAP; i++) {
+		struct stat st;
+		char esc[512];
+
+		if (!strcmp(argv[i], "-"))
 			return usage_error("plot map reads its traces twice: "
 					   "give a file, not -");
+		/* a named pipe would wait for a second writer for ever */
+		if (stat(argv[i], &st) == 0 && !S_ISREG(st.st_mode) &&
+		    !S_ISDIR(st.st_mode))
+			return usage_error(
+				"plot map reads its traces twice: "
+				"give a file, not %s (%s)",
+				bach_escape_ctl(esc, sizeof(esc), argv[i]),
+				bach_file_type(st.st_mode));
+	}
 	status = check_output(out, (const char *const *)argv + optind,
 			      (size_t)(argc - optind));
 	if (status)

@@ -185,9 +185,14 @@ static void timeline(struct page *p, const struct bach_manifest *m)
 
 		if (k++ == MAX_ROWS)
 			break;
-		pf(p, "<tr class=\"%s\"><td>", e->name);
+		/* the manifest's strings, all of them, as text */
+		pf(p, "<tr class=\"");
+		esc(p, e->name);
+		pf(p, "\"><td>");
 		esc(p, e->time);
-		pf(p, "</td><td>%s</td><td class=\"n\">", e->name);
+		pf(p, "</td><td>");
+		esc(p, e->name);
+		pf(p, "</td><td class=\"n\">");
 		if (e->has_at)
 			pf(p, "%llu", (unsigned long long)e->at);
 		pf(p, "</td><td class=\"n\">");

@@ -15,15 +15,17 @@
 #include <unistd.h>
 
 #include "bach.h"
+#include "bach/found.h"
 #include "bach/index.h"
 #include "bach/manifest.h"
+#include "bach/options.h"
 #include "bach/outfile.h"
 #include "bach/record.h"
 
 #define MAX_LISTED 20 /* problems listed per file before summarising */
 
 struct vstate {
-	uint64_t files, records, problems, gaps, lost, stale;
+	uint64_t files, records, problems, gaps, lost, stale, unknown;
 	bool quiet;
 };
 
@@ -74,13 +76,23 @@ static void check_index(struct vstate *v, const char *path)
 			return;
 	}
 	v->stale++;
-	printf("warning: %s (a stale index: ignored, readers find the members "
-	       "from the file; `bach index %s` rewrites it)\n",
-	       msg, path);
+	if (err != -ESTALE) /* not read: a FIFO of that name, say */
+		printf("warning: %s (ignored: readers find the members from "
+		       "the file)\n",
+		       msg);
+	else
+		printf("warning: %s (a stale index: ignored, readers find "
+		       "the members from the file; `bach index %s` rewrites "
+		       "it)\n",
+		       msg, path);
 }
 
-/* Read and check one file; *recs: the records it holds (read whole). */
-static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
+/*
+ * Read and check one file; *recs: the records it holds (read whole).
+ * found: a segment of a capture directory (a regular file only).
+ */
+static void verify_file(struct vstate *v, const char *path, bool found,
+			uint64_t *recs)
 {
 	struct bach_reader *r = bach_reader_new();
 	struct bach_file_info fi;
@@ -96,7 +108,7 @@ static void verify_file(struct vstate *v, const char *path, uint64_t *recs)
 	v->files++;
 	if (recs)
 		*recs = UINT64_MAX; /* unknown until read whole */
-	err = bach_reader_add(r, path);
+	err = found ? bach_capture_file_add(r, path) : bach_reader_add(r, path);
 	if (err) {
 		printf("%s: %s\n", path, bach_reader_strerror(r));
 		v->problems++;
@@ -285,15 +297,31 @@ static void check_times(struct vstate *v, struct bach_times *bt,
 		return;
 	}
 	if (ms && ms->has_timing_crc) {
-		fd = openat(dfd, tname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if ((uint64_t)st.st_size != ms->timing_bytes)
+		char why[4400];
+		int64_t got = 0;
+
+		/* a FIFO put there since the look above would hang the read */
+		fd = bach_open_found(dfd, tname, tname, true, &st, why,
+				     sizeof(why));
+		if (fd >= 0 && (uint64_t)st.st_size == ms->timing_bytes)
+			got = file_crc(fd, (uint64_t)st.st_size, &crc);
+		if (fd < 0)
+			problem(v, dir, "%s", why);
+		else if ((uint64_t)st.st_size != ms->timing_bytes)
 			problem(v, dir,
 				"%s has %llu bytes, %s line %llu says %llu",
 				tname, (unsigned long long)st.st_size,
 				BACH_MANIFEST_NAME, line,
 				(unsigned long long)ms->timing_bytes);
-		else if (fd < 0 || !file_crc(fd, (uint64_t)st.st_size, &crc))
-			problem(v, dir, "%s: %s", tname, strerror(errno));
+		else if (got < 0)
+			problem(v, dir, "%s: %s", tname, strerror((int)-got));
+		else if ((uint64_t)got < (uint64_t)st.st_size)
+			problem(v, dir,
+				"%s: truncated while being read: %llu bytes "
+				"when opened; reading stopped at byte offset "
+				"%llu",
+				tname, (unsigned long long)st.st_size,
+				(unsigned long long)got);
 		else if (crc != ms->timing_crc)
 			problem(v, dir,
 				"%s: CRC-32 %08x, %s line %llu says %08x: not "
@@ -341,17 +369,28 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 {
 	const char *name = strrchr(path, '/') + 1;
 	const struct bach_manifest_seg *ms = bach_manifest_find_seg(man, name);
-	uint64_t recs;
+	uint64_t recs = UINT64_MAX;
+	char why[4400];
 	struct stat st;
 	uint32_t crc;
 	int64_t got;
 	int fd;
 
-	verify_file(v, path, &recs);
+	/* a FIFO there would hang the reading, a link lead out of it */
+	fd = bach_open_found(dfd, name, path, true, &st, why, sizeof(why));
+	if (fd < 0) {
+		v->files++;
+		printf("%s\n", why);
+		v->problems++;
+	} else {
+		verify_file(v, path, true, &recs);
+	}
 	if (!ms) {
 		problem(v, dir,
 			"%s is not named in %s: not a segment of this capture",
 			name, BACH_MANIFEST_NAME);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	seen[ms - man->segs] = true;
@@ -359,17 +398,18 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 		problem(v, dir,
 			"%s: %s line %llu says it was removed, but it is there",
 			name, BACH_MANIFEST_NAME, (unsigned long long)ms->line);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
+	if (fd < 0)
+		return; /* named above */
 	if (recs != UINT64_MAX && recs != ms->records)
 		problem(v, dir, "%s holds %llu records, %s line %llu says %llu",
 			name, (unsigned long long)recs, BACH_MANIFEST_NAME,
 			(unsigned long long)ms->line,
 			(unsigned long long)ms->records);
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		problem(v, dir, "%s: %s", name, strerror(errno));
-	} else if ((uint64_t)st.st_size != ms->bytes) {
+	if ((uint64_t)st.st_size != ms->bytes) {
 		problem(v, dir, "%s has %llu bytes, %s line %llu says %llu",
 			name, (unsigned long long)st.st_size,
 			BACH_MANIFEST_NAME, (unsigned long long)ms->line,
@@ -389,8 +429,7 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 			name, crc, BACH_MANIFEST_NAME,
 			(unsigned long long)ms->line, ms->crc);
 	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	check_times(v, bt, dir, dfd, path, ms, recs);
 }
 
@@ -404,23 +443,53 @@ static void check_part(struct vstate *v, const char *path)
 	const uint8_t *p;
 	ssize_t n;
 
-	if (!r || bach_reader_add_as(r, path,
-				     strstr(path, ".gz.") ? BACH_FILE_GZIP
-							  : BACH_FILE_RAW)) {
-		printf("%s: %s\n", path,
-		       r ? bach_reader_strerror(r) : "out of memory");
+	/* of the kind its name says; a regular file only */
+	if (!r || bach_capture_file_add(r, path)) {
+		printf("%s: out of memory\n", path);
 		v->problems++;
 		bach_reader_free(r);
 		return;
 	}
 	while ((n = bach_reader_read(r, &p)) > 0)
 		;
+	if (n < 0 && n != -BACH_EDATA) {
+		/* not opened: a FIFO, a link, ... (damage is not one) */
+		printf("%s\n", bach_reader_strerror(r));
+		v->problems++;
+		bach_reader_free(r);
+		return;
+	}
 	printf("%s: unfinished segment: %llu whole records%s%s\n", path,
 	       (unsigned long long)bach_reader_file_records(r),
 	       n < 0 ? " before its unfinished end: " : "",
 	       n < 0 ? bach_reader_strerror(r) : "");
 	v->records += bach_reader_file_records(r);
 	bach_reader_free(r);
+}
+
+/*
+ * Events this bach does not know: read past, as every reader does, so
+ * that a newer bach's captures read (docs/formats.md section 4); named in
+ * a warning, since a hand-edited line is one too. Not damage.
+ */
+static void unknown_events(struct vstate *v, const char *dir,
+			   const struct bach_manifest *m)
+{
+	char esc[128];
+
+	for (size_t i = 0; i < m->nevents; i++) {
+		const struct bach_manifest_event *e = &m->events[i];
+
+		if (e->kind != BACH_EV_OTHER)
+			continue;
+		v->unknown++;
+		printf("warning: %s/%s line %llu: unknown event \"%s%s\" "
+		       "(read past, not checked: from a newer bach, or "
+		       "written by hand)\n",
+		       dir, BACH_MANIFEST_NAME, (unsigned long long)e->line,
+		       bach_escape_ctl(esc, sizeof(esc), e->name),
+		       e->name_cut ? "..." : "");
+	}
 }
 
 /*
@@ -458,6 +527,8 @@ static void verify_capture(struct vstate *v, const char *dir)
 	} else if (err) {
 		printf("%s\n", why);
 		v->problems++;
+	} else {
+		unknown_events(v, dir, &man);
 	}
 	if (n < 0) {
 		problem(v, dir, "cannot list capture directory: %s",
@@ -474,20 +545,22 @@ static void verify_capture(struct vstate *v, const char *dir)
 		printf("%s: no segments: the capture holds no records\n", dir);
 	for (ssize_t i = 0; i < n; i++) {
 		if (err)
-			verify_file(v, segs[i], NULL);
+			verify_file(v, segs[i], true, NULL);
 		else
 			check_segment(v, dir, dfd, segs[i], &man, seen, bt);
 	}
 	for (size_t i = 0; !err && i < man.nsegs; i++) {
 		const struct bach_manifest_seg *ms = &man.segs[i];
+		char esc[300]; /* the manifest's name, as text */
 
+		bach_escape_ctl(esc, sizeof(esc), ms->name);
 		if (ms != bach_manifest_find_seg(&man, ms->name))
 			problem(v, dir, "%s line %llu names %s a second time",
 				BACH_MANIFEST_NAME,
-				(unsigned long long)ms->line, ms->name);
+				(unsigned long long)ms->line, esc);
 		else if (!ms->removed && !seen[i] && !ms->retained)
 			problem(v, dir, "%s is missing (%s line %llu names it)",
-				ms->name, BACH_MANIFEST_NAME,
+				esc, BACH_MANIFEST_NAME,
 				(unsigned long long)ms->line);
 		if (!ms->removed) {
 			written += ms->records - ms->gap_markers;
@@ -571,7 +644,7 @@ static void verify_path(struct vstate *v, const char *path)
 		verify_capture(v, path);
 		return;
 	}
-	verify_file(v, path, &recs);
+	verify_file(v, path, false, &recs);
 	/* a trace file's own sidecar, if it has one */
 	if (strcmp(path, "-") && (bt = bach_times_new())) {
 		check_times(v, bt, path, AT_FDCWD, path, NULL, recs);
@@ -640,6 +713,10 @@ static int run(int argc, char **argv)
 		printf(", %llu stale index%s (warning%s, not damage)",
 		       (unsigned long long)v.stale, v.stale == 1 ? "" : "es",
 		       v.stale == 1 ? "" : "s");
+	if (v.unknown)
+		printf(", %llu unknown event%s (warning%s, not damage)",
+		       (unsigned long long)v.unknown, v.unknown == 1 ? "" : "s",
+		       v.unknown == 1 ? "" : "s");
 	printf("\n");
 	return v.problems ? EXIT_DATA : EXIT_OK;
 }
@@ -682,7 +759,17 @@ const struct bach_cmd cmd_verify = {
 		"trace file's own sidecar is read too). An unfinished segment\n"
 		"(*.part: being written, or left by a crash) is read to its "
 		"last whole\n"
-		"block and is not damage.\n"
+		"block and is not damage. A segment, *.part or manifest that "
+		"is not a\n"
+		"regular file (a FIFO, a directory, a symbolic link) is a "
+		"problem,\n"
+		"named, not read.\n"
+		"\n"
+		"An event the manifest holds that this bach does not know is "
+		"named in a\n"
+		"warning (a newer bach's, or a line written by hand): read "
+		"past, as\n"
+		"every reader does, not damage.\n"
 		"\n"
 		"A blocked file's .gzi index that does not fit it (older than "
 		"the file,\n"
