@@ -105,10 +105,10 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 	*wp = NULL;
 	if (!w)
 		return -ENOMEM;
-	w->fd = openat(dirfd, w->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		       0644);
+	/* never through a link, never waiting on a FIFO of that name */
+	w->fd = bach_tmp_openat(dirfd, w->part, 0644, NULL);
 	if (w->fd < 0) {
-		int err = -errno;
+		int err = w->fd;
 
 		bach_deflater_free(w->d);
 		free(w);

@@ -122,4 +122,16 @@ expect_status 0 "$BACH" decode -q "$T/bus.vcd" -o "$T/w.byu.gz"
 "$BACH" dump --time "$T/w.byu.gz" > "$T/w.t" || fail "dump --time after a decode over it"
 "$BACH" dump --time "$T/bus.byu.gz" > "$T/bus.t"
 same "$T/w.t" "$T/bus.t"
+# the sidecar's temporary is never written through a link or waited on as
+# a FIFO: the decode refuses it and leaves what is there alone
+echo keep > "$T/outside"
+ln -s "$T/outside" "$T/l.time.gz.part"
+expect_status 2 "$BACH" decode -q "$T/bus.vcd" -o "$T/l.byu.gz"
+[ ! -e "$T/l.byu.gz" ] || fail "a refused decode left its trace"
+[ "$(cat "$T/outside")" = keep ] || fail "decode wrote through a link at l.time.gz.part"
+mkfifo "$T/f.time.gz.part"
+rc=0
+timeout 20 "$BACH" decode -q "$T/bus.vcd" -o "$T/f.byu.gz" 2> "$T/f.err" || rc=$?
+[ "$rc" -ne 124 ] || fail "decode waited on a FIFO at f.time.gz.part"
+[ -p "$T/f.time.gz.part" ] || fail "decode took the FIFO at f.time.gz.part away"
 echo "decode_time: ok"

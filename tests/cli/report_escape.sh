@@ -75,7 +75,7 @@ def h(rng):
 def cut(s, n):  # at most n bytes of UTF-8, whole characters
     return s.encode()[:n].decode("utf-8", "ignore")
 
-def segname(rng):  # a segment name the manifest reader takes
+def segname(rng):  # a segment or sidecar name the manifest reader takes
     return cut(h(rng).replace("/", "|"), 63) or "x"
 
 def manifest(rng, n):
@@ -112,7 +112,7 @@ def manifest(rng, n):
                  "reason": h(rng)}
         elif kind == "segment":
             o = {"event": "segment", "name": segname(rng), "records": 10, "gap_markers": 0,
-                 "bytes": 100, "crc32": "0badf00d", "timing": h(rng), "error": h(rng)}
+                 "bytes": 100, "crc32": "0badf00d", "timing": segname(rng), "error": h(rng)}
         else:
             o = {"event": h(rng), "segment": h(rng), "at": at, "detail": h(rng)}
         o["time"] = t()
