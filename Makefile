@@ -331,7 +331,7 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d) $(CORE_OBJ:.o=.d) $(BACHD_OBJ:.o=.d)
 
-# ---- libbach.so, its public headers and bach.pc (issue 11, section 1) ----
+# ---- libbach.so, its public headers and bach.pc ---------------------------
 # The library as other programs link it: lib/'s objects built again as
 # position-independent code into one shared object that exports only the
 # public API (lib/libbach.map, checked by tests/cli/libbach.sh), plus the
@@ -382,7 +382,7 @@ install-lib: $(BUILD)/libbach.so
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/bach.pc
 	$(if $(DESTDIR),,-ldconfig 2>/dev/null)
 
-# ---- the Python module bach (python/bach, issue 11, section 2) -----------
+# ---- the Python module bach (python/bach) --------------------------------
 # Installed where Debian's python3 finds it: /usr/lib/python3/dist-packages
 # under PREFIX=/usr, else $(PREFIX)/lib/python3.X/dist-packages; _config.py
 # tells it where libbach.so.0 went.

@@ -1,4 +1,4 @@
-# Building is not installing (issue 13, item 5): plain make only checks
+# Building is not installing: plain make only checks
 # for the libraries and names the Debian packages of those missing; bach
 # itself loads none of the drivers' libraries; NO_USB=1 and NO_SIGROK=1
 # build everything else without them.
