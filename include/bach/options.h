@@ -43,8 +43,7 @@ int bach_parse_bool(const char *s, bool *v);
  */
 char *bach_escape_ctl(char *dst, size_t cap, const char *s);
 
-/* ---- option tables --------------------------------------------------------
- */
+/* ---- option tables ----------------------------------------------------- */
 
 enum bach_opt_type {
 	BACH_OPT_BOOL,	 /* bach_parse_bool(); u is 0 or 1 */

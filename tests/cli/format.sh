@@ -10,6 +10,17 @@ git rev-parse --git-dir > /dev/null 2>&1 || skip "not a git checkout: the source
 clang-format --dry-run --Werror $(git ls-files '*.c' '*.h') 2> "$T/err" ||
 	fail "not formatted (run make format): $(head -n 20 "$T/err")"
 
+# Section rulers, "/* ---- name ---...--- */", stay on one line: one too
+# long for 80 columns is broken by clang-format into a ruler whose "*/"
+# (or its dashes) stands alone on the next line
+git ls-files -z '*.c' '*.h' | xargs -0 awk '
+	FNR == 1 { prev = "" }
+	prev ~ /^[ \t]*\/\* *(--|==)/ && prev !~ /\*\/[ \t]*$/ &&
+	    /^[ \t]*(\*[ \t]*[-=]+[ \t]*)?\*\/[ \t]*$/ { print FILENAME ":" (FNR - 1) ": " prev }
+	{ prev = $0 }' > "$T/rulers"
+[ ! -s "$T/rulers" ] ||
+	fail "rulers broken over two lines (make each one line within 80 columns): $(head -n 20 "$T/rulers")"
+
 # A number in a tracker that is not here means nothing to a reader: a
 # comment says what it means, or names the document that does
 git ls-files -z | xargs -0 grep -nIiE '\<issues? [0-9]+' > "$T/issues" || true
