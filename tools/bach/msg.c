@@ -11,13 +11,20 @@
 
 const char *prog_cmd = "bach";
 
+/* "bach CMD: " and the message, without its end */
+__attribute__((format(printf, 1, 0))) static void vmsg(const char *fmt,
+						       va_list ap)
+{
+	fprintf(stderr, "%s: ", prog_cmd);
+	vfprintf(stderr, fmt, ap);
+}
+
 void errmsg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog_cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -26,9 +33,8 @@ int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog_cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", prog_cmd);
 	return EXIT_USAGE;
