@@ -19,9 +19,11 @@
 #                      (SOAK_CYCLES=40 kills of bachd amid SIGHUP storms, then
 #                      every capture recovered, whole and adding up)
 #   make fuzz          longer libFuzzer runs of every parser (FUZZ_SECONDS each)
-#   make install       install the programs, the systemd unit, sysusers,
-#                      tmpfiles and udev files and the example configuration
-#                      (honours PREFIX, DESTDIR and the directories below)
+#   make install       install everything: the programs, libbach.so and its
+#                      headers, the Python module, the manual pages, bash
+#                      completion and the systemd files ("make install" near
+#                      the end lists each part; PREFIX, DESTDIR and the
+#                      directories below are honoured)
 #   make deps          install the Debian packages the build and tests need
 #   make format        clang-format the C sources
 #   make clean
@@ -38,6 +40,15 @@
 #   TMPFILESDIR=$(PREFIX)/lib/tmpfiles.d          bach.conf (/var/lib/bach)
 #   UDEVRULESDIR=/lib/udev/rules.d   60-bach.rules (udev does not read
 #                      /usr/local)
+#   LIBDIR=$(PREFIX)/lib                          libbach.so.0
+#   INCLUDEDIR=$(PREFIX)/include                  bach/*.h, the public headers
+#   PKGCONFIGDIR=$(LIBDIR)/pkgconfig              bach.pc
+#   PYTHON=/usr/bin/python3 (else python3 on PATH)
+#   PYTHONDIR          the Python module: /usr/lib/python3/dist-packages
+#                      under PREFIX=/usr (where Debian's python3 finds it),
+#                      else $(PREFIX)/lib/python3.X/dist-packages
+#   MANDIR=$(PREFIX)/share/man                    bach.1, bachd.8, bachd.conf.5
+#   BASHCOMPDIR=$(PREFIX)/share/bash-completion/completions   bach, bachd
 #   CFLAGS=...         kept as given; the project's flags are added after
 #   V=1                show the commands
 #   SANITIZE=address,undefined   build everything sanitized (into build/san)
@@ -56,6 +67,13 @@ LIBEXECDIR ?= $(PREFIX)/lib/bach
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 UDEVRULESDIR ?= /lib/udev/rules.d
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages)
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 CC ?= cc
 CFLAGS ?= -O2 -g
 FUZZ_SECONDS ?= 60
@@ -111,7 +129,7 @@ BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
 # (plot, report) in bach-draw, which `bach` executes (tools/bach/
 # exec_helper.c), so that dump and the rest load none of those libraries.
 # Each binary has the others' commands as stubs (exec_acquire.c,
-# exec_draw.c).
+# exec_draw.c). Which binary a new command goes in: tools/bach/bach.h.
 ACQ_CMD_OBJ = $(BUILD)/tools/bach/capture.o $(BUILD)/tools/bach/decode.o
 DRAW_CMD_OBJ = $(BUILD)/tools/bach/plot.o $(BUILD)/tools/bach/report.o
 ACQ_STUB_OBJ = $(BUILD)/tools/bach/exec_acquire.o
@@ -172,7 +190,7 @@ $(BUILD)/libbachcore.a: $(CORE_OBJ)
 $(BUILD)/core/%.o $(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Icore -Idaemon
 $(BUILD)/drivers/%.o $(BUILD)/analyzer/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
 $(BUILD)/drivers/sigrok/%.o: ALL_CFLAGS += -Ianalyzer
-$(BUILD)/tools/bach/plot.o $(BUILD)/tools/bach/report.o: ALL_CFLAGS += $(CAIRO_CFLAGS)
+$(DRAW_CMD_OBJ): ALL_CFLAGS += $(CAIRO_CFLAGS)
 
 $(BUILD)/tools/bach/exec_helper.o: ALL_CFLAGS += -DBACH_LIBEXECDIR=\"$(LIBEXECDIR)\"
 
@@ -297,51 +315,24 @@ demo:
 	$(Q)$(SUBMAKE) $(PROGRAMS)
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
 
-install: $(PROGRAMS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
-		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
-		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSCONFDIR)/bach \
-		$(DESTDIR)$(LIBEXECDIR)
-	install -m 755 $(BUILD)/bin/bach $(BUILD)/bin/bachd $(DESTDIR)$(BINDIR)/
-	install -m 755 $(ACQUIRE) $(DRAW) $(DESTDIR)$(LIBEXECDIR)/
-	install -m 755 systemd/bach-failure $(DESTDIR)$(LIBEXECDIR)/bach-failure
-	for u in bachd.service bachd@.service bach-failure@.service; do \
-		sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' \
-			-e 's|@libexecdir@|$(LIBEXECDIR)|g' \
-			systemd/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
-		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
-	done
-	install -m 644 systemd/bach.sysusers $(DESTDIR)$(SYSUSERSDIR)/bach.conf
-	install -m 644 systemd/bach.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bach.conf
-	install -m 644 systemd/60-bach.rules $(DESTDIR)$(UDEVRULESDIR)/60-bach.rules
-	install -m 644 systemd/bachd.conf.example \
-		$(DESTDIR)$(SYSCONFDIR)/bach/bachd.conf.example
-
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
 	rm -rf build demo-capture
 
-.PHONY: all deps tests check check-fast fuzz bench soak demo install format clean FORCE
+.PHONY: all deps tests check check-fast fuzz bench soak demo format clean FORCE
 .DELETE_ON_ERROR:
 
 # the gateware: make fpga-lint, fpga-sim, fpga-synth
 -include fpga/fpga.mk
 
--include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d) $(CORE_OBJ:.o=.d) $(BACHD_OBJ:.o=.d)
-
-# ---- libbach.so, its public headers and bach.pc (issue 11, section 1) ----
+# ---- libbach.so, its public headers and bach.pc ---------------------------
 # The library as other programs link it: lib/'s objects built again as
 # position-independent code into one shared object that exports only the
 # public API (lib/libbach.map, checked by tests/cli/libbach.sh), plus the
-# headers include/bach/bach.h includes and a pkg-config file. bach and
-# bachd keep linking the static libbach.a.
-#   LIBDIR=$(PREFIX)/lib  INCLUDEDIR=$(PREFIX)/include
-#   PKGCONFIGDIR=$(LIBDIR)/pkgconfig
-LIBDIR ?= $(PREFIX)/lib
-INCLUDEDIR ?= $(PREFIX)/include
-PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# headers include/bach/bach.h includes and a pkg-config file (installed by
+# install-lib). bach and bachd keep linking the static libbach.a.
 SONAME = libbach.so.0
 PUBLIC_HEADERS = include/bach/bach.h include/bach/record.h \
 		 include/bach/bytes.h include/bach/trace.h include/bach/index.h
@@ -367,56 +358,24 @@ $(SHLIB): $(PIC_OBJ) lib/libbach.map
 $(BUILD)/libbach.so: $(SHLIB)
 	$(Q)ln -sf $(SONAME) $@
 
-install: install-lib
-# bach.pc is made here, for the PREFIX and directories of this install
-install-lib: $(BUILD)/libbach.so
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/bach \
-		$(DESTDIR)$(PKGCONFIGDIR)
-	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libbach.so.$(VERSION)
-	ln -sf libbach.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
-	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libbach.so
-	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/bach/
-	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
-		-e 's|@includedir@|$(INCLUDEDIR)|' -e 's|@version@|$(VERSION)|' \
-		lib/bach.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/bach.pc
-	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/bach.pc
-	$(if $(DESTDIR),,-ldconfig 2>/dev/null)
-
-# ---- the Python module bach (python/bach, issue 11, section 2) -----------
-# Installed where Debian's python3 finds it: /usr/lib/python3/dist-packages
-# under PREFIX=/usr, else $(PREFIX)/lib/python3.X/dist-packages; _config.py
-# tells it where libbach.so.0 went.
-#   PYTHON=/usr/bin/python3  PYTHONDIR=...
-PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
-PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/dist-packages)
-
-install: install-python
-install-python: install-lib
-	install -d $(DESTDIR)$(PYTHONDIR)/bach
-	install -m 644 python/bach/__init__.py python/bach/_lib.py \
-		$(DESTDIR)$(PYTHONDIR)/bach/
-	echo 'LIBRARY = "$(LIBDIR)/$(SONAME)"' > $(DESTDIR)$(PYTHONDIR)/bach/_config.py
-
-# reading a .byu.gz into numpy against bach stat on the same file
+# ---- make bench-python, make bench-seek ----------------------------------
+# the Python module (python/bach): reading a .byu.gz into numpy against
+# bach stat on the same file
 bench-python: $(PROGRAMS) $(BUILD)/libbach.so
 	$(Q)BUILD=$(BUILD) PYTHON=$(PYTHON) bench/python.sh
 
-.PHONY: install-python bench-python
+.PHONY: bench-python
 
 # seek to record 10^9 of a capture and dump 10 records (about 2 GiB of
 # capture kept in build/bench-seek between runs)
 bench-seek: $(PROGRAMS) $(BUILD)/bench/seek10
 	$(Q)BUILD=$(BUILD) bench/seek.sh
 
-.PHONY: install-lib bench-seek
--include $(PIC_OBJ:.o=.d)
+.PHONY: bench-seek
 
-# -- manual pages and bash completion (docs/man/*.scd, tools/completion/) --
-# make man: scdoc turns docs/man/NAME.SECTION.scd into $(BUILD)/man/NAME.SECTION;
-# make install puts them in $(MANDIR)/manSECTION, and the completion (one
-# file, for bach and bachd) in $(BASHCOMPDIR) under both names.
-MANDIR ?= $(PREFIX)/share/man
-BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# ---- manual pages (docs/man/*.scd) ---------------------------------------
+# make man: scdoc turns docs/man/NAME.SECTION.scd into $(BUILD)/man/NAME.SECTION
+# (install-man puts them in $(MANDIR)/manSECTION).
 MAN_SRC = $(wildcard docs/man/*.scd)
 MAN_PAGES = $(MAN_SRC:docs/man/%.scd=$(BUILD)/man/%)
 
@@ -430,7 +389,67 @@ $(BUILD)/man/%: docs/man/%.scd
 	$(Q)mkdir -p $(dir $@)
 	$(if $(Q),@echo '   SCDOC ' $@;)scdoc < $< > $@
 
-install: install-man install-completion
+.PHONY: man
+
+# ---- make install ---------------------------------------------------------
+# Everything `make install` installs, one part per target (each can be run
+# alone; all honour DESTDIR, PREFIX and the directories at the top):
+#   install-programs    bach and bachd in $(BINDIR); bach-acquire, bach-draw
+#                       and bach-failure in $(LIBEXECDIR)
+#   install-systemd     bachd.service, bachd@.service, bach-failure@.service
+#                       (paths substituted), sysusers, tmpfiles, udev rules,
+#                       $(SYSCONFDIR)/bach/bachd.conf.example
+#   install-lib         libbach.so.0 and its links, the public headers,
+#                       bach.pc (made here, for this install's directories)
+#   install-python      the Python module, and its _config.py naming where
+#                       libbach.so.0 went
+#   install-man         bach(1), bachd(8), bachd.conf(5) in $(MANDIR)
+#   install-completion  tools/completion/bach.bash as bach and as bachd
+INSTALL_PARTS = install-programs install-systemd install-lib install-python \
+		install-man install-completion
+
+install: $(INSTALL_PARTS)
+
+install-programs: $(PROGRAMS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)
+	install -m 755 $(BUILD)/bin/bach $(BUILD)/bin/bachd $(DESTDIR)$(BINDIR)/
+	install -m 755 $(ACQUIRE) $(DRAW) $(DESTDIR)$(LIBEXECDIR)/
+	install -m 755 systemd/bach-failure $(DESTDIR)$(LIBEXECDIR)/bach-failure
+
+install-systemd:
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSCONFDIR)/bach
+	for u in bachd.service bachd@.service bach-failure@.service; do \
+		sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' \
+			-e 's|@libexecdir@|$(LIBEXECDIR)|g' \
+			systemd/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
+	install -m 644 systemd/bach.sysusers $(DESTDIR)$(SYSUSERSDIR)/bach.conf
+	install -m 644 systemd/bach.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bach.conf
+	install -m 644 systemd/60-bach.rules $(DESTDIR)$(UDEVRULESDIR)/60-bach.rules
+	install -m 644 systemd/bachd.conf.example \
+		$(DESTDIR)$(SYSCONFDIR)/bach/bachd.conf.example
+
+install-lib: $(BUILD)/libbach.so
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/bach \
+		$(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libbach.so.$(VERSION)
+	ln -sf libbach.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libbach.so
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/bach/
+	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@libdir@|$(LIBDIR)|' \
+		-e 's|@includedir@|$(INCLUDEDIR)|' -e 's|@version@|$(VERSION)|' \
+		lib/bach.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/bach.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/bach.pc
+	$(if $(DESTDIR),,-ldconfig 2>/dev/null)
+
+install-python: install-lib
+	install -d $(DESTDIR)$(PYTHONDIR)/bach
+	install -m 644 python/bach/__init__.py python/bach/_lib.py \
+		$(DESTDIR)$(PYTHONDIR)/bach/
+	echo 'LIBRARY = "$(LIBDIR)/$(SONAME)"' > $(DESTDIR)$(PYTHONDIR)/bach/_config.py
 
 install-man: $(MAN_PAGES)
 	for p in $(MAN_PAGES); do \
@@ -444,4 +463,13 @@ install-completion:
 	install -m 644 tools/completion/bach.bash $(DESTDIR)$(BASHCOMPDIR)/bach
 	install -m 644 tools/completion/bach.bash $(DESTDIR)$(BASHCOMPDIR)/bachd
 
-.PHONY: man install-man install-completion
+.PHONY: install $(INSTALL_PARTS)
+
+# What each object and binary built with -MMD includes (its .d file), so
+# that a changed header rebuilds everything that includes it: the
+# programs' objects, the shared library's, the unit tests, the test
+# helpers, the benchmarks and the gateware's test bench programs.
+-include $(LIB_OBJ:.o=.d) $(BACH_OBJ:.o=.d) $(CORE_OBJ:.o=.d) \
+	 $(BACHD_OBJ:.o=.d) $(PIC_OBJ:.o=.d) $(TEST_BIN:=.d) \
+	 $(addsuffix .d,$(filter-out %.so,$(HELPER_BIN))) $(BENCH_BIN:=.d) \
+	 $(FPGA_OUT)/tbgen.d $(FPGA_OUT)/check_stream.d

@@ -35,8 +35,7 @@
 #define CHUNK	 (4u << 20) /* bytes of a file per sr_input_send */
 #define OUT_RECS 65536u	    /* records per sink call */
 
-/* ---- libsigrok's log ------------------------------------------------------
- */
+/* ---- libsigrok's log --------------------------------------------------- */
 
 /*
  * libsigrok's log is process-wide and may be written from its own
@@ -98,8 +97,7 @@ const char *la_log_error(void)
 	return log_copy(sr_error, copy);
 }
 
-/* ---- the decoding side of the datafeed ------------------------------------
- */
+/* ---- the decoding side of the datafeed --------------------------------- */
 
 static void la_fail(struct la_feed *f, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -297,8 +295,7 @@ static void datafeed(const struct sr_dev_inst *sdi,
 	la_feed_packet(cb_data, pkt);
 }
 
-/* ---- files ------------------------------------------------------------------
- */
+/* ---- files ------------------------------------------------------------- */
 
 static bool has_ext(const char *path, const char *ext)
 {
@@ -459,8 +456,7 @@ fail:
 	return NULL;
 }
 
-/* ---- VCD timestamps ---------------------------------------------------------
- */
+/* ---- VCD timestamps ---------------------------------------------------- */
 
 /*
  * libsigrok's VCD input turns time into samples: every timestamp unit from

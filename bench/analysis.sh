@@ -1,7 +1,7 @@
 #!/bin/sh
-# The analyses' performance targets (issue 12), each measured in this one
-# run on the same synthetic trace (BENCH_ANALYSIS_RECORDS, default 20 M
-# records) in the page cache:
+# The analyses' performance targets (docs/analysis.md section 3.4), each
+# measured in this one run on the same synthetic trace
+# (BENCH_ANALYSIS_RECORDS, default 20 M records) in the page cache:
 #   - bach sim: at least 50 M records/s for one L1 configuration;
 #   - bach mrc: a 16-size exact curve in one pass at least 10x faster than
 #     the 16 bach sim runs it replaces (--l1 SIZE:32:full, the same caches);

@@ -126,8 +126,8 @@ check "fake -> raw segments >= 0.7x dd conv=fdatasync" "$r >= 0.7" \
 # 2. compressed segments, the pool on every core: the record encoder at its
 # level 1 (bachd's default) and libdeflate -1 (compressor = libdeflate),
 # alternating, the best of each kept. The record encoder is bachd's default
-# because it reaches the bus's peak rate, 33 M records/s, here (issue 10,
-# section 7): this checks that it still does.
+# because it reaches the bus's peak rate, 33 M records/s, here
+# (docs/bachd.md, compressor): this checks that it still does.
 best_z=0 z_wall=0 rssz=0 best_r=0 r_wall=0 z_bytes=0 r_bytes=0
 i=0
 while [ "$i" -lt "$REPEAT" ]; do

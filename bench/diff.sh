@@ -1,6 +1,6 @@
 #!/bin/sh
-# bach diff on two equal .byu files in the page cache (issue 11 section 6:
-# at least 1 GB/s), beside cmp(1) on the same files. BENCH_MB (1024) MiB
+# bach diff on two equal .byu files in the page cache (target: at least
+# 1 GB/s), beside cmp(1) on the same files. BENCH_MB (1024) MiB
 # each, kept in BENCH_DIR (build/bench-data) like bench/run.sh's trace.
 # Prints a MEETS/MISSES line; exits 1 when the target is missed.
 set -eu

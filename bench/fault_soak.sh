@@ -1,5 +1,5 @@
 #!/bin/sh
-# make soak: the fault soak of issue 14. SOAK_CYCLES (default 40) times:
+# make soak: crash recovery under faults. SOAK_CYCLES (default 40) times:
 # start bachd (the fake board, drop policy, with overflows and corrupt
 # frames, so that there are gaps to account for), a storm of SIGHUP
 # rotations, then kill -9 at a random moment. The next start recovers the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The Python module (issue 11, section 2): reading a .byu.gz into numpy
+# The Python module (README.md, "Performance"): reading a .byu.gz into numpy
 # arrays reaches at least 80% of bach stat's rate on the same file. Both
 # decompress the same blocked gzip through libbach; the file is read once
 # first so that both find it in the page cache. PY_RECORDS=N to change the

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Random access (issue 11, section 3): seek to record 10^9 of a capture of
-# 10^9 + 10 records and dump 10 records, through the segments' .gzi
-# indexes, in at most 50 ms. The capture is made by the fake board (its
+# Random access (README.md, "Performance"): seek to record 10^9 of a
+# capture of 10^9 + 10 records and dump 10 records, through the segments'
+# .gzi indexes, in at most 50 ms. The capture is made by the fake board (its
 # records are bach gen's) under $SEEK_DIR, kept between runs (about 2 GiB;
 # SEEK_CLEAN=1 removes it after). SEEK_RECORDS=N for a smaller trial.
 set -eu

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The soak of issue 10, section 9: bachd for SOAK_MINUTES (default 10; or
+# The soak (README.md, "Performance"): bachd for SOAK_MINUTES (default 10; or
 # SOAK_SECONDS) from the fake board at a high rate (SOAK_RATE records/s,
 # default 4000000), a segment a second, retention on (keep_bytes =
 # SOAK_KEEP, default 256M), post_rotate on every segment, `bach ctl status`
@@ -19,7 +19,7 @@
 # event, the gap events sum to lost, retention removed segments, what is
 # left passes bach verify. Exits 1 when anything fails.
 #
-# Metrics: when bachd has a metrics_file setting (issue 10 section 2), it
+# Metrics: when bachd has a metrics_file setting (docs/bachd.md section 8), it
 # is turned on (metrics_interval = 1) and the file is checked at each
 # sample with promtool when there is one. HOOK(metrics_file).
 set -u

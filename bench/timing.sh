@@ -3,7 +3,7 @@
 # capture from the fake board with timing=0 and timing=1, in one run on
 # the same disk, as a ratio. Target: timing=1 within 1.3x of timing=0.
 #
-#   BENCH_RECORDS=50000000  records a run (the issue's measurement)
+#   BENCH_RECORDS=50000000  records a run (README.md's figures are of 50 M)
 #   BENCH_REPEAT=3          runs alternate timing=0/1; the best of each kept
 #
 # The time is `bach capture`'s wall time, whole (the ring's allocation, the

@@ -28,7 +28,12 @@
 #include "bach/gen.h"
 #include "bach/options.h"
 
-#define BOARD_CLOCK_HZ	   66666666u /* a 66 MHz Pentium bus */
+/* a 66 MHz Pentium bus; a plain number, which help texts spell with
+ * BOARD_CLOCK_TEXT */
+#define BOARD_CLOCK_HZ	   66666666
+#define BOARD_STR_(x)	   #x
+#define BOARD_STR(x)	   BOARD_STR_(x)
+#define BOARD_CLOCK_TEXT   BOARD_STR(BOARD_CLOCK_HZ)
 #define BOARD_FIFO_RECORDS (1u << 16)
 
 /* The board's behaviour: the fake driver's options (docs/bachd.md). */

@@ -91,7 +91,7 @@ static int fake_open(struct bach_source *src, void *priv,
 	snprintf(ident, sizeof(ident),
 		 "\"name\":\"fake capture "
 		 "board\",\"serial\":\"FAKE-%llu\",\"gateware\":\"%d.0\","
-		 "\"clock_hz\":%u",
+		 "\"clock_hz\":%d",
 		 (unsigned long long)f->o.seed, BACH_PROTO_VERSION,
 		 BOARD_CLOCK_HZ);
 	bach_source_identity(src, ident);

@@ -25,6 +25,7 @@
 #include "bach/record.h"
 #include "bach/timing.h"
 #include "bach/trace.h"
+#include "board_model.h"
 
 #define CHUNK (256u << 10)
 
@@ -100,8 +101,9 @@ static const struct bach_optdesc replay_options[] = {
 			   .type = BACH_OPT_UINT,
 			   .arg = "N",
 			   .min = 1,
-			   .def_help = "66666666 (the fake board's) for a "
-				       "board stream, a trace's sidecar's own",
+			   .def_help = BOARD_CLOCK_TEXT " (the fake board's) "
+							"for a board stream, a "
+							"trace's sidecar's own",
 			   .help = "the board clock those timestamps count "
 				   "(for a trace: pace=original by it instead "
 				   "of its sidecar's rate)" },
@@ -214,7 +216,7 @@ static int replay_open(struct bach_source *src, void *priv,
 	r->rate = opts[OPT_RATE].u;
 	r->original = opts[OPT_PACE].set;
 	r->hz_given = opts[OPT_CLOCK_HZ].set;
-	r->clock_hz = r->hz_given ? opts[OPT_CLOCK_HZ].u : 66666666;
+	r->clock_hz = r->hz_given ? opts[OPT_CLOCK_HZ].u : BOARD_CLOCK_HZ;
 	r->loop = opts[OPT_LOOP].u;
 	r->map = opts[OPT_MAP].s;
 	r->format = opts[OPT_FORMAT].s;

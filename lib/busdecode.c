@@ -91,8 +91,7 @@ static uint8_t default_level(int sig)
 	}
 }
 
-/* ---- map files ------------------------------------------------------------
- */
+/* ---- map files --------------------------------------------------------- */
 
 static char *trim(char *s)
 {
@@ -418,8 +417,7 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	return off < len ? off : (len ? len - 1 : 0);
 }
 
-/* ---- the decoder ----------------------------------------------------------
- */
+/* ---- the decoder ------------------------------------------------------- */
 
 struct pin {
 	bool on;       /* captured */

@@ -64,8 +64,7 @@ static inline uint32_t line_hash(uint32_t line, uint32_t shift)
 	return (line * 0x85ebca6bu) >> shift;
 }
 
-/* ---- line -> value, an open-addressed table for few, scattered lines -----
- */
+/* ---- line -> value, an open-addressed table for few, scattered lines --- */
 
 /*
  * A sampled curve tracks one line in 1/R, scattered over the space: in
@@ -135,8 +134,7 @@ static inline uint32_t *lh_find(struct lhash *t, uint32_t line)
 	return &t->slot[i].val;
 }
 
-/* ---- stack distances ------------------------------------------------------
- */
+/* ---- stack distances --------------------------------------------------- */
 
 #define FAN_BITS   4 /* each count above the words sums 16 below it */
 #define MAX_LEVELS 8
@@ -349,8 +347,7 @@ static void sd_reset(struct sdist *s)
 	sd_recount(s);
 }
 
-/* ---- the nearest lines exactly, for sampled curves' small sizes ----------
- */
+/* ---- the nearest lines exactly, for sampled curves' small sizes -------- */
 
 /*
  * The K most recently referenced lines and each one's stack distance,
@@ -579,8 +576,7 @@ static inline uint32_t near_access(struct near *n, uint32_t line)
 	return d;
 }
 
-/* ---- set-associative LRU, one cache per size ------------------------------
- */
+/* ---- set-associative LRU, one cache per size --------------------------- */
 
 struct sa {
 	uint32_t nsets, assoc;
@@ -589,8 +585,7 @@ struct sa {
 	uint64_t misses;
 };
 
-/* ---- the curve ------------------------------------------------------------
- */
+/* ---- the curve --------------------------------------------------------- */
 
 struct bach_mrc {
 	struct bach_mrc_config cfg;

@@ -679,8 +679,7 @@ static int verify_member(const struct bach_optdesc *o, char *msg, size_t cap)
 	return why ? fail(msg, cap, NULL, "option %s: %s", o->key, why) : 0;
 }
 
-/* ---- help -----------------------------------------------------------------
- */
+/* ---- help -------------------------------------------------------------- */
 
 #define HELP_COL   22
 #define HELP_WIDTH 79

@@ -197,8 +197,7 @@ static int usb_check(const struct bach_optval *o, char *msg, size_t cap)
 	return 0;
 }
 
-/* ---- finding the board ----------------------------------------------------
- */
+/* ---- finding the board ------------------------------------------------- */
 
 static void bus_path(libusb_device *dev, char *out, size_t cap)
 {

@@ -331,8 +331,7 @@ static uint64_t summary_or(const char *key, int must, uint64_t dflt)
 	return found ? v : dflt;
 }
 
-/* ---- the checks ------------------------------------------------------------
- */
+/* ---- the checks -------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {

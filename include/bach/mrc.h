@@ -122,8 +122,7 @@ uint64_t bach_mrc_flushes(const struct bach_mrc *m);
 int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
 			 uint64_t *sizes, char *why, size_t whylen);
 
-/* ---- working sets ---------------------------------------------------------
- */
+/* ---- working sets ------------------------------------------------------ */
 
 /* Distinct lines and 4 KiB pages referenced in each window of records. */
 struct bach_wss_window {

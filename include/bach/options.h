@@ -53,8 +53,7 @@ char *bach_escape_ctl(char *dst, size_t cap, const char *s);
  */
 size_t bach_utf8_len(const char *s);
 
-/* ---- option tables --------------------------------------------------------
- */
+/* ---- option tables ----------------------------------------------------- */
 
 enum bach_opt_type {
 	BACH_OPT_BOOL,	 /* bach_parse_bool(); u is 0 or 1 */

@@ -25,12 +25,12 @@ __all__ = ["open", "write", "Trace", "BachError", "RECORD", "TIMED",
            "TIME_NONE", "TYPE_NAMES", "version"]
 
 RECORD = np.dtype([("address", ">u4"), ("be", "u1"), ("control", "u1")])
-assert RECORD.itemsize == 6
+assert RECORD.itemsize == lib.BACH_REC_SIZE
 # a record with its time from the timing sidecar (bus clocks, or samples
 # for bach decode's traces)
 TIMED = np.dtype([("address", ">u4"), ("be", "u1"), ("control", "u1"),
                   ("time", "<u8")])
-TIME_NONE = (1 << 64) - 1
+TIME_NONE = lib.BACH_TIME_NONE
 TYPE_NAMES = [ffi.string(lib.bach_type_name(t)).decode() for t in range(16)]
 # what to_pandas() gives: native byte order
 NATIVE = np.dtype([("address", "=u4"), ("be", "u1"), ("control", "u1")])

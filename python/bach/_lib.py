@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: MIT
 """libbach.so.0 through cffi in ABI mode: the declarations below are those
-of include/bach/trace.h and bach.h that the module uses (docs/api.md)."""
+of the public headers (include/bach/bach.h and what it includes,
+docs/api.md) that the module uses, copied as they are there:
+python/tests/test_lib_decls.py has the C compiler hold each to the
+headers (python/README.md says why a test and not a generated file)."""
 import os
 
 import cffi
 
-ffi = cffi.FFI()
-ffi.cdef("""
+CDEF = """
+#define BACH_REC_SIZE 6
+#define BACH_TIME_NONE 0xffffffffffffffff
+
 const char *bach_version(void);
 int bach_exit_status(int err);
 const char *bach_type_name(unsigned type);
@@ -35,7 +40,8 @@ ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
 			  char *msg, size_t len);
 
 enum bach_deflate_backend { BACH_DEFLATE_AUTO, BACH_DEFLATE_LIBDEFLATE,
-			    BACH_DEFLATE_ZLIB, BACH_DEFLATE_RECORD };
+			    BACH_DEFLATE_ZLIB, BACH_DEFLATE_RECORD,
+			    BACH_DEFLATE_U64 };
 enum bach_out_format { BACH_OUT_BYU, BACH_OUT_BYU_GZ };
 struct bach_writer_opts {
 	enum bach_out_format format;
@@ -52,7 +58,9 @@ void bach_writer_free(struct bach_writer *w);
 const char *bach_writer_strerror(const struct bach_writer *w);
 
 void free(void *p);
-""")
+"""
+ffi = cffi.FFI()
+ffi.cdef(CDEF)
 
 
 def _candidates():

@@ -1,4 +1,4 @@
-# Autostop (issue 10, section 4; dumpcap's -a): duration, records and
+# Autostop (after dumpcap's -a): duration, records and
 # segments, from --set, -a and the configuration file, for bachd and
 # bach capture alike: each ends the capture cleanly, says why in the
 # ended event, and exits 0.

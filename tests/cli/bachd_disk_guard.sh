@@ -1,4 +1,4 @@
-# The disk never kills the service (issue 10, section 1): on a small tmpfs,
+# The disk never kills the service: on a small tmpfs,
 # bachd runs through hundreds of rotations with retention (keep_bytes) and
 # min_free active; another process fills the disk for a while, which costs
 # exactly one gap (cause disk); post_rotate runs on every closed segment;

@@ -1,4 +1,4 @@
-# What an adversarial user tried on bachd (issue 14): recovery never
+# What an adversarial user tried on bachd: recovery never
 # follows a symbolic link or touches a file outside the capture, a crash
 # at any point leaves nothing the next start does not close and name, and
 # one writer per output directory holds whatever a user deletes.

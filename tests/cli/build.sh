@@ -1,7 +1,8 @@
-# Building is not installing (issue 13, item 5): plain make only checks
+# Building is not installing: plain make only checks
 # for the libraries and names the Debian packages of those missing; bach
 # itself loads none of the drivers' libraries; NO_USB=1 and NO_SIGROK=1
-# build everything else without them.
+# build everything else without them. A changed header rebuilds the unit
+# tests and helpers that include it.
 . "$TOP/tests/lib.sh"
 [ -z "${BACH_SANITIZED:-}" ] || skip "the build knobs are checked in the plain pass"
 
@@ -28,6 +29,21 @@ if ldd "$BACH" | grep -E "libusb|libsigrok|libglib|libcairo"; then
 fi
 $BACH gen --records 100 -o "$T/g.byu"
 [ "$($BACH dump "$T/g.byu" | wc -l)" -eq 100 ] || fail "bach dump"
+
+# a header rebuilds the tests and helpers that include it (their .d files,
+# from -MMD, are read by make): make -n -W HEADER shows what a change to it
+# would rebuild, with libbach.a held as it is (-o), which would relink
+# every test anyway
+case $BUILD in /*) B=$BUILD ;; *) B=$TOP/$BUILD ;; esac
+for t in tests/test_timing:include/bach/timing.h \
+	tests/helpers/crc32:include/bach/exit.h; do
+	bin=${t%%:*} h=${t#*:}
+	grep -q "$h" "$B/$bin.d" || fail "$B/$bin.d: does not name $h"
+	make -n -C "$TOP" NO_DEPS=1 BUILD="$BUILD" -W "$h" -o "$BUILD/libbach.a" \
+		"$BUILD/$bin" > "$T/n" 2>&1 || fail "make -n $BUILD/$bin: $(cat "$T/n")"
+	grep -q -- "-o $BUILD/$bin " "$T/n" ||
+		fail "a change to $h does not rebuild $BUILD/$bin: $(cat "$T/n")"
+done
 
 # a build without either library: every other command, and clear refusals
 make -s -C "$TOP" -j2 BUILD="$T/b" NO_USB=1 NO_SIGROK=1 > "$T/make.log" 2>&1 ||

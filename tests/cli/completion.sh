@@ -1,4 +1,4 @@
-# bash completion for bach and bachd (issue 10, section 8): sourced in
+# bash completion for bach and bachd: sourced in
 # bash, its functions complete commands, options, driver names, driver
 # options, [bachd] keys and the formats of --from and --to, all taken from
 # the programs' own output.

@@ -1,4 +1,4 @@
-# bachd's block compressor (issue 10, section 7): the record encoder by
+# bachd's block compressor (docs/bachd.md, compressor): the record encoder by
 # default, libdeflate with compressor = libdeflate; both write the records of
 # bach gen, and the manifest says which wrote them.
 . "$TOP/tests/lib.sh"

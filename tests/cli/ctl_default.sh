@@ -1,4 +1,4 @@
-# One default control socket for bachd and bach ctl (issue 10, section 8):
+# One default control socket for bachd and bach ctl:
 # a bachd run by hand with no control_socket listens where bach ctl looks,
 # so the README's example (bachd ..., then bach ctl status) works, for
 # root (/run/bach/bachd.sock), for a user ($XDG_RUNTIME_DIR/bach/) and

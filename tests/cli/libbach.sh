@@ -1,4 +1,4 @@
-# libbach installed (issue 11, section 1): make install-lib into a staging
+# libbach installed (docs/api.md): make install-lib into a staging
 # root, then a program built only from what was installed (headers,
 # bach.pc, libbach.so.0) reads traces; the library exports the public API
 # and nothing else.

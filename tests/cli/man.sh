@@ -1,4 +1,4 @@
-# The manual pages (issue 10, section 8): bach(1), bachd(8) and
+# The manual pages: bach(1), bachd(8) and
 # bachd.conf(5) are scdoc sources that build, render without a warning,
 # install, and name every command, option, driver and [bachd] key the
 # programs themselves list, so that they cannot drift apart.

@@ -1,5 +1,5 @@
 # Files named on the command line are read for what they hold, as
-# standard input is (issue 10, section 8): an unfinished segment
+# standard input is: an unfinished segment
 # (*.byu.gz.part) is gzip, never raw records, and is only read; bach
 # verify on a crashed capture names its .part and leaves it as it was.
 . "$TOP/tests/lib.sh"

@@ -1,7 +1,6 @@
-# Replay of a damaged board stream dump never reports a clean capture
-# (issue 14, items 10 and 12): a stream cut inside a frame, or bytes that
-# are not frames, end the capture with a source error (exit 4) naming the
-# file and the byte; what came before is kept. A FIFO or a device as the
+# Replay of a damaged board stream dump never reports a clean capture: a
+# stream cut inside a frame, or bytes that are not frames, end the capture
+# with a source error (exit 4) naming the file and the byte; what came before is kept. A FIFO or a device as the
 # replay path is refused at once (it hung on open, deaf to SIGTERM).
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/helpers/bachd_lib.sh"

@@ -28,6 +28,17 @@ for f in usr/local/bin/bach usr/local/bin/bachd \
 	[ -f "$R/$f" ] || fail "make install did not install /$f: $(cd "$R" && find . -type f)"
 done
 [ -x "$R/usr/local/bin/bachd" ] || fail "bachd not executable"
+# ... and the rest of what the Makefile's "make install" lists: the
+# library, its headers and bach.pc, the Python module, the manual pages
+# and the completion
+for f in usr/local/lib/libbach.so.0 usr/local/include/bach/bach.h \
+	usr/local/lib/pkgconfig/bach.pc usr/local/share/man/man1/bach.1 \
+	usr/local/share/man/man8/bachd.8 usr/local/share/man/man5/bachd.conf.5 \
+	usr/local/share/bash-completion/completions/bach \
+	usr/local/share/bash-completion/completions/bachd \
+	"$(cd "$R" && echo usr/local/lib/python3*/dist-packages/bach/_lib.py)"; do
+	[ -e "$R/$f" ] || fail "make install did not install /$f: $(cd "$R" && find . -type f)"
+done
 # bach runs capture and decode from bach-acquire, found beside it as
 # installed; bach itself loads none of libusb, libsigrok and glib
 [ -x "$R/usr/local/lib/bach/bach-acquire" ] && [ -x "$R/usr/local/lib/bach/bach-draw" ] || fail "bach-acquire or bach-draw not installed"

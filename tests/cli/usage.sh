@@ -1,5 +1,5 @@
 # The command lines of bach and bachd agree with each other and with their
-# help (issue 10, section 8): -o is the output everywhere, -O a driver or
+# help: -o is the output everywhere, -O a driver or
 # input-format option; --version and -V; bachd --help names every driver
 # built in; help texts print no printf escapes.
 . "$TOP/tests/lib.sh"

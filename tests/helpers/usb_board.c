@@ -185,8 +185,7 @@ static void die(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
-/* ---- descriptors ----------------------------------------------------------
- */
+/* ---- descriptors ------------------------------------------------------- */
 
 /* Device descriptor and configuration: one vendor interface, two bulk EPs. */
 static size_t descriptors(const struct emu *e, uint8_t *d)
@@ -286,8 +285,7 @@ static size_t string_descriptor(const struct board *b, unsigned idx, uint8_t *d,
 	return n < cap ? n : cap;
 }
 
-/* ---- plugging
- * ---------------------------------------------------------------- */
+/* ---- plugging ---------------------------------------------------------- */
 
 static void plug_in(struct board *b)
 {
@@ -400,8 +398,7 @@ static void unplug(struct board *b)
 	g_idle_add(unplug_cb, b);
 }
 
-/* ---- the IN stream
- * ------------------------------------------------------------ */
+/* ---- the IN stream ----------------------------------------------------- */
 
 static void room(struct board *b, size_t n)
 {
@@ -492,8 +489,7 @@ static size_t sendable(struct board *b, size_t cap)
 	return end - b->sent < cap ? (size_t)(end - b->sent) : cap;
 }
 
-/* ---- URBs
- * -------------------------------------------------------------------------- */
+/* ---- URBs -------------------------------------------------------------- */
 
 /*
  * The FT2232H's IN packets: two modem status bytes, then up to 510 of the
@@ -903,8 +899,7 @@ out:
 	return TRUE;
 }
 
-/* ---- the program under test ------------------------------------------------
- */
+/* ---- the program under test -------------------------------------------- */
 
 static void child_exit(GPid pid, gint status, gpointer data)
 {
@@ -942,8 +937,7 @@ static void asan_link_order(void)
 	g_free(v);
 }
 
-/* ---- the LFSR pattern, straight from docs/board-protocol.md
- * ------------------ */
+/* ---- the LFSR pattern, straight from docs/board-protocol.md ------------ */
 
 static int write_lfsr(unsigned long long n, const char *path)
 {
@@ -963,8 +957,7 @@ static int write_lfsr(unsigned long long n, const char *path)
 	return fclose(f) ? 1 : 0;
 }
 
-/* ---- set up
- * --------------------------------------------------------------------- */
+/* ---- set up ------------------------------------------------------------ */
 
 static unsigned long long num(const char *k, const char *v)
 {

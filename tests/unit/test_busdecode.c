@@ -1000,8 +1000,7 @@ static void clock_mode_pin_timing(void **state)
 	free(recs);
 }
 
-/* ---- map files ------------------------------------------------------------
- */
+/* ---- map files --------------------------------------------------------- */
 
 static void map_error(const char *text, const char *const *names, size_t n,
 		      const char *want)

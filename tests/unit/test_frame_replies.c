@@ -248,8 +248,7 @@ static void parse_in_pieces(struct bach_parser *p, size_t max)
 	assert_int_equal(got.n, s.ngood);
 }
 
-/* ---- tests ----------------------------------------------------------------
- */
+/* ---- tests ------------------------------------------------------------- */
 
 /*
  * Random streams cut at random: pieces of a few bytes (short packets),

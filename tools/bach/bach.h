@@ -1,5 +1,39 @@
 /* SPDX-License-Identifier: MIT */
-/* The `bach` tool: one binary, one file per subcommand. */
+/*
+ * The `bach` tool: one file per subcommand, and what they share (each
+ * declaration below names its file). main.c holds the table of commands
+ * and the dispatch.
+ *
+ * Adding a command NAME:
+ * - tools/bach/NAME.c defines `const struct bach_cmd cmd_NAME` (name,
+ *   run, a one-line summary for `bach help`, and help: the text
+ *   `bach help NAME` and `bach NAME --help` print, starting with
+ *   "usage: bach NAME ...", each option on a line of its own that starts
+ *   with spaces and the option, its description two spaces after; no
+ *   printf escapes such as %%, for it is printed as it is).
+ * - cmd_NAME in the extern list below, and a row in cmds[] in main.c
+ *   (the order of `bach help`).
+ * - The binary it goes in is decided by the libraries it needs: `bach`
+ *   itself loads only zlib, libdeflate and jansson (tests/cli/build.sh
+ *   checks that it links no driver's library, nor cairo). A command that
+ *   runs the drivers, libusb or libsigrok goes in bach-acquire: its
+ *   object in the Makefile's ACQ_CMD_OBJ, and a stub of the same name in
+ *   exec_acquire.c (help NULL) that runs it there. One that draws with
+ *   cairo goes in bach-draw: DRAW_CMD_OBJ and exec_draw.c. Any other is
+ *   built into all three binaries by the Makefile's wildcard, with
+ *   nothing to add.
+ * - docs/man/bach.1.scd: an entry *NAME* under COMMANDS, and every
+ *   --option its help lists named in the page (tests/cli/man.sh checks
+ *   both against `bach help`).
+ * - tools/completion/bach.bash needs nothing for the command and its
+ *   options (it reads them from `bach help` and `bach help NAME`;
+ *   tests/cli/completion.sh); only values of an option or words other
+ *   than file names want a case in _bach(), as ctl's verbs have.
+ * - Tests: tests/cli/NAME.sh (tests/README.md) for what it does;
+ *   tests/cli/usage.sh, man.sh and completion.sh then cover its help.
+ * - README.md (the commands under "Status", and a section when users
+ *   need one) and docs/design.md (the list of subcommands).
+ */
 #ifndef BACH_TOOL_H
 #define BACH_TOOL_H
 
@@ -23,18 +57,21 @@ extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim,
 	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls;
 
-/* Messages to stderr as "bach CMD: ...". */
+/* Messages to stderr as "bach CMD: ..." (msg.c). */
 extern const char *prog_cmd;
 __attribute__((format(printf, 1, 2))) void errmsg(const char *fmt, ...);
 /* Usage error: message, a pointer to `bach help CMD`, returns EXIT_USAGE. */
 __attribute__((format(printf, 1, 2))) int usage_error(const char *fmt, ...);
-/* Print the command's help to stdout; returns EXIT_OK. */
+/* Print the command's help to stdout; returns EXIT_OK (main.c). */
 int print_help(const struct bach_cmd *c);
 
-/* Whole non-negative decimal (or 0x hex) number; false when malformed. */
+/*
+ * Whole non-negative decimal (or 0x hex) number; false when malformed
+ * (args.c).
+ */
 bool parse_u64(const char *s, uint64_t *v);
 
-/* Buffered output to a file descriptor, flushed in large writes. */
+/* Buffered output to a file descriptor, flushed in large writes (obuf.c). */
 struct obuf {
 	int fd;
 	char *buf;
@@ -52,37 +89,40 @@ static inline char *obuf_room(struct obuf *o, size_t n)
 	return o->buf + o->len;
 }
 
-/* Output format from a file name: blocked gzip when it ends in .gz. */
+/* Output format from a file name: blocked gzip when it ends in .gz (gen.c) */
 enum bach_out_format out_format_for(const char *path);
 
+/* s ends with suffix (args.c). */
 bool ends_with(const char *s, const char *suffix);
 
 /*
- * For commands that write files: SIGHUP, SIGINT and SIGTERM remove the
- * temporary output (bach/outfile.h) and then kill the process as they
- * would have, so the shell sees the signal. Ignored signals stay ignored.
+ * For commands that write files (signals.c): SIGHUP, SIGINT and SIGTERM
+ * remove the temporary output (bach/outfile.h) and then kill the process
+ * as they would have, so the shell sees the signal. Ignored signals stay
+ * ignored.
  */
 void catch_signals(void);
 
 /*
- * Refuse an output that would destroy an input: OUT is the same file as
- * one of the nin inputs (device and inode, so through links too; "-" is
- * standard input or output), or OUT would be created inside an input that
+ * Refuse an output that would destroy an input (iocheck.c): OUT is the same
+ * file as one of the nin inputs (device and inode, so through links too; "-"
+ * is standard input or output), or OUT would be created inside an input that
  * is a capture directory. NULL inputs are passed over. Returns EXIT_OK, or
  * EXIT_USAGE after saying which.
  */
 int check_output(const char *out, const char *const *in, size_t nin);
 
 /*
- * Refuse "-" among the n inputs more than once: standard input can be read
- * only once (a second reader would take the rest of the stream, or
- * nothing). Returns EXIT_OK, or EXIT_USAGE after saying so.
+ * Refuse "-" among the n inputs more than once (iocheck.c): standard input
+ * can be read only once (a second reader would take the rest of the stream,
+ * or nothing). Returns EXIT_OK, or EXIT_USAGE after saying so.
  */
 int stdin_once(char *const *in, int n);
 
 /*
  * Run the command in argv[0] from BINARY, another binary of the tool
- * (BINDIR/../lib/bach or LIBEXECDIR); returns only when that fails.
+ * (BINDIR/../lib/bach or LIBEXECDIR); returns only when that fails
+ * (exec_helper.c).
  */
 int exec_helper(const char *binary, int argc, char **argv);
 
@@ -107,21 +147,26 @@ void times_close(struct trace_times *tt);
 /* "SEPclockSEPseconds" ("-" for what is not known); at most 48 bytes. */
 size_t fmt_time(char *dst, uint64_t clk, uint64_t hz, char sep);
 
-/* Open every TRACE argument into a reader; message and status on failure. */
+/*
+ * Open every TRACE argument into a reader; message and status on failure
+ * (traces.c).
+ */
 int open_traces(struct bach_reader **rp, int argc, char **argv);
 
 /*
- * Read the TRACE arguments as one trace, handing add() whole blocks of
- * records in order. Returns EXIT_OK, or the status after saying what was
- * wrong (the file and offset of damage). *records: how many were read.
+ * Read the TRACE arguments as one trace (traces.c), handing add() whole
+ * blocks of records in order. Returns EXIT_OK, or the status after saying
+ * what was wrong (the file and offset of damage). *records: how many were
+ * read.
  */
 int read_traces(int argc, char **argv,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records);
 
 /*
- * --range START:END (records START to END-1; either may be left out: from
- * the first, to the last). Returns false when malformed or END < START.
+ * --range START:END (range.c): records START to END-1; either may be
+ * left out: from the first, to the last. Returns false when malformed or
+ * END < START.
  */
 bool parse_range(const char *s, uint64_t *start, uint64_t *end);
 /* getopt's --range: parse_range(), or the usage error saying why. */

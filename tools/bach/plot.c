@@ -41,8 +41,7 @@ const char *const plot_kind_names[PLOT_NKINDS] = { "map", "mix", "mrc", "wss" };
 #define NCOLS	  800 /* time columns of map and mix */
 #define MAX_RULES 400
 
-/* ---- what the records are, for the map and the mix ------------------------
- */
+/* ---- what the records are, for the map and the mix --------------------- */
 
 enum cls { C_CODE, C_READ, C_WRITE, C_WB, C_IO, C_OTHER, C_INVALID, NCLS };
 
@@ -82,8 +81,7 @@ static enum cls cls_of(unsigned type)
 	}
 }
 
-/* ---- vertical rules: gaps, marks, device events ---------------------------
- */
+/* ---- vertical rules: gaps, marks, device events ------------------------ */
 
 struct rule {
 	uint64_t at;
@@ -160,8 +158,7 @@ static bool manifest_rules(const char *path, uint64_t base, struct rules *rs)
 	return true;
 }
 
-/* ---- reading: one trace at a time, so that positions add up ---------------
- */
+/* ---- reading: one trace at a time, so that positions add up ------------ */
 
 struct pass {
 	void (*add)(struct pass *p, const uint8_t *recs, size_t n);
@@ -210,8 +207,7 @@ static int read_all(struct pass *p, int ntraces, char **traces,
 	return EXIT_OK;
 }
 
-/* ---- drawing helpers ------------------------------------------------------
- */
+/* ---- drawing helpers --------------------------------------------------- */
 
 static void font(cairo_t *cr, double size, bool bold)
 {
@@ -406,8 +402,7 @@ static void legend(cairo_t *cr, const char *const *names,
 	}
 }
 
-/* ---- map: address against time --------------------------------------------
- */
+/* ---- map: address against time ----------------------------------------- */
 
 #define CHUNK_SHIFT 16 /* 64 KiB address chunks find the ranges */
 #define NCHUNKS	    (1u << (32 - CHUNK_SHIFT))
@@ -648,8 +643,7 @@ static void map_draw(cairo_t *cr, struct map *m)
 	legend(cr, names, rgb, MAP_CLS, false);
 }
 
-/* ---- mix: cycle types over time -------------------------------------------
- */
+/* ---- mix: cycle types over time ---------------------------------------- */
 
 struct cols {
 	struct pass p;
@@ -709,8 +703,7 @@ static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 	legend(cr, cls_names, cls_rgb, NCLS, false);
 }
 
-/* ---- wss: working set over time -------------------------------------------
- */
+/* ---- wss: working set over time ---------------------------------------- */
 
 struct wss {
 	struct pass p;
@@ -787,8 +780,7 @@ static void skip(struct pass *p, const uint8_t *r, size_t n)
 	(void)n;
 }
 
-/* ---- mrc: miss ratio against cache size, one curve per trace --------------
- */
+/* ---- mrc: miss ratio against cache size, one curve per trace ----------- */
 
 #define MRC_SERIES 8
 
@@ -885,8 +877,7 @@ static int mrc_plot(cairo_t *cr, int ntraces, char **traces,
 	return EXIT_OK;
 }
 
-/* ---- output ---------------------------------------------------------------
- */
+/* ---- output ------------------------------------------------------------ */
 
 struct sink {
 	int (*write)(void *closure, const uint8_t *data, size_t len);
@@ -1052,8 +1043,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 	return status;
 }
 
-/* ---- the command ----------------------------------------------------------
- */
+/* ---- the command ------------------------------------------------------- */
 
 static int write_fd(void *closure, const uint8_t *data, size_t len)
 {

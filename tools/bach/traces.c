@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TRACE arguments of the commands that read records: opened into one
+ * bach_reader (open_traces), or read through as one trace, a block at a
+ * time (read_traces), with the reader's message and exit status when
+ * something is wrong.
+ */
+#include <sys/types.h>
+
+#include "bach.h"
+
+int open_traces(struct bach_reader **rp, int argc, char **argv)
+{
+	struct bach_reader *r = bach_reader_new();
+
+	*rp = r;
+	if (!r) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	if (argc == 0)
+		return usage_error("no TRACE given");
+	for (int i = 0; i < argc; i++) {
+		int err = bach_reader_add(r, argv[i]);
+
+		if (err) {
+			errmsg("%s", bach_reader_strerror(r));
+			return bach_exit_status(err);
+		}
+	}
+	return EXIT_OK;
+}
+
+int read_traces(int argc, char **argv,
+		void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		void *ctx, uint64_t *records)
+{
+	struct bach_reader *r;
+	int status = open_traces(&r, argc, argv);
+	ssize_t n = 0;
+
+	while (!status) {
+		const uint8_t *p;
+
+		n = bach_reader_read(r, &p);
+		if (n <= 0)
+			break;
+		add(ctx, p, (size_t)n);
+	}
+	if (!status && n < 0) {
+		errmsg("%s", bach_reader_strerror(r));
+		status = bach_exit_status((int)n);
+	}
+	if (records)
+		*records = r ? bach_reader_records(r) : 0;
+	bach_reader_free(r);
+	return status;
+}
