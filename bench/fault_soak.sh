@@ -7,7 +7,7 @@
 # that names every segment (with its records, size and CRC), gap events
 # that sum to what the ended event says was lost, and pass bach verify.
 #
-# F1 (issue 18), as many times: the same with timing on (a sidecar
+# F1, as many times: the same with timing on (a sidecar
 # beside every segment) and retention far below what the captures hold
 # (keep_bytes of 1 byte, 2 MB, or 4 MB with keep_captures=2), so that
 # every run of retention wants everything gone. After each kill, in the

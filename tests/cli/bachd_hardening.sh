@@ -112,7 +112,7 @@ expect_err "$T/notes.txt: exists and is not a socket: not replaced"
 [ "$(cat "$T/notes.txt")" = precious ] || fail "the file named as the socket was destroyed"
 [ "$(ncaps "$T/out3")" -eq 0 ] || fail "a refused start made a capture directory"
 
-# -- issue 18, 6. a control socket that cannot be made: nothing is made -----
+# -- a control socket that cannot be made: nothing is made ------------------
 # (bach capture already made the socket first; bachd made the capture
 # directory, then ended it "clean" and logged "exit status 0")
 mkdir "$T/out18"
@@ -125,7 +125,7 @@ expect_status 2 "$BACH" capture --driver fake --option records=1000 --output "$T
 	--control-socket "$T/nonexistent/x.sock"
 [ "$(ncaps "$T/out18")" -eq 0 ] || fail "bach capture: a refused start made a capture directory"
 
-# -- issue 18, 8. a FIFO at a segment index's temporary: no hang ------------
+# -- a FIFO at a segment index's temporary: no hang ---------------------
 # recovery writes the index of the segment it closes as .NAME.gzi.tmp;
 # a FIFO there made bachd wait for a reader for ever, deaf to SIGTERM
 mkdir "$T/out18f"

@@ -196,7 +196,7 @@ C2=$(capdir "$T/caps")
 	fail "after SIGTERM: metrics written $(int bach_records_written_total "$T/m2/b.prom"), manifest $(ended "$C2" written)"
 
 # -- a FIFO at the temporary .NAME.tmp: refused, never waited on ----------
-# (issue 18, 8: bachd opened it for writing and waited for a reader for
+# (bachd opened it for writing and waited for a reader for
 # ever, deaf to SIGTERM; only SIGKILL ended it)
 mkdir "$T/m4" "$T/caps4"
 mkfifo "$T/m4/.f.prom.tmp"

@@ -1,4 +1,4 @@
-# Retention with timing sidecars (issue 18, point 1): a segment, its
+# Retention with timing sidecars: a segment, its
 # timing sidecar (seg-N.time.gz) and its index (.gzi) are one unit, counted
 # and removed together; the running capture's newest closed segment is
 # never removed for a limit it cannot meet (the log, the status and the
