@@ -51,10 +51,12 @@ int manifest_sync(struct manifest *m)
 	return err;
 }
 
+/* Every line: its "event" member is kind's name in bach_manifest_ev_names[] */
 __attribute__((format(printf, 3, 4))) static int
-manifest_event(struct manifest *m, const char *event, const char *members_fmt,
-	       ...)
+manifest_event(struct manifest *m, enum bach_manifest_ev kind,
+	       const char *members_fmt, ...)
 {
+	const char *event = bach_manifest_ev_name(kind);
 	char line[MANIFEST_LINE_MAX];
 	struct timeval tv;
 	struct tm tm;
@@ -245,7 +247,7 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 	}
 	/* version 2: config's members are the settings' keys */
 	return manifest_event(
-		m, "started",
+		m, BACH_EV_STARTED,
 		"\"version\":2,\"host\":\"%s\",\"bach_version\":\"%s\","
 		"\"gateware\":\"%s\","
 		"\"config_path\":\"%s\",\"labels\":{%s},"
@@ -287,7 +289,7 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 	if (s->error || s->recovered)
 		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu",
 			 U(s->cut_bytes));
-	return manifest_event(m, "segment",
+	return manifest_event(m, BACH_EV_SEGMENT,
 			      "\"name\":\"%s\",\"records\":%llu,\"gap_"
 			      "markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s%s",
 			      s->name, U(s->records), U(s->gap_markers),
@@ -301,7 +303,7 @@ int manifest_gap(struct manifest *m, const char *seg, uint64_t at,
 		 uint64_t lost, enum bach_gap_cause cause)
 {
 	return manifest_event(
-		m, "gap",
+		m, BACH_EV_GAP,
 		"\"segment\":\"%s\",\"at\":%llu,\"lost\":%llu,\"cause\":\"%s\"",
 		seg, U(at), U(lost), bach_gap_cause_name(cause));
 }
@@ -310,7 +312,7 @@ int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
 			uint64_t start_ns, uint64_t end_ns, uint64_t held_ns,
 			uint64_t count, uint64_t cycles)
 {
-	return manifest_event(m, "stall",
+	return manifest_event(m, BACH_EV_STALL,
 			      "\"segment\":\"%s\",\"at\":%llu,\"source\":"
 			      "\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,"
 			      "\"ns\":%llu,\"count\":%llu,\"cycles\":%llu",
@@ -321,7 +323,7 @@ int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
 int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
 			 uint64_t episodes, uint64_t cycles)
 {
-	return manifest_event(m, "stall",
+	return manifest_event(m, BACH_EV_STALL,
 			      "\"segment\":\"%s\",\"at\":%llu,\"source\":"
 			      "\"board\",\"episodes\":%llu,\"cycles\":%llu",
 			      seg, U(at), U(episodes), U(cycles));
@@ -333,7 +335,7 @@ int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
 	static char esc[JSON_ESCAPED_MAX]; /* the writer thread's alone */
 
 	json_escape(esc, sizeof(esc), text);
-	return manifest_event(m, "mark",
+	return manifest_event(m, BACH_EV_MARK,
 			      "\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,"
 			      "\"source\":\"%s\",\"text\":\"%s\"",
 			      seg, U(at), U(record), source, esc);
@@ -350,7 +352,7 @@ int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
 			 ",\"count\":%llu,\"last_at\":%llu", U(count),
 			 U(last_at));
 	return manifest_event(
-		m, "mark",
+		m, BACH_EV_MARK,
 		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":"
 		"\"marker\",\"rule\":\"%s\","
 		"\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s",
@@ -360,7 +362,8 @@ int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
 
 int manifest_device(struct manifest *m, bool lost, const char *seg, uint64_t at)
 {
-	return manifest_event(m, lost ? "device_lost" : "device_back",
+	return manifest_event(m,
+			      lost ? BACH_EV_DEVICE_LOST : BACH_EV_DEVICE_BACK,
 			      "\"segment\":\"%s\",\"at\":%llu", seg, U(at));
 }
 
@@ -398,7 +401,7 @@ int manifest_ended(struct manifest *m, const struct manifest_ended *e)
 		manifest_decode_json(dec + 10, sizeof(dec) - 10, e->decode);
 	}
 	return manifest_event(
-		m, "ended",
+		m, BACH_EV_ENDED,
 		"\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%"
 		"llu,"
 		"\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,"
@@ -412,7 +415,7 @@ int manifest_retention_segment(struct manifest *m, const char *name,
 			       uint64_t bytes, const char *reason)
 {
 	return manifest_event(
-		m, "retention",
+		m, BACH_EV_RETENTION,
 		"\"name\":\"%s\",\"bytes\":%llu,\"reason\":\"%s\"", name,
 		U(bytes), reason);
 }
@@ -424,7 +427,7 @@ int manifest_retention_capture(struct manifest *m, const char *capture,
 	char esc[256];
 
 	json_escape(esc, sizeof(esc), capture);
-	return manifest_event(m, "retention",
+	return manifest_event(m, BACH_EV_RETENTION,
 			      "\"capture\":\"%s\",\"segments\":%llu,\"bytes\":%"
 			      "llu,\"reason\":\"%s\"",
 			      esc, U(segments), U(bytes), reason);
@@ -433,7 +436,7 @@ int manifest_retention_capture(struct manifest *m, const char *capture,
 int manifest_ended_recovered(struct manifest *m,
 			     const struct manifest_recovered *r)
 {
-	return manifest_event(m, "ended",
+	return manifest_event(m, BACH_EV_ENDED,
 			      "\"state\":\"recovered\",\"segments_recovered\":%"
 			      "u,\"written\":%llu,"
 			      "\"lost\":%llu,\"gap_markers\":%llu,\"segments\":"

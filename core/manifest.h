@@ -2,8 +2,9 @@
 /*
  * manifest.jsonl: one JSON object per line, appended, never rewritten
  * (docs/bachd.md section 5 lists the events and their members). Every
- * line starts {"time":"<UTC ISO 8601>","event":"<name>"; each event has
- * its own function below, the only place its members are spelled.
+ * line starts {"time":"<UTC ISO 8601>","event":"<name>", the name its kind's
+ * in bach_manifest_ev_names[] (bach/manifest.h); each event has its own
+ * function below, the only place its members are spelled.
  * Every function returns 0 or -errno (a line that could not be written
  * whole is cut off again: a line is whole or absent).
  */

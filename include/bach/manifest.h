@@ -49,8 +49,10 @@ struct bach_manifest_seg {
 };
 
 /*
- * Every event, in order, for a timeline (bach report, bach plot): its
- * time as written, its position and the member that says most about it.
+ * The events bach writes, by kind: one table of their names
+ * (lib/manifest_events.c) is what the writer (core/manifest.c) writes and
+ * what the reader knows; docs/bachd.md section 5 lists them (docs/design.md
+ * section 4 says how to add one). In memory only: renumbering is harmless.
  */
 enum bach_manifest_ev {
 	BACH_EV_STARTED,
@@ -65,6 +67,19 @@ enum bach_manifest_ev {
 	BACH_EV_OTHER, /* an event this bach does not know (a newer one's) */
 };
 
+/* The "event" member of each kind but BACH_EV_OTHER, indexed by kind. */
+extern const char *const bach_manifest_ev_names[BACH_EV_OTHER];
+
+/* kind's name; NULL for BACH_EV_OTHER (or anything out of range). */
+const char *bach_manifest_ev_name(enum bach_manifest_ev kind);
+
+/* The kind an "event" member names: BACH_EV_OTHER when none does. */
+enum bach_manifest_ev bach_manifest_ev_kind(const char *name);
+
+/*
+ * Every event, in order, for a timeline (bach report, bach plot): its
+ * time as written, its position and the member that says most about it.
+ */
 struct bach_manifest_event {
 	enum bach_manifest_ev kind;
 	char name[24]; /* the "event" member */

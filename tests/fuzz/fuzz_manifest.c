@@ -120,6 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			      memchr(e->name, 0, sizeof(e->name)) &&
 			      memchr(e->detail, 0, sizeof(e->detail)),
 		      "event %zu", i);
+		/* known exactly when the table names it */
+		CHECK(e->name_cut || e->kind == bach_manifest_ev_kind(e->name),
+		      "event %zu \"%s\" is of kind %d", i, e->name,
+		      (int)e->kind);
 	}
 	for (size_t i = 0; i < m.nsegs; i++) {
 		const struct bach_manifest_seg *s = &m.segs[i];
