@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,22 @@
 #define MAX_TEMPS 8
 static char temp_path[MAX_TEMPS][PATH_MAX];
 static atomic_int temp_used[MAX_TEMPS];
+
+void bach_outfile_hold_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void bach_outfile_release_signals(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
 
 int bach_outfile_temp_register(const char *tmp)
 {
@@ -57,6 +75,7 @@ int bach_outfile_open(struct bach_outfile *f, const char *path)
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path + 1) : 0;
 	struct stat st;
+	sigset_t old;
 	int err;
 
 	f->fd = -1;
@@ -85,15 +104,18 @@ int bach_outfile_open(struct bach_outfile *f, const char *path)
 		f->path = f->tmp = NULL;
 		return -ENOMEM;
 	}
+	bach_outfile_hold_signals(&old);
 	f->fd = mkostemp(f->tmp, O_CLOEXEC);
 	if (f->fd < 0) {
 		err = -errno;
+		bach_outfile_release_signals(&old);
 		free(f->tmp);
 		free(f->path);
 		f->path = f->tmp = NULL;
 		return err;
 	}
 	f->slot = bach_outfile_temp_register(f->tmp);
+	bach_outfile_release_signals(&old);
 	fchmod(f->fd, 0644);
 	return 0;
 }

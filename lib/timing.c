@@ -101,12 +101,23 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 			  const char *name, uint64_t clock_hz)
 {
 	struct bach_time_writer *w = writer_new(dirfd, name, clock_hz);
+	sigset_t old;
 
 	*wp = NULL;
 	if (!w)
 		return -ENOMEM;
-	/* never through a link, never waiting on a FIFO of that name */
+	/*
+	 * Never through a link, never waiting on a FIFO of that name. A
+	 * program killed by a signal removes it (bach/outfile.h), so no
+	 * signal between its creation and its registration; bachd's (in a
+	 * capture directory) are recovery's.
+	 */
+	bach_outfile_hold_signals(&old);
 	w->fd = bach_tmp_openat(dirfd, w->part, 0644, NULL);
+	w->slot = w->fd >= 0 && dirfd == AT_FDCWD
+			  ? bach_outfile_temp_register(w->part)
+			  : -1;
+	bach_outfile_release_signals(&old);
 	if (w->fd < 0) {
 		int err = w->fd;
 
@@ -114,9 +125,6 @@ int bach_time_writer_open(struct bach_time_writer **wp, int dirfd,
 		free(w);
 		return err;
 	}
-	/* a program killed by a signal removes it (bach/outfile.h); bachd's
-	 * (in a capture directory) are recovery's */
-	w->slot = dirfd == AT_FDCWD ? bach_outfile_temp_register(w->part) : -1;
 	*wp = w;
 	return 0;
 }

@@ -8,6 +8,8 @@
 #ifndef BACH_OUTFILE_H
 #define BACH_OUTFILE_H
 
+#include <signal.h>
+
 struct bach_outfile {
 	int fd;
 	char *path; /* NULL for standard output */
@@ -37,6 +39,13 @@ void bach_outfile_remove_temps(void);
  */
 int bach_outfile_temp_register(const char *path);
 void bach_outfile_temp_forget(int slot);
+/*
+ * SIGINT, SIGTERM and SIGHUP held back in the calling thread from just
+ * before a temporary is created until it is registered: a signal in
+ * between would leave it behind. *old is the mask to give back.
+ */
+void bach_outfile_hold_signals(sigset_t *old);
+void bach_outfile_release_signals(const sigset_t *old);
 
 /*
  * What kind of file a stat mode is, for messages that refuse one: "a
