@@ -111,9 +111,10 @@ BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
 # (plot, report) in bach-draw, which `bach` executes (tools/bach/
 # exec_helper.c), so that dump and the rest load none of those libraries.
 # Each binary has the others' commands as stubs (exec_acquire.c,
-# exec_draw.c).
+# exec_draw.c). plot is tools/bach/plot.c and its plot_*.c siblings.
 ACQ_CMD_OBJ = $(BUILD)/tools/bach/capture.o $(BUILD)/tools/bach/decode.o
-DRAW_CMD_OBJ = $(BUILD)/tools/bach/plot.o $(BUILD)/tools/bach/report.o
+PLOT_OBJ = $(filter $(BUILD)/tools/bach/plot%.o,$(BACH_OBJ))
+DRAW_CMD_OBJ = $(PLOT_OBJ) $(BUILD)/tools/bach/report.o
 ACQ_STUB_OBJ = $(BUILD)/tools/bach/exec_acquire.o
 DRAW_STUB_OBJ = $(BUILD)/tools/bach/exec_draw.o
 BACH_COMMON_OBJ = $(filter-out $(ACQ_CMD_OBJ) $(DRAW_CMD_OBJ) $(ACQ_STUB_OBJ) $(DRAW_STUB_OBJ),$(BACH_OBJ))
@@ -172,7 +173,7 @@ $(BUILD)/libbachcore.a: $(CORE_OBJ)
 $(BUILD)/core/%.o $(BUILD)/daemon/%.o $(BUILD)/drivers/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += -Icore -Idaemon
 $(BUILD)/drivers/%.o $(BUILD)/analyzer/%.o $(BUILD)/tools/bach/%.o: ALL_CFLAGS += $(EXT_CFLAGS)
 $(BUILD)/drivers/sigrok/%.o: ALL_CFLAGS += -Ianalyzer
-$(BUILD)/tools/bach/plot.o $(BUILD)/tools/bach/report.o: ALL_CFLAGS += $(CAIRO_CFLAGS)
+$(DRAW_CMD_OBJ): ALL_CFLAGS += $(CAIRO_CFLAGS)
 
 $(BUILD)/tools/bach/exec_helper.o: ALL_CFLAGS += -DBACH_LIBEXECDIR=\"$(LIBEXECDIR)\"
 
