@@ -130,8 +130,10 @@ BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
 # exec_helper.c), so that dump and the rest load none of those libraries.
 # Each binary has the others' commands as stubs (exec_acquire.c,
 # exec_draw.c). Which binary a new command goes in: tools/bach/bach.h.
+# plot is tools/bach/plot.c and its plot_*.c siblings.
 ACQ_CMD_OBJ = $(BUILD)/tools/bach/capture.o $(BUILD)/tools/bach/decode.o
-DRAW_CMD_OBJ = $(BUILD)/tools/bach/plot.o $(BUILD)/tools/bach/report.o
+PLOT_OBJ = $(filter $(BUILD)/tools/bach/plot%.o,$(BACH_OBJ))
+DRAW_CMD_OBJ = $(PLOT_OBJ) $(BUILD)/tools/bach/report.o
 ACQ_STUB_OBJ = $(BUILD)/tools/bach/exec_acquire.o
 DRAW_STUB_OBJ = $(BUILD)/tools/bach/exec_draw.o
 BACH_COMMON_OBJ = $(filter-out $(ACQ_CMD_OBJ) $(DRAW_CMD_OBJ) $(ACQ_STUB_OBJ) $(DRAW_STUB_OBJ),$(BACH_OBJ))

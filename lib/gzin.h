@@ -3,8 +3,9 @@
  * Inflating gzip input member after member (library-internal): one member
  * or many concatenated, the blocked form too, with a damaged or cut member
  * named by its byte offset. The one loop behind the trace reader
- * (lib/reader.c) and the importers' gzip input (lib/import.c); each brings
- * its own input buffer, the read that fills it, and its message buffer.
+ * (lib/reader_read.c) and the importers' gzip input (lib/import.c); each
+ * brings its own input buffer, the read that fills it, and its message
+ * buffer.
  */
 #ifndef BACH_GZIN_H
 #define BACH_GZIN_H

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: the trace reader on a raw .byu file (the input, as is).
+ * The file's name (/proc/self/fd/N) does not say raw as a .byu name would,
+ * so the kind is given: sniffed, an input that starts with the gzip magic
+ * would be read as gzip (fuzz_reader_multi fuzzes the sniffing).
  * A raw file has an exact oracle: the reader must hand back every whole
  * record of the input, in order, and end with -EBADMSG exactly when the
  * file ends in a partial record.  An empty file is a valid empty trace
@@ -31,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ssize_t n;
 
 	CHECK(r, "bach_reader_new failed");
-	CHECK(bach_reader_add(r, path) == 0, "add: %s",
+	CHECK(bach_reader_add_as(r, path, BACH_FILE_RAW) == 0, "add: %s",
 	      bach_reader_strerror(r));
 	while ((n = bach_reader_read(r, &recs)) > 0) {
 		size_t len = (size_t)n * 6;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The pictures of bach plot, drawn with cairo (docs/analysis.md section
- * 4), for bach plot and bach report. Each kind reads its traces once
- * (map twice: the address ranges first), whole blocks at a time, into
- * fixed-size tables; only then is anything drawn.
+ * 4), for bach plot (plot.c) and bach report. Each kind reads its traces
+ * once (map twice: the address ranges first), whole blocks at a time, into
+ * fixed-size tables; only then is anything drawn. plot_draw.c draws them,
+ * one file per kind beside it (plot_kinds.h).
  */
 #ifndef BACH_TOOL_PLOT_H
 #define BACH_TOOL_PLOT_H

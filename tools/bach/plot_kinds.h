@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the kinds of picture of bach plot share (bach-draw only): the
+ * picture's geometry, the drawing primitives of plot_canvas.c, the passes
+ * over the traces and their vertical rules of plot_read.c, and each kind's
+ * one entry, which plot_draw.c calls:
+ *
+ *   plot_map.c  address against trace position, a density map
+ *   plot_mix.c  the share of each kind of bus cycle along the trace
+ *   plot_wss.c  distinct lines and pages per window of records
+ *   plot_mrc.c  miss-ratio curves, one per trace
+ *
+ * plot.h is the pictures' face, for bach plot (plot.c) and bach report.
+ */
+#ifndef BACH_TOOL_PLOT_KINDS_H
+#define BACH_TOOL_PLOT_KINDS_H
+
+#include <cairo.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bach/record.h"
+#include "plot.h"
+
+/* the picture: points for SVG, pixels for PNG */
+#define W      1000
+#define H      600
+#define LEFT   110
+#define RIGHT  30
+#define TOP    50
+#define BOTTOM 70
+#define PW     (W - LEFT - RIGHT)
+#define PH     (H - TOP - BOTTOM)
+
+#define NCOLS	  800 /* time columns of map and mix */
+#define MAX_RULES 400
+
+/* ---- the record classes of map and mix (per record: inline) ------------ */
+
+enum cls { C_CODE, C_READ, C_WRITE, C_WB, C_IO, C_OTHER, C_INVALID, NCLS };
+
+static inline enum cls cls_of(unsigned type)
+{
+	switch (type) {
+	case BACH_T_I_FETCH:
+	case BACH_T_NC_I_FETCH:
+		return C_CODE;
+	case BACH_T_D_READ:
+	case BACH_T_NC_D_READ:
+		return C_READ;
+	case BACH_T_D_WRITE:
+		return C_WRITE;
+	case BACH_T_WRITE_BACK:
+		return C_WB;
+	case BACH_T_IO_READ:
+	case BACH_T_IO_WRITE:
+		return C_IO;
+	case BACH_T_INT_ACK:
+	case BACH_T_SPECIAL:
+		return C_OTHER;
+	default:
+		return C_INVALID;
+	}
+}
+
+/* ---- vertical rules: gaps, marks, device events (plot_read.c) ---------- */
+
+struct rule {
+	uint64_t at;
+	int kind; /* BACH_EV_GAP, _MARK, _DEVICE_LOST, _BACK */
+	char label[40];
+};
+
+struct rules {
+	struct rule r[MAX_RULES];
+	size_t n;
+	uint64_t dropped; /* beyond MAX_RULES */
+};
+
+/* ---- reading one trace at a time, so positions add up (plot_read.c) ---- */
+
+struct pass {
+	void (*add)(struct pass *p, const uint8_t *recs, size_t n);
+	uint64_t pos; /* records before this block */
+	bool markers; /* gap markers are rules (no manifest) */
+	struct rules *rules;
+};
+
+/* Every trace in order through p; rules from manifests or markers. */
+int read_all(struct pass *p, int ntraces, char **traces, struct rules *rules);
+
+/* ---- drawing primitives (plot_canvas.c) -------------------------------- */
+
+void font(cairo_t *cr, double size, bool bold);
+/* text at x, y; ax, ay: 0 left/top, 0.5 centre, 1 right/bottom */
+void text(cairo_t *cr, double x, double y, double ax, double ay, const char *s);
+void vtext(cairo_t *cr, double x, double y, const char *s);
+/* 1.5k, 20M, 3G: a count in few characters */
+void si(char *buf, size_t len, double v);
+/* x axis of trace positions [0, total) with its title */
+void time_axis(cairo_t *cr, uint64_t total);
+/* y axis from 0 to top with ticks and its title */
+void value_axis(cairo_t *cr, double top, bool percent, const char *title);
+/* the rules over a time axis, labelled when there is room */
+void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total);
+/* a legend box at the top right of the plot area */
+void legend(cairo_t *cr, const char *const *names, const double (*rgb)[3],
+	    size_t n, bool lines);
+/* a line through n points; x in [0, 1] when logx, else in [0, xmax] */
+void series(cairo_t *cr, const double *x, const double *y, size_t n,
+	    double xmax, double ymax, const double *rgb, bool logx);
+
+/* ---- the kinds: each reads its traces, then draws ---------------------- */
+
+#define MRC_SERIES 8 /* mrc: curves, so traces, at most */
+
+int map_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
+	     struct rules *rules);
+int mix_plot(cairo_t *cr, int ntraces, char **traces, struct rules *rules);
+int wss_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
+	     struct rules *rules);
+int mrc_plot(cairo_t *cr, int ntraces, char **traces,
+	     const struct plot_opts *o);
+
+#endif

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bach plot map (plot_kinds.h): address against trace position, a density
+ * map coloured by the commonest kind of reference. A first pass counts
+ * references per 64 KiB of the address space to find the ranges in use
+ * (or takes --range's), a second fills cells of time column by row of
+ * address; then the cells become an image under the band labels, the time
+ * axis and the rules.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach.h"
+#include "bach/bytes.h"
+#include "plot_kinds.h"
+
+#define CHUNK_SHIFT 16 /* 64 KiB address chunks find the ranges */
+#define NCHUNKS	    (1u << (32 - CHUNK_SHIFT))
+#define MAP_CLS	    4 /* code, read, write (and writeback), I/O */
+
+struct map {
+	struct pass p;
+	uint64_t *chunk; /* memory references per 64 KiB */
+	uint64_t io;
+	uint64_t total;
+	/* the bands, bottom up; band nb is I/O when io */
+	uint64_t lo[PLOT_MAX_RANGES + 1], hi[PLOT_MAX_RANGES + 1];
+	double y0[PLOT_MAX_RANGES + 1], y1[PLOT_MAX_RANGES + 1];
+	size_t nb;
+	uint32_t *cell; /* [MAP_CLS][PH][NCOLS] */
+};
+
+static int map_cls(unsigned type)
+{
+	switch (cls_of(type)) {
+	case C_CODE:
+		return 0;
+	case C_READ:
+		return 1;
+	case C_WRITE:
+	case C_WB:
+		return 2;
+	case C_IO:
+		return 3;
+	default:
+		return -1;
+	}
+}
+
+static void map_count(struct pass *p, const uint8_t *r, size_t n)
+{
+	struct map *m = (struct map *)p;
+
+	for (size_t i = 0; i < n; i++, r += BACH_REC_SIZE) {
+		int c = map_cls(r[5] >> 4);
+
+		if (c == 3)
+			m->io++;
+		else if (c >= 0)
+			m->chunk[bach_get_be32(r) >> CHUNK_SHIFT]++;
+	}
+	m->total += n;
+}
+
+/* row of address a (memory: c < 3), or -1 outside every band */
+static int map_row(const struct map *m, uint32_t a, int c)
+{
+	size_t nmem = m->io ? m->nb - 1 : m->nb;
+
+	if (c == 3) {
+		if (!m->io)
+			return -1;
+		return (int)(m->y0[nmem] + (a & 0xffff) / 65536.0 *
+						   (m->y1[nmem] - m->y0[nmem]));
+	}
+	for (size_t b = 0; b < nmem; b++)
+		if (a >= m->lo[b] && a <= m->hi[b])
+			return (int)(m->y0[b] +
+				     (double)(a - m->lo[b]) /
+					     (double)(m->hi[b] - m->lo[b] + 1) *
+					     (m->y1[b] - m->y0[b]));
+	return -1;
+}
+
+static void map_fill(struct pass *p, const uint8_t *r, size_t n)
+{
+	struct map *m = (struct map *)p;
+	uint64_t total = m->total ? m->total : 1;
+
+	for (size_t i = 0; i < n; i++, r += BACH_REC_SIZE) {
+		int c = map_cls(r[5] >> 4), row;
+		uint64_t col = (p->pos + i) * NCOLS / total;
+
+		if (c < 0 || col >= NCOLS)
+			continue;
+		row = map_row(m, bach_get_be32(r), c);
+		if (row < 0 || row >= PH)
+			continue;
+		m->cell[((size_t)c * PH + (size_t)row) * NCOLS + col]++;
+	}
+}
+
+/* The ranges in use: 64 KiB chunks less than 1 MiB apart joined, then
+ * the closest ranges joined until PLOT_MAX_RANGES are left. */
+static void map_ranges(struct map *m, const struct plot_opts *o)
+{
+	size_t n = 0;
+
+	if (o->nranges) {
+		for (; n < o->nranges; n++) {
+			m->lo[n] = o->lo[n];
+			m->hi[n] = o->hi[n];
+		}
+	} else {
+		for (uint32_t c = 0; c < NCHUNKS; c++) {
+			if (!m->chunk[c])
+				continue;
+			if (n &&
+			    (c << CHUNK_SHIFT) - m->hi[n - 1] <= (1u << 20)) {
+				m->hi[n - 1] =
+					((uint64_t)(c + 1) << CHUNK_SHIFT) - 1;
+				continue;
+			}
+			if (n == PLOT_MAX_RANGES) { /* join the closest pair */
+				size_t best = 0;
+
+				for (size_t b = 1; b + 1 < n; b++)
+					if (m->lo[b + 1] - m->hi[b] <
+					    m->lo[best + 1] - m->hi[best])
+						best = b;
+				m->hi[best] = m->hi[best + 1];
+				memmove(&m->lo[best + 1], &m->lo[best + 2],
+					(n - best - 2) * sizeof(*m->lo));
+				memmove(&m->hi[best + 1], &m->hi[best + 2],
+					(n - best - 2) * sizeof(*m->hi));
+				n--;
+			}
+			m->lo[n] = (uint64_t)c << CHUNK_SHIFT;
+			m->hi[n] = ((uint64_t)(c + 1) << CHUNK_SHIFT) - 1;
+			n++;
+		}
+	}
+	m->nb = n + (m->io ? 1 : 0);
+	if (m->io) {
+		m->lo[n] = 0;
+		m->hi[n] = 0xffff;
+	}
+	/* bands share the height equally, 6 pixels apart; I/O is thin */
+	{
+		double gap = 6,
+		       room = PH - gap * (double)(m->nb ? m->nb - 1 : 0);
+		double io_h =
+			m->io ? (n ? room / (double)(n * 3 + 1) : room) : 0;
+		double each = n ? (room - io_h) / (double)n : 0, y = 0;
+
+		for (size_t b = 0; b < m->nb; b++) {
+			double h = m->io && b == n ? io_h : each;
+
+			m->y0[b] = y;
+			m->y1[b] = y + h;
+			y += h + gap;
+		}
+	}
+}
+
+static void map_draw(cairo_t *cr, struct map *m)
+{
+	cairo_surface_t *img =
+		cairo_image_surface_create(CAIRO_FORMAT_RGB24, NCOLS, PH);
+	unsigned char *px = cairo_image_surface_get_data(img);
+	int stride = cairo_image_surface_get_stride(img);
+	static const double rgb[MAP_CLS][3] = {
+		{ 0.12, 0.47, 0.71 },
+		{ 0.17, 0.63, 0.17 },
+		{ 0.84, 0.15, 0.16 },
+		{ 0.58, 0.40, 0.74 },
+	};
+	static const char *const names[MAP_CLS] = {
+		"instruction fetch",
+		"data read",
+		"data write, writeback",
+		"I/O (port space)",
+	};
+	uint32_t max = 1;
+	char b[40];
+
+	cairo_surface_flush(img);
+	for (size_t i = 0; i < (size_t)MAP_CLS * PH * NCOLS; i++)
+		max = m->cell[i] > max ? m->cell[i] : max;
+	for (int y = 0; y < PH; y++) {
+		uint32_t *row =
+			(uint32_t *)(px + (size_t)(PH - 1 - y) * stride);
+
+		for (int x = 0; x < NCOLS; x++) {
+			uint32_t best = 0, sum = 0;
+			int bc = 0;
+			double v, k[3];
+
+			for (int c = 0; c < MAP_CLS; c++) {
+				uint32_t n =
+					m->cell[((size_t)c * PH + y) * NCOLS +
+						x];
+
+				sum += n;
+				if (n > best) {
+					best = n;
+					bc = c;
+				}
+			}
+			/* white when empty; else the commonest kind, darker
+			 * with the log of the count */
+			v = sum ? 0.25 + 0.75 * log1p(sum) / log1p(max) : 0;
+			for (int j = 0; j < 3; j++)
+				k[j] = 1 - v * (1 - rgb[bc][j]);
+			row[x] = (uint32_t)(k[0] * 255) << 16 |
+				 (uint32_t)(k[1] * 255) << 8 |
+				 (uint32_t)(k[2] * 255);
+		}
+	}
+	cairo_surface_mark_dirty(img);
+	cairo_save(cr);
+	cairo_translate(cr, LEFT, TOP);
+	cairo_scale(cr, (double)PW / NCOLS, 1);
+	cairo_set_source_surface(cr, img, 0, 0);
+	cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+	cairo_paint(cr);
+	cairo_restore(cr);
+	cairo_surface_destroy(img);
+	/* band labels: each band's first and last address */
+	font(cr, 11, false);
+	for (size_t i = 0; i < m->nb; i++) {
+		double ylo = TOP + PH - m->y0[i], yhi = TOP + PH - m->y1[i];
+		bool io = m->io && i == m->nb - 1;
+
+		cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+		cairo_move_to(cr, LEFT - 4, ylo + 0.5);
+		cairo_line_to(cr, LEFT, ylo + 0.5);
+		cairo_move_to(cr, LEFT - 4, yhi + 0.5);
+		cairo_line_to(cr, LEFT, yhi + 0.5);
+		cairo_stroke(cr);
+		cairo_set_source_rgb(cr, 0, 0, 0);
+		snprintf(b, sizeof(b), io ? "I/O %04llx" : "%08llx",
+			 (unsigned long long)m->lo[i]);
+		text(cr, LEFT - 6, ylo, 1, 1, b);
+		if (ylo - yhi > 26) {
+			snprintf(b, sizeof(b), io ? "I/O %04llx" : "%08llx",
+				 (unsigned long long)m->hi[i]);
+			text(cr, LEFT - 6, yhi, 1, 0, b);
+		}
+	}
+	font(cr, 13, false);
+	vtext(cr, 14, TOP + PH / 2.0, "physical address (hex), ranges in use");
+	legend(cr, names, rgb, MAP_CLS, false);
+}
+
+int map_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
+	     struct rules *rules)
+{
+	struct map *m = calloc(1, sizeof(*m));
+	int status = EXIT_OK;
+
+	if (!m || !(m->chunk = calloc(NCHUNKS, sizeof(*m->chunk))) ||
+	    !(m->cell =
+		      calloc((size_t)MAP_CLS * PH * NCOLS, sizeof(*m->cell)))) {
+		errmsg("out of memory");
+		status = EXIT_USAGE;
+	}
+	if (!status) {
+		m->p.add = map_count;
+		status = read_all(&m->p, ntraces, traces, NULL);
+	}
+	if (!status) {
+		map_ranges(m, o);
+		m->p.add = map_fill;
+		status = read_all(&m->p, ntraces, traces, rules);
+	}
+	if (!status) {
+		map_draw(cr, m);
+		time_axis(cr, m->total);
+		draw_rules(cr, rules, m->total);
+	}
+	if (m) {
+		free(m->chunk);
+		free(m->cell);
+	}
+	free(m);
+	return status;
+}

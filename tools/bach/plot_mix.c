@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bach plot mix (plot_kinds.h): the share of each kind of bus cycle along
+ * the trace, as stacked bars of up to NCOLS columns whose records per
+ * column double whenever the trace outgrows them, under the time axis and
+ * the rules.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bach.h"
+#include "plot_kinds.h"
+
+static const char *const cls_names[NCLS] = {
+	"instruction fetch",   "data read",	    "data write",
+	"writeback",	       "I/O read or write", "interrupt ack., special",
+	"invalid, gap marker",
+};
+
+static const double cls_rgb[NCLS][3] = {
+	{ 0.12, 0.47, 0.71 }, { 0.17, 0.63, 0.17 }, { 0.84, 0.15, 0.16 },
+	{ 1.00, 0.50, 0.05 }, { 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 },
+	{ 0.50, 0.50, 0.50 },
+};
+
+struct cols {
+	struct pass p;
+	uint64_t per; /* records per column, doubled as needed */
+	uint64_t n[NCOLS][NCLS];
+};
+
+static void cols_add(struct pass *p, const uint8_t *r, size_t n)
+{
+	struct cols *c = (struct cols *)p;
+
+	for (size_t i = 0; i < n; i++, r += BACH_REC_SIZE) {
+		uint64_t col = (p->pos + i) / c->per;
+
+		if (col >= NCOLS) { /* halve the resolution */
+			for (size_t k = 0; k < NCOLS / 2; k++)
+				for (int j = 0; j < NCLS; j++)
+					c->n[k][j] = c->n[2 * k][j] +
+						     c->n[2 * k + 1][j];
+			memset(c->n[NCOLS / 2], 0,
+			       sizeof(c->n[0]) * (NCOLS / 2));
+			c->per *= 2;
+			col = (p->pos + i) / c->per;
+		}
+		c->n[col][cls_of(r[5] >> 4)]++;
+	}
+}
+
+static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
+{
+	double span = total ? (double)total : 1;
+
+	/* abutting bars: no antialiased seams between them */
+	cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
+	for (size_t k = 0; k < NCOLS && k * c->per < total; k++) {
+		uint64_t sum = 0;
+		double x0 = LEFT + (double)(k * c->per) / span * PW;
+		double x1 = LEFT + (double)((k + 1) * c->per) / span * PW;
+		double y = TOP + PH;
+
+		for (int j = 0; j < NCLS; j++)
+			sum += c->n[k][j];
+		if (x1 > LEFT + PW)
+			x1 = LEFT + PW;
+		for (int j = 0; j < NCLS && sum; j++) {
+			double h = (double)c->n[k][j] / (double)sum * PH;
+
+			cairo_set_source_rgb(cr, cls_rgb[j][0], cls_rgb[j][1],
+					     cls_rgb[j][2]);
+			cairo_rectangle(cr, x0, y - h, x1 - x0 + 0.3, h);
+			cairo_fill(cr);
+			y -= h;
+		}
+	}
+	cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
+	value_axis(cr, 1, true, "share of bus cycles");
+	legend(cr, cls_names, cls_rgb, NCLS, false);
+}
+
+int mix_plot(cairo_t *cr, int ntraces, char **traces, struct rules *rules)
+{
+	struct cols *c = calloc(1, sizeof(*c));
+	int status;
+
+	if (!c) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	c->p.add = cols_add;
+	c->per = 1;
+	status = read_all(&c->p, ntraces, traces, rules);
+	if (!status) {
+		mix_draw(cr, c, c->p.pos);
+		time_axis(cr, c->p.pos);
+		draw_rules(cr, rules, c->p.pos);
+	}
+	free(c);
+	return status;
+}

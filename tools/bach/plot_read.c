@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The passes of bach plot's kinds over their traces (plot_kinds.h): each
+ * trace in order, whole blocks to the kind's add(), trace positions
+ * counted across them, and the vertical rules gathered on the way: a
+ * capture directory's gaps, marks and device events from its manifest,
+ * or, for a plain file, its gap markers. plot_canvas.c draws the rules.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bach.h"
+#include "bach/bytes.h"
+#include "bach/manifest.h"
+#include "plot_kinds.h"
+
+static void rule_add(struct rules *rs, uint64_t at, int kind, const char *l)
+{
+	if (rs->n == MAX_RULES) {
+		rs->dropped++;
+		return;
+	}
+	rs->r[rs->n].at = at;
+	rs->r[rs->n].kind = kind;
+	snprintf(rs->r[rs->n].label, sizeof(rs->r[rs->n].label), "%s", l);
+	rs->n++;
+}
+
+/*
+ * The rules of a capture directory's manifest, offset by base; false
+ * when path is not a capture (its gap markers then give the gaps).
+ */
+static bool manifest_rules(const char *path, uint64_t base, struct rules *rs)
+{
+	struct bach_manifest m;
+	char err[256];
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return false;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (bach_manifest_load(fd, path, &m, err, sizeof(err))) {
+		close(fd);
+		bach_manifest_free(&m);
+		return false;
+	}
+	close(fd);
+	for (size_t i = 0; i < m.nevents; i++) {
+		const struct bach_manifest_event *e = &m.events[i];
+		char l[40];
+
+		if (!e->has_at)
+			continue;
+		switch (e->kind) {
+		case BACH_EV_GAP:
+			snprintf(l, sizeof(l), "gap %llu %.24s",
+				 (unsigned long long)e->count, e->detail);
+			break;
+		case BACH_EV_MARK:
+			snprintf(l, sizeof(l), "%.39s", e->detail);
+			break;
+		case BACH_EV_DEVICE_LOST:
+			snprintf(l, sizeof(l), "device lost");
+			break;
+		case BACH_EV_DEVICE_BACK:
+			snprintf(l, sizeof(l), "device back");
+			break;
+		default:
+			continue;
+		}
+		rule_add(rs, base + e->at, (int)e->kind, l);
+	}
+	bach_manifest_free(&m);
+	return true;
+}
+
+static void pass_add(void *ctx, const uint8_t *recs, size_t n)
+{
+	struct pass *p = ctx;
+
+	if (p->markers && p->rules) {
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *r = recs + i * BACH_REC_SIZE;
+			char l[40];
+
+			if (!bach_rec_is_gap(r))
+				continue;
+			snprintf(l, sizeof(l), "gap %u", bach_get_be32(r));
+			rule_add(p->rules, p->pos + i, BACH_EV_GAP, l);
+		}
+	}
+	p->add(p, recs, n);
+	p->pos += n;
+}
+
+/* Every trace in order through p; rules from manifests or markers. */
+int read_all(struct pass *p, int ntraces, char **traces, struct rules *rules)
+{
+	p->pos = 0;
+	p->rules = rules;
+	if (rules)
+		rules->n = rules->dropped = 0;
+	for (int i = 0; i < ntraces; i++) {
+		uint64_t n;
+		int status;
+
+		p->markers =
+			!(rules && manifest_rules(traces[i], p->pos, rules));
+		status = read_traces(1, &traces[i], pass_add, p, &n);
+		if (status)
+			return status;
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bach plot wss (plot_kinds.h): the working set along the trace, the
+ * distinct lines and 4 KiB pages of each window of records
+ * (include/bach/mrc.h, lib/wss.c) as two lines, under the time axis and
+ * the rules. Without --window, a first pass counts the records to make
+ * about 400 windows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bach.h"
+#include "bach/mrc.h"
+#include "plot_kinds.h"
+
+struct wss {
+	struct pass p;
+	struct bach_wss *w;
+};
+
+static void wss_add(struct pass *p, const uint8_t *r, size_t n)
+{
+	bach_wss_add(((struct wss *)p)->w, r, n);
+}
+
+static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
+		     uint64_t total, uint64_t window, uint32_t line)
+{
+	double *x = calloc(n ? n : 1, sizeof(*x));
+	double *yl = calloc(n ? n : 1, sizeof(*yl));
+	double *yp = calloc(n ? n : 1, sizeof(*yp));
+	static const double rgb[2][3] = { { 0.12, 0.47, 0.71 },
+					  { 0.84, 0.15, 0.16 } };
+	char n0[64], n1[64], title[128], wb[32];
+	const char *names[2] = { n0, n1 };
+	double ymax = 1;
+
+	/* a short last window would draw a fall that is not there */
+	if (n > 1 && w[n - 1].records < window)
+		n--;
+	snprintf(n0, sizeof(n0), "%u-byte lines", line);
+	snprintf(n1, sizeof(n1), "4 KiB pages");
+	if (x && yl && yp) {
+		for (size_t i = 0; i < n; i++) {
+			x[i] = (double)w[i].start + (double)w[i].records / 2;
+			yl[i] = (double)w[i].lines;
+			yp[i] = (double)w[i].pages;
+			ymax = yl[i] > ymax ? yl[i] : ymax;
+		}
+		ymax *= 1.05;
+		series(cr, x, yl, n, total ? (double)total : 1, ymax, rgb[0],
+		       false);
+		series(cr, x, yp, n, total ? (double)total : 1, ymax, rgb[1],
+		       false);
+	}
+	si(wb, sizeof(wb), (double)window);
+	snprintf(title, sizeof(title),
+		 "distinct lines and pages per window of %s records", wb);
+	value_axis(cr, ymax, false, title);
+	legend(cr, names, rgb, 2, true);
+	free(x);
+	free(yl);
+	free(yp);
+}
+
+static void skip(struct pass *p, const uint8_t *r, size_t n)
+{
+	(void)p;
+	(void)r;
+	(void)n;
+}
+
+int wss_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
+	     struct rules *rules)
+{
+	struct wss w = { .p.add = wss_add };
+	const struct bach_wss_window *win;
+	uint64_t window = o->window, total = 0;
+	char why[200];
+	int status = EXIT_OK;
+	size_t n;
+
+	if (!window) { /* about 400 windows: the records first */
+		struct pass count = { .add = skip };
+
+		status = read_all(&count, ntraces, traces, NULL);
+		total = count.pos;
+		window = total / 400 ? total / 400 : 1;
+	}
+	if (status)
+		return status;
+	if (bach_wss_new(&w.w, window, o->line, BACH_MRC_KIND_ALL, why,
+			 sizeof(why)))
+		return usage_error("%s", why);
+	status = read_all(&w.p, ntraces, traces, rules);
+	if (!status && bach_wss_error(w.w)) {
+		errmsg("out of memory");
+		status = EXIT_USAGE;
+	}
+	if (!status) {
+		n = bach_wss_finish(w.w, &win);
+		wss_draw(cr, win, n, w.p.pos, window, o->line);
+		time_axis(cr, w.p.pos);
+		draw_rules(cr, rules, w.p.pos);
+	}
+	bach_wss_free(w.w);
+	return status;
+}
