@@ -145,7 +145,7 @@ CORE_SRC = $(wildcard core/*.c) \
 	   $(filter-out daemon/bachd.c,$(wildcard daemon/*.c)) \
 	   $(wildcard drivers/*.c) \
 	   $(if $(NO_USB),,$(wildcard drivers/usb/*.c)) \
-	   $(if $(NO_SIGROK),analyzer/la_none.c,$(wildcard drivers/sigrok/*.c) analyzer/la.c)
+	   $(if $(NO_SIGROK),analyzer/la_none.c,$(wildcard drivers/sigrok/*.c) $(filter-out analyzer/la_none.c,$(wildcard analyzer/*.c)))
 CORE_OBJ = $(CORE_SRC:%.c=$(BUILD)/%.o)
 BACHD_OBJ = $(BUILD)/daemon/bachd.o
 TEST_SRC = $(wildcard tests/unit/test_*.c)

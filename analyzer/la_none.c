@@ -3,7 +3,8 @@
  * The analyzer file reader in a build without libsigrok (make NO_SIGROK=1):
  * every capture is refused, saying why, so that `bach decode` and replay of
  * an analyzer capture fail clearly while everything else works. la.c is
- * the reader.
+ * the reader (with the la_*.c files beside it); this file defines the
+ * same three functions of include/bach/la.h.
  */
 #include <stdio.h>
 #include <string.h>

@@ -23,7 +23,7 @@
 #include <libsigrok/libsigrok.h>
 
 #include "bach/driver.h"
-#include "la_priv.h"
+#include "la_shared.h"
 
 struct sigrok {
 	/* the options' strings (the core's) */
