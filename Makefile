@@ -93,7 +93,7 @@ WARN += -Werror
 endif
 
 VERSION = 0.1.0
-BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude $(WARN) -MMD -MP -pthread \
+BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude -I. $(WARN) -MMD -MP -pthread \
 	      $(SAN_FLAGS) $(EXT_DEFS)
 LIBS = -lz -ldeflate -ljansson -pthread
 # ISA-L's igzip, compared with the block compressors in make bench only
@@ -120,7 +120,7 @@ QUIET_LINK = @echo '   LINK  ' $@;
 QUIET_AR = @echo '   AR    ' $@;
 endif
 
-LIB_SRC = $(wildcard lib/*.c)
+LIB_SRC = $(wildcard lib/*.c lib/*/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
 BACH_SRC = $(wildcard tools/bach/*.c)
 BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
@@ -129,7 +129,7 @@ BACH_OBJ = $(BACH_SRC:%.c=$(BUILD)/%.o)
 # (plot, report) in bach-draw, which `bach` executes (tools/bach/
 # exec_helper.c), so that dump and the rest load none of those libraries.
 # Each binary has the others' commands as stubs (exec_acquire.c,
-# exec_draw.c). Which binary a new command goes in: tools/bach/bach.h.
+# exec_draw.c). Which binary a new command goes in: tools/bach/cmd.h.
 # plot is tools/bach/plot.c and its plot_*.c siblings.
 ACQ_CMD_OBJ = $(BUILD)/tools/bach/capture.o $(BUILD)/tools/bach/decode.o
 PLOT_OBJ = $(filter $(BUILD)/tools/bach/plot%.o,$(BACH_OBJ))
@@ -336,8 +336,8 @@ clean:
 # headers include/bach/bach.h includes and a pkg-config file (installed by
 # install-lib). bach and bachd keep linking the static libbach.a.
 SONAME = libbach.so.0
-PUBLIC_HEADERS = include/bach/bach.h include/bach/record.h \
-		 include/bach/bytes.h include/bach/trace.h include/bach/index.h
+# include/bach holds the public headers and nothing else
+PUBLIC_HEADERS = $(wildcard include/bach/*.h)
 PIC_OBJ = $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 SHLIB = $(BUILD)/$(SONAME)
 

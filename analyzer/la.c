@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Recorded logic-analyzer captures through libsigrok (include/bach/la.h).
+ * Recorded logic-analyzer captures through libsigrok (analyzer/la.h).
  *
  * A .sr file is a libsigrok session (sr_session_load), anything else goes
  * through an input module fed the file in large chunks. Either way the
@@ -25,7 +25,7 @@
 
 #include <libsigrok/libsigrok.h>
 
-#include "bach/la.h"
+#include "analyzer/la.h"
 #include "la_shared.h"
 
 static bool has_ext(const char *path, const char *ext)

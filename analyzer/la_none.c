@@ -4,12 +4,12 @@
  * every capture is refused, saying why, so that `bach decode` and replay of
  * an analyzer capture fail clearly while everything else works. la.c is
  * the reader (with the la_*.c files beside it); this file defines the
- * same three functions of include/bach/la.h.
+ * same three functions of analyzer/la.h.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "bach/la.h"
+#include "analyzer/la.h"
 
 #define WHY "this bach was built without libsigrok (make NO_SIGROK=1)"
 

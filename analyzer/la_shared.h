@@ -2,7 +2,7 @@
 /*
  * What the analyzer's files share, and with them the sigrok driver
  * (drivers/sigrok/sigrok.c), which takes the feed and the log. la.c reads
- * a recorded capture (include/bach/la.h): it hands the file to a reader,
+ * a recorded capture (analyzer/la.h): it hands the file to a reader,
  * a session's (la_srzip.c) or an input module's (la_input.c, with
  * la_vcd.c's checks for VCD); each gives libsigrok's packets to a feed
  * (la_feed.c), which decodes them into records for the sink. la_log.c
@@ -17,8 +17,8 @@
 #include <glib.h>
 #include <libsigrok/libsigrok.h>
 
-#include "bach/busdecode.h"
-#include "bach/la.h"
+#include "analyzer/la.h"
+#include "lib/bus/busdecode.h"
 
 #define CHUNK (4u << 20) /* bytes of a file per sr_input_send */
 

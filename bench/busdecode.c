@@ -15,10 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "bach/busdecode.h"
-#include "bach/busmodel.h"
-#include "bach/gen.h"
 #include "bach/record.h"
+#include "lib/bus/busdecode.h"
+#include "lib/bus/busmodel.h"
+#include "lib/bus/gen.h"
 
 #define UNIT	 6
 #define UNIT_ALL 7

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "bach/exit.h"
 #include "bach/trace.h"
+#include "lib/exit.h"
 
 #define ISAL -1 /* a backend number of this file's own */
 

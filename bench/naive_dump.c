@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bach/exit.h"
+#include "lib/exit.h"
 
 static const char *const names[16] = {
 	"INVALID", "INT_ACK",	 "INVALID",    "SPECIAL",

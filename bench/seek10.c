@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "bach/convert.h"
-#include "bach/exit.h"
 #include "bach/trace.h"
+#include "lib/exit.h"
+#include "lib/formats/formats.h"
 
 static double ms_since(const struct timespec *t0)
 {

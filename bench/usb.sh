@@ -38,7 +38,7 @@ pkg-config --exists umockdev-1.0 ||
 # shellcheck disable=SC2046
 ${CC:-cc} -std=gnu11 -O2 -o "$D/usb_board" "$TOP/tests/helpers/usb_board.c" \
 	-I"$TOP/include" -I"$TOP/drivers" "$TOP/drivers/board_model.c" \
-	"$TOP/drivers/common.c" "$TOP/lib/frame.c" "$TOP/lib/gen.c" \
+	"$TOP/drivers/common.c" "$TOP/lib/bus/frame.c" "$TOP/lib/bus/gen.c" \
 	$(pkg-config --cflags --libs umockdev-1.0 gio-2.0 glib-2.0) -ldeflate -pthread
 
 now() { date +%s.%N; }

@@ -12,10 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bach/driver.h"
-#include "bach/exit.h"
-#include "bach/frame.h"
 #include "bach/trace.h"
+#include "drivers/driver.h"
+#include "lib/bus/frame.h"
+#include "lib/exit.h"
 
 #define CAPTURE_MAX_OPTIONS 64
 #define CAPTURE_MAX_LABELS  16
@@ -195,7 +195,7 @@ int capture_mark(struct capture *c, const char *text, const char *source);
 void capture_status(struct capture *c, struct capture_status *st);
 /*
  * Join the threads, close the last segment, write "ended" to the manifest,
- * free. Returns the exit status (bach/exit.h): 0 clean, 1 records were
+ * free. Returns the exit status (lib/exit.h): 0 clean, 1 records were
  * lost to a failed write, 3 the disk was full (ENOSPC), 4 the source
  * failed, 5 the manifest could not be written. A capture whose open
  * failed leaves no capture directory behind.

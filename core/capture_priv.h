@@ -2,7 +2,7 @@
 /*
  * Inside the capture engine: the session's state, shared by its three
  * parts. producer.c runs on the acquisition thread (the services drivers
- * call, bach/driver.h), writer.c on the writer thread, session.c on the
+ * call, drivers/driver.h), writer.c on the writer thread, session.c on the
  * caller's thread (open, status, close). Members are grouped by the
  * thread that owns them; the shared ones are atomics or under mu.
  */
@@ -14,11 +14,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "bach/frame.h"
 #include "bach/index.h"
-#include "bach/timing.h"
-#include "bach/zpool.h"
 #include "capture.h"
+#include "lib/bus/frame.h"
+#include "lib/io/timing.h"
+#include "lib/io/zpool.h"
 #include "manifest.h"
 #include "ring.h"
 #include "segio.h"

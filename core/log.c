@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bach/options.h"
+#include "lib/options.h"
 #include "log.h"
 
 static const char *ident = "bachd";

@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach/manifest.h"
-#include "bach/options.h"
 #include "bach/record.h"
+#include "lib/io/manifest.h"
+#include "lib/options.h"
 #include "log.h"
 #include "manifest.h"
 

@@ -3,7 +3,7 @@
  * manifest.jsonl: one JSON object per line, appended, never rewritten
  * (docs/bachd.md section 5 lists the events and their members). Every
  * line starts {"time":"<UTC ISO 8601>","event":"<name>", the name its kind's
- * in bach_manifest_ev_names[] (bach/manifest.h); each event has its own
+ * in bach_manifest_ev_names[] (lib/io/manifest.h); each event has its own
  * function below, the only place its members are spelled.
  * Every function returns 0 or -errno (a line that could not be written
  * whole is cut off again: a line is whole or absent).
@@ -16,10 +16,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "bach/driver.h"
-#include "bach/frame.h"
-#include "bach/timing.h"
 #include "capture.h"
+#include "drivers/driver.h"
+#include "lib/bus/frame.h"
+#include "lib/io/timing.h"
 
 /* A mark of 4 KiB escaped (6 bytes a byte at worst) still fits. */
 #define MANIFEST_LINE_MAX 32768

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach/driver.h"
 #include "capture_priv.h"
+#include "drivers/driver.h"
 #define LOG_PREFIX "post_rotate"
 #include "log.h"
 

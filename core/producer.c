@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The producer half of a capture, on the acquisition thread: the services
- * drivers call (bach/driver.h). Records are copied into ring blocks, gaps
+ * drivers call (drivers/driver.h). Records are copied into ring blocks, gaps
  * and other events are placed at their record position, and the loss
  * policy decides what happens when the ring is full.
  */
@@ -20,11 +20,11 @@
 #include <unistd.h>
 
 #include "bach/bytes.h"
-#include "bach/frame.h"
 #include "bach/record.h"
 #include "bach/trace.h"
-#include "bach/zpool.h"
 #include "capture_priv.h"
+#include "lib/bus/frame.h"
+#include "lib/io/zpool.h"
 #define LOG_PREFIX NULL
 #include "log.h"
 #include "recover.h"

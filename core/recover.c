@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "bach/index.h"
-#include "bach/manifest.h"
-#include "bach/outfile.h"
 #include "bach/record.h"
-#include "bach/timing.h"
 #include "bach/trace.h"
+#include "lib/io/manifest.h"
+#include "lib/io/outfile.h"
+#include "lib/io/timing.h"
 #define LOG_PREFIX "recover"
 #include "log.h"
 #include "manifest.h"

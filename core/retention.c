@@ -30,8 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach/manifest.h"
 #include "capture_priv.h"
+#include "lib/io/manifest.h"
 #define LOG_PREFIX "retention"
 #include "log.h"
 

@@ -16,12 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach/frame.h"
-#include "bach/manifest.h"
 #include "bach/record.h"
 #include "bach/trace.h"
-#include "bach/zpool.h"
 #include "capture_priv.h"
+#include "lib/bus/frame.h"
+#include "lib/io/manifest.h"
+#include "lib/io/zpool.h"
 #define LOG_PREFIX NULL
 #include "log.h"
 #include "recover.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The writer thread of a capture: takes ring blocks in order, writes the
- * manifest events they carry, compresses (bach/zpool.h) and appends to the
+ * manifest events they carry, compresses (lib/io/zpool.h) and appends to the
  * open segment (segio.h), rotating by size, time or request.
  */
 #include <errno.h>
@@ -19,13 +19,13 @@
 #include <unistd.h>
 
 #include "bach/bytes.h"
-#include "bach/frame.h"
 #include "bach/index.h"
-#include "bach/manifest.h"
 #include "bach/record.h"
 #include "bach/trace.h"
-#include "bach/zpool.h"
 #include "capture_priv.h"
+#include "lib/bus/frame.h"
+#include "lib/io/manifest.h"
+#include "lib/io/zpool.h"
 #define LOG_PREFIX NULL
 #include "log.h"
 #include "recover.h"

@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "bach/driver.h"
-#include "bach/exit.h"
-#include "bach/recdeflate.h"
+#include "drivers/driver.h"
+#include "lib/exit.h"
+#include "lib/io/recdeflate.h"
 
 enum {
 	OPT_CHECK = 256,

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach/outfile.h"
 #include "config.h"
+#include "lib/io/outfile.h"
 #include "log.h"
 
 /*
@@ -28,7 +28,7 @@ static const char *const on_full_names[] = { "wait", "stop", NULL };
 
 /*
  * The manifest shows every value (bach_opt_show()): a number must be one
- * its readers take, which jansson's (lib/manifest_read.c) are not past
+ * its readers take, which jansson's (lib/io/manifest_read.c) are not past
  * 2^63 - 1. A row without a smaller max says so.
  */
 #define MANIFEST_NUMBER_MAX INT64_MAX

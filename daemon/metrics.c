@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach/frame.h"
-#include "bach/outfile.h"
+#include "lib/bus/frame.h"
+#include "lib/io/outfile.h"
 #include "log.h"
 #include "metrics.h"
 

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "bach/bytes.h"
-#include "bach/driver.h"
 #include "bach/record.h"
 #include "board_model.h"
+#include "drivers/driver.h"
 
 /* ---- options ------------------------------------------------------------ */
 

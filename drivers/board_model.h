@@ -24,9 +24,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bach/frame.h"
-#include "bach/gen.h"
-#include "bach/options.h"
+#include "lib/bus/frame.h"
+#include "lib/bus/gen.h"
+#include "lib/options.h"
 
 /* a 66 MHz Pentium bus; a plain number, which help texts spell with
  * BOARD_CLOCK_TEXT */
@@ -102,7 +102,8 @@ struct board_model {
 	uint16_t *deltas;
 	uint8_t *tmp; /* workload records the filter has not seen */
 	size_t tmp_len, tmp_off;
-	/* the host's commands, found by the one frame parser (lib/frame.c) */
+	/* the host's commands, found by the one frame parser (lib/bus/frame.c)
+	 */
 	struct bach_parser *cmds;
 	void (*emit)(void *ctx, const uint8_t *frames, size_t n);
 	void *emit_ctx; /* board_write()'s, while it runs */

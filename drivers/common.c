@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Small services every driver uses (declared in bach/driver.h). */
+/* Small services every driver uses (declared in drivers/driver.h). */
 #include <time.h>
 
-#include "bach/driver.h"
+#include "drivers/driver.h"
 
 uint64_t bach_now_ns(void)
 {

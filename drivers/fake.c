@@ -24,9 +24,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "bach/driver.h"
-#include "bach/frame.h"
 #include "board_model.h"
+#include "drivers/driver.h"
+#include "lib/bus/frame.h"
 
 #define XFER_BYTES (512u << 10) /* one USB transfer's worth of frames */
 #define NXFER	   4		/* transfers in flight */

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "bach/driver.h"
+#include "drivers/driver.h"
 
 extern const struct bach_driver bach_driver_fake;
 extern const struct bach_driver bach_driver_replay;

@@ -18,14 +18,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach/driver.h"
-#include "bach/frame.h"
-#include "bach/la.h"
-#include "bach/outfile.h"
+#include "analyzer/la.h"
 #include "bach/record.h"
-#include "bach/timing.h"
 #include "bach/trace.h"
 #include "board_model.h"
+#include "drivers/driver.h"
+#include "lib/bus/frame.h"
+#include "lib/io/outfile.h"
+#include "lib/io/timing.h"
 
 #define CHUNK (256u << 10)
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Options as data: numbers, option tables, their help (bach/options.h). */
+/* Options as data: numbers, option tables, their help (lib/options.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "bach/options.h"
+#include "lib/options.h"
 
 /* ---- numbers ------------------------------------------------------------ */
 

@@ -22,7 +22,7 @@
 #include <glib.h>
 #include <libsigrok/libsigrok.h>
 
-#include "bach/driver.h"
+#include "drivers/driver.h"
 #include "la_shared.h"
 
 struct sigrok {

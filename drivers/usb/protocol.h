@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bach/driver.h"
-#include "bach/frame.h"
+#include "drivers/driver.h"
+#include "lib/bus/frame.h"
 
 #define USB_VID	     0x1209 /* pid.codes (systemd/60-bach.rules) */
 #define USB_PID	     0x4243

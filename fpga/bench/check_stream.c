@@ -46,9 +46,9 @@
 #include <zlib.h>
 
 #include "bach/bytes.h"
-#include "bach/exit.h"
-#include "bach/frame.h"
 #include "bach/record.h"
+#include "lib/bus/frame.h"
+#include "lib/exit.h"
 
 #define FIFO_RECORDS  1024
 #define FRAME_RECORDS 512

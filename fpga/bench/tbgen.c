@@ -36,9 +36,9 @@
 
 #include <zlib.h>
 
-#include "bach/exit.h"
-#include "bach/frame.h"
 #include "bach/record.h"
+#include "lib/bus/frame.h"
+#include "lib/exit.h"
 
 #define MAX_CYCLES 16384
 

@@ -205,7 +205,7 @@ enum bach_deflate_backend {
 	BACH_DEFLATE_AUTO,
 	BACH_DEFLATE_LIBDEFLATE,
 	BACH_DEFLATE_ZLIB,
-	BACH_DEFLATE_RECORD, /* bach/recdeflate.h */
+	BACH_DEFLATE_RECORD, /* lib/io/recdeflate.h */
 	BACH_DEFLATE_U64,    /* u64 entries: bach_recdeflate_new_u64() */
 };
 

@@ -27,13 +27,15 @@ CFLAGS = ["-std=gnu11", "-D_GNU_SOURCE", "-I", str(TOP / "include")]
 
 
 def public_headers():
-    """The installed headers: the Makefile's PUBLIC_HEADERS."""
+    """The installed headers: every header of include/bach, which the
+    Makefile's PUBLIC_HEADERS installs whole."""
     text = (TOP / "Makefile").read_text()
-    m = re.search(r"^PUBLIC_HEADERS\s*=\s*((?:.*\\\n)*.*)$", text, re.M)
-    assert m, "Makefile: no PUBLIC_HEADERS"
-    names = m.group(1).replace("\\\n", " ").split()
-    assert "include/bach/bach.h" in names, names
-    return [n[len("include/"):] for n in names]
+    m = re.search(r"^PUBLIC_HEADERS\s*=\s*(.*)$", text, re.M)
+    assert m and m.group(1).strip() == "$(wildcard include/bach/*.h)", \
+        "Makefile: PUBLIC_HEADERS is not include/bach whole"
+    names = sorted(p.name for p in (TOP / "include" / "bach").glob("*.h"))
+    assert "bach.h" in names, names
+    return ["bach/" + n for n in names]
 
 
 def includes():

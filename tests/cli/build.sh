@@ -35,8 +35,8 @@ $BACH gen --records 100 -o "$T/g.byu"
 # would rebuild, with libbach.a held as it is (-o), which would relink
 # every test anyway
 case $BUILD in /*) B=$BUILD ;; *) B=$TOP/$BUILD ;; esac
-for t in tests/test_timing:include/bach/timing.h \
-	tests/helpers/crc32:include/bach/exit.h; do
+for t in tests/test_timing:lib/io/timing.h \
+	tests/helpers/crc32:lib/exit.h; do
 	bin=${t%%:*} h=${t#*:}
 	grep -q "$h" "$B/$bin.d" || fail "$B/$bin.d: does not name $h"
 	make -n -C "$TOP" NO_DEPS=1 BUILD="$BUILD" -W "$h" -o "$BUILD/libbach.a" \

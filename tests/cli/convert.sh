@@ -439,7 +439,7 @@ expect_status 2 "$BACH" convert "$T/scap" "$T/scap/seg-000002.byu.gz"
 expect_err "inside the capture directory"
 [ "$(ls -a "$T/scap" | wc -l)" -eq 3 ] || fail "a file was added to the capture: $(ls -a "$T/scap")"
 
-# Blocked members are inflated whole with libdeflate (lib/gzin.c
+# Blocked members are inflated whole with libdeflate (lib/io/gzin.c
 # inflate_whole()): more compressed bytes than the reader's 1 MiB input
 # buffer, so members straddle it and are read in whole first, and more
 # records than its 256 KiB output blocks, so members wait for the next

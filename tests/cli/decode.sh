@@ -141,7 +141,7 @@ expect_err "mio=0"
 "$BACH" dump "$T/lowmio.byu" | awk '{ print $3 }' | sort -u | grep -qx D_READ &&
 	fail "mio=0 yet memory reads"
 
-# 4. bad input: exit 2 (usage) or 1 (a damaged capture: include/bach/exit.h),
+# 4. bad input: exit 2 (usage) or 1 (a damaged capture: lib/exit.h),
 # the problem named, no output left behind
 want=2
 bad() { # WHAT-STDERR-SAYS ARGS...

@@ -1,6 +1,6 @@
 # The documents name every format bach convert reads and writes, and no
 # other: the list of formats in `bach help convert` (printed from the one
-# table of formats, lib/formats.c) against docs/formats.md (the titles of
+# table of formats, lib/formats/formats.c) against docs/formats.md (the titles of
 # its import and export sections, and a subsection for each) and the
 # convert entry of bach(1), so that a new format cannot go undocumented.
 . "$TOP/tests/lib.sh"

@@ -128,7 +128,7 @@ expect_status 0 $BACH index "$T/a.byu"
 expect_out "raw records, no index needed"
 
 # every blocked .byu.gz a command writes gets its index beside it, as
-# bgzip -r makes it, and bgzip reads the file through it (lib/writer.c)
+# bgzip -r makes it, and bgzip reads the file through it (lib/io/trace_writer.c)
 checkix() { # FILE: its .gzi is there and is what bgzip -r and bach index make
 	[ -s "$1.gzi" ] || fail "$1: no index written beside it"
 	[ ! "$1.gzi" -ot "$1" ] || fail "$1.gzi older than its file"

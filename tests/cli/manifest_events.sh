@@ -1,5 +1,5 @@
 # Every event bachd writes is one docs/bachd.md section 5 lists and one
-# bach knows (lib/manifest_events.c): a capture that writes each of them
+# bach knows (lib/io/manifest_events.c): a capture that writes each of them
 # (timing, an in-band marker, a user's mark, gaps, board stalls, a lost
 # and returned device, retention of segments and of a whole capture) and a
 # crashed one recovered, each line's event named as the docs spell a line,

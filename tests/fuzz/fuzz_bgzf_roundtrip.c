@@ -25,8 +25,8 @@
 #include <zlib.h>
 
 #include "bach/bytes.h"
-#include "bach/recdeflate.h"
 #include "bach/trace.h"
+#include "lib/io/recdeflate.h"
 
 #include "fuzz_check.h"
 

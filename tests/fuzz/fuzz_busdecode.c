@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach/busdecode.h"
 #include "fuzz_check.h"
+#include "lib/bus/busdecode.h"
 
 static size_t decode(const struct bach_busmap *map, unsigned unit,
 		     const uint8_t *s, size_t n, size_t piece, size_t cap,

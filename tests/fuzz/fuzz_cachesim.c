@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the cache simulator (bach/cachesim.h) on any records.
- * Byte 0 picks one of the hierarchies below (every policy, split and
+ * libFuzzer target: the cache simulator (lib/analysis/cachesim.h) on any
+ * records. Byte 0 picks one of the hierarchies below (every policy, split and
  * unified L1, hashed and searched sets, lines that split references, a
  * TLB); the rest is records, cut to whole ones.
  *
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach/cachesim.h"
+#include "lib/analysis/cachesim.h"
 
 #include "fuzz_check.h"
 

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach/cachesim.h"
-#include "bach/mrc.h"
+#include "lib/analysis/cachesim.h"
+#include "lib/analysis/mrc.h"
 
 #include "fuzz_check.h"
 

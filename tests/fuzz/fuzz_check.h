@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "bach/convert.h"
+#include "lib/formats/formats.h"
 
 #define CHECK(cond, ...)                                                       \
 	do {                                                                   \

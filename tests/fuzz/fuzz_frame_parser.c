@@ -35,8 +35,8 @@
 #include <string.h>
 
 #include "bach/bytes.h"
-#include "bach/frame.h"
 #include "bach/record.h"
+#include "lib/bus/frame.h"
 
 #include "fuzz_check.h"
 

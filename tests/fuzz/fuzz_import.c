@@ -29,8 +29,8 @@
 #include <string.h>
 
 #include "bach/bytes.h"
-#include "bach/convert.h"
 #include "bach/record.h"
+#include "lib/formats/formats.h"
 
 #include "fuzz_check.h"
 

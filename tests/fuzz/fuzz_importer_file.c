@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: bach_importer_open()/read() over a file, the line (or
- * binary record) splitting and the gzip input in lib/import.c. Byte 0
+ * binary record) splitting and the gzip input in lib/formats/import.c. Byte 0
  * picks the format as fuzz_import's does (bits 2..0, then 7..5: the k-th
  * import of bach_formats[]), bit 3 sets BACH_IMPORT_MASK_ADDRESS, and bit
  * 4 has the file written gzip-compressed
@@ -27,8 +27,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "bach/convert.h"
 #include "bach/record.h"
+#include "lib/formats/formats.h"
 
 #include "fuzz_check.h"
 

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bach/manifest.h"
+#include "lib/io/manifest.h"
 
 #include "fuzz_check.h"
 

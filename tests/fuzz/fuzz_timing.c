@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target: timing sidecars (docs/formats.md section 3.2,
- * bach/timing.h), read and written.
+ * lib/io/timing.h), read and written.
  *
  * Input: byte 0 picks the mode; bytes 1..2, u16 LE, a record count N;
  * byte 3, the chunk the entries are asked for in (1 to 256, times 97 so
@@ -36,7 +36,7 @@
 #include <zlib.h>
 
 #include "bach/bytes.h"
-#include "bach/timing.h"
+#include "lib/io/timing.h"
 
 #include "fuzz_check.h"
 

@@ -22,10 +22,10 @@ TOP=$(pwd)
 OUT=$TOP/build/fuzz
 FUZZ_CC=${FUZZ_CC:-clang}
 FUZZ_CFLAGS="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
--fno-omit-frame-pointer -g -O1 -Iinclude -D_GNU_SOURCE -std=gnu11 \
+-fno-omit-frame-pointer -g -O1 -Iinclude -I. -D_GNU_SOURCE -std=gnu11 \
 -Wall -Wextra -pthread"
 FUZZ_LIBS="-lz -ldeflate -ljansson -pthread"
-# The library is compiled here from lib/*.c into an archive, never taken
+# The library is compiled here from lib/*.c and lib/*/*.c into an archive, never taken
 # from build/libbach.a (gcc-built, maybe with other sanitizers); a target
 # links only the members it needs. A source clang cannot compile is left
 # out with a warning, so a file someone is halfway through writing breaks
@@ -78,9 +78,9 @@ wait_all() {
 
 build() {
 	mkdir -p "$OUT/obj" "$OUT/logs"
-	hdrs=$(echo include/bach/*.h)
+	hdrs=$(echo include/bach/*.h lib/*.h lib/*/*.h)
 	pids=""
-	for src in lib/*.c; do
+	for src in lib/*.c lib/*/*.c; do
 		obj="$OUT/obj/$(basename "$src" .c).o"
 		# shellcheck disable=SC2086
 		if newer "$obj" "$src" $hdrs tests/fuzz/run.sh; then
@@ -94,7 +94,7 @@ build() {
 	done
 	wait_all
 	objs=""
-	for src in lib/*.c; do
+	for src in lib/*.c lib/*/*.c; do
 		obj="$OUT/obj/$(basename "$src" .c).o"
 		[ -f "$obj" ] && objs="$objs $obj"
 	done

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <zlib.h>
 
-#include "bach/exit.h"
+#include "lib/exit.h"
 
 int main(int argc, char **argv)
 {

@@ -20,7 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "bach/exit.h"
+#include "lib/exit.h"
 
 int main(int argc, char **argv)
 {

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach/exit.h"
+#include "lib/exit.h"
 
 #define REC 6
 

@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "bach/exit.h"
+#include "lib/exit.h"
 
 #if defined(__x86_64__)
 #define ARCH AUDIT_ARCH_X86_64

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach/exit.h"
+#include "lib/exit.h"
 
 static volatile sig_atomic_t quit;
 

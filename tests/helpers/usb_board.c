@@ -76,11 +76,11 @@
 #include <unistd.h>
 
 #include "bach/bytes.h"
-#include "bach/driver.h"
-#include "bach/exit.h"
-#include "bach/frame.h"
 #include "bach/record.h"
 #include "board_model.h"
+#include "drivers/driver.h"
+#include "lib/bus/frame.h"
+#include "lib/exit.h"
 
 #define HOLD_NS 20000000ull /* a REAP waits this long for data */
 #define TICK_MS 1

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The bus decoder against the bus model. The model (lib/busmodel.c) is
+ * The bus decoder against the bus model. The model (lib/bus/busmodel.c) is
  * written from the processor data sheets, not from the decoder: a CPU,
  * its chipset and another master drive the pins clock by clock, floating
  * pins carry garbage, and the model keeps the list of the cycles the CPU
@@ -27,10 +27,10 @@
 
 #include <cmocka.h>
 
-#include "bach/busdecode.h"
-#include "bach/busmodel.h"
-#include "bach/gen.h"
 #include "bach/record.h"
+#include "lib/bus/busdecode.h"
+#include "lib/bus/busmodel.h"
+#include "lib/bus/gen.h"
 
 #define N      20000
 #define UNIT   7 /* 56 channels: channel i = signal i, every signal */

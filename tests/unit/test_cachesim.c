@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * bach/cachesim.h: SPEC parsing, and small hierarchies worked by hand from
- * Dinero IV's rules (its man page d4.3 and ref.c, as docs/analysis.md
+ * lib/analysis/cachesim.h: SPEC parsing, and small hierarchies worked by hand
+ * from Dinero IV's rules (its man page d4.3 and ref.c, as docs/analysis.md
  * section 2 restates them). tests/cli/analysis_sim.sh checks whole traces
  * against the Python model in tests/models/.
  */
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "bach/cachesim.h"
+#include "lib/analysis/cachesim.h"
 
 #define RD 0xc0 /* D_READ */
 #define WR 0xf0 /* D_WRITE */

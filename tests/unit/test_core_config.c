@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "bach/manifest.h"
 #include "config.h"
+#include "lib/io/manifest.h"
 #include "log.h"
 #include "manifest.h"
 
@@ -300,7 +300,7 @@ static void manifest_config(void **state)
 	config_members(&c);
 	/*
 	 * every number at its largest: the line still reads (jansson takes
-	 * no integer past 2^63 - 1, and lib/manifest_read.c reads with it)
+	 * no integer past 2^63 - 1, and lib/io/manifest_read.c reads with it)
 	 */
 	bachd_config_defaults(&c);
 	for (size_t i = 0; bachd_settings[i].key; i++) {

@@ -21,10 +21,10 @@
 
 #include <cmocka.h>
 
-#include "bach/gen.h"
-#include "bach/manifest.h"
 #include "bach/record.h"
 #include "bach/trace.h"
+#include "lib/bus/gen.h"
+#include "lib/io/manifest.h"
 #include "log.h"
 #include "recover.h"
 

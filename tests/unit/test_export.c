@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "bach/convert.h"
 #include "bach/record.h"
+#include "lib/formats/formats.h"
 
 /* One of every kind of record din and its relatives meet. */
 static const struct bach_rec mix[] = {

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "bach/convert.h"
 #include "bach/record.h"
+#include "lib/formats/formats.h"
 
 static size_t count(void)
 {

@@ -12,8 +12,8 @@
 #include <zlib.h>
 
 #include "bach/bytes.h"
-#include "bach/frame.h"
 #include "bach/record.h"
+#include "lib/bus/frame.h"
 
 /* ---- the callbacks keep a log of events -------------------------------- */
 

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "bach/bytes.h"
-#include "bach/frame.h"
 #include "bach/record.h"
+#include "lib/bus/frame.h"
 
 /* ---- a stream of frames, and what a parser must find in it -------------- */
 

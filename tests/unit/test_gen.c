@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "bach/gen.h"
 #include "bach/record.h"
-#include "bach/stats.h"
+#include "lib/analysis/stats.h"
+#include "lib/bus/gen.h"
 
 #define N 200000
 

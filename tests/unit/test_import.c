@@ -10,8 +10,8 @@
 #include <cmocka.h>
 
 #include "bach/bytes.h"
-#include "bach/convert.h"
 #include "bach/record.h"
+#include "lib/formats/formats.h"
 
 #define MASK BACH_IMPORT_MASK_ADDRESS
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bach_manifest_ev_names[], the one list of the manifest's events that
- * the writer (core/manifest.c) and the reader (lib/manifest_read.c) share:
+ * the writer (core/manifest.c) and the reader (lib/io/manifest_read.c) share:
  * whole, and the same set of names as the documents list, read from the
  * documents themselves: docs/bachd.md section 5's event table (its first
  * column), and the "Its events:" lists of docs/formats.md section 4 and
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "bach/manifest.h"
+#include "lib/io/manifest.h"
 
 #define MAX_NAMES 64
 

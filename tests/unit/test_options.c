@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Option tables and the one number parser (bach/options.h). */
+/* Option tables and the one number parser (lib/options.h). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "bach/options.h"
+#include "lib/options.h"
 
 static void numbers(void **state)
 {

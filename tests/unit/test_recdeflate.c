@@ -19,9 +19,9 @@
 #include <cmocka.h>
 
 #include "bach/bytes.h"
-#include "bach/gen.h"
-#include "bach/recdeflate.h"
 #include "bach/trace.h"
+#include "lib/bus/gen.h"
+#include "lib/io/recdeflate.h"
 
 #define MAX_IN BACH_RECDEFLATE_MAX_INPUT
 /* room for the largest output the tests accept */

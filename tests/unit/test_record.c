@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "bach/convert.h"
 #include "bach/record.h"
+#include "lib/formats/formats.h"
 
 static void pack_unpack(void **state)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Timing sidecars (bach/timing.h, docs/formats.md 3.2) written with their
+ * Timing sidecars (lib/io/timing.h, docs/formats.md 3.2) written with their
  * members compressed in a pool (bach_time_writer_pool()): the same bytes
  * as written on the caller's thread, read back whole by zlib's gzread (a
  * reader not ours: multi-member gzip) and entry for entry by bach_times,
@@ -28,9 +28,9 @@
 #include <cmocka.h>
 
 #include "bach/bytes.h"
-#include "bach/timing.h"
 #include "bach/trace.h"
-#include "bach/zpool.h"
+#include "lib/io/timing.h"
+#include "lib/io/zpool.h"
 
 #define N (5 * BACH_TIME_MEMBER_ENTRIES + 123)
 

@@ -19,10 +19,10 @@
 #include <cmocka.h>
 
 #include "bach/bytes.h"
-#include "bach/gen.h"
 #include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
+#include "lib/bus/gen.h"
 
 static char dir[] = "/tmp/bach-test-trace.XXXXXX";
 

@@ -6,12 +6,12 @@
  */
 #include <string.h>
 
-#include "bach.h"
-#include "bach/options.h"
+#include "cmd.h"
+#include "lib/options.h"
 
 bool parse_u64(const char *s, uint64_t *v)
 {
-	return !bach_parse_u64(s, v); /* the options' reader (bach/options.h) */
+	return !bach_parse_u64(s, v); /* the options' reader (lib/options.h) */
 }
 
 bool ends_with(const char *s, const char *suffix)

@@ -2,7 +2,7 @@
 /*
  * --between A B for dump, stat and convert: a capture's records from the
  * first mark matching A up to the next mark matching B after it, from the
- * capture's manifest (lib/manifest_read.c).
+ * capture's manifest (lib/io/manifest_read.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/manifest.h"
-#include "bach/options.h"
+#include "cmd.h"
+#include "lib/io/manifest.h"
+#include "lib/options.h"
 
 /*
  * A mark matches WANT when it is a user's mark with that text, or WANT is

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "bach.h"
 #include "capture.h"
+#include "cmd.h"
 #include "ctl.h"
 #include "log.h"
 #include "metrics.h"

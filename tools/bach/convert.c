@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/convert.h"
-#include "bach/outfile.h"
 #include "bach/record.h"
+#include "cmd.h"
+#include "lib/formats/formats.h"
+#include "lib/io/outfile.h"
 #include "source.h"
 
 /* records to byu / byu.gz */

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/options.h"
+#include "cmd.h"
 #include "ctl.h"
+#include "lib/options.h"
 
 /* bachd@NAME.service's (systemd/bachd@.service) */
 #define INSTANCE_SOCKET "/run/bach-%s/bachd.sock"

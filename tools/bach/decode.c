@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
+#include "analyzer/la.h"
 #include "bach/index.h"
-#include "bach/la.h"
+#include "cmd.h"
 
 #define MAX_OPTIONS 32
 

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach.h"
 #include "bach/bytes.h"
-#include "bach/convert.h"
 #include "bach/record.h"
+#include "cmd.h"
+#include "lib/formats/formats.h"
 #include "source.h"
 
 #define CONTEXT	       3  /* records shown before and after the difference */

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/convert.h"
 #include "bach/record.h"
+#include "cmd.h"
+#include "lib/formats/formats.h"
 
 enum fmt { F_TEXT, F_CSV, F_JSONL };
 

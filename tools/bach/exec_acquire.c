@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* capture and decode, run by bach-acquire (exec_helper.c) */
-#include "bach.h"
+#include "cmd.h"
 
 static int run(int argc, char **argv)
 {

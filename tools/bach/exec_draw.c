@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* plot and report, run by bach-draw (exec_helper.c) */
-#include "bach.h"
+#include "cmd.h"
 
 static int run(int argc, char **argv)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bach.h"
+#include "cmd.h"
 
 #ifndef BACH_LIBEXECDIR
 #define BACH_LIBEXECDIR "/usr/local/lib/bach"

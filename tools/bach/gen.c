@@ -7,12 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/busdecode.h"
-#include "bach/busmodel.h"
-#include "bach/gen.h"
-#include "bach/outfile.h"
 #include "bach/record.h"
+#include "cmd.h"
+#include "lib/bus/busdecode.h"
+#include "lib/bus/busmodel.h"
+#include "lib/bus/gen.h"
+#include "lib/io/outfile.h"
 
 #define CHUNK 65536 /* records per write */
 
@@ -114,7 +114,7 @@ static int write_pins(const char *out, uint64_t records, uint64_t seed,
 		errmsg("--pins: at most %u records", 1u << 24);
 		return EXIT_USAGE;
 	}
-	/* whole or not at all, as every output (bach/outfile.h) */
+	/* whole or not at all, as every output (lib/io/outfile.h) */
 	err = bach_outfile_open(&of, out);
 	if (err) {
 		errmsg("%s: cannot create: %s", out, strerror(-err));

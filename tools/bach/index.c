@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/found.h"
 #include "bach/index.h"
 #include "bach/record.h"
+#include "cmd.h"
+#include "lib/io/found.h"
 
 /*
  * in_capture: a segment of a capture directory, never read through a

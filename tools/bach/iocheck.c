@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
+#include "cmd.h"
 
 int stdin_once(char *const *in, int n)
 {

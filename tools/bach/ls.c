@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bach ls: the captures under a directory, from their manifests (the one
- * reader, lib/manifest_read.c): start, duration, records, lost, size,
+ * reader, lib/io/manifest_read.c): start, duration, records, lost, size,
  * labels, state.
  */
 #include <dirent.h>
@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/manifest.h"
-#include "bach/options.h"
+#include "cmd.h"
+#include "lib/io/manifest.h"
+#include "lib/options.h"
 
 struct cap {
 	char name[256];

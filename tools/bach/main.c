@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bach.h"
+#include "cmd.h"
 
 static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,   &cmd_stat,	   &cmd_verify, &cmd_convert, &cmd_diff,

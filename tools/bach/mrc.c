@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach.h"
-#include "bach/cachesim.h"
-#include "bach/mrc.h"
+#include "cmd.h"
+#include "lib/analysis/cachesim.h"
+#include "lib/analysis/mrc.h"
 
 enum mode { CURVE, REUSE, WSS };
 enum format { TEXT, CSV, JSON };

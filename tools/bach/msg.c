@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "bach.h"
+#include "cmd.h"
 
 const char *prog_cmd = "bach";
 

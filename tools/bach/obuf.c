@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "bach.h"
+#include "cmd.h"
 
 int obuf_init(struct obuf *o, int fd, size_t cap)
 {

@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/cachesim.h"
-#include "bach/mrc.h"
-#include "bach/options.h"
-#include "bach/outfile.h"
+#include "cmd.h"
+#include "lib/analysis/cachesim.h"
+#include "lib/analysis/mrc.h"
+#include "lib/io/outfile.h"
+#include "lib/options.h"
 #include "plot.h"
 
 static int write_fd(void *closure, const uint8_t *data, size_t len)

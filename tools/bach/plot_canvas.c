@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "bach/manifest.h"
+#include "lib/io/manifest.h"
 #include "plot_kinds.h"
 
 void font(cairo_t *cr, double size, bool bold)

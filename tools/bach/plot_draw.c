@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bach.h"
+#include "cmd.h"
 #include "plot.h"
 #include "plot_kinds.h"
 

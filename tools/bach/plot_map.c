@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach.h"
 #include "bach/bytes.h"
+#include "cmd.h"
 #include "plot_kinds.h"
 
 #define CHUNK_SHIFT 16 /* 64 KiB address chunks find the ranges */

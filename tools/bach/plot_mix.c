@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bach.h"
+#include "cmd.h"
 #include "plot_kinds.h"
 
 static const char *const cls_names[NCLS] = {

@@ -3,13 +3,13 @@
  * bach plot mrc (plot_kinds.h): miss ratio of fully associative LRU
  * against cache size, 1 KiB to 32 MiB on a log scale, one curve per trace
  * (at most MRC_SERIES), each trace read on its own through the stack
- * distances of include/bach/mrc.h (lib/mrc.c).
+ * distances of lib/analysis/mrc.h (lib/analysis/mrc.c).
  */
 #include <errno.h>
 #include <stdio.h>
 
-#include "bach.h"
-#include "bach/mrc.h"
+#include "cmd.h"
+#include "lib/analysis/mrc.h"
 #include "plot_kinds.h"
 
 struct curve {

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
 #include "bach/bytes.h"
-#include "bach/manifest.h"
+#include "cmd.h"
+#include "lib/io/manifest.h"
 #include "plot_kinds.h"
 
 static void rule_add(struct rules *rs, uint64_t at, int kind, const char *l)

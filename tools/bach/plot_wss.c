@@ -2,15 +2,15 @@
 /*
  * bach plot wss (plot_kinds.h): the working set along the trace, the
  * distinct lines and 4 KiB pages of each window of records
- * (include/bach/mrc.h, lib/wss.c) as two lines, under the time axis and
- * the rules. Without --window, a first pass counts the records to make
+ * (lib/analysis/mrc.h, lib/analysis/wss.c) as two lines, under the time axis
+ * and the rules. Without --window, a first pass counts the records to make
  * about 400 windows.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bach.h"
-#include "bach/mrc.h"
+#include "cmd.h"
+#include "lib/analysis/mrc.h"
 #include "plot_kinds.h"
 
 struct wss {

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "bach.h"
+#include "cmd.h"
 
 bool parse_range(const char *s, uint64_t *start, uint64_t *end)
 {

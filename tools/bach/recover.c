@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/manifest.h"
+#include "cmd.h"
+#include "lib/io/manifest.h"
 #include "log.h"
 #include "recover.h"
 

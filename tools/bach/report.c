@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/manifest.h"
-#include "bach/outfile.h"
-#include "bach/stats.h"
+#include "cmd.h"
+#include "lib/analysis/stats.h"
+#include "lib/io/manifest.h"
+#include "lib/io/outfile.h"
 #include "plot.h"
 
 #define MAX_ROWS 2000 /* timeline rows in the table; the rest are counted */

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The signals of commands that write files: SIGHUP, SIGINT and SIGTERM
- * remove the temporary outputs (bach/outfile.h) and then kill the process
+ * remove the temporary outputs (lib/io/outfile.h) and then kill the process
  * as they would have, so that no half-written file is left under the
  * output's name and the shell sees the signal.
  */
 #include <signal.h>
 
-#include "bach.h"
-#include "bach/outfile.h"
+#include "cmd.h"
+#include "lib/io/outfile.h"
 
 static void die_by_signal(int sig)
 {

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bach.h"
-#include "bach/cachesim.h"
+#include "cmd.h"
+#include "lib/analysis/cachesim.h"
 
 /* Caches in the order they are printed. */
 static const enum bach_sim_cache order[] = {

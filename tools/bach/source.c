@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bach.h"
+#include "cmd.h"
 #include "source.h"
 
 const struct bach_format *fmt_guess(const char *path, enum bach_format_dir dir)

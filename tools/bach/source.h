@@ -5,7 +5,7 @@
  * standard input) or an importer, behind one read call. Shared by the
  * commands that read every form bach convert reads (convert, diff), so
  * that they name, guess and open formats the same way. The formats
- * themselves are lib's list, bach_formats[] (bach/convert.h).
+ * themselves are lib's list, bach_formats[] (lib/formats/formats.h).
  */
 #ifndef BACH_TOOL_SOURCE_H
 #define BACH_TOOL_SOURCE_H
@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "bach/convert.h"
 #include "bach/trace.h"
+#include "lib/formats/formats.h"
 
 /*
  * The format going dir that a file name implies (a format's ending, e.g.

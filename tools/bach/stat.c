@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bach.h"
-#include "bach/stats.h"
+#include "cmd.h"
+#include "lib/analysis/stats.h"
 
 static const unsigned type_order[] = {
 	BACH_T_I_FETCH, BACH_T_NC_I_FETCH, BACH_T_D_READ,  BACH_T_NC_D_READ,

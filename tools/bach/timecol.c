@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bach.h"
+#include "cmd.h"
 
 int times_open(struct trace_times *tt, bool whole)
 {

@@ -7,7 +7,7 @@
  */
 #include <sys/types.h>
 
-#include "bach.h"
+#include "cmd.h"
 
 int open_traces(struct bach_reader **rp, int argc, char **argv)
 {

@@ -14,13 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bach.h"
-#include "bach/found.h"
 #include "bach/index.h"
-#include "bach/manifest.h"
-#include "bach/options.h"
-#include "bach/outfile.h"
 #include "bach/record.h"
+#include "cmd.h"
+#include "lib/io/found.h"
+#include "lib/io/manifest.h"
+#include "lib/io/outfile.h"
+#include "lib/options.h"
 
 #define MAX_LISTED 20 /* problems listed per file before summarising */
 

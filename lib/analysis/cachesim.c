@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cache simulator behind bach sim (lib/analysis/cachesim.h says what every
+ * count means). Sets of up to SMALL_ASSOC ways are searched in place;
+ * larger ones (fully associative caches) find a line through one hash
+ * table per cache and keep their order in a list per set. Every cache
+ * remembers the line it served last: a reference to that line (the next
+ * quadwords of a line being fetched, most of a trace) is a hit that
+ * changes nothing but the counts and, for a write, the dirty bit.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/analysis/cachesim.h"
+
+#define SMALL_ASSOC 16
+#define NONE	    UINT32_MAX /* an empty way, no line */
+
+const char *const bach_sim_cache_names[BACH_SIM_NCACHES] = {
+	"l1i", "l1d", "l1", "l2", "l3", "tlb",
+};
+
+/* ---- parsing ------------------------------------------------------------ */
+
+int bach_parse_bytes(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *p = s;
+	unsigned shift = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		x = x * 10 + (uint64_t)(*p - '0');
+		if (x > (1ull << 40))
+			return -EINVAL;
+	}
+	switch (*p) {
+	case 0:
+		break;
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*p && p[1])
+		return -EINVAL;
+	if (x > (1ull << 40) >> shift)
+		return -EINVAL;
+	*v = x << shift;
+	return 0;
+}
+
+int bach_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+#define MAX_FIELDS 8
+
+/*
+ * Split text at ':' into at most MAX_FIELDS fields of buf; the count, or
+ * -1 when it is too long or has too many.
+ */
+static int split(const char *text, char *buf, size_t len, char **f)
+{
+	int n = 0;
+
+	if (strlen(text) >= len)
+		return -1;
+	strcpy(buf, text);
+	for (char *p = buf;; p++) {
+		if (n == MAX_FIELDS)
+			return -1;
+		f[n++] = p;
+		p = strchr(p, ':');
+		if (!p)
+			return n;
+		*p = 0;
+	}
+}
+
+static int check_geometry(struct bach_cache_spec *c, const char *assoc,
+			  char *why, size_t len)
+{
+	uint64_t a, lines;
+
+	if (c->line < BACH_SIM_MIN_LINE || c->line > BACH_SIM_MAX_LINE ||
+	    (c->line & (c->line - 1)))
+		return bach_why(
+			why, len,
+			"LINE %u is not a power of two from %u to %u bytes",
+			c->line, BACH_SIM_MIN_LINE, BACH_SIM_MAX_LINE);
+	if (c->size < c->line)
+		return bach_why(why, len, "SIZE %llu is smaller than LINE %u",
+				(unsigned long long)c->size, c->line);
+	if (c->size % c->line)
+		return bach_why(why, len,
+				"SIZE %llu is not a multiple of LINE %u",
+				(unsigned long long)c->size, c->line);
+	lines = c->size / c->line;
+	if (lines > BACH_SIM_MAX_LINES)
+		return bach_why(why, len,
+				"SIZE %llu holds %llu lines, more than %u",
+				(unsigned long long)c->size,
+				(unsigned long long)lines, BACH_SIM_MAX_LINES);
+	if (!strcmp(assoc, "full")) {
+		c->full = true;
+		c->assoc = (uint32_t)lines;
+		return 0;
+	}
+	if (bach_parse_bytes(assoc, &a) || !a || strpbrk(assoc, "kKmMgG"))
+		return bach_why(why, len,
+				"ASSOC '%s' is not a number of ways or 'full'",
+				assoc);
+	if (a > lines)
+		return bach_why(why, len,
+				"ASSOC %llu x LINE %u is larger than SIZE %llu",
+				(unsigned long long)a, c->line,
+				(unsigned long long)c->size);
+	if (lines % a)
+		return bach_why(
+			why, len,
+			"SIZE %llu is not a multiple of LINE x ASSOC (%llu)",
+			(unsigned long long)c->size,
+			(unsigned long long)(a * c->line));
+	c->assoc = (uint32_t)a;
+	return 0;
+}
+
+int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
+			  char *why, size_t whylen)
+{
+	bool repl = false, wb = false, wa = false;
+	char buf[128], *f[MAX_FIELDS];
+	int n = split(text, buf, sizeof(buf), f);
+	uint64_t v;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	if (n < 3)
+		return bach_why(why, whylen,
+				"'%s' is not SIZE:LINE:ASSOC[:POLICY]...",
+				text);
+	if (bach_parse_bytes(f[0], &c->size) || !c->size)
+		return bach_why(why, whylen,
+				"SIZE '%s' is not a size (16k, 1M, ...)", f[0]);
+	if (bach_parse_bytes(f[1], &v) || v > BACH_SIM_MAX_LINE)
+		return bach_why(why, whylen, "LINE '%s' is not a line size",
+				f[1]);
+	c->line = (uint32_t)v;
+	err = check_geometry(c, f[2], why, whylen);
+	if (err)
+		return err;
+	for (int i = 3; i < n; i++) {
+		const char *w = f[i];
+
+		if (!strcmp(w, "lru") || !strcmp(w, "fifo") ||
+		    !strcmp(w, "random")) {
+			if (repl)
+				return bach_why(
+					why, whylen,
+					"two replacement policies ('%s')", w);
+			repl = true;
+			c->repl = w[0] == 'l'	? BACH_REPL_LRU
+				  : w[0] == 'f' ? BACH_REPL_FIFO
+						: BACH_REPL_RANDOM;
+		} else if (!strcmp(w, "wb") || !strcmp(w, "wt")) {
+			if (wb)
+				return bach_why(why, whylen,
+						"two write policies ('%s')", w);
+			wb = true;
+			c->write_through = w[1] == 't';
+		} else if (!strcmp(w, "wa") || !strcmp(w, "nwa")) {
+			if (wa)
+				return bach_why(
+					why, whylen,
+					"two allocation policies ('%s')", w);
+			wa = true;
+			c->no_allocate = w[0] == 'n';
+		} else {
+			return bach_why(why, whylen,
+					"unknown POLICY '%s' (lru|fifo|random, "
+					"wb|wt, wa|nwa)",
+					w);
+		}
+	}
+	return 0;
+}
+
+int bach_tlb_spec_parse(const char *text, struct bach_cache_spec *c, char *why,
+			size_t whylen)
+{
+	char buf[128], *f[MAX_FIELDS];
+	int n = split(text, buf, sizeof(buf), f);
+	uint64_t entries;
+
+	memset(c, 0, sizeof(*c));
+	if (n != 2)
+		return bach_why(why, whylen, "'%s' is not ENTRIES:ASSOC", text);
+	if (bach_parse_bytes(f[0], &entries) || !entries ||
+	    entries > (1u << 20) || strpbrk(f[0], "kKmMgG"))
+		return bach_why(why, whylen,
+				"ENTRIES '%s' is not a number from 1 to %u",
+				f[0], 1u << 20);
+	c->line = BACH_TLB_PAGE;
+	c->size = entries * BACH_TLB_PAGE;
+	if (check_geometry(c, f[1], why, whylen)) {
+		if (!strncmp(why, "ASSOC '", 7))
+			return -EINVAL;
+		return bach_why(why, whylen,
+				"ENTRIES %llu is not a multiple of ASSOC %s",
+				(unsigned long long)entries, f[1]);
+	}
+	return 0;
+}
+
+static void human_size(char *buf, size_t len, uint64_t v)
+{
+	if (v >= (1u << 30) && !(v & ((1u << 30) - 1)))
+		snprintf(buf, len, "%llu GiB", (unsigned long long)(v >> 30));
+	else if (v >= (1u << 20) && !(v & ((1u << 20) - 1)))
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(v >> 20));
+	else if (v >= 1024 && !(v & 1023))
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(v >> 10));
+	else
+		snprintf(buf, len, "%llu bytes", (unsigned long long)v);
+}
+
+void bach_cache_spec_describe(const struct bach_cache_spec *c, char *buf,
+			      size_t len)
+{
+	static const char *const repl[] = { "LRU", "FIFO", "random" };
+	char size[32], ways[32];
+
+	human_size(size, sizeof(size), c->size);
+	if (c->full)
+		snprintf(ways, sizeof(ways), "fully associative");
+	else if (c->assoc == 1)
+		snprintf(ways, sizeof(ways), "direct-mapped");
+	else
+		snprintf(ways, sizeof(ways), "%u-way", c->assoc);
+	snprintf(buf, len, "%s, %u-byte lines, %s, %s, %s, %s", size, c->line,
+		 ways, repl[c->repl],
+		 c->write_through ? "write-through" : "write-back",
+		 c->no_allocate ? "no-write-allocate" : "write-allocate");
+}
+
+/* ---- the caches --------------------------------------------------------- */
+
+struct cache {
+	/* geometry and policy */
+	unsigned lg_line;
+	uint32_t line, nsets, assoc,
+		set_mask; /* set_mask: nsets - 1 if a power of 2 */
+	bool pow2, hashed, wt, nwa;
+	enum bach_repl repl;
+	/* ways: way w of set s is slot s * assoc + w */
+	uint32_t *tag;	 /* line number, or NONE */
+	uint64_t *stamp; /* LRU: last use; FIFO, random: when filled */
+	uint8_t *dirty;
+	uint32_t *filled; /* per set: ways in use (they fill in order) */
+	uint64_t clock;
+	uint64_t rng;
+	uint64_t valid; /* ways in use in all */
+	/* hashed sets: slot of a line, and per set a list, most recent first */
+	uint32_t *hash;
+	unsigned hash_bits;
+	uint32_t *prev, *next, *head, *tail;
+	uint32_t *order; /* a set's dirty slots, for copyback() */
+	/* the line served last, and its slot */
+	uint32_t memo, memo_slot;
+	struct cache *down; /* the next level; NULL: memory */
+	struct bach_cache_stats st;
+};
+
+struct bach_sim {
+	struct cache c[BACH_SIM_NCACHES];
+	bool have[BACH_SIM_NCACHES];
+	struct cache *top[BACH_REF_NKINDS]; /* L1 for each kind */
+	struct cache *data_top;		    /* where a copy-back starts */
+	struct cache *tlb;
+	struct bach_sim_totals t;
+	bool finished;
+};
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline uint32_t set_of(const struct cache *c, uint32_t block)
+{
+	return c->pow2 ? block & c->set_mask : block % c->nsets;
+}
+
+static inline uint32_t hash_of(const struct cache *c, uint32_t block)
+{
+	return (block * 0x9e3779b1u) >> (32 - c->hash_bits);
+}
+
+static uint32_t hash_find(const struct cache *c, uint32_t block)
+{
+	uint32_t mask = (1u << c->hash_bits) - 1;
+
+	for (uint32_t i = hash_of(c, block);; i = (i + 1) & mask) {
+		uint32_t slot = c->hash[i];
+
+		if (slot == NONE || c->tag[slot] == block)
+			return slot;
+	}
+}
+
+static void hash_insert(struct cache *c, uint32_t slot)
+{
+	uint32_t mask = (1u << c->hash_bits) - 1;
+	uint32_t i = hash_of(c, c->tag[slot]);
+
+	while (c->hash[i] != NONE)
+		i = (i + 1) & mask;
+	c->hash[i] = slot;
+}
+
+/* Linear probing's deletion: shift back what the hole would hide. */
+static void hash_remove(struct cache *c, uint32_t block)
+{
+	uint32_t mask = (1u << c->hash_bits) - 1;
+	uint32_t i = hash_of(c, block), j;
+
+	while (c->tag[c->hash[i]] != block)
+		i = (i + 1) & mask;
+	for (j = i;;) {
+		uint32_t home;
+
+		j = (j + 1) & mask;
+		if (c->hash[j] == NONE)
+			break;
+		home = hash_of(c, c->tag[c->hash[j]]);
+		/* j's entry may move to i when home is not in (i, j] */
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && home <= i && home > j)) {
+			c->hash[i] = c->hash[j];
+			i = j;
+		}
+	}
+	c->hash[i] = NONE;
+}
+
+static void list_unlink(struct cache *c, uint32_t set, uint32_t slot)
+{
+	if (c->prev[slot] != NONE)
+		c->next[c->prev[slot]] = c->next[slot];
+	else
+		c->head[set] = c->next[slot];
+	if (c->next[slot] != NONE)
+		c->prev[c->next[slot]] = c->prev[slot];
+	else
+		c->tail[set] = c->prev[slot];
+}
+
+static void list_push(struct cache *c, uint32_t set, uint32_t slot)
+{
+	c->prev[slot] = NONE;
+	c->next[slot] = c->head[set];
+	if (c->head[set] != NONE)
+		c->prev[c->head[set]] = slot;
+	else
+		c->tail[set] = slot;
+	c->head[set] = slot;
+}
+
+static void invalidate(struct cache *c)
+{
+	size_t ways = (size_t)c->nsets * c->assoc;
+
+	c->memo = NONE;
+	if (!c->valid)
+		return;
+	c->valid = 0;
+	memset(c->tag, 0xff, ways * sizeof(*c->tag));
+	memset(c->dirty, 0, ways);
+	memset(c->filled, 0, c->nsets * sizeof(*c->filled));
+	if (c->hashed) {
+		memset(c->hash, 0xff,
+		       ((size_t)1 << c->hash_bits) * sizeof(*c->hash));
+		memset(c->head, 0xff, c->nsets * sizeof(*c->head));
+		memset(c->tail, 0xff, c->nsets * sizeof(*c->tail));
+	}
+}
+
+static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
+		      struct cache *down, uint64_t seed)
+{
+	size_t ways = sp->size / sp->line;
+
+	memset(c, 0, sizeof(*c));
+	c->lg_line = (unsigned)__builtin_ctz(sp->line);
+	c->line = sp->line;
+	c->assoc = sp->assoc;
+	c->nsets = (uint32_t)(ways / sp->assoc);
+	c->pow2 = !(c->nsets & (c->nsets - 1));
+	c->set_mask = c->nsets - 1;
+	c->hashed = sp->assoc > SMALL_ASSOC;
+	c->wt = sp->write_through;
+	c->nwa = sp->no_allocate;
+	c->repl = sp->repl;
+	c->rng = seed;
+	c->down = down;
+	c->memo = NONE;
+	c->tag = malloc(ways * sizeof(*c->tag));
+	c->stamp = calloc(ways, sizeof(*c->stamp));
+	c->dirty = calloc(ways, 1);
+	c->filled = calloc(c->nsets, sizeof(*c->filled));
+	c->order = malloc(c->assoc * sizeof(*c->order));
+	if (!c->tag || !c->stamp || !c->dirty || !c->filled || !c->order)
+		return -ENOMEM;
+	memset(c->tag, 0xff, ways * sizeof(*c->tag));
+	if (c->hashed) {
+		c->hash_bits = 1;
+		while (((size_t)1 << c->hash_bits) < 2 * ways)
+			c->hash_bits++;
+		c->hash =
+			malloc(((size_t)1 << c->hash_bits) * sizeof(*c->hash));
+		c->prev = malloc(ways * sizeof(*c->prev));
+		c->next = malloc(ways * sizeof(*c->next));
+		c->head = malloc(c->nsets * sizeof(*c->head));
+		c->tail = malloc(c->nsets * sizeof(*c->tail));
+		if (!c->hash || !c->prev || !c->next || !c->head || !c->tail)
+			return -ENOMEM;
+		memset(c->hash, 0xff,
+		       ((size_t)1 << c->hash_bits) * sizeof(*c->hash));
+		memset(c->head, 0xff, c->nsets * sizeof(*c->head));
+		memset(c->tail, 0xff, c->nsets * sizeof(*c->tail));
+	}
+	return 0;
+}
+
+static void cache_free(struct cache *c)
+{
+	free(c->tag);
+	free(c->stamp);
+	free(c->dirty);
+	free(c->filled);
+	free(c->order);
+	free(c->hash);
+	free(c->prev);
+	free(c->next);
+	free(c->head);
+	free(c->tail);
+}
+
+/* The slot holding block in the set starting at slot base, or NONE. */
+static inline uint32_t lookup(const struct cache *c, uint32_t base,
+			      uint32_t block)
+{
+	const uint32_t *t = c->tag + base;
+	uint32_t slot = NONE;
+
+	if (c->hashed)
+		return hash_find(c, block);
+	for (uint32_t w = 0; w < c->assoc; w++)
+		slot = t[w] == block ? base + w : slot;
+	return slot;
+}
+
+/* A hit: LRU moves the line to the front. */
+static inline void touch(struct cache *c, uint32_t set, uint32_t slot)
+{
+	if (c->repl != BACH_REPL_LRU)
+		return;
+	c->stamp[slot] = ++c->clock;
+	if (c->hashed && c->head[set] != slot) {
+		list_unlink(c, set, slot);
+		list_push(c, set, slot);
+	}
+}
+
+/* The slot a new line of set takes: an empty way first. */
+static uint32_t victim(struct cache *c, uint32_t set, uint32_t base)
+{
+	uint32_t v = base;
+	uint64_t min;
+
+	if (c->filled[set] < c->assoc)
+		return base + c->filled[set]++;
+	if (c->repl == BACH_REPL_RANDOM)
+		return base + (uint32_t)(splitmix64(&c->rng) % c->assoc);
+	if (c->hashed)
+		return c->tail[set]; /* LRU or oldest filled */
+	min = c->stamp[base];
+	for (uint32_t w = 1; w < c->assoc; w++) {
+		uint64_t st = c->stamp[base + w];
+
+		v = st < min ? base + w : v;
+		min = st < min ? st : min;
+	}
+	return v;
+}
+
+static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind);
+
+/* What a cache sends to the level below it, counted as Dinero counts. */
+static inline void send_down(struct cache *c, uint32_t addr, uint32_t size,
+			     unsigned kind)
+{
+	if (kind == BACH_REF_WRITE)
+		c->st.bytes_written += size;
+	else
+		c->st.bytes_read += size;
+	if (c->down)
+		ref(c->down, addr, size, kind);
+}
+
+/* A miss of one line: allocate it (or not), and send down what Dinero does. */
+static __attribute__((noinline)) void miss(struct cache *c, uint32_t set,
+					   uint32_t base, uint32_t addr,
+					   uint32_t size, unsigned kind)
+{
+	uint32_t block = addr >> c->lg_line, slot, old = NONE;
+	bool write = kind == BACH_REF_WRITE, old_dirty = false;
+
+	c->st.miss[kind]++;
+	if (write && c->nwa) {
+		send_down(c, addr, size, BACH_REF_WRITE);
+		return;
+	}
+	slot = victim(c, set, base);
+	if (c->tag[slot] != NONE) {
+		old = c->tag[slot];
+		old_dirty = c->dirty[slot];
+		if (c->hashed) {
+			hash_remove(c, old);
+			if (c->repl != BACH_REPL_RANDOM)
+				list_unlink(c, set, slot);
+		}
+	} else {
+		c->valid++;
+	}
+	c->tag[slot] = block;
+	c->stamp[slot] = ++c->clock;
+	c->dirty[slot] = write && !c->wt;
+	if (c->hashed) {
+		hash_insert(c, slot);
+		if (c->repl != BACH_REPL_RANDOM)
+			list_push(c, set, slot);
+	}
+	c->memo = block;
+	c->memo_slot = slot;
+	/* Dinero's order: the line fetch, the write-through, the old line */
+	if (!write || size != c->line)
+		send_down(c, block << c->lg_line, c->line,
+			  write ? BACH_REF_READ : kind);
+	if (write && c->wt)
+		send_down(c, addr, size, BACH_REF_WRITE);
+	if (old_dirty)
+		send_down(c, old << c->lg_line, c->line, BACH_REF_WRITE);
+}
+
+/* One reference within one line. */
+static inline __attribute__((always_inline)) void
+access_line(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
+{
+	uint32_t block = addr >> c->lg_line, slot = c->memo_slot;
+
+	c->st.fetch[kind]++;
+	if (block != c->memo) {
+		uint32_t set = set_of(c, block), base = set * c->assoc;
+
+		slot = lookup(c, base, block);
+		if (slot == NONE) {
+			miss(c, set, base, addr, size, kind);
+			return;
+		}
+		touch(c, set, slot);
+		c->memo = block;
+		c->memo_slot = slot;
+	}
+	if (kind == BACH_REF_WRITE) {
+		if (c->wt)
+			send_down(c, addr, size, BACH_REF_WRITE);
+		else
+			c->dirty[slot] = 1;
+	}
+}
+
+/* A reference of any size: split at line boundaries (multi-block). */
+static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
+{
+	while ((addr >> c->lg_line) != ((addr + size - 1) >> c->lg_line)) {
+		uint32_t piece = c->line - (addr & (c->line - 1));
+
+		c->st.multiblock++;
+		access_line(c, addr, piece, kind);
+		addr += piece;
+		size -= piece;
+	}
+	access_line(c, addr, size, kind);
+}
+
+static int by_stamp(const void *a, const void *b, void *arg)
+{
+	const uint64_t *stamp = arg;
+	uint64_t x = stamp[*(const uint32_t *)a],
+		 y = stamp[*(const uint32_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Copy back every dirty line, then the levels below. Dinero stacks the
+ * write-backs set by set, each set most recent line first, and then
+ * sends them from the top of that stack: the last set first, each set
+ * from its least recent line.
+ */
+static void copyback(struct cache *c)
+{
+	uint32_t *order = c->order;
+
+	for (uint32_t set = c->nsets; c->valid && set-- > 0;) {
+		uint32_t n = 0, base = set * c->assoc;
+
+		for (uint32_t w = 0; w < c->filled[set]; w++)
+			if (c->dirty[base + w])
+				order[n++] = base + w;
+		qsort_r(order, n, sizeof(*order), by_stamp, c->stamp);
+		for (uint32_t i = 0; i < n; i++) {
+			c->dirty[order[i]] = 0;
+			send_down(c, c->tag[order[i]] << c->lg_line, c->line,
+				  BACH_REF_WRITE);
+		}
+	}
+	if (c->down)
+		copyback(c->down);
+}
+
+static void flush(struct bach_sim *s)
+{
+	copyback(s->data_top);
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		if (s->have[i])
+			invalidate(&s->c[i]);
+	s->t.flushes++;
+}
+
+/* ---- the hierarchy ------------------------------------------------------ */
+
+int bach_sim_new(struct bach_sim **sp, const struct bach_sim_config *cfg,
+		 char *why, size_t whylen)
+{
+	const bool *have = cfg->have;
+	struct bach_sim *s;
+	struct cache *below = NULL;
+
+	*sp = NULL;
+	if (have[BACH_SIM_L1I] != have[BACH_SIM_L1D])
+		return bach_why(why, whylen, "--l1i and --l1d go together");
+	if (have[BACH_SIM_L1] && have[BACH_SIM_L1I])
+		return bach_why(
+			why, whylen,
+			"--l1 is a unified L1: not with --l1i and --l1d");
+	if (!have[BACH_SIM_L1] && !have[BACH_SIM_L1I])
+		return bach_why(
+			why, whylen,
+			"no L1: give --l1 SPEC, or --l1i SPEC and --l1d SPEC");
+	if (have[BACH_SIM_L3] && !have[BACH_SIM_L2])
+		return bach_why(why, whylen, "--l3 needs --l2");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memcpy(s->have, have, sizeof(s->have));
+	/* bottom up, so that each level knows the one below */
+	for (int i = BACH_SIM_NCACHES; i-- > 0;) {
+		struct cache *c = &s->c[i];
+
+		if (!have[i])
+			continue;
+		if (cache_init(c, &cfg->spec[i],
+			       i == BACH_SIM_TLB ? NULL : below,
+			       cfg->seed * 8 + (uint64_t)i)) {
+			bach_sim_free(s);
+			return -ENOMEM;
+		}
+		if (i == BACH_SIM_L2 || i == BACH_SIM_L3)
+			below = c;
+	}
+	if (have[BACH_SIM_L1]) {
+		s->top[BACH_REF_IFETCH] = &s->c[BACH_SIM_L1];
+		s->data_top = &s->c[BACH_SIM_L1];
+	} else {
+		s->top[BACH_REF_IFETCH] = &s->c[BACH_SIM_L1I];
+		s->data_top = &s->c[BACH_SIM_L1D];
+	}
+	s->top[BACH_REF_READ] = s->top[BACH_REF_WRITE] = s->data_top;
+	s->tlb = have[BACH_SIM_TLB] ? &s->c[BACH_SIM_TLB] : NULL;
+	*sp = s;
+	return 0;
+}
+
+void bach_sim_free(struct bach_sim *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		cache_free(&s->c[i]);
+	free(s);
+}
+
+void bach_sim_add(struct bach_sim *s, const uint8_t *p, size_t n)
+{
+	struct cache *tlb = s->tlb;
+	uint64_t refs = 0;
+
+	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
+		unsigned kind = bach_ref_kind(p[5]), size;
+		struct cache *c;
+		uint32_t addr;
+
+		if (__builtin_expect(kind == BACH_REF_NONE, 0)) {
+			if (bach_rec_is_gap(p))
+				flush(s);
+			else
+				s->t.skipped++;
+			continue;
+		}
+		refs++;
+		addr = bach_ref_span(p, &size);
+		if (tlb)
+			access_line(tlb, addr & ~(BACH_TLB_PAGE - 1), 1, kind);
+		c = s->top[kind];
+		if (__builtin_expect((addr & (c->line - 1)) + size <= c->line,
+				     1))
+			access_line(c, addr, size, kind);
+		else
+			ref(c, addr, size, kind);
+	}
+	s->t.records += n;
+	s->t.refs += refs;
+}
+
+void bach_sim_finish(struct bach_sim *s)
+{
+	if (s->finished)
+		return;
+	s->finished = true;
+	copyback(s->data_top);
+}
+
+const struct bach_cache_stats *bach_sim_stats(const struct bach_sim *s,
+					      enum bach_sim_cache c)
+{
+	return (unsigned)c < BACH_SIM_NCACHES && s->have[c] ? &s->c[c].st
+							    : NULL;
+}
+
+void bach_sim_get_totals(const struct bach_sim *s, struct bach_sim_totals *t)
+{
+	*t = s->t;
+}

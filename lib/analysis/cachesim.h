@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Trace-driven cache simulation (bach sim; docs/analysis.md section 2).
+ *
+ * A hierarchy of demand-fetch caches: L1 split into instructions and data
+ * or unified, then optional unified L2 and L3, and an optional TLB beside
+ * L1. Every number means what Dinero IV's report means by it (its man
+ * page d4.3, "D4CACHE RESULT FIELDS", and cmdmain.c's report), so that the
+ * two can be compared number for number on `bach convert --to dinx`:
+ *
+ * - each memory record is one reference (lib/analysis/refs.h); a reference that
+ *   crosses a line is split at line boundaries, and each piece is a demand
+ *   fetch of its kind (Dinero's "multi-block" references);
+ * - a miss of a read or fetch reads its whole line from the next level; a
+ *   write miss under write-allocate reads the line unless the write covers
+ *   all of it; under no-write-allocate the write goes on to the next level
+ *   and nothing is allocated;
+ * - under write-back a write marks its line dirty, and a dirty line is
+ *   written to the next level when it is replaced; under write-through
+ *   every write goes on to the next level with its own size;
+ * - what one miss sends down goes in Dinero's order: the line fetch, then
+ *   the write-through, then the replaced dirty line;
+ * - bytes from and to "memory" are what a cache reads from and writes to
+ *   the level below it (memory for the last one);
+ * - at the end of the trace dirty lines are copied back, level by level
+ *   from the top of the data side (Dinero does this before its report);
+ * - a gap marker flushes: dirty lines are copied back the same way, then
+ *   every cache and the TLB is invalidated, as Dinero's -flushcount does.
+ *
+ * Replacement is LRU, FIFO or random (a seeded splitmix64 per cache, the
+ * victim drawn uniformly among the ways of a full set); a set fills its
+ * empty ways first. Each call works on the caller's thread; a simulator is
+ * not shared between threads.
+ */
+#ifndef BACH_CACHESIM_H
+#define BACH_CACHESIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/analysis/refs.h"
+
+#define BACH_SIM_MIN_LINE  4u
+#define BACH_SIM_MAX_LINE  65536u
+#define BACH_SIM_MAX_LINES (1u << 24) /* lines (ways) in one cache */
+#define BACH_TLB_PAGE	   4096u
+
+enum bach_repl {
+	BACH_REPL_LRU,
+	BACH_REPL_FIFO,
+	BACH_REPL_RANDOM,
+};
+
+/* One cache, as a SPEC "SIZE:LINE:ASSOC[:POLICY]..." describes it. */
+struct bach_cache_spec {
+	uint64_t size;	     /* bytes */
+	uint32_t line;	     /* bytes per line, a power of two */
+	uint32_t assoc;	     /* ways per set: size / line when full */
+	bool full;	     /* ASSOC was "full" */
+	enum bach_repl repl; /* lru (default), fifo, random */
+	bool write_through;  /* wt; default wb, write-back */
+	bool no_allocate;    /* nwa; default wa, write-allocate */
+};
+
+/*
+ * A byte count: decimal digits with an optional k, M or G (binary:
+ * 1024, 2^20, 2^30; either case). 0 or -EINVAL (not a count, or above
+ * 2^40).
+ */
+int bach_parse_bytes(const char *s, uint64_t *v);
+
+/* The analyses' checks: the reason into why (len bytes), returns -EINVAL. */
+__attribute__((format(printf, 3, 4))) int bach_why(char *why, size_t len,
+						   const char *fmt, ...);
+
+/*
+ * Parse a SPEC: SIZE (bach_parse_bytes), LINE (a power of two from
+ * BACH_SIM_MIN_LINE to BACH_SIM_MAX_LINE), ASSOC (a number or "full"),
+ * then any of lru|fifo|random, wb|wt, wa|nwa, each kind at most once.
+ * SIZE must be a multiple of LINE x ASSOC and hold at most
+ * BACH_SIM_MAX_LINES lines. Returns 0, or -EINVAL with the reason in why.
+ */
+int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
+			  char *why, size_t whylen);
+
+/*
+ * A TLB, "ENTRIES:ASSOC" (ASSOC a number or "full"), as a cache of 4 KiB
+ * pages with LRU replacement. 0 or -EINVAL with the reason in why.
+ */
+int bach_tlb_spec_parse(const char *text, struct bach_cache_spec *c, char *why,
+			size_t whylen);
+
+/* "16 KiB, 32-byte lines, 4-way, LRU, write-back, write-allocate" */
+void bach_cache_spec_describe(const struct bach_cache_spec *c, char *buf,
+			      size_t len);
+
+enum bach_sim_cache {
+	BACH_SIM_L1I,
+	BACH_SIM_L1D,
+	BACH_SIM_L1, /* unified L1 */
+	BACH_SIM_L2,
+	BACH_SIM_L3,
+	BACH_SIM_TLB,
+	BACH_SIM_NCACHES
+};
+
+/* "l1i", "l1d", "l1", "l2", "l3", "tlb" */
+extern const char *const bach_sim_cache_names[BACH_SIM_NCACHES];
+
+struct bach_sim_config {
+	struct bach_cache_spec spec[BACH_SIM_NCACHES];
+	bool have[BACH_SIM_NCACHES];
+	uint64_t seed; /* random replacement; cache n draws from
+			* splitmix64 started at seed * 8 + n */
+};
+
+/* Counts of one cache, each with Dinero IV's meaning. */
+struct bach_cache_stats {
+	uint64_t fetch[BACH_REF_NKINDS]; /* demand fetches */
+	uint64_t miss[BACH_REF_NKINDS];	 /* demand misses */
+	uint64_t multiblock;	/* references split at a line boundary */
+	uint64_t bytes_read;	/* read from the next level ("from memory") */
+	uint64_t bytes_written; /* written to the next level ("to memory") */
+};
+
+struct bach_sim_totals {
+	uint64_t records; /* records given to bach_sim_add() */
+	uint64_t refs;	  /* references among them */
+	uint64_t skipped; /* no reference: I/O, special, INT_ACK, INVALID */
+	uint64_t flushes; /* gap markers, each a flush */
+};
+
+struct bach_sim;
+
+/*
+ * Build the hierarchy of cfg: L1I and L1D together or L1 alone, L3 only
+ * with L2. Returns 0, -EINVAL with the reason in why, or -ENOMEM.
+ */
+int bach_sim_new(struct bach_sim **sp, const struct bach_sim_config *cfg,
+		 char *why, size_t whylen);
+void bach_sim_free(struct bach_sim *s);
+
+/* n whole records, in trace order. */
+void bach_sim_add(struct bach_sim *s, const uint8_t *recs, size_t n);
+
+/* The end of the trace: copy dirty lines back. Call once, after the last add.
+ */
+void bach_sim_finish(struct bach_sim *s);
+
+/* Counts of a cache, or NULL when it is not in the hierarchy. */
+const struct bach_cache_stats *bach_sim_stats(const struct bach_sim *s,
+					      enum bach_sim_cache c);
+void bach_sim_get_totals(const struct bach_sim *s, struct bach_sim_totals *t);
+
+#endif

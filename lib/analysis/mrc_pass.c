@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The pass over the records (bach_mrc_add(); mrc_shared.h): which records
+ * count, their lines, gap markers that make every line cold, the SHARDS
+ * filter of a sampled curve, and the counts by distance that mrc.c turns
+ * into points. The distances come from mrc_sdist.c's stack; the
+ * set-associative sizes are simulated here, every size at once, and here
+ * is the near stack for a sampled curve's small sizes: it takes more of
+ * the sampled references than SHARDS's stack, and its search is compiled
+ * into the loop.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/analysis/mrc_shared.h"
+
+/* ---- the nearest lines exactly, for sampled curves' small sizes -------- */
+
+/*
+ * The K most recently referenced lines and each one's stack distance,
+ * exactly: an open-addressed table (linear probing, Fibonacci hashing,
+ * four slots per line, so it stays in the L1 cache) maps a line to the
+ * stamp of its last reference, and a bitmap of the live stamps gives the
+ * distance as a popcount from that stamp to now. When K lines are
+ * tracked, a new one evicts the oldest live stamp's line; when the stamps
+ * run out they are renumbered from 0. A reference costs a probe, a few
+ * popcounts and, for a line beyond the K nearest, an eviction.
+ */
+int near_init(struct near *n, uint32_t k)
+{
+	uint32_t slots = 16;
+
+	n->k = k;
+	if (k <= NEAR_RING_MAX) {
+		n->ring_size = 4;
+		while (n->ring_size < k)
+			n->ring_size *= 2;
+		n->ring = aligned_alloc(16, n->ring_size * sizeof(*n->ring));
+		if (!n->ring)
+			return -ENOMEM;
+		memset(n->ring, 0, n->ring_size * sizeof(*n->ring));
+		n->head = 0;
+		return 0;
+	}
+
+	while (slots < 4 * k)
+		slots *= 2;
+	n->k = k;
+	n->mask = slots - 1;
+	n->shift = 32 - (uint32_t)__builtin_ctz(slots);
+	n->key = calloc(slots, sizeof(*n->key));
+	n->stamp = calloc(slots, sizeof(*n->stamp));
+	n->slot = calloc(NEAR_STAMPS, sizeof(*n->slot));
+	return n->key && n->stamp && n->slot ? 0 : -ENOMEM;
+}
+
+void near_free(struct near *n)
+{
+	free(n->ring);
+	free(n->key);
+	free(n->stamp);
+	free(n->slot);
+}
+
+static void near_reset(struct near *n)
+{
+	if (n->ring) {
+		memset(n->ring, 0, n->ring_size * sizeof(*n->ring));
+		n->head = 0;
+		return;
+	}
+	memset(n->key, 0, (n->mask + 1) * sizeof(*n->key));
+	memset(n->bits, 0, sizeof(n->bits));
+	n->live = n->now = n->oldest = 0;
+}
+
+static inline uint32_t near_hash(const struct near *n, uint32_t line)
+{
+	return line_hash(line, n->shift);
+}
+
+/* Renumber the live stamps from 0, in order. */
+static void near_compact(struct near *n)
+{
+	uint32_t k = 0;
+
+	for (uint32_t w = 0; w < NEAR_STAMPS / 64; w++) {
+		for (uint64_t b = n->bits[w]; b; b &= b - 1) {
+			uint32_t s =
+				n->slot[w << 6 | (uint32_t)__builtin_ctzll(b)];
+
+			n->stamp[s] = k;
+			n->slot[k++] = s;
+		}
+	}
+	memset(n->bits, 0, sizeof(n->bits));
+	for (uint32_t t = 0; t < k; t += 64)
+		n->bits[t >> 6] = k - t >= 64 ? ~0ull : (1ull << (k - t)) - 1;
+	n->now = k;
+	n->oldest = 0;
+}
+
+/* Forget the line of the oldest live stamp (backward-shift deletion). */
+static void near_evict(struct near *n)
+{
+	uint32_t t = n->oldest, i, j;
+
+	while (!(n->bits[t >> 6] >> (t & 63) & 1)) {
+		uint64_t w = n->bits[t >> 6] >> (t & 63);
+
+		t = w ? t + (uint32_t)__builtin_ctzll(w) : (t | 63) + 1;
+	}
+	n->bits[t >> 6] &= ~(1ull << (t & 63));
+	n->oldest = t + 1;
+	n->live--;
+	i = n->slot[t];
+	for (j = (i + 1) & n->mask; n->key[j]; j = (j + 1) & n->mask) {
+		uint32_t h = near_hash(n, n->key[j] - 1);
+
+		/* move j back to i unless its home lies in (i, j] */
+		if (((j - h) & n->mask) >= ((j - i) & n->mask)) {
+			n->key[i] = n->key[j];
+			n->stamp[i] = n->stamp[j];
+			n->slot[n->stamp[i]] = i;
+			i = j;
+		}
+	}
+	n->key[i] = 0;
+}
+
+typedef uint32_t v4u __attribute__((vector_size(16)));
+
+/*
+ * The same for K <= NEAR_RING_MAX, as Mattson's stack itself: the lines
+ * in recency order in a ring (place p at ring[(head + p) mod size], the
+ * places from K on empty). The line is found by comparing four slots at
+ * a time, every slot, no branch; its place is its distance. A line
+ * beyond the K nearest (most references: a cache of K sampled lines
+ * misses them) costs two stores: the farthest line's slot emptied and
+ * the new one at the new head. A nearer one at place d moves the d lines
+ * before it back one place.
+ */
+static inline __attribute__((always_inline)) uint32_t
+ring_access(struct near *n, uint32_t line, const uint32_t size)
+{
+	const uint32_t *r = __builtin_assume_aligned(n->ring, 16);
+	uint32_t *w = n->ring, mask = size - 1, head = n->head, s, d;
+	const v4u key = { line + 1, line + 1, line + 1, line + 1 };
+	v4u found = { 0, 0, 0, 0 }, at = { 0, 0, 0, 0 }, slot = { 0, 1, 2, 3 };
+	const v4u four = { 4, 4, 4, 4 };
+
+#pragma GCC unroll 16
+	for (uint32_t i = 0; i < size; i += 4, slot += four) {
+		v4u x, eq;
+
+		memcpy(&x, r + i, sizeof(x));
+		eq = (v4u)(x == key); /* lines are unique: one lane at most */
+		found |= eq;
+		at |= eq & slot;
+	}
+	found |= __builtin_shufflevector(found, found, 2, 3, 0, 1);
+	found |= __builtin_shufflevector(found, found, 1, 0, 3, 2);
+	at |= __builtin_shufflevector(at, at, 2, 3, 0, 1);
+	at |= __builtin_shufflevector(at, at, 1, 0, 3, 2);
+	if (!found[0]) {
+		w[(head + n->k - 1) & mask] = 0; /* the farthest falls off */
+		n->head = head = (head - 1) & mask;
+		w[head] = line + 1;
+		return NEAR_FAR;
+	}
+	s = at[0];
+	d = (s - head) & mask;
+	for (; s != head; s = (s - 1) & mask)
+		w[s] = w[(s - 1) & mask];
+	w[head] = line + 1;
+	return d;
+}
+
+/* A reference to line (not the last line): its distance, or NEAR_FAR. */
+static inline uint32_t near_access(struct near *n, uint32_t line)
+{
+	uint32_t h, d = NEAR_FAR;
+
+	switch (n->ring_size) { /* constants: the search unrolled */
+	case 4:
+		return ring_access(n, line, 4);
+	case 8:
+		return ring_access(n, line, 8);
+	case 16:
+		return ring_access(n, line, 16);
+	case 32:
+		return ring_access(n, line, 32);
+	case 64:
+		return ring_access(n, line, 64);
+	default:
+		break;
+	}
+
+	if (__builtin_expect(n->now == NEAR_STAMPS, 0))
+		near_compact(n);
+	h = near_hash(n, line);
+	while (n->key[h] && n->key[h] != line + 1)
+		h = (h + 1) & n->mask;
+	if (n->key[h]) {
+		uint32_t p = n->stamp[h], i = p >> 6, last = (n->now - 1) >> 6;
+
+		d = (uint32_t)pop64(n->bits[i] >> (p & 63) >> 1);
+		while (i < last)
+			d += (uint32_t)pop64(n->bits[++i]);
+		n->bits[p >> 6] &= ~(1ull << (p & 63));
+	} else {
+		if (n->live == n->k) {
+			near_evict(n);
+			h = near_hash(n, line);
+			while (n->key[h])
+				h = (h + 1) & n->mask;
+		}
+		n->key[h] = line + 1;
+		n->live++;
+	}
+	n->stamp[h] = n->now;
+	n->slot[n->now] = h;
+	n->bits[n->now >> 6] |= 1ull << (n->now & 63);
+	n->now++;
+	return d;
+}
+
+/* ---- the pass ---------------------------------------------------------- */
+
+/*
+ * The line's place in [0, 2^24): Fibonacci hashing, the top bits of the
+ * line times 2^64 / phi, which spreads consecutive lines evenly. One
+ * multiply: the sampled pass does nothing else for most references.
+ */
+static inline uint32_t sample_hash(uint32_t line)
+{
+	return (uint32_t)(((uint64_t)line * 0x9e3779b97f4a7c15ull) >>
+			  (64 - SAMPLE_BITS));
+}
+
+static unsigned log2_bucket(uint64_t d)
+{
+	unsigned b = d ? 64 - (unsigned)__builtin_clzll(d) : 0;
+
+	return b < BACH_MRC_HIST_BUCKETS ? b : BACH_MRC_HIST_BUCKETS - 1;
+}
+
+/* A fully associative reference at distance d (sampled: among samples). */
+static inline void count_distance(struct bach_mrc *m, uint32_t d)
+{
+	size_t lo = 0, hi = m->cfg.nsizes;
+
+	if (d == COLD) {
+		m->cold++;
+		return;
+	}
+	while (lo < hi) { /* how many thresholds d reaches */
+		size_t mid = (lo + hi) / 2;
+
+		if (m->th[mid] <= d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	m->cnt[lo]++;
+	m->hist[log2_bucket(m->sampled ? (uint64_t)((double)d / m->rate)
+				       : d)]++;
+}
+
+/* A reference at distance d among the nearest lines, or NEAR_FAR. */
+static inline void count_near(struct bach_mrc *m, uint32_t d)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < m->nnear; i++) /* no branch to mispredict */
+		j += m->nth[i] <= d;
+	m->ncnt[j]++;
+}
+
+static void sa_access(struct bach_mrc *m, uint32_t line)
+{
+	uint64_t now = ++m->clock;
+
+	for (size_t i = 0; i < m->cfg.nsizes; i++) {
+		struct sa *a = &m->sa[i];
+		uint32_t base = (line % a->nsets) * a->assoc, v = base;
+		uint32_t *tag = a->tag;
+		uint64_t *stamp = a->stamp;
+		uint32_t w;
+
+		for (w = 0; w < a->assoc; w++)
+			if (tag[base + w] == line + 1)
+				break;
+		if (w < a->assoc) {
+			stamp[base + w] = now;
+			continue;
+		}
+		a->misses++;
+		for (w = 1; w < a->assoc; w++) /* empty ways have stamp 0 */
+			if (stamp[base + w] < stamp[v])
+				v = base + w;
+		tag[v] = line + 1;
+		stamp[v] = now;
+	}
+}
+
+static void flush(struct bach_mrc *m)
+{
+	m->flushes++;
+	m->last = COLD;
+	if (!m->cfg.assoc) {
+		sd_reset(&m->sd);
+		if (m->nnear)
+			near_reset(&m->near);
+		return;
+	}
+	for (size_t i = 0; i < m->cfg.nsizes; i++) {
+		size_t ways = (size_t)m->sa[i].nsets * m->sa[i].assoc;
+
+		memset(m->sa[i].tag, 0, ways * sizeof(*m->sa[i].tag));
+		memset(m->sa[i].stamp, 0, ways * sizeof(*m->sa[i].stamp));
+	}
+}
+
+/*
+ * The line of a reference: for a well-formed record (address bits 2..0
+ * clear) its quadword's, since a line holds whole quadwords; otherwise
+ * as lib/analysis/refs.h takes the address.
+ */
+static inline uint32_t line_of(const uint8_t *p, unsigned lg)
+{
+	uint32_t a = bach_get_be32(p);
+	unsigned size;
+
+	if (__builtin_expect(a & 7, 0))
+		a = bach_ref_span(p, &size);
+	return a >> lg;
+}
+
+/* Records stream from the page cache: ask for them a few pages ahead. */
+#define PREFETCH_AHEAD 2048
+
+static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
+{
+	unsigned kinds = m->cfg.kinds, lg = m->lg_line;
+	uint32_t last = m->last;
+
+	for (size_t i = 0; i < n && !m->err; i++, p += BACH_REC_SIZE) {
+		unsigned kind = bach_ref_kind(p[5]);
+		uint32_t line;
+
+		__builtin_prefetch(p + PREFETCH_AHEAD);
+		if (!(kinds >> kind & 1)) {
+			if (kind == BACH_REF_NONE && bach_rec_is_gap(p)) {
+				flush(m);
+				last = COLD;
+			}
+			continue;
+		}
+		line = line_of(p, lg);
+		m->refs++;
+		if (line == last) { /* distance 0: a hit at every size */
+			m->cnt[0]++;
+			m->hist[0]++;
+			continue;
+		}
+		last = line;
+		if (m->cfg.assoc)
+			sa_access(m, line);
+		else
+			count_distance(m, sd_access(&m->sd, line, &m->err));
+	}
+	m->last = last;
+}
+
+/* Records per pass of add_sampled()'s filter. */
+#define SAMPLE_BLOCK 4096
+#define PICK_GAP     UINT32_MAX /* a gap marker; lines are below 2^29 */
+
+/*
+ * SHARDS: every reference is counted, a line's hash decides whether it is
+ * tracked (section 3 of the paper: "sample if hash(L) mod P < T", one
+ * multiply here). A block of records is filtered first without a branch
+ * that depends on the data: each record's class (a reference of a kind
+ * counted, a gap marker, neither: one table look-up) and its line's hash
+ * make a pick, stored always and kept by advancing the count: a line
+ * either stack samples, or a gap. Only the picks, a few in a hundred,
+ * then go to the stacks in trace order. A pick of the line picked just
+ * before it is at distance 0 in both stacks (the records between them
+ * are lines neither samples), so it costs neither a look-up: for SHARDS
+ * a hit at every size, for the near stack nothing it counts.
+ */
+static void add_sampled(struct bach_mrc *m, const uint8_t *p, size_t n)
+{
+	uint32_t pick[SAMPLE_BLOCK];
+	unsigned lg = m->lg_line;
+	uint32_t th = m->threshold, nth = m->nthreshold, last = m->last;
+	uint32_t any = nth > th ? nth : th; /* picked by either stack */
+	uint64_t refs = 0;
+
+	while (n) {
+		size_t b = n < SAMPLE_BLOCK ? n : SAMPLE_BLOCK, k = 0;
+
+		for (size_t i = 0; i < b; i++, p += BACH_REC_SIZE) {
+			uint32_t line = line_of(p, lg);
+			uint32_t c = m->cls[p[5]], ref = c & 1, gap = c >> 1;
+
+			__builtin_prefetch(p + PREFETCH_AHEAD);
+			pick[k] = line | (0u - gap);
+			k += (ref & (sample_hash(line) < any)) | gap;
+			refs += ref;
+		}
+		n -= b;
+		/* m->err, once set, stays: the counts are not used then */
+		for (size_t j = 0; j < k; j++) {
+			uint32_t line = pick[j], h;
+
+			if (line == PICK_GAP) {
+				flush(m);
+				last = COLD;
+				continue;
+			}
+			h = sample_hash(line);
+			if (line == last) {
+				if (h < th)
+					count_distance(m, 0);
+				continue;
+			}
+			last = line;
+			if (h < nth)
+				count_near(m, near_access(&m->near, line));
+			if (h < th)
+				count_distance(
+					m, sd_access(&m->sd, line, &m->err));
+		}
+	}
+	m->last = last;
+	m->refs += refs;
+}
+
+void bach_mrc_add(struct bach_mrc *m, const uint8_t *p, size_t n)
+{
+	if (m->sampled)
+		add_sampled(m, p, n);
+	else
+		add_exact(m, p, n);
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Stack distances for the fully associative curves (mrc_shared.h): each
+ * line's time of last reference in an order-statistic structure, which
+ * counts the distinct lines referenced since. mrc_pass.c asks it for the
+ * distance of every reference, every line's or, for a sampled curve, only
+ * the sampled lines'; the line -> time table is a two-level radix table
+ * for the one, an open-addressed hash for the other.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/analysis/mrc_shared.h"
+
+#define CHUNK_BITS 12 /* lines per radix chunk: 4096 */
+#define GROUP_BITS 15 /* times per second-level count: 32768 */
+
+/* ---- line -> value, a two-level table of chunks made on first use ------- */
+
+static int radix_init(struct radix *r, unsigned key_bits)
+{
+	r->ndir = (size_t)1
+		  << (key_bits > CHUNK_BITS ? key_bits - CHUNK_BITS : 0);
+	r->dir = calloc(r->ndir, sizeof(*r->dir));
+	return r->dir ? 0 : -ENOMEM;
+}
+
+static void radix_free(struct radix *r)
+{
+	for (size_t i = 0; r->dir && i < r->ndir; i++)
+		free(r->dir[i]);
+	free(r->dir);
+	r->dir = NULL;
+}
+
+/* The value of key, made (zero) when new; NULL when out of memory. */
+static inline uint32_t *radix_slot(struct radix *r, uint32_t key)
+{
+	uint32_t **d = &r->dir[key >> CHUNK_BITS];
+
+	if (__builtin_expect(!*d, 0)) {
+		*d = calloc((size_t)1 << CHUNK_BITS, sizeof(**d));
+		if (!*d)
+			return NULL;
+	}
+	return *d + (key & ((1u << CHUNK_BITS) - 1));
+}
+
+/* ---- line -> value, an open-addressed table for few, scattered lines --- */
+
+static int lh_init(struct lhash *t, uint32_t lg_slots)
+{
+	t->slot = calloc((size_t)1 << lg_slots, sizeof(*t->slot));
+	t->mask = (1u << lg_slots) - 1;
+	t->shift = 32 - lg_slots;
+	t->n = 0;
+	return t->slot ? 0 : -ENOMEM;
+}
+
+static inline uint32_t *lh_find(struct lhash *t, uint32_t line);
+
+/* Twice the slots, every line moved over. */
+static int lh_grow(struct lhash *t)
+{
+	struct lhash old = *t;
+
+	if (t->shift < 2 || lh_init(t, 33 - old.shift)) {
+		*t = old;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i <= old.mask; i++) {
+		if (old.slot[i].key)
+			*lh_find(t, old.slot[i].key - 1) = old.slot[i].val;
+	}
+	free(old.slot);
+	return 0;
+}
+
+/* The value of line, made (zero) when new; NULL when out of memory. */
+static inline uint32_t *lh_find(struct lhash *t, uint32_t line)
+{
+	uint32_t i = line_hash(line, t->shift);
+
+	for (;;) {
+		struct lh_slot *e = &t->slot[i];
+
+		if (e->key == line + 1)
+			return &e->val;
+		if (!e->key)
+			break;
+		i = (i + 1) & t->mask;
+	}
+	if (t->n >= t->mask / 2) {
+		if (lh_grow(t))
+			return NULL;
+		return lh_find(t, line);
+	}
+	t->n++;
+	t->slot[i].key = line + 1;
+	t->slot[i].val = 0;
+	return &t->slot[i].val;
+}
+
+/* ---- stack distances --------------------------------------------------- */
+
+static size_t level_len(uint32_t cap, unsigned k)
+{
+	size_t n = ((size_t)cap >> 6) >> (FAN_BITS * k);
+
+	return n ? n : 1;
+}
+
+static int sd_alloc(struct sdist *s, uint32_t cap)
+{
+	uint64_t *bits = realloc(s->bits, cap / 8);
+	uint32_t *owner;
+
+	if (!bits)
+		return -ENOMEM;
+	s->bits = bits;
+	owner = realloc(s->owner, cap * sizeof(*owner));
+	if (!owner)
+		return -ENOMEM;
+	s->owner = owner;
+	s->nlev = 0;
+	for (unsigned k = 0; k < MAX_LEVELS; k++) {
+		uint32_t *c =
+			realloc(s->cnt[k], level_len(cap, k) * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		s->cnt[k] = c;
+		s->nlev = k + 1;
+		if (level_len(cap, k) == 1)
+			break;
+	}
+	s->cap = cap;
+	return 0;
+}
+
+/* Count cnt[] again from the words in use. */
+static void sd_recount(struct sdist *s)
+{
+	uint32_t words = (s->now + 63) >> 6;
+
+	for (unsigned k = 0; k < s->nlev; k++)
+		memset(s->cnt[k], 0, level_len(s->cap, k) * sizeof(*s->cnt[k]));
+	for (uint32_t w = 0; w < words; w++) {
+		unsigned n = pop64(s->bits[w]);
+
+		for (unsigned k = 0; k < s->nlev && n; k++)
+			s->cnt[k][w >> (FAN_BITS * k)] += n;
+	}
+}
+
+/* Where line's time is kept, made when new; NULL when out of memory. */
+static inline uint32_t *sd_where(struct sdist *s, uint32_t line)
+{
+	return s->hashed ? lh_find(&s->few, line) : radix_slot(&s->where, line);
+}
+
+int sd_init(struct sdist *s, unsigned key_bits, bool hashed)
+{
+	memset(s, 0, sizeof(*s));
+	s->hashed = hashed;
+	if ((hashed ? lh_init(&s->few, 12) : radix_init(&s->where, key_bits)) ||
+	    sd_alloc(s, 1u << 16))
+		return -ENOMEM;
+	memset(s->bits, 0, s->cap / 8);
+	sd_recount(s);
+	return 0;
+}
+
+void sd_free(struct sdist *s)
+{
+	radix_free(&s->where);
+	free(s->few.slot);
+	free(s->bits);
+	for (unsigned k = 0; k < MAX_LEVELS; k++)
+		free(s->cnt[k]);
+	free(s->owner);
+}
+
+static inline void sd_count(struct sdist *s, uint32_t t, uint32_t delta)
+{
+	uint32_t i = t >> 6;
+
+	for (unsigned k = 0; k < s->nlev; k++, i >>= FAN_BITS)
+		s->cnt[k][i] += delta;
+}
+
+/* Live times after t (t < now). */
+static uint32_t sd_after(const struct sdist *s, uint32_t t)
+{
+	uint32_t i = t >> 6, last = (s->now - 1) >> 6, n;
+
+	n = pop64(s->bits[i] >> (t & 63) >> 1);
+	for (unsigned k = 0; k < s->nlev && i != last; k++) {
+		uint32_t end = (i | ((1u << FAN_BITS) - 1)) < last
+				       ? (i | ((1u << FAN_BITS) - 1))
+				       : last;
+		const uint32_t *c = s->cnt[k];
+
+		for (uint32_t j = i + 1; j <= end; j++)
+			n += c[j];
+		i >>= FAN_BITS;
+		last >>= FAN_BITS;
+	}
+	return n;
+}
+
+/* Renumber the live times from 0; double the room when half of it is live. */
+static int sd_compact(struct sdist *s)
+{
+	uint32_t k = 0;
+
+	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++) {
+		for (uint64_t b = s->bits[w]; b; b &= b - 1) {
+			uint32_t t = w << 6 | (uint32_t)__builtin_ctzll(b);
+			uint32_t line = s->owner[t];
+
+			s->owner[k] = line;
+			*sd_where(s, line) = ++k; /* it exists: no growth */
+		}
+	}
+	if (k >= s->cap / 2) {
+		if ((uint64_t)s->cap * 2 > (1ull << 31) ||
+		    sd_alloc(s, s->cap * 2))
+			return -ENOMEM;
+	}
+	memset(s->bits, 0, s->cap / 8);
+	for (uint32_t t = 0; t < k; t += 64)
+		s->bits[t >> 6] = k - t >= 64 ? ~0ull : (1ull << (k - t)) - 1;
+	s->now = k;
+	sd_recount(s);
+	return 0;
+}
+
+uint32_t sd_access(struct sdist *s, uint32_t line, int *err)
+{
+	uint32_t *slot, prev, d = COLD;
+
+	if (__builtin_expect(s->now == s->cap, 0) && sd_compact(s)) {
+		*err = -ENOMEM;
+		return COLD;
+	}
+	slot = sd_where(s, line);
+	if (!slot) {
+		*err = -ENOMEM;
+		return COLD;
+	}
+	prev = *slot;
+	if (prev == s->now && prev) /* already the most recent */
+		return 0;
+	if (prev) {
+		d = sd_after(s, prev - 1);
+		s->bits[(prev - 1) >> 6] &= ~(1ull << ((prev - 1) & 63));
+		sd_count(s, prev - 1, (uint32_t)-1);
+	} else {
+		s->live++;
+	}
+	s->bits[s->now >> 6] |= 1ull << (s->now & 63);
+	sd_count(s, s->now, 1);
+	s->owner[s->now] = line;
+	*slot = ++s->now;
+	return d;
+}
+
+void sd_reset(struct sdist *s)
+{
+	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++)
+		for (uint64_t b = s->bits[w]; b; b &= b - 1)
+			*sd_where(s, s->owner[w << 6 |
+					      (uint32_t)__builtin_ctzll(b)]) =
+				0;
+	memset(s->bits, 0, ((size_t)(s->now + 63) >> 6) * sizeof(*s->bits));
+	s->now = s->live = 0;
+	sd_recount(s);
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Blocked gzip members (docs/design.md section 4, after htslib's BGZF): each
+ * member holds at most 64 KiB of whole records, carries its own total size in a
+ * "BC" extra subfield, and falls back to a stored deflate block when
+ * compression does not shrink the data. Whole blocks are compressed by
+ * the record encoder (lib/io/recdeflate.h, the default), libdeflate (any
+ * level asked for) or zlib (for comparison in bench/).
+ */
+#include <errno.h>
+#include <libdeflate.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "bach/bytes.h"
+#include "bach/trace.h"
+#include "lib/io/recdeflate.h"
+
+const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE] = {
+	0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C',
+	2,    0,    0x1b, 0,	3, 0, 0, 0, 0, 0,    0, 0, 0,	0,
+};
+
+#define GZ_FEXTRA 0x04
+#define GZ_FIXED  12 /* ID1 ID2 CM FLG MTIME(4) XFL OS XLEN(2) */
+
+int bach_bgzf_member_size(const uint8_t *p, size_t len)
+{
+	static const uint8_t gzip_deflate[3] = { 0x1f, 0x8b, 8 };
+	size_t xlen, i;
+
+	if (memcmp(p, gzip_deflate, len < 3 ? len : 3))
+		return -EILSEQ;
+	if (len < GZ_FIXED)
+		return -EAGAIN;
+	if (!(p[3] & GZ_FEXTRA))
+		return -ENOENT;
+	xlen = bach_get_le16(p + 10);
+	if (len < GZ_FIXED + xlen)
+		return -EAGAIN;
+	p += GZ_FIXED;
+	for (i = 0; i + 4 <= xlen; i += 4 + bach_get_le16(p + i + 2)) {
+		if (p[i] == 'B' && p[i + 1] == 'C' &&
+		    bach_get_le16(p + i + 2) == 2)
+			return i + 6 <= xlen ? bach_get_le16(p + i + 4) + 1
+					     : -ENOENT;
+	}
+	return -ENOENT;
+}
+
+struct bach_deflater {
+	enum bach_deflate_backend backend;
+	struct libdeflate_compressor *ld;
+	struct bach_recdeflate *rec;
+	z_stream zs;
+	bool zinit;
+};
+
+struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
+					int level)
+{
+	struct bach_deflater *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	if (backend == BACH_DEFLATE_AUTO)
+		backend = level ? BACH_DEFLATE_LIBDEFLATE : BACH_DEFLATE_RECORD;
+	d->backend = backend;
+	if (backend == BACH_DEFLATE_U64) {
+		d->rec = bach_recdeflate_new_u64();
+		if (!d->rec)
+			goto out_free;
+		return d;
+	}
+	if (backend == BACH_DEFLATE_RECORD) {
+		d->rec = bach_recdeflate_new(
+			level ? level : BACH_RECDEFLATE_DEFAULT_LEVEL);
+		if (!d->rec)
+			goto out_free;
+		return d;
+	}
+	if (backend == BACH_DEFLATE_LIBDEFLATE) {
+		d->ld = libdeflate_alloc_compressor(level);
+		if (!d->ld)
+			goto out_free;
+		return d;
+	}
+	if (deflateInit2(&d->zs, level > 9 ? 9 : level, Z_DEFLATED, -15, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		goto out_free;
+	d->zinit = true;
+	return d;
+out_free:
+	free(d);
+	return NULL;
+}
+
+void bach_deflater_free(struct bach_deflater *d)
+{
+	if (!d)
+		return;
+	if (d->ld)
+		libdeflate_free_compressor(d->ld);
+	bach_recdeflate_free(d->rec);
+	if (d->zinit)
+		deflateEnd(&d->zs);
+	free(d);
+}
+
+/* raw deflate into dst[0..cap); 0 when it does not fit */
+static size_t deflate_raw(struct bach_deflater *d, uint8_t *dst, size_t cap,
+			  const uint8_t *src, size_t len)
+{
+	if (d->rec)
+		return bach_recdeflate(d->rec, src, len, dst, cap);
+	if (d->ld)
+		return libdeflate_deflate_compress(d->ld, src, len, dst, cap);
+	deflateReset(&d->zs);
+	d->zs.next_in = (Bytef *)src;
+	d->zs.avail_in = (uInt)len;
+	d->zs.next_out = dst;
+	d->zs.avail_out = (uInt)cap;
+	if (deflate(&d->zs, Z_FINISH) != Z_STREAM_END)
+		return 0;
+	return cap - d->zs.avail_out;
+}
+
+size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
+		       const uint8_t *src, size_t len)
+{
+	uint8_t *body = dst + BACH_BGZF_HDR;
+	size_t clen;
+	uint32_t crc;
+	size_t total;
+
+	/* a deflate result no smaller than the input is stored instead */
+	clen = len ? deflate_raw(d, body, len, src, len) : 0;
+	if (clen == 0) {
+		body[0] = 1; /* BFINAL, stored */
+		bach_put_le16(body + 1, (uint16_t)len);
+		bach_put_le16(body + 3, (uint16_t)~len);
+		memcpy(body + 5, src, len);
+		clen = len + 5;
+	}
+	if (d->backend == BACH_DEFLATE_ZLIB)
+		crc = (uint32_t)crc32(0, src, (uInt)len);
+	else
+		crc = libdeflate_crc32(0, src, len);
+	total = BACH_BGZF_HDR + clen + BACH_BGZF_TRAILER;
+
+	memcpy(dst, bach_bgzf_eof, 16); /* same fixed header up to SLEN */
+	bach_put_le16(dst + 16, (uint16_t)(total - 1));
+	bach_put_le32(body + clen, crc);
+	bach_put_le32(body + clen + 4, (uint32_t)len);
+	return total;
+}

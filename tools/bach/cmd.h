@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `bach` tool: one file per subcommand, and what they share (each
+ * declaration below names its file). main.c holds the table of commands
+ * and the dispatch.
+ *
+ * Adding a command NAME:
+ * - tools/bach/NAME.c defines `const struct bach_cmd cmd_NAME` (name,
+ *   run, a one-line summary for `bach help`, and help: the text
+ *   `bach help NAME` and `bach NAME --help` print, starting with
+ *   "usage: bach NAME ...", each option on a line of its own that starts
+ *   with spaces and the option, its description two spaces after; no
+ *   printf escapes such as %%, for it is printed as it is).
+ * - cmd_NAME in the extern list below, and a row in cmds[] in main.c
+ *   (the order of `bach help`).
+ * - The binary it goes in is decided by the libraries it needs: `bach`
+ *   itself loads only zlib, libdeflate and jansson (tests/cli/build.sh
+ *   checks that it links no driver's library, nor cairo). A command that
+ *   runs the drivers, libusb or libsigrok goes in bach-acquire: its
+ *   object in the Makefile's ACQ_CMD_OBJ, and a stub of the same name in
+ *   exec_acquire.c (help NULL) that runs it there. One that draws with
+ *   cairo goes in bach-draw: DRAW_CMD_OBJ and exec_draw.c. Any other is
+ *   built into all three binaries by the Makefile's wildcard, with
+ *   nothing to add.
+ * - docs/man/bach.1.scd: an entry *NAME* under COMMANDS, and every
+ *   --option its help lists named in the page (tests/cli/man.sh checks
+ *   both against `bach help`).
+ * - tools/completion/bach.bash needs nothing for the command and its
+ *   options (it reads them from `bach help` and `bach help NAME`;
+ *   tests/cli/completion.sh); only values of an option or words other
+ *   than file names want a case in _bach(), as ctl's verbs have.
+ * - Tests: tests/cli/NAME.sh (tests/README.md) for what it does;
+ *   tests/cli/usage.sh, man.sh and completion.sh then cover its help.
+ * - README.md (the commands under "Status", and a section when users
+ *   need one) and docs/design.md (the list of subcommands).
+ */
+#ifndef BACH_TOOL_H
+#define BACH_TOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bach/trace.h"
+#include "lib/exit.h"
+#include "lib/io/timing.h"
+
+struct bach_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const char *help; /* usage and options, printed by `bach help NAME`;
+			     NULL: run says (exec_helper.c) */
+};
+
+extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
+	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim,
+	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls;
+
+/* Messages to stderr as "bach CMD: ..." (msg.c). */
+extern const char *prog_cmd;
+__attribute__((format(printf, 1, 2))) void errmsg(const char *fmt, ...);
+/* Usage error: message, a pointer to `bach help CMD`, returns EXIT_USAGE. */
+__attribute__((format(printf, 1, 2))) int usage_error(const char *fmt, ...);
+/* Print the command's help to stdout; returns EXIT_OK (main.c). */
+int print_help(const struct bach_cmd *c);
+
+/*
+ * Whole non-negative decimal (or 0x hex) number; false when malformed
+ * (args.c).
+ */
+bool parse_u64(const char *s, uint64_t *v);
+
+/* Buffered output to a file descriptor, flushed in large writes (obuf.c). */
+struct obuf {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	int err; /* sticky -errno */
+};
+int obuf_init(struct obuf *o, int fd, size_t cap);
+int obuf_flush(struct obuf *o);
+void obuf_free(struct obuf *o);
+/* Room for at least n more bytes at o->buf + o->len (flushing if needed). */
+static inline char *obuf_room(struct obuf *o, size_t n)
+{
+	if (o->cap - o->len < n)
+		obuf_flush(o);
+	return o->buf + o->len;
+}
+
+/* Output format from a file name: blocked gzip when it ends in .gz (gen.c) */
+enum bach_out_format out_format_for(const char *path);
+
+/* s ends with suffix (args.c). */
+bool ends_with(const char *s, const char *suffix);
+
+/*
+ * For commands that write files (signals.c): SIGHUP, SIGINT and SIGTERM
+ * remove the temporary output (lib/io/outfile.h) and then kill the process
+ * as they would have, so the shell sees the signal. Ignored signals stay
+ * ignored.
+ */
+void catch_signals(void);
+
+/*
+ * Refuse an output that would destroy an input (iocheck.c): OUT is the same
+ * file as one of the nin inputs (device and inode, so through links too; "-"
+ * is standard input or output), or OUT would be created inside an input that
+ * is a capture directory. NULL inputs are passed over. Returns EXIT_OK, or
+ * EXIT_USAGE after saying which.
+ */
+int check_output(const char *out, const char *const *in, size_t nin);
+
+/*
+ * Refuse "-" among the n inputs more than once (iocheck.c): standard input
+ * can be read only once (a second reader would take the rest of the stream,
+ * or nothing). Returns EXIT_OK, or EXIT_USAGE after saying so.
+ */
+int stdin_once(char *const *in, int n);
+
+/*
+ * Run the command in argv[0] from BINARY, another binary of the tool
+ * (BINDIR/../lib/bach or LIBEXECDIR); returns only when that fails
+ * (exec_helper.c).
+ */
+int exec_helper(const char *binary, int argc, char **argv);
+
+/*
+ * --time (timecol.c): the timing sidecars of the trace a reader reads.
+ * whole: every file is read to its end (no range, no count), so each
+ * sidecar must end with its file's records. Each returns EXIT_OK or the
+ * status after a message naming the sidecar and the offset.
+ */
+/* The timing of a trace read with a bach_reader (bach_reader_times()). */
+struct trace_times {
+	struct bach_reader *r;
+	bool whole;  /* read whole: a sidecar's extra entries are errors */
+	uint64_t hz; /* the clock rate of the block's sidecar, 0 unknown */
+};
+int times_open(struct trace_times *tt, bool whole);
+/* The clocks of the n records r just handed out, in *clk. */
+int times_block(struct trace_times *tt, struct bach_reader *r, size_t n,
+		const uint64_t **clk);
+int times_finish(struct trace_times *tt);
+void times_close(struct trace_times *tt);
+/* "SEPclockSEPseconds" ("-" for what is not known); at most 48 bytes. */
+size_t fmt_time(char *dst, uint64_t clk, uint64_t hz, char sep);
+
+/*
+ * Open every TRACE argument into a reader; message and status on failure
+ * (traces.c).
+ */
+int open_traces(struct bach_reader **rp, int argc, char **argv);
+
+/*
+ * Read the TRACE arguments as one trace (traces.c), handing add() whole
+ * blocks of records in order. Returns EXIT_OK, or the status after saying
+ * what was wrong (the file and offset of damage). *records: how many were
+ * read.
+ */
+int read_traces(int argc, char **argv,
+		void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		void *ctx, uint64_t *records);
+
+/*
+ * --range START:END (range.c): records START to END-1; either may be
+ * left out: from the first, to the last. Returns false when malformed or
+ * END < START.
+ */
+bool parse_range(const char *s, uint64_t *start, uint64_t *end);
+/* getopt's --range: parse_range(), or the usage error saying why. */
+int range_arg(const char *s, uint64_t *start, uint64_t *end);
+/* Seek r to the range; message and status on failure. */
+int apply_range(struct bach_reader *r, uint64_t start, uint64_t end);
+/*
+ * The records a command reads: --between A B when ba is set (between.c;
+ * *start becomes A's position), else --range *start:end; both at once
+ * is a usage error.
+ */
+int select_records(struct bach_reader *r, int argc, char **argv, const char *ba,
+		   const char *bb, uint64_t *start, uint64_t end);
+
+/*
+ * --between A B (between.c): limit r to the records of the one capture
+ * directory argv[0] from the first mark matching A up to (not including)
+ * the next mark matching B after it; *first is A's trace position.
+ * EXIT_OK, or a message and EXIT_USAGE (a mark not found, named).
+ */
+int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
+		   const char *b, uint64_t *first);
+/* getopt's --between A: B is the next argument. EXIT_USAGE without one. */
+int between_arg(int argc, char **argv, const char **a, const char **b);
+#define BETWEEN_HELP                                                           \
+	"      --between A B  only the records from the first mark matching "  \
+	"A up\n"                                                               \
+	"                    to the next mark matching B after it (a "         \
+	"capture\n"                                                            \
+	"                    directory; A, B: a mark's text, or a marker's "   \
+	"address)\n"
+
+#endif
