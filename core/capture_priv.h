@@ -157,9 +157,28 @@ void *capture_acq_main(void *arg);
 void *capture_wr_main(void *arg);
 /* End the capture early and cleanly (autostop, min_free); writer thread. */
 void capture_autostop(struct capture *c, const char *why);
-int capture_open_segment(struct capture *c);
+
+/*
+ * segment.c: the open segment, its member index and its timing sidecar;
+ * writer thread (capture_open() and capture_close() before and after it).
+ */
+/* Open the next segment, seg-N.byu[.gz].part. */
+int segment_open(struct capture *c);
+/*
+ * Block b's clocks (nrec of them) into the segment's timing sidecar,
+ * opened at its first timed block (the records before that get
+ * BACH_TIME_NONE); b's clock buffer goes back to the ring.
+ */
+void segment_times(struct capture *c, struct ring_block *b, uint32_t nrec);
+/*
+ * Block b's len bytes of records into the segment: into the pool (which
+ * releases b once its member is written), or written raw and released.
+ */
+void segment_records(struct capture *c, struct ring_block *b, size_t len);
+/* Append the pool's finished members; with wait, every pending one. */
+void segment_drain(struct capture *c, bool wait);
 /* Close the open segment: finish, sync, rename, sync the directory. */
-int capture_close_segment(struct capture *c);
+int segment_close(struct capture *c);
 
 /* marks.c: user marks and in-band markers; writer thread */
 /*

@@ -357,7 +357,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 			BACH_MANIFEST_NAME, strerror(-err));
 		return err;
 	}
-	err = capture_open_segment(c);
+	err = segment_open(c);
 	if (err)
 		return err;
 	c->opened = true;
@@ -587,7 +587,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 		pthread_join(c->acq_tid, NULL);
 		pthread_join(c->wr_tid, NULL);
 	} else if (c->segfd >= 0) {
-		capture_close_segment(c);
+		segment_close(c);
 	}
 	if (final)
 		capture_status(c, final);
