@@ -174,6 +174,13 @@ static void time_name(const struct capture *c, char *dst, size_t cap)
 	snprintf(dst, cap, "seg-%06u%s", c->segno, BACH_TIME_SUFFIX);
 }
 
+/* The segment's sidecar goes: its writer freed, which removes its .part. */
+static void drop_times(struct capture *c)
+{
+	bach_time_writer_free(c->tw);
+	c->tw = NULL;
+}
+
 static void time_fail(struct capture *c, const char *what, int err)
 {
 	char name[64];
@@ -181,8 +188,7 @@ static void time_fail(struct capture *c, const char *what, int err)
 	time_name(c, name, sizeof(name));
 	log_warn("%s/%s.part: %s: %s; the segment is kept without timing",
 		 c->capdir, name, what, strerror(-err));
-	bach_time_writer_free(c->tw); /* removes the .part */
-	c->tw = NULL;
+	drop_times(c);
 	c->tw_failed = true;
 }
 
@@ -245,8 +251,9 @@ out:
 }
 
 /*
- * Finish the sidecar before its segment is renamed, so a closed segment's
- * sidecar is whole. Its name for the manifest, or NULL; *ts: what it holds.
+ * Finish the sidecar of a segment written whole before it is renamed, so
+ * a closed segment's sidecar is whole. Its name for the manifest, or
+ * NULL; *ts: what it holds.
  */
 static const char *close_times(struct capture *c, char *name, size_t cap,
 			       struct bach_time_summary *ts)
@@ -255,9 +262,8 @@ static const char *close_times(struct capture *c, char *name, size_t cap,
 
 	if (!c->tw)
 		return NULL;
-	if (!c->seg_records || c->write_err) {
-		bach_time_writer_free(c->tw);
-		c->tw = NULL;
+	if (!c->seg_records) {
+		drop_times(c);
 		return NULL;
 	}
 	err = bach_time_writer_close(c->tw, true);
@@ -266,23 +272,29 @@ static const char *close_times(struct capture *c, char *name, size_t cap,
 		return NULL;
 	}
 	bach_time_writer_summary(c->tw, ts);
-	bach_time_writer_free(c->tw);
-	c->tw = NULL;
+	drop_times(c);
 	time_name(c, name, cap);
 	return name;
 }
 
-int segment_close(struct capture *c)
+/* The closed segment in the status: the capture's segments and bytes. */
+static void count_closed(struct capture *c, uint64_t bytes, bool kept)
 {
-	char part[80], tname[64];
-	struct bach_time_summary ts;
-	const char *timing;
-	struct seg_result r;
-	uint64_t cut, eof_off;
-	int err;
+	if (kept)
+		atomic_fetch_add(&c->segments, 1);
+	c->bytes_closed += bytes;
+	atomic_store(&c->bytes, c->bytes_closed);
+}
 
-	if (c->segfd < 0)
-		return 0;
+/*
+ * The segment's last bytes out: the pool's members, the EOF block, every
+ * write waited for, the data synced, the file closed. A failure is left in
+ * write_err. Returns where the EOF block starts: the index's end.
+ */
+static uint64_t finish_file(struct capture *c)
+{
+	uint64_t eof_off;
+
 	segment_drain(c, true);
 	eof_off = c->io.off;
 	if (!c->write_err && c->cfg.compress)
@@ -292,50 +304,67 @@ int segment_close(struct capture *c)
 		c->write_err = segio_flush(&c->io);
 	else
 		segio_flush(&c->io);
-	snprintf(part, sizeof(part), "%s.part", c->segname);
 	if (!c->write_err) {
 		if (fdatasync(c->segfd) < 0)
 			c->write_err = -errno;
 	}
 	close(c->segfd);
 	c->segfd = -1;
-	timing = close_times(c, tname, sizeof(tname), &ts);
-	if (c->write_err) {
-		/* keep every complete block written before the failure */
-		note_write_error(c);
-		err = segment_finish_part(c->dirfd, part, &r);
-		if (err) {
-			log_err("%s/%s: cannot close after the error: %s",
-				c->capdir, part, strerror(-err));
-			return c->write_err;
-		}
-		manifest_segment(&c->man,
-				 &(struct manifest_segment){
-					 .name = c->segname,
-					 .records = r.records,
-					 .gap_markers = r.markers,
-					 .bytes = r.bytes,
-					 .crc = r.crc,
-					 .error = strerror(-c->write_err),
-					 .removed = r.removed,
-					 .cut_bytes = r.cut });
-		if (!r.removed)
-			segment_index(c->dirfd, c->capdir, c->segname);
-		/* real records the cut took off were counted written: lost */
-		cut = (c->seg_records - c->seg_markers) -
-		      (r.records - r.markers);
-		atomic_fetch_sub(&c->written, cut);
-		atomic_fetch_add(&c->lost, cut);
-		atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], cut);
-		c->trace_pos -=
-			c->seg_records - r.records; /* the trace ends here */
-		if (!r.removed)
-			atomic_fetch_add(&c->segments, 1);
-		c->bytes_closed += r.bytes;
-		atomic_store(&c->bytes, c->bytes_closed);
-		manifest_sync(&c->man);
+	return eof_off;
+}
+
+/*
+ * A segment whose write failed: every complete block written before the
+ * failure is kept (cut as recovery cuts, recover.h) and named with the
+ * error; real records the cut took off were counted written, and are now
+ * lost. Its sidecar is dropped. Returns write_err.
+ */
+static int close_failed(struct capture *c, const char *part)
+{
+	struct seg_result r;
+	uint64_t cut;
+	int err;
+
+	drop_times(c);
+	note_write_error(c);
+	err = segment_finish_part(c->dirfd, part, &r);
+	if (err) {
+		log_err("%s/%s: cannot close after the error: %s", c->capdir,
+			part, strerror(-err));
 		return c->write_err;
 	}
+	manifest_segment(&c->man, &(struct manifest_segment){
+					  .name = c->segname,
+					  .records = r.records,
+					  .gap_markers = r.markers,
+					  .bytes = r.bytes,
+					  .crc = r.crc,
+					  .error = strerror(-c->write_err),
+					  .removed = r.removed,
+					  .cut_bytes = r.cut });
+	if (!r.removed)
+		segment_index(c->dirfd, c->capdir, c->segname);
+	cut = (c->seg_records - c->seg_markers) - (r.records - r.markers);
+	atomic_fetch_sub(&c->written, cut);
+	atomic_fetch_add(&c->lost, cut);
+	atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], cut);
+	c->trace_pos -= c->seg_records - r.records; /* the trace ends here */
+	count_closed(c, r.bytes, !r.removed);
+	manifest_sync(&c->man);
+	return c->write_err;
+}
+
+/*
+ * A segment written whole: its sidecar finished first, then renamed, the
+ * directory synced, named in the manifest (synced), and its index written.
+ * One that got no record is removed instead.
+ */
+static int close_done(struct capture *c, const char *part, uint64_t eof_off)
+{
+	char tname[64];
+	struct bach_time_summary ts;
+	const char *timing = close_times(c, tname, sizeof(tname), &ts);
+
 	if (!c->seg_records) {
 		/* nothing came: no segment rather than an empty one */
 		if (unlinkat(c->dirfd, part, 0) < 0 || fsync(c->dirfd) < 0)
@@ -350,9 +379,7 @@ int segment_close(struct capture *c)
 			strerror(errno));
 		return c->write_err;
 	}
-	atomic_fetch_add(&c->segments, 1);
-	c->bytes_closed += c->io.off;
-	atomic_store(&c->bytes, c->bytes_closed);
+	count_closed(c, c->io.off, true);
 	manifest_segment(&c->man,
 			 &(struct manifest_segment){
 				 .name = c->segname,
@@ -370,4 +397,18 @@ int segment_close(struct capture *c)
 		 c->segname, (unsigned long long)c->seg_records,
 		 (unsigned long long)c->io.off);
 	return 0;
+}
+
+int segment_close(struct capture *c)
+{
+	char part[80];
+	uint64_t eof_off;
+
+	if (c->segfd < 0)
+		return 0;
+	eof_off = finish_file(c);
+	snprintf(part, sizeof(part), "%s.part", c->segname);
+	if (c->write_err)
+		return close_failed(c, part);
+	return close_done(c, part, eof_off);
 }
