@@ -192,6 +192,28 @@ void marks_idle(struct capture *c, bool all);
 /* Merged marker events whose second is over; with all, every one. */
 void markers_flush(struct capture *c, bool all);
 
+/*
+ * diskguard.c: min_free, and what follows every close (post_rotate,
+ * retention); writer thread.
+ */
+/*
+ * Close the open segment (segment_close()); once it closed well, its
+ * post_rotate command, then retention.
+ */
+int diskguard_close_segment(struct capture *c);
+/*
+ * Before a block goes to the open segment: below min_free the segment is
+ * closed and disk_low set. True when the capture is to stop (on_full =
+ * stop).
+ */
+bool diskguard_check(struct capture *c, uint64_t now);
+/* disk_low, on_full = wait: once space is back, a new segment. */
+void diskguard_retry(struct capture *c, uint64_t now);
+/* Retention, when it has not run for a while. */
+void diskguard_retain(struct capture *c, uint64_t now);
+/* At the writer's end: every record the disk took, in the manifest. */
+void diskguard_end(struct capture *c);
+
 /* retention.c: keep_bytes, keep_days, keep_captures; writer thread */
 void retention_run(struct capture *c);
 

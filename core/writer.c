@@ -1,34 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * The writer thread of a capture: takes ring blocks in order, writes the
- * manifest events they carry, compresses (bach/zpool.h) and appends to the
- * open segment (segio.h), rotating by size, time or request.
+ * The writer thread of a capture, its loop: takes ring blocks in order,
+ * writes the manifest events and marks they carry, hands their records to
+ * the open segment (segment.c) under the disk guard (diskguard.c), and
+ * rotates by size, time or request; autostop ends the capture there.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "bach/bytes.h"
-#include "bach/frame.h"
-#include "bach/index.h"
 #include "bach/manifest.h"
 #include "bach/record.h"
 #include "bach/trace.h"
-#include "bach/zpool.h"
 #include "capture_priv.h"
 #define LOG_PREFIX NULL
 #include "log.h"
-#include "recover.h"
 
 /*
  * A manifest line that cannot be written leaves the capture without its
@@ -144,136 +129,20 @@ void capture_autostop(struct capture *c, const char *why)
 	c->drv->stop(c->priv);
 }
 
-/* ---- the disk guard: min_free and retention ---------------------------- */
-
-/* Look at the free space after this many record bytes, or this long. */
-#define DISK_CHECK_BYTES (2u << 20)
-#define DISK_CHECK_NS	 500000000ull
-/* retention runs after each rotation, and at least this often */
-#define RETAIN_NS 10000000000ull
-
-/* Free bytes on the output's filesystem and min_free's floor; false on error.
- */
-static bool disk_space(struct capture *c, uint64_t *avail, uint64_t *floor)
-{
-	struct statvfs sv;
-
-	if (fstatvfs(c->dirfd, &sv) < 0)
-		return false;
-	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	*floor = c->cfg.min_free_pct ? (uint64_t)sv.f_blocks * sv.f_frsize /
-					       100 * c->cfg.min_free_pct
-				     : c->cfg.min_free_bytes;
-	return true;
-}
-
-/* A closed segment: its post_rotate command, then retention. */
-static void after_close(struct capture *c, uint64_t segments_before)
-{
-	char path[4400];
-
-	if (c->cfg.post_rotate[0] &&
-	    atomic_load(&c->segments) > segments_before) {
-		snprintf(path, sizeof(path), "%s/%s", c->capdir, c->segname);
-		post_rotate_run(c->cfg.post_rotate, path);
-	}
-	retention_run(c);
-	c->retain_ns = bach_now_ns();
-}
-
 /*
- * Below min_free: close the segment cleanly, then wait for space (every
- * record meanwhile is lost, cause disk, one gap at the end of the wait) or
- * stop the capture.
+ * Records the disk cannot take: lost, their events and marks placed at
+ * the trace's end. Returns how many real records were lost.
  */
-static void disk_low(struct capture *c, uint64_t avail, uint64_t floor)
-{
-	uint64_t before = atomic_load(&c->segments);
-
-	log_warn("%s: %llu bytes free, min_free is %llu: closing %s; %s",
-		 c->capdir, (unsigned long long)avail,
-		 (unsigned long long)floor, c->segname,
-		 c->cfg.on_full == CAPTURE_ON_FULL_STOP
-			 ? "stopping the capture (on_full = stop)"
-			 : "records are lost until space returns (on_full = "
-			   "wait)");
-	if (segment_close(c))
-		return; /* write_err is set: the writer stops */
-	after_close(c, before);
-	c->disk_low = true;
-	if (c->cfg.on_full == CAPTURE_ON_FULL_STOP)
-		capture_autostop(c, "min_free");
-	else
-		atomic_store(&c->disk_waiting, true);
-}
-
-/* Records the disk cannot take now: lost, and placed at the trace's end. */
-static void discard_block(struct capture *c, struct ring_block *b)
+static uint64_t discard_block(struct capture *c, struct ring_block *b)
 {
 	uint64_t real = b->nrec - b->nmarkers;
 
 	write_events(c, b, true);
 	marks_block(c, b, true);
-	c->disk_lost += real;
 	atomic_fetch_add(&c->lost, real);
 	atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], real);
 	ring_release(&c->ring);
-	atomic_fetch_add(&c->progress, 1);
-}
-
-/* The loss of a wait (or of a stop), as one gap where the trace goes on. */
-static void disk_gap(struct capture *c)
-{
-	if (!c->disk_lost)
-		return;
-	manifest_gap(&c->man, c->segname, c->trace_pos, c->disk_lost,
-		     BACH_GAP_DISK);
-	c->disk_gapped += c->disk_lost;
-	c->disk_lost = 0;
-}
-
-/* Waiting: is the space back (with some to spare)? Then a new segment. */
-static void disk_retry(struct capture *c, uint64_t now)
-{
-	uint64_t avail, floor, lost = c->disk_lost;
-	int err;
-
-	if (now - c->disk_check_ns < 1000000000ull)
-		return;
-	c->disk_check_ns = now;
-	retention_run(c);
-	c->retain_ns = now;
-	if (!disk_space(c, &avail, &floor) ||
-	    avail < floor + floor / 10 + (4u << 20))
-		return;
-	err = segment_open(c);
-	if (err) {
-		c->write_err = c->write_err ? c->write_err : err;
-		return;
-	}
-	disk_gap(c);
-	c->disk_low = false;
-	c->disk_since = 0;
-	atomic_store(&c->disk_waiting, false);
-	log_notice("%s: %llu bytes free again: %llu records were lost "
-		   "meanwhile; capturing into %s",
-		   c->capdir, (unsigned long long)avail,
-		   (unsigned long long)lost, c->segname);
-}
-
-static void disk_check(struct capture *c, uint64_t now)
-{
-	uint64_t avail, floor;
-
-	if (!c->cfg.min_free_bytes && !c->cfg.min_free_pct)
-		return;
-	if (c->disk_since < DISK_CHECK_BYTES &&
-	    now - c->disk_check_ns < DISK_CHECK_NS)
-		return;
-	c->disk_since = 0;
-	c->disk_check_ns = now;
-	if (disk_space(c, &avail, &floor) && avail < floor)
-		disk_low(c, avail, floor);
+	return real;
 }
 
 /* Autostop by time and by the producer's record count. */
@@ -297,9 +166,7 @@ static int rotate(struct capture *c)
 		capture_autostop(c, "segments");
 		return 0;
 	}
-	err = segment_close(c);
-	if (!err)
-		after_close(c, before);
+	err = diskguard_close_segment(c);
 	if (!err)
 		err = segment_open(c);
 	return err;
@@ -321,16 +188,18 @@ void *capture_wr_main(void *arg)
 			break;
 		b = ring_consume(&c->ring, 200, &ended);
 		now = bach_now_ns();
-		if (b && !c->disk_low)
-			disk_check(c, now);
-		if (b && (c->disk_low || c->write_err))
-			discard_block(c, b);
-		else if (b)
+		if (b && !c->disk_low && diskguard_check(c, now))
+			capture_autostop(c, "min_free");
+		if (b && (c->disk_low || c->write_err)) {
+			c->disk_lost += discard_block(c, b);
+			atomic_fetch_add(&c->progress, 1);
+		} else if (b) {
 			write_block(c, b);
-		else if (!c->disk_low)
+		} else if (!c->disk_low) {
 			/* the source is quiet: what is compressed goes out now
 			 */
 			segment_drain(c, true);
+		}
 		if (!b) {
 			/* quiet: marks the trace has reached, merged markers */
 			marks_idle(c, false);
@@ -343,7 +212,7 @@ void *capture_wr_main(void *arg)
 		if (c->disk_low) {
 			atomic_store(&c->rotate_requested, false);
 			if (c->cfg.on_full == CAPTURE_ON_FULL_WAIT)
-				disk_retry(c, now);
+				diskguard_retry(c, now);
 			continue;
 		}
 		if (c->seg_records && rotation_due(c)) {
@@ -355,19 +224,12 @@ void *capture_wr_main(void *arg)
 					c->write_err = err;
 				break;
 			}
-		} else if (now - c->retain_ns >= RETAIN_NS) {
-			retention_run(c);
-			c->retain_ns = now;
+		} else {
+			diskguard_retain(c, now);
 		}
 	}
+	diskguard_close_segment(c);
 	/* a failed write, or one at the close itself: the disk took records */
-	{
-		uint64_t before = atomic_load(&c->segments);
-
-		segment_close(c);
-		if (!c->write_err)
-			after_close(c, before);
-	}
 	if (c->write_err) {
 		/*
 		 * Stop the source and release what the ring holds, counted
@@ -379,27 +241,13 @@ void *capture_wr_main(void *arg)
 
 		c->drv->stop(c->priv);
 		atomic_store(&c->stop_requested, true);
-		while ((b = ring_consume(&c->ring, -1, &ended))) {
-			uint64_t real = b->nrec - b->nmarkers;
-
-			write_events(c, b, true);
-			marks_block(c, b, true);
-			atomic_fetch_add(&c->lost, real);
-			atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], real);
-			ring_release(&c->ring);
-		}
+		while ((b = ring_consume(&c->ring, -1, &ended)))
+			discard_block(c, b);
 	}
 	/* marks asked for at the very end, and the markers the cap merged */
 	marks_idle(c, true);
 	markers_flush(c, true);
-	/* what min_free took (a wait that never ended, or on_full = stop) */
-	disk_gap(c);
-	/* the manifest accounts for every record the disk took */
-	if (atomic_load(&c->lost_by[BACH_GAP_DISK]) > c->disk_gapped)
-		manifest_gap(&c->man, c->segname, c->trace_pos,
-			     atomic_load(&c->lost_by[BACH_GAP_DISK]) -
-				     c->disk_gapped,
-			     BACH_GAP_DISK);
+	diskguard_end(c);
 	manifest_failed(c);
 	/* shipping commands get a moment to finish; they are never killed */
 	post_rotate_reap(c->cfg.post_rotate[0] ? 5000 : 0);
