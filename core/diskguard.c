@@ -39,27 +39,27 @@ static bool disk_space(struct capture *c, uint64_t *avail, uint64_t *floor)
 
 int diskguard_close_segment(struct capture *c)
 {
-	uint64_t before = atomic_load(&c->segments);
+	uint64_t before = atomic_load(&c->sh.segments);
 	char path[4400];
 	int err = segment_close(c);
 
-	if (err || c->write_err)
+	if (err || c->wr.write_err)
 		return err;
 	/* a segment that got no record was removed, not closed */
-	if (c->cfg.post_rotate[0] && atomic_load(&c->segments) > before) {
-		snprintf(path, sizeof(path), "%s/%s", c->capdir, c->segname);
+	if (c->cfg.post_rotate[0] && atomic_load(&c->sh.segments) > before) {
+		snprintf(path, sizeof(path), "%s/%s", c->capdir, c->wr.segname);
 		post_rotate_run(c->cfg.post_rotate, path);
 	}
 	retention_run(c);
-	c->retain_ns = bach_now_ns();
+	c->wr.retain_ns = bach_now_ns();
 	return 0;
 }
 
 void diskguard_retain(struct capture *c, uint64_t now)
 {
-	if (now - c->retain_ns >= RETAIN_NS) {
+	if (now - c->wr.retain_ns >= RETAIN_NS) {
 		retention_run(c);
-		c->retain_ns = now;
+		c->wr.retain_ns = now;
 	}
 }
 
@@ -72,83 +72,88 @@ static bool disk_low(struct capture *c, uint64_t avail, uint64_t floor)
 {
 	log_warn("%s: %llu bytes free, min_free is %llu: closing %s; %s",
 		 c->capdir, (unsigned long long)avail,
-		 (unsigned long long)floor, c->segname,
+		 (unsigned long long)floor, c->wr.segname,
 		 c->cfg.on_full == CAPTURE_ON_FULL_STOP
 			 ? "stopping the capture (on_full = stop)"
 			 : "records are lost until space returns (on_full = "
 			   "wait)");
 	if (diskguard_close_segment(c))
 		return false; /* write_err is set: the writer stops */
-	c->disk_low = true;
+	c->wr.disk_low = true;
 	if (c->cfg.on_full == CAPTURE_ON_FULL_STOP)
 		return true;
-	atomic_store(&c->disk_waiting, true);
+	atomic_store(&c->sh.disk_waiting, true);
 	return false;
 }
 
 /* The loss of a wait (or of a stop), as one gap where the trace goes on. */
 static void disk_gap(struct capture *c)
 {
-	if (!c->disk_lost)
+	struct capture_wr *w = &c->wr;
+
+	if (!w->disk_lost)
 		return;
-	manifest_gap(&c->man, c->segname, c->trace_pos, c->disk_lost,
+	manifest_gap(&w->man, w->segname, w->trace_pos, w->disk_lost,
 		     BACH_GAP_DISK);
-	c->disk_gapped += c->disk_lost;
-	c->disk_lost = 0;
+	w->disk_gapped += w->disk_lost;
+	w->disk_lost = 0;
 }
 
 void diskguard_retry(struct capture *c, uint64_t now)
 {
-	uint64_t avail, floor, lost = c->disk_lost;
+	struct capture_wr *w = &c->wr;
+	uint64_t avail, floor, lost = w->disk_lost;
 	int err;
 
-	if (now - c->disk_check_ns < 1000000000ull)
+	if (now - w->disk_check_ns < 1000000000ull)
 		return;
-	c->disk_check_ns = now;
+	w->disk_check_ns = now;
 	retention_run(c);
-	c->retain_ns = now;
+	w->retain_ns = now;
 	if (!disk_space(c, &avail, &floor) ||
 	    avail < floor + floor / 10 + (4u << 20))
 		return;
 	err = segment_open(c);
 	if (err) {
-		c->write_err = c->write_err ? c->write_err : err;
+		w->write_err = w->write_err ? w->write_err : err;
 		return;
 	}
 	disk_gap(c);
-	c->disk_low = false;
-	c->disk_since = 0;
-	atomic_store(&c->disk_waiting, false);
+	w->disk_low = false;
+	w->disk_since = 0;
+	atomic_store(&c->sh.disk_waiting, false);
 	log_notice("%s: %llu bytes free again: %llu records were lost "
 		   "meanwhile; capturing into %s",
 		   c->capdir, (unsigned long long)avail,
-		   (unsigned long long)lost, c->segname);
+		   (unsigned long long)lost, w->segname);
 }
 
 bool diskguard_check(struct capture *c, uint64_t now)
 {
+	struct capture_wr *w = &c->wr;
 	uint64_t avail, floor;
 
 	if (!c->cfg.min_free_bytes && !c->cfg.min_free_pct)
 		return false;
-	if (c->disk_since < DISK_CHECK_BYTES &&
-	    now - c->disk_check_ns < DISK_CHECK_NS)
+	if (w->disk_since < DISK_CHECK_BYTES &&
+	    now - w->disk_check_ns < DISK_CHECK_NS)
 		return false;
-	c->disk_since = 0;
-	c->disk_check_ns = now;
+	w->disk_since = 0;
+	w->disk_check_ns = now;
 	return disk_space(c, &avail, &floor) && avail < floor &&
 	       disk_low(c, avail, floor);
 }
 
 void diskguard_end(struct capture *c)
 {
+	struct capture_wr *w = &c->wr;
 	uint64_t lost;
 
 	/* what min_free took (a wait that never ended, or on_full = stop) */
 	disk_gap(c);
 	/* the manifest accounts for every record the disk took */
-	lost = atomic_load(&c->lost_by[BACH_GAP_DISK]);
-	if (lost > c->disk_gapped)
-		manifest_gap(&c->man, c->segname, c->trace_pos,
-			     lost - c->disk_gapped, BACH_GAP_DISK);
+	lost = atomic_load(&c->sh.lost_by[BACH_GAP_DISK]);
+	if (lost > w->disk_gapped)
+		manifest_gap(&w->man, w->segname, w->trace_pos,
+			     lost - w->disk_gapped, BACH_GAP_DISK);
 }

@@ -31,32 +31,33 @@ static const char *seg_ext(const struct capture *c)
 
 int segment_open(struct capture *c)
 {
+	struct capture_wr *w = &c->wr;
 	char part[80];
 
-	c->segno++;
-	snprintf(c->segname, sizeof(c->segname), "seg-%06u%s", c->segno,
+	w->segno++;
+	snprintf(w->segname, sizeof(w->segname), "seg-%06u%s", w->segno,
 		 seg_ext(c));
-	snprintf(part, sizeof(part), "%s.part", c->segname);
-	c->segfd = openat(c->dirfd, part,
+	snprintf(part, sizeof(part), "%s.part", w->segname);
+	w->segfd = openat(c->dirfd, part,
 			  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (c->segfd < 0) {
+	if (w->segfd < 0) {
 		int err = -errno;
 
 		log_err("%s/%s: cannot create: %s", c->capdir, part,
 			strerror(errno));
 		return err;
 	}
-	segio_attach(&c->io, c->segfd);
-	manifest_reserve(&c->man, MANIFEST_RESERVE);
-	c->seg_records = c->seg_markers = 0;
-	c->seg_record_bytes = 0;
-	c->seg_started_ns = bach_now_ns();
-	c->segix.n = 0;
-	c->segix_err = 0;
-	c->tw_failed = false;
-	pthread_mutex_lock(&c->mu);
-	snprintf(c->open_seg, sizeof(c->open_seg), "%s", part);
-	pthread_mutex_unlock(&c->mu);
+	segio_attach(&w->io, w->segfd);
+	manifest_reserve(&w->man, MANIFEST_RESERVE);
+	w->seg_records = w->seg_markers = 0;
+	w->seg_record_bytes = 0;
+	w->seg_started_ns = bach_now_ns();
+	w->segix.n = 0;
+	w->segix_err = 0;
+	w->tw_failed = false;
+	pthread_mutex_lock(&c->sh.mu);
+	snprintf(c->sh.open_seg, sizeof(c->sh.open_seg), "%s", part);
+	pthread_mutex_unlock(&c->sh.mu);
 	return 0;
 }
 
@@ -68,8 +69,8 @@ int segment_open(struct capture *c)
  */
 static void push(struct capture *c)
 {
-	if (!c->write_err && !ring_waiting(&c->ring))
-		c->write_err = segio_push(&c->io);
+	if (!c->wr.write_err && !ring_waiting(&c->ring))
+		c->wr.write_err = segio_push(&c->wr.io);
 }
 
 /*
@@ -77,20 +78,20 @@ static void push(struct capture *c)
  * index (bach/index.h): its offset, and the record bytes before it (its
  * own are its ISIZE). Per member, never per record.
  */
-static void append_member(struct capture *c, const uint8_t *out, size_t len)
+static void append_member(struct capture_wr *w, const uint8_t *out, size_t len)
 {
-	if (c->write_err)
+	if (w->write_err)
 		return;
-	if (!c->segix_err &&
-	    !(c->segix_err = bach_index_grow(&c->segix, &c->segix_cap))) {
-		uint64_t n = c->segix.n;
+	if (!w->segix_err &&
+	    !(w->segix_err = bach_index_grow(&w->segix, &w->segix_cap))) {
+		uint64_t n = w->segix.n;
 
-		c->segix.coff[n] = c->io.off;
-		c->segix.uoff[n] = n ? c->segix.uoff[n - 1] + c->segix_last : 0;
-		c->segix_last = bach_get_le32(out + len - 4);
-		c->segix.n++;
+		w->segix.coff[n] = w->io.off;
+		w->segix.uoff[n] = n ? w->segix.uoff[n - 1] + w->segix_last : 0;
+		w->segix_last = bach_get_le32(out + len - 4);
+		w->segix.n++;
 	}
-	c->write_err = segio_append(&c->io, out, len);
+	w->write_err = segio_append(&w->io, out, len);
 }
 
 /*
@@ -100,18 +101,19 @@ static void append_member(struct capture *c, const uint8_t *out, size_t len)
  */
 static void write_index(struct capture *c, uint64_t eof_off)
 {
-	struct bach_index *ix = &c->segix;
-	int err = c->segix_err;
+	struct capture_wr *w = &c->wr;
+	struct bach_index *ix = &w->segix;
+	int err = w->segix_err;
 
 	if (!err) {
 		ix->coff[ix->n] = eof_off;
 		ix->uoff[ix->n] =
-			ix->n ? ix->uoff[ix->n - 1] + c->segix_last : 0;
-		err = bach_index_writeat(c->dirfd, c->segname, ix);
+			ix->n ? ix->uoff[ix->n - 1] + w->segix_last : 0;
+		err = bach_index_writeat(c->dirfd, w->segname, ix);
 	}
 	if (err)
 		log_warn("%s/%s%s: not written: %s (bach index writes it)",
-			 c->capdir, c->segname, BACH_INDEX_SUFFIX,
+			 c->capdir, w->segname, BACH_INDEX_SUFFIX,
 			 strerror(-err));
 }
 
@@ -125,36 +127,37 @@ static bool take_member(struct capture *c, bool wait)
 	const uint8_t *out;
 	size_t len;
 
-	if (!bach_zpool_peek(c->z.pool, wait, &out, &len, NULL))
+	if (!bach_zpool_peek(c->wr.pool, wait, &out, &len, NULL))
 		return false;
-	append_member(c, out, len);
-	bach_zpool_release(c->z.pool);
+	append_member(&c->wr, out, len);
+	bach_zpool_release(c->wr.pool);
 	ring_release(&c->ring);
 	return true;
 }
 
 void segment_drain(struct capture *c, bool wait)
 {
-	if (!c->z.pool)
+	if (!c->wr.pool)
 		return;
 	while (take_member(c, wait))
-		atomic_fetch_add(&c->progress, 1);
+		atomic_fetch_add(&c->sh.progress, 1);
 	push(c);
-	atomic_store(&c->bytes, c->bytes_closed + c->io.off);
+	atomic_store(&c->sh.bytes, c->wr.bytes_closed + c->wr.io.off);
 }
 
 void segment_records(struct capture *c, struct ring_block *b, size_t len)
 {
-	if (c->z.pool) {
+	struct capture_wr *w = &c->wr;
+
+	if (w->pool) {
 		/* a full pool takes b once its oldest member is out */
-		if (bach_zpool_pending(c->z.pool) ==
-		    bach_zpool_depth(c->z.pool))
+		if (bach_zpool_pending(w->pool) == bach_zpool_depth(w->pool))
 			take_member(c, true);
-		bach_zpool_submit(c->z.pool, b->data, len, b);
+		bach_zpool_submit(w->pool, b->data, len, b);
 		segment_drain(c, false);
 	} else {
-		if (!c->write_err)
-			c->write_err = segio_append(&c->io, b->data, len);
+		if (!w->write_err)
+			w->write_err = segio_append(&w->io, b->data, len);
 		ring_release(&c->ring);
 		push(c);
 	}
@@ -162,34 +165,34 @@ void segment_records(struct capture *c, struct ring_block *b, size_t len)
 
 static void note_write_error(struct capture *c)
 {
-	log_err("%s/%s.part: write failed: %s%s", c->capdir, c->segname,
-		strerror(-c->write_err),
-		c->write_err == -ENOSPC ? " (the disk is full; closing the "
-					  "segment with what was written)"
-					: "");
+	log_err("%s/%s.part: write failed: %s%s", c->capdir, c->wr.segname,
+		strerror(-c->wr.write_err),
+		c->wr.write_err == -ENOSPC ? " (the disk is full; closing the "
+					     "segment with what was written)"
+					   : "");
 }
 
-static void time_name(const struct capture *c, char *dst, size_t cap)
+static void time_name(const struct capture_wr *w, char *dst, size_t cap)
 {
-	snprintf(dst, cap, "seg-%06u%s", c->segno, BACH_TIME_SUFFIX);
+	snprintf(dst, cap, "seg-%06u%s", w->segno, BACH_TIME_SUFFIX);
 }
 
 /* The segment's sidecar goes: its writer freed, which removes its .part. */
-static void drop_times(struct capture *c)
+static void drop_times(struct capture_wr *w)
 {
-	bach_time_writer_free(c->tw);
-	c->tw = NULL;
+	bach_time_writer_free(w->tw);
+	w->tw = NULL;
 }
 
 static void time_fail(struct capture *c, const char *what, int err)
 {
 	char name[64];
 
-	time_name(c, name, sizeof(name));
+	time_name(&c->wr, name, sizeof(name));
 	log_warn("%s/%s.part: %s: %s; the segment is kept without timing",
 		 c->capdir, name, what, strerror(-err));
-	drop_times(c);
-	c->tw_failed = true;
+	drop_times(&c->wr);
+	c->wr.tw_failed = true;
 }
 
 /*
@@ -200,48 +203,50 @@ static void time_fail(struct capture *c, const char *what, int err)
  */
 static struct bach_zpool *time_pool(struct capture *c)
 {
+	struct capture_wr *w = &c->wr;
 	int threads = c->cfg.threads > 0 ? c->cfg.threads
 					 : (int)sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (c->z.tpool || c->z.tpool_failed)
-		return c->z.tpool;
-	c->z.tpool = bach_zpool_new(threads, (size_t)threads * 2,
-				    BACH_DEFLATE_U64, 0);
-	if (!c->z.tpool) {
-		c->z.tpool_failed = true;
+	if (w->tpool || w->tpool_failed)
+		return w->tpool;
+	w->tpool = bach_zpool_new(threads, (size_t)threads * 2,
+				  BACH_DEFLATE_U64, 0);
+	if (!w->tpool) {
+		w->tpool_failed = true;
 		log_warn("%s: timing sidecars are compressed on the writer "
 			 "thread (no memory or thread for their pool)",
 			 c->capdir);
 	}
-	return c->z.tpool;
+	return w->tpool;
 }
 
 void segment_times(struct capture *c, struct ring_block *b, uint32_t nrec)
 {
+	struct capture_wr *w = &c->wr;
 	char name[64];
 	int err;
 
-	if (c->tw_failed || (!b->times && !c->tw))
+	if (w->tw_failed || (!b->times && !w->tw))
 		goto out;
-	if (!c->tw) {
-		time_name(c, name, sizeof(name));
-		err = bach_time_writer_open(&c->tw, c->dirfd, name,
-					    atomic_load(&c->clock_hz));
+	if (!w->tw) {
+		time_name(w, name, sizeof(name));
+		err = bach_time_writer_open(&w->tw, c->dirfd, name,
+					    atomic_load(&c->sh.clock_hz));
 		if (!err && time_pool(c))
-			err = bach_time_writer_pool(c->tw, c->z.tpool);
+			err = bach_time_writer_pool(w->tw, w->tpool);
 		if (!err)
-			err = bach_time_writer_fill(c->tw, BACH_TIME_NONE,
-						    c->seg_records);
+			err = bach_time_writer_fill(w->tw, BACH_TIME_NONE,
+						    w->seg_records);
 		if (err) {
 			time_fail(c, "cannot create", err);
 			goto out;
 		}
 	}
-	bach_time_writer_clock(c->tw, atomic_load(&c->clock_hz));
+	bach_time_writer_clock(w->tw, atomic_load(&c->sh.clock_hz));
 	if (b->times)
-		err = bach_time_writer_put(c->tw, b->times, nrec);
+		err = bach_time_writer_put(w->tw, b->times, nrec);
 	else
-		err = bach_time_writer_fill(c->tw, BACH_TIME_NONE, nrec);
+		err = bach_time_writer_fill(w->tw, BACH_TIME_NONE, nrec);
 	if (err)
 		time_fail(c, "write failed", err);
 out:
@@ -258,22 +263,23 @@ out:
 static const char *close_times(struct capture *c, char *name, size_t cap,
 			       struct bach_time_summary *ts)
 {
+	struct capture_wr *w = &c->wr;
 	int err;
 
-	if (!c->tw)
+	if (!w->tw)
 		return NULL;
-	if (!c->seg_records) {
-		drop_times(c);
+	if (!w->seg_records) {
+		drop_times(w);
 		return NULL;
 	}
-	err = bach_time_writer_close(c->tw, true);
+	err = bach_time_writer_close(w->tw, true);
 	if (err) {
 		time_fail(c, "cannot close", err);
 		return NULL;
 	}
-	bach_time_writer_summary(c->tw, ts);
-	drop_times(c);
-	time_name(c, name, cap);
+	bach_time_writer_summary(w->tw, ts);
+	drop_times(w);
+	time_name(w, name, cap);
 	return name;
 }
 
@@ -281,9 +287,9 @@ static const char *close_times(struct capture *c, char *name, size_t cap,
 static void count_closed(struct capture *c, uint64_t bytes, bool kept)
 {
 	if (kept)
-		atomic_fetch_add(&c->segments, 1);
-	c->bytes_closed += bytes;
-	atomic_store(&c->bytes, c->bytes_closed);
+		atomic_fetch_add(&c->sh.segments, 1);
+	c->wr.bytes_closed += bytes;
+	atomic_store(&c->sh.bytes, c->wr.bytes_closed);
 }
 
 /*
@@ -293,23 +299,24 @@ static void count_closed(struct capture *c, uint64_t bytes, bool kept)
  */
 static uint64_t finish_file(struct capture *c)
 {
+	struct capture_wr *w = &c->wr;
 	uint64_t eof_off;
 
 	segment_drain(c, true);
-	eof_off = c->io.off;
-	if (!c->write_err && c->cfg.compress)
-		c->write_err =
-			segio_append(&c->io, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
-	if (!c->write_err)
-		c->write_err = segio_flush(&c->io);
+	eof_off = w->io.off;
+	if (!w->write_err && c->cfg.compress)
+		w->write_err =
+			segio_append(&w->io, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
+	if (!w->write_err)
+		w->write_err = segio_flush(&w->io);
 	else
-		segio_flush(&c->io);
-	if (!c->write_err) {
-		if (fdatasync(c->segfd) < 0)
-			c->write_err = -errno;
+		segio_flush(&w->io);
+	if (!w->write_err) {
+		if (fdatasync(w->segfd) < 0)
+			w->write_err = -errno;
 	}
-	close(c->segfd);
-	c->segfd = -1;
+	close(w->segfd);
+	w->segfd = -1;
 	return eof_off;
 }
 
@@ -321,37 +328,38 @@ static uint64_t finish_file(struct capture *c)
  */
 static int close_failed(struct capture *c, const char *part)
 {
+	struct capture_wr *w = &c->wr;
 	struct seg_result r;
 	uint64_t cut;
 	int err;
 
-	drop_times(c);
+	drop_times(w);
 	note_write_error(c);
 	err = segment_finish_part(c->dirfd, part, &r);
 	if (err) {
 		log_err("%s/%s: cannot close after the error: %s", c->capdir,
 			part, strerror(-err));
-		return c->write_err;
+		return w->write_err;
 	}
-	manifest_segment(&c->man, &(struct manifest_segment){
-					  .name = c->segname,
+	manifest_segment(&w->man, &(struct manifest_segment){
+					  .name = w->segname,
 					  .records = r.records,
 					  .gap_markers = r.markers,
 					  .bytes = r.bytes,
 					  .crc = r.crc,
-					  .error = strerror(-c->write_err),
+					  .error = strerror(-w->write_err),
 					  .removed = r.removed,
 					  .cut_bytes = r.cut });
 	if (!r.removed)
-		segment_index(c->dirfd, c->capdir, c->segname);
-	cut = (c->seg_records - c->seg_markers) - (r.records - r.markers);
-	atomic_fetch_sub(&c->written, cut);
-	atomic_fetch_add(&c->lost, cut);
-	atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], cut);
-	c->trace_pos -= c->seg_records - r.records; /* the trace ends here */
+		segment_index(c->dirfd, c->capdir, w->segname);
+	cut = (w->seg_records - w->seg_markers) - (r.records - r.markers);
+	atomic_fetch_sub(&c->sh.written, cut);
+	atomic_fetch_add(&c->sh.lost, cut);
+	atomic_fetch_add(&c->sh.lost_by[BACH_GAP_DISK], cut);
+	w->trace_pos -= w->seg_records - r.records; /* the trace ends here */
 	count_closed(c, r.bytes, !r.removed);
-	manifest_sync(&c->man);
-	return c->write_err;
+	manifest_sync(&w->man);
+	return w->write_err;
 }
 
 /*
@@ -361,41 +369,42 @@ static int close_failed(struct capture *c, const char *part)
  */
 static int close_done(struct capture *c, const char *part, uint64_t eof_off)
 {
+	struct capture_wr *w = &c->wr;
 	char tname[64];
 	struct bach_time_summary ts;
 	const char *timing = close_times(c, tname, sizeof(tname), &ts);
 
-	if (!c->seg_records) {
+	if (!w->seg_records) {
 		/* nothing came: no segment rather than an empty one */
 		if (unlinkat(c->dirfd, part, 0) < 0 || fsync(c->dirfd) < 0)
 			log_warn("%s/%s: cannot remove: %s", c->capdir, part,
 				 strerror(errno));
 		return 0;
 	}
-	if (renameat(c->dirfd, part, c->dirfd, c->segname) < 0 ||
+	if (renameat(c->dirfd, part, c->dirfd, w->segname) < 0 ||
 	    fsync(c->dirfd) < 0) {
-		c->write_err = -errno;
+		w->write_err = -errno;
 		log_err("%s/%s: cannot close: %s", c->capdir, part,
 			strerror(errno));
-		return c->write_err;
+		return w->write_err;
 	}
-	count_closed(c, c->io.off, true);
-	manifest_segment(&c->man,
+	count_closed(c, w->io.off, true);
+	manifest_segment(&w->man,
 			 &(struct manifest_segment){
-				 .name = c->segname,
-				 .records = c->seg_records,
-				 .gap_markers = c->seg_markers,
-				 .bytes = c->io.off,
-				 .crc = c->io.crc,
+				 .name = w->segname,
+				 .records = w->seg_records,
+				 .gap_markers = w->seg_markers,
+				 .bytes = w->io.off,
+				 .crc = w->io.crc,
 				 .timing = timing,
 				 .tsum = timing ? &ts : NULL,
-				 .clock_hz = atomic_load(&c->clock_hz) });
-	manifest_sync(&c->man);
+				 .clock_hz = atomic_load(&c->sh.clock_hz) });
+	manifest_sync(&w->man);
 	if (c->cfg.compress)
 		write_index(c, eof_off);
 	log_info("%s/%s closed: %llu records, %llu bytes", c->capdir,
-		 c->segname, (unsigned long long)c->seg_records,
-		 (unsigned long long)c->io.off);
+		 w->segname, (unsigned long long)w->seg_records,
+		 (unsigned long long)w->io.off);
 	return 0;
 }
 
@@ -404,11 +413,11 @@ int segment_close(struct capture *c)
 	char part[80];
 	uint64_t eof_off;
 
-	if (c->segfd < 0)
+	if (c->wr.segfd < 0)
 		return 0;
 	eof_off = finish_file(c);
-	snprintf(part, sizeof(part), "%s.part", c->segname);
-	if (c->write_err)
+	snprintf(part, sizeof(part), "%s.part", c->wr.segname);
+	if (c->wr.write_err)
 		return close_failed(c, part);
 	return close_done(c, part, eof_off);
 }

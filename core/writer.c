@@ -21,14 +21,16 @@
  */
 static bool manifest_failed(struct capture *c)
 {
-	if (!c->man.err || c->manifest_err)
-		return c->manifest_err != 0;
-	c->manifest_err = c->man.err;
+	struct capture_wr *w = &c->wr;
+
+	if (!w->man.err || w->manifest_err)
+		return w->manifest_err != 0;
+	w->manifest_err = w->man.err;
 	log_err("%s/%s: cannot write: %s: stopping, since what is captured "
 		"could no longer be accounted for",
-		c->capdir, BACH_MANIFEST_NAME, strerror(-c->man.err));
-	if (!c->write_err)
-		c->write_err = c->man.err;
+		c->capdir, BACH_MANIFEST_NAME, strerror(-w->man.err));
+	if (!w->write_err)
+		w->write_err = w->man.err;
 	return true;
 }
 
@@ -39,35 +41,37 @@ static bool manifest_failed(struct capture *c)
 static void write_events(struct capture *c, const struct ring_block *b,
 			 bool at_end)
 {
+	struct capture_wr *w = &c->wr;
+
 	for (uint32_t i = 0; i < b->nev; i++) {
 		const struct ring_event *e = &b->ev[i];
-		uint64_t at = c->trace_pos + (at_end ? 0 : e->at);
+		uint64_t at = w->trace_pos + (at_end ? 0 : e->at);
 
 		switch (e->kind) {
 		case RING_EV_GAP:
-			manifest_gap(&c->man, c->segname, at, e->a,
+			manifest_gap(&w->man, w->segname, at, e->a,
 				     (enum bach_gap_cause)e->b);
 			break;
 		case RING_EV_STALL: {
-			uint64_t hz = atomic_load(&c->clock_hz);
+			uint64_t hz = atomic_load(&c->sh.clock_hz);
 
-			manifest_stall_ring(&c->man, c->segname, at,
+			manifest_stall_ring(&w->man, w->segname, at,
 					    e->a - c->t0_ns, e->b - c->t0_ns,
 					    e->c, e->d,
 					    hz ? e->c * hz / 1000000000ull : 0);
 			break;
 		}
 		case RING_EV_BOARD_STALL:
-			manifest_stall_board(&c->man, c->segname, at, e->a,
+			manifest_stall_board(&w->man, w->segname, at, e->a,
 					     e->b);
 			break;
 		case RING_EV_DEVICE_LOST:
-			manifest_device(&c->man, true, c->segname, at);
+			manifest_device(&w->man, true, w->segname, at);
 			/* the segment closes with the device */
-			atomic_store(&c->rotate_requested, true);
+			atomic_store(&c->sh.rotate_requested, true);
 			break;
 		case RING_EV_DEVICE_BACK:
-			manifest_device(&c->man, false, c->segname, at);
+			manifest_device(&w->man, false, w->segname, at);
 			break;
 		}
 	}
@@ -75,6 +79,7 @@ static void write_events(struct capture *c, const struct ring_block *b,
 
 static void write_block(struct capture *c, struct ring_block *b)
 {
+	struct capture_wr *w = &c->wr;
 	/*
 	 * Read once: once released (below, or by segment_drain()) the block is
 	 * the producer's again, and it may already be filling it.
@@ -96,35 +101,36 @@ static void write_block(struct capture *c, struct ring_block *b)
 		return;
 	}
 	segment_times(c, b, nrec);
-	atomic_store(&c->write_started_ns, bach_now_ns());
+	atomic_store(&c->sh.write_started_ns, bach_now_ns());
 	segment_records(c, b, len);
-	atomic_store(&c->write_started_ns, 0);
-	atomic_fetch_add(&c->progress, 1);
-	c->trace_pos += nrec;
-	c->seg_records += nrec;
-	c->seg_markers += nmarkers;
-	c->seg_record_bytes += len;
-	c->disk_since += len;
-	atomic_fetch_add_explicit(&c->written, real, memory_order_relaxed);
-	atomic_store(&c->bytes, c->bytes_closed + c->io.off);
+	atomic_store(&c->sh.write_started_ns, 0);
+	atomic_fetch_add(&c->sh.progress, 1);
+	w->trace_pos += nrec;
+	w->seg_records += nrec;
+	w->seg_markers += nmarkers;
+	w->seg_record_bytes += len;
+	w->disk_since += len;
+	atomic_fetch_add_explicit(&c->sh.written, real, memory_order_relaxed);
+	atomic_store(&c->sh.bytes, w->bytes_closed + w->io.off);
 }
 
 static bool rotation_due(struct capture *c)
 {
-	if (atomic_exchange(&c->rotate_requested, false))
+	if (atomic_exchange(&c->sh.rotate_requested, false))
 		return true;
-	if (c->cfg.rotate_bytes && c->seg_record_bytes >= c->cfg.rotate_bytes)
+	if (c->cfg.rotate_bytes &&
+	    c->wr.seg_record_bytes >= c->cfg.rotate_bytes)
 		return true;
 	return c->cfg.rotate_seconds &&
-	       bach_now_ns() - c->seg_started_ns >=
+	       bach_now_ns() - c->wr.seg_started_ns >=
 		       c->cfg.rotate_seconds * 1000000000ull;
 }
 
 void capture_autostop(struct capture *c, const char *why)
 {
-	if (atomic_exchange(&c->stop_requested, true))
+	if (atomic_exchange(&c->sh.stop_requested, true))
 		return; /* stopping already: not ours to explain */
-	c->stop_reason = why;
+	c->wr.stop_reason = why;
 	log_notice("%s: stopping: %s reached", c->capdir, why);
 	c->drv->stop(c->priv);
 }
@@ -139,8 +145,8 @@ static uint64_t discard_block(struct capture *c, struct ring_block *b)
 
 	write_events(c, b, true);
 	marks_block(c, b, true);
-	atomic_fetch_add(&c->lost, real);
-	atomic_fetch_add(&c->lost_by[BACH_GAP_DISK], real);
+	atomic_fetch_add(&c->sh.lost, real);
+	atomic_fetch_add(&c->sh.lost_by[BACH_GAP_DISK], real);
 	ring_release(&c->ring);
 	return real;
 }
@@ -148,7 +154,7 @@ static uint64_t discard_block(struct capture *c, struct ring_block *b)
 /* Autostop by time and by the producer's record count. */
 static void autostop_due(struct capture *c, uint64_t now)
 {
-	if (atomic_load(&c->records_reached))
+	if (atomic_load(&c->sh.records_reached))
 		capture_autostop(c, "records");
 	if (c->cfg.stop_seconds &&
 	    now - c->t0_ns >= c->cfg.stop_seconds * 1000000000ull)
@@ -158,7 +164,7 @@ static void autostop_due(struct capture *c, uint64_t now)
 /* Rotate, unless that would pass autostop's segment count. */
 static int rotate(struct capture *c)
 {
-	uint64_t before = atomic_load(&c->segments);
+	uint64_t before = atomic_load(&c->sh.segments);
 	int err;
 
 	if (c->cfg.stop_segments && before + 1 >= c->cfg.stop_segments) {
@@ -175,8 +181,9 @@ static int rotate(struct capture *c)
 void *capture_wr_main(void *arg)
 {
 	struct capture *c = arg;
+	struct capture_wr *w = &c->wr;
 
-	c->retain_ns = bach_now_ns();
+	w->retain_ns = bach_now_ns();
 	for (;;) {
 		bool ended;
 		struct ring_block *b;
@@ -184,18 +191,18 @@ void *capture_wr_main(void *arg)
 
 		/* a block taken after a failure would be neither written nor
 		 * lost */
-		if (c->write_err || manifest_failed(c))
+		if (w->write_err || manifest_failed(c))
 			break;
 		b = ring_consume(&c->ring, 200, &ended);
 		now = bach_now_ns();
-		if (b && !c->disk_low && diskguard_check(c, now))
+		if (b && !w->disk_low && diskguard_check(c, now))
 			capture_autostop(c, "min_free");
-		if (b && (c->disk_low || c->write_err)) {
-			c->disk_lost += discard_block(c, b);
-			atomic_fetch_add(&c->progress, 1);
+		if (b && (w->disk_low || w->write_err)) {
+			w->disk_lost += discard_block(c, b);
+			atomic_fetch_add(&c->sh.progress, 1);
 		} else if (b) {
 			write_block(c, b);
-		} else if (!c->disk_low) {
+		} else if (!w->disk_low) {
 			/* the source is quiet: what is compressed goes out now
 			 */
 			segment_drain(c, true);
@@ -209,19 +216,19 @@ void *capture_wr_main(void *arg)
 			break;
 		autostop_due(c, now);
 		post_rotate_reap(0);
-		if (c->disk_low) {
-			atomic_store(&c->rotate_requested, false);
+		if (w->disk_low) {
+			atomic_store(&c->sh.rotate_requested, false);
 			if (c->cfg.on_full == CAPTURE_ON_FULL_WAIT)
 				diskguard_retry(c, now);
 			continue;
 		}
-		if (c->seg_records && rotation_due(c)) {
+		if (w->seg_records && rotation_due(c)) {
 			int err = rotate(c);
 
 			if (err) {
 				/* stop the source as for a failed write */
-				if (!c->write_err)
-					c->write_err = err;
+				if (!w->write_err)
+					w->write_err = err;
 				break;
 			}
 		} else {
@@ -230,7 +237,7 @@ void *capture_wr_main(void *arg)
 	}
 	diskguard_close_segment(c);
 	/* a failed write, or one at the close itself: the disk took records */
-	if (c->write_err) {
+	if (w->write_err) {
 		/*
 		 * Stop the source and release what the ring holds, counted
 		 * lost; the events those blocks carry (gaps the source had
@@ -240,7 +247,7 @@ void *capture_wr_main(void *arg)
 		struct ring_block *b;
 
 		c->drv->stop(c->priv);
-		atomic_store(&c->stop_requested, true);
+		atomic_store(&c->sh.stop_requested, true);
 		while ((b = ring_consume(&c->ring, -1, &ended)))
 			discard_block(c, b);
 	}
@@ -251,7 +258,7 @@ void *capture_wr_main(void *arg)
 	manifest_failed(c);
 	/* shipping commands get a moment to finish; they are never killed */
 	post_rotate_reap(c->cfg.post_rotate[0] ? 5000 : 0);
-	atomic_store(&c->disk_waiting, false);
-	atomic_store(&c->wr_done, true);
+	atomic_store(&c->sh.disk_waiting, false);
+	atomic_store(&c->sh.wr_done, true);
 	return NULL;
 }
