@@ -130,6 +130,8 @@ struct capture_shared {
 	_Atomic bool records_reached; /* autostop: the producer took them all */
 	_Atomic uint32_t clock_hz;    /* the board's bus clock, once known */
 	_Atomic uint64_t produced, markers, stalls, stall_ns, board_stalls;
+	/* the parser's bad CRCs and headers: a copy, the parser is acq's */
+	_Atomic uint64_t corrupt_frames;
 	/* the writer thread's */
 	_Atomic bool wr_done;
 	_Atomic bool disk_waiting; /* on_full = wait, below min_free */

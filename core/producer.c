@@ -662,6 +662,7 @@ void bach_source_frames_tail(struct bach_source *src,
 void bach_source_frames(struct bach_source *src, const uint8_t *buf, size_t len)
 {
 	struct capture *c = src->c;
+	struct bach_parser_counters pc;
 
 	/* the board's bytes as they came, for replay (one write a transfer) */
 	if (c->acq.dump_fd >= 0 &&
@@ -672,6 +673,10 @@ void bach_source_frames(struct bach_source *src, const uint8_t *buf, size_t len)
 		c->acq.dump_fd = -1;
 	}
 	bach_parser_feed(c->acq.parser, buf, len);
+	/* the parser is this thread's: capture_status() reads the copy */
+	bach_parser_counters(c->acq.parser, &pc);
+	atomic_store_explicit(&c->sh.corrupt_frames, pc.bad_crc + pc.bad_header,
+			      memory_order_relaxed);
 }
 
 void *capture_acq_main(void *arg)

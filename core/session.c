@@ -431,7 +431,6 @@ int capture_mark(struct capture *c, const char *text, const char *source)
 void capture_status(struct capture *c, struct capture_status *st)
 {
 	uint64_t ws = atomic_load(&c->sh.write_started_ns);
-	struct bach_parser_counters pc;
 
 	memset(st, 0, sizeof(*st));
 	/* written and lost first: then produced >= written + lost */
@@ -455,10 +454,7 @@ void capture_status(struct capture *c, struct capture_status *st)
 	st->disk_waiting = atomic_load(&c->sh.disk_waiting);
 	st->retention_over_bytes = atomic_load(&c->sh.retention_over);
 	st->retention_kept_newest = atomic_load(&c->sh.retention_kept);
-	if (c->acq.parser) {
-		bach_parser_counters(c->acq.parser, &pc);
-		st->corrupt_frames = pc.bad_crc + pc.bad_header;
-	}
+	st->corrupt_frames = atomic_load(&c->sh.corrupt_frames);
 	st->start_unix_ns = c->t0_real_ns;
 	st->uptime_ns = c->started ? bach_now_ns() - c->t0_ns : 0;
 	pthread_mutex_lock(&c->sh.mu);
