@@ -67,33 +67,33 @@ static void write_marks(struct capture *c, const struct ring_block *b,
 {
 	size_t keep = 0;
 
-	pthread_mutex_lock(&c->mu);
-	for (size_t i = 0; i < c->nmarks; i++) {
-		struct capture_mark *m = &c->marks[i];
-		uint64_t at = c->trace_pos;
+	pthread_mutex_lock(&c->sh.mu);
+	for (size_t i = 0; i < c->sh.nmarks; i++) {
+		struct capture_mark *m = &c->sh.marks[i];
+		uint64_t at = c->wr.trace_pos;
 
 		if (!all && m->record > upto) {
-			c->marks[keep++] = *m;
+			c->sh.marks[keep++] = *m;
 			continue;
 		}
 		if (b)
 			at += block_offset(b, m->record);
-		manifest_mark(&c->man, c->segname, at, m->record, m->source,
-			      m->text);
+		manifest_mark(&c->wr.man, c->wr.segname, at, m->record,
+			      m->source, m->text);
 		free(m->text);
 	}
-	c->nmarks = keep;
-	pthread_mutex_unlock(&c->mu);
+	c->sh.nmarks = keep;
+	pthread_mutex_unlock(&c->sh.mu);
 }
 
 /* The merged matches of rule r, as one event. */
 static void marker_flush(struct capture *c, size_t r)
 {
-	struct marker_state *m = &c->mstate[r];
+	struct marker_state *m = &c->wr.mstate[r];
 
 	if (!m->count)
 		return;
-	manifest_marker(&c->man, m->seg, m->at, m->record,
+	manifest_marker(&c->wr.man, m->seg, m->at, m->record,
 			c->cfg.markers[r].text, m->rec, m->count, m->last_at);
 	m->count = 0;
 }
@@ -103,7 +103,7 @@ void markers_flush(struct capture *c, bool all)
 	uint64_t now = bach_now_ns();
 
 	for (size_t r = 0; r < c->cfg.nmarkers; r++)
-		if (all || now - c->mstate[r].win_ns >= 1000000000ull)
+		if (all || now - c->wr.mstate[r].win_ns >= 1000000000ull)
 			marker_flush(c, r);
 }
 
@@ -111,8 +111,8 @@ void markers_flush(struct capture *c, bool all)
 static void marker_hit(struct capture *c, const struct ring_block *b, size_t r,
 		       uint64_t k, uint64_t now)
 {
-	struct marker_state *m = &c->mstate[r];
-	uint64_t at = c->trace_pos + k;
+	struct marker_state *m = &c->wr.mstate[r];
+	uint64_t at = c->wr.trace_pos + k;
 
 	if (now - m->win_ns >= 1000000000ull) {
 		marker_flush(c, r);
@@ -121,8 +121,8 @@ static void marker_hit(struct capture *c, const struct ring_block *b, size_t r,
 	}
 	if (m->n < c->cfg.marker_rate) {
 		m->n++;
-		manifest_marker(&c->man, c->segname, at, block_source(b, k),
-				c->cfg.markers[r].text,
+		manifest_marker(&c->wr.man, c->wr.segname, at,
+				block_source(b, k), c->cfg.markers[r].text,
 				b->data + k * BACH_REC_SIZE, 1, at);
 		return;
 	}
@@ -130,7 +130,7 @@ static void marker_hit(struct capture *c, const struct ring_block *b, size_t r,
 		m->at = at;
 		m->record = block_source(b, k);
 		memcpy(m->rec, b->data + k * BACH_REC_SIZE, BACH_REC_SIZE);
-		snprintf(m->seg, sizeof(m->seg), "%s", c->segname);
+		snprintf(m->seg, sizeof(m->seg), "%s", c->wr.segname);
 	}
 	m->last_at = at;
 }
@@ -234,12 +234,12 @@ void marks_block(struct capture *c, const struct ring_block *b, bool at_end)
 		markers_flush(c, false);
 	}
 	write_marks(c, at_end ? NULL : b, b->src1, false);
-	c->wr_src = b->src1;
+	c->wr.src_reached = b->src1;
 }
 
 void marks_idle(struct capture *c, bool all)
 {
-	write_marks(c, NULL, c->wr_src, all);
+	write_marks(c, NULL, c->wr.src_reached, all);
 }
 
 static int parse_num(const char *s, char **end, uint32_t *v)

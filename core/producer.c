@@ -33,11 +33,12 @@
 
 static void publish(struct capture *c)
 {
-	if (!c->blk)
+	if (!c->acq.blk)
 		return;
-	c->blk->src1 = atomic_load_explicit(&c->produced, memory_order_relaxed);
+	c->acq.blk->src1 =
+		atomic_load_explicit(&c->sh.produced, memory_order_relaxed);
 	ring_publish(&c->ring);
-	c->blk = NULL;
+	c->acq.blk = NULL;
 }
 
 static struct ring_block *fresh_block(struct capture *c, bool wait);
@@ -48,7 +49,7 @@ static struct ring_block *fresh_block(struct capture *c, bool wait);
  */
 static struct ring_block *event_block(struct capture *c, bool wait)
 {
-	struct ring_block *b = c->blk ? c->blk : fresh_block(c, wait);
+	struct ring_block *b = c->acq.blk ? c->acq.blk : fresh_block(c, wait);
 
 	if (b && b->nev == RING_MAX_EVENTS) {
 		publish(c);
@@ -76,8 +77,8 @@ static void add_event(struct capture *c, const struct ring_event *ev)
 
 	if (b)
 		put_event(b, ev);
-	else if (c->npend_ev < RING_MAX_EVENTS)
-		c->pend_ev[c->npend_ev++] = *ev;
+	else if (c->acq.npend_ev < RING_MAX_EVENTS)
+		c->acq.pend_ev[c->acq.npend_ev++] = *ev;
 }
 
 /*
@@ -88,20 +89,20 @@ static void add_event(struct capture *c, const struct ring_event *ev)
 static void flush_stalls(struct capture *c)
 {
 	struct ring_event e = { .kind = RING_EV_STALL,
-				.a = c->stall.first_ns,
-				.b = c->stall.last_ns,
-				.c = c->stall.held_ns,
-				.d = c->stall.count };
+				.a = c->acq.stall.first_ns,
+				.b = c->acq.stall.last_ns,
+				.c = c->acq.stall.held_ns,
+				.d = c->acq.stall.count };
 	struct ring_event be = { .kind = RING_EV_BOARD_STALL,
-				 .a = c->bstall.episodes,
-				 .b = c->bstall.clocks };
+				 .a = c->acq.bstall.episodes,
+				 .b = c->acq.bstall.clocks };
 
-	if (c->stall.count) {
-		memset(&c->stall, 0, sizeof(c->stall));
+	if (c->acq.stall.count) {
+		memset(&c->acq.stall, 0, sizeof(c->acq.stall));
 		add_event(c, &e);
 	}
-	if (c->bstall.episodes) {
-		memset(&c->bstall, 0, sizeof(c->bstall));
+	if (c->acq.bstall.episodes) {
+		memset(&c->acq.bstall, 0, sizeof(c->acq.bstall));
 		add_event(c, &be);
 	}
 }
@@ -109,8 +110,10 @@ static void flush_stalls(struct capture *c)
 /* The board's own stalls (its status) are merged the same way. */
 static void stalls_due(struct capture *c, uint64_t now)
 {
-	if ((c->stall.count && now - c->stall.first_ns >= STALL_MERGE_NS) ||
-	    (c->bstall.episodes && now - c->bstall.first_ns >= STALL_MERGE_NS))
+	if ((c->acq.stall.count &&
+	     now - c->acq.stall.first_ns >= STALL_MERGE_NS) ||
+	    (c->acq.bstall.episodes &&
+	     now - c->acq.bstall.first_ns >= STALL_MERGE_NS))
 		flush_stalls(c);
 }
 
@@ -121,17 +124,17 @@ static void stalls_due(struct capture *c, uint64_t now)
  */
 static uint64_t *block_times(struct capture *c, struct ring_block *b)
 {
-	if (!c->timing)
+	if (!c->acq.timing)
 		return NULL;
 	if (!b->times) {
 		b->times = ring_times_get(&c->ring);
 		if (!b->times) {
-			if (!c->timing_nomem)
+			if (!c->acq.timing_nomem)
 				log_warn("%s: no memory for the timing (%zu "
 					 "bytes a block): records are kept "
 					 "without it",
 					 c->cfg.driver, RING_TIMES_BYTES);
-			c->timing_nomem = true;
+			c->acq.timing_nomem = true;
 			return NULL;
 		}
 		memset(b->times, 0xff, (size_t)b->nrec * sizeof(*b->times));
@@ -150,18 +153,19 @@ static bool put_markers(struct capture *c, struct ring_block *b, uint64_t *lost)
 		if (b->nrec == RING_BLOCK_RECS)
 			return false;
 		if (t) /* a marker is at the clock of the record before it */
-			t[b->nrec] = c->last_clock;
+			t[b->nrec] = c->acq.last_clock;
 		bach_rec_put(b->data + (size_t)b->nrec * BACH_REC_SIZE, n, 0,
 			     BACH_GAP_CTL);
 		b->nrec++;
 		b->nmarkers++;
-		atomic_fetch_add_explicit(&c->markers, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->sh.markers, 1,
+					  memory_order_relaxed);
 		*lost -= n;
 	}
 	return true;
 }
 
-/* A gap at the current position of c->blk (which must exist). */
+/* A gap at the current position of c->acq.blk (which must exist). */
 static void record_gap(struct capture *c, uint64_t lost,
 		       enum bach_gap_cause cause)
 {
@@ -170,7 +174,7 @@ static void record_gap(struct capture *c, uint64_t lost,
 		event_block(c, c->cfg.policy != BACH_POLICY_DROP);
 
 	if (!b) { /* drop, ring full: recorded where room appears */
-		c->pending[cause] += lost;
+		c->acq.pending[cause] += lost;
 		return;
 	}
 	/* the anchor the writer maps source indexes with (ring.h) */
@@ -181,11 +185,11 @@ static void record_gap(struct capture *c, uint64_t lost,
 			     .c = c->cfg.gap_markers
 					  ? (lost + UINT32_MAX - 1) / UINT32_MAX
 					  : 0,
-			     .d = atomic_load_explicit(&c->produced,
+			     .d = atomic_load_explicit(&c->sh.produced,
 						       memory_order_relaxed) });
 	if (!c->cfg.gap_markers)
 		return;
-	while (!put_markers(c, c->blk, &left)) {
+	while (!put_markers(c, c->acq.blk, &left)) {
 		/* rare: the marker spills into the next block */
 		publish(c);
 		fresh_block(c, true);
@@ -196,10 +200,10 @@ static void record_gap(struct capture *c, uint64_t lost,
 static void record_pending(struct capture *c)
 {
 	for (int cause = 0; cause < NCAUSES; cause++) {
-		uint64_t lost = c->pending[cause];
+		uint64_t lost = c->acq.pending[cause];
 
 		if (lost) {
-			c->pending[cause] = 0;
+			c->acq.pending[cause] = 0;
 			record_gap(c, lost, cause);
 		}
 	}
@@ -214,7 +218,7 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 	struct ring_block *b = ring_producer_block(&c->ring, false);
 	uint64_t t0 = 0, t1 = 0;
 
-	c->stalled = false;
+	c->acq.stalled = false;
 	if (!b) {
 		if (c->cfg.policy == BACH_POLICY_DROP && !wait)
 			return NULL;
@@ -222,49 +226,50 @@ static struct ring_block *fresh_block(struct capture *c, bool wait)
 		b = ring_producer_block(&c->ring, true);
 		t1 = bach_now_ns();
 		if (c->cfg.policy == BACH_POLICY_STALL) {
-			c->stalled = true;
-			atomic_fetch_add(&c->stalls, 1);
-			atomic_fetch_add(&c->stall_ns, t1 - t0);
+			c->acq.stalled = true;
+			atomic_fetch_add(&c->sh.stalls, 1);
+			atomic_fetch_add(&c->sh.stall_ns, t1 - t0);
 		}
 	}
 	b->nrec = b->nmarkers = b->nev = 0;
-	b->src0 = atomic_load_explicit(&c->produced, memory_order_relaxed);
-	c->blk = b;
-	c->blk_born = bach_now_ns();
-	if (c->stalled) {
-		if (!c->stall.count)
-			c->stall.first_ns = t0;
-		c->stall.last_ns = t1;
-		c->stall.held_ns += t1 - t0;
-		c->stall.count++;
+	b->src0 = atomic_load_explicit(&c->sh.produced, memory_order_relaxed);
+	c->acq.blk = b;
+	c->acq.blk_born = bach_now_ns();
+	if (c->acq.stalled) {
+		if (!c->acq.stall.count)
+			c->acq.stall.first_ns = t0;
+		c->acq.stall.last_ns = t1;
+		c->acq.stall.held_ns += t1 - t0;
+		c->acq.stall.count++;
 	}
-	stalls_due(c, c->blk_born);
+	stalls_due(c, c->acq.blk_born);
 	record_pending(c);
 	/* events that waited for room (taken first: add_event may recurse) */
-	if (c->npend_ev) {
+	if (c->acq.npend_ev) {
 		struct ring_event ev[RING_MAX_EVENTS];
-		unsigned n = c->npend_ev;
+		unsigned n = c->acq.npend_ev;
 
-		memcpy(ev, c->pend_ev, n * sizeof(*ev));
-		c->npend_ev = 0;
+		memcpy(ev, c->acq.pend_ev, n * sizeof(*ev));
+		c->acq.npend_ev = 0;
 		for (unsigned i = 0; i < n; i++)
 			add_event(c, &ev[i]);
 	}
-	return c->blk;
+	return c->acq.blk;
 }
 
 static struct ring_block *get_block(struct capture *c)
 {
-	return c->blk ? c->blk : fresh_block(c, false);
+	return c->acq.blk ? c->acq.blk : fresh_block(c, false);
 }
 
 static void count_lost(struct capture *c, uint64_t n, enum bach_gap_cause cause)
 {
 	/* produced before lost: a reader of lost then produced never sees more
 	 * lost */
-	atomic_fetch_add(&c->produced, n);
-	atomic_fetch_add(&c->lost, n);
-	atomic_fetch_add_explicit(&c->lost_by[cause], n, memory_order_relaxed);
+	atomic_fetch_add(&c->sh.produced, n);
+	atomic_fetch_add(&c->sh.lost, n);
+	atomic_fetch_add_explicit(&c->sh.lost_by[cause], n,
+				  memory_order_relaxed);
 }
 
 /*
@@ -274,13 +279,14 @@ static void count_lost(struct capture *c, uint64_t n, enum bach_gap_cause cause)
  */
 static uint64_t records_left(struct capture *c, uint64_t n)
 {
-	uint64_t p = atomic_load_explicit(&c->produced, memory_order_relaxed);
+	uint64_t p =
+		atomic_load_explicit(&c->sh.produced, memory_order_relaxed);
 	uint64_t max = c->cfg.stop_records;
 
 	if (!max)
 		return n;
 	if (p + n >= max) {
-		atomic_store(&c->records_reached, true);
+		atomic_store(&c->sh.records_reached, true);
 		return p >= max ? 0 : max - p;
 	}
 	return n;
@@ -302,7 +308,7 @@ static void timing_start(struct capture *c)
 	uint64_t most = (uint64_t)c->ring.nblocks * RING_TIMES_BYTES;
 	uint64_t avail = ring_memory_available();
 
-	c->timing = true;
+	c->acq.timing = true;
 	if (most > avail)
 		log_warn("%s: timing needs up to %llu MiB beside the ring "
 			 "while the writer lags, %llu MiB are available "
@@ -321,7 +327,7 @@ static void timing_start(struct capture *c)
 static void onward_clocks(struct capture *c, uint64_t *t, const uint64_t *clk,
 			  size_t k)
 {
-	uint64_t shift = c->clk_shift, last = c->clk_last;
+	uint64_t shift = c->acq.clk_shift, last = c->acq.clk_last;
 
 	for (size_t i = 0; i < k; i++) {
 		uint64_t v = clk[i];
@@ -336,8 +342,8 @@ static void onward_clocks(struct capture *c, uint64_t *t, const uint64_t *clk,
 		}
 		t[i] = v;
 	}
-	c->clk_shift = shift;
-	c->clk_last = last;
+	c->acq.clk_shift = shift;
+	c->acq.clk_last = last;
 }
 
 void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
@@ -346,7 +352,7 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 	struct capture *c = src->c;
 
 	n = (size_t)records_left(c, n);
-	if (clocks && n && !c->timing)
+	if (clocks && n && !c->acq.timing)
 		timing_start(c);
 
 	while (n) {
@@ -355,7 +361,7 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 
 		if (!b) { /* drop: counted now, recorded where room appears */
 			count_lost(c, n, BACH_GAP_RING);
-			c->pending[BACH_GAP_RING] += n;
+			c->acq.pending[BACH_GAP_RING] += n;
 			return;
 		}
 		k = RING_BLOCK_RECS - b->nrec;
@@ -371,7 +377,7 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 			else if (t)
 				memset(t + b->nrec, 0xff, k * sizeof(*t));
 			if (clocks) {
-				c->last_clock =
+				c->acq.last_clock =
 					t ? t[b->nrec + k - 1] : clocks[k - 1];
 				clocks += k;
 			}
@@ -379,7 +385,7 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 		b->nrec += (uint32_t)k;
 		recs += k * BACH_REC_SIZE;
 		n -= k;
-		atomic_fetch_add_explicit(&c->produced, k,
+		atomic_fetch_add_explicit(&c->sh.produced, k,
 					  memory_order_relaxed);
 		if (b->nrec == RING_BLOCK_RECS)
 			publish(c);
@@ -391,15 +397,15 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 void bach_source_flush(struct bach_source *src)
 {
 	struct capture *c = src->c;
-	bool waiting = c->blk && c->blk->nrec;
+	bool waiting = c->acq.blk && c->acq.blk->nrec;
 	uint64_t now;
 
-	if (!waiting && !c->stall.count && !c->bstall.episodes)
+	if (!waiting && !c->acq.stall.count && !c->acq.bstall.episodes)
 		return;
 	now = bach_now_ns();
 	stalls_due(c, now);
-	if (waiting && c->blk &&
-	    now - c->blk_born > c->cfg.flush_ms * 1000000ull)
+	if (waiting && c->acq.blk &&
+	    now - c->acq.blk_born > c->cfg.flush_ms * 1000000ull)
 		publish(c);
 }
 
@@ -415,7 +421,7 @@ void bach_source_gap(struct bach_source *src, uint64_t lost,
 	count_lost(c, lost, cause);
 	b = event_block(c, false);
 	if (!b) {
-		c->pending[cause] += lost;
+		c->acq.pending[cause] += lost;
 		return;
 	}
 	record_gap(c, lost, cause);
@@ -423,7 +429,7 @@ void bach_source_gap(struct bach_source *src, uint64_t lost,
 
 bool bach_source_stalled(struct bach_source *src)
 {
-	return src->c->stalled;
+	return src->c->acq.stalled;
 }
 
 void bach_json_escape(char *dst, size_t cap, const char *s)
@@ -436,12 +442,12 @@ void bach_source_identity(struct bach_source *src, const char *json_members)
 	struct capture *c = src->c;
 	const char *hz = strstr(json_members, "\"clock_hz\":");
 
-	pthread_mutex_lock(&c->mu);
-	snprintf(c->identity, sizeof(c->identity), "%s", json_members);
-	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_lock(&c->sh.mu);
+	snprintf(c->sh.identity, sizeof(c->sh.identity), "%s", json_members);
+	pthread_mutex_unlock(&c->sh.mu);
 	/* the nominal clock, for timing sidecars, until a status measures it */
-	if (hz && !atomic_load(&c->clock_hz))
-		atomic_store(&c->clock_hz,
+	if (hz && !atomic_load(&c->sh.clock_hz))
+		atomic_store(&c->sh.clock_hz,
 			     (uint32_t)strtoul(hz + 11, NULL, 10));
 }
 
@@ -454,31 +460,32 @@ void bach_source_board_status(struct bach_source *src,
 	 * The board held the CPU since its last status (counters start at
 	 * zero with the capture): a stall of its own.
 	 */
-	if (st->stall_episodes > c->board.stall_episodes) {
-		if (!c->bstall.episodes)
-			c->bstall.first_ns = bach_now_ns();
-		c->bstall.episodes +=
-			st->stall_episodes - c->board.stall_episodes;
-		c->bstall.clocks +=
-			st->stalled_clocks - c->board.stalled_clocks;
-		atomic_fetch_add(&c->board_stalls,
-				 st->stall_episodes - c->board.stall_episodes);
+	if (st->stall_episodes > c->sh.board.stall_episodes) {
+		if (!c->acq.bstall.episodes)
+			c->acq.bstall.first_ns = bach_now_ns();
+		c->acq.bstall.episodes +=
+			st->stall_episodes - c->sh.board.stall_episodes;
+		c->acq.bstall.clocks +=
+			st->stalled_clocks - c->sh.board.stalled_clocks;
+		atomic_fetch_add(&c->sh.board_stalls,
+				 st->stall_episodes -
+					 c->sh.board.stall_episodes);
 		stalls_due(c, bach_now_ns());
 	}
-	pthread_mutex_lock(&c->mu); /* capture_status() reads it */
-	c->board = *st;
-	c->have_board_status = true;
-	pthread_mutex_unlock(&c->mu);
-	atomic_store(&c->clock_hz, st->clock_hz);
+	pthread_mutex_lock(&c->sh.mu); /* capture_status() reads it */
+	c->sh.board = *st;
+	c->sh.have_board_status = true;
+	pthread_mutex_unlock(&c->sh.mu);
+	atomic_store(&c->sh.clock_hz, st->clock_hz);
 }
 
 void bach_source_decoded(struct bach_source *src,
 			 const struct bach_busdec_stats *st)
 {
 	struct capture *c = src->c;
-	struct bach_busdec_stats *t = &c->decode;
+	struct bach_busdec_stats *t = &c->sh.decode;
 
-	pthread_mutex_lock(&c->mu); /* capture_status() reads it */
+	pthread_mutex_lock(&c->sh.mu); /* capture_status() reads it */
 	t->samples += st->samples;
 	t->clocks += st->clocks;
 	t->cycles += st->cycles;
@@ -493,8 +500,8 @@ void bach_source_decoded(struct bach_source *src,
 	t->backoffs += st->backoffs;
 	t->ken_unknown += st->ken_unknown;
 	t->inquire_addr += st->inquire_addr;
-	c->have_decode = true;
-	pthread_mutex_unlock(&c->mu);
+	c->sh.have_decode = true;
+	pthread_mutex_unlock(&c->sh.mu);
 }
 
 void bach_source_event(struct bach_source *src, const char *event,
@@ -546,18 +553,18 @@ static void parser_deltas(void *ctx, const uint8_t *d, size_t n, uint64_t ts)
 	struct capture *c = src->c;
 	uint64_t clk = ts;
 
-	if (!c->fclk) {
-		c->fclk =
-			malloc((BACH_FRAME_MAX_RECORDS + 1) * sizeof(*c->fclk));
-		if (!c->fclk)
+	if (!c->acq.fclk) {
+		c->acq.fclk = malloc((BACH_FRAME_MAX_RECORDS + 1) *
+				     sizeof(*c->acq.fclk));
+		if (!c->acq.fclk)
 			return;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (i) /* delta 0 is always 0: record 0 is at ts */
 			clk += bach_get_le16(d + 2 * i);
-		c->fclk[i] = clk;
+		c->acq.fclk[i] = clk;
 	}
-	c->nfclk = n;
+	c->acq.nfclk = n;
 }
 
 void bach_source_notice(struct bach_source *src, const char *fmt, ...)
@@ -576,9 +583,9 @@ void bach_source_notice(struct bach_source *src, const char *fmt, ...)
  */
 static void log_bus_summary(struct capture *c)
 {
-	const struct bach_busdec_stats *s = &c->decode;
+	const struct bach_busdec_stats *s = &c->sh.decode;
 
-	if (c->have_decode)
+	if (c->sh.have_decode)
 		bach_source_notice(
 			&c->src,
 			"decoded %" PRIu64 " bus clocks, %" PRIu64
@@ -593,12 +600,12 @@ static void log_bus_summary(struct capture *c)
 			s->off_bus_clocks, s->backoffs, s->aborted,
 			s->ken_uncached, s->ken_unknown, s->inquire_addr,
 			s->stray_brdy, s->overlapped, s->unfinished);
-	if (c->have_board_status && c->board.offbus)
+	if (c->sh.have_board_status && c->sh.board.offbus)
 		bach_source_notice(&c->src,
 				   "the board saw %" PRIu64
 				   " ADS#s while the CPU was off the bus "
 				   "(not recorded)",
-				   c->board.offbus);
+				   c->sh.board.offbus);
 }
 
 static void parser_records(void *ctx, const uint8_t *recs, size_t n,
@@ -606,10 +613,10 @@ static void parser_records(void *ctx, const uint8_t *recs, size_t n,
 {
 	struct bach_source *src = ctx;
 	struct capture *c = src->c;
-	const uint64_t *clk = c->nfclk == n ? c->fclk : NULL;
+	const uint64_t *clk = c->acq.nfclk == n ? c->acq.fclk : NULL;
 
 	(void)ts;
-	c->nfclk = 0;
+	c->acq.nfclk = 0;
 	bach_source_timed_records(ctx, recs, clk, n);
 }
 
@@ -643,53 +650,59 @@ const struct bach_parser_ops capture_parser_ops = {
 
 size_t bach_source_frames_pending(struct bach_source *src, struct bach_frame *h)
 {
-	return bach_parser_pending(src->c->parser, h);
+	return bach_parser_pending(src->c->acq.parser, h);
 }
 
 void bach_source_frames_tail(struct bach_source *src,
 			     struct bach_parser_tail *t)
 {
-	bach_parser_tail(src->c->parser, t);
+	bach_parser_tail(src->c->acq.parser, t);
 }
 
 void bach_source_frames(struct bach_source *src, const uint8_t *buf, size_t len)
 {
 	struct capture *c = src->c;
+	struct bach_parser_counters pc;
 
 	/* the board's bytes as they came, for replay (one write a transfer) */
-	if (c->dump_fd >= 0 && write(c->dump_fd, buf, len) != (ssize_t)len) {
+	if (c->acq.dump_fd >= 0 &&
+	    write(c->acq.dump_fd, buf, len) != (ssize_t)len) {
 		log_warn("%s/board-stream.bin: %s: no longer kept", c->capdir,
 			 strerror(errno));
-		close(c->dump_fd);
-		c->dump_fd = -1;
+		close(c->acq.dump_fd);
+		c->acq.dump_fd = -1;
 	}
-	bach_parser_feed(c->parser, buf, len);
+	bach_parser_feed(c->acq.parser, buf, len);
+	/* the parser is this thread's: capture_status() reads the copy */
+	bach_parser_counters(c->acq.parser, &pc);
+	atomic_store_explicit(&c->sh.corrupt_frames, pc.bad_crc + pc.bad_header,
+			      memory_order_relaxed);
 }
 
 void *capture_acq_main(void *arg)
 {
 	struct capture *c = arg;
 
-	c->run_err = c->drv->run(&c->src, c->priv);
-	if (c->run_err)
+	c->acq.run_err = c->drv->run(&c->src, c->priv);
+	if (c->acq.run_err)
 		log_err("%s: acquisition ended: %s", c->cfg.driver,
-			strerror(-c->run_err));
+			strerror(-c->acq.run_err));
 	log_bus_summary(c);
 	/*
 	 * Frames lost at the very end reveal no gap by themselves: the
 	 * board's last status says how many records it sampled.
 	 */
-	if (c->have_board_status &&
-	    c->board.records > bach_parser_next_index(c->parser))
+	if (c->sh.have_board_status &&
+	    c->sh.board.records > bach_parser_next_index(c->acq.parser))
 		bach_source_gap(&c->src,
-				c->board.records -
-					bach_parser_next_index(c->parser),
+				c->sh.board.records -
+					bach_parser_next_index(c->acq.parser),
 				BACH_GAP_FRAMES);
 	flush_stalls(c);
 	/* losses at the very end still get their place in the trace */
 	for (int cause = 0; cause < NCAUSES; cause++) {
-		if (c->pending[cause]) {
-			if (!c->blk)
+		if (c->acq.pending[cause]) {
+			if (!c->acq.blk)
 				fresh_block(c, true);
 			record_pending(c);
 			break;
@@ -697,6 +710,6 @@ void *capture_acq_main(void *arg)
 	}
 	publish(c);
 	ring_close(&c->ring);
-	atomic_store(&c->acq_done, true);
+	atomic_store(&c->sh.acq_done, true);
 	return NULL;
 }

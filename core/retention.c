@@ -333,9 +333,9 @@ static int note_segment(struct rstate *s, struct rseg *g, const char *why)
 	int err;
 
 	if (g->cap->running) {
-		err = manifest_retention_segment(&c->man, g->seg, g->bytes,
+		err = manifest_retention_segment(&c->wr.man, g->seg, g->bytes,
 						 why);
-		return err ? err : manifest_sync(&c->man);
+		return err ? err : manifest_sync(&c->wr.man);
 	}
 	err = manifest_open(&m, g->cap->fd, false);
 	if (!err)
@@ -443,10 +443,10 @@ static bool remove_capture(struct rstate *s, struct rcap *cap, const char *why)
 
 	if (cap->running || cap->busy || cap->fd < 0)
 		return false;
-	err = manifest_retention_capture(&c->man, cap->name, cap->nseg,
+	err = manifest_retention_capture(&c->wr.man, cap->name, cap->nseg,
 					 cap->own, why);
 	if (!err)
-		err = manifest_sync(&c->man);
+		err = manifest_sync(&c->wr.man);
 	if (err)
 		return false; /* the writer stops on it (exit 5) */
 	for (int pass = 0; pass < 2; pass++) {
@@ -503,7 +503,7 @@ static void report(struct rstate *s)
 	uint64_t over = cfg->keep_bytes && s->total > cfg->keep_bytes
 				? s->total - cfg->keep_bytes
 				: 0;
-	uint64_t was = atomic_load(&c->retention_over);
+	uint64_t was = atomic_load(&c->sh.retention_over);
 	char busy[64] = "";
 
 	if (s->busy)
@@ -519,14 +519,14 @@ static void report(struct rstate *s)
 	else if (!over && was)
 		log_notice("%s: within keep_bytes again (%llu bytes)",
 			   cfg->output, (unsigned long long)s->total);
-	if (s->held_days && strcmp(c->retention_held, s->held))
+	if (s->held_days && strcmp(c->wr.retention_held, s->held))
 		log_warn("%s/%s/%s: older than keep_days, kept: the running "
 			 "capture's newest closed segment is never removed",
 			 cfg->output, c->capname, s->held);
-	snprintf(c->retention_held, sizeof(c->retention_held), "%s",
+	snprintf(c->wr.retention_held, sizeof(c->wr.retention_held), "%s",
 		 s->held_days ? s->held : "");
-	atomic_store(&c->retention_over, over);
-	atomic_store(&c->retention_kept, s->held != NULL);
+	atomic_store(&c->sh.retention_over, over);
+	atomic_store(&c->sh.retention_kept, s->held != NULL);
 }
 
 void retention_run(struct capture *c)

@@ -166,26 +166,27 @@ static int write_started(struct capture *c)
 	int err;
 
 	gethostname(host, sizeof(host) - 1);
-	pthread_mutex_lock(&c->mu); /* the identity */
-	capture_identity_gateware(c->identity, gw, sizeof(gw));
+	pthread_mutex_lock(&c->sh.mu); /* the identity */
+	capture_identity_gateware(c->sh.identity, gw, sizeof(gw));
 	err = manifest_started(
-		&c->man, &(struct manifest_started){
-				 .host = host,
-				 .version = BACH_VERSION,
-				 .gateware = gw,
-				 .config_abs = c->cfg.config_abs,
-				 .labels = c->cfg.labels,
-				 .nlabels = c->cfg.nlabels,
-				 .driver = c->cfg.driver,
-				 .opts = c->cfg.opts,
-				 .nopts = c->cfg.nopts,
-				 .device = c->identity,
-				 .config_file = c->cfg.config_path,
-				 .io = c->io.uring ? "io_uring" : "pwrite",
-				 .settings = c->cfg.settings,
-				 .settings_of = c->cfg.settings_of });
-	pthread_mutex_unlock(&c->mu);
-	return err ? err : manifest_sync(&c->man);
+		&c->wr.man,
+		&(struct manifest_started){
+			.host = host,
+			.version = BACH_VERSION,
+			.gateware = gw,
+			.config_abs = c->cfg.config_abs,
+			.labels = c->cfg.labels,
+			.nlabels = c->cfg.nlabels,
+			.driver = c->cfg.driver,
+			.opts = c->cfg.opts,
+			.nopts = c->cfg.nopts,
+			.device = c->sh.identity,
+			.config_file = c->cfg.config_path,
+			.io = c->wr.io.uring ? "io_uring" : "pwrite",
+			.settings = c->cfg.settings,
+			.settings_of = c->cfg.settings_of });
+	pthread_mutex_unlock(&c->sh.mu);
+	return err ? err : manifest_sync(&c->wr.man);
 }
 
 /*
@@ -198,10 +199,10 @@ static void discard_capture_dir(struct capture *c)
 					    "board-stream.bin" };
 	char part[80];
 
-	if (c->segfd >= 0) {
-		close(c->segfd);
-		c->segfd = -1;
-		snprintf(part, sizeof(part), "%s.part", c->segname);
+	if (c->wr.segfd >= 0) {
+		close(c->wr.segfd);
+		c->wr.segfd = -1;
+		snprintf(part, sizeof(part), "%s.part", c->wr.segname);
 		unlinkat(c->dirfd, part, 0);
 	}
 	for (size_t i = 0; i < sizeof(made) / sizeof(*made); i++)
@@ -224,9 +225,9 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
-	c->dirfd = c->segfd = c->dump_fd = c->out_fd = -1;
-	c->man.fd = -1;
-	pthread_mutex_init(&c->mu, NULL);
+	c->dirfd = c->wr.segfd = c->acq.dump_fd = c->out_fd = -1;
+	c->wr.man.fd = -1;
+	pthread_mutex_init(&c->sh.mu, NULL);
 	/* the manifest and the logs name the capture by its absolute path */
 	if (!realpath(cfg->output, c->cfg.output)) {
 		err = -errno;
@@ -278,13 +279,14 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		log_info("the ring (%llu MiB) is not locked in memory: "
 			 "RLIMIT_MEMLOCK is lower (LimitMEMLOCK= in the unit)",
 			 (unsigned long long)(cfg->ring_bytes >> 20));
-	c->parser = bach_parser_new(&capture_parser_ops, &c->src);
-	if (!c->parser)
+	c->acq.parser = bach_parser_new(&capture_parser_ops, &c->src);
+	if (!c->acq.parser)
 		return -ENOMEM;
-	err = segio_init(&c->io, cfg->queue_depth, cfg->io_uring, &uring_err);
+	err = segio_init(&c->wr.io, cfg->queue_depth, cfg->io_uring,
+			 &uring_err);
 	if (err)
 		return err;
-	c->io.delay_ms = cfg->test_writer_delay_ms;
+	c->wr.io.delay_ms = cfg->test_writer_delay_ms;
 	if (cfg->io_uring && uring_err)
 		log_warn("io_uring refused (%s): writing with pwrite instead",
 			 strerror(-uring_err));
@@ -302,9 +304,9 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 
 		if (depth > c->ring.nblocks / 2)
 			depth = c->ring.nblocks / 2 ? c->ring.nblocks / 2 : 1;
-		c->z.pool = bach_zpool_new(threads, depth, cfg->compressor,
-					   cfg->level);
-		if (!c->z.pool)
+		c->wr.pool = bach_zpool_new(threads, depth, cfg->compressor,
+					    cfg->level);
+		if (!c->wr.pool)
 			return -ENOMEM;
 	}
 	c->priv = calloc(1, c->drv->priv_size ? c->drv->priv_size : 1);
@@ -322,7 +324,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	err = make_capture_dir(c);
 	if (err)
 		return err;
-	err = manifest_open(&c->man, c->dirfd, true);
+	err = manifest_open(&c->wr.man, c->dirfd, true);
 	if (err) {
 		log_err("%s/%s: %s", c->capdir, BACH_MANIFEST_NAME,
 			strerror(-err));
@@ -333,7 +335,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	 * lines could be lost: a disk too full for it refuses the start (a
 	 * filesystem that cannot reserve at all is taken as it is).
 	 */
-	err = manifest_reserve(&c->man, MANIFEST_RESERVE);
+	err = manifest_reserve(&c->wr.man, MANIFEST_RESERVE);
 	if (err == -ENOSPC) {
 		log_err("%s/%s: cannot reserve %d KiB for it: %s", c->capdir,
 			BACH_MANIFEST_NAME, MANIFEST_RESERVE >> 10,
@@ -341,10 +343,10 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		return err;
 	}
 	if (cfg->raw_dump) {
-		c->dump_fd =
+		c->acq.dump_fd =
 			openat(c->dirfd, "board-stream.bin",
 			       O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (c->dump_fd < 0) {
+		if (c->acq.dump_fd < 0) {
 			err = -errno;
 			log_err("%s/board-stream.bin: %s", c->capdir,
 				strerror(errno));
@@ -357,7 +359,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 			BACH_MANIFEST_NAME, strerror(-err));
 		return err;
 	}
-	err = capture_open_segment(c);
+	err = segment_open(c);
 	if (err)
 		return err;
 	c->opened = true;
@@ -386,18 +388,18 @@ int capture_start(struct capture *c)
 
 void capture_stop(struct capture *c)
 {
-	if (!atomic_exchange(&c->stop_requested, true) && c->started)
+	if (!atomic_exchange(&c->sh.stop_requested, true) && c->started)
 		c->drv->stop(c->priv);
 }
 
 bool capture_done(struct capture *c)
 {
-	return atomic_load(&c->acq_done) && atomic_load(&c->wr_done);
+	return atomic_load(&c->sh.acq_done) && atomic_load(&c->sh.wr_done);
 }
 
 void capture_rotate(struct capture *c)
 {
-	atomic_store(&c->rotate_requested, true);
+	atomic_store(&c->sh.rotate_requested, true);
 }
 
 int capture_mark(struct capture *c, const char *text, const char *source)
@@ -407,68 +409,64 @@ int capture_mark(struct capture *c, const char *text, const char *source)
 
 	if (!t)
 		return -ENOMEM;
-	pthread_mutex_lock(&c->mu);
-	if (c->nmarks < sizeof(c->marks) / sizeof(*c->marks)) {
+	pthread_mutex_lock(&c->sh.mu);
+	if (c->sh.nmarks < sizeof(c->sh.marks) / sizeof(*c->sh.marks)) {
 		/*
 		 * Read under the lock the writer places marks under: a
 		 * block it already wrote never ends past this index.
 		 */
-		c->marks[c->nmarks++] = (struct capture_mark){
+		c->sh.marks[c->sh.nmarks++] = (struct capture_mark){
 			.text = t,
 			.source = source,
-			.record = atomic_load(&c->produced)
+			.record = atomic_load(&c->sh.produced)
 		};
 		t = NULL;
 		err = 0;
 	}
-	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_unlock(&c->sh.mu);
 	free(t);
 	return err;
 }
 
 void capture_status(struct capture *c, struct capture_status *st)
 {
-	uint64_t ws = atomic_load(&c->write_started_ns);
-	struct bach_parser_counters pc;
+	uint64_t ws = atomic_load(&c->sh.write_started_ns);
 
 	memset(st, 0, sizeof(*st));
 	/* written and lost first: then produced >= written + lost */
-	st->written = atomic_load(&c->written);
-	st->lost = atomic_load(&c->lost);
-	st->produced = atomic_load(&c->produced);
+	st->written = atomic_load(&c->sh.written);
+	st->lost = atomic_load(&c->sh.lost);
+	st->produced = atomic_load(&c->sh.produced);
 	for (int i = 0; i < BACH_GAP_NCAUSES; i++)
-		st->lost_by[i] = atomic_load(&c->lost_by[i]);
-	st->markers = atomic_load(&c->markers);
-	st->bytes = atomic_load(&c->bytes);
-	st->segments = atomic_load(&c->segments);
-	st->stalls = atomic_load(&c->stalls);
-	st->board_stalls = atomic_load(&c->board_stalls);
-	st->stall_ns = atomic_load(&c->stall_ns);
+		st->lost_by[i] = atomic_load(&c->sh.lost_by[i]);
+	st->markers = atomic_load(&c->sh.markers);
+	st->bytes = atomic_load(&c->sh.bytes);
+	st->segments = atomic_load(&c->sh.segments);
+	st->stalls = atomic_load(&c->sh.stalls);
+	st->board_stalls = atomic_load(&c->sh.board_stalls);
+	st->stall_ns = atomic_load(&c->sh.stall_ns);
 	st->ring_used = ring_fill(&c->ring);
 	st->ring_blocks = c->ring.nblocks;
 	st->timing_bytes = ring_times_bytes(&c->ring);
-	st->running = c->started && !atomic_load(&c->acq_done);
-	st->writer_progress = atomic_load(&c->progress);
+	st->running = c->started && !atomic_load(&c->sh.acq_done);
+	st->writer_progress = atomic_load(&c->sh.progress);
 	st->writer_blocked = ws && bach_now_ns() - ws > BLOCKED_AFTER_NS;
-	st->disk_waiting = atomic_load(&c->disk_waiting);
-	st->retention_over_bytes = atomic_load(&c->retention_over);
-	st->retention_kept_newest = atomic_load(&c->retention_kept);
-	if (c->parser) {
-		bach_parser_counters(c->parser, &pc);
-		st->corrupt_frames = pc.bad_crc + pc.bad_header;
-	}
+	st->disk_waiting = atomic_load(&c->sh.disk_waiting);
+	st->retention_over_bytes = atomic_load(&c->sh.retention_over);
+	st->retention_kept_newest = atomic_load(&c->sh.retention_kept);
+	st->corrupt_frames = atomic_load(&c->sh.corrupt_frames);
 	st->start_unix_ns = c->t0_real_ns;
 	st->uptime_ns = c->started ? bach_now_ns() - c->t0_ns : 0;
-	pthread_mutex_lock(&c->mu);
-	st->have_board = c->have_board_status;
-	st->board = c->board;
-	st->have_decode = c->have_decode;
-	st->decode = c->decode;
-	capture_identity_gateware(c->identity, st->gateware,
+	pthread_mutex_lock(&c->sh.mu);
+	st->have_board = c->sh.have_board_status;
+	st->board = c->sh.board;
+	st->have_decode = c->sh.have_decode;
+	st->decode = c->sh.decode;
+	capture_identity_gateware(c->sh.identity, st->gateware,
 				  sizeof(st->gateware));
+	snprintf(st->segment, sizeof(st->segment), "%s", c->sh.open_seg);
+	pthread_mutex_unlock(&c->sh.mu);
 	snprintf(st->capture_dir, sizeof(st->capture_dir), "%s", c->capdir);
-	snprintf(st->segment, sizeof(st->segment), "%s", c->open_seg);
-	pthread_mutex_unlock(&c->mu);
 	snprintf(st->driver, sizeof(st->driver), "%s", c->cfg.driver);
 }
 
@@ -586,17 +584,17 @@ int capture_close(struct capture *c, struct capture_status *final)
 	if (c->started) {
 		pthread_join(c->acq_tid, NULL);
 		pthread_join(c->wr_tid, NULL);
-	} else if (c->segfd >= 0) {
-		capture_close_segment(c);
+	} else if (c->wr.segfd >= 0) {
+		segment_close(c);
 	}
 	if (final)
 		capture_status(c, final);
-	if (c->man.fd >= 0 && final) {
-		const char *state = c->write_err ? "error"
-				    : c->run_err ? "source_error"
-						 : "clean";
+	if (c->wr.man.fd >= 0 && final) {
+		const char *state = c->wr.write_err  ? "error"
+				    : c->acq.run_err ? "source_error"
+						     : "clean";
 
-		if (manifest_ended(&c->man,
+		if (manifest_ended(&c->wr.man,
 				   &(struct manifest_ended){
 					   .state = state,
 					   .produced = final->produced,
@@ -607,58 +605,58 @@ int capture_close(struct capture *c, struct capture_status *final)
 					   .bytes = final->bytes,
 					   .stalls = final->stalls,
 					   .board_stalls = final->board_stalls,
-					   .stopped_by = c->stop_reason,
+					   .stopped_by = c->wr.stop_reason,
 					   .have_board = final->have_board,
 					   .board_off_bus = final->board.offbus,
 					   .decode = final->have_decode
 							     ? &final->decode
 							     : NULL }) ||
-		    manifest_sync(&c->man)) {
-			if (!c->manifest_err)
+		    manifest_sync(&c->wr.man)) {
+			if (!c->wr.manifest_err)
 				log_err("%s/%s: cannot write the ended event: "
 					"%s",
 					c->capdir, BACH_MANIFEST_NAME,
-					strerror(-c->man.err));
-			c->manifest_err = c->man.err;
+					strerror(-c->wr.man.err));
+			c->wr.manifest_err = c->wr.man.err;
 		}
 	}
-	if (c->manifest_err)
+	if (c->wr.manifest_err)
 		status = EXIT_MANIFEST;
-	else if (c->write_err)
-		status = c->write_err == -ENOSPC ? EXIT_ENOSPC : EXIT_DATA;
-	else if (c->run_err)
+	else if (c->wr.write_err)
+		status = c->wr.write_err == -ENOSPC ? EXIT_ENOSPC : EXIT_DATA;
+	else if (c->acq.run_err)
 		status = EXIT_SOURCE;
 	if (!c->opened && c->dirfd >= 0)
 		discard_capture_dir(c);
 	if (c->priv && c->drv->close)
 		c->drv->close(c->priv);
 	free(c->priv);
-	bach_zpool_free(c->z.pool);
-	segio_free(&c->io);
-	bach_index_free(&c->segix);
-	bach_time_writer_free(c->tw);
-	bach_zpool_free(c->z.tpool);
-	free(c->fclk);
-	if (c->parser)
-		bach_parser_free(c->parser);
+	bach_zpool_free(c->wr.pool);
+	segio_free(&c->wr.io);
+	bach_index_free(&c->wr.segix);
+	bach_time_writer_free(c->wr.tw);
+	bach_zpool_free(c->wr.tpool);
+	free(c->acq.fclk);
+	if (c->acq.parser)
+		bach_parser_free(c->acq.parser);
 	if (c->ring.blocks)
 		ring_free(&c->ring);
-	manifest_close(&c->man);
-	if (c->dump_fd >= 0) {
-		fdatasync(c->dump_fd);
-		close(c->dump_fd);
+	manifest_close(&c->wr.man);
+	if (c->acq.dump_fd >= 0) {
+		fdatasync(c->acq.dump_fd);
+		close(c->acq.dump_fd);
 	}
 	if (c->dirfd >= 0)
 		close(c->dirfd);
 	if (c->out_fd >= 0)
 		close(c->out_fd); /* and the lock with it */
-	for (size_t i = 0; i < c->nmarks; i++)
-		free(c->marks[i].text);
+	for (size_t i = 0; i < c->sh.nmarks; i++)
+		free(c->sh.marks[i].text);
 	for (size_t i = 0; i < c->cfg.nopts; i++) {
 		free((char *)c->cfg.opts[i].key);
 		free((char *)c->cfg.opts[i].value);
 	}
-	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->sh.mu);
 	free(c);
 	return status;
 }
