@@ -18,13 +18,13 @@
 #include <stdint.h>
 
 #include "bach/index.h"
-#include "capture.h"
 #include "lib/bus/frame.h"
 #include "lib/io/timing.h"
 #include "lib/io/zpool.h"
-#include "manifest.h"
+#include "manifest_write.h"
 #include "ring.h"
 #include "segio.h"
+#include "session.h"
 
 #define NCAUSES BACH_GAP_NCAUSES
 /* manifest room kept for the lines that say the disk is full */

@@ -20,7 +20,7 @@
 #include "lib/io/timing.h"
 #define LOG_PREFIX "recover"
 #include "log.h"
-#include "manifest.h"
+#include "manifest_write.h"
 #include "recover.h"
 
 static bool ends_with(const char *s, const char *suffix)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * A capture session (capture.h): its configuration, the capture directory
+ * A capture session (session.h): its configuration, the capture directory
  * and its lock, the threads, status and the final accounting.
  */
 #include <errno.h>

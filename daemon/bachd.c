@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "capture.h"
 #include "config.h"
 #include "ctl.h"
 #include "log.h"
 #include "metrics.h"
+#include "session.h"
 
 #define TICK_MS 250
 

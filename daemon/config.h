@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "capture.h"
+#include "session.h"
 
 struct bachd_config {
 	struct capture_config cap;

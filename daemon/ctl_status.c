@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
 #include "ctl.h"
+#include "session.h"
 
 void ctl_status_reply(char *reply, size_t cap, bool capturing, time_t since,
 		      double uptime, const struct capture_status *st)

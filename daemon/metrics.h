@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "capture.h"
+#include "session.h"
 
 struct metrics {
 	char path[4096];   /* "": no metrics */

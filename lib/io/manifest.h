@@ -3,7 +3,7 @@
  * Reading a capture directory's manifest.jsonl (docs/bachd.md section 5
  * lists its events): what bach verify checks the segments against, and
  * what recovery needs to close a capture a crash cut off. The writer is
- * core/manifest.c.
+ * core/manifest_write.c.
  *
  * The manifest is read whole into memory (it holds one line per segment,
  * gap, stall, mark and device event: megabytes for a week's capture).
@@ -50,8 +50,8 @@ struct bach_manifest_seg {
 
 /*
  * The events bach writes, by kind: one table of their names
- * (lib/io/manifest_events.c) is what the writer (core/manifest.c) writes and
- * what the reader knows; docs/bachd.md section 5 lists them (docs/design.md
+ * (lib/io/manifest_events.c) is what the writer (core/manifest_write.c) writes
+ * and what the reader knows; docs/bachd.md section 5 lists them (docs/design.md
  * section 4 says how to add one). In memory only: renumbering is harmless.
  */
 enum bach_manifest_ev {

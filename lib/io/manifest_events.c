@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The manifest's events by name (lib/io/manifest.h): the one list the writer
- * (core/manifest.c) takes each "event" member from and the reader
+ * (core/manifest_write.c) takes each "event" member from and the reader
  * (lib/io/manifest_read.c) tells known events from unknown ones by.
  */
 #include <string.h>

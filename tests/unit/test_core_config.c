@@ -5,7 +5,7 @@
  * new row is checked with no change here: every row stores its value,
  * shows it back as a value it takes again, starts at its default, and is
  * a member of the started event's config, by its key, with that value
- * (core/manifest.c, read back with jansson).
+ * (core/manifest_write.c, read back with jansson).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include "config.h"
 #include "lib/io/manifest.h"
 #include "log.h"
-#include "manifest.h"
+#include "manifest_write.h"
 
 /* Values to try beyond a row's own (its default, names, range ends). */
 static const struct {

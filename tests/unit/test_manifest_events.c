@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * bach_manifest_ev_names[], the one list of the manifest's events that
- * the writer (core/manifest.c) and the reader (lib/io/manifest_read.c) share:
- * whole, and the same set of names as the documents list, read from the
+ * the writer (core/manifest_write.c) and the reader (lib/io/manifest_read.c)
+ * share: whole, and the same set of names as the documents list, read from the
  * documents themselves: docs/bachd.md section 5's event table (its first
  * column), and the "Its events:" lists of docs/formats.md section 4 and
  * docs/design.md section 4. The documents are found under $TOP (the

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "capture.h"
 #include "cmd.h"
 #include "ctl.h"
 #include "log.h"
 #include "metrics.h"
+#include "session.h"
 
 static double mono(void)
 {

@@ -8,18 +8,18 @@
  * Every function returns 0 or -errno (a line that could not be written
  * whole is cut off again: a line is whole or absent).
  */
-#ifndef BACHD_MANIFEST_H
-#define BACHD_MANIFEST_H
+#ifndef BACH_CORE_MANIFEST_WRITE_H
+#define BACH_CORE_MANIFEST_WRITE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "capture.h"
 #include "drivers/driver.h"
 #include "lib/bus/frame.h"
 #include "lib/io/timing.h"
+#include "session.h"
 
 /* A mark of 4 KiB escaped (6 bytes a byte at worst) still fits. */
 #define MANIFEST_LINE_MAX 32768

@@ -13,7 +13,7 @@
 #include "lib/io/manifest.h"
 #include "lib/options.h"
 #include "log.h"
-#include "manifest.h"
+#include "manifest_write.h"
 
 #define U(x) ((unsigned long long)(x))
 

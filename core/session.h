@@ -5,8 +5,8 @@
  * directory with its manifest (docs/design.md sections 3, 4 and 6). bachd and
  * `bach capture` both run exactly this.
  */
-#ifndef BACHD_CAPTURE_H
-#define BACHD_CAPTURE_H
+#ifndef BACH_CORE_SESSION_H
+#define BACH_CORE_SESSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
