@@ -90,26 +90,24 @@ int bach_la_decode_file(const char *path, const struct bach_la_params *p,
 				 : module_for(path);
 		if (!imod) {
 			if (p->format)
-				snprintf(err, errlen,
-					 "--format %s: no such input format "
-					 "(bach decode --list-formats lists "
-					 "them)",
-					 p->format);
+				snprintf(
+					err, errlen,
+					"--format %s: no such input format (bach decode --list-formats lists them)",
+					p->format);
 			else
-				snprintf(err, errlen,
-					 "%s: cannot tell the format from the "
-					 "name; say it with --format (bach "
-					 "decode --list-formats lists them)",
-					 path);
+				snprintf(
+					err, errlen,
+					"%s: cannot tell the format from the name; say it with --format (bach decode --list-formats lists them)",
+					path);
 			sr_exit(ctx);
 			la_feed_free(&f);
 			return BACH_LA_BAD_INPUT;
 		}
 	} else if (p->noptions) {
-		snprintf(err, errlen,
-			 "%s: a .sr session takes no --option (it says its "
-			 "own channels and rate)",
-			 path);
+		snprintf(
+			err, errlen,
+			"%s: a .sr session takes no --option (it says its own channels and rate)",
+			path);
 		sr_exit(ctx);
 		la_feed_free(&f);
 		return BACH_LA_BAD_INPUT;

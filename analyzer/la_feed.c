@@ -66,8 +66,7 @@ int la_feed_names(struct la_feed *f, const char *const *names, unsigned n)
 	f->channels = n;
 	if (!n) {
 		la_fail(f, BACH_LA_BAD_INPUT,
-			"%s: no logic channels (if this is not %s data, say "
-			"the format with --format)",
+			"%s: no logic channels (if this is not %s data, say the format with --format)",
 			f->what, f->format ? f->format : "logic");
 		return -1;
 	}
@@ -99,8 +98,7 @@ int la_feed_channels(struct la_feed *f, const struct sr_dev_inst *sdi)
 			continue;
 		if (ch->index < 0 || ch->index >= BACH_BUS_MAX_UNIT * 8) {
 			la_fail(f, BACH_LA_BAD_INPUT,
-				"%s: channel %s is number %d; the decoder "
-				"takes at most %u channels",
+				"%s: channel %s is number %d; the decoder takes at most %u channels",
 				f->what, ch->name, ch->index,
 				BACH_BUS_MAX_UNIT * 8);
 			return -1;

@@ -43,11 +43,11 @@ static int check_range(const struct sr_input_module *imod, const char *kv,
 		if (strcmp(opt_ranges[i].id, key) ||
 		    (x >= opt_ranges[i].min && x <= opt_ranges[i].max))
 			continue;
-		snprintf(err, errlen,
-			 "--option %s: out of range for the %s input: %lld to "
-			 "%lld (%s)",
-			 kv, sr_input_id_get(imod), opt_ranges[i].min,
-			 opt_ranges[i].max, opt_ranges[i].why);
+		snprintf(
+			err, errlen,
+			"--option %s: out of range for the %s input: %lld to %lld (%s)",
+			kv, sr_input_id_get(imod), opt_ranges[i].min,
+			opt_ranges[i].max, opt_ranges[i].why);
 		return -1;
 	}
 	return 0;
@@ -81,8 +81,7 @@ static GHashTable *module_options(const struct sr_input_module *imod,
 		if (!o) {
 			size_t off = (size_t)snprintf(
 				err, errlen,
-				"--option %s: the %s input has no option '%s' "
-				"(it has:",
+				"--option %s: the %s input has no option '%s' (it has:",
 				kv[i], sr_input_id_get(imod), key);
 			for (size_t k = 0; opts && opts[k] && off < errlen; k++)
 				off += (size_t)snprintf(err + off, errlen - off,

@@ -68,8 +68,7 @@ static int check_members(const char *path, zip_t *z, struct la_feed *f)
 			 name, k - 1);
 		if (k > 1 && zip_name_locate(z, prev, 0) < 0) {
 			la_fail(f, BACH_LA_BAD_DATA,
-				"%s: damaged: member %s is missing (%s "
-				"follows)",
+				"%s: damaged: member %s is missing (%s follows)",
 				path, prev, name);
 			return -1;
 		}
@@ -183,8 +182,7 @@ static int read_logic(const char *path, zip_t *z, zip_int64_t idx,
 			name, zip_file_strerror(m));
 	else if (!f->status && have)
 		la_fail(f, BACH_LA_BAD_DATA,
-			"%s: damaged: member %s ends in a partial sample (%zu "
-			"of %u bytes)",
+			"%s: damaged: member %s ends in a partial sample (%zu of %u bytes)",
 			path, name, have, unit);
 	zip_fclose(m);
 	return f->status ? -1 : 0;
@@ -230,9 +228,7 @@ int la_run_srzip(const char *path, struct la_feed *f)
 	if (!cap || unit < 1 || unit > BACH_BUS_MAX_UNIT || nprobes < 1 ||
 	    nprobes > unit * 8) {
 		la_fail(f, BACH_LA_BAD_INPUT,
-			"%s: metadata: [device 1] needs capturefile, "
-			"unitsize (1 to %d) and total probes (1 to 8 per "
-			"unit byte)",
+			"%s: metadata: [device 1] needs capturefile, unitsize (1 to %d) and total probes (1 to 8 per unit byte)",
 			path, BACH_BUS_MAX_UNIT);
 		rc = -1;
 		goto out;
@@ -306,9 +302,9 @@ int la_run_session_file(struct sr_context *ctx, const char *path,
 	if (rc != SR_OK) {
 		la_fail(f, BACH_LA_BAD_INPUT,
 			"%s: not a readable libsigrok session (.sr): %s", path,
-			la_log_said() ? la_log_said()
-				      : "no zip archive with a 'metadata' "
-					"member here, or a damaged one");
+			la_log_said()
+				? la_log_said()
+				: "no zip archive with a 'metadata' member here, or a damaged one");
 		return -1;
 	}
 	if (sr_session_dev_list(sess, &devs) != SR_OK || !devs) {

@@ -55,8 +55,8 @@ static int vcd_time(struct vcd_scan *v, struct la_feed *f)
 		t = UINT64_MAX; /* more digits than we keep: far too many */
 	if (v->have && t < v->last) {
 		la_fail(f, BACH_LA_BAD_DATA,
-			"%s:%" PRIu64 ": timestamp #%" PRIu64 " is before the "
-			"previous one (#%" PRIu64 ")",
+			"%s:%" PRIu64 ": timestamp #%" PRIu64
+			" is before the previous one (#%" PRIu64 ")",
 			v->path, v->tok_line, t, v->last);
 		return -1;
 	}
@@ -73,9 +73,7 @@ static int vcd_time(struct vcd_scan *v, struct la_feed *f)
 	if (gap > VCD_MAX_GAP) {
 		la_fail(f, BACH_LA_BAD_DATA,
 			"%s:%" PRIu64 ": timestamp #%" PRIu64 " comes %" PRIu64
-			" samples after the last change, more than the %llu "
-			"read between two changes (--option downsample=N or "
-			"compress=N shortens such spans)",
+			" samples after the last change, more than the %llu read between two changes (--option downsample=N or compress=N shortens such spans)",
 			v->path, v->tok_line, t, s - v->at, VCD_MAX_GAP);
 		return -1;
 	}
@@ -143,10 +141,10 @@ int vcd_check_whole(const char *path, int fd, char *err, size_t errlen)
 	if (pread(fd, &last, 1, st.st_size - 1) != 1)
 		return 0;
 	if (last != '\n') {
-		snprintf(err, errlen,
-			 "%s: truncated: the last line (ending at byte %jd) "
-			 "is incomplete",
-			 path, (intmax_t)st.st_size);
+		snprintf(
+			err, errlen,
+			"%s: truncated: the last line (ending at byte %jd) is incomplete",
+			path, (intmax_t)st.st_size);
 		return -1;
 	}
 	return 0;

@@ -70,13 +70,13 @@ void diskguard_retain(struct capture *c, uint64_t now)
  */
 static bool disk_low(struct capture *c, uint64_t avail, uint64_t floor)
 {
-	log_warn("%s: %llu bytes free, min_free is %llu: closing %s; %s",
-		 c->capdir, (unsigned long long)avail,
-		 (unsigned long long)floor, c->wr.segname,
-		 c->cfg.on_full == CAPTURE_ON_FULL_STOP
-			 ? "stopping the capture (on_full = stop)"
-			 : "records are lost until space returns (on_full = "
-			   "wait)");
+	log_warn(
+		"%s: %llu bytes free, min_free is %llu: closing %s; %s",
+		c->capdir, (unsigned long long)avail, (unsigned long long)floor,
+		c->wr.segname,
+		c->cfg.on_full == CAPTURE_ON_FULL_STOP
+			? "stopping the capture (on_full = stop)"
+			: "records are lost until space returns (on_full = wait)");
 	if (diskguard_close_segment(c))
 		return false; /* write_err is set: the writer stops */
 	c->wr.disk_low = true;
@@ -122,10 +122,10 @@ void diskguard_retry(struct capture *c, uint64_t now)
 	w->disk_low = false;
 	w->disk_since = 0;
 	atomic_store(&c->sh.disk_waiting, false);
-	log_notice("%s: %llu bytes free again: %llu records were lost "
-		   "meanwhile; capturing into %s",
-		   c->capdir, (unsigned long long)avail,
-		   (unsigned long long)lost, w->segname);
+	log_notice(
+		"%s: %llu bytes free again: %llu records were lost meanwhile; capturing into %s",
+		c->capdir, (unsigned long long)avail, (unsigned long long)lost,
+		w->segname);
 }
 
 bool diskguard_check(struct capture *c, uint64_t now)

@@ -81,8 +81,7 @@ manifest_event(struct manifest *m, enum bach_manifest_ev kind,
 	}
 	/* cut, it would not be JSON: refuse it whole (the caller fails) */
 	if (n > sizeof(line) - 3) {
-		log_err("manifest.jsonl: a %s event of more than %zu bytes: "
-			"not written",
+		log_err("manifest.jsonl: a %s event of more than %zu bytes: not written",
 			event, sizeof(line) - 3);
 		return -EOVERFLOW;
 	}
@@ -230,8 +229,7 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 	err = settings_json(settings, sizeof(settings), s->settings,
 			    s->settings_of);
 	if (err < 0) {
-		log_err("manifest.jsonl: the settings take more than %zu "
-			"bytes: not written",
+		log_err("manifest.jsonl: the settings take more than %zu bytes: not written",
 			sizeof(settings));
 		return err;
 	}
@@ -248,11 +246,7 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 	/* version 2: config's members are the settings' keys */
 	return manifest_event(
 		m, BACH_EV_STARTED,
-		"\"version\":2,\"host\":\"%s\",\"bach_version\":\"%s\","
-		"\"gateware\":\"%s\","
-		"\"config_path\":\"%s\",\"labels\":{%s},"
-		"\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},"
-		"\"config\":{\"file\":\"%s\"%s,\"io\":\"%s\"}",
+		"\"version\":2,\"host\":\"%s\",\"bach_version\":\"%s\",\"gateware\":\"%s\",\"config_path\":\"%s\",\"labels\":{%s},\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},\"config\":{\"file\":\"%s\"%s,\"io\":\"%s\"}",
 		host, s->version ? s->version : "", gw, abs, labels, s->driver,
 		opts, s->device, cfgp, settings, s->io);
 }
@@ -275,10 +269,10 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 				     ",\"timing\":\"%s\",\"clock_hz\":%llu",
 				     s->timing, U(s->clock_hz));
 		if (ts)
-			n += (size_t)snprintf(tm + n, sizeof(tm) - n,
-					      ",\"timing_bytes\":%llu,"
-					      "\"timing_crc32\":\"%08x\"",
-					      U(ts->bytes), ts->crc);
+			n += (size_t)snprintf(
+				tm + n, sizeof(tm) - n,
+				",\"timing_bytes\":%llu,\"timing_crc32\":\"%08x\"",
+				U(ts->bytes), ts->crc);
 		/* JSON readers take integers up to 2^63 - 1 */
 		if (ts && ts->has_clocks && ts->first_clock <= INT64_MAX &&
 		    ts->last_clock <= INT64_MAX)
@@ -289,14 +283,13 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 	if (s->error || s->recovered)
 		snprintf(cut, sizeof(cut), ",\"cut_bytes\":%llu",
 			 U(s->cut_bytes));
-	return manifest_event(m, BACH_EV_SEGMENT,
-			      "\"name\":\"%s\",\"records\":%llu,\"gap_"
-			      "markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s%s",
-			      s->name, U(s->records), U(s->gap_markers),
-			      U(s->bytes), crc, tm, why,
-			      s->recovered ? ",\"recovered\":true" : "",
-			      s->orphan ? ",\"orphan\":true" : "",
-			      s->removed ? ",\"removed\":true" : "", cut);
+	return manifest_event(
+		m, BACH_EV_SEGMENT,
+		"\"name\":\"%s\",\"records\":%llu,\"gap_markers\":%llu,\"bytes\":%llu%s%s%s%s%s%s%s",
+		s->name, U(s->records), U(s->gap_markers), U(s->bytes), crc, tm,
+		why, s->recovered ? ",\"recovered\":true" : "",
+		s->orphan ? ",\"orphan\":true" : "",
+		s->removed ? ",\"removed\":true" : "", cut);
 }
 
 int manifest_gap(struct manifest *m, const char *seg, uint64_t at,
@@ -312,21 +305,20 @@ int manifest_stall_ring(struct manifest *m, const char *seg, uint64_t at,
 			uint64_t start_ns, uint64_t end_ns, uint64_t held_ns,
 			uint64_t count, uint64_t cycles)
 {
-	return manifest_event(m, BACH_EV_STALL,
-			      "\"segment\":\"%s\",\"at\":%llu,\"source\":"
-			      "\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,"
-			      "\"ns\":%llu,\"count\":%llu,\"cycles\":%llu",
-			      seg, U(at), U(start_ns), U(end_ns), U(held_ns),
-			      U(count), U(cycles));
+	return manifest_event(
+		m, BACH_EV_STALL,
+		"\"segment\":\"%s\",\"at\":%llu,\"source\":\"ring\",\"start_ns\":%llu,\"end_ns\":%llu,\"ns\":%llu,\"count\":%llu,\"cycles\":%llu",
+		seg, U(at), U(start_ns), U(end_ns), U(held_ns), U(count),
+		U(cycles));
 }
 
 int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
 			 uint64_t episodes, uint64_t cycles)
 {
-	return manifest_event(m, BACH_EV_STALL,
-			      "\"segment\":\"%s\",\"at\":%llu,\"source\":"
-			      "\"board\",\"episodes\":%llu,\"cycles\":%llu",
-			      seg, U(at), U(episodes), U(cycles));
+	return manifest_event(
+		m, BACH_EV_STALL,
+		"\"segment\":\"%s\",\"at\":%llu,\"source\":\"board\",\"episodes\":%llu,\"cycles\":%llu",
+		seg, U(at), U(episodes), U(cycles));
 }
 
 int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
@@ -335,10 +327,10 @@ int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
 	static char esc[JSON_ESCAPED_MAX]; /* the writer thread's alone */
 
 	json_escape(esc, sizeof(esc), text);
-	return manifest_event(m, BACH_EV_MARK,
-			      "\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,"
-			      "\"source\":\"%s\",\"text\":\"%s\"",
-			      seg, U(at), U(record), source, esc);
+	return manifest_event(
+		m, BACH_EV_MARK,
+		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"%s\",\"text\":\"%s\"",
+		seg, U(at), U(record), source, esc);
 }
 
 int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
@@ -353,9 +345,7 @@ int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
 			 U(last_at));
 	return manifest_event(
 		m, BACH_EV_MARK,
-		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":"
-		"\"marker\",\"rule\":\"%s\","
-		"\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s",
+		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"marker\",\"rule\":\"%s\",\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s",
 		seg, U(at), U(record), rule, bach_get_be32(rec), rec[4],
 		bach_type_name(rec[5] >> 4), merged);
 }
@@ -372,11 +362,7 @@ size_t manifest_decode_json(char *buf, size_t cap,
 {
 	int n = snprintf(
 		buf, cap,
-		"{\"samples\":%llu,\"clocks\":%llu,\"cycles\":%llu,"
-		"\"records\":%llu,\"off_bus\":%llu,\"off_bus_clocks\":%llu,"
-		"\"backoffs\":%llu,\"aborted\":%llu,\"ken_uncached\":%llu,"
-		"\"ken_unknown\":%llu,\"inquire_addr\":%llu,"
-		"\"stray_brdy\":%llu,\"overlapped\":%llu,\"unfinished\":%llu}",
+		"{\"samples\":%llu,\"clocks\":%llu,\"cycles\":%llu,\"records\":%llu,\"off_bus\":%llu,\"off_bus_clocks\":%llu,\"backoffs\":%llu,\"aborted\":%llu,\"ken_uncached\":%llu,\"ken_unknown\":%llu,\"inquire_addr\":%llu,\"stray_brdy\":%llu,\"overlapped\":%llu,\"unfinished\":%llu}",
 		U(s->samples), U(s->clocks), U(s->cycles), U(s->records),
 		U(s->off_bus), U(s->off_bus_clocks), U(s->backoffs),
 		U(s->aborted), U(s->ken_uncached), U(s->ken_unknown),
@@ -402,10 +388,7 @@ int manifest_ended(struct manifest *m, const struct manifest_ended *e)
 	}
 	return manifest_event(
 		m, BACH_EV_ENDED,
-		"\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%"
-		"llu,"
-		"\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,"
-		"\"stalls\":%llu,\"board_stalls\":%llu%s%s%s",
+		"\"state\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%llu,\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu,\"stalls\":%llu,\"board_stalls\":%llu%s%s%s",
 		e->state, U(e->produced), U(e->written), U(e->lost),
 		U(e->gap_markers), U(e->segments), U(e->bytes), U(e->stalls),
 		U(e->board_stalls), board, by, dec);
@@ -427,20 +410,18 @@ int manifest_retention_capture(struct manifest *m, const char *capture,
 	char esc[256];
 
 	json_escape(esc, sizeof(esc), capture);
-	return manifest_event(m, BACH_EV_RETENTION,
-			      "\"capture\":\"%s\",\"segments\":%llu,\"bytes\":%"
-			      "llu,\"reason\":\"%s\"",
-			      esc, U(segments), U(bytes), reason);
+	return manifest_event(
+		m, BACH_EV_RETENTION,
+		"\"capture\":\"%s\",\"segments\":%llu,\"bytes\":%llu,\"reason\":\"%s\"",
+		esc, U(segments), U(bytes), reason);
 }
 
 int manifest_ended_recovered(struct manifest *m,
 			     const struct manifest_recovered *r)
 {
-	return manifest_event(m, BACH_EV_ENDED,
-			      "\"state\":\"recovered\",\"segments_recovered\":%"
-			      "u,\"written\":%llu,"
-			      "\"lost\":%llu,\"gap_markers\":%llu,\"segments\":"
-			      "%llu,\"bytes\":%llu",
-			      r->segments_recovered, U(r->written), U(r->lost),
-			      U(r->gap_markers), U(r->segments), U(r->bytes));
+	return manifest_event(
+		m, BACH_EV_ENDED,
+		"\"state\":\"recovered\",\"segments_recovered\":%u,\"written\":%llu,\"lost\":%llu,\"gap_markers\":%llu,\"segments\":%llu,\"bytes\":%llu",
+		r->segments_recovered, U(r->written), U(r->lost),
+		U(r->gap_markers), U(r->segments), U(r->bytes));
 }

@@ -299,15 +299,11 @@ bad:
 	if (!*s) /* between two commas, or before or after them all */
 		snprintf(
 			err, errlen,
-			"want io:LO-HI or io:PORT (ports up to 0xffff), or "
-			"mem:BASE/SIZE, mem:LO-HI or mem:ADDR, comma-separated "
-			"(an empty rule: a comma with no rule on one side)");
+			"want io:LO-HI or io:PORT (ports up to 0xffff), or mem:BASE/SIZE, mem:LO-HI or mem:ADDR, comma-separated (an empty rule: a comma with no rule on one side)");
 	else
 		snprintf(
 			err, errlen,
-			"want io:LO-HI or io:PORT (ports up to 0xffff), or "
-			"mem:BASE/SIZE, mem:LO-HI or mem:ADDR, comma-separated "
-			"('%.40s' is not one)",
+			"want io:LO-HI or io:PORT (ports up to 0xffff), or mem:BASE/SIZE, mem:LO-HI or mem:ADDR, comma-separated ('%.40s' is not one)",
 			s);
 	return -EINVAL;
 }

@@ -79,10 +79,10 @@ void post_rotate_reap(int wait_ms)
 		nanosleep(&tick, NULL);
 	}
 	if (nrunning && wait_ms >= 1000)
-		log_notice("%u command%s still running after %d s, not waited "
-			   "for (the first on %s)",
-			   nrunning, nrunning == 1 ? "" : "s", wait_ms / 1000,
-			   running[0].name);
+		log_notice(
+			"%u command%s still running after %d s, not waited for (the first on %s)",
+			nrunning, nrunning == 1 ? "" : "s", wait_ms / 1000,
+			running[0].name);
 }
 
 void post_rotate_run(const char *cmd, const char *path)

@@ -130,10 +130,9 @@ static uint64_t *block_times(struct capture *c, struct ring_block *b)
 		b->times = ring_times_get(&c->ring);
 		if (!b->times) {
 			if (!c->acq.timing_nomem)
-				log_warn("%s: no memory for the timing (%zu "
-					 "bytes a block): records are kept "
-					 "without it",
-					 c->cfg.driver, RING_TIMES_BYTES);
+				log_warn(
+					"%s: no memory for the timing (%zu bytes a block): records are kept without it",
+					c->cfg.driver, RING_TIMES_BYTES);
 			c->acq.timing_nomem = true;
 			return NULL;
 		}
@@ -310,11 +309,10 @@ static void timing_start(struct capture *c)
 
 	c->acq.timing = true;
 	if (most > avail)
-		log_warn("%s: timing needs up to %llu MiB beside the ring "
-			 "while the writer lags, %llu MiB are available "
-			 "(ring_mb)",
-			 c->cfg.driver, (unsigned long long)(most >> 20),
-			 (unsigned long long)(avail >> 20));
+		log_warn(
+			"%s: timing needs up to %llu MiB beside the ring while the writer lags, %llu MiB are available (ring_mb)",
+			c->cfg.driver, (unsigned long long)(most >> 20),
+			(unsigned long long)(avail >> 20));
 }
 
 /*
@@ -601,11 +599,11 @@ static void log_bus_summary(struct capture *c)
 			s->ken_uncached, s->ken_unknown, s->inquire_addr,
 			s->stray_brdy, s->overlapped, s->unfinished);
 	if (c->sh.have_board_status && c->sh.board.offbus)
-		bach_source_notice(&c->src,
-				   "the board saw %" PRIu64
-				   " ADS#s while the CPU was off the bus "
-				   "(not recorded)",
-				   c->sh.board.offbus);
+		bach_source_notice(
+			&c->src,
+			"the board saw %" PRIu64
+			" ADS#s while the CPU was off the bus (not recorded)",
+			c->sh.board.offbus);
 }
 
 static void parser_records(void *ctx, const uint8_t *recs, size_t n,

@@ -246,11 +246,11 @@ static int cut_partial_line(int dfd, const char *where,
 		log_err("%s/%s: cannot cut its unfinished last line: %s", where,
 			BACH_MANIFEST_NAME, strerror(-err));
 	else
-		log_notice("%s/%s: cut an unfinished last line (%llu bytes) "
-			   "left by a crash",
-			   where, BACH_MANIFEST_NAME,
-			   (unsigned long long)((uint64_t)st.st_size -
-						man->whole_bytes));
+		log_notice(
+			"%s/%s: cut an unfinished last line (%llu bytes) left by a crash",
+			where, BACH_MANIFEST_NAME,
+			(unsigned long long)((uint64_t)st.st_size -
+					     man->whole_bytes));
 	return err;
 }
 
@@ -321,19 +321,17 @@ static const char *recover_times(int dfd, const char *where, const char *seg,
 		if (err > 0 && fsync(dfd) < 0)
 			err = -errno;
 		if (err < 0)
-			log_err("%s/%s: cannot recover: %s: its segment reads "
-				"untimed",
+			log_err("%s/%s: cannot recover: %s: its segment reads untimed",
 				where, part, strerror(-err));
 		else if (!err)
-			log_notice("%s/%s: no whole member: left alone, its "
-				   "segment reads untimed",
-				   where, part);
+			log_notice(
+				"%s/%s: no whole member: left alone, its segment reads untimed",
+				where, part);
 		else
-			log_notice("%s/%s: recovered %llu entries (%llu of "
-				   "them added without a time)",
-				   where, tname,
-				   (unsigned long long)ts->entries,
-				   (unsigned long long)ts->filled);
+			log_notice(
+				"%s/%s: recovered %llu entries (%llu of them added without a time)",
+				where, tname, (unsigned long long)ts->entries,
+				(unsigned long long)ts->filled);
 		return err > 0 ? tname : NULL;
 	}
 	err = bach_time_measure(dfd, tname, ts);
@@ -380,16 +378,16 @@ static void recover_seg(int dfd, const char *where, const char *name,
 		return;
 	}
 	if (part)
-		log_notice("%s/%s: recovered %llu records, cut %llu bytes of "
-			   "an unfinished block%s",
-			   where, seg, (unsigned long long)r.records,
-			   (unsigned long long)r.cut,
-			   r.removed ? " (nothing whole: removed)" : "");
+		log_notice(
+			"%s/%s: recovered %llu records, cut %llu bytes of an unfinished block%s",
+			where, seg, (unsigned long long)r.records,
+			(unsigned long long)r.cut,
+			r.removed ? " (nothing whole: removed)" : "");
 	else
-		log_notice("%s/%s: closed but never named in the manifest: "
-			   "%llu records%s",
-			   where, seg, (unsigned long long)r.records,
-			   r.whole ? "" : " (damaged: bach verify says where)");
+		log_notice(
+			"%s/%s: closed but never named in the manifest: %llu records%s",
+			where, seg, (unsigned long long)r.records,
+			r.whole ? "" : " (damaged: bach verify says where)");
 	ev.name = seg;
 	ev.records = r.records;
 	ev.gap_markers = r.markers;
@@ -473,9 +471,9 @@ int recover_capture(int outfd, const char *outdir, const char *name)
 		t.r.segments_recovered = t.done;
 		t.r.lost = man.gap_lost;
 		if (manifest_ended_recovered(&m, &t.r) == 0)
-			log_notice("%s: closed a capture cut off by a crash "
-				   "(%u segment%s recovered)",
-				   where, t.done, t.done == 1 ? "" : "s");
+			log_notice(
+				"%s: closed a capture cut off by a crash (%u segment%s recovered)",
+				where, t.done, t.done == 1 ? "" : "s");
 		else
 			log_err("%s/%s: cannot write: %s", where,
 				BACH_MANIFEST_NAME, strerror(errno));
@@ -531,9 +529,9 @@ int outdir_lock(const char *outdir)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		err = -errno;
 		log_err("output directory %s: %s", outdir,
-			errno == EWOULDBLOCK ? "another bachd or bach capture "
-					       "is writing there"
-					     : strerror(errno));
+			errno == EWOULDBLOCK
+				? "another bachd or bach capture is writing there"
+				: strerror(errno));
 		close(fd);
 		return err;
 	}

@@ -510,19 +510,18 @@ static void report(struct rstate *s)
 		snprintf(busy, sizeof(busy), "; %u capture%s being read",
 			 s->busy, s->busy == 1 ? "" : "s");
 	if (over && !was)
-		log_warn("%s: keep_bytes is %llu, %llu bytes remain: the open "
-			 "segment and the running capture's newest closed "
-			 "segment%s%s are never removed%s",
-			 cfg->output, (unsigned long long)cfg->keep_bytes,
-			 (unsigned long long)s->total, s->held ? " " : "",
-			 s->held ? s->held : "", busy);
+		log_warn(
+			"%s: keep_bytes is %llu, %llu bytes remain: the open segment and the running capture's newest closed segment%s%s are never removed%s",
+			cfg->output, (unsigned long long)cfg->keep_bytes,
+			(unsigned long long)s->total, s->held ? " " : "",
+			s->held ? s->held : "", busy);
 	else if (!over && was)
 		log_notice("%s: within keep_bytes again (%llu bytes)",
 			   cfg->output, (unsigned long long)s->total);
 	if (s->held_days && strcmp(c->wr.retention_held, s->held))
-		log_warn("%s/%s/%s: older than keep_days, kept: the running "
-			 "capture's newest closed segment is never removed",
-			 cfg->output, c->capname, s->held);
+		log_warn(
+			"%s/%s/%s: older than keep_days, kept: the running capture's newest closed segment is never removed",
+			cfg->output, c->capname, s->held);
 	snprintf(c->wr.retention_held, sizeof(c->wr.retention_held), "%s",
 		 s->held_days ? s->held : "");
 	atomic_store(&c->sh.retention_over, over);

@@ -167,9 +167,9 @@ static void note_write_error(struct capture *c)
 {
 	log_err("%s/%s.part: write failed: %s%s", c->capdir, c->wr.segname,
 		strerror(-c->wr.write_err),
-		c->wr.write_err == -ENOSPC ? " (the disk is full; closing the "
-					     "segment with what was written)"
-					   : "");
+		c->wr.write_err == -ENOSPC
+			? " (the disk is full; closing the segment with what was written)"
+			: "");
 }
 
 static void time_name(const struct capture_wr *w, char *dst, size_t cap)
@@ -213,9 +213,9 @@ static struct bach_zpool *time_pool(struct capture *c)
 				  BACH_DEFLATE_U64, 0);
 	if (!w->tpool) {
 		w->tpool_failed = true;
-		log_warn("%s: timing sidecars are compressed on the writer "
-			 "thread (no memory or thread for their pool)",
-			 c->capdir);
+		log_warn(
+			"%s: timing sidecars are compressed on the writer thread (no memory or thread for their pool)",
+			c->capdir);
 	}
 	return w->tpool;
 }

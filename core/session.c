@@ -52,8 +52,9 @@ int capture_config_label(struct capture_config *c, const char *key,
 	size_t i, n = strlen(key);
 
 	if (!n || n >= CAPTURE_LABEL_KEY ||
-	    strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-			"0123456789_.-") != n ||
+	    strspn(key,
+		   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+		    n ||
 	    (key[0] >= '0' && key[0] <= '9') || key[0] == '.' ||
 	    key[0] == '-' || strlen(value) >= CAPTURE_LABEL_VALUE)
 		return -EINVAL;
@@ -255,15 +256,14 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		return n;
 	}
 	if (n > 0)
-		log_notice("%s: recovered %d capture%s left unfinished by an "
-			   "earlier run",
-			   c->cfg.output, n, n == 1 ? "" : "s");
+		log_notice(
+			"%s: recovered %d capture%s left unfinished by an earlier run",
+			c->cfg.output, n, n == 1 ? "" : "s");
 	nblocks = (size_t)(cfg->ring_bytes / (RING_BLOCK_RECS * BACH_REC_SIZE));
 	/* refused now rather than killed by the OOM killer when it fills */
 	avail = ring_memory_available();
 	if (cfg->ring_bytes > avail) {
-		log_err("cannot allocate the ring: %llu MiB, %llu MiB "
-			"available (ring_mb)",
+		log_err("cannot allocate the ring: %llu MiB, %llu MiB available (ring_mb)",
 			(unsigned long long)(cfg->ring_bytes >> 20),
 			(unsigned long long)(avail >> 20));
 		return -ENOMEM;
@@ -276,9 +276,9 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		return err;
 	}
 	if (!c->ring.locked)
-		log_info("the ring (%llu MiB) is not locked in memory: "
-			 "RLIMIT_MEMLOCK is lower (LimitMEMLOCK= in the unit)",
-			 (unsigned long long)(cfg->ring_bytes >> 20));
+		log_info(
+			"the ring (%llu MiB) is not locked in memory: RLIMIT_MEMLOCK is lower (LimitMEMLOCK= in the unit)",
+			(unsigned long long)(cfg->ring_bytes >> 20));
 	c->acq.parser = bach_parser_new(&capture_parser_ops, &c->src);
 	if (!c->acq.parser)
 		return -ENOMEM;
@@ -498,20 +498,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		strftime(start, sizeof(start), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	n = snprintf(
 		buf, cap,
-		"{\"running\":%s,\"driver\":\"%s\",\"capture\":\"%s\","
-		"\"segment\":\"%s\","
-		"\"start_time\":\"%s\",\"start_unix\":%.3f,\"uptime_seconds\":%"
-		".3f,\"gateware\":\"%s\","
-		"\"produced\":%llu,\"written\":%llu,\"lost\":%llu,"
-		"\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%"
-		"llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},"
-		"\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,"
-		"\"segments\":%llu,"
-		"\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,"
-		"\"ring_used\":%llu,\"ring_blocks\":%llu,\"timing_bytes\":%llu,"
-		"\"corrupt_frames\":%llu,\"writer_blocked\":%s,\"waiting_for_"
-		"disk\":%s,\"retention_over_bytes\":%llu,"
-		"\"retention_kept_newest\":%s}",
+		"{\"running\":%s,\"driver\":\"%s\",\"capture\":\"%s\",\"segment\":\"%s\",\"start_time\":\"%s\",\"start_unix\":%.3f,\"uptime_seconds\":%.3f,\"gateware\":\"%s\",\"produced\":%llu,\"written\":%llu,\"lost\":%llu,\"lost_by\":{\"overflow\":%llu,\"frames\":%llu,\"corrupt\":%llu,\"ring\":%llu,\"device\":%llu,\"disk\":%llu},\"in_flight\":%llu,\"gap_markers\":%llu,\"bytes\":%llu,\"segments\":%llu,\"stalls\":%llu,\"stall_ns\":%llu,\"board_stalls\":%llu,\"ring_used\":%llu,\"ring_blocks\":%llu,\"timing_bytes\":%llu,\"corrupt_frames\":%llu,\"writer_blocked\":%s,\"waiting_for_disk\":%s,\"retention_over_bytes\":%llu,\"retention_kept_newest\":%s}",
 		st->running ? "true" : "false", st->driver, dir, st->segment,
 		start, (double)st->start_unix_ns / 1e9,
 		(double)st->uptime_ns / 1e9, gw,
@@ -545,10 +532,7 @@ size_t capture_status_json(const struct capture_status *st, char *buf,
 		const struct bach_board_status *b = &st->board;
 		int m = snprintf(
 			buf + n - 1, cap - (size_t)n + 1,
-			",\"board\":{\"fifo_fill\":%u,\"fifo_size\":%u,"
-			"\"records\":%llu,\"overflow\":%llu,"
-			"\"stall_episodes\":%u,\"stalled_clocks\":%llu,"
-			"\"clock_hz\":%u,\"off_bus\":%llu}}",
+			",\"board\":{\"fifo_fill\":%u,\"fifo_size\":%u,\"records\":%llu,\"overflow\":%llu,\"stall_episodes\":%u,\"stalled_clocks\":%llu,\"clock_hz\":%u,\"off_bus\":%llu}}",
 			b->fifo_fill, b->fifo_size,
 			(unsigned long long)b->records,
 			(unsigned long long)b->overflow, b->stall_episodes,
@@ -613,8 +597,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 							     : NULL }) ||
 		    manifest_sync(&c->wr.man)) {
 			if (!c->wr.manifest_err)
-				log_err("%s/%s: cannot write the ended event: "
-					"%s",
+				log_err("%s/%s: cannot write the ended event: %s",
 					c->capdir, BACH_MANIFEST_NAME,
 					strerror(-c->wr.man.err));
 			c->wr.manifest_err = c->wr.man.err;

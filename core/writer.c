@@ -26,8 +26,7 @@ static bool manifest_failed(struct capture *c)
 	if (!w->man.err || w->manifest_err)
 		return w->manifest_err != 0;
 	w->manifest_err = w->man.err;
-	log_err("%s/%s: cannot write: %s: stopping, since what is captured "
-		"could no longer be accounted for",
+	log_err("%s/%s: cannot write: %s: stopping, since what is captured could no longer be accounted for",
 		c->capdir, BACH_MANIFEST_NAME, strerror(-w->man.err));
 	if (!w->write_err)
 		w->write_err = w->man.err;

@@ -58,30 +58,21 @@ void bachd_usage(const char *prog, bool daemon)
 		len += (size_t)snprintf(names + len, sizeof(names) - len,
 					"%s%s", i ? ", " : "",
 					bach_drivers[i]->name);
-	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR "
-	       "[--config FILE]\n"
+	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR [--config FILE]\n"
 	       "\n"
 	       "  -d, --driver NAME        source: %s\n"
-	       "  -O, --option KEY=VALUE   a driver option (repeatable; "
-	       "below)\n"
+	       "  -O, --option KEY=VALUE   a driver option (repeatable; below)\n"
 	       "  -o, --output DIR         where capture directories are made\n"
-	       "  -c, --config FILE        INI configuration (see "
-	       "bachd.conf.example)\n"
-	       "      --policy stall|drop  what a full ring does (default "
-	       "%s)\n"
-	       "      --set KEY=VALUE      any [bachd] setting of the config "
-	       "file\n"
-	       "  -a, --autostop COND:N    end the capture cleanly: "
-	       "duration:SECONDS,\n"
-	       "                           records:N or segments:N "
-	       "(repeatable)\n"
+	       "  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
+	       "      --policy stall|drop  what a full ring does (default %s)\n"
+	       "      --set KEY=VALUE      any [bachd] setting of the config file\n"
+	       "  -a, --autostop COND:N    end the capture cleanly: duration:SECONDS,\n"
+	       "                           records:N or segments:N (repeatable)\n"
 	       "      --no-compress        .byu segments instead of .byu.gz\n"
-	       "      --no-gap-markers     no marker records in the trace at "
-	       "gaps\n"
+	       "      --no-gap-markers     no marker records in the trace at gaps\n"
 	       "      --no-io-uring        write with pwrite\n"
 	       "      --control-socket P   Unix control socket%s\n"
-	       "      --label KEY=VALUE    a label for the manifest (label.KEY "
-	       "in [bachd])\n"
+	       "      --label KEY=VALUE    a label for the manifest (label.KEY in [bachd])\n"
 	       "      --check-config       check the configuration and exit\n"
 	       "      --list-drivers       the drivers and their options\n"
 	       "  -V, --version            print the version and exit\n"
@@ -90,18 +81,14 @@ void bachd_usage(const char *prog, bool daemon)
 	       bachd_settings[bach_opt_find(bachd_settings, "policy")].def,
 	       daemon ? "" : " (bachd only)");
 	if (daemon)
-		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: "
-		       "start a new segment.\n"
-		       "Exit status: 0 clean, 1 records lost to a failed "
-		       "write, 2 usage or\n"
-		       "environment error, 3 the disk was full, 4 the source "
-		       "failed.\n");
+		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: start a new segment.\n"
+		       "Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"
+		       "environment error, 3 the disk was full, 4 the source failed.\n");
 	printf("\nSettings (KEY = VALUE in [bachd], or --set KEY=VALUE):\n\n");
 	if (bach_opts_verify(bachd_settings, msg, sizeof(msg)))
 		printf("  BUG: %s\n", msg);
 	bach_opts_print(stdout, bachd_settings);
-	printf("\nDrivers and their options (--option KEY=VALUE, or KEY = "
-	       "VALUE in\n"
+	printf("\nDrivers and their options (--option KEY=VALUE, or KEY = VALUE in\n"
 	       "[driver]):\n\n");
 	bach_drivers_print(stdout);
 }
@@ -238,8 +225,7 @@ static int parse_options(struct bachd_config *c, struct bachd_args *a, int argc,
 			if (strchr(optarg, '=') && !strchr(optarg, '/') &&
 			    access(optarg, F_OK) < 0) {
 				say(prog,
-				    "-o %s: -o is --output DIR; a driver "
-				    "option is -O KEY=VALUE",
+				    "-o %s: -o is --output DIR; a driver option is -O KEY=VALUE",
 				    optarg);
 				return EXIT_USAGE;
 			}
@@ -291,8 +277,7 @@ static int parse_options(struct bachd_config *c, struct bachd_args *a, int argc,
 					break;
 			if (!eq || !autostops[i]) {
 				say(prog,
-				    "--autostop: want duration:SECONDS, "
-				    "records:N or segments:N, not '%s'",
+				    "--autostop: want duration:SECONDS, records:N or segments:N, not '%s'",
 				    optarg);
 				return EXIT_USAGE;
 			}

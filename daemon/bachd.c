@@ -114,9 +114,9 @@ static int socket_choose(struct bachd *d)
 	if (!err)
 		err = ctl_check(d->sock);
 	if (err) {
-		log_warn("control socket %s: %s: running without one "
-			 "(control_socket names another)",
-			 d->sock, ctl_strerror(err));
+		log_warn(
+			"control socket %s: %s: running without one (control_socket names another)",
+			d->sock, ctl_strerror(err));
 		d->sock[0] = 0;
 	}
 	return 0;
@@ -155,11 +155,11 @@ static int finish_capture(struct bachd *d)
 	d->last = st;
 	d->had_capture = true;
 	metrics_now(d, true);
-	log_notice("capture ended: %llu records produced, %llu written, %llu "
-		   "lost, %llu segments, exit status %d",
-		   (unsigned long long)st.produced,
-		   (unsigned long long)st.written, (unsigned long long)st.lost,
-		   (unsigned long long)st.segments, d->status);
+	log_notice(
+		"capture ended: %llu records produced, %llu written, %llu lost, %llu segments, exit status %d",
+		(unsigned long long)st.produced, (unsigned long long)st.written,
+		(unsigned long long)st.lost, (unsigned long long)st.segments,
+		d->status);
 	return d->status;
 }
 
@@ -188,9 +188,9 @@ static void handle_request(struct bachd *d, int fd, char *req)
 			snprintf(reply, sizeof(reply),
 				 "{\"ok\":false,\"error\":\"not capturing\"}");
 		else if (capture_mark(d->cap, arg, "ctl"))
-			snprintf(reply, sizeof(reply),
-				 "{\"ok\":false,\"error\":\"too many marks "
-				 "waiting: try again\"}");
+			snprintf(
+				reply, sizeof(reply),
+				"{\"ok\":false,\"error\":\"too many marks waiting: try again\"}");
 		else
 			snprintf(reply, sizeof(reply), "{\"ok\":true}");
 	} else if (!strcmp(req, "stop") && !arg) {
@@ -206,24 +206,24 @@ static void handle_request(struct bachd *d, int fd, char *req)
 		}
 	} else if (!strcmp(req, "start") && !arg) {
 		if (d->cap && d->stopping)
-			snprintf(reply, sizeof(reply),
-				 "{\"ok\":false,\"error\":\"still stopping: "
-				 "try again\"}");
+			snprintf(
+				reply, sizeof(reply),
+				"{\"ok\":false,\"error\":\"still stopping: try again\"}");
 		else if (d->cap)
-			snprintf(reply, sizeof(reply),
-				 "{\"ok\":false,\"error\":\"already "
-				 "capturing\"}");
+			snprintf(
+				reply, sizeof(reply),
+				"{\"ok\":false,\"error\":\"already capturing\"}");
 		else if (start_capture(d))
-			snprintf(reply, sizeof(reply),
-				 "{\"ok\":false,\"error\":\"cannot start: see "
-				 "the log\"}");
+			snprintf(
+				reply, sizeof(reply),
+				"{\"ok\":false,\"error\":\"cannot start: see the log\"}");
 		else
 			snprintf(reply, sizeof(reply), "{\"ok\":true}");
 	} else {
 		log_warn("unknown request '%.64s'", req);
-		snprintf(reply, sizeof(reply),
-			 "{\"ok\":false,\"error\":\"unknown request (status, "
-			 "start, stop, rotate, mark TEXT)\"}");
+		snprintf(
+			reply, sizeof(reply),
+			"{\"ok\":false,\"error\":\"unknown request (status, start, stop, rotate, mark TEXT)\"}");
 	}
 	ctl_reply(fd, reply);
 }
@@ -255,17 +255,17 @@ static void tick(struct bachd *d)
 		double dt = mono() - d->st_time;
 		char line[256];
 
-		snprintf(line, sizeof(line),
-			 "STATUS=%.0f records/s, %.1f MB/s, ring %llu%%, %llu "
-			 "written, %llu lost",
-			 (double)(st.written - d->st_written) / dt,
-			 (double)(st.bytes - d->st_bytes) / dt / 1e6,
-			 (unsigned long long)(st.ring_blocks
-						      ? st.ring_used * 100 /
-								st.ring_blocks
-						      : 0),
-			 (unsigned long long)st.written,
-			 (unsigned long long)st.lost);
+		snprintf(
+			line, sizeof(line),
+			"STATUS=%.0f records/s, %.1f MB/s, ring %llu%%, %llu written, %llu lost",
+			(double)(st.written - d->st_written) / dt,
+			(double)(st.bytes - d->st_bytes) / dt / 1e6,
+			(unsigned long long)(st.ring_blocks
+						     ? st.ring_used * 100 /
+							       st.ring_blocks
+						     : 0),
+			(unsigned long long)st.written,
+			(unsigned long long)st.lost);
 		d->st_written = st.written;
 		d->st_bytes = st.bytes;
 		d->st_time = mono();
@@ -405,9 +405,9 @@ int main(int argc, char **argv)
 	if (d.sock[0]) {
 		ret = ctl_open(&d.ctl, d.sock, d.cfg.control_group);
 		if (ret && d.sock_default) {
-			log_warn("control socket %s: %s: running without one "
-				 "(control_socket names another)",
-				 d.sock, ctl_strerror(ret));
+			log_warn(
+				"control socket %s: %s: running without one (control_socket names another)",
+				d.sock, ctl_strerror(ret));
 		} else if (ret) {
 			log_err("control socket %s: %s", d.sock,
 				ctl_strerror(ret));

@@ -40,9 +40,9 @@ static int parse_min_free(const char *text, struct bach_optval *v, char *msg,
 	size_t len = strlen(text);
 	char num[32];
 
-	snprintf(msg, cap,
-		 "want bytes (k, M, G, T suffixes) or a percentage "
-		 "from 0%% to 99%%");
+	snprintf(
+		msg, cap,
+		"want bytes (k, M, G, T suffixes) or a percentage from 0%% to 99%%");
 	v->u2 = len && text[len - 1] == '%';
 	if (!v->u2)
 		return bach_parse_size(text, "B", &v->u) ||
@@ -96,9 +96,9 @@ static int parse_duration(const char *text, struct bach_optval *v, char *msg,
 	uint64_t mul = 1;
 	char num[32];
 
-	snprintf(msg, cap,
-		 "want seconds, or a number with s, m, h or d "
-		 "(90m), 0 for no limit");
+	snprintf(
+		msg, cap,
+		"want seconds, or a number with s, m, h or d (90m), 0 for no limit");
 	for (size_t i = 0; len && i < sizeof(units) / sizeof(*units); i++)
 		if (text[len - 1] == units[i].c) {
 			mul = units[i].s;
@@ -197,8 +197,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .type = BACH_OPT_STRING,
 	  .arg = "DIR",
 	  .def_help = "none",
-	  .help = "where capture directories are made: it must be given, and "
-		  "exist",
+	  .help = "where capture directories are made: it must be given, and exist",
 	  BACH_OPT_AT(struct bachd_config, cap.output) },
 	{ .key = "driver",
 	  .type = BACH_OPT_STRING,
@@ -210,8 +209,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .type = BACH_OPT_ENUM,
 	  .names = policies,
 	  .def = "stall",
-	  .help = "what a full ring does: hold the source back, or drop and "
-		  "count",
+	  .help = "what a full ring does: hold the source back, or drop and count",
 	  BACH_OPT_AT(struct bachd_config, cap.policy) },
 	{ .key = "gap_markers",
 	  .type = BACH_OPT_BOOL,
@@ -233,8 +231,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .type = BACH_OPT_ENUM,
 	  .names = compressors,
 	  .def = "record",
-	  .help = "the block compressor: bach's own record encoder (levels 1 "
-		  "and 2), or libdeflate (faster, about 30% larger)",
+	  .help = "the block compressor: bach's own record encoder (levels 1 and 2), or libdeflate (faster, about 30% larger)",
 	  .values = compressor_values,
 	  BACH_OPT_AT(struct bachd_config, cap.compressor) },
 	{ .key = "level",
@@ -243,8 +240,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .min = 1,
 	  .max = 12,
 	  .def = "1",
-	  .help = "the compressor's level (libdeflate 1 to 12, the record "
-		  "encoder 1 to 2)",
+	  .help = "the compressor's level (libdeflate 1 to 12, the record encoder 1 to 2)",
 	  BACH_OPT_AT(struct bachd_config, cap.level) },
 	{ .key = "threads",
 	  .type = BACH_OPT_UINT,
@@ -267,8 +263,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .arg = "MIB",
 	  .max = 1u << 30,
 	  .def = "1024",
-	  .help = "close the segment once it holds this many MiB of records, 0 "
-		  "for no size limit",
+	  .help = "close the segment once it holds this many MiB of records, 0 for no size limit",
 	  .scale = 1u << 20,
 	  BACH_OPT_AT(struct bachd_config, cap.rotate_bytes) },
 	{ .key = "rotate_seconds",
@@ -276,8 +271,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .arg = "S",
 	  .max = 1u << 30,
 	  .def = "3600",
-	  .help = "close the segment once it has been open this long, 0 for no "
-		  "time limit",
+	  .help = "close the segment once it has been open this long, 0 for no time limit",
 	  BACH_OPT_AT(struct bachd_config, cap.rotate_seconds) },
 	{ .key = "io_uring",
 	  .type = BACH_OPT_BOOL,
@@ -291,8 +285,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .min = 1,
 	  .max = 3600000,
 	  .def = "200",
-	  .help = "a block still filling goes to the disk once it has waited "
-		  "this long",
+	  .help = "a block still filling goes to the disk once it has waited this long",
 	  BACH_OPT_AT(struct bachd_config, cap.flush_ms) },
 	{ .key = "raw_dump",
 	  .type = BACH_OPT_BOOL,
@@ -318,8 +311,8 @@ const struct bach_optdesc bachd_settings[] = {
 	{ .key = "control_socket",
 	  .type = BACH_OPT_STRING,
 	  .arg = "PATH",
-	  .def_help = "bach ctl's, /run/bach/bachd.sock as root, else "
-		      "$XDG_RUNTIME_DIR/bach/bachd.sock",
+	  .def_help =
+		  "bach ctl's, /run/bach/bachd.sock as root, else $XDG_RUNTIME_DIR/bach/bachd.sock",
 	  .help = "bachd's control socket, none for no socket",
 	  BACH_OPT_AT(struct bachd_config, control_socket) },
 	{ .key = "control_group",
@@ -339,9 +332,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .type = BACH_OPT_STRING,
 	  .arg = "PATH",
 	  .def_help = "none",
-	  .help = "Prometheus text-format metrics, rewritten whole every "
-		  "metrics_interval (node_exporter's textfile collector reads "
-		  "NAME.prom)",
+	  .help = "Prometheus text-format metrics, rewritten whole every metrics_interval (node_exporter's textfile collector reads NAME.prom)",
 	  BACH_OPT_AT(struct bachd_config, cap.metrics_file) },
 	{ .key = "metrics_interval",
 	  .type = BACH_OPT_UINT,
@@ -356,18 +347,14 @@ const struct bach_optdesc bachd_settings[] = {
 	  .arg = "BYTES|N%",
 	  .parse = parse_min_free,
 	  .def = "0",
-	  .help = "keep this much free on the output's filesystem (k, M, G "
-		  "suffixes, or a percentage of it): below it the segment is "
-		  "closed and on_full applies; 0 for no floor",
+	  .help = "keep this much free on the output's filesystem (k, M, G suffixes, or a percentage of it): below it the segment is closed and on_full applies; 0 for no floor",
 	  .set = set_min_free,
 	  .show = show_min_free },
 	{ .key = "on_full",
 	  .type = BACH_OPT_ENUM,
 	  .names = on_full_names,
 	  .def = "wait",
-	  .help = "below min_free: wait for space (the records lost meanwhile "
-		  "are one gap, cause disk), or stop the capture cleanly (exit "
-		  "0)",
+	  .help = "below min_free: wait for space (the records lost meanwhile are one gap, cause disk), or stop the capture cleanly (exit 0)",
 	  BACH_OPT_AT(struct bachd_config, cap.on_full) },
 	{ .key = "keep_bytes",
 	  .type = BACH_OPT_SIZE,
@@ -375,68 +362,55 @@ const struct bach_optdesc bachd_settings[] = {
 	  .unit = "B",
 	  .max = MANIFEST_NUMBER_MAX,
 	  .def = "0",
-	  .help = "retention: remove the oldest closed segments while the "
-		  "captures in the output directory hold more (k, M, G "
-		  "suffixes); 0 for no limit",
+	  .help = "retention: remove the oldest closed segments while the captures in the output directory hold more (k, M, G suffixes); 0 for no limit",
 	  BACH_OPT_AT(struct bachd_config, cap.keep_bytes) },
 	{ .key = "keep_days",
 	  .type = BACH_OPT_UINT,
 	  .arg = "DAYS",
 	  .max = 36500,
 	  .def = "0",
-	  .help = "retention: remove closed segments older than this; 0 for no "
-		  "limit",
+	  .help = "retention: remove closed segments older than this; 0 for no limit",
 	  BACH_OPT_AT(struct bachd_config, cap.keep_days) },
 	{ .key = "keep_captures",
 	  .type = BACH_OPT_UINT,
 	  .arg = "N",
 	  .max = 1000000,
 	  .def = "0",
-	  .help = "retention: keep at most this many captures (the running one "
-		  "included), removing the oldest whole; 0 for no limit",
+	  .help = "retention: keep at most this many captures (the running one included), removing the oldest whole; 0 for no limit",
 	  BACH_OPT_AT(struct bachd_config, cap.keep_captures) },
 	{ .key = "post_rotate",
 	  .type = BACH_OPT_STRING,
 	  .arg = "COMMAND",
 	  .def_help = "none",
-	  .help = "run /bin/sh -c 'COMMAND \"$1\"' with each closed segment's "
-		  "path as $1; failures are logged, never fatal",
+	  .help = "run /bin/sh -c 'COMMAND \"$1\"' with each closed segment's path as $1; failures are logged, never fatal",
 	  BACH_OPT_AT(struct bachd_config, cap.post_rotate) },
 	{ .key = "duration",
 	  .type = BACH_OPT_CUSTOM,
 	  .arg = "SECONDS",
 	  .parse = parse_duration,
 	  .def = "0",
-	  .help = "autostop: end the capture cleanly after this long (s, m, h, "
-		  "d suffixes); 0 for no limit",
+	  .help = "autostop: end the capture cleanly after this long (s, m, h, d suffixes); 0 for no limit",
 	  BACH_OPT_AT(struct bachd_config, cap.stop_seconds) },
 	{ .key = "records",
 	  .type = BACH_OPT_SIZE,
 	  .arg = "N",
 	  .max = MANIFEST_NUMBER_MAX,
 	  .def = "0",
-	  .help = "autostop: end the capture cleanly once the source has "
-		  "produced exactly N records (k, M, G suffixes); 0 for no "
-		  "limit",
+	  .help = "autostop: end the capture cleanly once the source has produced exactly N records (k, M, G suffixes); 0 for no limit",
 	  BACH_OPT_AT(struct bachd_config, cap.stop_records) },
 	{ .key = "segments",
 	  .type = BACH_OPT_UINT,
 	  .arg = "N",
 	  .max = 1u << 30,
 	  .def = "0",
-	  .help = "autostop: end the capture cleanly with its Nth segment "
-		  "(that segment takes what the ring still holds); 0 for no "
-		  "limit",
+	  .help = "autostop: end the capture cleanly with its Nth segment (that segment takes what the ring still holds); 0 for no limit",
 	  BACH_OPT_AT(struct bachd_config, cap.stop_segments) },
 	{ .key = "marker",
 	  .type = BACH_OPT_CUSTOM,
 	  .arg = "KIND:RANGE",
 	  .parse = parse_marker,
 	  .def_help = "none",
-	  .help = "in-band markers: each record matching io:LO-HI (I/O cycles) "
-		  "or mem:BASE/SIZE (memory cycles) becomes a mark event; a "
-		  "comma list, and each use adds rules (an empty value clears "
-		  "them)",
+	  .help = "in-band markers: each record matching io:LO-HI (I/O cycles) or mem:BASE/SIZE (memory cycles) becomes a mark event; a comma list, and each use adds rules (an empty value clears them)",
 	  .set = set_marker,
 	  .show = show_marker },
 	{ .key = "marker_rate",
@@ -445,8 +419,7 @@ const struct bach_optdesc bachd_settings[] = {
 	  .min = 1,
 	  .max = 1000000,
 	  .def = "100",
-	  .help = "marker events a second per rule; the rest of that second's "
-		  "matches make one event with a count",
+	  .help = "marker events a second per rule; the rest of that second's matches make one event with a count",
 	  BACH_OPT_AT(struct bachd_config, cap.marker_rate) },
 	{ 0 },
 };
@@ -472,13 +445,11 @@ int bachd_config_set(struct bachd_config *c, const char *key, const char *v,
 			snprintf(msg, msglen, "%s: more than %d labels", key,
 				 CAPTURE_MAX_LABELS);
 		else if (err)
-			snprintf(msg, msglen,
-				 "%s: a label is label.KEY = VALUE: KEY a "
-				 "letter or _, then letters, digits, _ . or -, "
-				 "at most %d bytes; VALUE at most %d bytes",
-				 bach_escape_ctl(esc, sizeof(esc), key),
-				 CAPTURE_LABEL_KEY - 1,
-				 CAPTURE_LABEL_VALUE - 1);
+			snprintf(
+				msg, msglen,
+				"%s: a label is label.KEY = VALUE: KEY a letter or _, then letters, digits, _ . or -, at most %d bytes; VALUE at most %d bytes",
+				bach_escape_ctl(esc, sizeof(esc), key),
+				CAPTURE_LABEL_KEY - 1, CAPTURE_LABEL_VALUE - 1);
 		return err ? -EINVAL : 0;
 	}
 	err = bach_opt_set(bachd_settings, c, key, v, msg, msglen);
@@ -537,11 +508,10 @@ static char *read_line(char *str, int num, void *stream)
 			return str;
 		}
 		x->bad_line = x->line;
-		snprintf(x->bad, sizeof(x->bad),
-			 "line longer than %zu bytes, the most libinih reads; "
-			 "give a long value on the command line (--output, "
-			 "--option, --set)",
-			 max);
+		snprintf(
+			x->bad, sizeof(x->bad),
+			"line longer than %zu bytes, the most libinih reads; give a long value on the command line (--output, --option, --set)",
+			max);
 		return NULL;
 	}
 	memcpy(str, s, len);

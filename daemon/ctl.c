@@ -107,9 +107,9 @@ int ctl_open(struct ctl *c, const char *path, const char *group)
 		struct group *g = getgrnam(group);
 
 		if (!g) {
-			log_warn("group '%s' does not exist: %s stays "
-				 "owner-only",
-				 group, path);
+			log_warn(
+				"group '%s' does not exist: %s stays owner-only",
+				group, path);
 			chmod(path, 0600);
 		} else if (chown(path, (uid_t)-1, g->gr_gid) < 0 ||
 			   chmod(path, 0660) < 0) {
@@ -175,8 +175,9 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 		left = 1000 - ((now.tv_sec - t0.tv_sec) * 1000 +
 			       (now.tv_nsec - t0.tv_nsec) / 1000000);
 		if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
-			ctl_reply(fd, "{\"ok\":false,\"error\":\"no request "
-				      "line within 1 s\"}");
+			ctl_reply(
+				fd,
+				"{\"ok\":false,\"error\":\"no request line within 1 s\"}");
 			return -EBADMSG;
 		}
 		n = recv(fd, req + got, cap - got, 0);
@@ -193,15 +194,17 @@ int ctl_accept(struct ctl *c, char *req, size_t cap)
 	}
 	nl = memchr(req, '\n', got);
 	if (!nl) {
-		ctl_reply(fd, "{\"ok\":false,\"error\":\"a request is one line "
-			      "ending in a newline\"}");
+		ctl_reply(
+			fd,
+			"{\"ok\":false,\"error\":\"a request is one line ending in a newline\"}");
 		return -EBADMSG;
 	}
 	if (nl > req && nl[-1] == '\r')
 		nl--;
 	if (memchr(req, 0, (size_t)(nl - req))) {
-		ctl_reply(fd, "{\"ok\":false,\"error\":\"malformed request: a "
-			      "NUL byte\"}");
+		ctl_reply(
+			fd,
+			"{\"ok\":false,\"error\":\"malformed request: a NUL byte\"}");
 		return -EBADMSG;
 	}
 	*nl = 0;

@@ -19,13 +19,11 @@ void ctl_status_reply(char *reply, size_t cap, bool capturing, time_t since,
 
 	gmtime_r(&since, &tm);
 	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	n = (size_t)snprintf(reply, cap,
-			     "{\"ok\":true,\"capturing\":%s,"
-			     "\"bachd\":{\"version\":\"%s\",\"pid\":%d,\"start_"
-			     "time\":\"%s\",\"uptime_seconds\":%.3f},"
-			     "\"status\":",
-			     capturing ? "true" : "false", BACH_VERSION,
-			     (int)getpid(), t, uptime);
+	n = (size_t)snprintf(
+		reply, cap,
+		"{\"ok\":true,\"capturing\":%s,\"bachd\":{\"version\":\"%s\",\"pid\":%d,\"start_time\":\"%s\",\"uptime_seconds\":%.3f},\"status\":",
+		capturing ? "true" : "false", BACH_VERSION, (int)getpid(), t,
+		uptime);
 	if (n + 2 >= cap)
 		return;
 	n += capture_status_json(st, reply + n, cap - n - 2);

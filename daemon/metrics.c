@@ -142,12 +142,10 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 	struct statvfs fs;
 
 	metric(&o, "bach_up", "gauge",
-	       "1 while a capture is running, 0 when bachd is idle or its "
-	       "capture has ended.",
+	       "1 while a capture is running, 0 when bachd is idle or its capture has ended.",
 	       s->up);
 	family(&o, "bach_build_info", "gauge",
-	       "bach's version, and the capture device's gateware version "
-	       "(empty when the driver has none).");
+	       "bach's version, and the capture device's gateware version (empty when the driver has none).");
 	put(&o,
 	    "bach_build_info{version=\"%s\",gateware=\"%s\",driver=\"%s\"} 1\n",
 	    label(v, sizeof(v), BACH_VERSION),
@@ -155,8 +153,7 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 	    label(d, sizeof(d), st ? st->driver : ""));
 	if (s->output && s->output[0] && statvfs(s->output, &fs) == 0) {
 		metric(&o, "bach_output_free_bytes", "gauge",
-		       "Bytes available to bachd on the output directory's "
-		       "filesystem.",
+		       "Bytes available to bachd on the output directory's filesystem.",
 		       U(fs.f_bavail) * fs.f_frsize);
 		metric(&o, "bach_output_size_bytes", "gauge",
 		       "Size of the output directory's filesystem, bytes.",
@@ -180,8 +177,7 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 		    bach_gap_cause_name((enum bach_gap_cause)i),
 		    U(st->lost_by[i]));
 	metric(&o, "bach_records_in_flight", "gauge",
-	       "Records produced but neither written nor lost yet (in the ring "
-	       "or being compressed).",
+	       "Records produced but neither written nor lost yet (in the ring or being compressed).",
 	       st->produced > st->written + st->lost
 		       ? st->produced - st->written - st->lost
 		       : 0);
@@ -196,8 +192,7 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 	       "1 when a segment write has been pending for more than 2 s.",
 	       st->writer_blocked);
 	metric(&o, "bach_retention_kept_newest", "gauge",
-	       "1 when retention's last run kept the running capture's newest "
-	       "closed segment against a limit.",
+	       "1 when retention's last run kept the running capture's newest closed segment against a limit.",
 	       st->retention_kept_newest);
 	if (st->have_board) {
 		metric(&o, "bach_board_fifo_fill_records", "gauge",
@@ -206,21 +201,19 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 		metric(&o, "bach_board_fifo_size_records", "gauge",
 		       "The board's FIFO capacity, records.",
 		       st->board.fifo_size);
-		metric_f(&o, "bach_board_fifo_fill_ratio", "gauge",
-			 "The board's FIFO fill at its last status frame, 0 to "
-			 "1.",
-			 st->board.fifo_size ? (double)st->board.fifo_fill /
-						       st->board.fifo_size
-					     : 0.0);
+		metric_f(
+			&o, "bach_board_fifo_fill_ratio", "gauge",
+			"The board's FIFO fill at its last status frame, 0 to 1.",
+			st->board.fifo_size ? (double)st->board.fifo_fill /
+						      st->board.fifo_size
+					    : 0.0);
 		metric(&o, "bach_board_off_bus_cycles_total", "counter",
-		       "ADS#s the board saw while the CPU was off the bus "
-		       "(HLDA, BOFF#), not recorded.",
+		       "ADS#s the board saw while the CPU was off the bus (HLDA, BOFF#), not recorded.",
 		       st->board.offbus);
 	}
 	if (st->have_decode) {
 		metric(&o, "bach_decode_off_bus_cycles_total", "counter",
-		       "ADS#s the bus decoder saw while the CPU was off the "
-		       "bus (HLDA, BOFF#), not recorded.",
+		       "ADS#s the bus decoder saw while the CPU was off the bus (HLDA, BOFF#), not recorded.",
 		       st->decode.off_bus);
 		metric(&o, "bach_decode_backoffs_total", "counter",
 		       "BOFF# assertions the bus decoder saw.",

@@ -86,16 +86,14 @@ const struct bach_optdesc board_options[] = {
 	  .type = BACH_OPT_UINT,
 	  .arg = "N",
 	  .def = "256",
-	  .help = "a status frame every N data frames, 0 for only the final "
-		  "one",
+	  .help = "a status frame every N data frames, 0 for only the final one",
 	  BACH_OPT_AT(struct board_opts, status_every) },
 	{ .key = "foreign",
 	  .type = BACH_OPT_PAIR,
 	  .arg = "N:C",
 	  .max2 = UINT32_MAX,
 	  .def_help = "never",
-	  .help = "before every Nth frame another master runs C cycles on the "
-		  "bus (HOLD/HLDA): counted off the bus, not recorded",
+	  .help = "before every Nth frame another master runs C cycles on the bus (HOLD/HLDA): counted off the bus, not recorded",
 	  BACH_OPT_AT(struct board_opts, foreign_every),
 	  BACH_OPT_AT2(struct board_opts, foreign_cycles) },
 	{ 0 },

@@ -88,12 +88,11 @@ static int fake_open(struct bach_source *src, void *priv,
 	pthread_cond_init(&f->filled, NULL);
 	pthread_cond_init(&f->emptied, NULL);
 	f->sync_init = true;
-	snprintf(ident, sizeof(ident),
-		 "\"name\":\"fake capture "
-		 "board\",\"serial\":\"FAKE-%llu\",\"gateware\":\"%d.0\","
-		 "\"clock_hz\":%d",
-		 (unsigned long long)f->o.seed, BACH_PROTO_VERSION,
-		 BOARD_CLOCK_HZ);
+	snprintf(
+		ident, sizeof(ident),
+		"\"name\":\"fake capture board\",\"serial\":\"FAKE-%llu\",\"gateware\":\"%d.0\",\"clock_hz\":%d",
+		(unsigned long long)f->o.seed, BACH_PROTO_VERSION,
+		BOARD_CLOCK_HZ);
 	bach_source_identity(src, ident);
 	return 0;
 }

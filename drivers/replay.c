@@ -79,34 +79,25 @@ static const struct bach_optdesc replay_options[] = {
 		       .type = BACH_OPT_STRING,
 		       .arg = "FILE",
 		       .required = true,
-		       .help = ".byu, .byu.gz, capture directory, raw board "
-			       "stream dump, or a logic-analyzer capture (.sr "
-			       ".vcd .csv ...)" },
+		       .help = ".byu, .byu.gz, capture directory, raw board stream dump, or a logic-analyzer capture (.sr .vcd .csv ...)" },
 	[OPT_RATE] = { .key = "rate",
 		       .type = BACH_OPT_UINT,
 		       .arg = "R",
 		       .def = "0",
-		       .help = "records per second (a board stream: bytes/6 "
-			       "per "
-			       "second), 0 for as fast as possible" },
+		       .help = "records per second (a board stream: bytes/6 per second), 0 for as fast as possible" },
 	[OPT_PACE] = { .key = "pace",
 		       .type = BACH_OPT_ENUM,
 		       .names = paces,
 		       .def_help = "off",
 		       .hint = "rate=R sets a rate",
-		       .help = "at the pace the board's clocks give: a board "
-			       "stream dump's frame timestamps, a trace's "
-			       "timing sidecars" },
+		       .help = "at the pace the board's clocks give: a board stream dump's frame timestamps, a trace's timing sidecars" },
 	[OPT_CLOCK_HZ] = { .key = "clock_hz",
 			   .type = BACH_OPT_UINT,
 			   .arg = "N",
 			   .min = 1,
-			   .def_help = BOARD_CLOCK_TEXT " (the fake board's) "
-							"for a board stream, a "
-							"trace's sidecar's own",
-			   .help = "the board clock those timestamps count "
-				   "(for a trace: pace=original by it instead "
-				   "of its sidecar's rate)" },
+			   .def_help = BOARD_CLOCK_TEXT
+			   " (the fake board's) for a board stream, a trace's sidecar's own",
+			   .help = "the board clock those timestamps count (for a trace: pace=original by it instead of its sidecar's rate)" },
 	[OPT_LOOP] = { .key = "loop",
 		       .type = BACH_OPT_BOOL,
 		       .def = "0",
@@ -115,28 +106,21 @@ static const struct bach_optdesc replay_options[] = {
 		      .type = BACH_OPT_STRING,
 		      .arg = "FILE",
 		      .def_help = "channels by their default names",
-		      .help = "an analyzer capture's channel map (as bach "
-			      "decode "
-			      "--map)" },
+		      .help = "an analyzer capture's channel map (as bach decode --map)" },
 	[OPT_FORMAT] = { .key = "format",
 			 .type = BACH_OPT_STRING,
 			 .arg = "NAME",
 			 .def_help = "from the extension",
-			 .help = "its libsigrok input format (as bach decode "
-				 "--format)" },
+			 .help = "its libsigrok input format (as bach decode --format)" },
 	[OPT_INPUT] = { .key = "input",
 			.type = BACH_OPT_LIST,
 			.arg = "K=V",
 			.max = 16,
-			.help = "an option of that input format (as bach "
-				"decode "
-				"--option)" },
+			.help = "an option of that input format (as bach decode --option)" },
 	[OPT_EDGE] = { .key = "edge",
 		       .type = BACH_OPT_BOOL,
 		       .def = "0",
-		       .help = "a cycle opens where ads_n falls (as bach "
-			       "decode "
-			       "--edge)" },
+		       .help = "a cycle opens where ads_n falls (as bach decode --edge)" },
 	{ 0 },
 };
 
@@ -191,16 +175,13 @@ static int trace_timing(struct bach_source *src, struct replay *r)
 	if (!r->timed)
 		return bach_source_error(
 			src, -EINVAL,
-			"%s: pace=original needs the trace's timing sidecar "
-			"%s, which is missing (docs/formats.md 3.2): use "
-			"rate=R",
+			"%s: pace=original needs the trace's timing sidecar %s, which is missing (docs/formats.md 3.2): use rate=R",
 			r->path, r->sidecar[0] ? r->sidecar : "(none)");
 	if (!r->pace_hz)
-		return bach_source_error(src, -EINVAL,
-					 "%s: the clock rate is unknown (0 in "
-					 "its BT subfield): pace=original "
-					 "needs clock_hz=N",
-					 r->sidecar);
+		return bach_source_error(
+			src, -EINVAL,
+			"%s: the clock rate is unknown (0 in its BT subfield): pace=original needs clock_hz=N",
+			r->sidecar);
 	return 0;
 }
 
@@ -253,9 +234,7 @@ static int replay_open(struct bach_source *src, void *priv,
 	if (r->original && r->analyzer)
 		return bach_source_error(
 			src, -EINVAL,
-			"%s: pace=original needs a board stream dump or a "
-			"trace with timing sidecars; an analyzer capture has "
-			"no board clocks: use rate=R",
+			"%s: pace=original needs a board stream dump or a trace with timing sidecars; an analyzer capture has no board clocks: use rate=R",
 			r->path);
 	if (!r->frames && !r->analyzer) {
 		int err = trace_timing(src, r);
@@ -335,8 +314,7 @@ static int stream_end(struct bach_source *src, struct replay *r, uint64_t start)
 	if (start + good < t.bytes)
 		return bach_source_error(
 			src, -EBADMSG,
-			"%s: byte %llu to the end (%llu bytes) is not a whole "
-			"frame: the stream is truncated or damaged there",
+			"%s: byte %llu to the end (%llu bytes) is not a whole frame: the stream is truncated or damaged there",
 			r->path, (unsigned long long)good,
 			(unsigned long long)(t.bytes - start - good));
 	if (t.last_type == BACH_FT_STATUS)
@@ -344,15 +322,12 @@ static int stream_end(struct bach_source *src, struct replay *r, uint64_t start)
 	if (t.damaged)
 		return bach_source_error(
 			src, -EBADMSG,
-			"%s: frames rejected after byte %llu (the end of the "
-			"last data frame) and no STATUS after them: the "
-			"records they held cannot be counted",
+			"%s: frames rejected after byte %llu (the end of the last data frame) and no STATUS after them: the records they held cannot be counted",
 			r->path, (unsigned long long)data);
 	if (!t.last)
 		bach_source_warn(
 			src,
-			"%s: the stream ends without the board's LAST frame or "
-			"a STATUS: it may have been cut short between frames",
+			"%s: the stream ends without the board's LAST frame or a STATUS: it may have been cut short between frames",
 			r->path);
 	return 0;
 }

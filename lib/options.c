@@ -284,9 +284,9 @@ int bach_opt_parse(const struct bach_optdesc *o, const char *text,
 		if (err == -EINVAL && o->type == BACH_OPT_UINT) {
 			size_t l = strlen(want);
 
-			snprintf(want + l, sizeof(want) - l,
-				 " (decimal, or hex after 0x; no leading "
-				 "zeros)");
+			snprintf(
+				want + l, sizeof(want) - l,
+				" (decimal, or hex after 0x; no leading zeros)");
 		}
 		if (!err && (v->u < o->min || v->u > NOLIMIT(o->max)))
 			err = -ERANGE;

@@ -102,11 +102,10 @@ static int find_device(struct bach_source *src, struct sigrok *s)
 		if (!strcmp(drivers[i]->name, parts[0]))
 			s->drv = drivers[i];
 	if (!s->drv) {
-		err = bach_source_error(src, -ENODEV,
-					"device=%s: libsigrok has no driver "
-					"'%s' (sigrok-cli --list-supported "
-					"lists them)",
-					s->device, parts[0] ? parts[0] : "");
+		err = bach_source_error(
+			src, -ENODEV,
+			"device=%s: libsigrok has no driver '%s' (sigrok-cli --list-supported lists them)",
+			s->device, parts[0] ? parts[0] : "");
 		goto out;
 	}
 	for (size_t i = 1; parts[i]; i++) {
@@ -132,11 +131,11 @@ static int find_device(struct bach_source *src, struct sigrok *s)
 		scan_opts = g_slist_append(scan_opts, c);
 	}
 	if (sr_driver_init(s->ctx, s->drv) != SR_OK) {
-		err = bach_source_error(src, -EIO,
-					"device=%s: the %s driver would not "
-					"start: %s",
-					s->device, s->drv->name,
-					la_log_said() ? la_log_said() : "?");
+		err = bach_source_error(
+			src, -EIO,
+			"device=%s: the %s driver would not start: %s",
+			s->device, s->drv->name,
+			la_log_said() ? la_log_said() : "?");
 		goto out;
 	}
 	devs = sr_driver_scan(s->drv, scan_opts);
@@ -179,10 +178,10 @@ static int select_channels(struct bach_source *src, struct sigrok *s)
 			found |= !strcmp(((struct sr_channel *)l->data)->name,
 					 want[i]);
 		if (!found) {
-			err = bach_source_error(src, -EINVAL,
-						"channels: %s has no channel "
-						"'%s'",
-						s->device, want[i]);
+			err = bach_source_error(
+				src, -EINVAL,
+				"channels: %s has no channel '%s'", s->device,
+				want[i]);
 			goto out;
 		}
 	}
@@ -214,10 +213,7 @@ static const struct bach_optdesc sigrok_options[] = {
 			 .arg = "DRIVER[:KEY=VALUE...]",
 			 .required = true,
 			 .hint = "for example demo",
-			 .help = "a libsigrok driver and its scan options, as "
-				 "sigrok-cli names them: demo, "
-				 "fx2lafw:conn=1.5, "
-				 "..." },
+			 .help = "a libsigrok driver and its scan options, as sigrok-cli names them: demo, fx2lafw:conn=1.5, ..." },
 	[OPT_SAMPLERATE] = { .key = "samplerate",
 			     .type = BACH_OPT_SIZE,
 			     .arg = "HZ",
@@ -228,8 +224,7 @@ static const struct bach_optdesc sigrok_options[] = {
 	[OPT_EXTERNAL_CLOCK] = { .key = "external_clock",
 				 .type = BACH_OPT_BOOL,
 				 .def_help = "as the device is",
-				 .help = "sample on the device's clock input "
-					 "(the bus clock)" },
+				 .help = "sample on the device's clock input (the bus clock)" },
 	[OPT_CHANNELS] = { .key = "channels",
 			   .type = BACH_OPT_STRING,
 			   .arg = "A,B,...",
@@ -296,10 +291,9 @@ static int sigrok_open(struct bach_source *src, void *priv,
 	if (s->external_clock >= 0 &&
 	    sr_config_set(s->sdi, NULL, SR_CONF_EXTERNAL_CLOCK,
 			  g_variant_new_boolean(s->external_clock)) != SR_OK)
-		return bach_source_error(src, -EINVAL,
-					 "%s: has no external clock input to "
-					 "switch",
-					 s->device);
+		return bach_source_error(
+			src, -EINVAL,
+			"%s: has no external clock input to switch", s->device);
 	if (s->samplerate && (err = set_u64(src, s, SR_CONF_SAMPLERATE,
 					    "samplerate", s->samplerate)))
 		return err;
@@ -319,11 +313,11 @@ static int sigrok_open(struct bach_source *src, void *priv,
 				 ? sr_dev_inst_model_get(s->sdi)
 				 : "");
 	bach_json_escape(e4, sizeof e4, s->map ? s->map : "");
-	snprintf(ident, sizeof ident,
-		 "\"name\":\"sigrok\",\"device\":\"%s\",\"vendor\":\"%s\","
-		 "\"model\":\"%s\",\"channels\":%u,\"samplerate\":%" PRIu64
-		 ",\"map\":\"%s\"",
-		 e1, e2, e3, s->feed.channels, s->samplerate, e4);
+	snprintf(
+		ident, sizeof ident,
+		"\"name\":\"sigrok\",\"device\":\"%s\",\"vendor\":\"%s\",\"model\":\"%s\",\"channels\":%u,\"samplerate\":%" PRIu64
+		",\"map\":\"%s\"",
+		e1, e2, e3, s->feed.channels, s->samplerate, e4);
 	bach_source_identity(src, ident);
 	return 0;
 }

@@ -46,9 +46,9 @@ static int parse_path(const char *p, struct bach_optval *out, char *msg,
 			break;
 		s++;
 	}
-	snprintf(msg, cap,
-		 "want BUS-PORT[.PORT]... as in /sys/bus/usb/devices "
-		 "(e.g. 1-2.3)");
+	snprintf(
+		msg, cap,
+		"want BUS-PORT[.PORT]... as in /sys/bus/usb/devices (e.g. 1-2.3)");
 	return -EINVAL;
 }
 
@@ -81,8 +81,7 @@ static const struct bach_optdesc usb_options[] = {
 			  .arg = "VVVV:PPPP",
 			  .parse = parse_vid_pid,
 			  .def = "1209:4243",
-			  .help = "the board's USB IDs, hex as lsusb prints "
-				  "them" },
+			  .help = "the board's USB IDs, hex as lsusb prints them" },
 	[OPT_SERIAL] = { .key = "serial",
 			 .type = BACH_OPT_STRING,
 			 .arg = "S",
@@ -96,23 +95,17 @@ static const struct bach_optdesc usb_options[] = {
 		       .parse = parse_path,
 		       .max = sizeof(((struct usb *)0)->want_path) - 1,
 		       .def_help = "any",
-		       .help = "the board on this USB port (as in "
-			       "/sys/bus/usb/devices)" },
+		       .help = "the board on this USB port (as in /sys/bus/usb/devices)" },
 	[OPT_BRIDGE] = { .key = "bridge",
 			 .type = BACH_OPT_ENUM,
 			 .names = bridges,
 			 .def = "auto",
-			 .help = "what carries the board's FIFO: plain, or "
-				 "ftdi "
-				 "(FT2232H/FT232H, 245 sync FIFO); auto tells "
-				 "by "
-				 "the chip" },
+			 .help = "what carries the board's FIFO: plain, or ftdi (FT2232H/FT232H, 245 sync FIFO); auto tells by the chip" },
 	[OPT_POLICY] = { .key = "policy",
 			 .type = BACH_OPT_ENUM,
 			 .names = policies,
 			 .def = "stall",
-			 .help = "the board's loss policy (stall: it holds the "
-				 "CPU)" },
+			 .help = "the board's loss policy (stall: it holds the CPU)" },
 	[OPT_TIMING] = { .key = "timing",
 			 .type = BACH_OPT_BOOL,
 			 .def = "0",
@@ -127,24 +120,19 @@ static const struct bach_optdesc usb_options[] = {
 			 .arg = "MASK",
 			 .max = 0xffff,
 			 .def = "0",
-			 .help = "record only cycle types t with bit t set, 0 "
-				 "for "
-				 "all" },
+			 .help = "record only cycle types t with bit t set, 0 for all" },
 	[OPT_HIGH_WATER] = { .key = "high_water",
 			     .type = BACH_OPT_UINT,
 			     .arg = "N",
 			     .max = 0xffff,
 			     .def = "0",
-			     .help = "stall: hold the CPU at this FIFO fill, "
-				     "in "
-				     "1/65536ths, 0 for 75 %" },
+			     .help = "stall: hold the CPU at this FIFO fill, in 1/65536ths, 0 for 75 %" },
 	[OPT_LOW_WATER] = { .key = "low_water",
 			    .type = BACH_OPT_UINT,
 			    .arg = "N",
 			    .max = 0xffff,
 			    .def = "0",
-			    .help = "stall: release it at this fill, 0 for 25 "
-				    "%" },
+			    .help = "stall: release it at this fill, 0 for 25 %" },
 	[OPT_XFERS] = { .key = "xfers",
 			.type = BACH_OPT_UINT,
 			.arg = "N",
@@ -165,8 +153,7 @@ static const struct bach_optdesc usb_options[] = {
 			  .min = 1,
 			  .max = 3600,
 			  .def = "5",
-			  .help = "a board silent this many seconds ends the "
-				  "capture" },
+			  .help = "a board silent this many seconds ends the capture" },
 	[OPT_STATUS_MS] = { .key = "status_ms",
 			    .type = BACH_OPT_UINT,
 			    .arg = "MS",
@@ -177,21 +164,18 @@ static const struct bach_optdesc usb_options[] = {
 	[OPT_RECONNECT] = { .key = "reconnect",
 			    .type = BACH_OPT_BOOL,
 			    .def = "0",
-			    .help = "ride out an unplug: resume in a new "
-				    "segment "
-				    "when it is back" },
+			    .help = "ride out an unplug: resume in a new segment when it is back" },
 	{ 0 },
 };
 
 static int usb_check(const struct bach_optval *o, char *msg, size_t cap)
 {
 	if (o[OPT_TIMEOUT].u * 1000 < 2 * o[OPT_STATUS_MS].u) {
-		snprintf(msg, cap,
-			 "option timeout: %llu s is too short for "
-			 "status_ms=%llu "
-			 "(at least two STATUS requests must go unanswered)",
-			 (unsigned long long)o[OPT_TIMEOUT].u,
-			 (unsigned long long)o[OPT_STATUS_MS].u);
+		snprintf(
+			msg, cap,
+			"option timeout: %llu s is too short for status_ms=%llu (at least two STATUS requests must go unanswered)",
+			(unsigned long long)o[OPT_TIMEOUT].u,
+			(unsigned long long)o[OPT_STATUS_MS].u);
 		return -EINVAL;
 	}
 	return 0;
@@ -272,8 +256,7 @@ static int endpoints(struct usb *u, libusb_device *dev,
 	if (!u->ep_in || !u->ep_out || !u->mps)
 		return bach_source_error(
 			u->src, -EPROTO,
-			"board %s at %s: interface %d has no bulk IN and bulk "
-			"OUT endpoints (is it a bach board?)",
+			"board %s at %s: interface %d has no bulk IN and bulk OUT endpoints (is it a bach board?)",
 			u->serial, u->path, USB_IFACE);
 	u->ftdi = u->bridge == USB_BRIDGE_FTDI ||
 		  (u->bridge == USB_BRIDGE_AUTO && ftdi_chip(d->bcdDevice));
@@ -349,12 +332,11 @@ int usb_find_open(struct usb *u, bool quiet)
 		u->speed = libusb_get_device_speed(found);
 	}
 	if (matches > 1) {
-		err = bach_source_error(u->src, -EEXIST,
-					"%d boards %04x:%04x: %s at %s%s: "
-					"choose one with serial=S or path=P",
-					matches, u->vid, u->pid,
-					serial[0] ? serial : "(no serial)",
-					u->path, others);
+		err = bach_source_error(
+			u->src, -EEXIST,
+			"%d boards %04x:%04x: %s at %s%s: choose one with serial=S or path=P",
+			matches, u->vid, u->pid,
+			serial[0] ? serial : "(no serial)", u->path, others);
 		libusb_close(h);
 		goto out;
 	}
@@ -362,19 +344,14 @@ int usb_find_open(struct usb *u, bool quiet)
 		if (denied[0])
 			err = bach_source_error(
 				u->src, -EACCES,
-				"board %04x:%04x at %s: permission denied "
-				"(LIBUSB_ERROR_ACCESS): install "
-				"systemd/60-bach.rules and join group bach "
-				"(docs/usb.md)",
+				"board %04x:%04x at %s: permission denied (LIBUSB_ERROR_ACCESS): install systemd/60-bach.rules and join group bach (docs/usb.md)",
 				u->vid, u->pid, denied);
 		else if (quiet)
 			err = -ENODEV;
 		else
 			err = bach_source_error(
 				u->src, -ENODEV,
-				"no board %04x:%04x%s%s%s%s found (is it "
-				"plugged in and powered? lsusb -d %04x:%04x "
-				"lists it)",
+				"no board %04x:%04x%s%s%s%s found (is it plugged in and powered? lsusb -d %04x:%04x lists it)",
 				u->vid, u->pid,
 				u->want_serial[0] ? " with serial " : "",
 				u->want_serial, u->want_path[0] ? " at " : "",
@@ -433,14 +410,7 @@ static void describe(struct bach_source *src, struct usb *u)
 	bach_json_escape(path, sizeof(path), u->path);
 	snprintf(
 		ident, sizeof(ident),
-		"\"name\":\"%s\",\"serial\":\"%s\",\"gateware\":\"%u.%u\","
-		"\"clock_hz\":%u,"
-		"\"fifo_records\":%u,\"capabilities\":%u,\"usb\":\"%04x:%04x\","
-		"\"usb_path\":\"%s\",\"usb_speed\":\"%s\",\"bridge\":\"%s\","
-		"\"endpoints\":\"%02x %02x\","
-		"\"transfers\":%u,\"transfer_bytes\":%u,"
-		"\"policy\":\"%s\",\"timing\":%s,\"source\":\"%s\",\"filter\":%"
-		"u",
+		"\"name\":\"%s\",\"serial\":\"%s\",\"gateware\":\"%u.%u\",\"clock_hz\":%u,\"fifo_records\":%u,\"capabilities\":%u,\"usb\":\"%04x:%04x\",\"usb_path\":\"%s\",\"usb_speed\":\"%s\",\"bridge\":\"%s\",\"endpoints\":\"%02x %02x\",\"transfers\":%u,\"transfer_bytes\":%u,\"policy\":\"%s\",\"timing\":%s,\"source\":\"%s\",\"filter\":%u",
 		name, serial, u->id.gw_major, u->id.gw_minor, u->id.clock_hz,
 		u->id.fifo_records, u->id.capabilities, u->vid, u->pid, path,
 		speed_name(u->speed), u->ftdi ? "ftdi" : "plain", u->ep_out,
@@ -596,8 +566,7 @@ static int usb_run(struct bach_source *src, void *priv)
 		if (!u->reconnect)
 			return bach_source_error(
 				src, -ENODEV,
-				"%s: the capture ends (reconnect=1 waits for "
-				"it to come back)",
+				"%s: the capture ends (reconnect=1 waits for it to come back)",
 				what);
 		err = wait_back(u);
 		if (err > 0)

@@ -236,11 +236,11 @@ static int command_sync(struct usb *u, uint32_t cmd,
 				continue;
 			}
 			if (r && r != LIBUSB_ERROR_TIMEOUT)
-				return bach_source_error(u->src, libusb_err(r),
-							 "board at %s: reading "
-							 "the reply to %s: %s",
-							 u->path, cmd_name(cmd),
-							 libusb_error_name(r));
+				return bach_source_error(
+					u->src, libusb_err(r),
+					"board at %s: reading the reply to %s: %s",
+					u->path, cmd_name(cmd),
+					libusb_error_name(r));
 			if (done > 0 && u->ftdi)
 				done = (int)ftdi_strip(in, (size_t)done,
 						       u->mps);
@@ -264,14 +264,11 @@ static int command_sync(struct usb *u, uint32_t cmd,
 	if (s->bytes && !s->frames)
 		return bach_source_error(
 			u->src, -ETIMEDOUT,
-			"board at %s does not answer %s: %llu bytes came, not "
-			"one frame (an FTDI bridge not in 245 FIFO mode? see "
-			"the option bridge=)",
+			"board at %s does not answer %s: %llu bytes came, not one frame (an FTDI bridge not in 245 FIFO mode? see the option bridge=)",
 			u->path, cmd_name(cmd), (unsigned long long)s->bytes);
 	return bach_source_error(
 		u->src, -ETIMEDOUT,
-		"board at %s does not answer %s (no reply in %d s): is it a "
-		"bach board with gateware %d.x?",
+		"board at %s does not answer %s (no reply in %d s): is it a bach board with gateware %d.x?",
 		u->path, cmd_name(cmd), USB_CMD_TRIES, USB_GW_MAJOR);
 }
 
@@ -281,17 +278,13 @@ static const char *missing_capability(const struct usb *u)
 	unsigned caps = u->id.capabilities;
 
 	if (u->cfg.policy == BACH_POLICY_STALL && !(caps & BACH_CAP_STALL))
-		return "policy=stall needs the hold output (capability STALL), "
-		       "which this board lacks: use policy=drop";
+		return "policy=stall needs the hold output (capability STALL), which this board lacks: use policy=drop";
 	if (u->cfg.timing && !(caps & BACH_CAP_TIMING))
-		return "timing=1 needs capability TIMING, which this board "
-		       "lacks";
+		return "timing=1 needs capability TIMING, which this board lacks";
 	if (u->cfg.test_pattern && !(caps & BACH_CAP_TEST_PATTERN))
-		return "pattern= needs capability TEST_PATTERN, which this "
-		       "board lacks";
+		return "pattern= needs capability TEST_PATTERN, which this board lacks";
 	if (u->cfg.type_filter && !(caps & BACH_CAP_FILTER))
-		return "filter= needs capability FILTER, which this board "
-		       "lacks";
+		return "filter= needs capability FILTER, which this board lacks";
 	return NULL;
 }
 
@@ -319,9 +312,7 @@ int usb_handshake(struct usb *u)
 	if (u->id.gw_major != USB_GW_MAJOR) {
 		err = bach_source_error(
 			u->src, -EPROTONOSUPPORT,
-			"board %s at %s runs gateware %u.%u, but this bach "
-			"speaks gateware %d.x (protocol %d): flash gateware "
-			"%d.x, or use a bach built for %u.x",
+			"board %s at %s runs gateware %u.%u, but this bach speaks gateware %d.x (protocol %d): flash gateware %d.x, or use a bach built for %u.x",
 			u->serial, u->path, u->id.gw_major, u->id.gw_minor,
 			USB_GW_MAJOR, BACH_PROTO_VERSION, USB_GW_MAJOR,
 			u->id.gw_major);
@@ -372,15 +363,12 @@ static void submit(struct usb_xfer *x)
 	} else if (r == LIBUSB_ERROR_NO_DEVICE) {
 		u->lost = true;
 	} else if (r == LIBUSB_ERROR_NO_MEM) {
-		fail(u, bach_source_error(
-				u->src, -ENOMEM,
-				"board at %s: the kernel refused IN transfer "
-				"%u of %u (%u bytes each): %s: raise "
-				"/sys/module/usbcore/parameters/"
-				"usbfs_memory_mb, or lower xfers= or xfer_kib= "
-				"(docs/usb.md section 6)",
-				u->path, u->in_flight + 1, u->nx, u->xfer_bytes,
-				libusb_error_name(r)));
+		fail(u,
+		     bach_source_error(
+			     u->src, -ENOMEM,
+			     "board at %s: the kernel refused IN transfer %u of %u (%u bytes each): %s: raise /sys/module/usbcore/parameters/usbfs_memory_mb, or lower xfers= or xfer_kib= (docs/usb.md section 6)",
+			     u->path, u->in_flight + 1, u->nx, u->xfer_bytes,
+			     libusb_error_name(r)));
 	} else {
 		fail(u, bach_source_error(
 				u->src, libusb_err(r),
@@ -525,11 +513,11 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
 			/* (an FTDI bridge's status alone says it is alive) */
 			u->fails = u->empties = 0;
 		} else if (++u->empties == USB_MAX_EMPTY) {
-			fail(u, bach_source_error(
-					u->src, -EPROTO,
-					"board %s sends nothing but empty "
-					"packets (%d IN transfers in a row)",
-					u->serial, USB_MAX_EMPTY));
+			fail(u,
+			     bach_source_error(
+				     u->src, -EPROTO,
+				     "board %s sends nothing but empty packets (%d IN transfers in a row)",
+				     u->serial, USB_MAX_EMPTY));
 		}
 		break;
 	case LIBUSB_TRANSFER_CANCELLED:
@@ -538,27 +526,25 @@ static void LIBUSB_CALL in_done(struct libusb_transfer *t)
 		u->halted = true;
 		u->stalls++;
 		if (++u->fails == USB_MAX_FAILS)
-			fail(u, bach_source_error(
-					u->src, -EPIPE,
-					"board %s: the IN endpoint stalled %d "
-					"times in a row; clearing the halt "
-					"does not help",
-					u->serial, USB_MAX_FAILS));
+			fail(u,
+			     bach_source_error(
+				     u->src, -EPIPE,
+				     "board %s: the IN endpoint stalled %d times in a row; clearing the halt does not help",
+				     u->serial, USB_MAX_FAILS));
 		return;
 	case LIBUSB_TRANSFER_NO_DEVICE:
 		u->lost = true;
 		return;
 	default: /* ERROR, OVERFLOW (babble), TIMED_OUT */
 		if (++u->fails == USB_MAX_FAILS)
-			fail(u, bach_source_error(
-					u->src, -EIO,
-					"board %s: %d IN transfers in a row "
-					"failed (the last: %s)",
-					u->serial, USB_MAX_FAILS,
-					t->status == LIBUSB_TRANSFER_OVERFLOW
-						? "overflow (the board sent "
-						  "more than asked)"
-						: "transfer error"));
+			fail(u,
+			     bach_source_error(
+				     u->src, -EIO,
+				     "board %s: %d IN transfers in a row failed (the last: %s)",
+				     u->serial, USB_MAX_FAILS,
+				     t->status == LIBUSB_TRANSFER_OVERFLOW
+					     ? "overflow (the board sent more than asked)"
+					     : "transfer error"));
 		break;
 	}
 	if (u->state != USB_DONE && !u->halted && !u->lost && !u->fatal)
@@ -629,10 +615,7 @@ int usb_alloc_transfers(struct usb *u)
 	if (n * size > usbfs_budget())
 		return bach_source_error(
 			u->src, -ENOMEM,
-			"%llu transfers of %llu bytes are more than the kernel "
-			"lets usbfs hold (%llu MiB: "
-			"/sys/module/usbcore/parameters/usbfs_memory_mb, "
-			"docs/usb.md section 6)",
+			"%llu transfers of %llu bytes are more than the kernel lets usbfs hold (%llu MiB: /sys/module/usbcore/parameters/usbfs_memory_mb, docs/usb.md section 6)",
 			(unsigned long long)n, (unsigned long long)size,
 			(unsigned long long)(usbfs_budget() >> 20));
 	u->x = calloc(n, sizeof(*u->x));
@@ -698,10 +681,10 @@ static void clear_halt(struct usb *u)
 		return;
 	}
 	if (u->stalls <= 5 || u->stalls % 1000 == 0)
-		bach_source_warn(u->src,
-				 "board %s: the IN endpoint stalled (%llu so "
-				 "far); halt cleared, capture goes on",
-				 u->serial, (unsigned long long)u->stalls);
+		bach_source_warn(
+			u->src,
+			"board %s: the IN endpoint stalled (%llu so far); halt cleared, capture goes on",
+			u->serial, (unsigned long long)u->stalls);
 	u->halted = false;
 	for (unsigned i = 0; i < u->nx && !u->lost && !u->fatal; i++)
 		if (!u->x[i].busy)
@@ -737,15 +720,14 @@ static void step(struct usb *u, uint64_t now)
 			return;
 		} else if (cmd == BACH_CMD_START) {
 			fail(u,
-			     bach_source_error(u->src, -ETIMEDOUT,
-					       "board %s does not acknowledge "
-					       "START (%d tries)",
-					       u->serial, USB_CMD_TRIES));
+			     bach_source_error(
+				     u->src, -ETIMEDOUT,
+				     "board %s does not acknowledge START (%d tries)",
+				     u->serial, USB_CMD_TRIES));
 		} else if (cmd == BACH_CMD_STOP) {
 			bach_source_warn(
 				u->src,
-				"board %s does not acknowledge STOP (%d "
-				"tries): ending the capture without it",
+				"board %s does not acknowledge STOP (%d tries): ending the capture without it",
 				u->serial, USB_CMD_TRIES);
 			u->stop_acked = true;
 			u->pending = 0;
@@ -756,12 +738,12 @@ static void step(struct usb *u, uint64_t now)
 	}
 	if ((u->state == USB_RUNNING || u->state == USB_STOPPING) &&
 	    now - u->last_rx > u->timeout_ms * ms) {
-		fail(u, bach_source_error(
-				u->src, -ETIMEDOUT,
-				"board %s at %s is silent: not a byte in %u s, "
-				"though STATUS was asked every %u ms",
-				u->serial, u->path, u->timeout_ms / 1000,
-				u->status_ms));
+		fail(u,
+		     bach_source_error(
+			     u->src, -ETIMEDOUT,
+			     "board %s at %s is silent: not a byte in %u s, though STATUS was asked every %u ms",
+			     u->serial, u->path, u->timeout_ms / 1000,
+			     u->status_ms));
 		return;
 	}
 	switch (u->state) {
@@ -826,8 +808,7 @@ int usb_stream(struct usb *u)
 				fail(u,
 				     bach_source_error(
 					     u->src, -EIO,
-					     "board %s: %u transfers still out "
-					     "%d s after cancelling them",
+					     "board %s: %u transfers still out %d s after cancelling them",
 					     u->serial, u->in_flight,
 					     USB_DRAIN_MS / 1000));
 				break;

@@ -452,8 +452,7 @@ int main(int argc, char **argv)
 			int first = ndata == 0;
 
 			if (!saw_start_ack)
-				fail("data frame at byte %zu before the ACK of "
-				     "START",
+				fail("data frame at byte %zu before the ACK of START",
 				     pos);
 			if (saw_last)
 				fail("data frame at byte %zu after LAST", pos);
@@ -461,8 +460,7 @@ int main(int argc, char **argv)
 				fail("data frame %zu: FIRST %s", ndata,
 				     first ? "missing" : "set");
 			if (!!(flags & BACH_FF_OVERFLOW) != (lost != 0))
-				fail("data frame %zu: OVERFLOW flag 0x%02x "
-				     "with lost %" PRIu32,
+				fail("data frame %zu: OVERFLOW flag 0x%02x with lost %" PRIu32,
 				     ndata, flags, lost);
 			if (!!(flags & BACH_FF_TIMING) != o.timing)
 				fail("data frame %zu: TIMING flag", ndata);
@@ -494,15 +492,13 @@ int main(int argc, char **argv)
 
 					want = dt > 65535 ? 65535 : dt;
 				} else {
-					fail("data frame %zu: record index "
-					     "%" PRIu64
+					fail("data frame %zu: record index %" PRIu64
 					     " beyond the bus model's",
 					     ndata, k);
 					break;
 				}
 				if (bach_get_le16(d + 2 * i) != want) {
-					fail("data frame %zu: delta %u is %u, "
-					     "expected %" PRIu64,
+					fail("data frame %zu: delta %u is %u, expected %" PRIu64,
 					     ndata - 1, i,
 					     bach_get_le16(d + 2 * i), want);
 					break;
@@ -517,9 +513,8 @@ int main(int argc, char **argv)
 				if (t0 < 0)
 					t0 = off;
 				else if (off != t0)
-					fail("data frame %zu: timestamp "
-					     "%" PRIu64 " is %" PRId64
-					     " clocks off",
+					fail("data frame %zu: timestamp %" PRIu64
+					     " is %" PRId64 " clocks off",
 					     ndata - 1, b, off - t0);
 			}
 			if (n && o.pattern && o.drop && b != index)
@@ -536,8 +531,7 @@ int main(int argc, char **argv)
 	if (!saw_last)
 		fail("no LAST frame");
 	if (after_last < 2)
-		fail("the final STATUS and the ACK of STOP did not follow "
-		     "LAST");
+		fail("the final STATUS and the ACK of STOP did not follow LAST");
 	if ((long)ndata < o.need_frames)
 		fail("%zu data frames, expected at least %ld", ndata,
 		     o.need_frames);
@@ -567,8 +561,7 @@ int main(int argc, char **argv)
 		    strncmp(id->serial, "SIM0", sizeof(id->serial)) ||
 		    strncmp(id->name, "bach capture board (simulation)",
 			    sizeof(id->name)))
-			fail("identity: %04x:%04x %u.%u caps %x clock %u fifo "
-			     "%u serial '%.16s' name '%.32s'",
+			fail("identity: %04x:%04x %u.%u caps %x clock %u fifo %u serial '%.16s' name '%.32s'",
 			     id->vendor, id->product, id->gw_major,
 			     id->gw_minor, id->capabilities, id->clock_hz,
 			     id->fifo_records, id->serial, id->name);
@@ -640,8 +633,8 @@ int main(int argc, char **argv)
 		if (o.need_stall && !st->stall_episodes)
 			fail("the board never held the CPU");
 		if (st->offbus != (o.pattern ? 0 : summary("offbus")))
-			fail("final STATUS: %" PRIu64 " ADS#s off the bus, the "
-			     "bus model drove %" PRIu64,
+			fail("final STATUS: %" PRIu64
+			     " ADS#s off the bus, the bus model drove %" PRIu64,
 			     st->offbus, o.pattern ? 0 : summary("offbus"));
 	}
 	if (summary("errors"))

@@ -515,8 +515,8 @@ int main(int argc, char **argv)
 		status();
 		fprintf(script, "buswait\npause 0 0\nidle 3000\n");
 		stop();
-		fprintf(args, "--policy stall --timing --need-stall "
-			      "--need-frames 6\n");
+		fprintf(args,
+			"--policy stall --timing --need-stall --need-frames 6\n");
 	} else if (!strcmp(sc, "drop")) {
 		/*
 		 * The top rate (pipelined line fills, back-to-back singles),
@@ -690,8 +690,8 @@ int main(int argc, char **argv)
 		status();
 		stop();
 		identify();
-		fprintf(args, "--policy drop --pattern counter "
-			      "--counters-reset\n");
+		fprintf(args,
+			"--policy drop --pattern counter --counters-reset\n");
 	} else if (!strcmp(sc, "deaf")) {
 		/*
 		 * stall, but the CPU does not heed the hold output (not
@@ -717,8 +717,8 @@ int main(int argc, char **argv)
 		fprintf(script, "idle 20000\n");
 		status();
 		stop();
-		fprintf(args, "--policy drop --timing --pattern lfsr "
-			      "--no-bus-clock\n");
+		fprintf(args,
+			"--policy drop --timing --pattern lfsr --no-bus-clock\n");
 	} else if (!strcmp(sc, "nobus")) {
 		/* a capture of a bus whose clock is off: STOP still ends it */
 		prelude_pattern();
@@ -729,9 +729,7 @@ int main(int argc, char **argv)
 		stop();
 		fprintf(args, "--policy stall --no-bus-clock\n");
 	} else {
-		die("unknown scenario '%s' (bus, drop, offbus, filter, "
-		    "counter, "
-		    "lfsr, cmds, deaf, nocpu, nobus, gate)",
+		die("unknown scenario '%s' (bus, drop, offbus, filter, counter, lfsr, cmds, deaf, nocpu, nobus, gate)",
 		    sc);
 	}
 	write_cycles(dir);

@@ -197,10 +197,10 @@ int bach_cache_spec_parse(const char *text, struct bach_cache_spec *c,
 			wa = true;
 			c->no_allocate = w[0] == 'n';
 		} else {
-			return bach_why(why, whylen,
-					"unknown POLICY '%s' (lru|fifo|random, "
-					"wb|wt, wa|nwa)",
-					w);
+			return bach_why(
+				why, whylen,
+				"unknown POLICY '%s' (lru|fifo|random, wb|wt, wa|nwa)",
+				w);
 		}
 	}
 	return 0;

@@ -40,10 +40,10 @@ int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
 					why, whylen,
 					"'%s' is not a size (16k, 1M, ...)", t);
 			if (n && sizes[n] <= sizes[n - 1])
-				return bach_why(why, whylen,
-						"'%s' is not larger than the "
-						"size before it",
-						t);
+				return bach_why(
+					why, whylen,
+					"'%s' is not larger than the size before it",
+					t);
 			n++;
 		}
 		if (!n)
@@ -62,10 +62,10 @@ int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
 					"--max %s is below --min %s", max, min);
 		for (uint64_t s = lo; s <= hi; s *= 2) {
 			if (n == BACH_MRC_MAX_SIZES)
-				return bach_why(why, whylen,
-						"--min to --max doubles more "
-						"than %d times",
-						BACH_MRC_MAX_SIZES);
+				return bach_why(
+					why, whylen,
+					"--min to --max doubles more than %d times",
+					BACH_MRC_MAX_SIZES);
 			sizes[n++] = s;
 		}
 	}
@@ -152,12 +152,12 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 			return bach_why(why, whylen,
 					"the sizes are not ascending");
 		if (s % unit || s > BACH_MRC_MAX_SIZE)
-			return bach_why(why, whylen,
-					"size %llu is not a multiple of %s "
-					"(%llu) up to 4 GiB",
-					(unsigned long long)s,
-					cfg->assoc ? "LINE x ASSOC" : "LINE",
-					(unsigned long long)unit);
+			return bach_why(
+				why, whylen,
+				"size %llu is not a multiple of %s (%llu) up to 4 GiB",
+				(unsigned long long)s,
+				cfg->assoc ? "LINE x ASSOC" : "LINE",
+				(unsigned long long)unit);
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m)

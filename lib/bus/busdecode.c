@@ -147,10 +147,10 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 	}
 	for (int s = 0; s < BACH_NSIG; s++)
 		if (map->chan[s] >= (int)(unitsize * 8)) {
-			snprintf(err, errlen,
-				 "%s is channel %d, beyond the %u channels of "
-				 "a sample",
-				 bach_sig_name(s), map->chan[s], unitsize * 8);
+			snprintf(
+				err, errlen,
+				"%s is channel %d, beyond the %u channels of a sample",
+				bach_sig_name(s), map->chan[s], unitsize * 8);
 			return NULL;
 		}
 	if (map->chan[BACH_SIG_ADS] < 0) {

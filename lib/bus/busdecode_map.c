@@ -127,20 +127,17 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 		rhs = trim(eq + 1);
 		sig = bach_sig_find(lhs);
 		if (sig < 0) {
-			snprintf(err, errlen,
-				 "%s:%u: unknown signal '%s' (the names are "
-				 "those of docs/design.md section 5: clk ads_n "
-				 "a3..a31 "
-				 "be0_n..be7_n mio dc wr cache_n brdy_n na_n "
-				 "ken_n boff_n lock_n hlda ahold eads_n)",
-				 path, lineno, lhs);
+			snprintf(
+				err, errlen,
+				"%s:%u: unknown signal '%s' (the names are those of docs/design.md section 5: clk ads_n a3..a31 be0_n..be7_n mio dc wr cache_n brdy_n na_n ken_n boff_n lock_n hlda ahold eads_n)",
+				path, lineno, lhs);
 			goto fail;
 		}
 		if (!*rhs || strchr(rhs, '=')) {
-			snprintf(err, errlen,
-				 "%s:%u: expected a channel name or low/high "
-				 "after '%s ='",
-				 path, lineno, lhs);
+			snprintf(
+				err, errlen,
+				"%s:%u: expected a channel name or low/high after '%s ='",
+				path, lineno, lhs);
 			goto fail;
 		}
 		for (size_t i = 0; i < spec->n; i++)
@@ -229,8 +226,7 @@ int bach_busmap_resolve(struct bach_busmap *map,
 
 			off = (size_t)snprintf(
 				err, errlen,
-				"%s:%u: %s = %s: the capture has "
-				"no channel '%s' (it has:",
+				"%s:%u: %s = %s: the capture has no channel '%s' (it has:",
 				path, e->line, bach_sig_name(e->sig),
 				e->channel, e->channel);
 			for (size_t c = 0; c < nnames && off < errlen; c++)
@@ -248,12 +244,11 @@ int bach_busmap_resolve(struct bach_busmap *map,
 			map->chan[s] =
 				find_channel(names, nnames, sig_names[s], true);
 	if (map->chan[BACH_SIG_ADS] < 0) {
-		snprintf(err, errlen,
-			 "ads_n is not captured: no channel named ads_n%s; "
-			 "name the channel that carries ADS# in a map file "
-			 "(ads_n = CHANNEL)",
-			 spec && spec->n ? " and the map does not name one"
-					 : "");
+		snprintf(
+			err, errlen,
+			"ads_n is not captured: no channel named ads_n%s; name the channel that carries ADS# in a map file (ads_n = CHANNEL)",
+			spec && spec->n ? " and the map does not name one"
+					: "");
 		return -1;
 	}
 	return 0;
@@ -316,8 +311,7 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	else
 		PUT("state mode: each sample is one bus clock\n");
 	if (map->ads_edge)
-		PUT("a cycle opens where ads_n falls (one record per "
-		    "strobe)\n");
+		PUT("a cycle opens where ads_n falls (one record per strobe)\n");
 	PUT("not captured, taken as constant levels:");
 	size_t before = off;
 
@@ -333,44 +327,32 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 		PUT(" none");
 	PUT("\n");
 	if (!brdy)
-		PUT("brdy_n not captured: every ADS# is one record, no cycle "
-		    "tracking\n");
+		PUT("brdy_n not captured: every ADS# is one record, no cycle tracking\n");
 	else if (!ken || !na)
-		PUT("one record per ADS#, no cycle tracking: %s not captured "
-		    "(or give a level in the map: 'ken_n = low' if all memory "
-		    "is cacheable, 'na_n = high' if nothing pipelines)\n",
+		PUT("one record per ADS#, no cycle tracking: %s not captured (or give a level in the map: 'ken_n = low' if all memory is cacheable, 'na_n = high' if nothing pipelines)\n",
 		    !ken && !na ? "ken_n and na_n"
 		    : !ken	? "ken_n"
 				: "na_n");
 	else
-		PUT("brdy_n: cycles followed to their last BRDY#, pipelined "
-		    "ones in order; KEN# at the first BRDY# or NA# decides "
-		    "cacheability\n");
+		PUT("brdy_n: cycles followed to their last BRDY#, pipelined ones in order; KEN# at the first BRDY# or NA# decides cacheability\n");
 	/* only where a read can ask to cache at all */
 	if (!busmap_tracking(map) && (ON(CACHE) || !map->level[BACH_SIG_CACHE]))
-		PUT("CACHE# recorded as driven: a read KEN# refused shows as "
-		    "cacheable\n");
+		PUT("CACHE# recorded as driven: a read KEN# refused shows as cacheable\n");
 	/* a level a map line fixed is the user's word: no warning */
 	if (ON(BOFF))
-		PUT("boff_n: nothing read from the BOFF# clock to the first "
-		    "after it (outputs float); aborted cycles recorded %s\n",
+		PUT("boff_n: nothing read from the BOFF# clock to the first after it (outputs float); aborted cycles recorded %s\n",
 		    busmap_tracking(map) ? "once, at their restart"
 					 : "again at their restart");
 	else if (!map->fixed[BACH_SIG_BOFF])
-		PUT("boff_n not captured: a back-off goes unseen (its cycles "
-		    "recorded twice, floating pins read)\n");
+		PUT("boff_n not captured: a back-off goes unseen (its cycles recorded twice, floating pins read)\n");
 	if (ON(HLDA))
-		PUT("hlda: cycles while HLDA is high are another master's "
-		    "(counted, not recorded)\n");
+		PUT("hlda: cycles while HLDA is high are another master's (counted, not recorded)\n");
 	else if (!map->fixed[BACH_SIG_HLDA])
-		PUT("hlda not captured: another master's cycles (HOLD/HLDA) "
-		    "would be recorded as the CPU's\n");
+		PUT("hlda not captured: another master's cycles (HOLD/HLDA) would be recorded as the CPU's\n");
 	if (ON(AHOLD) && ON(EADS))
-		PUT("ahold, eads_n: a writeback under AHOLD takes the "
-		    "inquire's address\n");
+		PUT("ahold, eads_n: a writeback under AHOLD takes the inquire's address\n");
 	else if (!map->fixed[BACH_SIG_AHOLD])
-		PUT("ahold, eads_n not captured: a writeback under AHOLD keeps "
-		    "the address pins as they stand\n");
+		PUT("ahold, eads_n not captured: a writeback under AHOLD keeps the address pins as they stand\n");
 #undef ON
 #undef PUT
 	return off < len ? off : (len ? len - 1 : 0);

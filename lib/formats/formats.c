@@ -235,8 +235,9 @@ static int split(uint8_t *out, uint64_t addr, uint64_t size, uint8_t ctl,
 			   (unsigned long long)size, MAX_ACCESS);
 	if (!(flags & BACH_IMPORT_MASK_ADDRESS) &&
 	    (addr > 0xffffffffu || size - 1 > 0xffffffffu - addr))
-		return bad_str(why, "address above 4 GiB (--mask-address keeps "
-				    "the low 32 bits)");
+		return bad_str(
+			why,
+			"address above 4 GiB (--mask-address keeps the low 32 bits)");
 	nq = (unsigned)(((addr & 7) + size + 7) / 8);
 	if (nq > room)
 		return bad(why,
@@ -568,10 +569,10 @@ static int cis501_line(const char *line, size_t len, unsigned flags,
 	/* registers are 32-bit signed decimals, -1 for none */
 	for (unsigned i = C_SRC1; i <= C_DEST; i++)
 		if (!tok_int(f[i], fl[i], &v) || v < INT32_MIN || v > INT32_MAX)
-			return bad(why,
-				   "bad register number '%.*s' (32-bit signed "
-				   "decimal)",
-				   (int)(fl[i] > 24 ? 24 : fl[i]), f[i]);
+			return bad(
+				why,
+				"bad register number '%.*s' (32-bit signed decimal)",
+				(int)(fl[i] > 24 ? 24 : fl[i]), f[i]);
 	if (fl[C_FLAGS] != 1 || !memchr("RW-", f[C_FLAGS][0], 3))
 		return bad(why, "bad flags field '%.*s' (R, W or -)",
 			   (int)(fl[C_FLAGS] > 8 ? 8 : fl[C_FLAGS]),
@@ -1048,10 +1049,10 @@ static int idtrace_line(const char *line, size_t len, unsigned flags,
 			     flags, BACH_IMPORT_MAX_RECS, why);
 	case IDT_RENDTAG:
 		if (tag != IDT_RENDTAG || addr)
-			return bad(why,
-				   "bad repeat-end entry (tag 0x%02x, "
-				   "address %08x; 0x50 and 0 expected)",
-				   tag, addr);
+			return bad(
+				why,
+				"bad repeat-end entry (tag 0x%02x, address %08x; 0x50 and 0 expected)",
+				tag, addr);
 		(*skipped)++;
 		return 0;
 	case IDT_CLTAG:

@@ -248,10 +248,10 @@ static int one(struct bach_importer *im, const char *p, size_t len,
 
 static int too_long(struct bach_importer *im)
 {
-	return ifail(im, -BACH_EDATA,
-		     "%s: line %llu: longer than %u bytes (the most a line may "
-		     "have)",
-		     iname(im), (unsigned long long)im->st.lines + 1, MAX_LINE);
+	return ifail(
+		im, -BACH_EDATA,
+		"%s: line %llu: longer than %u bytes (the most a line may have)",
+		iname(im), (unsigned long long)im->st.lines + 1, MAX_LINE);
 }
 
 /* Records into im->out, *made of them even on failure; 0 or -errno. */
@@ -272,10 +272,7 @@ static int import_some(struct bach_importer *im, size_t *made)
 					if (avail)
 						return ifail(
 							im, -BACH_EDATA,
-							"%s: size is not a "
-							"multiple of %zu: %zu "
-							"bytes left over at "
-							"byte offset %llu",
+							"%s: size is not a multiple of %zu: %zu bytes left over at byte offset %llu",
 							iname(im), im->unit,
 							avail,
 							(unsigned long long)(im->in_pos +

@@ -105,17 +105,17 @@ ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
 	*paths = NULL;
 	snprintf(man, sizeof(man), "%s/manifest.jsonl", dir);
 	if (!parts && access(man, F_OK) < 0) {
-		snprintf(msg, len,
-			 "%s: not a capture directory (no manifest.jsonl, no "
-			 "seg-* segments)",
-			 dir);
+		snprintf(
+			msg, len,
+			"%s: not a capture directory (no manifest.jsonl, no seg-* segments)",
+			dir);
 		return -EISDIR;
 	}
 	if (!parts)
 		return 0; /* a capture that holds no records: an empty trace */
-	snprintf(msg, len,
-		 "%s: no closed segment: %zu unfinished (*.part), being "
-		 "written or left by a crash (bach recover closes it)",
-		 dir, parts);
+	snprintf(
+		msg, len,
+		"%s: no closed segment: %zu unfinished (*.part), being written or left by a crash (bach recover closes it)",
+		dir, parts);
 	return -BACH_EDATA;
 }

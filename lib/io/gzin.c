@@ -115,11 +115,11 @@ static int start_member(struct gzin *g)
 
 static int truncated(struct gzin *g)
 {
-	return gfail(g, -BACH_EDATA,
-		     "%s: truncated gzip member at byte offset %llu (file ends "
-		     "at %llu)",
-		     g->name, (unsigned long long)g->member_start,
-		     (unsigned long long)*g->off);
+	return gfail(
+		g, -BACH_EDATA,
+		"%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+		g->name, (unsigned long long)g->member_start,
+		(unsigned long long)*g->off);
 }
 
 /* A member inflated whole (Z_STREAM_END, or libdeflate): its bookkeeping. */
@@ -229,17 +229,14 @@ ssize_t gzin_inflate(struct gzin *g, uint8_t *dst, size_t cap)
 		why = g->zs.msg ? g->zs.msg : zError(ret);
 		if (g->members > 0 && g->zs.total_in <= 2 &&
 		    !strcmp(why, "incorrect header check"))
-			return gfail(g, -BACH_EDATA,
-				     "%s: not a gzip member at byte offset "
-				     "%llu (trailing garbage after member "
-				     "%llu)",
-				     g->name,
-				     (unsigned long long)g->member_start,
-				     (unsigned long long)g->members);
+			return gfail(
+				g, -BACH_EDATA,
+				"%s: not a gzip member at byte offset %llu (trailing garbage after member %llu)",
+				g->name, (unsigned long long)g->member_start,
+				(unsigned long long)g->members);
 		return gfail(
 			g, -BACH_EDATA,
-			"%s: bad gzip member at byte offset %llu: %s (near "
-			"byte %llu)",
+			"%s: bad gzip member at byte offset %llu: %s (near byte %llu)",
 			g->name, (unsigned long long)g->member_start, why,
 			(unsigned long long)at(g));
 	}

@@ -116,12 +116,11 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 			n = pread_full(fd, buf + have, SCAN_BUF - have,
 				       base + have);
 			if (n < 0) {
-				err = ifail(msg, len, (int)n,
-					    "%s: read error at byte offset "
-					    "%llu: %s",
-					    path,
-					    (unsigned long long)(base + have),
-					    strerror((int)-n));
+				err = ifail(
+					msg, len, (int)n,
+					"%s: read error at byte offset %llu: %s",
+					path, (unsigned long long)(base + have),
+					strerror((int)-n));
 				goto out;
 			}
 			have += (size_t)n;
@@ -134,36 +133,33 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 		if (bsize == -ENOENT) {
 			err = ifail(
 				msg, len, -ENOTSUP,
-				"%s: gzip member at byte offset %llu has no BC "
-				"field: not a blocked gzip file, so it has no "
-				"index (bach convert writes a blocked copy)",
+				"%s: gzip member at byte offset %llu has no BC field: not a blocked gzip file, so it has no index (bach convert writes a blocked copy)",
 				path, (unsigned long long)at);
 			goto out;
 		}
 		if (bsize == -EILSEQ) {
-			err = ifail(msg, len, -BACH_EDATA,
-				    at ? "%s: not a gzip member at byte offset "
-					 "%llu (trailing garbage)"
-				       : "%s: not gzip (byte offset %llu)",
-				    path, (unsigned long long)at);
+			err = ifail(
+				msg, len, -BACH_EDATA,
+				at ? "%s: not a gzip member at byte offset %llu (trailing garbage)"
+				   : "%s: not gzip (byte offset %llu)",
+				path, (unsigned long long)at);
 			goto out;
 		}
 		if (bsize < 0 || (size_t)bsize > have - pos ||
 		    bsize < BACH_BGZF_HDR + BACH_BGZF_TRAILER) {
-			err = ifail(msg, len, -BACH_EDATA,
-				    "%s: truncated gzip member at byte offset "
-				    "%llu (file ends at %llu)",
-				    path, (unsigned long long)at,
-				    (unsigned long long)(base + have));
+			err = ifail(
+				msg, len, -BACH_EDATA,
+				"%s: truncated gzip member at byte offset %llu (file ends at %llu)",
+				path, (unsigned long long)at,
+				(unsigned long long)(base + have));
 			goto out;
 		}
 		isize = bach_get_le32(buf + pos + (size_t)bsize - 4);
 		if (isize > BACH_BGZF_MAX_BLOCK) {
-			err = ifail(msg, len, -BACH_EDATA,
-				    "%s: gzip member at byte offset %llu says "
-				    "it holds %u bytes, more than a blocked "
-				    "member can",
-				    path, (unsigned long long)at, isize);
+			err = ifail(
+				msg, len, -BACH_EDATA,
+				"%s: gzip member at byte offset %llu says it holds %u bytes, more than a blocked member can",
+				path, (unsigned long long)at, isize);
 			goto out;
 		}
 		/* an empty member: the EOF block, or one inside the file */
@@ -182,9 +178,7 @@ int bach_index_build(const char *path, struct bach_index *ix, char *msg,
 		err = ifail(
 			msg, len, -BACH_EDATA,
 			base + have
-				? "%s: missing EOF block: blocked gzip file "
-				  "ends at byte offset %llu without it "
-				  "(truncated?)"
+				? "%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (truncated?)"
 				: "%s: empty file: not gzip (byte offset %llu)",
 			path, (unsigned long long)(base + have));
 		goto out;
@@ -301,8 +295,7 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 			    ix->uoff[i] - ix->uoff[i - 1] >
 				    BACH_BGZF_MAX_BLOCK) {
 				ifail(msg, len, err,
-				      "%s: entry %llu out of order: "
-				      "inconsistent",
+				      "%s: entry %llu out of order: inconsistent",
 				      gzi, (unsigned long long)i);
 				goto out;
 			}
@@ -334,8 +327,7 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 		    (ssize_t)sizeof(tail) ||
 	    memcmp(tail + 4, bach_bgzf_eof, BACH_BGZF_EOF_SIZE)) {
 		ifail(msg, len, err,
-		      "%s: its last member (byte offset %llu of %s) does not "
-		      "end before the EOF block: stale",
+		      "%s: its last member (byte offset %llu of %s) does not end before the EOF block: stale",
 		      gzi, (unsigned long long)last, path);
 		goto out;
 	}
@@ -346,8 +338,7 @@ static int load(const char *path, struct bach_index *ix, uint64_t *size,
 	     pread_full(dfd, tail, 4, c1 - 4) != 4 ||
 	     bach_get_le32(tail) != u1)) {
 		ifail(msg, len, err,
-		      "%s: its first entry does not fit the first member of "
-		      "%s: stale",
+		      "%s: its first entry does not fit the first member of %s: stale",
 		      gzi, path);
 		goto out;
 	}

@@ -112,8 +112,7 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 		if (!*tname || strlen(tname) >= sizeof(s->timing) ||
 		    strchr(tname, '/'))
 			return bad(x,
-				   "segment %s: \"timing\" is not a file "
-				   "name",
+				   "segment %s: \"timing\" is not a file name",
 				   name);
 		snprintf(s->timing, sizeof(s->timing), "%s", tname);
 		if ((err = get_u64(x, o, "timing_bytes", &s->timing_bytes)) ||
@@ -124,10 +123,10 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 			return err;
 		s->has_clocks = first != NULL;
 		if (s->has_clocks != (json_object_get(o, "last_clock") != NULL))
-			return bad(x,
-				   "segment %s: \"first_clock\" without "
-				   "\"last_clock\" or the other way round",
-				   name);
+			return bad(
+				x,
+				"segment %s: \"first_clock\" without \"last_clock\" or the other way round",
+				name);
 	}
 	s->recovered = get_true(o, "recovered");
 	s->orphan = get_true(o, "orphan");
@@ -174,8 +173,9 @@ static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
 		unsigned long bv = b ? strtoul(b, &e2, 16) : 0;
 
 		if (!a || !b || *e1 || *e2 || av > UINT32_MAX || bv > 0xff)
-			return bad(x, "marker event without a proper "
-				      "\"address\" and \"be\"");
+			return bad(
+				x,
+				"marker event without a proper \"address\" and \"be\"");
 		k->marker = true;
 		k->address = (uint32_t)av;
 		k->be = (uint8_t)bv;

@@ -62,8 +62,7 @@ static int push_path(struct bach_reader *r, const char *path, int kind)
 		if (!strcmp(r->paths[i], "-"))
 			return reader_fail(
 				r, -EINVAL,
-				"-: standard input given twice: it can be "
-				"read only once");
+				"-: standard input given twice: it can be read only once");
 	if (r->npaths == r->cap) {
 		size_t ncap = r->cap ? r->cap * 2 : 8;
 		char **p = realloc(r->paths, ncap * sizeof(*p));

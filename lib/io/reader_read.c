@@ -269,9 +269,7 @@ static int end_of_file(struct bach_reader *r)
 	if (r->sized && r->in_off < r->size)
 		return reader_fail(
 			r, -BACH_EDATA,
-			"%s: truncated while being read: %llu bytes when "
-			"opened, %lld now; reading stopped at byte offset "
-			"%llu",
+			"%s: truncated while being read: %llu bytes when opened, %lld now; reading stopped at byte offset %llu",
 			bach_reader_file(r), (unsigned long long)r->size,
 			fstat(r->fd, &st) ? -1ll : (long long)st.st_size,
 			(unsigned long long)r->in_off);
@@ -286,8 +284,7 @@ static int end_of_file(struct bach_reader *r)
 	if (r->carry || r->skip_acc)
 		return reader_fail(
 			r, -BACH_EDATA,
-			"%s: truncated record at byte offset %llu (%llu "
-			"of 6 bytes)",
+			"%s: truncated record at byte offset %llu (%llu of 6 bytes)",
 			bach_reader_file(r),
 			(unsigned long long)(r->out_off - r->carry -
 					     r->skip_acc),
@@ -296,12 +293,10 @@ static int end_of_file(struct bach_reader *r)
 	if (r->kind == BACH_FILE_GZIP && r->gz.last_bc && !r->gz.eof_block)
 		return reader_fail(
 			r, -BACH_EDATA,
-			"%s: missing EOF block: blocked gzip file ends at byte "
-			"offset %llu without it (%s)",
+			"%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (%s)",
 			bach_reader_file(r), (unsigned long long)r->in_off,
 			is_part(bach_reader_file(r))
-				? "an unfinished segment, still being written "
-				  "or left by a crash: bach recover closes it"
+				? "an unfinished segment, still being written or left by a crash: bach recover closes it"
 				: "truncated?");
 	return 0;
 }

@@ -178,8 +178,7 @@ int bach_reader_seek(struct bach_reader *r, uint64_t rec)
 		    (rec == r->total_recs && r->skip_acc) || r->err)
 			return reader_fail(
 				r, -ESPIPE,
-				"<stdin>: cannot seek back to record %llu "
-				"(at %llu)",
+				"<stdin>: cannot seek back to record %llu (at %llu)",
 				(unsigned long long)rec,
 				(unsigned long long)r->total_recs);
 		/* what an earlier seek left to pass over is replaced */

@@ -513,8 +513,7 @@ static int missing_sidecar(struct bach_times *t, const char *file)
 			return 0;
 		}
 	return tfail(t, -ENOENT,
-		     "no timing sidecar for %s (the trace has no "
-		     "timing)",
+		     "no timing sidecar for %s (the trace has no timing)",
 		     file);
 }
 
@@ -568,11 +567,10 @@ static int pread_all(struct bach_times *t, uint8_t *p, size_t len, uint64_t off)
 		return tfail(t, -errno, "byte offset %llu: %s",
 			     (unsigned long long)off, strerror(errno));
 	if ((size_t)k < len)
-		return tfail(t, -EBADMSG,
-			     "truncated gzip member at byte offset %llu "
-			     "(file ends at %llu)",
-			     (unsigned long long)off,
-			     (unsigned long long)t->size);
+		return tfail(
+			t, -EBADMSG,
+			"truncated gzip member at byte offset %llu (file ends at %llu)",
+			(unsigned long long)off, (unsigned long long)t->size);
 	return 0;
 }
 
@@ -591,12 +589,11 @@ static int next_member(struct bach_times *t, bool decode)
 	t->mlen = 0;
 	t->mstart = off;
 	if (t->at_eof || off >= t->size)
-		return tfail(t, -EBADMSG,
-			     "%s at byte offset %llu: fewer entries than "
-			     "records (%llu entries)",
-			     t->at_eof ? "EOF block" : "missing EOF block",
-			     (unsigned long long)off,
-			     (unsigned long long)t->first);
+		return tfail(
+			t, -EBADMSG,
+			"%s at byte offset %llu: fewer entries than records (%llu entries)",
+			t->at_eof ? "EOF block" : "missing EOF block",
+			(unsigned long long)off, (unsigned long long)t->first);
 	hlen = t->size - off < 64 ? (size_t)(t->size - off) : 64;
 	if ((err = pread_all(t, p, hlen, off)))
 		return err;
@@ -608,11 +605,10 @@ static int next_member(struct bach_times *t, bool decode)
 	size = (size_t)bs;
 	xlen = bach_get_le16(p + 10);
 	if (off + size > t->size)
-		return tfail(t, -EBADMSG,
-			     "truncated gzip member at byte offset %llu "
-			     "(file ends at %llu)",
-			     (unsigned long long)off,
-			     (unsigned long long)t->size);
+		return tfail(
+			t, -EBADMSG,
+			"truncated gzip member at byte offset %llu (file ends at %llu)",
+			(unsigned long long)off, (unsigned long long)t->size);
 	if (size < 12 + xlen + 8)
 		return tfail(t, -EBADMSG, "bad member size at byte offset %llu",
 			     (unsigned long long)off);
@@ -626,19 +622,19 @@ static int next_member(struct bach_times *t, bool decode)
 	isize = bach_get_le32(p + size - 4);
 	if (!isize) {
 		if (off + size != t->size)
-			return tfail(t, -EBADMSG,
-				     "trailing garbage after the EOF block "
-				     "at byte offset %llu",
-				     (unsigned long long)(off + size));
+			return tfail(
+				t, -EBADMSG,
+				"trailing garbage after the EOF block at byte offset %llu",
+				(unsigned long long)(off + size));
 		t->at_eof = true;
 		t->moff = off + size;
 		return next_member(t, decode); /* says what is missing */
 	}
 	if (isize % BACH_TIME_ENTRY || isize > MEMBER_BYTES)
-		return tfail(t, -EBADMSG,
-			     "member at byte offset %llu holds %zu bytes, "
-			     "not whole entries",
-			     (unsigned long long)off, isize);
+		return tfail(
+			t, -EBADMSG,
+			"member at byte offset %llu holds %zu bytes, not whole entries",
+			(unsigned long long)off, isize);
 	if (decode || isize != MEMBER_BYTES) {
 		size_t got;
 
@@ -659,11 +655,11 @@ static int next_member(struct bach_times *t, bool decode)
 	t->moff = off + size;
 	/* only the last member may be short */
 	if (isize != MEMBER_BYTES && t->moff + BACH_BGZF_EOF_SIZE != t->size)
-		return tfail(t, -EBADMSG,
-			     "short member at byte offset %llu before the "
-			     "end (%zu entries, not %u)",
-			     (unsigned long long)off, t->mlen,
-			     BACH_TIME_MEMBER_ENTRIES);
+		return tfail(
+			t, -EBADMSG,
+			"short member at byte offset %llu before the end (%zu entries, not %u)",
+			(unsigned long long)off, t->mlen,
+			BACH_TIME_MEMBER_ENTRIES);
 	return 0;
 }
 
@@ -696,12 +692,12 @@ static int went_back(struct bach_times *t, size_t i, uint64_t c)
 		snprintf(last, sizeof(last), "clock %llu of entry %llu",
 			 (unsigned long long)t->clk,
 			 (unsigned long long)t->clk_entry);
-	return tfail(t, -EBADMSG,
-		     "entry %llu (in the member at byte offset %llu): clock "
-		     "%llu is before %s: the clocks go backwards%s",
-		     (unsigned long long)(t->first + i),
-		     (unsigned long long)t->mstart, (unsigned long long)c, last,
-		     t->clk_prev ? " from one segment to the next" : "");
+	return tfail(
+		t, -EBADMSG,
+		"entry %llu (in the member at byte offset %llu): clock %llu is before %s: the clocks go backwards%s",
+		(unsigned long long)(t->first + i),
+		(unsigned long long)t->mstart, (unsigned long long)c, last,
+		t->clk_prev ? " from one segment to the next" : "");
 }
 
 /* The decoded member's clocks, after the last one: none may go back. */
@@ -783,12 +779,11 @@ int bach_times_end(struct bach_times *t)
 	if (t->next == t->first + t->mlen &&
 	    t->moff + BACH_BGZF_EOF_SIZE == t->size)
 		return 0;
-	return tfail(t, -EBADMSG,
-		     "more entries than %s has records (%llu records; "
-		     "entry %llu follows, in the member ending at byte "
-		     "offset %llu)",
-		     t->file, (unsigned long long)t->next,
-		     (unsigned long long)t->next, (unsigned long long)t->moff);
+	return tfail(
+		t, -EBADMSG,
+		"more entries than %s has records (%llu records; entry %llu follows, in the member ending at byte offset %llu)",
+		t->file, (unsigned long long)t->next,
+		(unsigned long long)t->next, (unsigned long long)t->moff);
 }
 
 /* ---- recovery ----------------------------------------------------------- */

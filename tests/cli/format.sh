@@ -26,4 +26,15 @@ git ls-files -z '*.c' '*.h' | xargs -0 awk '
 git ls-files -z | xargs -0 grep -nIiE '\<issues? [0-9]+' > "$T/issues" || true
 [ ! -s "$T/issues" ] ||
 	fail "cites an issue tracker the repository does not have: $(head -n 20 "$T/issues")"
+# A message is one string literal, never chopped across lines (.clang-format
+# has BreakStringLiterals: false; grep finds a message whole). Two literals
+# on two lines are allowed after a "\n" (a line of text each) or where the
+# first ends in a hex or octal escape the second would extend.
+# shellcheck disable=SC2046
+perl -0ne 'while (/"((?:[^"\\\n]|\\.)*)"[ \t]*\n[ \t]*"/g) {
+	my $b = $1; my $n = 1 + (substr($_, 0, $-[0]) =~ tr/\n//);
+	print "$ARGV:$n\n" unless $b =~ /\\n$|\\x[0-9a-fA-F]+$|\\[0-7]{1,3}$/ }' \
+	$(git ls-files '*.c' '*.h') > "$T/split"
+[ ! -s "$T/split" ] ||
+	fail "string literals chopped across lines (join them): $(head -n 20 "$T/split")"
 echo ok

@@ -99,8 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      (unsigned long long)a.samples, n);
 		CHECK(a.off_bus_clocks <= a.clocks &&
 			      a.inquire_addr <= a.cycles,
-		      "off the bus %llu of %llu clocks, %llu inquire "
-		      "addresses of %llu cycles",
+		      "off the bus %llu of %llu clocks, %llu inquire addresses of %llu cycles",
 		      (unsigned long long)a.off_bus_clocks,
 		      (unsigned long long)a.clocks,
 		      (unsigned long long)a.inquire_addr,
@@ -110,8 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < ka; i++)
 			CHECK((oa[i * 6 + 3] & 7) == 0 &&
 				      (oa[i * 6 + 5] & 15) == 0,
-			      "record %zu: bits below A3 or the control nibble "
-			      "set",
+			      "record %zu: bits below A3 or the control nibble set",
 			      i);
 	}
 	free(oa);

@@ -154,8 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      bach_importer_strerror(im), o.err);
 	CHECK(st.lines == o.st.lines && st.records == o.st.records &&
 		      st.skipped == o.st.skipped,
-	      "%s: stats lines %llu records %llu skipped %llu, "
-	      "oracle %llu %llu %llu",
+	      "%s: stats lines %llu records %llu skipped %llu, oracle %llu %llu %llu",
 	      fmt, (unsigned long long)st.lines, (unsigned long long)st.records,
 	      (unsigned long long)st.skipped, (unsigned long long)o.st.lines,
 	      (unsigned long long)o.st.records,

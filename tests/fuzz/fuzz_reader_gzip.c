@@ -131,8 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(fi.kind == BACH_FILE_GZIP, "kind %d", fi.kind);
 	if (n == 0) {
 		CHECK(o.ok,
-		      "reader read to the end what libdeflate rejects "
-		      "after %llu members",
+		      "reader read to the end what libdeflate rejects after %llu members",
 		      (unsigned long long)o.members);
 		CHECK(off == o.len, "%zu of %zu bytes", off, o.len);
 		CHECK(fi.members == o.members, "members %llu, want %llu",

@@ -202,8 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(got[i].bytes == want[i].bytes &&
 			      got[i].crc == want[i].crc &&
 			      got[i].end == want[i].end,
-		      "file %zu of %zu (how %d): %llu bytes crc %08x end %zd, "
-		      "alone %llu bytes crc %08x end %zd",
+		      "file %zu of %zu (how %d): %llu bytes crc %08x end %zd, alone %llu bytes crc %08x end %zd",
 		      i, nf, files[i].how, (unsigned long long)got[i].bytes,
 		      got[i].crc, got[i].end, (unsigned long long)want[i].bytes,
 		      want[i].crc, want[i].end);

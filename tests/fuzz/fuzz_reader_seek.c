@@ -100,8 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (at < total)
 				CHECK(!memcmp(recs + i * 6, all + at * 6, 6),
-				      "record %llu differs from the plain "
-				      "reading",
+				      "record %llu differs from the plain reading",
 				      (unsigned long long)at);
 			else
 				CHECK(!whole, "record %llu past the end (%llu)",

@@ -126,8 +126,7 @@ static void read_back(uint64_t n, size_t chunk, const uint64_t *want,
 		if (!rc) {
 			if (want)
 				CHECK(!memcmp(e, want + at, k * 8),
-				      "entries %llu.. differ from those "
-				      "written",
+				      "entries %llu.. differ from those written",
 				      (unsigned long long)at);
 			at += k;
 		}

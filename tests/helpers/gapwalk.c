@@ -46,9 +46,7 @@ static int walk(const uint8_t *g, uint64_t ng, FILE *t, int prefix)
 			lost += k;
 			pos += k;
 			if (pos > ng) {
-				printf("trace record %llu: a marker for %llu "
-				       "records goes past the reference's end "
-				       "(%llu)\n",
+				printf("trace record %llu: a marker for %llu records goes past the reference's end (%llu)\n",
 				       (unsigned long long)idx,
 				       (unsigned long long)k,
 				       (unsigned long long)ng);
@@ -56,15 +54,13 @@ static int walk(const uint8_t *g, uint64_t ng, FILE *t, int prefix)
 			}
 		} else {
 			if (pos >= ng) {
-				printf("trace record %llu: beyond the "
-				       "reference's %llu records\n",
+				printf("trace record %llu: beyond the reference's %llu records\n",
 				       (unsigned long long)idx,
 				       (unsigned long long)ng);
 				return 1;
 			}
 			if (memcmp(r, g + pos * REC, REC)) {
-				printf("trace record %llu (reference %llu) "
-				       "differs\n",
+				printf("trace record %llu (reference %llu) differs\n",
 				       (unsigned long long)idx,
 				       (unsigned long long)pos);
 				return 1;

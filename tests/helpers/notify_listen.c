@@ -78,8 +78,8 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: notify_listen [-t SECONDS] [-r GLOB] "
-				"[-k] PATH\n");
+		fprintf(stderr,
+			"usage: notify_listen [-t SECONDS] [-r GLOB] [-k] PATH\n");
 		return EXIT_USAGE;
 	}
 	path = argv[optind];

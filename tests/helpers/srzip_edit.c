@@ -70,8 +70,7 @@ int main(int argc, char **argv)
 
 	if (argc < 4)
 		return fprintf(stderr,
-			       "usage: srzip_edit FILE split|delete|empty "
-			       "MEMBER [N [UNIT]]\n"),
+			       "usage: srzip_edit FILE split|delete|empty MEMBER [N [UNIT]]\n"),
 		       1;
 	z = zip_open(argv[1], 0, &err);
 	if (!z)

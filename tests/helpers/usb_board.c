@@ -1097,8 +1097,7 @@ int main(int argc, char **argv)
 			die("unknown option '%s'", k);
 	}
 	if (i + 1 >= argc && !check)
-		die("usage: usb_board [KEY=VALUE]... [--pid-file F] -- PROGRAM "
-		    "[ARG]...");
+		die("usage: usb_board [KEY=VALUE]... [--pid-file F] -- PROGRAM [ARG]...");
 	if (!serial[0])
 		snprintf(serial, 17, "EMU-%llu", (unsigned long long)e.o.seed);
 	if (e.ftdi && e.speed != 480)

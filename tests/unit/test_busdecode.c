@@ -256,13 +256,13 @@ static void same_records(const uint8_t *got, size_t ngot, const uint8_t *want,
 {
 	for (size_t i = 0; i < ngot && i < nwant; i++)
 		if (memcmp(got + i * 6, want + i * 6, 6))
-			fail_msg("record %zu of %zu: %02x%02x%02x%02x %02x "
-				 "%02x, the CPU's %02x%02x%02x%02x %02x %02x",
-				 i, nwant, got[i * 6], got[i * 6 + 1],
-				 got[i * 6 + 2], got[i * 6 + 3], got[i * 6 + 4],
-				 got[i * 6 + 5], want[i * 6], want[i * 6 + 1],
-				 want[i * 6 + 2], want[i * 6 + 3],
-				 want[i * 6 + 4], want[i * 6 + 5]);
+			fail_msg(
+				"record %zu of %zu: %02x%02x%02x%02x %02x %02x, the CPU's %02x%02x%02x%02x %02x %02x",
+				i, nwant, got[i * 6], got[i * 6 + 1],
+				got[i * 6 + 2], got[i * 6 + 3], got[i * 6 + 4],
+				got[i * 6 + 5], want[i * 6], want[i * 6 + 1],
+				want[i * 6 + 2], want[i * 6 + 3],
+				want[i * 6 + 4], want[i * 6 + 5]);
 	if (ngot != nwant)
 		fail_msg("%zu records, the CPU completed %zu cycles", ngot,
 			 nwant);
@@ -612,8 +612,9 @@ static void refused_read_write_boff(void **state)
 	st = EXPECT(bus, &h, want, 2);
 	assert_int_equal(st.aborted, 0);
 	assert_int_equal(st.ken_unknown, 1);
-	assert_non_null(strstr(h.desc, "one record per ADS#, no cycle "
-				       "tracking: ken_n not captured"));
+	assert_non_null(strstr(
+		h.desc,
+		"one record per ADS#, no cycle tracking: ken_n not captured"));
 }
 
 /*
@@ -989,10 +990,9 @@ static void clock_mode_pin_timing(void **state)
 				free(out);
 			}
 			if (!ok && all)
-				fail_msg("%u samples a clock decoded right "
-					 "with %.1f ns setup: the stated "
-					 "minimum is wrong",
-					 k, tm[i].setup);
+				fail_msg(
+					"%u samples a clock decoded right with %.1f ns setup: the stated minimum is wrong",
+					k, tm[i].setup);
 		}
 		free(clk);
 		free(truth);

@@ -125,9 +125,9 @@ static void defaults_show(void **state)
 				 buf, msg);
 		if (got.u != want.u || got.u2 != want.u2 ||
 		    (o->type == BACH_OPT_STRING && strcmp(got.s, want.s)))
-			fail_msg("%s's default is %s, a default configuration "
-				 "shows '%s'",
-				 o->key, o->def, buf);
+			fail_msg(
+				"%s's default is %s, a default configuration shows '%s'",
+				o->key, o->def, buf);
 	}
 }
 

@@ -216,9 +216,10 @@ static void timed(void **state)
 				 "w fffffffffffffffe 8 0 2000\n");
 	n = write_as("tracematcher", out, r, 2, 7, t, &skipped);
 	out[n] = 0;
-	assert_string_equal(out, "78187493520 clk MR4 00001004 00000000\n"
-				 "18446744073709551614 clk MW8 00002000 "
-				 "0000000000000000\n");
+	assert_string_equal(
+		out,
+		"78187493520 clk MR4 00001004 00000000\n"
+		"18446744073709551614 clk MW8 00002000 0000000000000000\n");
 	n = write_as("laplace-bin", out, r, 1, 7, t, &skipped);
 	assert_int_equal(n, BACH_LAPLACE_BIN_SIZE);
 	assert_memory_equal(out + 1, "\x90\x78\x56\x34\x12\0\0\0", 8);

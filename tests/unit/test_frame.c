@@ -212,13 +212,13 @@ static void expect(const struct log *l, const struct ev *want, size_t n)
 		if (l->ev[i].kind != want[i].kind || l->ev[i].a != want[i].a ||
 		    l->ev[i].b != want[i].b ||
 		    (want[i].kind == 'R' && l->ev[i].c != want[i].c)) {
-			fail_msg("event %zu: got %c %llu %llu, want %c %llu "
-				 "%llu",
-				 i, l->ev[i].kind,
-				 (unsigned long long)l->ev[i].a,
-				 (unsigned long long)l->ev[i].b, want[i].kind,
-				 (unsigned long long)want[i].a,
-				 (unsigned long long)want[i].b);
+			fail_msg(
+				"event %zu: got %c %llu %llu, want %c %llu %llu",
+				i, l->ev[i].kind,
+				(unsigned long long)l->ev[i].a,
+				(unsigned long long)l->ev[i].b, want[i].kind,
+				(unsigned long long)want[i].a,
+				(unsigned long long)want[i].b);
 		}
 	}
 	assert_int_equal(l->n, n);

@@ -62,9 +62,9 @@ static char *section(const char *doc, const char *heading)
 	snprintf(path, sizeof(path), "%s/%s", top && *top ? top : ".", doc);
 	f = fopen(path, "r");
 	if (!f)
-		fail_msg("%s: cannot read it (run from the source tree, or set "
-			 "TOP to it)",
-			 path);
+		fail_msg(
+			"%s: cannot read it (run from the source tree, or set TOP to it)",
+			path);
 	fseek(f, 0, SEEK_END);
 	size = ftell(f);
 	rewind(f);
@@ -104,14 +104,14 @@ static void same_set(const struct names *doc, const char *where)
 
 	for (size_t i = 0; i < doc->n; i++)
 		if (!has(&t, doc->name[i]))
-			fail_msg("%s lists the event '%s', which "
-				 "bach_manifest_ev_names[] lacks",
-				 where, doc->name[i]);
+			fail_msg(
+				"%s lists the event '%s', which bach_manifest_ev_names[] lacks",
+				where, doc->name[i]);
 	for (size_t i = 0; i < t.n; i++)
 		if (!has(doc, t.name[i]))
-			fail_msg("bach_manifest_ev_names[] has '%s', which %s "
-				 "does not list",
-				 t.name[i], where);
+			fail_msg(
+				"bach_manifest_ev_names[] has '%s', which %s does not list",
+				t.name[i], where);
 }
 
 static void rows(void **state)
@@ -160,9 +160,9 @@ static void bachd_table(void **state)
 
 		/* a row's first cell: `name`, maybe a remark after it */
 		if (!a || !b || !bar || b > bar || strncmp(p, "| `", 3))
-			fail_msg("docs/bachd.md: a row of the event table "
-				 "without an event: %.60s",
-				 p);
+			fail_msg(
+				"docs/bachd.md: a row of the event table without an event: %.60s",
+				p);
 		add_name(&doc, a + 1, (size_t)(b - a - 1));
 		if (!strchr(p, '\n'))
 			break;

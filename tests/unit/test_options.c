@@ -109,10 +109,10 @@ static void bools_and_escapes(void **state)
 					    "a\xc2\x9b"
 					    "31m\xc2\x85\xc2\x9d"),
 			    "a\\xc2\\x9b31m\\xc2\\x85\\xc2\\x9d");
-	assert_string_equal(bach_escape_ctl(buf, sizeof(buf),
-					    "\xc2\xa0\xc3\xa9\xe2\x82\xac"
-					    "\xf0\x9f\x98\x80"),
-			    "\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+	assert_string_equal(
+		bach_escape_ctl(buf, sizeof(buf),
+				"\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
+		"\xc2\xa0\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
 	assert_string_equal(bach_escape_ctl(buf, sizeof(buf),
 					    "\x9b\xc0\xaf\xed\xa0\x80\xe2\x82"),
 			    "\\x9b\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x82");
@@ -296,17 +296,13 @@ static void errors(void **state)
 
 	(void)state;
 	expect(unknown, 2,
-	       "unknown option 'recrods' for test (records, frame, timing, "
-	       "colour, overflow_every, path, input, id, rate)");
+	       "unknown option 'recrods' for test (records, frame, timing, colour, overflow_every, path, input, id, rate)");
 	expect(in_file, 2,
-	       "b.conf:7: option frame: want a number from 1 to 65535, not "
-	       "'0'");
+	       "b.conf:7: option frame: want a number from 1 to 65535, not '0'");
 	expect(wrap, 2,
-	       "option overflow_every: want N:C, C 0 to 4294967295, "
-	       "not '1:4294967296'");
+	       "option overflow_every: want N:C, C 0 to 4294967295, not '1:4294967296'");
 	expect(zero, 2,
-	       "option records: want a number of at least 1, not '0' "
-	       "(leave it out to run until stopped)");
+	       "option records: want a number of at least 1, not '0' (leave it out to run until stopped)");
 	expect(big, 2, "option records: want a number of at least 1");
 	expect(octal, 2, "no leading zeros), not '010'");
 	expect(colour, 2, "option colour: red, green or blue, not 'mauve'");
@@ -315,8 +311,7 @@ static void errors(void **state)
 	expect(custom, 2, "option id: want VVVV:PPPP, not '12:zz'");
 	expect(nl, 2, "not '1\\n2'");
 	expect(NULL, 0,
-	       "option path=FILE is required for test (for example "
-	       "x.byu)");
+	       "option path=FILE is required for test (for example x.byu)");
 }
 
 static void help(void **state)
@@ -329,10 +324,12 @@ static void help(void **state)
 	assert_non_null(f);
 	bach_opts_print(f, table);
 	fclose(f);
-	assert_non_null(strstr(buf, "  records=N           stop after N (at "
-				    "least 1, default: run until stopped)\n"));
-	assert_non_null(strstr(buf, "  frame=K             records per frame "
-				    "(1 to 65535, default 4096)\n"));
+	assert_non_null(strstr(
+		buf,
+		"  records=N           stop after N (at least 1, default: run until stopped)\n"));
+	assert_non_null(strstr(
+		buf,
+		"  frame=K             records per frame (1 to 65535, default 4096)\n"));
 	assert_non_null(strstr(buf, "  timing=0|1"));
 	assert_non_null(strstr(buf, "  colour=red|green|blue"));
 	assert_non_null(

@@ -100,9 +100,8 @@ static void text_forms(void **state)
 	n = bach_fmt_jsonl(buf, (const uint8_t *)"\x00\x00\x00\x10\xfb\x30", 7);
 	buf[n] = 0;
 	assert_string_equal(
-		buf, "{\"index\":7,\"address\":\"0x00000010\",\"be\":\"0xfb\","
-		     "\"control\":\"0x30\",\"type\":\"SPECIAL\",\"special\":"
-		     "\"stop_grant\"}\n");
+		buf,
+		"{\"index\":7,\"address\":\"0x00000010\",\"be\":\"0xfb\",\"control\":\"0x30\",\"type\":\"SPECIAL\",\"special\":\"stop_grant\"}\n");
 }
 
 int main(void)

@@ -236,13 +236,13 @@ static void backwards_within_refused(void **state)
 	clk[9002] = clk[9000] - 1; /* a NONE between is no clock */
 	write_entries("w", "back.time.gz", clk, N);
 	assert_int_equal(get_all(t, "w", "back.byu.gz", N, &got), -EBADMSG);
-	assert_non_null(strstr(bach_times_strerror(t),
-			       "back.time.gz: entry 9002 (in the member at "
-			       "byte offset "));
-	snprintf(want, sizeof(want),
-		 "clock %llu is before clock %llu of entry 9000: the clocks "
-		 "go backwards",
-		 (unsigned long long)clk[9002], (unsigned long long)clk[9000]);
+	assert_non_null(strstr(
+		bach_times_strerror(t),
+		"back.time.gz: entry 9002 (in the member at byte offset "));
+	snprintf(
+		want, sizeof(want),
+		"clock %llu is before clock %llu of entry 9000: the clocks go backwards",
+		(unsigned long long)clk[9002], (unsigned long long)clk[9000]);
 	assert_non_null(strstr(bach_times_strerror(t), want));
 	/* equal clocks (a gap marker's) are no step back */
 	clk[9002] = clk[9000];
@@ -268,13 +268,12 @@ static void backwards_across_segments(void **state)
 	assert_int_equal(get_all(t, "c", "seg-000001.byu.gz", 100, &got), 0);
 	assert_int_equal(get_all(t, "c", "seg-000002.byu.gz", 100, &got),
 			 -EBADMSG);
-	assert_non_null(strstr(bach_times_strerror(t),
-			       "seg-000002.time.gz: entry 0 (in the member at "
-			       "byte offset 0): clock 500 is before 1099, the "
-			       "last clock of "));
-	assert_non_null(strstr(bach_times_strerror(t),
-			       "c/seg-000001.time.gz (entry 99): the clocks go "
-			       "backwards from one segment to the next"));
+	assert_non_null(strstr(
+		bach_times_strerror(t),
+		"seg-000002.time.gz: entry 0 (in the member at byte offset 0): clock 500 is before 1099, the last clock of "));
+	assert_non_null(strstr(
+		bach_times_strerror(t),
+		"c/seg-000001.time.gz (entry 99): the clocks go backwards from one segment to the next"));
 	bach_times_free(t);
 	/* another directory's segment is another capture: not compared */
 	write_entries("d", "seg-000002.time.gz", b, 100);
@@ -283,9 +282,10 @@ static void backwards_across_segments(void **state)
 	assert_int_equal(get_all(t, "d", "seg-000002.byu.gz", 100, &got), 0);
 	bach_times_free(t);
 	/* a board back in the later segment started its clock again */
-	put_manifest("c", "{\"event\":\"started\"}\n"
-			  "{\"event\":\"device_back\",\"segment\":"
-			  "\"seg-000002.byu.gz\",\"at\":100}\n");
+	put_manifest(
+		"c",
+		"{\"event\":\"started\"}\n"
+		"{\"event\":\"device_back\",\"segment\":\"seg-000002.byu.gz\",\"at\":100}\n");
 	t = bach_times_new();
 	assert_int_equal(get_all(t, "c", "seg-000001.byu.gz", 100, &got), 0);
 	assert_int_equal(get_all(t, "c", "seg-000002.byu.gz", 100, &got), 0);
@@ -334,9 +334,9 @@ static void untimed_segment(void **state)
 			 -EBADMSG);
 	assert_non_null(strstr(bach_times_strerror(t),
 			       "u/seg-000002.time.gz: missing: "));
-	assert_non_null(strstr(bach_times_strerror(t),
-			       "u/manifest.jsonl line 2 says seg-000002.byu.gz "
-			       "has it"));
+	assert_non_null(strstr(
+		bach_times_strerror(t),
+		"u/manifest.jsonl line 2 says seg-000002.byu.gz has it"));
 	bach_times_free(t);
 	/* a capture whose events name none has no timing */
 	put_manifest("u", SEG_EVENT(1, "") SEG_EVENT(2, ""));

@@ -327,9 +327,9 @@ static void damage(void **state)
 
 		f[first - 8] ^= 0x55;
 		write_file("crc.byu.gz", f, len);
-		expect_error("crc.byu.gz", -BACH_EDATA,
-			     "bad gzip member at byte offset 0: incorrect data "
-			     "check");
+		expect_error(
+			"crc.byu.gz", -BACH_EDATA,
+			"bad gzip member at byte offset 0: incorrect data check");
 		f[first - 8] ^= 0x55;
 		/* corrupt deflate data in the first member */
 		memset(f + 30, 0xff, 64);
@@ -624,9 +624,9 @@ static void seek_past_a_cut_record(void **state)
 	assert_int_equal(bach_reader_add(r, path("far.byu")), 0);
 	assert_int_equal(bach_reader_seek(r, 15), 0);
 	assert_int_equal(bach_reader_read(r, &p), -BACH_EDATA);
-	assert_non_null(strstr(bach_reader_strerror(r),
-			       "cut.byu: truncated record at byte offset 60 (2 "
-			       "of 6 bytes)"));
+	assert_non_null(strstr(
+		bach_reader_strerror(r),
+		"cut.byu: truncated record at byte offset 60 (2 of 6 bytes)"));
 	bach_reader_free(r);
 }
 
@@ -643,14 +643,11 @@ static void truncated_while_read(void **state)
 		const char *msg;
 	} cases[] = {
 		{ "t0.byu", 0, 0,
-		  "t0.byu: truncated while being read: 1800000 bytes when "
-		  "opened, 0 now; reading stopped at byte offset 262144" },
+		  "t0.byu: truncated while being read: 1800000 bytes when opened, 0 now; reading stopped at byte offset 262144" },
 		{ "t1.byu", 600000, 100000,
-		  "t1.byu: truncated while being read: 1800000 bytes when "
-		  "opened, 600000 now; reading stopped at byte offset 600000" },
+		  "t1.byu: truncated while being read: 1800000 bytes when opened, 600000 now; reading stopped at byte offset 600000" },
 		{ "t2.byu", 600003, 100000,
-		  "t2.byu: truncated while being read: 1800000 bytes when "
-		  "opened, 600003 now; reading stopped at byte offset 600003" },
+		  "t2.byu: truncated while being read: 1800000 bytes when opened, 600003 now; reading stopped at byte offset 600003" },
 	};
 	uint8_t *big = gen(300000, 3);
 

@@ -77,8 +77,8 @@ int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
 	bach_escape_ctl(ea, sizeof(ea), a);
 	bach_escape_ctl(eb, sizeof(eb), b);
 	if (argc != 1 || stat(argv[0], &st) < 0 || !S_ISDIR(st.st_mode))
-		return usage_error("--between: needs one capture directory "
-				   "(its manifest holds the marks)");
+		return usage_error(
+			"--between: needs one capture directory (its manifest holds the marks)");
 	bach_escape_ctl(ed, sizeof(ed), argv[0]);
 	fd = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -108,8 +108,7 @@ int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
 	}
 	j = find(&m, order, i + 1, b);
 	if (j == m.nmarks) {
-		errmsg("--between: no mark matching '%s' after '%s' (record "
-		       "%llu) in %s",
+		errmsg("--between: no mark matching '%s' after '%s' (record %llu) in %s",
 		       eb, ea, (unsigned long long)m.marks[order[i]].at, ed);
 		goto out;
 	}
@@ -118,8 +117,7 @@ int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
 		if (m.segs[s].retained)
 			base += m.segs[s].records;
 	if (m.marks[order[i]].at < base) {
-		errmsg("--between: mark '%s' (record %llu) is in a segment "
-		       "retention removed from %s",
+		errmsg("--between: mark '%s' (record %llu) is in a segment retention removed from %s",
 		       ea, (unsigned long long)m.marks[order[i]].at, ed);
 		goto out;
 	}

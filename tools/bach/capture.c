@@ -28,8 +28,7 @@ static void progress(const struct capture_status *st, double secs,
 		     uint64_t rate, bool tty)
 {
 	fprintf(stderr,
-		"%s%llu records, %.2f M/s, ring %llu%%, %llu lost, %llu "
-		"segment%s closed, %.1f MB%s",
+		"%s%llu records, %.2f M/s, ring %llu%%, %llu lost, %llu segment%s closed, %.1f MB%s",
 		tty ? "\r" : "", (unsigned long long)st->written,
 		(double)rate / 1e6,
 		(unsigned long long)(st->ring_blocks ? st->ring_used * 100 /
@@ -60,11 +59,11 @@ static void handle_request(struct capture *c, int fd, char *req, time_t since,
 		ctl_status_reply(reply, sizeof(reply), st.running, since,
 				 mono() - t0, &st);
 	} else if (!strcmp(req, "mark") && arg && *arg) {
-		snprintf(reply, sizeof(reply), "%s",
-			 capture_mark(c, arg, "ctl")
-				 ? "{\"ok\":false,\"error\":\"too many marks "
-				   "waiting: try again\"}"
-				 : "{\"ok\":true}");
+		snprintf(
+			reply, sizeof(reply), "%s",
+			capture_mark(c, arg, "ctl")
+				? "{\"ok\":false,\"error\":\"too many marks waiting: try again\"}"
+				: "{\"ok\":true}");
 	} else if (!strcmp(req, "rotate") && !arg) {
 		capture_rotate(c);
 		snprintf(reply, sizeof(reply), "{\"ok\":true}");
@@ -73,9 +72,9 @@ static void handle_request(struct capture *c, int fd, char *req, time_t since,
 		snprintf(reply, sizeof(reply),
 			 "{\"ok\":true,\"state\":\"stopping\"}");
 	} else {
-		snprintf(reply, sizeof(reply),
-			 "{\"ok\":false,\"error\":\"unknown request (bach "
-			 "capture: status, stop, rotate, mark TEXT)\"}");
+		snprintf(
+			reply, sizeof(reply),
+			"{\"ok\":false,\"error\":\"unknown request (bach capture: status, stop, rotate, mark TEXT)\"}");
 	}
 	ctl_reply(fd, reply);
 }
@@ -188,8 +187,7 @@ static int run(int argc, char **argv)
 					 ++nmarks);
 				if (capture_mark(c, text, "signal"))
 					fprintf(stderr,
-						"%s%s: too many marks waiting: "
-						"not marked\n",
+						"%s%s: too many marks waiting: not marked\n",
 						tty ? "\n" : "", text);
 				continue;
 			}
@@ -219,9 +217,7 @@ static int run(int argc, char **argv)
 	if (tty)
 		fputc('\n', stderr);
 	fprintf(stderr,
-		"%s: %llu records produced, %llu written, %llu lost, %llu gap "
-		"markers, "
-		"%llu segment%s, %llu bytes, %.1f s%s\n",
+		"%s: %llu records produced, %llu written, %llu lost, %llu gap markers, %llu segment%s, %llu bytes, %.1f s%s\n",
 		bach_escape_ctl(dir, sizeof(dir), st.capture_dir),
 		(unsigned long long)st.produced, (unsigned long long)st.written,
 		(unsigned long long)st.lost, (unsigned long long)st.markers,
@@ -272,8 +268,8 @@ __attribute__((constructor)) static void make_help(void)
 
 	if (!f)
 		return; /* the usage alone */
-	fputs(USAGE "\nDrivers and their options (--option KEY=VALUE, or KEY = "
-		    "VALUE in\n[driver]):\n\n",
+	fputs(USAGE
+	      "\nDrivers and their options (--option KEY=VALUE, or KEY = VALUE in\n[driver]):\n\n",
 	      f);
 	bach_drivers_print(f);
 	fclose(f);

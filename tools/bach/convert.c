@@ -240,9 +240,9 @@ static int run(int argc, char **argv)
 
 	if ((ba || start || end != UINT64_MAX) &&
 	    from->kind == BACH_FORMAT_FOREIGN)
-		return usage_error("--range and --between: for traces, not "
-				   "imports (--from %s)",
-				   from->name);
+		return usage_error(
+			"--range and --between: for traces, not imports (--from %s)",
+			from->name);
 	if (ba && (start || end != UINT64_MAX))
 		return usage_error("--range and --between: one or the other");
 	status = check_output(out, &in, 1);
@@ -282,8 +282,7 @@ static int run(int argc, char **argv)
 	if (!quiet && status == EXIT_OK) {
 		if (s.im)
 			fprintf(stderr,
-				"%s: %llu %s read, %llu records written, %llu "
-				"skipped (no BYU equivalent)\n",
+				"%s: %llu %s read, %llu records written, %llu skipped (no BYU equivalent)\n",
 				prog_cmd, (unsigned long long)ist.lines,
 				from->units  ? from->units
 				: from->unit ? "records"
@@ -292,17 +291,16 @@ static int run(int argc, char **argv)
 				(unsigned long long)ist.skipped);
 		else
 			fprintf(stderr,
-				"%s: %llu records read, %llu written, %llu "
-				"skipped (no %s equivalent)%s%.0llu%s\n",
+				"%s: %llu records read, %llu written, %llu skipped (no %s equivalent)%s%.0llu%s\n",
 				prog_cmd, (unsigned long long)nrec,
 				(unsigned long long)(nrec - skipped -
 						     carry.folded),
 				(unsigned long long)skipped, to->name,
 				carry.folded ? ", " : "",
 				(unsigned long long)carry.folded,
-				carry.folded ? " fetches folded into the line "
-					       "entry before them"
-					     : "");
+				carry.folded
+					? " fetches folded into the line entry before them"
+					: "");
 	}
 	if (ttp)
 		times_close(ttp);

@@ -153,8 +153,7 @@ static int print_status(const char *reply)
 	       capturing ? "running for" : "ran for",
 	       span(t2, sizeof(t2),
 		    json_number_value(json_object_get(st, "uptime_seconds"))));
-	printf("  records   %llu produced, %llu written, %llu lost, %llu in "
-	       "flight\n",
+	printf("  records   %llu produced, %llu written, %llu lost, %llu in flight\n",
 	       (unsigned long long)num(st, "produced"),
 	       (unsigned long long)num(st, "written"),
 	       (unsigned long long)num(st, "lost"),
@@ -176,8 +175,7 @@ static int print_status(const char *reply)
 		}
 		printf("\n");
 	}
-	printf("  segments  %llu closed%s%s, %.1f MB written, %llu gap "
-	       "markers\n",
+	printf("  segments  %llu closed%s%s, %.1f MB written, %llu gap markers\n",
 	       (unsigned long long)num(st, "segments"),
 	       capturing ? ", open " : "", capturing ? str(st, "segment") : "",
 	       (double)num(st, "bytes") / 1e6,
@@ -189,15 +187,13 @@ static int print_status(const char *reply)
 					    ? num(st, "ring_used") * 100 /
 						      num(st, "ring_blocks")
 					    : 0));
-	printf("  stalls    %llu, %.3f s held; the board held the CPU %llu "
-	       "times\n",
+	printf("  stalls    %llu, %.3f s held; the board held the CPU %llu times\n",
 	       (unsigned long long)num(st, "stalls"),
 	       (double)num(st, "stall_ns") / 1e9,
 	       (unsigned long long)num(st, "board_stalls"));
 	b = json_object_get(st, "board");
 	if (json_is_object(b))
-		printf("  board     FIFO %llu of %llu records, %llu sampled, "
-		       "clock %llu Hz, %llu cycles off the bus\n",
+		printf("  board     FIFO %llu of %llu records, %llu sampled, clock %llu Hz, %llu cycles off the bus\n",
 		       (unsigned long long)num(b, "fifo_fill"),
 		       (unsigned long long)num(b, "fifo_size"),
 		       (unsigned long long)num(b, "records"),
@@ -205,9 +201,7 @@ static int print_status(const char *reply)
 		       (unsigned long long)num(b, "off_bus"));
 	b = json_object_get(st, "decode");
 	if (json_is_object(b))
-		printf("  decoded   %llu bus clocks, %llu cycles, %llu "
-		       "records; "
-		       "%llu cycles off the bus, %llu back-offs\n",
+		printf("  decoded   %llu bus clocks, %llu cycles, %llu records; %llu cycles off the bus, %llu back-offs\n",
 		       (unsigned long long)num(b, "clocks"),
 		       (unsigned long long)num(b, "cycles"),
 		       (unsigned long long)num(b, "records"),
@@ -217,19 +211,16 @@ static int print_status(const char *reply)
 		printf("  corrupt   %llu frames rejected\n",
 		       (unsigned long long)num(st, "corrupt_frames"));
 	if (json_is_true(json_object_get(st, "writer_blocked")))
-		printf("  WRITER BLOCKED: a segment write has been pending for "
-		       "more than 2 s\n");
+		printf("  WRITER BLOCKED: a segment write has been pending for more than 2 s\n");
 	if (json_is_true(json_object_get(st, "waiting_for_disk")))
-		printf("  WAITING FOR DISK: free space is below min_free; "
-		       "records are being lost (one disk gap)\n");
+		printf("  WAITING FOR DISK: free space is below min_free; records are being lost (one disk gap)\n");
 	if (num(st, "retention_over_bytes") ||
 	    json_is_true(json_object_get(st, "retention_kept_newest")))
 		printf("  retention %.1f MB over keep_bytes%s\n",
 		       (double)num(st, "retention_over_bytes") / 1e6,
 		       json_is_true(
 			       json_object_get(st, "retention_kept_newest"))
-			       ? "; the newest closed segment is kept against "
-				 "a limit"
+			       ? "; the newest closed segment is kept against a limit"
 			       : "");
 	json_decref(r);
 	return 0;
@@ -281,10 +272,7 @@ static int run(int argc, char **argv)
 		case 'i':
 			if (!instance_name(optarg))
 				return usage_error(
-					"--instance: a unit instance name "
-					"(bachd@NAME: at most 64 bytes, no "
-					"'/', no control character, not "
-					"starting with '.'), not '%s'",
+					"--instance: a unit instance name (bachd@NAME: at most 64 bytes, no '/', no control character, not starting with '.'), not '%s'",
 					bach_escape_ctl(esc, sizeof(esc),
 							optarg));
 			snprintf(inst, sizeof(inst), INSTANCE_SOCKET, optarg);
@@ -298,8 +286,7 @@ static int run(int argc, char **argv)
 			timeout = strtod(optarg, &end);
 			if (errno || *end || !(timeout > 0) || timeout > 86400)
 				return usage_error(
-					"--timeout: seconds, more than 0 and "
-					"at most a day, not '%s'",
+					"--timeout: seconds, more than 0 and at most a day, not '%s'",
 					optarg);
 			break;
 		default:
@@ -323,9 +310,9 @@ static int run(int argc, char **argv)
 		   strcmp(argv[optind], "start") &&
 		   strcmp(argv[optind], "stop") &&
 		   strcmp(argv[optind], "rotate")) {
-		return usage_error("unknown command '%s' (status, start, stop, "
-				   "rotate, mark TEXT)",
-				   argv[optind]);
+		return usage_error(
+			"unknown command '%s' (status, start, stop, rotate, mark TEXT)",
+			argv[optind]);
 	} else if (argc - optind > 1) {
 		return usage_error("%s takes no argument", argv[optind]);
 	}
@@ -334,8 +321,8 @@ static int run(int argc, char **argv)
 
 		/* bachd takes 4096 bytes, the newline included */
 		if (strchr(argv[i], '\n') || n + len + 1 > 4096)
-			return usage_error("the request must be one line of at "
-					   "most 4095 bytes");
+			return usage_error(
+				"the request must be one line of at most 4095 bytes");
 		memcpy(req + n, argv[i], len);
 		n += len;
 		req[n++] = i + 1 < argc ? ' ' : '\n';
@@ -362,18 +349,15 @@ static int run(int argc, char **argv)
 	/* a newline in a path (--socket, BACH_SOCKET) splits no message */
 	bach_escape_ctl(esc, sizeof(esc), path);
 	if (got == -EAGAIN || got == -ETIMEDOUT) {
-		errmsg("%s: no reply within %g s (is bachd stuck? --timeout "
-		       "gives it longer)",
+		errmsg("%s: no reply within %g s (is bachd stuck? --timeout gives it longer)",
 		       esc, timeout);
 		return EXIT_USAGE;
 	}
 	if (got < 0) {
-		errmsg("%s: %s (is bachd running? --socket or BACH_SOCKET name "
-		       "another)",
+		errmsg("%s: %s (is bachd running? --socket or BACH_SOCKET name another)",
 		       esc, strerror((int)-got));
 		if (fell_back)
-			errmsg("(looked for %s first: a bachd you run yourself "
-			       "listens there)",
+			errmsg("(looked for %s first: a bachd you run yourself listens there)",
 			       bach_escape_ctl(esc, sizeof(esc), def));
 		return EXIT_USAGE;
 	}
@@ -391,38 +375,28 @@ const struct bach_cmd cmd_ctl = {
 	.name = "ctl",
 	.run = run,
 	.summary = "talk to a running bachd",
-	.help = "usage: bach ctl [--socket PATH | --instance NAME] [--timeout "
-		"SECS] [--json]\n"
+	.help = "usage: bach ctl [--socket PATH | --instance NAME] [--timeout SECS] [--json]\n"
 		"                status|start|stop|rotate|mark TEXT\n"
 		"\n"
-		"  status     bachd's and the capture's figures: a summary, or "
-		"with\n"
-		"             --json bachd's JSON reply (status --json works "
-		"too)\n"
+		"  status     bachd's and the capture's figures: a summary, or with\n"
+		"             --json bachd's JSON reply (status --json works too)\n"
 		"  start      start a capture (when bachd is idle)\n"
 		"  stop       drain and close the capture; bachd stays, idle\n"
 		"  rotate     close the segment, start the next\n"
-		"  mark TEXT  record TEXT in the manifest at the record the "
-		"source\n"
+		"  mark TEXT  record TEXT in the manifest at the record the source\n"
 		"             delivers next\n"
 		"\n"
-		"  -s, --socket PATH   control socket (default: $BACH_SOCKET, "
-		"else\n"
-		"                      $XDG_RUNTIME_DIR/bach/bachd.sock when "
-		"not root\n"
+		"  -s, --socket PATH   control socket (default: $BACH_SOCKET, else\n"
+		"                      $XDG_RUNTIME_DIR/bach/bachd.sock when not root\n"
 		"                      and there, else " CTL_SYSTEM_SOCKET ",\n"
-		"                      where bachd makes it when not "
-		"configured)\n"
+		"                      where bachd makes it when not configured)\n"
 		"  -i, --instance NAME the socket of bachd@NAME.service,\n"
 		"                      /run/bach-NAME/bachd.sock\n"
-		"      --json          status: print bachd's JSON reply as it "
-		"is\n"
-		"  -t, --timeout SECS  give up when bachd has not answered "
-		"within SECS\n"
+		"      --json          status: print bachd's JSON reply as it is\n"
+		"  -t, --timeout SECS  give up when bachd has not answered within SECS\n"
 		"                      seconds (default 5)\n"
 		"\n"
-		"Prints bachd's one-line JSON reply (status: a summary unless "
-		"--json).\n"
+		"Prints bachd's one-line JSON reply (status: a summary unless --json).\n"
 		"Exit 0 when it says ok, 2 otherwise\n"
 		"(no bachd, no reply in time, or an error reply).\n"
 		"\n"

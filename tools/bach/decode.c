@@ -103,23 +103,22 @@ static void report(const char *in, const char *out,
 		uint64_t n;
 		const char *what;
 	} notes[] = {
-		{ s->aborted, "attempts aborted by BOFF# and restarted "
-			      "(recorded once)" },
-		{ s->ken_uncached, "cacheable reads made noncacheable by "
-				   "KEN#" },
+		{ s->aborted,
+		  "attempts aborted by BOFF# and restarted (recorded once)" },
+		{ s->ken_uncached,
+		  "cacheable reads made noncacheable by KEN#" },
 		{ s->stray_brdy, "BRDY# with no cycle open (warning)" },
-		{ s->overlapped, "cycles began with two already open, the "
-				 "oldest closed early (warning)" },
-		{ s->unfinished, "cycles still open when the capture ended "
-				 "(recorded as they stood)" },
-		{ s->off_bus, "cycles while the CPU was off the bus (HLDA, "
-			      "BOFF#): another master's or floating pins, "
-			      "not recorded" },
+		{ s->overlapped,
+		  "cycles began with two already open, the oldest closed early (warning)" },
+		{ s->unfinished,
+		  "cycles still open when the capture ended (recorded as they stood)" },
+		{ s->off_bus,
+		  "cycles while the CPU was off the bus (HLDA, BOFF#): another master's or floating pins, not recorded" },
 		{ s->backoffs, "back-offs (BOFF#)" },
-		{ s->ken_unknown, "reads asked cacheable and recorded so: KEN# "
-				  "not followed (warning)" },
-		{ s->inquire_addr, "writebacks under AHOLD recorded at the "
-				   "inquire's address (EADS#)" },
+		{ s->ken_unknown,
+		  "reads asked cacheable and recorded so: KEN# not followed (warning)" },
+		{ s->inquire_addr,
+		  "writebacks under AHOLD recorded at the inquire's address (EADS#)" },
 	};
 
 	for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
@@ -128,8 +127,7 @@ static void report(const char *in, const char *out,
 				notes[i].what);
 	if (s->off_bus_clocks)
 		fprintf(stderr,
-			"  %" PRIu64 " clocks with the CPU off the "
-			"bus\n",
+			"  %" PRIu64 " clocks with the CPU off the bus\n",
 			s->off_bus_clocks);
 }
 
@@ -148,11 +146,10 @@ static int out_format(const char *out, enum bach_out_format *fmt)
 	if (*fmt == BACH_OUT_BYU_GZ || ends_with(out, ".byu") ||
 	    !strcmp(out, "-") || (stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
 		return EXIT_OK;
-	return usage_error("%s: bach decode writes a trace: a name ending in "
-			   ".byu or .byu.gz, or -, not %s%s%s (bach convert "
-			   "makes other formats of it)",
-			   out, ext ? "'" : "a name without one",
-			   ext ? ext : "", ext ? "'" : "");
+	return usage_error(
+		"%s: bach decode writes a trace: a name ending in .byu or .byu.gz, or -, not %s%s%s (bach convert makes other formats of it)",
+		out, ext ? "'" : "a name without one", ext ? ext : "",
+		ext ? "'" : "");
 }
 
 static int run(int argc, char **argv)
@@ -263,65 +260,40 @@ const struct bach_cmd cmd_decode = {
 	.name = "decode",
 	.run = run,
 	.summary = "decode a logic-analyzer capture of the bus into a trace",
-	.help = "usage: bach decode [--map FILE] [--format NAME] [--option "
-		"KEY=VALUE]...\n"
+	.help = "usage: bach decode [--map FILE] [--format NAME] [--option KEY=VALUE]...\n"
 		"                   [--edge] CAPTURE -o OUT\n"
 		"       bach decode --list-formats\n"
 		"\n"
-		"Reads a logic-analyzer capture of the Pentium bus pins "
-		"through libsigrok\n"
-		"(a .sr session, VCD, CSV, raw binary, ...) and writes one "
-		"record per bus\n"
-		"cycle (docs/decoding.md). Channels named as in the design "
-		"(clk ads_n\n"
-		"a3..a31 be0_n..be7_n mio dc wr cache_n, and brdy_n na_n ken_n "
-		"boff_n hlda\n"
-		"ahold eads_n) are found by name; a map file renames others. "
-		"Signals not\n"
-		"captured take constant levels; the summary on stderr says "
-		"which, which bus\n"
-		"rules (KEN#, NA#, BOFF#, HLDA, AHOLD) the decoder could "
-		"follow, and what\n"
-		"each missing one costs: without ken_n or na_n, one record per "
-		"ADS#.\n"
+		"Reads a logic-analyzer capture of the Pentium bus pins through libsigrok\n"
+		"(a .sr session, VCD, CSV, raw binary, ...) and writes one record per bus\n"
+		"cycle (docs/decoding.md). Channels named as in the design (clk ads_n\n"
+		"a3..a31 be0_n..be7_n mio dc wr cache_n, and brdy_n na_n ken_n boff_n hlda\n"
+		"ahold eads_n) are found by name; a map file renames others. Signals not\n"
+		"captured take constant levels; the summary on stderr says which, which bus\n"
+		"rules (KEN#, NA#, BOFF#, HLDA, AHOLD) the decoder could follow, and what\n"
+		"each missing one costs: without ken_n or na_n, one record per ADS#.\n"
 		"\n"
-		"  -m, --map FILE       'signal = channel', 'signal = "
-		"low|high' (a constant\n"
-		"                       level) or 'signal = none' (not "
-		"captured) lines,\n"
-		"                       '#' comments; 'clk = none' forces "
-		"state mode\n"
-		"  -e, --edge           a cycle opens where ads_n falls, not "
-		"on every clock\n"
-		"                       it is low (for strobes longer than one "
-		"clock)\n"
-		"  -f, --format NAME    the input format (default: from the "
-		"extension:\n"
-		"                       .sr, .vcd, .csv, ...); --list-formats "
-		"lists them\n"
-		"  -O, --option K=V     an option of the input format, for "
-		"example\n"
-		"                       numchannels=48 and "
-		"samplerate=100000000 for binary\n"
-		"  -o, --output OUT     the trace: .byu, .byu.gz (blocked "
-		"gzip) or -; beside a\n"
-		"                       file, OUT.time.gz: each record's "
-		"sample index (the\n"
-		"                       sample of its ADS#) at the sample rate "
-		"(dump --time)\n"
+		"  -m, --map FILE       'signal = channel', 'signal = low|high' (a constant\n"
+		"                       level) or 'signal = none' (not captured) lines,\n"
+		"                       '#' comments; 'clk = none' forces state mode\n"
+		"  -e, --edge           a cycle opens where ads_n falls, not on every clock\n"
+		"                       it is low (for strobes longer than one clock)\n"
+		"  -f, --format NAME    the input format (default: from the extension:\n"
+		"                       .sr, .vcd, .csv, ...); --list-formats lists them\n"
+		"  -O, --option K=V     an option of the input format, for example\n"
+		"                       numchannels=48 and samplerate=100000000 for binary\n"
+		"  -o, --output OUT     the trace: .byu, .byu.gz (blocked gzip) or -; beside a\n"
+		"                       file, OUT.time.gz: each record's sample index (the\n"
+		"                       sample of its ADS#) at the sample rate (dump --time)\n"
 		"  -q, --quiet          no summary\n"
 		"\n"
-		"A capture that cannot be read whole leaves no output: exit 1 "
-		"when it is\n"
-		"damaged (cut short, a corrupt member, samples against its "
-		"format), 2 for\n"
-		"anything else (a missing file, a bad map or option, not the "
-		"format named).\n"
+		"A capture that cannot be read whole leaves no output: exit 1 when it is\n"
+		"damaged (cut short, a corrupt member, samples against its format), 2 for\n"
+		"anything else (a missing file, a bad map or option, not the format named).\n"
 		"\n"
 		"examples:\n"
 		"  bach decode bus.vcd -o bus.byu.gz\n"
 		"  bach decode --map kc85.map kc85.sr -o kc85.byu\n"
 		"  bach decode --format binary --option numchannels=48 \\\n"
-		"      --option samplerate=66000000 --map pins.map dump.bin -o "
-		"t.byu\n",
+		"      --option samplerate=66000000 --map pins.map dump.bin -o t.byu\n",
 };

@@ -346,8 +346,7 @@ static void compare(struct diff *d)
 		d->reported = true;
 		if (!d->quiet) {
 			printf("--- A %s\n+++ B %s\n", d->a.name, d->b.name);
-			printf("first difference at record %llu: %s ends "
-			       "there\n",
+			printf("first difference at record %llu: %s ends there\n",
 			       (unsigned long long)(d->only_a ? d->b.pos
 							      : d->a.pos),
 			       d->only_a ? "B" : "A");
@@ -447,13 +446,12 @@ static int run(int argc, char **argv)
 				bach_format_find(optarg, BACH_FORMAT_IN);
 
 			if (!f)
-				return usage_error("--%s: unknown format '%s' "
-						   "(%s)",
-						   c == 'f'   ? "from"
-						   : c == 'A' ? "from-a"
-							      : "from-b",
-						   optarg,
-						   fmt_names(BACH_FORMAT_IN));
+				return usage_error(
+					"--%s: unknown format '%s' (%s)",
+					c == 'f'   ? "from"
+					: c == 'A' ? "from-a"
+						   : "from-b",
+					optarg, fmt_names(BACH_FORMAT_IN));
 			from[c == 'f' ? 0 : c == 'A' ? 1 : 2] = f;
 			break;
 		}
@@ -485,8 +483,7 @@ static int run(int argc, char **argv)
 	}
 	if (!status || status == EXIT_DATA) {
 		if (!d.quiet)
-			printf("%llu matched, %llu changed, %llu only in A, "
-			       "%llu only in B\n",
+			printf("%llu matched, %llu changed, %llu only in A, %llu only in B\n",
 			       (unsigned long long)d.matched,
 			       (unsigned long long)d.changed,
 			       (unsigned long long)d.only_a,
@@ -505,63 +502,39 @@ const struct bach_cmd cmd_diff = {
 	.name = "diff",
 	.run = run,
 	.summary = "compare two traces record by record",
-	.help = "usage: bach diff [--align [--window N]] [--ignore-gaps] "
-		"[--range START:END] [-q] A B\n"
-		"       bach diff [--from FMT | --from-a FMT | --from-b FMT] "
-		"[--mask-address] ... A B\n"
+	.help = "usage: bach diff [--align [--window N]] [--ignore-gaps] [--range START:END] [-q] A B\n"
+		"       bach diff [--from FMT | --from-a FMT | --from-b FMT] [--mask-address] ... A B\n"
 		"\n"
-		"A and B are traces of any form: .byu, .byu.gz (any gzip), a "
-		"capture\n"
-		"directory, or - for standard input. Records are compared by "
-		"position;\n"
-		"the first difference is shown with a few records of context "
-		"('-' A,\n"
-		"'+' B), then the summary: matched, changed, only in A, only "
-		"in B.\n"
+		"A and B are traces of any form: .byu, .byu.gz (any gzip), a capture\n"
+		"directory, or - for standard input. Records are compared by position;\n"
+		"the first difference is shown with a few records of context ('-' A,\n"
+		"'+' B), then the summary: matched, changed, only in A, only in B.\n"
 		"\n"
-		"  --align        after a difference, resynchronize: a gap "
-		"marker on\n"
-		"                 one side is that side's alone; otherwise the "
-		"nearest\n"
-		"                 shift of A or of B (up to the window) after "
-		"which 4\n"
-		"                 records match is taken as records only in "
-		"that side.\n"
-		"                 Greedy: the first shift found is kept, never "
-		"revised;\n"
+		"  --align        after a difference, resynchronize: a gap marker on\n"
+		"                 one side is that side's alone; otherwise the nearest\n"
+		"                 shift of A or of B (up to the window) after which 4\n"
+		"                 records match is taken as records only in that side.\n"
+		"                 Greedy: the first shift found is kept, never revised;\n"
 		"                 records in neither shift count as changed\n"
-		"  --window N     how far --align looks ahead, in records "
-		"(default 1024;\n"
+		"  --window N     how far --align looks ahead, in records (default 1024;\n"
 		"                 its cost per difference grows with N)\n"
-		"  --ignore-gaps  pass over gap markers on both sides (record "
-		"numbers\n"
+		"  --ignore-gaps  pass over gap markers on both sides (record numbers\n"
 		"                 then count no gap markers)\n"
-		"  --range START:END  only records START to END-1 of each "
-		"(through the\n"
-		"                 .gzi index of blocked .byu.gz files); "
-		"differences keep\n"
+		"  --range START:END  only records START to END-1 of each (through the\n"
+		"                 .gzi index of blocked .byu.gz files); differences keep\n"
 		"                 their index in the whole trace\n"
-		"  --from FMT     read both A and B as FMT, any format bach "
-		"convert\n"
-		"                 reads (bach help convert lists them; "
-		"gzip-compressed\n"
-		"                 too), read as convert reads it. Without it a "
-		"name\n"
-		"                 ending as for convert (.din: din) names its "
-		"format, and\n"
+		"  --from FMT     read both A and B as FMT, any format bach convert\n"
+		"                 reads (bach help convert lists them; gzip-compressed\n"
+		"                 too), read as convert reads it. Without it a name\n"
+		"                 ending as for convert (.din: din) names its format, and\n"
 		"                 anything else is a trace\n"
 		"  --from-a FMT, --from-b FMT  the same for one side\n"
-		"  --mask-address keep the low 32 bits of wider addresses "
-		"(imports)\n"
+		"  --mask-address keep the low 32 bits of wider addresses (imports)\n"
 		"  -q, --quiet    print nothing; the exit status says it\n"
 		"\n"
-		"Exit 0 when the traces are equal, 1 when they differ, 2 when "
-		"they\n"
-		"cannot be compared (a usage error, a missing file, or a "
-		"damaged\n"
-		"trace: the message names the file and the offset), as cmp(1) "
-		"does.\n"
+		"Exit 0 when the traces are equal, 1 when they differ, 2 when they\n"
+		"cannot be compared (a usage error, a missing file, or a damaged\n"
+		"trace: the message names the file and the offset), as cmp(1) does.\n"
 		"\n"
-		"example: bach diff --ignore-gaps capture/20261121T223000Z "
-		"replay/20261121T231500Z\n",
+		"example: bach diff --ignore-gaps capture/20261121T223000Z replay/20261121T231500Z\n",
 };

@@ -90,9 +90,9 @@ static int run(int argc, char **argv)
 			else if (!strcmp(optarg, "jsonl"))
 				fmt = F_JSONL;
 			else
-				return usage_error("--format: unknown format "
-						   "'%s' (text, csv, jsonl)",
-						   optarg);
+				return usage_error(
+					"--format: unknown format '%s' (text, csv, jsonl)",
+					optarg);
 			break;
 		default:
 			return usage_error("bad option");
@@ -194,40 +194,28 @@ const struct bach_cmd cmd_dump = {
 	.name = "dump",
 	.run = run,
 	.summary = "print records as text, CSV or JSON lines",
-	.help = "usage: bach dump [-n N] [--skip N] [--range START:END | "
-		"--between A B]\n"
+	.help = "usage: bach dump [-n N] [--skip N] [--range START:END | --between A B]\n"
 		"                 [--format text|csv|jsonl] TRACE...\n"
 		"\n"
 		"  -n, --count N     print at most N records\n"
-		"      --skip N      skip the first N records (reading them; "
-		"of the\n"
+		"      --skip N      skip the first N records (reading them; of the\n"
 		"                    range's or --between's too)\n"
 		"      --range START:END  records START to END-1 of the whole\n"
 		"                    trace (either may be left out), reached\n"
-		"                    through the .gzi index of blocked "
-		".byu.gz\n"
-		"                    files (bach index); csv and jsonl keep "
-		"each\n"
-		"                    record's index in the whole "
-		"trace\n" BETWEEN_HELP
-		"      --time        add each record's bus clock and seconds "
-		"from the\n"
-		"                    trace's timing sidecar (TRACE.time.gz; "
-		"'-' where\n"
-		"                    a record has no time, seconds '-' when "
-		"the clock\n"
-		"                    rate is unknown); csv adds "
-		"clock,seconds\n"
+		"                    through the .gzi index of blocked .byu.gz\n"
+		"                    files (bach index); csv and jsonl keep each\n"
+		"                    record's index in the whole trace\n" BETWEEN_HELP
+		"      --time        add each record's bus clock and seconds from the\n"
+		"                    trace's timing sidecar (TRACE.time.gz; '-' where\n"
+		"                    a record has no time, seconds '-' when the clock\n"
+		"                    rate is unknown); csv adds clock,seconds\n"
 		"  -f, --format F    text (default): the BYU reference line\n"
-		"                      printf(\"%08x %02x %s\\n\", address, "
-		"be, type)\n"
+		"                      printf(\"%08x %02x %s\\n\", address, be, type)\n"
 		"                    csv: index,address,be,control,type\n"
 		"                    jsonl: one JSON object per record\n"
 		"\n"
-		"Every record is printed, INVALID ones included. Exit 1 when a "
-		"file\n"
-		"is damaged (after printing what could be read), 2 on a usage "
-		"error.\n"
+		"Every record is printed, INVALID ones included. Exit 1 when a file\n"
+		"is damaged (after printing what could be read), 2 on a usage error.\n"
 		"\n"
 		"example: bach dump -n 10 capture/20261121T223000Z\n",
 };

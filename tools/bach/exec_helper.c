@@ -49,8 +49,7 @@ int exec_helper(const char *binary, int argc, char **argv)
 	}
 	av[0] = far;
 	execv(far, av);
-	errmsg("cannot run %s (looked for %s and %s): %s; this bach was "
-	       "installed without it",
+	errmsg("cannot run %s (looked for %s and %s): %s; this bach was installed without it",
 	       binary, near[0] ? near : "(no /proc/self/exe)", far,
 	       strerror(errno));
 	free(av);

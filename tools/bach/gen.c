@@ -256,27 +256,24 @@ static int run(int argc, char **argv)
 		case 'P':
 			if (strcmp(optarg, "bin") && strcmp(optarg, "vcd") &&
 			    strcmp(optarg, "csv"))
-				return usage_error("--pins: bin, vcd or csv, "
-						   "not '%s'",
-						   optarg);
+				return usage_error(
+					"--pins: bin, vcd or csv, not '%s'",
+					optarg);
 			pins.format = optarg;
 			break;
 		case 'V':
 			if (!parse_u64(optarg, &v) || v < 2 || v % 2 || v > 64)
-				return usage_error("--oversample: an even "
-						   "number of samples per "
-						   "clock (2..64), not '%s'",
-						   optarg);
+				return usage_error(
+					"--oversample: an even number of samples per clock (2..64), not '%s'",
+					optarg);
 			pins.oversample = (unsigned)v;
 			break;
 		case 'B':
 			pins.bus_given = true;
 			if (parse_bus(optarg, &pins.bus))
-				return usage_error("--bus: expected "
-						   "wait=N,pipeline=PCT,boff=N,"
-						   "bofflen=N,ken=PCT,hold=N,"
-						   "snoop=N, not '%s'",
-						   optarg);
+				return usage_error(
+					"--bus: expected wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N, not '%s'",
+					optarg);
 			break;
 		case 'b':
 			pins.basic = true;
@@ -293,8 +290,8 @@ static int run(int argc, char **argv)
 	if (pins.format)
 		return write_pins(out, records, seed, &pins);
 	if (pins.oversample || pins.basic || pins.bus_given)
-		return usage_error("--oversample, --bus and --basic go with "
-				   "--pins");
+		return usage_error(
+			"--oversample, --bus and --basic go with --pins");
 	wo.format = out_format_for(out);
 	err = bach_writer_open(&w, out, &wo);
 	if (err) {
@@ -330,72 +327,44 @@ const struct bach_cmd cmd_gen = {
 	.run = run,
 	.summary = "write a synthetic Pentium workload",
 	.help = "usage: bach gen --records N [--seed S] [-o FILE]\n"
-		"       bach gen --records N [--seed S] --pins bin|vcd|csv "
-		"[--oversample K]\n"
+		"       bach gen --records N [--seed S] --pins bin|vcd|csv [--oversample K]\n"
 		"                [--bus SPEC] [--basic] -o FILE\n"
 		"\n"
-		"A deterministic synthetic workload: sequential code runs with "
-		"loops\n"
-		"and branches, stack pushes and pops, strided arrays, random "
-		"heap\n"
-		"traffic, line writebacks, I/O, interrupt-acknowledge pairs "
-		"and special\n"
-		"cycles. The same seed always gives the same records, and the "
-		"fake\n"
+		"A deterministic synthetic workload: sequential code runs with loops\n"
+		"and branches, stack pushes and pops, strided arrays, random heap\n"
+		"traffic, line writebacks, I/O, interrupt-acknowledge pairs and special\n"
+		"cycles. The same seed always gives the same records, and the fake\n"
 		"capture board plays exactly this stream.\n"
 		"\n"
 		"  -n, --records N   how many records (required)\n"
 		"  -s, --seed S      seed (default 1)\n"
-		"  -o, --output F    output file (default - for standard "
-		"output);\n"
-		"                    a name ending in .gz is written as "
-		"blocked gzip\n"
+		"  -o, --output F    output file (default - for standard output);\n"
+		"                    a name ending in .gz is written as blocked gzip\n"
 		"\n"
-		"The same workload as a logic analyzer would capture it on a "
-		"Pentium bus\n"
-		"(to try bach decode and a channel map; bach decode gives the "
-		"records\n"
+		"The same workload as a logic analyzer would capture it on a Pentium bus\n"
+		"(to try bach decode and a channel map; bach decode gives the records\n"
 		"back exactly):\n"
-		"  --pins bin|vcd|csv  write pin samples instead of records: "
-		"channels\n"
-		"                    named as in the design (bin: channel i = "
-		"bit i, in\n"
-		"                    the order ads_n a3..a31 be0_n..be7_n mio "
-		"dc wr\n"
-		"                    cache_n brdy_n na_n ken_n boff_n lock_n, "
-		"clk first\n"
-		"                    when oversampled, hlda ahold eads_n last "
-		"when\n"
+		"  --pins bin|vcd|csv  write pin samples instead of records: channels\n"
+		"                    named as in the design (bin: channel i = bit i, in\n"
+		"                    the order ads_n a3..a31 be0_n..be7_n mio dc wr\n"
+		"                    cache_n brdy_n na_n ken_n boff_n lock_n, clk first\n"
+		"                    when oversampled, hlda ahold eads_n last when\n"
 		"                    --bus asks for HOLD or inquires)\n"
-		"  --oversample K    K samples per bus clock with a clk "
-		"channel (clock\n"
-		"                    mode); default one sample per clock "
-		"(state mode)\n"
-		"  --bus "
-		"wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N\n"
-		"                    timing: up to N wait states, PCT% of "
-		"cycles\n"
-		"                    pipelined with NA#, every Nth cycle "
-		"backed off with\n"
-		"                    BOFF# (for 1 to bofflen clocks, default "
-		"3), PCT% of\n"
-		"                    noncacheable reads refused by KEN#, "
-		"another master\n"
-		"                    under HOLD/HLDA before every Nth cycle "
-		"(adds hlda),\n"
-		"                    an inquire under AHOLD before every Nth "
-		"cycle that\n"
-		"                    hits a modified line (adds ahold eads_n; "
-		"its\n"
-		"                    writeback is a record bach gen did not "
-		"write)\n"
-		"  --basic           only ads_n, address, BE#, mio dc wr "
-		"cache_n (no\n"
+		"  --oversample K    K samples per bus clock with a clk channel (clock\n"
+		"                    mode); default one sample per clock (state mode)\n"
+		"  --bus wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N\n"
+		"                    timing: up to N wait states, PCT% of cycles\n"
+		"                    pipelined with NA#, every Nth cycle backed off with\n"
+		"                    BOFF# (for 1 to bofflen clocks, default 3), PCT% of\n"
+		"                    noncacheable reads refused by KEN#, another master\n"
+		"                    under HOLD/HLDA before every Nth cycle (adds hlda),\n"
+		"                    an inquire under AHOLD before every Nth cycle that\n"
+		"                    hits a modified line (adds ahold eads_n; its\n"
+		"                    writeback is a record bach gen did not write)\n"
+		"  --basic           only ads_n, address, BE#, mio dc wr cache_n (no\n"
 		"                    brdy_n na_n ken_n boff_n lock_n)\n"
 		"\n"
 		"examples: bach gen --records 1000000 --seed 7 -o work.byu.gz\n"
-		"          bach gen --records 1000 --pins vcd --oversample 4 "
-		"\\\n"
-		"              --bus wait=2,pipeline=30,boff=50,ken=20 -o "
-		"bus.vcd\n",
+		"          bach gen --records 1000 --pins vcd --oversample 4 \\\n"
+		"              --bus wait=2,pipeline=30,boff=50,ken=20 -o bus.vcd\n",
 };

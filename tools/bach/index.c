@@ -34,8 +34,7 @@ static int index_file(const char *path, bool in_capture)
 	close(err);
 	if (!ends_with(path, ".gz")) {
 		if (!in_capture)
-			printf("%s: raw records, no index needed (record N is "
-			       "at byte 6N)\n",
+			printf("%s: raw records, no index needed (record N is at byte 6N)\n",
 			       path);
 		return EXIT_OK;
 	}
@@ -109,27 +108,18 @@ const struct bach_cmd cmd_index = {
 	.summary = "write the random-access index of blocked .byu.gz files",
 	.help = "usage: bach index FILE|DIR...\n"
 		"\n"
-		"Writes FILE.gzi beside each blocked .byu.gz FILE (for a "
-		"capture\n"
-		"directory: beside each closed .byu.gz segment): where each "
-		"gzip\n"
-		"member starts, in the file and in the records, in htslib's "
-		".gzi\n"
+		"Writes FILE.gzi beside each blocked .byu.gz FILE (for a capture\n"
+		"directory: beside each closed .byu.gz segment): where each gzip\n"
+		"member starts, in the file and in the records, in htslib's .gzi\n"
 		"layout (so bgzip -b OFFSET -s N FILE reads through it too).\n"
-		"bachd writes it as it closes each segment, and convert, gen "
-		"and\n"
-		"decode beside each .byu.gz they write; --range, seeks in "
-		"the\n"
-		"library and the Python module use it, and rebuild it in "
-		"memory\n"
-		"when it is missing or does not fit the file. Raw .byu files "
-		"need\n"
+		"bachd writes it as it closes each segment, and convert, gen and\n"
+		"decode beside each .byu.gz they write; --range, seeks in the\n"
+		"library and the Python module use it, and rebuild it in memory\n"
+		"when it is missing or does not fit the file. Raw .byu files need\n"
 		"none. Only the members' headers and trailers are read.\n"
 		"\n"
-		"Exit 1 when a file is damaged (truncated, no EOF block), 2 "
-		"when it\n"
-		"is not a blocked gzip file (one without BC fields has no "
-		"index).\n"
+		"Exit 1 when a file is damaged (truncated, no EOF block), 2 when it\n"
+		"is not a blocked gzip file (one without BC fields has no index).\n"
 		"\n"
 		"example: bach index capture/20261121T223000Z\n",
 };

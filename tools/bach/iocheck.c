@@ -18,8 +18,8 @@ int stdin_once(char *const *in, int n)
 
 	for (int i = 0; i < n; i++)
 		if (!strcmp(in[i], "-") && seen++)
-			return usage_error("-: standard input given twice: it "
-					   "can be read only once");
+			return usage_error(
+				"-: standard input given twice: it can be read only once");
 	return EXIT_OK;
 }
 
@@ -52,16 +52,13 @@ int check_output(const char *out, const char *const *in, size_t nin)
 		if (!in[i] || !file_id(in[i], STDIN_FILENO, &st))
 			continue;
 		if (have_out && S_ISREG(st.st_mode) && same_id(&o, &st)) {
-			errmsg("%s: the same file as the input %s: writing it "
-			       "would destroy the input",
+			errmsg("%s: the same file as the input %s: writing it would destroy the input",
 			       strcmp(out, "-") ? out : "standard output",
 			       strcmp(in[i], "-") ? in[i] : "(standard input)");
 			return EXIT_USAGE;
 		}
 		if (have_dir && S_ISDIR(st.st_mode) && same_id(&dir, &st)) {
-			errmsg("%s: inside the capture directory %s being "
-			       "read: "
-			       "write it elsewhere",
+			errmsg("%s: inside the capture directory %s being read: write it elsewhere",
 			       out, in[i]);
 			return EXIT_USAGE;
 		}

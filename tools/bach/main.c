@@ -39,11 +39,10 @@ static void usage(FILE *f)
 		fprintf(f, "  %-9s %s\n", cmds[i]->name, cmds[i]->summary);
 	fprintf(f, "  %-9s %s\n", "help", "help CMD: a command's options");
 	fprintf(f, "\n  -V, --version  print bach's version\n");
-	fprintf(f, "\nTRACE is a .byu or .byu.gz file, - for standard input, "
-		   "or a\n"
-		   "capture directory (its segments in order, as one trace).\n"
-		   "Exit status: 0 success, 1 the data is bad, 2 usage or "
-		   "environment error.\n");
+	fprintf(f,
+		"\nTRACE is a .byu or .byu.gz file, - for standard input, or a\n"
+		"capture directory (its segments in order, as one trace).\n"
+		"Exit status: 0 success, 1 the data is bad, 2 usage or environment error.\n");
 }
 
 /*

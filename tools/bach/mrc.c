@@ -67,8 +67,7 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 			       (unsigned long long)near, nrate);
 		printf("\"points\":[");
 		for (size_t i = 0; i < n; i++)
-			printf("%s{\"size\":%llu,\"refs\":%llu,\"misses\":%llu,"
-			       "\"miss_ratio\":%.6f}",
+			printf("%s{\"size\":%llu,\"refs\":%llu,\"misses\":%llu,\"miss_ratio\":%.6f}",
 			       i ? "," : "", (unsigned long long)pts[i].size,
 			       (unsigned long long)pts[i].refs,
 			       (unsigned long long)pts[i].misses,
@@ -102,8 +101,7 @@ static void print_curve(const struct opts *o, const struct bach_mrc *m)
 		/* SHARDS sees C x R sampled lines of a C-line cache */
 		human(size, sizeof(size), near);
 		if (nrate < 1)
-			printf("# up to %s: the near stack, lines sampled at "
-			       "%g\n",
+			printf("# up to %s: the near stack, lines sampled at %g\n",
 			       size, nrate);
 		else
 			printf("# up to %s: the near stack, exact\n", size);
@@ -123,8 +121,7 @@ static void print_reuse(const struct opts *o, const struct bach_mrc *m)
 	size_t n = bach_mrc_reuse(m, h, &cold);
 
 	if (o->format == JSON)
-		printf("{\"line\":%u,\"kind\":\"%s\",\"sample\":%g,"
-		       "\"references\":%llu,\"cold\":%llu,\"buckets\":[",
+		printf("{\"line\":%u,\"kind\":\"%s\",\"sample\":%g,\"references\":%llu,\"cold\":%llu,\"buckets\":[",
 		       o->cfg.line, kind_name(o->cfg.kinds), o->cfg.sample,
 		       (unsigned long long)bach_mrc_refs(m),
 		       (unsigned long long)cold);
@@ -170,15 +167,13 @@ static void print_wss(const struct opts *o, const struct bach_wss_window *w,
 		      size_t n)
 {
 	if (o->format == JSON)
-		printf("{\"window\":%llu,\"line\":%u,\"kind\":\"%s\","
-		       "\"windows\":[",
+		printf("{\"window\":%llu,\"line\":%u,\"kind\":\"%s\",\"windows\":[",
 		       (unsigned long long)o->window, o->cfg.line,
 		       kind_name(o->cfg.kinds));
 	else if (o->format == CSV)
 		printf("start,records,refs,lines,pages\n");
 	else
-		printf("# working set per %llu records: distinct %u-byte lines "
-		       "and 4 KiB pages, kind %s\n%14s %10s %10s %10s %10s\n",
+		printf("# working set per %llu records: distinct %u-byte lines and 4 KiB pages, kind %s\n%14s %10s %10s %10s %10s\n",
 		       (unsigned long long)o->window, o->cfg.line,
 		       kind_name(o->cfg.kinds), "start", "records", "refs",
 		       "lines", "pages");
@@ -186,9 +181,7 @@ static void print_wss(const struct opts *o, const struct bach_wss_window *w,
 		const struct bach_wss_window *x = &w[i];
 
 		if (o->format == JSON)
-			printf("%s{\"start\":%llu,\"records\":%llu,\"refs\":%"
-			       "llu,"
-			       "\"lines\":%llu,\"pages\":%llu}",
+			printf("%s{\"start\":%llu,\"records\":%llu,\"refs\":%llu,\"lines\":%llu,\"pages\":%llu}",
 			       i ? "," : "", (unsigned long long)x->start,
 			       (unsigned long long)x->records,
 			       (unsigned long long)x->refs,
@@ -258,9 +251,9 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->cfg.assoc = 0;
 			} else if (!parse_u64(optarg, &v) || !v ||
 				   v > BACH_SIM_MAX_LINES) {
-				return usage_error("--assoc: '%s' is not a "
-						   "number of ways or 'full'",
-						   optarg);
+				return usage_error(
+					"--assoc: '%s' is not a number of ways or 'full'",
+					optarg);
 			} else {
 				o->cfg.assoc = (uint32_t)v;
 			}
@@ -281,9 +274,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->cfg.sample = strtod(optarg, &end);
 			if (end == optarg || *end || !(o->cfg.sample > 0) ||
 			    o->cfg.sample > 1)
-				return usage_error("--sample: '%s' is not a "
-						   "rate in (0, 1]",
-						   optarg);
+				return usage_error(
+					"--sample: '%s' is not a rate in (0, 1]",
+					optarg);
 			break;
 		case 'j':
 			o->format = JSON;
@@ -296,9 +289,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'w':
 			if (!parse_u64(optarg, &o->window) || !o->window)
-				return usage_error("--window: '%s' is not a "
-						   "number of records",
-						   optarg);
+				return usage_error(
+					"--window: '%s' is not a number of records",
+					optarg);
 			break;
 		default:
 			return usage_error("bad option");
@@ -317,8 +310,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->cfg.sizes = o->sizes;
 	o->cfg.nsizes = (size_t)n;
 	if (o->mode == REUSE && o->cfg.assoc)
-		return usage_error("--reuse: reuse distances are fully "
-				   "associative (--assoc full)");
+		return usage_error(
+			"--reuse: reuse distances are fully associative (--assoc full)");
 	return EXIT_OK;
 }
 
@@ -386,50 +379,32 @@ const struct bach_cmd cmd_mrc = {
 	.name = "mrc",
 	.run = run,
 	.summary = "miss-ratio curves, reuse distances, working sets",
-	.help = "usage: bach mrc [--line BYTES] [--sizes LIST | --min SIZE "
-		"--max SIZE]\n"
-		"                [--assoc N|full] [--kind i|d|all] [--sample "
-		"R]\n"
-		"                [--reuse | --window N] [--json|--csv] "
-		"TRACE...\n"
+	.help = "usage: bach mrc [--line BYTES] [--sizes LIST | --min SIZE --max SIZE]\n"
+		"                [--assoc N|full] [--kind i|d|all] [--sample R]\n"
+		"                [--reuse | --window N] [--json|--csv] TRACE...\n"
 		"\n"
-		"The miss ratio of an LRU cache at every size given, from one "
-		"pass over\n"
-		"the trace. Fully associative (the default) through stack "
-		"distances:\n"
-		"each size's misses equal bach sim's with --l1 "
-		"SIZE:LINE:full.\n"
-		"--assoc N simulates N-way LRU at each size at once. --sample "
-		"R keeps\n"
-		"only the lines a hash selects with probability R (SHARDS) and "
-		"gives\n"
-		"estimates, for traces of billions of records; the sizes that "
-		"would hold\n"
-		"fewer than 4 sampled lines come from a small LRU stack of the "
-		"nearest\n"
-		"lines, sampled at a higher rate (exact when it reaches 1). A "
-		"gap marker makes\n"
+		"The miss ratio of an LRU cache at every size given, from one pass over\n"
+		"the trace. Fully associative (the default) through stack distances:\n"
+		"each size's misses equal bach sim's with --l1 SIZE:LINE:full.\n"
+		"--assoc N simulates N-way LRU at each size at once. --sample R keeps\n"
+		"only the lines a hash selects with probability R (SHARDS) and gives\n"
+		"estimates, for traces of billions of records; the sizes that would hold\n"
+		"fewer than 4 sampled lines come from a small LRU stack of the nearest\n"
+		"lines, sampled at a higher rate (exact when it reaches 1). A gap marker makes\n"
 		"every line cold again. Several TRACEs are read as one trace.\n"
 		"\n"
-		"      --line BYTES      line size, a power of two from 8 "
-		"(default 32)\n"
+		"      --line BYTES      line size, a power of two from 8 (default 32)\n"
 		"      --sizes LIST      cache sizes, ascending: 1k,4k,16k\n"
-		"      --min, --max      the powers of two MIN x 2^k up to "
-		"MAX\n"
+		"      --min, --max      the powers of two MIN x 2^k up to MAX\n"
 		"                        (default 1k to 32M)\n"
 		"      --assoc N|full    ways per set (default full)\n"
-		"      --kind i|d|all    instruction fetches, data, or both "
-		"(default all)\n"
-		"      --sample R        SHARDS sampling rate in (0, 1] "
-		"(default 1, exact)\n"
-		"      --reuse           the reuse-distance histogram instead "
-		"(in lines,\n"
+		"      --kind i|d|all    instruction fetches, data, or both (default all)\n"
+		"      --sample R        SHARDS sampling rate in (0, 1] (default 1, exact)\n"
+		"      --reuse           the reuse-distance histogram instead (in lines,\n"
 		"                        by powers of two)\n"
-		"      --window N        distinct lines and 4 KiB pages per N "
-		"records\n"
+		"      --window N        distinct lines and 4 KiB pages per N records\n"
 		"                        instead, over the trace\n"
 		"      --json, --csv     JSON or CSV instead of text\n"
 		"\n"
-		"example: bach mrc --min 4k --max 4M --kind d --json "
-		"trace.byu.gz\n",
+		"example: bach mrc --min 4k --max 4M --kind d --json trace.byu.gz\n",
 };

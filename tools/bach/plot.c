@@ -56,9 +56,8 @@ static int parse_addr_ranges(const char *s, struct plot_opts *o)
 	b = strtoull(s, &end, 16);
 	if (end == s || *end || errno || *s == '-' || (sep == '-' && b < lo) ||
 	    (sep == '+' && !b) || (sep == '-' ? b : lo + b - 1) > 0xffffffffull)
-		return usage_error("--range: '%s' is not a range of 32-bit "
-				   "addresses",
-				   s);
+		return usage_error(
+			"--range: '%s' is not a range of 32-bit addresses", s);
 	o->lo[o->nranges] = lo;
 	o->hi[o->nranges] = sep == '-' ? b : lo + b - 1;
 	o->nranges++;
@@ -100,8 +99,7 @@ static int run(int argc, char **argv)
 			    v > BACH_MRC_MAX_LINE ||
 			    bach_mrc_check_line((uint32_t)v, why, sizeof(why)))
 				return usage_error(
-					"--line: '%s' is not a power "
-					"of two from 8 to 65536",
+					"--line: '%s' is not a power of two from 8 to 65536",
 					optarg);
 			o.line = (uint32_t)v;
 			break;
@@ -110,15 +108,14 @@ static int run(int argc, char **argv)
 			if (end == optarg || *end || !(o.sample > 0) ||
 			    o.sample > 1)
 				return usage_error(
-					"--sample: '%s' is not a rate "
-					"in (0, 1]",
+					"--sample: '%s' is not a rate in (0, 1]",
 					optarg);
 			break;
 		case 'w':
 			if (!parse_u64(optarg, &o.window) || !o.window)
-				return usage_error("--window: '%s' is not a "
-						   "number of records",
-						   optarg);
+				return usage_error(
+					"--window: '%s' is not a number of records",
+					optarg);
 			break;
 		case 't':
 			o.title = optarg;
@@ -156,14 +153,13 @@ static int run(int argc, char **argv)
 		char esc[512];
 
 		if (!strcmp(argv[i], "-"))
-			return usage_error("plot map reads its traces twice: "
-					   "give a file, not -");
+			return usage_error(
+				"plot map reads its traces twice: give a file, not -");
 		/* a named pipe would wait for a second writer for ever */
 		if (stat(argv[i], &st) == 0 && !S_ISREG(st.st_mode) &&
 		    !S_ISDIR(st.st_mode))
 			return usage_error(
-				"plot map reads its traces twice: "
-				"give a file, not %s (%s)",
+				"plot map reads its traces twice: give a file, not %s (%s)",
 				bach_escape_ctl(esc, sizeof(esc), argv[i]),
 				bach_file_type(st.st_mode));
 	}
@@ -195,36 +191,26 @@ const struct bach_cmd cmd_plot = {
 	.name = "plot",
 	.run = run,
 	.summary = "pictures: address map, cycle mix, miss ratios, working set",
-	.help = "usage: bach plot map|mix|mrc|wss [OPTIONS] TRACE... -o "
-		"FILE.svg|FILE.png\n"
+	.help = "usage: bach plot map|mix|mrc|wss [OPTIONS] TRACE... -o FILE.svg|FILE.png\n"
 		"\n"
-		"  map   address against trace position, a density map "
-		"coloured by\n"
-		"        the commonest kind of reference; the ranges in use, "
-		"joined\n"
-		"        when less than 1 MiB apart (at most 8), and I/O ports "
-		"apart\n"
+		"  map   address against trace position, a density map coloured by\n"
+		"        the commonest kind of reference; the ranges in use, joined\n"
+		"        when less than 1 MiB apart (at most 8), and I/O ports apart\n"
 		"  mix   the share of each kind of bus cycle along the trace\n"
-		"  mrc   miss ratio of fully associative LRU from 1 KiB to 32 "
-		"MiB,\n"
+		"  mrc   miss ratio of fully associative LRU from 1 KiB to 32 MiB,\n"
 		"        one curve per TRACE (at most 8)\n"
 		"  wss   distinct lines and 4 KiB pages per window of records\n"
 		"\n"
-		"Gaps, marks and device events of a capture's manifest (for a "
-		"file,\n"
-		"its gap markers) are vertical rules on map, mix and wss. "
-		"Several\n"
+		"Gaps, marks and device events of a capture's manifest (for a file,\n"
+		"its gap markers) are vertical rules on map, mix and wss. Several\n"
 		"TRACEs are read as one trace, except by mrc.\n"
 		"\n"
 		"  -o, --output FILE  the picture: SVG or PNG, from the name\n"
-		"      --range LO-HI  map: addresses to show, hex (LO+LEN "
-		"too);\n"
+		"      --range LO-HI  map: addresses to show, hex (LO+LEN too);\n"
 		"                     repeat for up to 8 ranges\n"
 		"      --line BYTES   mrc, wss: line size (default 32)\n"
-		"      --sample R     mrc: SHARDS rate in (0, 1] (default 1, "
-		"exact)\n"
-		"      --window N     wss: records per window (default: 1/400 "
-		"of the\n"
+		"      --sample R     mrc: SHARDS rate in (0, 1] (default 1, exact)\n"
+		"      --window N     wss: records per window (default: 1/400 of the\n"
 		"                     trace)\n"
 		"      --title TEXT   the title instead of the kind and trace\n"
 		"\n"

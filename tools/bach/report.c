@@ -104,8 +104,8 @@ struct b64 {
 
 static void b64_quad(struct b64 *b, size_t n)
 {
-	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				"abcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char t[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	uint32_t v = (uint32_t)b->in[0] << 16 |
 		     (n > 1 ? (uint32_t)b->in[1] << 8 : 0) |
 		     (n > 2 ? b->in[2] : 0);
@@ -147,16 +147,7 @@ static int picture(struct page *p, enum plot_kind kind, char *dir,
 }
 
 static const char *const css =
-	"body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}"
-	"table{border-collapse:collapse;margin:0.5em 0 1.5em}"
-	"td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}"
-	"td.n{text-align:right;font-variant-numeric:tabular-nums}"
-	"img{max-width:100%;border:1px solid #ddd}"
-	".bar{display:flex;height:28px;border:1px solid #888;margin:0.5em 0}"
-	".bar div{border-right:1px solid #fff;overflow:hidden;font-size:10px;"
-	"color:#fff;padding:2px}"
-	".gap{color:#b00}.mark{color:#00a}.stall{color:#a60}"
-	".device_lost,.device_back{color:#808}";
+	"body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;border:1px solid #ddd}.bar{display:flex;height:28px;border:1px solid #888;margin:0.5em 0}.bar div{border-right:1px solid #fff;overflow:hidden;font-size:10px;color:#fff;padding:2px}.gap{color:#b00}.mark{color:#00a}.stall{color:#a60}.device_lost,.device_back{color:#808}";
 
 static void timeline(struct page *p, const struct bach_manifest *m)
 {
@@ -178,8 +169,8 @@ static void timeline(struct page *p, const struct bach_manifest *m)
 		esc(p, m->segs[i].name);
 		pf(p, "</div>");
 	}
-	pf(p, "</div>\n<table><tr><th>time (UTC)</th><th>event</th>"
-	      "<th>at (record)</th><th>count</th><th>detail</th></tr>\n");
+	pf(p,
+	   "</div>\n<table><tr><th>time (UTC)</th><th>event</th><th>at (record)</th><th>count</th><th>detail</th></tr>\n");
 	for (size_t i = 0; i < m->nevents; i++) {
 		const struct bach_manifest_event *e = &m->events[i];
 
@@ -236,8 +227,8 @@ static int stats(struct page *p, char *dir)
 	status = read_traces(1, &dir, stat_add, &st, NULL);
 	if (!status) {
 		bach_stats_summary(&st, &m);
-		pf(p, "<h2>Records (bach stat)</h2>\n<table><tr><th>type</th>"
-		      "<th>records</th><th>share</th></tr>\n");
+		pf(p,
+		   "<h2>Records (bach stat)</h2>\n<table><tr><th>type</th><th>records</th><th>share</th></tr>\n");
 		for (unsigned t = 0; t < BACH_NTYPES; t++)
 			if (bach_type_valid(t))
 				row(p, bach_type_name(t), m.by_type[t],
@@ -245,8 +236,8 @@ static int stats(struct page *p, char *dir)
 		row(p, "INVALID", m.invalid, m.records);
 		row(p, "gap markers", m.gaps, m.records);
 		row(p, "all records", m.records, 0);
-		pf(p, "</table>\n<table><tr><th>figure</th><th>value</th>"
-		      "<th></th></tr>\n");
+		pf(p,
+		   "</table>\n<table><tr><th>figure</th><th>value</th><th></th></tr>\n");
 		row(p, "reads", m.reads, m.records);
 		row(p, "writes", m.writes, m.records);
 		row(p, "records lost (gap markers)", m.lost, 0);
@@ -254,11 +245,10 @@ static int stats(struct page *p, char *dir)
 		row(p, "distinct 4 KiB pages", m.pages, 0);
 		if (m.mem_cycles)
 			pf(p,
-			   "<tr><td>memory addresses</td><td class=\"n\">"
-			   "0x%08x to 0x%08x</td><td></td></tr>\n",
+			   "<tr><td>memory addresses</td><td class=\"n\">0x%08x to 0x%08x</td><td></td></tr>\n",
 			   m.lo, m.hi);
-		pf(p, "</table>\n<table><tr><th>special cycle</th>"
-		      "<th>records</th><th></th></tr>\n");
+		pf(p,
+		   "</table>\n<table><tr><th>special cycle</th><th>records</th><th></th></tr>\n");
 		for (unsigned k = 0; k < BACH_NSPECIAL; k++)
 			row(p, bach_special_name(k), m.special[k], 0);
 		pf(p, "</table>\n");
@@ -277,14 +267,12 @@ static int build(struct page *p, char *dir, const struct bach_manifest *m)
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	pf(p,
-	   "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-	   "<title>bach report: ");
+	   "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bach report: ");
 	esc(p, dir);
 	pf(p, "</title><style>%s</style></head><body>\n<h1>Capture ", css);
 	esc(p, dir);
 	pf(p,
-	   "</h1>\n<table>\n<tr><td>report written by</td><td>bach %s, "
-	   "%s</td></tr>\n<tr><td>manifest version</td><td>",
+	   "</h1>\n<table>\n<tr><td>report written by</td><td>bach %s, %s</td></tr>\n<tr><td>manifest version</td><td>",
 	   BACH_VERSION, now);
 	esc(p, m->version[0] ? m->version : "(no started event)");
 	pf(p, "</td></tr>\n");
@@ -298,19 +286,18 @@ static int build(struct page *p, char *dir, const struct bach_manifest *m)
 		pf(p, "</td></tr>\n");
 	}
 	pf(p, "<tr><td>ended</td><td>");
-	esc(p, m->ended ? m->state
-			: "no ended event: still running, or "
-			  "cut off (bach recover)");
+	esc(p,
+	    m->ended
+		    ? m->state
+		    : "no ended event: still running, or cut off (bach recover)");
 	pf(p, "</td></tr>\n");
 	if (m->has_totals)
 		pf(p,
-		   "<tr><td>produced, written, lost</td><td>%llu, %llu, "
-		   "%llu</td></tr>\n",
+		   "<tr><td>produced, written, lost</td><td>%llu, %llu, %llu</td></tr>\n",
 		   (unsigned long long)m->produced,
 		   (unsigned long long)m->written, (unsigned long long)m->lost);
 	pf(p,
-	   "<tr><td>segments, gap events, records lost in them</td>"
-	   "<td>%zu, %llu, %llu</td></tr>\n</table>\n",
+	   "<tr><td>segments, gap events, records lost in them</td><td>%zu, %llu, %llu</td></tr>\n</table>\n",
 	   m->nsegs, (unsigned long long)m->gaps,
 	   (unsigned long long)m->gap_lost);
 	timeline(p, m);
@@ -318,21 +305,20 @@ static int build(struct page *p, char *dir, const struct bach_manifest *m)
 	if (status)
 		return status;
 	pf(p, "<h2>Pictures (bach plot)</h2>\n");
-	status = picture(p, PLOT_MAP, dir,
-			 "Address map: physical address against trace "
-			 "position; gaps in red, marks dashed blue.");
+	status = picture(
+		p, PLOT_MAP, dir,
+		"Address map: physical address against trace position; gaps in red, marks dashed blue.");
 	if (!status)
 		status = picture(p, PLOT_MIX, dir,
 				 "Bus cycle mix over the trace.");
 	if (!status)
-		status =
-			picture(p, PLOT_WSS, dir,
-				"Working set: distinct 32-byte lines and 4 KiB "
-				"pages per window.");
+		status = picture(
+			p, PLOT_WSS, dir,
+			"Working set: distinct 32-byte lines and 4 KiB pages per window.");
 	if (!status)
-		status = picture(p, PLOT_MRC, dir,
-				 "Miss ratio of fully associative LRU caches "
-				 "with 32-byte lines (bach mrc).");
+		status = picture(
+			p, PLOT_MRC, dir,
+			"Miss ratio of fully associative LRU caches with 32-byte lines (bach mrc).");
 	pf(p, "</body></html>\n");
 	return status;
 }
@@ -421,15 +407,11 @@ const struct bach_cmd cmd_report = {
 	.summary = "one self-contained HTML page about a capture",
 	.help = "usage: bach report CAPTURE -o FILE.html\n"
 		"\n"
-		"Writes one HTML page, readable offline with nothing beside "
-		"it:\n"
-		"bach's and the manifest's versions, the driver, how the "
-		"capture\n"
-		"ended and its totals; the manifest as a timeline (segments as "
-		"a\n"
+		"Writes one HTML page, readable offline with nothing beside it:\n"
+		"bach's and the manifest's versions, the driver, how the capture\n"
+		"ended and its totals; the manifest as a timeline (segments as a\n"
 		"bar, then every event: gaps and their causes, stalls, marks,\n"
-		"device lost and back); bach stat's tables; and the pictures "
-		"of\n"
+		"device lost and back); bach stat's tables; and the pictures of\n"
 		"bach plot map, mix, wss and mrc as inline PNG images.\n"
 		"\n"
 		"  -o, --output FILE  the page (written whole or not at all)\n",

@@ -52,8 +52,7 @@ static void print_text(const struct bach_sim *s,
 	char desc[160];
 
 	bach_sim_get_totals(s, &t);
-	printf("records %llu: %llu references, %llu skipped (I/O, special, "
-	       "interrupt acknowledge, invalid), %llu flush%s (gap markers)\n",
+	printf("records %llu: %llu references, %llu skipped (I/O, special, interrupt acknowledge, invalid), %llu flush%s (gap markers)\n",
 	       (unsigned long long)t.records, (unsigned long long)t.refs,
 	       (unsigned long long)t.skipped, (unsigned long long)t.flushes,
 	       t.flushes == 1 ? "" : "es");
@@ -103,8 +102,7 @@ static void print_json(const struct bach_sim *s,
 	bool first = true;
 
 	bach_sim_get_totals(s, &t);
-	printf("{\"records\":%llu,\"references\":%llu,\"skipped\":%llu,"
-	       "\"flushes\":%llu,\"caches\":[",
+	printf("{\"records\":%llu,\"references\":%llu,\"skipped\":%llu,\"flushes\":%llu,\"caches\":[",
 	       (unsigned long long)t.records, (unsigned long long)t.refs,
 	       (unsigned long long)t.skipped, (unsigned long long)t.flushes);
 	for (size_t i = 0; i < sizeof(order) / sizeof(*order); i++) {
@@ -113,9 +111,7 @@ static void print_json(const struct bach_sim *s,
 
 		if (!st)
 			continue;
-		printf("%s{\"name\":\"%s\",\"size\":%llu,\"line\":%u,"
-		       "\"assoc\":%u,\"replacement\":\"%s\",\"write\":\"%s\","
-		       "\"allocate\":%s,",
+		printf("%s{\"name\":\"%s\",\"size\":%llu,\"line\":%u,\"assoc\":%u,\"replacement\":\"%s\",\"write\":\"%s\",\"allocate\":%s,",
 		       first ? "" : ",", bach_sim_cache_names[order[i]],
 		       (unsigned long long)c->size, c->line, c->assoc,
 		       repl[c->repl], c->write_through ? "through" : "back",
@@ -124,8 +120,7 @@ static void print_json(const struct bach_sim *s,
 		print_kinds("fetches", st->fetch);
 		putchar(',');
 		print_kinds("misses", st->miss);
-		printf(",\"multiblock\":%llu,\"bytes_from_memory\":%llu,"
-		       "\"bytes_to_memory\":%llu}",
+		printf(",\"multiblock\":%llu,\"bytes_from_memory\":%llu,\"bytes_to_memory\":%llu}",
 		       (unsigned long long)st->multiblock,
 		       (unsigned long long)st->bytes_read,
 		       (unsigned long long)st->bytes_written);
@@ -232,48 +227,31 @@ const struct bach_cmd cmd_sim = {
 	.name = "sim",
 	.run = run,
 	.summary = "simulate caches on a trace (Dinero IV's numbers)",
-	.help = "usage: bach sim [--l1i SPEC --l1d SPEC | --l1 SPEC] [--l2 "
-		"SPEC] [--l3 SPEC]\n"
-		"                [--tlb ENTRIES:ASSOC] [--seed N] [--json] "
-		"TRACE...\n"
+	.help = "usage: bach sim [--l1i SPEC --l1d SPEC | --l1 SPEC] [--l2 SPEC] [--l3 SPEC]\n"
+		"                [--tlb ENTRIES:ASSOC] [--seed N] [--json] TRACE...\n"
 		"\n"
-		"Runs the trace's memory references through a hierarchy of "
-		"demand-fetch\n"
-		"caches and prints, per cache and per kind (instruction fetch, "
-		"read,\n"
-		"write), the demand fetches, demand misses and miss ratio, and "
-		"the bytes\n"
-		"read from and written to the next level (\"memory\"), each "
-		"with the\n"
-		"meaning Dinero IV gives it. I_FETCH and NC_I_FETCH are "
-		"fetches, D_READ\n"
-		"and NC_D_READ reads, D_WRITE and WRITE_BACK writes; other "
-		"cycles are\n"
-		"counted and skipped. A gap marker flushes every cache (dirty "
-		"lines\n"
-		"copied back, then invalidated); dirty lines are copied back "
-		"at the end.\n"
+		"Runs the trace's memory references through a hierarchy of demand-fetch\n"
+		"caches and prints, per cache and per kind (instruction fetch, read,\n"
+		"write), the demand fetches, demand misses and miss ratio, and the bytes\n"
+		"read from and written to the next level (\"memory\"), each with the\n"
+		"meaning Dinero IV gives it. I_FETCH and NC_I_FETCH are fetches, D_READ\n"
+		"and NC_D_READ reads, D_WRITE and WRITE_BACK writes; other cycles are\n"
+		"counted and skipped. A gap marker flushes every cache (dirty lines\n"
+		"copied back, then invalidated); dirty lines are copied back at the end.\n"
 		"Several TRACEs are simulated as one trace.\n"
 		"\n"
 		"  SPEC = SIZE:LINE:ASSOC[:POLICY]...\n"
-		"      SIZE    bytes, with k, M or G (1024, 2^20, 2^30): 16k, "
-		"1M\n"
+		"      SIZE    bytes, with k, M or G (1024, 2^20, 2^30): 16k, 1M\n"
 		"      LINE    bytes per line, a power of two from 4 to 65536\n"
 		"      ASSOC   ways per set, or 'full'\n"
-		"      POLICY  lru|fifo|random, wb|wt, wa|nwa (default lru, "
-		"wb, wa)\n"
+		"      POLICY  lru|fifo|random, wb|wt, wa|nwa (default lru, wb, wa)\n"
 		"\n"
-		"      --l1i SPEC, --l1d SPEC   split L1: instructions and "
-		"data\n"
+		"      --l1i SPEC, --l1d SPEC   split L1: instructions and data\n"
 		"      --l1 SPEC                unified L1\n"
 		"      --l2 SPEC, --l3 SPEC     unified L2 and L3 below it\n"
-		"      --tlb ENTRIES:ASSOC      a TLB of 4 KiB pages (LRU) "
-		"beside L1\n"
-		"      --seed N                 random replacement's seed "
-		"(default 1)\n"
-		"      --json                   one JSON object instead of "
-		"text\n"
+		"      --tlb ENTRIES:ASSOC      a TLB of 4 KiB pages (LRU) beside L1\n"
+		"      --seed N                 random replacement's seed (default 1)\n"
+		"      --json                   one JSON object instead of text\n"
 		"\n"
-		"example: bach sim --l1i 8k:32:2 --l1d 8k:32:2 --l2 256k:32:4 "
-		"trace.byu.gz\n",
+		"example: bach sim --l1i 8k:32:2 --l1d 8k:32:2 --l2 256k:32:4 trace.byu.gz\n",
 };

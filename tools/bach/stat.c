@@ -60,8 +60,7 @@ static void print_text(const struct bach_summary *m, size_t nfiles)
 	}
 	printf("invalid records    %llu\n", (unsigned long long)m->invalid);
 	if (m->addr_low || m->bad_ctl_low)
-		printf("malformed records  %llu with address bits 2..0 set, "
-		       "%llu with control bits 3..0 set\n",
+		printf("malformed records  %llu with address bits 2..0 set, %llu with control bits 3..0 set\n",
 		       (unsigned long long)m->addr_low,
 		       (unsigned long long)m->bad_ctl_low);
 	if (m->gaps)
@@ -130,16 +129,13 @@ static void print_time_text(const struct tstat *ts)
 		return;
 	}
 	if (ts->hz)
-		printf("duration           %.9f s  (%llu bus clocks at %llu "
-		       "Hz)\n",
+		printf("duration           %.9f s  (%llu bus clocks at %llu Hz)\n",
 		       (double)span / (double)ts->hz, (unsigned long long)span,
 		       (unsigned long long)ts->hz);
 	else
-		printf("duration           %llu bus clocks  (clock rate "
-		       "unknown)\n",
+		printf("duration           %llu bus clocks  (clock rate unknown)\n",
 		       (unsigned long long)span);
-	printf("bus utilisation    %.4f cycles per clock  (%.2f%% of one "
-	       "cycle every 2 clocks)\n",
+	printf("bus utilisation    %.4f cycles per clock  (%.2f%% of one cycle every 2 clocks)\n",
 	       tstat_util(ts), 200.0 * tstat_util(ts));
 	if (ts->hz)
 		printf("busiest second     %llu  (%llu cycles)\n",
@@ -152,16 +148,13 @@ static void print_time_text(const struct tstat *ts)
 
 static void print_time_json(const struct tstat *ts)
 {
-	printf(",\"time\":{\"timed\":%llu,\"untimed\":%llu,\"cycles\":%llu,"
-	       "\"first_clock\":%llu,\"last_clock\":%llu,\"clock_hz\":%llu,"
-	       "\"utilisation\":%.6f",
+	printf(",\"time\":{\"timed\":%llu,\"untimed\":%llu,\"cycles\":%llu,\"first_clock\":%llu,\"last_clock\":%llu,\"clock_hz\":%llu,\"utilisation\":%.6f",
 	       (unsigned long long)ts->timed, (unsigned long long)ts->untimed,
 	       (unsigned long long)ts->cycles, (unsigned long long)ts->first,
 	       (unsigned long long)ts->last, (unsigned long long)ts->hz,
 	       tstat_util(ts));
 	if (ts->hz && ts->timed)
-		printf(",\"seconds\":%.9f,\"busiest_second\":%llu,"
-		       "\"busiest_cycles\":%llu",
+		printf(",\"seconds\":%.9f,\"busiest_second\":%llu,\"busiest_cycles\":%llu",
 		       (double)(ts->last - ts->first) / (double)ts->hz,
 		       (unsigned long long)ts->best_sec,
 		       (unsigned long long)ts->best_cycles);
@@ -181,8 +174,7 @@ static void print_json(const struct bach_summary *m, size_t nfiles,
 	for (int k = 0; k < BACH_NSPECIAL; k++)
 		printf("%s\"%s\":%llu", k ? "," : "", bach_special_name(k),
 		       (unsigned long long)m->special[k]);
-	printf("},\"reads\":%llu,\"writes\":%llu,\"bytes\":%llu,\"bytes_hist\":"
-	       "[",
+	printf("},\"reads\":%llu,\"writes\":%llu,\"bytes\":%llu,\"bytes_hist\":[",
 	       (unsigned long long)m->reads, (unsigned long long)m->writes,
 	       (unsigned long long)m->bytes);
 	for (int b = 0; b <= 8; b++)
@@ -195,9 +187,7 @@ static void print_json(const struct bach_summary *m, size_t nfiles,
 		       m->hi);
 	else
 		printf("\"lowest\":null,\"highest\":null,");
-	printf("\"invalid\":%llu,\"address_low_bits\":%llu,\"control_low_"
-	       "bits\":%llu,"
-	       "\"gaps\":%llu,\"lost\":%llu",
+	printf("\"invalid\":%llu,\"address_low_bits\":%llu,\"control_low_bits\":%llu,\"gaps\":%llu,\"lost\":%llu",
 	       (unsigned long long)m->invalid, (unsigned long long)m->addr_low,
 	       (unsigned long long)m->bad_ctl_low, (unsigned long long)m->gaps,
 	       (unsigned long long)m->lost);
@@ -294,27 +284,19 @@ const struct bach_cmd cmd_stat = {
 	.name = "stat",
 	.run = run,
 	.summary = "count what a trace holds",
-	.help = "usage: bach stat [--json] [--range START:END | --between A B] "
-		"TRACE...\n"
+	.help = "usage: bach stat [--json] [--range START:END | --between A B] TRACE...\n"
 		"\n"
-		"Records by type (count and share), special cycles by kind, "
-		"reads and\n"
-		"writes, bytes requested per cycle (from BE#), distinct "
-		"32-byte lines\n"
-		"and 4 KiB pages touched, lowest and highest address (memory "
-		"cycles),\n"
-		"invalid records, gap markers and the records they say were "
-		"lost.\n"
+		"Records by type (count and share), special cycles by kind, reads and\n"
+		"writes, bytes requested per cycle (from BE#), distinct 32-byte lines\n"
+		"and 4 KiB pages touched, lowest and highest address (memory cycles),\n"
+		"invalid records, gap markers and the records they say were lost.\n"
 		"Several TRACEs are counted as one trace.\n"
 		"\n"
 		"      --json   one JSON object instead of text\n"
-		"      --time   from the timing sidecars: duration, bus "
-		"utilisation\n"
-		"               (cycles per bus clock, lost ones included; "
-		"a cycle\n"
-		"               every 2 clocks is 100%) and the busiest "
-		"second\n"
-		"      --range START:END  only records START to END-1 (bach "
-		"dump)\n" BETWEEN_HELP "\n"
+		"      --time   from the timing sidecars: duration, bus utilisation\n"
+		"               (cycles per bus clock, lost ones included; a cycle\n"
+		"               every 2 clocks is 100%) and the busiest second\n"
+		"      --range START:END  only records START to END-1 (bach dump)\n" BETWEEN_HELP
+		"\n"
 		"example: bach stat trace.byu.gz\n",
 };

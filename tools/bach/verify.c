@@ -58,16 +58,15 @@ static void check_index(struct vstate *v, const char *path)
 		for (uint64_t i = 0; i <= want.n && !err; i++)
 			if (have.coff[i] != want.coff[i] ||
 			    have.uoff[i] != want.uoff[i]) {
-				snprintf(msg, sizeof(msg),
-					 "%s%s: member %llu at byte offset "
-					 "%llu, record byte %llu; the file "
-					 "has it at %llu, %llu",
-					 path, BACH_INDEX_SUFFIX,
-					 (unsigned long long)i,
-					 (unsigned long long)have.coff[i],
-					 (unsigned long long)have.uoff[i],
-					 (unsigned long long)want.coff[i],
-					 (unsigned long long)want.uoff[i]);
+				snprintf(
+					msg, sizeof(msg),
+					"%s%s: member %llu at byte offset %llu, record byte %llu; the file has it at %llu, %llu",
+					path, BACH_INDEX_SUFFIX,
+					(unsigned long long)i,
+					(unsigned long long)have.coff[i],
+					(unsigned long long)have.uoff[i],
+					(unsigned long long)want.coff[i],
+					(unsigned long long)want.uoff[i]);
 				err = -ESTALE;
 			}
 		bach_index_free(&have);
@@ -77,13 +76,10 @@ static void check_index(struct vstate *v, const char *path)
 	}
 	v->stale++;
 	if (err != -ESTALE) /* not read: a FIFO of that name, say */
-		printf("warning: %s (ignored: readers find the members from "
-		       "the file)\n",
+		printf("warning: %s (ignored: readers find the members from the file)\n",
 		       msg);
 	else
-		printf("warning: %s (a stale index: ignored, readers find "
-		       "the members from the file; `bach index %s` rewrites "
-		       "it)\n",
+		printf("warning: %s (a stale index: ignored, readers find the members from the file; `bach index %s` rewrites it)\n",
 		       msg, path);
 }
 
@@ -133,15 +129,13 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 				gaps++;
 				lost += bach_get_be32(p);
 				if (!v->quiet)
-					printf("%s: record %llu: gap marker: "
-					       "%u records lost\n",
+					printf("%s: record %llu: gap marker: %u records lost\n",
 					       path, (unsigned long long)idx,
 					       bach_get_be32(p));
 				continue;
 			}
 			if (++bad <= MAX_LISTED)
-				printf("%s: record %llu (byte offset %llu): %s "
-				       "(%08x %02x control 0x%02x)\n",
+				printf("%s: record %llu (byte offset %llu): %s (%08x %02x control 0x%02x)\n",
 				       path, (unsigned long long)idx,
 				       (unsigned long long)idx * BACH_REC_SIZE,
 				       bach_fault_name(f), bach_get_be32(p),
@@ -286,8 +280,7 @@ static void check_times(struct vstate *v, struct bach_times *bt,
 	}
 	if (ms && strcmp(ms->timing, tname)) {
 		problem(v, dir,
-			"%s: %s line %llu names no timing sidecar for %s: "
-			"not its sidecar",
+			"%s: %s line %llu names no timing sidecar for %s: not its sidecar",
 			tname, BACH_MANIFEST_NAME, line, name);
 		return;
 	}
@@ -317,15 +310,12 @@ static void check_times(struct vstate *v, struct bach_times *bt,
 			problem(v, dir, "%s: %s", tname, strerror((int)-got));
 		else if ((uint64_t)got < (uint64_t)st.st_size)
 			problem(v, dir,
-				"%s: truncated while being read: %llu bytes "
-				"when opened; reading stopped at byte offset "
-				"%llu",
+				"%s: truncated while being read: %llu bytes when opened; reading stopped at byte offset %llu",
 				tname, (unsigned long long)st.st_size,
 				(unsigned long long)got);
 		else if (crc != ms->timing_crc)
 			problem(v, dir,
-				"%s: CRC-32 %08x, %s line %llu says %08x: not "
-				"the timing sidecar written",
+				"%s: CRC-32 %08x, %s line %llu says %08x: not the timing sidecar written",
 				tname, crc, BACH_MANIFEST_NAME, line,
 				ms->timing_crc);
 		if (fd >= 0)
@@ -418,14 +408,12 @@ static void check_segment(struct vstate *v, const char *dir, int dfd,
 		problem(v, dir, "%s: %s", name, strerror((int)-got));
 	} else if ((uint64_t)got < (uint64_t)st.st_size) {
 		problem(v, dir,
-			"%s: truncated while being read: %llu bytes when "
-			"opened; reading stopped at byte offset %llu",
+			"%s: truncated while being read: %llu bytes when opened; reading stopped at byte offset %llu",
 			name, (unsigned long long)st.st_size,
 			(unsigned long long)got);
 	} else if (crc != ms->crc) {
 		problem(v, dir,
-			"%s: CRC-32 %08x, %s line %llu says %08x: not the "
-			"segment written",
+			"%s: CRC-32 %08x, %s line %llu says %08x: not the segment written",
 			name, crc, BACH_MANIFEST_NAME,
 			(unsigned long long)ms->line, ms->crc);
 	}
@@ -483,9 +471,7 @@ static void unknown_events(struct vstate *v, const char *dir,
 		if (e->kind != BACH_EV_OTHER)
 			continue;
 		v->unknown++;
-		printf("warning: %s/%s line %llu: unknown event \"%s%s\" "
-		       "(read past, not checked: from a newer bach, or "
-		       "written by hand)\n",
+		printf("warning: %s/%s line %llu: unknown event \"%s%s\" (read past, not checked: from a newer bach, or written by hand)\n",
 		       dir, BACH_MANIFEST_NAME, (unsigned long long)e->line,
 		       bach_escape_ctl(esc, sizeof(esc), e->name),
 		       e->name_cut ? "..." : "");
@@ -519,10 +505,9 @@ static void verify_capture(struct vstate *v, const char *dir)
 	n = bach_capture_segments(dir, &segs, &parts);
 	if (err == -ENOENT) {
 		problem(v, dir,
-			n > 0 || parts ? "no %s: the segments cannot be "
-					 "checked against it"
-				       : "no segments and no %s: not a capture "
-					 "directory",
+			n > 0 || parts
+				? "no %s: the segments cannot be checked against it"
+				: "no segments and no %s: not a capture directory",
 			BACH_MANIFEST_NAME);
 	} else if (err) {
 		printf("%s\n", why);
@@ -581,9 +566,7 @@ static void verify_capture(struct vstate *v, const char *dir)
 			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
 			if (len > 13 && !strcmp(de->d_name + len - 13,
 						BACH_TIME_SUFFIX ".part"))
-				printf("%s: unfinished timing sidecar (being "
-				       "written, or nothing whole in it after "
-				       "a crash: its segment reads untimed)\n",
+				printf("%s: unfinished timing sidecar (being written, or nothing whole in it after a crash: its segment reads untimed)\n",
 				       p);
 			else
 				check_part(v, p);
@@ -594,33 +577,27 @@ static void verify_capture(struct vstate *v, const char *dir)
 	if (err)
 		goto out;
 	if (man.retained)
-		printf("%s: %llu segment%s (%llu records) removed by "
-		       "retention, as the manifest says: not damage\n",
+		printf("%s: %llu segment%s (%llu records) removed by retention, as the manifest says: not damage\n",
 		       dir, (unsigned long long)man.retained,
 		       man.retained == 1 ? "" : "s",
 		       (unsigned long long)man.retained_records);
 	if (!man.ended) {
-		printf("%s: no ended event: the capture is running, or a crash "
-		       "cut it off (the next bachd start or bach recover "
-		       "closes it)\n",
+		printf("%s: no ended event: the capture is running, or a crash cut it off (the next bachd start or bach recover closes it)\n",
 		       dir);
 	} else if (man.has_totals) {
 		if (man.lost != man.gap_lost)
 			problem(v, dir,
-				"the gap events sum to %llu lost, the ended "
-				"event says %llu",
+				"the gap events sum to %llu lost, the ended event says %llu",
 				(unsigned long long)man.gap_lost,
 				(unsigned long long)man.lost);
 		if (man.written != written)
 			problem(v, dir,
-				"the segment events hold %llu records, the "
-				"ended event says %llu written",
+				"the segment events hold %llu records, the ended event says %llu written",
 				(unsigned long long)written,
 				(unsigned long long)man.written);
 		if (man.segments != nseg)
 			problem(v, dir,
-				"the manifest names %llu segments, the ended "
-				"event says %llu",
+				"the manifest names %llu segments, the ended event says %llu",
 				(unsigned long long)nseg,
 				(unsigned long long)man.segments);
 	}
@@ -727,61 +704,39 @@ const struct bach_cmd cmd_verify = {
 	.summary = "check that every record is valid and every file whole",
 	.help = "usage: bach verify [-q] TRACE...\n"
 		"\n"
-		"Reads every file to the end and lists each problem with its "
-		"file and\n"
-		"byte offset or record index: INVALID records (and records "
-		"with\n"
-		"address bits 2..0 or control bits 3..0 set), a truncated "
-		"record, a\n"
-		"bad or truncated gzip member, a bad CRC, a blocked gzip file "
-		"without\n"
-		"its EOF block. Gap markers written by bachd in drop mode are "
-		"listed\n"
+		"Reads every file to the end and lists each problem with its file and\n"
+		"byte offset or record index: INVALID records (and records with\n"
+		"address bits 2..0 or control bits 3..0 set), a truncated record, a\n"
+		"bad or truncated gzip member, a bad CRC, a blocked gzip file without\n"
+		"its EOF block. Gap markers written by bachd in drop mode are listed\n"
 		"but are not damage.\n"
 		"\n"
-		"A capture directory is checked segment by segment, and "
-		"against its\n"
-		"manifest.jsonl: every segment must be named there with the "
-		"records,\n"
-		"size and CRC-32 it has, every segment named there (and not "
-		"removed)\n"
-		"must be present (unless a retention event says it was "
-		"removed: not\n"
+		"A capture directory is checked segment by segment, and against its\n"
+		"manifest.jsonl: every segment must be named there with the records,\n"
+		"size and CRC-32 it has, every segment named there (and not removed)\n"
+		"must be present (unless a retention event says it was removed: not\n"
 		"damage), and the gap events must add up to the ended event's\n"
-		"lost, the segments to its written. A segment's timing "
-		"sidecar\n"
-		"(seg-NNNNNN.time.gz) must be there when its event names one, "
-		"and\n"
-		"not otherwise, with the size, CRC-32 and first and last "
-		"clocks the\n"
-		"event says, one entry a record, and clocks that never go back "
-		"(a\n"
+		"lost, the segments to its written. A segment's timing sidecar\n"
+		"(seg-NNNNNN.time.gz) must be there when its event names one, and\n"
+		"not otherwise, with the size, CRC-32 and first and last clocks the\n"
+		"event says, one entry a record, and clocks that never go back (a\n"
 		"trace file's own sidecar is read too). An unfinished segment\n"
-		"(*.part: being written, or left by a crash) is read to its "
-		"last whole\n"
-		"block and is not damage. A segment, *.part or manifest that "
-		"is not a\n"
-		"regular file (a FIFO, a directory, a symbolic link) is a "
-		"problem,\n"
+		"(*.part: being written, or left by a crash) is read to its last whole\n"
+		"block and is not damage. A segment, *.part or manifest that is not a\n"
+		"regular file (a FIFO, a directory, a symbolic link) is a problem,\n"
 		"named, not read.\n"
 		"\n"
-		"An event the manifest holds that this bach does not know is "
-		"named in a\n"
-		"warning (a newer bach's, or a line written by hand): read "
-		"past, as\n"
+		"An event the manifest holds that this bach does not know is named in a\n"
+		"warning (a newer bach's, or a line written by hand): read past, as\n"
 		"every reader does, not damage.\n"
 		"\n"
-		"A blocked file's .gzi index that does not fit it (older than "
-		"the file,\n"
-		"another file's, entries that do not name its members) is "
-		"named in a\n"
-		"warning: readers ignore it, bach index rewrites it; it is not "
-		"damage.\n"
+		"A blocked file's .gzi index that does not fit it (older than the file,\n"
+		"another file's, entries that do not name its members) is named in a\n"
+		"warning: readers ignore it, bach index rewrites it; it is not damage.\n"
 		"\n"
 		"  -q, --quiet   list problems only\n"
 		"\n"
-		"Exit status: 0 all good (an empty trace too), 1 damage found, "
-		"2 usage\n"
+		"Exit status: 0 all good (an empty trace too), 1 damage found, 2 usage\n"
 		"error, a missing file or a directory that is not a capture.\n"
 		"\n"
 		"example: bach verify captures/20261121T223000Z\n",
