@@ -8,6 +8,7 @@
         t.seek(1_000_000_000)           # through the segments' .gzi indexes
         ten = t.read(10)
         t.gaps()                        # the capture's gaps and their causes
+        t.marks(), t.between("a", "b")  # its marks; bach dump --between
 
 A record is the 6-byte BYU record: dtype RECORD, fields address (uint32,
 big-endian as on disk), be (BE#, uint8) and control (uint8); its type is
@@ -17,6 +18,9 @@ docs/formats.md 3.2), records are of dtype TIMED: the same and time
 errors raise BachError with the library's message, which names the file
 and the byte offset.
 """
+import builtins
+import errno
+
 import numpy as np
 
 from ._lib import ffi, lib, libc
@@ -82,13 +86,22 @@ class Trace:
                        for p in self._paths)
         self.timed = bool(time)
         self.dtype = TIMED if self.timed else RECORD
+        self._clock_hz = 0
+        self._events = None     # the capture's manifest, read once
 
     @property
     def clock_hz(self):
-        """The clock rate of the timing sidecar read, in Hz: the bus
-        clock of a capture, the sample rate of bach decode's output; 0
-        when unknown, or before the first read."""
-        return lib.bach_reader_clock_hz(self._r) if self._r is not None else 0
+        """The clock rate of the timing sidecar, in Hz: the bus clock of
+        a capture, the sample rate of bach decode's output; 0 when the
+        trace has no sidecar or it does not say. Known from open (the
+        first block is read ahead for it) until after close."""
+        if self._r is not None and self.timed and not self._clock_hz:
+            if self._pending is None:
+                # the sidecar says its rate once read: read ahead one
+                # block, which the next read gives
+                self._pending = self._block()
+            self._clock_hz = lib.bach_reader_clock_hz(self._r)
+        return self._clock_hz
 
     def _check(self, err):
         if err < 0:
@@ -247,18 +260,219 @@ class Trace:
 
     def to_pandas(self):
         """The records left, as a pandas DataFrame: address, be, control
-        (native integers), type (the name)."""
+        (native integers), type (a Categorical of the names, INVALID
+        once for the types that have none)."""
         import pandas as pd
         r = self.read()
         a = r[["address", "be", "control"]].astype(NATIVE)
-        names = np.array(TYPE_NAMES, dtype=object)
+        # codes into the 16 names: one byte a record, where strings
+        # would take an object each (1.5 GB for 19 M records)
+        names = list(dict.fromkeys(TYPE_NAMES))
+        code = np.array([names.index(n) for n in TYPE_NAMES], np.int8)
+        types = pd.Categorical.from_codes(code[a["control"] >> 4],
+                                          categories=names)
         cols = {"address": a["address"], "be": a["be"],
-                "control": a["control"], "type": names[a["control"] >> 4]}
+                "control": a["control"], "type": types}
         if self.timed:
             cols["time"] = r["time"]
         return pd.DataFrame(cols)
 
+    # ---- the capture's manifest: labels, marks, --between -------------
+
+    def _capture(self):
+        """The capture directory when the trace is one, else None."""
+        import os
+        if len(self._paths) == 1 and os.path.isdir(self._paths[0]):
+            return self._paths[0]
+        return None
+
+    @property
+    def manifest(self):
+        """The events of the capture's manifest.jsonl (docs/bachd.md
+        section 5), as dicts in the order written; None when the trace
+        is not one capture directory. A last line without its newline
+        (a crash's) is left out, as bach's readers do."""
+        import json
+        import os
+        d = self._capture()
+        if d is None:
+            return None
+        if self._events is None:
+            path = os.path.join(d, "manifest.jsonl")
+            with builtins.open(path, "rb") as f:
+                lines = f.read().split(b"\n")[:-1]
+            events = []
+            for i, line in enumerate(lines, 1):
+                try:
+                    ev = json.loads(line)
+                except ValueError as e:
+                    raise BachError(-errno.EBADMSG, "%s: line %d: not JSON: %s"
+                                    % (path, i, e)) from None
+                if not isinstance(ev, dict):
+                    raise BachError(-errno.EBADMSG, "%s: line %d: not a JSON object"
+                                    % (path, i))
+                events.append(ev)
+            self._events = events
+        return self._events
+
+    @property
+    def labels(self):
+        """The capture's labels (the started event's), as a dict; {}
+        when it has none or the trace is not a capture."""
+        for ev in self.manifest or ():
+            if ev.get("event") == "started":
+                return dict(ev.get("labels") or {})
+        return {}
+
+    def marks(self):
+        """The capture's marks in trace order (by position, then line),
+        as dicts: the mark event's members (at, record, source, segment,
+        time, and text for a user's mark, rule, address, be, type for a
+        marker's), text None for a marker, and line (its line in the
+        manifest, from 1). [] when the trace is not a capture."""
+        out = []
+        for i, ev in enumerate(self.manifest or (), 1):
+            if ev.get("event") != "mark":
+                continue
+            m = dict(ev)
+            if m.get("source") == "marker":
+                m["text"] = None
+            else:
+                m.setdefault("text", None)
+            m.setdefault("record", 0)
+            m["line"] = i
+            out.append(m)
+        out.sort(key=lambda m: (m["at"], m["line"]))
+        return out
+
+    def between(self, a, b):
+        """Read only the records from the first mark matching a up to,
+        not including, the next mark after it matching b, as bach dump
+        --between A B does: a and b are a mark's text, or a number (an
+        int, or a string decimal or 0x hex) that a marker's record covers
+        (its quadword, that byte enabled), or an entry of marks() (that
+        very mark). Positions the trace there (its next read() or chunk
+        is the window's first record, and reading stops at its end) and
+        returns it: t.between(a, b).read(). ValueError when no mark
+        matches, naming the word."""
+        d = self._capture()
+        if d is None:
+            raise ValueError("between: needs one capture directory "
+                             "(its manifest holds the marks)")
+        marks = self.marks()
+        i = _find(marks, 0, a)
+        if i == len(marks):
+            raise ValueError("between: no mark matching %r in %s"
+                             % (_word(a), d))
+        j = _find(marks, i + 1, b)
+        if j == len(marks):
+            raise ValueError("between: no mark matching %r after %r "
+                             "(record %d) in %s"
+                             % (_word(b), _word(a), marks[i]["at"], d))
+        # retention removed the oldest segments: the trace starts later
+        segs, gone = {}, set()
+        for ev in self.manifest:
+            if ev.get("event") == "segment" and "name" in ev:
+                segs[ev["name"]] = ev.get("records", 0)
+            elif ev.get("event") == "retention" and ev.get("name") in segs:
+                gone.add(ev["name"])
+        base = sum(segs[n] for n in gone)
+        if marks[i]["at"] < base:
+            raise ValueError("between: mark %r (record %d) is in a segment "
+                             "retention removed from %s"
+                             % (_word(a), marks[i]["at"], d))
+        self._pending = None
+        self._check(lib.bach_reader_range(self._open(), marks[i]["at"] - base,
+                                          marks[j]["at"] - base))
+        return self
+
+    # ---- len() and repr ------------------------------------------------
+
+    def _files(self):
+        """The files read, in order (a capture's closed segments)."""
+        import os
+        out = []
+        for p in self._paths:
+            if p != "-" and os.path.isdir(p):
+                pp = ffi.new("char ***")
+                msg = ffi.new("char[]", 512)
+                n = lib.bach_capture_open(_path(p), pp, ffi.NULL, msg, 512)
+                if n < 0:
+                    raise BachError(n, ffi.string(msg).decode(errors="replace"))
+                try:
+                    for k in range(n):
+                        out.append(os.fsdecode(ffi.string(pp[0][k])))
+                        libc.free(pp[0][k])
+                finally:
+                    if pp[0] != ffi.NULL:
+                        libc.free(pp[0])
+            else:
+                out.append(p)
+        return out
+
+    def __len__(self):
+        """The trace's records, counted without reading them: a raw
+        file's size / 6, a blocked .byu.gz's .gzi index (or its members'
+        headers and trailers when the index is missing or stale), a
+        capture's segments likewise. TypeError when it cannot be known
+        so: standard input, a gzip file that is not blocked."""
+        import os
+        total = 0
+        for f in self._files():
+            if f == "-" or not os.path.isfile(f):
+                raise TypeError("len() of a trace read from %s: its "
+                                "records cannot be counted without "
+                                "reading them" % ("standard input"
+                                                  if f == "-" else f))
+            if not f.endswith(".gz"):
+                total += os.path.getsize(f) // 6
+                continue
+            size = ffi.new("uint64_t *")
+            msg = ffi.new("char[]", 512)
+            if lib.bach_index_size(_path(f), size, msg, 512) == 0:
+                total += size[0] // 6
+                continue
+            ix = ffi.new("struct bach_index *")
+            err = lib.bach_index_build(_path(f), ix, msg, 512)
+            if err == -errno.ENOTSUP:  # not blocked: no members to count
+                raise TypeError("len() of %s: a gzip file that is not "
+                                "blocked (no index): its records cannot "
+                                "be counted without reading them" % f)
+            if err < 0:
+                raise BachError(err, ffi.string(msg).decode(errors="replace"))
+            total += ix.uoff[ix.n] // 6
+            lib.bach_index_free(ix)
+        return total
+
+    def __repr__(self):
+        import os
+        d = self._capture()
+        if d is not None:
+            kind = "capture"
+        elif self._paths == ["-"]:
+            kind = "standard input"
+        elif all(p.endswith(".gz") for p in self._paths):
+            kind = ".byu.gz"
+        elif not any(p.endswith(".gz") or os.path.isdir(p)
+                     for p in self._paths):
+            kind = ".byu"
+        else:
+            kind = "traces"
+        try:
+            n = "%d records" % len(self)
+        except (TypeError, BachError):
+            n = "records unknown"
+        return "<bach.Trace %s (%s, %s%s%s)>" % (
+            " ".join(map(repr, self._paths)), kind, n,
+            ", timed" if self.timed else "",
+            ", closed" if self._r is None else "")
+
     def close(self):
+        if self._r is not None and self.timed and not self._clock_hz:
+            try:
+                self.clock_hz    # valid after close too
+            except BachError:
+                pass
         self._pending = None
         if self._r is not None:
             ffi.release(self._r)
@@ -269,6 +483,49 @@ class Trace:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _number(w):
+    """w as the tools read a number (lib/options.c): decimal without a
+    leading 0, or 0x hex; None when it is not one or above 32 bits."""
+    import re
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", w):
+        v = int(w, 16)
+    elif re.fullmatch(r"0|[1-9][0-9]*", w):
+        v = int(w)
+    else:
+        return None
+    return v if v <= 0xFFFFFFFF else None
+
+
+def _word(w):
+    return "line %d" % w["line"] if isinstance(w, dict) else str(w)
+
+
+def _find(marks, start, want):
+    """The index of the first of marks[start:] that want matches
+    (tools/bach/between.c: the text, or a marker covering that byte
+    address), len(marks) when none does."""
+    if isinstance(want, dict):
+        for i in range(start, len(marks)):
+            if marks[i]["line"] == want.get("line"):
+                return i
+        return len(marks)
+    if isinstance(want, int) and not isinstance(want, bool):
+        text, addr = None, want if 0 <= want <= 0xFFFFFFFF else None
+    else:
+        text = str(want)
+        addr = _number(text)
+    for i in range(start, len(marks)):
+        k = marks[i]
+        if text is not None and k["text"] == text:
+            return i
+        if addr is not None and k.get("source") == "marker":
+            be = int(k["be"], 16)
+            if (int(k["address"], 16) == addr & ~7
+                    and not (be >> (addr & 7)) & 1):
+                return i
+    return len(marks)
 
 
 def open(*paths, chunk=1 << 20, time=None):

@@ -36,6 +36,8 @@ struct bach_gap {
 	char cause[16];
 	char segment[64];
 };
+ssize_t bach_capture_open(const char *dir, char ***paths, size_t *nparts,
+			  char *msg, size_t len);
 ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
 			  char *msg, size_t len);
 
@@ -56,6 +58,16 @@ int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n);
 int bach_writer_close(struct bach_writer *w);
 void bach_writer_free(struct bach_writer *w);
 const char *bach_writer_strerror(const struct bach_writer *w);
+
+struct bach_index {
+	uint64_t n;
+	uint64_t *coff;
+	uint64_t *uoff;
+};
+int bach_index_build(const char *path, struct bach_index *ix, char *msg,
+		     size_t len);
+int bach_index_size(const char *path, uint64_t *size, char *msg, size_t len);
+void bach_index_free(struct bach_index *ix);
 
 void free(void *p);
 """

@@ -456,3 +456,177 @@ def test_untimed_segment_of_a_timed_capture(timed, tmp_path):
         bach.open(d2).read()
     assert "seg-000002.time.gz: missing: " in str(e.value)
     assert e.value.exit_status == 1
+
+
+# ---- marks, --between, labels, len(), repr (issue 21, point 10) ---------
+
+@pytest.fixture(scope="module")
+def marked(tmp_path_factory):
+    """A capture with in-band markers (the POST port, as
+    tests/cli/markers.sh makes them), labels, 1 MiB segments, and three
+    user marks written into its manifest out of trace order, two with
+    the same text (the first in trace order is the one that counts)."""
+    d = tmp_path_factory.mktemp("marked")
+    subprocess.run([BACH, "capture", "--driver", "fake",
+                    "--option", "records=300000", "--option", "seed=7",
+                    "--set", "marker=io:0x80", "--set", "marker_rate=1000000",
+                    "--set", "rotate_mb=1", "--label", "machine=p166",
+                    "--label", "run=7", "--output", str(d)],
+                   check=True, capture_output=True)
+    (cap,) = [p for p in d.iterdir() if p.is_dir()]
+    with (cap / "manifest.jsonl").open("a") as f:
+        for at, text in ((250000, "end"), (1000, "go"), (200000, "go")):
+            f.write('{"time":"2026-11-26T14:00:00.000Z","event":"mark",'
+                    '"segment":"seg-000001.byu.gz","at":%d,"record":%d,'
+                    '"source":"ctl","text":"%s"}\n' % (at, at, text))
+    return cap
+
+
+def between_cli(cap, a, b, tmp_path):
+    """The records bach convert --between A B writes, as bytes."""
+    out = tmp_path / ("w%d.byu" % len(list(tmp_path.iterdir())))
+    run("convert", "--between", a, b, cap, out)
+    return out.read_bytes()
+
+
+def test_marks_are_where_bach_finds_them(marked):
+    with bach.open(marked) as t:
+        marks = t.marks()
+    assert [m["text"] for m in marks if m["text"]] == ["go", "go", "end"]
+    markers = [m for m in marks if m["source"] == "marker"]
+    assert len(markers) > 10 and all(m["text"] is None for m in markers)
+    assert all("record" in m and "at" in m for m in marks)
+    assert [m["at"] for m in marks] == sorted(m["at"] for m in marks)
+    # each marker's position is where bach dump --between starts on its
+    # address, counted from the one before (csv keeps trace indexes)
+    for k in (markers[0], markers[5]):
+        csv = run("dump", "--format", "csv", "-n", 1, "--between",
+                  k["address"], k["address"], marked).decode()
+        first = csv.split("\n")[1].split(",")
+        assert int(first[0]) == markers[0]["at"]
+        assert int(first[1], 16) == int(k["address"], 16)
+    go = next(m for m in marks if m["text"] == "go")
+    csv = run("dump", "--format", "csv", "-n", 1, "--between", "go", "end",
+              marked).decode()
+    assert int(csv.split("\n")[1].split(",")[0]) == go["at"] == 1000
+
+
+def test_between_is_dump_between(marked, tmp_path):
+    marks = bach.open(marked).marks()
+    markers = [m for m in marks if m["source"] == "marker"]
+    addr = markers[0]["address"]
+    for a, b in (("go", "end"), ("go", "go"), (addr, addr), ("0x80", "end"),
+                 ("128", "0x80"), ("end", "0x80")):
+        try:
+            want = between_cli(marked, a, b, tmp_path)
+        except subprocess.CalledProcessError as e:
+            assert e.returncode == 2
+            with pytest.raises(ValueError, match="no mark matching"):
+                bach.open(marked).between(a, b)
+            continue
+        with bach.open(marked) as t:
+            got = t.between(a, b).read()
+            assert len(t.read()) == 0, "reading stops at the window's end"
+        assert got.tobytes() == want, (a, b)
+        assert len(got) > 0
+    # entries of marks(): that very mark (the second "go", not the first)
+    go2 = [m for m in marks if m["text"] == "go"][1]
+    end = next(m for m in marks if m["text"] == "end")
+    raw = bach.open(marked).read()
+    with bach.open(marked) as t:
+        got = t.between(go2, end).read()
+    assert np.array_equal(got, raw[go2["at"]:end["at"]])
+    # an int is an address, as the word is
+    with bach.open(marked) as t:
+        assert t.between(0x80, "end").read().tobytes() == \
+            between_cli(marked, "0x80", "end", tmp_path)
+        # and chunks stop at the window's end too
+        n = sum(len(c) for c in t.between("go", "end"))
+    assert n == 250000 - 1000
+    with pytest.raises(ValueError, match="no mark matching 'nowhere'"):
+        bach.open(marked).between("nowhere", "end")
+
+
+def test_labels_and_manifest(marked, traces):
+    with bach.open(marked) as t:
+        assert t.labels == {"machine": "p166", "run": "7"}
+        assert t.manifest[0]["event"] == "started"
+        assert t.manifest[-1]["event"] == "mark"
+        assert any(e["event"] == "ended" for e in t.manifest)
+    d, raw = traces
+    with bach.open(d / "a.byu") as t:
+        assert t.manifest is None and t.labels == {} and t.marks() == []
+        with pytest.raises(ValueError, match="capture directory"):
+            t.between("a", "b")
+
+
+def test_len_without_reading(traces, capture, tmp_path):
+    import gzip
+    d, raw = traces
+    assert len(bach.open(d / "a.byu")) == len(raw) == 100000
+    t = bach.open(d / "a.byu.gz")
+    assert len(t) == 100000 and t.tell() == 0
+    cap, craw = capture
+    assert len(bach.open(cap)) == len(craw)
+    # the manifest's segment events say as much
+    import json
+    segs = [json.loads(l) for l in open(cap / "manifest.jsonl")
+            if '"event":"segment"' in l]
+    assert len(bach.open(cap)) == sum(s["records"] for s in segs)
+    # a blocked file without its index: counted from its members
+    (tmp_path / "n.byu.gz").write_bytes((d / "a.byu.gz").read_bytes())
+    assert not (tmp_path / "n.byu.gz.gzi").exists()
+    assert len(bach.open(tmp_path / "n.byu.gz")) == 100000
+    assert len(bach.open(d / "a.byu", d / "a.byu.gz")) == 200000
+    # plain gzip, standard input: not countable without reading
+    (tmp_path / "p.byu.gz").write_bytes(
+        gzip.compress((d / "a.byu").read_bytes(), 1))
+    with pytest.raises(TypeError, match="p.byu.gz"):
+        len(bach.open(tmp_path / "p.byu.gz"))
+    code = ("import bach\n"
+            "try:\n    len(bach.open('-'))\n"
+            "except TypeError as e:\n    print(e)\n")
+    with open(d / "a.byu", "rb") as f:
+        p = python(code, stdin=f)
+    assert b"standard input" in p.stdout, p.stderr
+
+
+def test_repr(traces, capture):
+    d, raw = traces
+    r = repr(bach.open(d / "a.byu.gz"))
+    assert "a.byu.gz" in r and ".byu.gz" in r and "100000 records" in r
+    cap, craw = capture
+    t = bach.open(cap)
+    assert str(cap) in repr(t) and "capture" in repr(t) \
+        and "%d records" % len(craw) in repr(t)
+    t.close()
+    assert "closed" in repr(t)
+
+
+def test_clock_hz_from_open_to_after_close(timed):
+    t = bach.open(timed)
+    assert t.clock_hz == 66666666, "known before the first read"
+    want = dump_clocks("--range", "0:5", timed)
+    assert np.array_equal(t.read(5)["time"], want), "nothing lost to it"
+    assert t.tell() == 5
+    t.close()
+    assert t.clock_hz == 66666666, "and after close"
+    t = bach.open(timed)
+    t.close()
+    assert t.clock_hz == 66666666, "closed unread"
+
+
+def test_to_pandas_type_is_categorical(tmp_path):
+    pd = pytest.importorskip("pandas")
+    run("gen", "--records", 3000000, "--seed", 4, "-o", tmp_path / "m.byu")
+    raw = np.fromfile(tmp_path / "m.byu", dtype=bach.RECORD)
+    df = bach.open(tmp_path / "m.byu").to_pandas()
+    assert isinstance(df["type"].dtype, pd.CategoricalDtype)
+    assert list(df["type"].cat.categories) == list(dict.fromkeys(
+        bach.TYPE_NAMES))
+    assert (df["type"].astype(str).to_numpy()
+            == np.array(bach.TYPE_NAMES)[raw["control"] >> 4]).all()
+    obj = df["type"].astype(object)
+    cat_bytes = df["type"].memory_usage(deep=True)
+    # one byte a record, and well below strings
+    assert cat_bytes < 2 * len(df) < obj.memory_usage(deep=True) / 10
