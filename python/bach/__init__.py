@@ -306,11 +306,12 @@ class Trace:
                 try:
                     ev = json.loads(line)
                 except ValueError as e:
-                    raise BachError(-errno.EBADMSG, "%s: line %d: not JSON: %s"
-                                    % (path, i, e)) from None
-                if not isinstance(ev, dict):
-                    raise BachError(-errno.EBADMSG, "%s: line %d: not a JSON object"
-                                    % (path, i))
+                    raise BachError(-errno.EBADMSG, "%s: line %d: not JSON: "
+                                    "%s" % (path, i, e)) from None
+                if not (isinstance(ev, dict)
+                        and isinstance(ev.get("event"), str)):
+                    raise BachError(-errno.EBADMSG, "%s: line %d: not an event "
+                                    '(a JSON object with "event")' % (path, i))
                 events.append(ev)
             self._events = events
         return self._events
@@ -330,16 +331,33 @@ class Trace:
         time, and text for a user's mark, rule, address, be, type for a
         marker's), text None for a marker, and line (its line in the
         manifest, from 1). [] when the trace is not a capture."""
+        import os
         out = []
         for i, ev in enumerate(self.manifest or (), 1):
             if ev.get("event") != "mark":
                 continue
             m = dict(ev)
+            where = "%s: line %d: " % (
+                os.path.join(self._paths[0], "manifest.jsonl"), i)
+            # what lib/io/manifest_read.c refuses, refused alike
+            for key, what in (("at", "a record index"),
+                              ("record", "a count")):
+                v = m.setdefault(key, 0)
+                if type(v) is not int or v < 0:
+                    raise BachError(-errno.EBADMSG,
+                                    where + '"%s" is not %s' % (key, what))
             if m.get("source") == "marker":
                 m["text"] = None
-            else:
-                m.setdefault("text", None)
-            m.setdefault("record", 0)
+                try:
+                    ok = (int(m["address"], 16) <= 0xFFFFFFFF
+                          and int(m["be"], 16) <= 0xFF)
+                except (KeyError, TypeError, ValueError):
+                    ok = False
+                if not ok:
+                    raise BachError(-errno.EBADMSG, where + "marker event "
+                                    'without a proper "address" and "be"')
+            elif not isinstance(m.get("text"), str):
+                m["text"] = None
             m["line"] = i
             out.append(m)
         out.sort(key=lambda m: (m["at"], m["line"]))

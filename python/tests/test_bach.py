@@ -547,6 +547,43 @@ def test_between_is_dump_between(marked, tmp_path):
         bach.open(marked).between("nowhere", "end")
 
 
+def test_between_after_retention(marked, tmp_path):
+    # retention removed segment 1: positions are the capture's, the
+    # trace read starts at segment 2 (the CLI's rule, compared)
+    d = copy_capture(marked, tmp_path / "ret")
+    for f in d.glob("seg-000001.*"):
+        f.unlink()
+    with (d / "manifest.jsonl").open("a") as f:
+        f.write('{"time":"2026-11-26T14:00:01.000Z","event":"retention",'
+                '"name":"seg-000001.byu.gz","bytes":1,"reason":"keep_bytes"}\n')
+    want = between_cli(d, "end", "0x80", tmp_path)
+    with bach.open(d) as t:
+        assert t.between("end", "0x80").read().tobytes() == want
+    assert len(want) > 0
+    with pytest.raises(subprocess.CalledProcessError):
+        between_cli(d, "go", "end", tmp_path)
+    with pytest.raises(ValueError, match="retention removed"):
+        bach.open(d).between("go", "end")
+
+
+def test_damaged_mark_named(marked, tmp_path):
+    d = copy_capture(marked, tmp_path / "bad")
+    with (d / "manifest.jsonl").open("a") as f:
+        f.write('{"time":"2026-11-26T14:00:01.000Z","event":"mark",'
+                '"at":"soon","source":"ctl","text":"x"}\n')
+    n = len((d / "manifest.jsonl").read_text().split("\n")) - 1
+    with pytest.raises(bach.BachError) as e:
+        bach.open(d).marks()
+    # as bach dump --between words it
+    p = subprocess.run([BACH, "dump", "--between", "go", "end", d],
+                       capture_output=True)
+    assert p.returncode == 1
+    assert p.stderr.decode() == "bach dump: --between: %s\n" % e.value
+    assert str(e.value) == \
+        '%s/manifest.jsonl: line %d: "at" is not a record index' % (d, n)
+    assert e.value.exit_status == 1
+
+
 def test_labels_and_manifest(marked, traces):
     with bach.open(marked) as t:
         assert t.labels == {"machine": "p166", "run": "7"}
