@@ -458,7 +458,7 @@ def test_untimed_segment_of_a_timed_capture(timed, tmp_path):
     assert e.value.exit_status == 1
 
 
-# ---- marks, --between, labels, len(), repr (issue 21, point 10) ---------
+# ---- marks, --between, labels, len(), repr, clock_hz, Categorical type ----
 
 @pytest.fixture(scope="module")
 def marked(tmp_path_factory):
