@@ -16,6 +16,10 @@ struct bachd_config {
 	char control_group[64];
 	int log_level;
 	unsigned metrics_interval; /* seconds */
+	/* the metrics' instance_name label ("": $BACHD_INSTANCE's, if any) */
+	char instance_name[65];
+	/* label.KEY values copied into every metrics series: "KEY,..." */
+	char metrics_labels[256];
 };
 
 /* The [bachd] settings: what bachd_config_set() takes, and --help prints. */
