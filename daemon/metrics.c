@@ -85,6 +85,8 @@ void metrics_init(struct metrics *m, const struct bachd_config *c)
 	memset(m, 0, sizeof(*m));
 	snprintf(m->path, sizeof(m->path), "%s", c->cap.metrics_file);
 	m->interval = c->metrics_interval ? c->metrics_interval : 1;
+	m->min_free_bytes = c->cap.min_free_bytes;
+	m->min_free_pct = c->cap.min_free_pct;
 	o = (struct out){ m->labels, sizeof(m->labels), 0, "" };
 	if (c->instance_name[0])
 		label_pair(&o, "instance_name", c->instance_name);
@@ -177,10 +179,11 @@ static const struct {
 	  CS(retention_over_bytes) },
 };
 
-size_t metrics_format(char *buf, size_t cap, const char *labels,
+size_t metrics_format(char *buf, size_t cap, const struct metrics *m,
 		      const struct metrics_state *s)
 {
 	const struct capture_status *st = s->st;
+	const char *labels = m->labels;
 	struct out o = { buf, cap, 0, labels };
 	char more[64];
 	struct statvfs fs;
@@ -204,6 +207,12 @@ size_t metrics_format(char *buf, size_t cap, const char *labels,
 		metric(&o, "bach_output_size_bytes", "gauge",
 		       "Size of the output directory's filesystem, bytes.",
 		       U(fs.f_blocks) * fs.f_frsize);
+		/* the disk guard's floor as it reckons it (diskguard.c) */
+		metric(&o, "bach_output_min_free_bytes", "gauge",
+		       "min_free in bytes: the free space below which the disk guard closes the segment (0: no floor).",
+		       m->min_free_pct ? U(fs.f_blocks) * fs.f_frsize / 100 *
+						 m->min_free_pct
+				       : U(m->min_free_bytes));
 	}
 	if (!st || !st->start_unix_ns)
 		goto out;
@@ -303,7 +312,7 @@ int metrics_write(struct metrics *m, const struct metrics_state *s)
 		err = -ENOMEM;
 		goto out;
 	}
-	n = metrics_format(buf, cap, m->labels, s);
+	n = metrics_format(buf, cap, m, s);
 	m->due = mono() + m->interval;
 	/* ".NAME.tmp" beside it: the textfile collector reads only *.prom */
 	base = base ? base + 1 : m->path;

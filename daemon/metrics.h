@@ -12,16 +12,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "session.h"
 
 struct metrics {
-	char path[4096];   /* "": no metrics */
-	unsigned interval; /* seconds between writes */
-	double due;	   /* monotonic seconds of the next write */
-	int err;	   /* the last write's -errno, logged once */
-	char why[4200];	   /* ... in words (metrics_strerror) */
+	char path[4096];	 /* "": no metrics */
+	unsigned interval;	 /* seconds between writes */
+	double due;		 /* monotonic seconds of the next write */
+	int err;		 /* the last write's -errno, logged once */
+	char why[4200];		 /* ... in words (metrics_strerror) */
+	uint64_t min_free_bytes; /* the disk guard's floor, or ... */
+	unsigned min_free_pct;	 /* ... this % of the filesystem */
 	/* every series' labels, escaped: instance_name, metrics_labels */
 	char labels[CAPTURE_MAX_LABELS *
 			    (CAPTURE_LABEL_KEY + 3 * CAPTURE_LABEL_VALUE) +
@@ -54,10 +57,10 @@ const char *metrics_strerror(const struct metrics *m);
  */
 int metrics_update(struct metrics *m, const struct metrics_state *s);
 /*
- * The file's text into buf, labels (escaped, "" for none) on every series;
- * returns its length (cap - 1 when cut).
+ * The file's text into buf, m's labels on every series; returns its
+ * length (cap - 1 when cut).
  */
-size_t metrics_format(char *buf, size_t cap, const char *labels,
+size_t metrics_format(char *buf, size_t cap, const struct metrics *m,
 		      const struct metrics_state *s);
 /* True when the interval has passed since the last write (or none yet). */
 bool metrics_due(struct metrics *m);

@@ -263,6 +263,7 @@ done
 hostile=$(printf 'b"2\\x\ny\377z')
 BACHD_INSTANCE=lab1 "$BACH" capture --driver fake --option records=30000 --output "$T/caps5" \
 	--label room="$hostile" --label rack=r7 --label other=no --set metrics_labels=room,rack \
+	--set min_free=1k \
 	--set metrics_file="$T/l.prom" 2> "$T/log5" || fail "labelled capture: $(cat "$T/log5")"
 promtool check metrics < "$T/l.prom" > "$T/promtool" 2>&1 ||
 	fail "promtool rejects escaped labels: $(cat "$T/promtool")"
@@ -275,8 +276,14 @@ grep -qF "bach_build_info{$L,version=" "$T/l.prom" || fail "build info: $(grep '
 [ "$(grep -v '^#' "$T/l.prom" | grep -vcF "{$L")" -eq 0 ] ||
 	fail "series without the labels: $(grep -v '^#' "$T/l.prom" | grep -vF "{$L")"
 grep -qxF "bach_records_written_total{$L} 30000" "$T/l.prom" || fail "written, labelled"
+grep -qxF "bach_output_min_free_bytes{$L} 1000" "$T/l.prom" || fail "min_free=1k: $(grep min_free "$T/l.prom")"
 # instance_name in the configuration wins over the environment's
 BACHD_INSTANCE=lab1 "$BACH" capture --driver fake --option records=1000 --output "$T/caps5" \
-	--set instance_name=lab2 --set metrics_file="$T/l2.prom" 2> "$T/log5" || fail "$(cat "$T/log5")"
+	--set instance_name=lab2 --set metrics_file="$T/l2.prom" --set min_free=3% 2> "$T/log5" ||
+	fail "$(cat "$T/log5")"
 grep -qx 'bach_up{instance_name="lab2"} 0' "$T/l2.prom" || fail "instance_name: $(grep '^bach_up' "$T/l2.prom")"
+# a percentage floor in bytes, as the disk guard reckons it
+[ "$(int 'bach_output_min_free_bytes{instance_name="lab2"}' "$T/l2.prom")" -eq \
+	$(($(int 'bach_output_size_bytes{instance_name="lab2"}' "$T/l2.prom") / 100 * 3)) ] ||
+	fail "min_free=3%: $(grep -e min_free -e size_bytes "$T/l2.prom")"
 echo ok
