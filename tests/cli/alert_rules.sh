@@ -17,7 +17,7 @@ for a in BachRecordsLost BachDiskBelowMinFree BachStalling BachdNotUp BachdMetri
 	grep -q "\`$a\`" "$TOP/docs/service.md" || fail "docs/service.md does not say what $a is"
 done
 grep -o 'bach_[a-z_]*' "$D/bach.rules.yml" | sort -u | while read -r m; do
-	grep -q "\`$m[\`{,]" "$TOP/docs/bachd.md" || grep -q "\`[a-z_]*, \`$m\`" "$TOP/docs/bachd.md" ||
+	grep -q "\`${m}[\`{]" "$TOP/docs/bachd.md" ||
 		fail "the rules use $m, which docs/bachd.md section 8 does not list"
 	grep -q "\"$m\"" "$TOP/daemon/metrics.c" || fail "the rules use $m, which bachd does not write"
 done
