@@ -345,14 +345,9 @@ static int check_config(struct bachd_config *c, const char *prog)
 		return EXIT_USAGE;
 	}
 	for (const char *p = c->metrics_labels; *p; p += *p == ',') {
-		size_t len = strcspn(p, ","), i;
+		size_t len = strcspn(p, ",");
 
-		for (i = 0; i < c->cap.nlabels &&
-			    (strlen(c->cap.labels[i].key) != len ||
-			     strncmp(c->cap.labels[i].key, p, len));
-		     i++)
-			;
-		if (i == c->cap.nlabels) {
+		if (!bachd_config_label(c, p, len)) {
 			say(prog,
 			    "metrics_labels: no label.%.*s (or --label %.*s=VALUE) to copy",
 			    (int)len, p, (int)len, p);

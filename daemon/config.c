@@ -512,6 +512,16 @@ int bachd_config_set(struct bachd_config *c, const char *key, const char *v,
 	return err ? -EINVAL : 0;
 }
 
+const struct capture_label *bachd_config_label(const struct bachd_config *c,
+					       const char *key, size_t len)
+{
+	for (size_t i = 0; i < c->cap.nlabels; i++)
+		if (strlen(c->cap.labels[i].key) == len &&
+		    !strncmp(c->cap.labels[i].key, key, len))
+			return &c->cap.labels[i];
+	return NULL;
+}
+
 /* a configuration is a few KiB: anything larger is not one */
 #define CONFIG_MAX_BYTES (1u << 20)
 

@@ -44,4 +44,8 @@ int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
 int bachd_config_set(struct bachd_config *c, const char *key, const char *value,
 		     char *msg, size_t msglen);
 
+/* The label.KEY of the len bytes at key (a metrics_labels item), or NULL. */
+const struct capture_label *bachd_config_label(const struct bachd_config *c,
+					       const char *key, size_t len);
+
 #endif

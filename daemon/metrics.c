@@ -93,12 +93,10 @@ void metrics_init(struct metrics *m, const struct bachd_config *c)
 	/* each key has its label (bachd_parse_args() checked) */
 	for (const char *p = c->metrics_labels; *p; p += *p == ',') {
 		size_t len = strcspn(p, ",");
+		const struct capture_label *l = bachd_config_label(c, p, len);
 
-		for (size_t i = 0; i < c->cap.nlabels; i++)
-			if (strlen(c->cap.labels[i].key) == len &&
-			    !strncmp(c->cap.labels[i].key, p, len))
-				label_pair(&o, c->cap.labels[i].key,
-					   c->cap.labels[i].value);
+		if (l)
+			label_pair(&o, l->key, l->value);
 		p += len;
 	}
 }
