@@ -314,8 +314,11 @@ static int parse_options(struct bachd_config *c, struct bachd_args *a, int argc,
 }
 
 /* The configuration as a whole: what no single setting can say. */
-static int check_config(const struct bachd_config *c, const char *prog)
+static int check_config(struct bachd_config *c, const char *prog)
 {
+	const char *env = getenv("BACHD_INSTANCE");
+	char msg[512];
+
 	if (!c->cap.driver[0] || !c->cap.output[0]) {
 		say(prog, "%s (or %s in the configuration file)",
 		    !c->cap.driver[0] ? "no source: --driver NAME"
@@ -334,6 +337,23 @@ static int check_config(const struct bachd_config *c, const char *prog)
 	if (!bach_driver_find(c->cap.driver)) {
 		say(prog, "no driver '%s' (--list-drivers)", c->cap.driver);
 		return EXIT_USAGE;
+	}
+	/* bachd@NAME.service's NAME, unless instance_name names another */
+	if (!c->instance_name[0] && env &&
+	    bachd_config_set(c, "instance_name", env, msg, sizeof(msg))) {
+		say(prog, "BACHD_INSTANCE (for instance_name): %s", msg);
+		return EXIT_USAGE;
+	}
+	for (const char *p = c->metrics_labels; *p; p += *p == ',') {
+		size_t len = strcspn(p, ",");
+
+		if (!bachd_config_label(c, p, len)) {
+			say(prog,
+			    "metrics_labels: no label.%.*s (or --label %.*s=VALUE) to copy",
+			    (int)len, p, (int)len, p);
+			return EXIT_USAGE;
+		}
+		p += len;
 	}
 	return check_driver_options(c, prog);
 }

@@ -389,8 +389,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* a metrics file that cannot be written is a configuration error */
-	metrics_init(&d.metrics, d.cfg.cap.metrics_file,
-		     d.cfg.metrics_interval);
+	metrics_init(&d.metrics, &d.cfg);
 	if (d.cfg.cap.metrics_file[0] && (ret = metrics_now(&d, false))) {
 		log_err("metrics_file %s: %s", d.cfg.cap.metrics_file,
 			metrics_strerror(&d.metrics));

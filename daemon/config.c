@@ -186,6 +186,43 @@ static int show_marker(const void *obj, char *buf, size_t cap)
 	return BACH_JSON_LIST;
 }
 
+/*
+ * metrics_labels: a comma list of label keys, each a Prometheus label name
+ * ([A-Za-z_][A-Za-z0-9_]*, not __...) that none of the metrics' own labels
+ * uses; that each has its label.KEY is checked once all is read.
+ */
+static int parse_metrics_labels(const char *text, struct bach_optval *v,
+				char *msg, size_t cap)
+{
+	static const char *const taken[] = { "instance_name", "cause",
+					     "version", "gateware", "driver" };
+	static const char first[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
+
+	(void)v;
+	snprintf(
+		msg, cap,
+		"want label keys, comma-separated, each a Prometheus label name (a letter or _, then letters, digits or _; not __...) other than instance_name, cause, version, gateware and driver");
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, ",");
+
+		if (!len || !strchr(first, *p) || !strncmp(p, "__", 2) ||
+		    strspn(p,
+			   "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_") <
+			    len)
+			return -EINVAL;
+		for (size_t i = 0; i < sizeof(taken) / sizeof(*taken); i++)
+			if (strlen(taken[i]) == len &&
+			    !strncmp(p, taken[i], len))
+				return -EINVAL;
+		p += len;
+		/* a comma ends no list */
+		if (*p == ',' && !*++p)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 /* in the order of levels[] */
 static const char *const log_levels[] = { "debug", "info", "notice", "warning",
 					  NULL };
@@ -342,6 +379,20 @@ const struct bach_optdesc bachd_settings[] = {
 	  .def = "15",
 	  .help = "seconds between two writes of metrics_file",
 	  BACH_OPT_AT(struct bachd_config, metrics_interval) },
+	{ .key = "instance_name",
+	  .type = BACH_OPT_STRING,
+	  .arg = "NAME",
+	  .def_help =
+		  "none: $BACHD_INSTANCE, which bachd@NAME.service sets to NAME",
+	  .help = "the instance_name label of every series in metrics_file, so that several bachd's metrics differ",
+	  BACH_OPT_AT(struct bachd_config, instance_name) },
+	{ .key = "metrics_labels",
+	  .type = BACH_OPT_STRING,
+	  .arg = "KEY,...",
+	  .parse = parse_metrics_labels,
+	  .def_help = "none",
+	  .help = "label.KEY settings whose values become labels KEY of every series in metrics_file",
+	  BACH_OPT_AT(struct bachd_config, metrics_labels) },
 	{ .key = "min_free",
 	  .type = BACH_OPT_CUSTOM,
 	  .arg = "BYTES|N%",
@@ -459,6 +510,16 @@ int bachd_config_set(struct bachd_config *c, const char *key, const char *v,
 			 bach_escape_ctl(esc, sizeof(esc), key), keys);
 	}
 	return err ? -EINVAL : 0;
+}
+
+const struct capture_label *bachd_config_label(const struct bachd_config *c,
+					       const char *key, size_t len)
+{
+	for (size_t i = 0; i < c->cap.nlabels; i++)
+		if (strlen(c->cap.labels[i].key) == len &&
+		    !strncmp(c->cap.labels[i].key, key, len))
+			return &c->cap.labels[i];
+	return NULL;
 }
 
 /* a configuration is a few KiB: anything larger is not one */

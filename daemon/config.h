@@ -16,6 +16,10 @@ struct bachd_config {
 	char control_group[64];
 	int log_level;
 	unsigned metrics_interval; /* seconds */
+	/* the metrics' instance_name label ("": $BACHD_INSTANCE's, if any) */
+	char instance_name[65];
+	/* label.KEY values copied into every metrics series: "KEY,..." */
+	char metrics_labels[256];
 };
 
 /* The [bachd] settings: what bachd_config_set() takes, and --help prints. */
@@ -39,5 +43,9 @@ int bachd_config_load(struct bachd_config *c, const char *file, char *msg,
  */
 int bachd_config_set(struct bachd_config *c, const char *key, const char *value,
 		     char *msg, size_t msglen);
+
+/* The label.KEY of the len bytes at key (a metrics_labels item), or NULL. */
+const struct capture_label *bachd_config_label(const struct bachd_config *c,
+					       const char *key, size_t len);
 
 #endif

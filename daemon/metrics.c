@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 
 #include "lib/bus/frame.h"
 #include "lib/io/outfile.h"
+#include "lib/options.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -26,21 +28,10 @@ static double mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void metrics_init(struct metrics *m, const char *path, unsigned interval)
-{
-	memset(m, 0, sizeof(*m));
-	snprintf(m->path, sizeof(m->path), "%s", path);
-	m->interval = interval ? interval : 1;
-}
-
-bool metrics_due(struct metrics *m)
-{
-	return m->path[0] && mono() >= m->due;
-}
-
 struct out {
 	char *buf;
 	size_t cap, n;
+	const char *lab; /* the labels of every series, escaped, or "" */
 };
 
 __attribute__((format(printf, 2, 3))) static void put(struct out *o,
@@ -57,6 +48,64 @@ __attribute__((format(printf, 2, 3))) static void put(struct out *o,
 	o->n = k < 0 ? o->cap : o->n + (size_t)k;
 }
 
+/*
+ * A label value as the text format wants it: backslash, double quote and
+ * newline escaped, and a byte that is not well-formed UTF-8 (which
+ * Prometheus refuses) as U+FFFD.
+ */
+static void label(struct out *o, const char *s)
+{
+	while (*s) {
+		size_t k = bach_utf8_len(s);
+
+		if (!k)
+			put(o, "\xef\xbf\xbd");
+		else if (*s == '\\' || *s == '"')
+			put(o, "\\%c", *s);
+		else if (*s == '\n')
+			put(o, "\\n");
+		else
+			put(o, "%.*s", (int)k, s);
+		s += k ? k : 1;
+	}
+}
+
+/* KEY="VALUE", escaped, after a comma unless it is the first */
+static void label_pair(struct out *o, const char *key, const char *value)
+{
+	put(o, "%s%s=\"", o->n ? "," : "", key);
+	label(o, value);
+	put(o, "\"");
+}
+
+void metrics_init(struct metrics *m, const struct bachd_config *c)
+{
+	struct out o;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(m->path, sizeof(m->path), "%s", c->cap.metrics_file);
+	m->interval = c->metrics_interval ? c->metrics_interval : 1;
+	m->min_free_bytes = c->cap.min_free_bytes;
+	m->min_free_pct = c->cap.min_free_pct;
+	o = (struct out){ m->labels, sizeof(m->labels), 0, "" };
+	if (c->instance_name[0])
+		label_pair(&o, "instance_name", c->instance_name);
+	/* each key has its label (bachd_parse_args() checked) */
+	for (const char *p = c->metrics_labels; *p; p += *p == ',') {
+		size_t len = strcspn(p, ",");
+		const struct capture_label *l = bachd_config_label(c, p, len);
+
+		if (l)
+			label_pair(&o, l->key, l->value);
+		p += len;
+	}
+}
+
+bool metrics_due(struct metrics *m)
+{
+	return m->path[0] && mono() >= m->due;
+}
+
 /* HELP and TYPE of one metric family */
 static void family(struct out *o, const char *name, const char *type,
 		   const char *help)
@@ -64,36 +113,30 @@ static void family(struct out *o, const char *name, const char *type,
 	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A series' name and labels: every series' (o->lab), then more's. */
+static void series(struct out *o, const char *name, const char *more)
+{
+	bool any = o->lab[0] || more;
+
+	put(o, "%s%s%s%s%s%s", name, any ? "{" : "", o->lab,
+	    o->lab[0] && more ? "," : "", more ? more : "", any ? "}" : "");
+}
+
 static void metric(struct out *o, const char *name, const char *type,
 		   const char *help, unsigned long long v)
 {
 	family(o, name, type, help);
-	put(o, "%s %llu\n", name, v);
+	series(o, name, NULL);
+	put(o, " %llu\n", v);
 }
 
-/* One unlabelled sample of a real value. */
+/* One sample of a real value. */
 static void metric_f(struct out *o, const char *name, const char *type,
 		     const char *help, double v)
 {
 	family(o, name, type, help);
-	put(o, "%s %.6f\n", name, v);
-}
-
-/* A label value: backslash, double quote and newline escaped. */
-static const char *label(char *dst, size_t cap, const char *s)
-{
-	size_t n = 0;
-
-	for (; *s && n + 3 < cap; s++) {
-		if (*s == '\\' || *s == '"' || *s == '\n') {
-			dst[n++] = '\\';
-			dst[n++] = *s == '\n' ? 'n' : *s;
-		} else {
-			dst[n++] = *s;
-		}
-	}
-	dst[n] = 0;
-	return dst;
+	series(o, name, NULL);
+	put(o, " %.6f\n", v);
 }
 
 #define CS(m) offsetof(struct capture_status, m)
@@ -134,11 +177,13 @@ static const struct {
 	  CS(retention_over_bytes) },
 };
 
-size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
+size_t metrics_format(char *buf, size_t cap, const struct metrics *m,
+		      const struct metrics_state *s)
 {
 	const struct capture_status *st = s->st;
-	struct out o = { buf, cap, 0 };
-	char v[64], g[80], d[160];
+	const char *labels = m->labels;
+	struct out o = { buf, cap, 0, labels };
+	char more[64];
 	struct statvfs fs;
 
 	metric(&o, "bach_up", "gauge",
@@ -146,11 +191,13 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 	       s->up);
 	family(&o, "bach_build_info", "gauge",
 	       "bach's version, and the capture device's gateware version (empty when the driver has none).");
-	put(&o,
-	    "bach_build_info{version=\"%s\",gateware=\"%s\",driver=\"%s\"} 1\n",
-	    label(v, sizeof(v), BACH_VERSION),
-	    label(g, sizeof(g), st ? st->gateware : ""),
-	    label(d, sizeof(d), st ? st->driver : ""));
+	put(&o, "bach_build_info{%s%sversion=\"", labels, labels[0] ? "," : "");
+	label(&o, BACH_VERSION);
+	put(&o, "\",gateware=\"");
+	label(&o, st ? st->gateware : "");
+	put(&o, "\",driver=\"");
+	label(&o, st ? st->driver : "");
+	put(&o, "\"} 1\n");
 	if (s->output && s->output[0] && statvfs(s->output, &fs) == 0) {
 		metric(&o, "bach_output_free_bytes", "gauge",
 		       "Bytes available to bachd on the output directory's filesystem.",
@@ -158,6 +205,12 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 		metric(&o, "bach_output_size_bytes", "gauge",
 		       "Size of the output directory's filesystem, bytes.",
 		       U(fs.f_blocks) * fs.f_frsize);
+		/* the disk guard's floor as it reckons it (diskguard.c) */
+		metric(&o, "bach_output_min_free_bytes", "gauge",
+		       "min_free in bytes: the free space below which the disk guard closes the segment (0: no floor).",
+		       m->min_free_pct ? U(fs.f_blocks) * fs.f_frsize / 100 *
+						 m->min_free_pct
+				       : U(m->min_free_bytes));
 	}
 	if (!st || !st->start_unix_ns)
 		goto out;
@@ -172,10 +225,12 @@ size_t metrics_format(char *buf, size_t cap, const struct metrics_state *s)
 		       *(const uint64_t *)((const char *)st + totals[i].off));
 	family(&o, "bach_records_lost_total", "counter",
 	       "Records lost, by cause (the manifest's gap causes).");
-	for (int i = 0; i < BACH_GAP_NCAUSES; i++)
-		put(&o, "bach_records_lost_total{cause=\"%s\"} %llu\n",
-		    bach_gap_cause_name((enum bach_gap_cause)i),
-		    U(st->lost_by[i]));
+	for (int i = 0; i < BACH_GAP_NCAUSES; i++) {
+		snprintf(more, sizeof(more), "cause=\"%s\"",
+			 bach_gap_cause_name((enum bach_gap_cause)i));
+		series(&o, "bach_records_lost_total", more);
+		put(&o, " %llu\n", U(st->lost_by[i]));
+	}
 	metric(&o, "bach_records_in_flight", "gauge",
 	       "Records produced but neither written nor lost yet (in the ring or being compressed).",
 	       st->produced > st->written + st->lost
@@ -241,14 +296,21 @@ static int write_all(int fd, const char *buf, size_t n)
 
 int metrics_write(struct metrics *m, const struct metrics_state *s)
 {
-	char buf[8192], tmp[sizeof(m->path) + 16];
+	/* some 40 series, each with the labels */
+	size_t cap = 8192 + 64 * strlen(m->labels), n;
+	char tmp[sizeof(m->path) + 16], *buf;
 	const char *base = strrchr(m->path, '/');
-	size_t n = metrics_format(buf, sizeof(buf), s);
 	unsigned what = 0;
 	int fd, err;
 
 	if (!m->path[0])
 		return 0;
+	buf = malloc(cap);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	n = metrics_format(buf, cap, m, s);
 	m->due = mono() + m->interval;
 	/* ".NAME.tmp" beside it: the textfile collector reads only *.prom */
 	base = base ? base + 1 : m->path;
@@ -260,6 +322,7 @@ int metrics_write(struct metrics *m, const struct metrics_state *s)
 		snprintf(m->why, sizeof(m->why),
 			 "%s is %s, not a regular file: not written", tmp,
 			 bach_file_type(what));
+		free(buf);
 		return fd;
 	}
 	if (fd < 0) {
@@ -267,6 +330,8 @@ int metrics_write(struct metrics *m, const struct metrics_state *s)
 		goto out;
 	}
 	err = write_all(fd, buf, n);
+	free(buf);
+	buf = NULL;
 	if (close(fd) < 0 && !err)
 		err = -errno;
 	if (!err && rename(tmp, m->path) < 0)
@@ -274,6 +339,7 @@ int metrics_write(struct metrics *m, const struct metrics_state *s)
 	if (err)
 		unlink(tmp);
 out:
+	free(buf);
 	if (err)
 		snprintf(m->why, sizeof(m->why), "%s", strerror(-err));
 	return err;

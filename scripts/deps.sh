@@ -25,7 +25,10 @@ set -eu
 # the logic-analyzer path: libsigrok (drivers/sigrok, bach decode), libzip
 # (checks a .sr session's members, which libsigrok reads unchecked) and
 # sigrok-cli (tests and reference figures in make bench).
-# monitoring: prometheus (promtool checks bachd's metrics file in the tests).
+# monitoring: prometheus (promtool checks bachd's metrics file and the
+# alerting rules in the tests; tests/cli/prometheus.sh runs its server) and
+# prometheus-node-exporter (its textfile collector reads the metrics files
+# there).
 # tabix: htslib's bgzip, the independent reader of our .gzi indexes in the
 # tests. python3-cffi, python3-numpy, python3-pytest: the Python module
 # (python/bach) over libbach.so and its tests; python3-pandas: its
@@ -39,7 +42,7 @@ libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
 fpga-icestorm z3
 libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
-prometheus
+prometheus prometheus-node-exporter
 python3 libcairo2-dev chromium
 tabix python3-cffi python3-numpy python3-pytest python3-pandas
 scdoc groff-base man-db"

@@ -246,4 +246,44 @@ for k in produced written; do
 done
 [ "$(int 'bach_records_lost_total{cause="frames"}' "$T/c.prom")" -eq "$(ended "$C3" lost)" ] ||
 	fail "bach capture: lost to frames differs from the manifest"
+# -- instance_name and metrics_labels: every series its instance's ---------
+# (two instances wrote the same series, bach_up 1, which node_exporter's
+# textfile collector refuses); label values escaped as the text format
+# wants: a hostile one still passes promtool, and reads back as given
+mkdir "$T/caps5"
+expect_status 2 "$BACH" capture --driver fake --option records=1000 --output "$T/caps5" \
+	--set metrics_labels=room --set metrics_file="$T/l.prom"
+expect_err "metrics_labels: no label.room"
+for bad in a.b 9a __a cause room, ,room 'a b'; do
+	expect_status 2 "$BACHD" --driver fake --output "$T/caps5" --label room=x \
+		--set metrics_labels="$bad" --check-config
+	expect_err "metrics_labels: want label keys"
+done
+[ "$(ncaps "$T/caps5")" -eq 0 ] || fail "a refused start made a capture"
+hostile=$(printf 'b"2\\x\ny\377z')
+BACHD_INSTANCE=lab1 "$BACH" capture --driver fake --option records=30000 --output "$T/caps5" \
+	--label room="$hostile" --label rack=r7 --label other=no --set metrics_labels=room,rack \
+	--set min_free=1k \
+	--set metrics_file="$T/l.prom" 2> "$T/log5" || fail "labelled capture: $(cat "$T/log5")"
+promtool check metrics < "$T/l.prom" > "$T/promtool" 2>&1 ||
+	fail "promtool rejects escaped labels: $(cat "$T/promtool")"
+# (the file's bytes: \" \\ \n escaped, the stray byte \377 as U+FFFD)
+L=$(printf 'instance_name="lab1",room="b\\"2\\\\x\\ny\357\277\275z",rack="r7"')
+grep -qxF "bach_up{$L} 0" "$T/l.prom" || fail "bach_up: $(grep '^bach_up' "$T/l.prom")"
+grep -qxF "bach_records_lost_total{$L,cause=\"ring\"} 0" "$T/l.prom" ||
+	fail "lost: $(grep '^bach_records_lost_total' "$T/l.prom")"
+grep -qF "bach_build_info{$L,version=" "$T/l.prom" || fail "build info: $(grep '^bach_build_info' "$T/l.prom")"
+[ "$(grep -v '^#' "$T/l.prom" | grep -vcF "{$L")" -eq 0 ] ||
+	fail "series without the labels: $(grep -v '^#' "$T/l.prom" | grep -vF "{$L")"
+grep -qxF "bach_records_written_total{$L} 30000" "$T/l.prom" || fail "written, labelled"
+grep -qxF "bach_output_min_free_bytes{$L} 1000" "$T/l.prom" || fail "min_free=1k: $(grep min_free "$T/l.prom")"
+# instance_name in the configuration wins over the environment's
+BACHD_INSTANCE=lab1 "$BACH" capture --driver fake --option records=1000 --output "$T/caps5" \
+	--set instance_name=lab2 --set metrics_file="$T/l2.prom" --set min_free=3% 2> "$T/log5" ||
+	fail "$(cat "$T/log5")"
+grep -qx 'bach_up{instance_name="lab2"} 0' "$T/l2.prom" || fail "instance_name: $(grep '^bach_up' "$T/l2.prom")"
+# a percentage floor in bytes, as the disk guard reckons it
+[ "$(int 'bach_output_min_free_bytes{instance_name="lab2"}' "$T/l2.prom")" -eq \
+	$(($(int 'bach_output_size_bytes{instance_name="lab2"}' "$T/l2.prom") / 100 * 3)) ] ||
+	fail "min_free=3%: $(grep -e min_free -e size_bytes "$T/l2.prom")"
 echo ok

@@ -70,14 +70,16 @@ for u in "$UNIT" "$TMPL"; do
 	grep -qx 'OnFailure=bach-failure@%n.service' "$u" || fail "$u: no OnFailure="
 done
 # the template is the plain unit but for the instance's own config,
-# socket, runtime and state directories (and comments)
+# socket, runtime and state directories, its name for the metrics (and
+# comments)
 strip() { grep -v -e '^#' -e '^Description=' -e '^ExecStart=' -e '^StateDirectory=' \
-	-e '^RuntimeDirectory=' "$1"; }
+	-e '^RuntimeDirectory=' -e '^Environment=BACHD_INSTANCE=' "$1"; }
 strip "$UNIT" > "$T/plain.cmp"
 strip "$TMPL" > "$T/tmpl.cmp"
 cmp -s "$T/plain.cmp" "$T/tmpl.cmp" ||
 	fail "bachd@.service drifted from bachd.service: $(diff "$T/plain.cmp" "$T/tmpl.cmp")"
 grep -qx 'RuntimeDirectory=bach-%i' "$TMPL" || fail "template runtime directory"
+grep -qx 'Environment=BACHD_INSTANCE=%i' "$TMPL" || fail "template: no BACHD_INSTANCE (instance_name)"
 grep -qx 'StateDirectory=bach bach/%i bach/metrics' "$TMPL" || fail "template state directories"
 cmp -s "$TOP/systemd/bachd.conf.example" "$R/etc/bach/bachd.conf.example" ||
 	fail "example config differs"
@@ -208,7 +210,7 @@ if [ -w /run ] && mkdir "/run/bach-$I1" "/run/bach-$I2" 2> /dev/null; then
 			"$EX" > "$T/$i.conf"
 		# shellcheck disable=SC2086
 		set -- $(echo "$exec_args" | sed "s|%i|$i|g; s|/etc/bach/|$T/|")
-		"$BACHD" "$@" 2> "$T/$i.log" &
+		BACHD_INSTANCE=$i "$BACHD" "$@" 2> "$T/$i.log" &
 		IPIDS="$IPIDS $!"
 		eval "pid_$i=\$!"
 	done
@@ -221,6 +223,9 @@ if [ -w /run ] && mkdir "/run/bach-$I1" "/run/bach-$I2" 2> /dev/null; then
 		done
 		grep -q "\"capture\":\"$T/$i/2" "$T/$i.st" ||
 			fail "instance $i does not capture into its own output: $(cat "$T/$i.st")"
+		# its metrics are its own series (node_exporter refuses the same twice)
+		grep -q "^bach_records_written_total{instance_name=\"$i\"} " "$T/$i.prom" ||
+			fail "instance $i's metrics lack instance_name: $(grep written_total "$T/$i.prom")"
 	done
 	eval "kill -TERM \$pid_$I1; wait \$pid_$I1" || fail "instance $I1 did not stop cleanly"
 	[ ! -e "/run/bach-$I1/bachd.sock" ] || fail "instance $I1 left its socket"

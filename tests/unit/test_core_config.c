@@ -40,6 +40,9 @@ static const struct {
 	{ "keep_bytes", "1.5G" },
 	{ "min_free", "9223372036854775807" },
 	{ "output", "/a \"b\"" },
+	{ "metrics_labels", "room" },
+	{ "metrics_labels", "room,_rack2" },
+	{ "instance_name", "lab \"1\"" },
 };
 
 static struct bachd_config *defaults(void)
@@ -162,7 +165,9 @@ static void set_and_show_are_inverses(void **state)
 			break;
 		case BACH_OPT_STRING:
 			round_trip(o->key, "");
-			round_trip(o->key, "x y");
+			/* one that reads its text further: samples[] */
+			if (!o->parse)
+				round_trip(o->key, "x y");
 			break;
 		default:
 			break;

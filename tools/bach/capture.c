@@ -124,7 +124,7 @@ static int run(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	ms.output = cfg.cap.output;
-	metrics_init(&m, cfg.cap.metrics_file, cfg.metrics_interval);
+	metrics_init(&m, &cfg);
 	/* a metrics file that cannot be written is a configuration error */
 	if (cfg.cap.metrics_file[0] &&
 	    (err = metrics_write(&m, &(struct metrics_state){
