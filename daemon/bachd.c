@@ -345,8 +345,7 @@ int main(int argc, char **argv)
 {
 	static struct bachd d;
 	struct bachd_args a;
-	bool journal = getenv("JOURNAL_STREAM") || getenv("NOTIFY_SOCKET") ||
-		       !isatty(2);
+	bool journal = log_stderr_is_journal();
 	int ret;
 
 	bachd_config_defaults(&d.cfg);
