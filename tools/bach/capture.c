@@ -251,7 +251,8 @@ static int run(int argc, char **argv)
 	"mark TEXT, rotate and stop reach it.\n"                               \
 	"\n"                                                                   \
 	"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n" \
-	"environment error, 3 the disk was full, 4 the source failed.\n"       \
+	"environment error, 3 the disk was full, 4 the source failed, 5 a\n"   \
+	"manifest line could not be written.\n"                                \
 	"\n"                                                                   \
 	"example: bach capture --driver fake --option records=10000000 \\\n"   \
 	"             --output captures\n"
