@@ -40,6 +40,25 @@ first=$(basename "$(ls -d "$O"/2*Z* | head -n 1)")
 grep -q "^$first .* 100000 .* clean *run=7,who=me$" "$T/ls.txt" || fail "text: $(cat "$T/ls.txt")"
 grep -q not-a-capture "$T/ls.txt" && fail "a directory that is no capture is listed"
 
+# duration_seconds: the end minus the start, to the millisecond, as a
+# decimal (19.045, not the double's 19.045000000000002)
+D=$T/dur
+mkdir "$D"
+cp -a "$O/$first" "$D/$first"
+python3 - "$D/$first/manifest.jsonl" << 'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+for o in lines:
+    if o["event"] == "started":
+        o["time"] = "2026-01-02T03:04:05.000Z"
+    if o["event"] == "ended":
+        o["time"] = "2026-01-02T03:04:24.045Z"
+open(sys.argv[1], "w").write("".join(json.dumps(o) + "\n" for o in lines))
+EOF
+"$BACH" ls --json "$D" > "$T/d.json" || fail "bach ls --json: $(cat "$T/d.json")"
+grep -qF '"duration_seconds":19.045,' "$T/d.json" ||
+	fail "duration_seconds not 19.045: $(cat "$T/d.json")"
+
 # a manifest's strings reach the terminal as text: C0 and C1 controls
 # (ESC, and CSI, NEL, OSC as U+0080 to U+009F) in labels and the ended
 # state are escaped; other UTF-8 stays as it is
