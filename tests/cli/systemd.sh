@@ -78,7 +78,13 @@ strip "$TMPL" > "$T/tmpl.cmp"
 cmp -s "$T/plain.cmp" "$T/tmpl.cmp" ||
 	fail "bachd@.service drifted from bachd.service: $(diff "$T/plain.cmp" "$T/tmpl.cmp")"
 grep -qx 'RuntimeDirectory=bach-%i' "$TMPL" || fail "template runtime directory"
-grep -qx 'StateDirectory=bach bach/%i bach/metrics' "$TMPL" || fail "template state directories"
+grep -qx 'StateDirectory=bach bach/%i' "$TMPL" || fail "template state directories"
+# the metrics directory is not a state directory (systemd would chown it
+# to group bach, and then who reads the metrics reads every capture)
+for u in "$UNIT" "$TMPL"; do
+	grep -qx 'ReadWritePaths=-/var/lib/bach-metrics' "$u" || fail "$u: metrics not writable"
+	grep '^StateDirectory=' "$u" | grep -q metrics && fail "$u: metrics is a state directory"
+done
 cmp -s "$TOP/systemd/bachd.conf.example" "$R/etc/bach/bachd.conf.example" ||
 	fail "example config differs"
 # other directories on request
@@ -258,8 +264,29 @@ if [ "$(id -u)" -eq 0 ] && command -v systemd-sysusers > /dev/null &&
 		fail "/var/lib/bach: $(stat -c '%a %u %g' "$R/var/lib/bach")"
 	[ "$(stat -c '%a %u %g' "$R/var/lib/bach/captures")" = "750 $uid $gid" ] ||
 		fail "/var/lib/bach/captures"
-	[ "$(stat -c '%a %u %g' "$R/var/lib/bach/metrics")" = "750 $uid $gid" ] ||
-		fail "/var/lib/bach/metrics"
+	# the metrics: a group of their own, set-group-ID, for node_exporter
+	mgid=$(sed -n 's/^bach-metrics:x:\([0-9]*\):.*/\1/p' "$R/etc/group")
+	[ -n "$mgid" ] || fail "no group bach-metrics: $(cat "$R/etc/group")"
+	[ "$(stat -c '%a %u %g' "$R/var/lib/bach-metrics")" = "2750 $uid $mgid" ] ||
+		fail "/var/lib/bach-metrics: $(stat -c '%a %u %g' "$R/var/lib/bach-metrics")"
+	[ ! -e "$R/var/lib/bach/metrics" ] || fail "/var/lib/bach/metrics still made"
+	# bachd as user bach (the unit's UMask) writes its metrics there: the
+	# file is group bach-metrics's, which reads it; not another capture
+	if command -v setpriv > /dev/null; then
+		chmod 755 "$T" "$R" "$R/var" "$R/var/lib"
+		(umask 0027 && setpriv --reuid="$uid" --regid="$gid" --clear-groups \
+			"$BACHD" --driver fake --option records=1000 \
+			--output "$R/var/lib/bach/captures" \
+			--set metrics_file="$R/var/lib/bach-metrics/m.prom") > "$T/log" 2>&1 ||
+			fail "bachd as bach with metrics: $(cat "$T/log")"
+		[ "$(stat -c '%a %g' "$R/var/lib/bach-metrics/m.prom")" = "640 $mgid" ] ||
+			fail "metrics file: $(stat -c '%a %g' "$R/var/lib/bach-metrics/m.prom")"
+		reader() { setpriv --reuid=65534 --regid=65534 --groups="$mgid" "$@"; }
+		reader grep -q '^bach_up ' "$R/var/lib/bach-metrics/m.prom" ||
+			fail "a member of bach-metrics cannot read the metrics"
+		reader ls "$R/var/lib/bach/captures" > /dev/null 2>&1 &&
+			fail "a member of bach-metrics can list the captures"
+	fi
 	[ "$(stat -c '%a %u %g' "$R/etc/bach")" = "755 0 0" ] || fail "/etc/bach"
 else
 	echo "sysusers/tmpfiles: not checked (needs root and systemd-sysusers)"
