@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/options.h"
@@ -10,6 +12,21 @@
 static const char *ident = "bachd";
 static bool prefixes = true;
 static int max_level = LOG_P_INFO;
+
+bool log_stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	int end = 0;
+
+	/* systemd.exec(5): "DEVICE:INODE" of the stream stderr was given */
+	if (!e || sscanf(e, "%llu:%llu%n", &dev, &ino, &end) != 2 || e[end])
+		return false;
+	if (fstat(2, &st) < 0)
+		return false;
+	return st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino;
+}
 
 void log_init(const char *id, bool pfx, int level)
 {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Logging for bachd and bach capture: one line per message on stderr with
- * a syslog priority prefix ("<3>") that journald understands, or plain
- * when stderr is a terminal. Nothing else in the daemon prints. A message
+ * a syslog priority prefix ("<3>") that journald understands when stderr
+ * is connected to the journal, or plain ("bachd: ...") otherwise. Nothing
+ * else in the daemon prints. A message
  * is always one line: control characters in it (a newline in a path, a
  * value) are written as \n, \t or \xNN (bach_escape_ctl()).
  */
@@ -19,6 +20,12 @@ enum {
 	LOG_P_DEBUG = 7
 };
 
+/*
+ * Whether stderr is journald's stream: JOURNAL_STREAM names its device and
+ * inode (systemd.exec(5)), and stderr is still that file. A child whose
+ * stderr was redirected inherits the variable but not the stream.
+ */
+bool log_stderr_is_journal(void);
 void log_init(const char *ident, bool prefixes, int max_level);
 __attribute__((format(printf, 3, 4))) void log_msg(int prio, const char *where,
 						   const char *fmt, ...);

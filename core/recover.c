@@ -19,6 +19,7 @@
 #include "lib/io/outfile.h"
 #include "lib/io/timing.h"
 #define LOG_PREFIX "recover"
+#include "lib/options.h"
 #include "log.h"
 #include "manifest_write.h"
 #include "recover.h"
@@ -329,8 +330,9 @@ static const char *recover_times(int dfd, const char *where, const char *seg,
 				where, part);
 		else
 			log_notice(
-				"%s/%s: recovered %llu entries (%llu of them added without a time)",
+				"%s/%s: recovered %llu entr%s (%llu of them added without a time)",
 				where, tname, (unsigned long long)ts->entries,
+				bach_plural(ts->entries, "y", "ies"),
 				(unsigned long long)ts->filled);
 		return err > 0 ? tname : NULL;
 	}
@@ -379,14 +381,15 @@ static void recover_seg(int dfd, const char *where, const char *name,
 	}
 	if (part)
 		log_notice(
-			"%s/%s: recovered %llu records, cut %llu bytes of an unfinished block%s",
+			"%s/%s: recovered %llu record%s, cut %llu bytes of an unfinished block%s",
 			where, seg, (unsigned long long)r.records,
-			(unsigned long long)r.cut,
+			bach_s(r.records), (unsigned long long)r.cut,
 			r.removed ? " (nothing whole: removed)" : "");
 	else
 		log_notice(
-			"%s/%s: closed but never named in the manifest: %llu records%s",
+			"%s/%s: closed but never named in the manifest: %llu record%s%s",
 			where, seg, (unsigned long long)r.records,
+			bach_s(r.records),
 			r.whole ? "" : " (damaged: bach verify says where)");
 	ev.name = seg;
 	ev.records = r.records;
@@ -473,7 +476,7 @@ int recover_capture(int outfd, const char *outdir, const char *name)
 		if (manifest_ended_recovered(&m, &t.r) == 0)
 			log_notice(
 				"%s: closed a capture cut off by a crash (%u segment%s recovered)",
-				where, t.done, t.done == 1 ? "" : "s");
+				where, t.done, bach_s(t.done));
 		else
 			log_err("%s/%s: cannot write: %s", where,
 				BACH_MANIFEST_NAME, strerror(errno));

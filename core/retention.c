@@ -33,6 +33,7 @@
 #include "capture_priv.h"
 #include "lib/io/manifest.h"
 #define LOG_PREFIX "retention"
+#include "lib/options.h"
 #include "log.h"
 
 /* The names bach makes for segment number N in a capture directory. */
@@ -477,9 +478,9 @@ static bool remove_capture(struct rstate *s, struct rcap *cap, const char *why)
 		log_warn("%s/%s: emptied (%s) but not removed: %s",
 			 c->cfg.output, cap->name, why, strerror(errno));
 	else
-		log_info("%s/%s removed (%s): %u segments, %llu bytes",
+		log_info("%s/%s removed (%s): %u segment%s, %llu bytes",
 			 c->cfg.output, cap->name, why, cap->nseg,
-			 (unsigned long long)cap->own);
+			 bach_s(cap->nseg), (unsigned long long)cap->own);
 	fsync(c->out_fd);
 	for (size_t i = 0; i < s->nsegs; i++)
 		if (s->segs[i].cap == cap)
@@ -508,7 +509,7 @@ static void report(struct rstate *s)
 
 	if (s->busy)
 		snprintf(busy, sizeof(busy), "; %u capture%s being read",
-			 s->busy, s->busy == 1 ? "" : "s");
+			 s->busy, bach_s(s->busy));
 	if (over && !was)
 		log_warn(
 			"%s: keep_bytes is %llu, %llu bytes remain: the open segment and the running capture's newest closed segment%s%s are never removed%s",

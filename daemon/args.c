@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -313,6 +314,50 @@ static int parse_options(struct bachd_config *c, struct bachd_args *a, int argc,
 	return 0;
 }
 
+/*
+ * What a start needs of the file system, for --check-config: the output
+ * directory, and the metrics file's, exist and bachd may make files there.
+ */
+static int check_dir(const char *what, const char *path, const char *dir,
+		     const char *prog)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		say(prog, "%s %s: %s", what, path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		say(prog, "%s %s: %s%snot a directory", what, path,
+		    dir == path ? "" : dir, dir == path ? "" : " is ");
+		return EXIT_USAGE;
+	}
+	if (access(dir, W_OK | X_OK) < 0) {
+		say(prog, "%s %s: cannot write in %s: %s", what, path, dir,
+		    strerror(errno));
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int check_dirs(const struct bachd_config *c, const char *prog)
+{
+	const char *m = c->cap.metrics_file, *slash = strrchr(m, '/');
+	char dir[sizeof(c->cap.metrics_file)];
+	int ret;
+
+	ret = check_dir("output directory", c->cap.output, c->cap.output, prog);
+	if (ret || !m[0])
+		return ret;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == m)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - m), m);
+	return check_dir("metrics_file", m, dir, prog);
+}
+
 /* The configuration as a whole: what no single setting can say. */
 static int check_config(struct bachd_config *c, const char *prog)
 {
@@ -369,5 +414,8 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		ret = parse_options(c, a, argc, argv, prog);
 	if (ret || a->help || a->version || a->list_drivers)
 		return ret;
-	return check_config(c, prog);
+	ret = check_config(c, prog);
+	if (!ret && a->check_config)
+		ret = check_dirs(c, prog);
+	return ret;
 }

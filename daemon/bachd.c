@@ -21,6 +21,7 @@
 #include "args.h"
 #include "config.h"
 #include "ctl.h"
+#include "lib/options.h"
 #include "log.h"
 #include "metrics.h"
 #include "session.h"
@@ -156,10 +157,10 @@ static int finish_capture(struct bachd *d)
 	d->had_capture = true;
 	metrics_now(d, true);
 	log_notice(
-		"capture ended: %llu records produced, %llu written, %llu lost, %llu segments, exit status %d",
+		"capture ended: %llu records produced, %llu written, %llu lost, %llu segment%s, exit status %d",
 		(unsigned long long)st.produced, (unsigned long long)st.written,
 		(unsigned long long)st.lost, (unsigned long long)st.segments,
-		d->status);
+		bach_s(st.segments), d->status);
 	return d->status;
 }
 
@@ -345,8 +346,7 @@ int main(int argc, char **argv)
 {
 	static struct bachd d;
 	struct bachd_args a;
-	bool journal = getenv("JOURNAL_STREAM") || getenv("NOTIFY_SOCKET") ||
-		       !isatty(2);
+	bool journal = log_stderr_is_journal();
 	int ret;
 
 	bachd_config_defaults(&d.cfg);

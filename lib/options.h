@@ -46,6 +46,19 @@ int bach_parse_bool(const char *s, bool *v);
  */
 char *bach_escape_ctl(char *dst, size_t cap, const char *s);
 /*
+ * A count's noun in a message, singular for 1: "%llu segment%s", n,
+ * bach_s(n); "%llu entr%s", n, bach_plural(n, "y", "ies").
+ */
+static inline const char *bach_plural(unsigned long long n, const char *one,
+				      const char *many)
+{
+	return n == 1 ? one : many;
+}
+static inline const char *bach_s(unsigned long long n)
+{
+	return bach_plural(n, "", "s");
+}
+/*
  * Bytes of the well-formed UTF-8 character s starts with (1 to 4; 1 for
  * ASCII, NUL included), or 0 for a byte that starts none: a stray
  * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or

@@ -21,6 +21,9 @@ grep -q '"event":"started".*"driver":"fake"' "$C/manifest.jsonl" || fail "no sta
 grep -q '"event":"segment","name":"seg-000001.byu.gz","records":300000' "$C/manifest.jsonl" ||
 	fail "no segment event: $(cat "$C/manifest.jsonl")"
 ls "$C" | grep -q part && fail ".part left behind"
+# one segment is "1 segment" in the log
+grep -q "capture ended: 300000 records produced, 300000 written, 0 lost, 1 segment, exit status 0$" "$T/log" ||
+	fail "the end of the capture in the log: $(cat "$T/log")"
 
 # raw segments, rotation by size: several segments, in order, same records
 mkdir "$T/raw"

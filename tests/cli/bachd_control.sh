@@ -30,7 +30,11 @@ mkdir "$T/caps"
 bg "$T/notify_listen" -t 120 "$T/notify.sock" > "$T/notify"
 LPID=$BGPID
 wait_until 10 "the notify socket" test -S "$T/notify.sock"
-bg env NOTIFY_SOCKET="$T/notify.sock" "$BACHD" --driver fake --option seed=7 \
+# stderr connected to the journal, as systemd does it: JOURNAL_STREAM is
+# the device and inode of stderr (systemd.exec(5)); the log has <N> prefixes
+: > "$T/log"
+bg env NOTIFY_SOCKET="$T/notify.sock" JOURNAL_STREAM="$(stat -c %d:%i "$T/log")" \
+	"$BACHD" --driver fake --option seed=7 \
 	--option rate=200000 --set ring_mb=8 --output "$T/caps" \
 	--control-socket "$S" 2> "$T/log"
 P=$BGPID
@@ -268,7 +272,10 @@ json_lines "$T/m2.jsonl" > "$T/json.err" 2>&1 ||
 if command -v setpriv > /dev/null 2>&1 && id nobody > /dev/null 2>&1 &&
 	getent group nogroup > /dev/null && getent group daemon > /dev/null; then
 	mkdir "$T/g"
-	bg "$BACHD" --driver fake --option rate=100000 --set ring_mb=8 --output "$T/g" \
+	# JOURNAL_STREAM inherited, but stderr is a file, not that stream:
+	# plain lines, no <N> prefixes
+	bg env JOURNAL_STREAM="$(stat -c %d:%i /dev/null)" \
+		"$BACHD" --driver fake --option rate=100000 --set ring_mb=8 --output "$T/g" \
 		--control-socket "$S" --set control_group=nogroup \
 		--set log_level=debug 2> "$T/g.log"
 	P=$BGPID
@@ -280,8 +287,10 @@ if command -v setpriv > /dev/null 2>&1 && id nobody > /dev/null 2>&1 &&
 	expect_status 2 setpriv --reuid=nobody --regid=daemon --clear-groups \
 		"$BACH" ctl --socket "$S" status
 	expect_err "Permission denied"
-	grep -q "^<7>control: request 'status' from pid [0-9]* uid $(id -u nobody) gid $(getent group nogroup | cut -d: -f3)$" "$T/g.log" ||
+	grep -q "^bachd: control: request 'status' from pid [0-9]* uid $(id -u nobody) gid $(getent group nogroup | cut -d: -f3)$" "$T/g.log" ||
 		fail "the group member's request not logged: $(cat "$T/g.log")"
+	! grep -q '^<' "$T/g.log" ||
+		fail "<N> prefixes with stderr not the journal: $(cat "$T/g.log")"
 	kill -TERM "$P"
 	reap_within 30 "$P"
 	[ "$RC" -eq 0 ] || fail "group bachd exited $RC"

@@ -158,14 +158,14 @@ dumps() { "$BACH" dump "$1"; }
 # example, a 4-byte load at 9a8b7c6d, is two quadwords' bytes 5..7 and 0
 echo 'r 123456789abcdef0 4 9f8e7 9a8b7c6d' >"$T/lp.txt"
 expect_status 0 "$BACH" convert --from laplace "$T/lp.txt" "$T/lp.byu"
-expect_err "1 lines read, 2 records written, 0 skipped"
+expect_err "1 line read, 2 records written, 0 skipped"
 printf '9a8b7c68 1f NC_D_READ\n9a8b7c70 fe NC_D_READ\n' >"$T/lp.want"
 dumps "$T/lp.byu" >"$T/lp.got"
 same "$T/lp.got" "$T/lp.want"
 # the same record in the 18-byte binary form (packed, little-endian)
 printf 'r\360\336\274\232\170\126\064\022\004\347\370\011\000\155\174\213\232' >"$T/lp.bin"
 expect_status 0 "$BACH" convert --from laplace-bin "$T/lp.bin" "$T/lpb.byu"
-expect_err "1 records read, 2 records written"
+expect_err "1 record read, 2 records written"
 same "$T/lpb.byu" "$T/lp.byu"
 # and bach writes it back as 18 bytes a reference: type, time = position,
 # length, address space 0, address
@@ -378,7 +378,7 @@ expect_status 0 "$BACH" convert --from lackey --to csv "$T/long.lackey" "$T/long
 expect_err "3 lines read, 4 records written"
 printf '2 4000b73 %70000s\n' 'comment' >"$T/long.din"
 expect_status 0 "$BACH" convert --from din --to csv "$T/long.din" "$T/longdin.csv"
-expect_err "1 lines read, 1 records written"
+expect_err "1 line read, 1 record written"
 {
 	echo "0 1000"
 	printf '1 2000 %1100000s\n' 'x'

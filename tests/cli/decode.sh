@@ -296,6 +296,21 @@ if [ -f "$KC" ]; then
 	[ -s "$T/kc85.want" ] || fail "sigrok-cli read no samples of $KC"
 	same "$T/kc85.txt" "$T/kc85.want"
 	echo "kc85: $(wc -l < "$T/kc85.txt") opcode fetches, as sigrok-cli reads them"
+	# the map of docs/decoding.md ("Map files") is this one, whole: the
+	# same records, and what the decoder says it assumed is what the docs
+	# show ("What the decoder says")
+	awk '/^### Map files/ { f = 1 } f && /^```/ { if (b) exit; b = 1; next } b' \
+		"$TOP/docs/decoding.md" > "$T/doc.map"
+	grep -q '^ads_n = /M1' "$T/doc.map" || fail "no map in docs/decoding.md: $(cat "$T/doc.map")"
+	# ... that maps every address line the Z80 has above A2, not a few
+	for i in $(seq 3 15); do
+		grep -q "^a$i = A$i\\b" "$T/doc.map" ||
+			fail "docs/decoding.md's map lacks a$i: $(cat "$T/doc.map")"
+	done
+	expect_status 0 "$BACH" decode --map "$T/doc.map" --edge "$KC" -o "$T/doc.byu"
+	expect_err "not captured, taken as constant levels: a16-a31=0 be0_n-be7_n=0 mio=1 dc-wr=0 cache_n=1"
+	"$BACH" dump "$T/doc.byu" > "$T/doc.txt"
+	same "$T/doc.txt" "$T/kc85.want"
 else
 	echo "note: $KC absent; the real-analyzer check did not run"
 fi

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bach decode writes OUT.time.gz: each record's sample index (the sample its
+# bach decode writes NAME.time.gz (beside NAME.byu.gz): each record's sample index (the sample its
 # ADS# was read from, docs/decoding.md "Sample indexes") at the capture's
 # sample rate. Checked against references that are not the decoder: the
 # VCD's own timestamps, and sigrok-cli's reading of real captures.

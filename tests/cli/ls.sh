@@ -40,22 +40,36 @@ first=$(basename "$(ls -d "$O"/2*Z* | head -n 1)")
 grep -q "^$first .* 100000 .* clean *run=7,who=me$" "$T/ls.txt" || fail "text: $(cat "$T/ls.txt")"
 grep -q not-a-capture "$T/ls.txt" && fail "a directory that is no capture is listed"
 
+# copy_edited DIR JSON: a copy of the first capture in DIR, its manifest's
+# events given the members of JSON ({"started": {...}, "ended": {...}})
+copy_edited() {
+	mkdir "$1"
+	cp -a "$O/$first" "$1/$first"
+	python3 - "$1/$first/manifest.jsonl" "$2" << 'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+edit = json.loads(sys.argv[2])
+for o in lines:
+    o.update(edit.get(o["event"], {}))
+open(sys.argv[1], "w").write("".join(json.dumps(o) + "\n" for o in lines))
+EOF
+}
+
+# duration_seconds: the end minus the start, to the millisecond, as a
+# decimal (19.045, not the double's 19.045000000000002)
+D=$T/dur
+copy_edited "$D" '{"started": {"time": "2026-01-02T03:04:05.000Z"},
+	"ended": {"time": "2026-01-02T03:04:24.045Z"}}'
+"$BACH" ls --json "$D" > "$T/d.json" || fail "bach ls --json: $(cat "$T/d.json")"
+grep -qF '"duration_seconds":19.045,' "$T/d.json" ||
+	fail "duration_seconds not 19.045: $(cat "$T/d.json")"
+
 # a manifest's strings reach the terminal as text: C0 and C1 controls
 # (ESC, and CSI, NEL, OSC as U+0080 to U+009F) in labels and the ended
 # state are escaped; other UTF-8 stays as it is
 H=$T/hostile
-mkdir "$H"
-cp -a "$O/$first" "$H/$first"
-python3 - "$H/$first/manifest.jsonl" << 'EOF'
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1])]
-for o in lines:
-    if o["event"] == "started":
-        o["labels"] = {"run": "7\u009b2J", "who": "\u001b[31mm\u00e9"}
-    if o["event"] == "ended":
-        o["state"] = "clean\u0085x\u009d0;t\u0007"
-open(sys.argv[1], "w").write("".join(json.dumps(o) + "\n" for o in lines))
-EOF
+copy_edited "$H" '{"started": {"labels": {"run": "7\u009b2J", "who": "\u001b[31mm\u00e9"}},
+	"ended": {"state": "clean\u0085x\u009d0;t\u0007"}}'
 "$BACH" ls "$H" > "$T/h.txt" || fail "bach ls: $(cat "$T/h.txt")"
 grep -qF 'run=7\xc2\x9b2J,who=\x1b[31mm'"$(printf '\303\251')" "$T/h.txt" ||
 	fail "labels not escaped: $(cat -A "$T/h.txt")"

@@ -140,7 +140,9 @@ check_closed_light "$C"
 # The fake board's foreign=N:C: after every N frames another master runs C
 # cycles (docs/bachd.md section 3), so F full frames give C * ((F - 1) / N).
 M3=$T/m/offbus.prom
-bg "$BACHD" --driver fake --option rate=40960 --option foreign=3:13 \
+: > "$T/log3" # as journald's stream (<N> prefixes), for the notice below
+bg env JOURNAL_STREAM="$(stat -c %d:%i "$T/log3")" \
+	"$BACHD" --driver fake --option rate=40960 --option foreign=3:13 \
 	--option status_every=1 --output "$T/caps" --set metrics_file="$M3" \
 	--set metrics_interval=1 --control-socket "$T/ctl3.sock" 2> "$T/log3"
 P=$BGPID

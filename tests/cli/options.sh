@@ -173,6 +173,30 @@ expect_status 0 "$BACHD" --check-config --driver sigrok --output "$T" --option d
 	--option samplerate=24MHz --option limit=1.5k
 # a later --option replaces the file's
 expect_status 0 "$BACHD" --check-config --config "$T/range.conf" --option frame=1000
+# the directories a start needs: the output directory and the metrics
+# file's exist and can be written in (what bachd would exit 2 for)
+expect_status 2 "$BACHD" --check-config --driver fake --output "$T/nodir"
+expect_err "output directory $T/nodir: No such file or directory"
+expect_status 2 $BACH capture --check-config --driver fake --output "$T/nodir"
+expect_err "output directory $T/nodir: No such file or directory"
+expect_status 2 "$BACHD" --check-config --driver fake --output "$T/range.conf"
+expect_err "output directory $T/range.conf: not a directory"
+expect_status 2 "$BACHD" --check-config --driver fake --output "$T" \
+	--set metrics_file="$T/nodir/bachd.prom"
+expect_err "metrics_file $T/nodir/bachd.prom: No such file or directory"
+expect_status 0 "$BACHD" --check-config --driver fake --output "$T" \
+	--set metrics_file="$T/bachd.prom"
+if command -v setpriv > /dev/null 2>&1 && id nobody > /dev/null 2>&1 &&
+	[ "$(id -u)" -eq 0 ]; then
+	# a user who may not write in / (bachd's own user, not root)
+	expect_status 2 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$BACHD" --check-config --driver fake --output /
+	expect_err "output directory /: cannot write in /: Permission denied"
+	expect_status 2 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$BACHD" --check-config --driver fake --output /tmp \
+		--set metrics_file=/bachd.prom
+	expect_err "metrics_file /bachd.prom: cannot write in /: Permission denied"
+fi
 
 # several configuration files are read in the order they are given,
 # whatever their form (--config=FILE and -cFILE came after every

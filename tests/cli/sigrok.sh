@@ -121,7 +121,10 @@ same "$T/replayed.byu" "$T/ref.byu"
 	--bus wait=2,pipeline=30,boff=20,bofflen=1,ken=25,hold=40 -o "$T/hold.vcd"
 expect_status 0 "$BACH" decode "$T/hold.vcd" -o "$T/hold.byu"
 mkdir "$T/o6"
-expect_status 0 "$BACHD" --driver replay --option path="$T/hold.vcd" --output "$T/o6"
+# (stderr as journald's stream: <N> priority prefixes)
+: > "$T/err"
+expect_status 0 env JOURNAL_STREAM="$(stat -c %d:%i "$T/err")" \
+	"$BACHD" --driver replay --option path="$T/hold.vcd" --output "$T/o6"
 grep -q '^<5>replay: decoded [0-9]* bus clocks, [0-9]* cycles, 5000 records; [1-9][0-9]* off the bus' \
 	"$T/err" || fail "no decoder summary at notice level: $(cat "$T/err")"
 "$BACH" decode "$T/hold.vcd" -o "$T/hold.byu" 2> "$T/err"

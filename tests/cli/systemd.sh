@@ -80,7 +80,13 @@ cmp -s "$T/plain.cmp" "$T/tmpl.cmp" ||
 	fail "bachd@.service drifted from bachd.service: $(diff "$T/plain.cmp" "$T/tmpl.cmp")"
 grep -qx 'RuntimeDirectory=bach-%i' "$TMPL" || fail "template runtime directory"
 grep -qx 'Environment=BACHD_INSTANCE=%i' "$TMPL" || fail "template: no BACHD_INSTANCE (instance_name)"
-grep -qx 'StateDirectory=bach bach/%i bach/metrics' "$TMPL" || fail "template state directories"
+grep -qx 'StateDirectory=bach bach/%i' "$TMPL" || fail "template state directories"
+# the metrics directory is not a state directory (systemd would chown it
+# to group bach, and then who reads the metrics reads every capture)
+for u in "$UNIT" "$TMPL"; do
+	grep -qx 'ReadWritePaths=-/var/lib/bach-metrics' "$u" || fail "$u: metrics not writable"
+	grep '^StateDirectory=' "$u" | grep -q metrics && fail "$u: metrics is a state directory"
+done
 cmp -s "$TOP/systemd/bachd.conf.example" "$R/etc/bach/bachd.conf.example" ||
 	fail "example config differs"
 # other directories on request
@@ -168,15 +174,21 @@ expect_status 2 "$BF"
 # the example configuration: valid, and it runs (output and socket moved
 # to the test's directory, the fake board unpaced and limited)
 EX="$R/etc/bach/bachd.conf.example"
-expect_status 0 "$BACHD" --check-config --config "$EX"
-expect_out "configuration OK (driver fake, output /var/lib/bach/captures)"
+# (its output directory is the unit's StateDirectory: checked to exist)
+if [ -d /var/lib/bach/captures ]; then
+	expect_status 0 "$BACHD" --check-config --config "$EX"
+	expect_out "configuration OK (driver fake, output /var/lib/bach/captures)"
+else
+	expect_status 2 "$BACHD" --check-config --config "$EX"
+	expect_err "output directory /var/lib/bach/captures: No such file or directory"
+fi
 sed "s|^output = .*|output = $T/cap|; s|^control_socket = .*|control_socket = $T/bachd.sock|; s|^metrics_file = .*|metrics_file = $T/bachd.prom|" \
 	"$EX" > "$T/bachd.conf"
 grep -q "^metrics_file = $T/bachd.prom\$" "$T/bachd.conf" || fail "metrics_file rewrite"
 grep -q "^output = $T/cap\$" "$T/bachd.conf" || fail "output rewrite"
+mkdir "$T/cap"
 expect_status 0 "$BACHD" --check-config --config "$T/bachd.conf"
 expect_out "output $T/cap)"
-mkdir "$T/cap"
 expect_status 0 "$BACHD" --config "$T/bachd.conf" --option rate=0 \
 	--option records=100000
 C=$(ls -d "$T"/cap/2*Z)
@@ -257,8 +269,29 @@ if [ "$(id -u)" -eq 0 ] && command -v systemd-sysusers > /dev/null &&
 		fail "/var/lib/bach: $(stat -c '%a %u %g' "$R/var/lib/bach")"
 	[ "$(stat -c '%a %u %g' "$R/var/lib/bach/captures")" = "750 $uid $gid" ] ||
 		fail "/var/lib/bach/captures"
-	[ "$(stat -c '%a %u %g' "$R/var/lib/bach/metrics")" = "750 $uid $gid" ] ||
-		fail "/var/lib/bach/metrics"
+	# the metrics: a group of their own, set-group-ID, for node_exporter
+	mgid=$(sed -n 's/^bach-metrics:x:\([0-9]*\):.*/\1/p' "$R/etc/group")
+	[ -n "$mgid" ] || fail "no group bach-metrics: $(cat "$R/etc/group")"
+	[ "$(stat -c '%a %u %g' "$R/var/lib/bach-metrics")" = "2750 $uid $mgid" ] ||
+		fail "/var/lib/bach-metrics: $(stat -c '%a %u %g' "$R/var/lib/bach-metrics")"
+	[ ! -e "$R/var/lib/bach/metrics" ] || fail "/var/lib/bach/metrics still made"
+	# bachd as user bach (the unit's UMask) writes its metrics there: the
+	# file is group bach-metrics's, which reads it; not another capture
+	if command -v setpriv > /dev/null; then
+		chmod 755 "$T" "$R" "$R/var" "$R/var/lib"
+		(umask 0027 && setpriv --reuid="$uid" --regid="$gid" --clear-groups \
+			"$BACHD" --driver fake --option records=1000 \
+			--output "$R/var/lib/bach/captures" \
+			--set metrics_file="$R/var/lib/bach-metrics/m.prom") > "$T/log" 2>&1 ||
+			fail "bachd as bach with metrics: $(cat "$T/log")"
+		[ "$(stat -c '%a %g' "$R/var/lib/bach-metrics/m.prom")" = "640 $mgid" ] ||
+			fail "metrics file: $(stat -c '%a %g' "$R/var/lib/bach-metrics/m.prom")"
+		reader() { setpriv --reuid=65534 --regid=65534 --groups="$mgid" "$@"; }
+		reader grep -q '^bach_up ' "$R/var/lib/bach-metrics/m.prom" ||
+			fail "a member of bach-metrics cannot read the metrics"
+		reader ls "$R/var/lib/bach/captures" > /dev/null 2>&1 &&
+			fail "a member of bach-metrics can list the captures"
+	fi
 	[ "$(stat -c '%a %u %g' "$R/etc/bach")" = "755 0 0" ] || fail "/etc/bach"
 else
 	echo "sysusers/tmpfiles: not checked (needs root and systemd-sysusers)"

@@ -38,6 +38,19 @@ grep -q '^  -o, --output DIR ' "$T/h.capture" || fail "bach help capture: -o"
 grep -q '^  -O, --option KEY=VALUE ' "$T/h.capture" || fail "bach help capture: -O"
 grep -q -- '-o FILE' "$T/h.gen" || fail "bach help gen: -o"
 grep -q -- '-o, --output' "$T/h.decode" || fail "bach help decode: -o"
+# the sidecar's name as bach decode makes it: NAME.time.gz beside
+# NAME.byu.gz (decode_time.sh), not the output's whole name + .time.gz
+grep -q 'NAME\.byu\.gz' "$T/h.decode" && grep -q 'NAME\.time\.gz' "$T/h.decode" &&
+	! grep -q 'OUT\.time\.gz' "$T/h.decode" ||
+	fail "bach help decode: the sidecar's name: $(cat "$T/h.decode")"
+# bach help capture gives every exit status bach(1) lists for it
+sed -n '/^Exit status/,/^$/p' "$T/h.capture" | tr '\n' ' ' > "$T/exits"
+nums=$(grep -B1 '\*bach capture\* only' "$TOP/docs/man/bach.1.scd" | head -n 1 | tr -cd '0-9')
+[ -n "$nums" ] || fail "bach.1.scd: no exit statuses for bach capture"
+for n in 0 1 2 $(echo "$nums" | sed 's/./& /g'); do
+	grep -q "[ :]$n [a-z]" "$T/exits" ||
+		fail "bach help capture lacks exit status $n (bach(1) lists it): $(cat "$T/exits")"
+done
 
 # -- versions --
 expect_status 0 "$BACHD" --version

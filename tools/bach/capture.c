@@ -12,6 +12,7 @@
 #include "args.h"
 #include "cmd.h"
 #include "ctl.h"
+#include "lib/options.h"
 #include "log.h"
 #include "metrics.h"
 #include "session.h"
@@ -37,7 +38,7 @@ static void progress(const struct capture_status *st, double secs,
 		(unsigned long long)st->lost,
 		/* closed ones: the open one may yet be dropped (empty), or
 		 * be closed already at the last line; the summary's count */
-		(unsigned long long)st->segments, st->segments == 1 ? "" : "s",
+		(unsigned long long)st->segments, bach_s(st->segments),
 		(double)st->bytes / 1e6, tty ? "   " : "\n");
 	(void)secs;
 }
@@ -217,12 +218,12 @@ static int run(int argc, char **argv)
 	if (tty)
 		fputc('\n', stderr);
 	fprintf(stderr,
-		"%s: %llu records produced, %llu written, %llu lost, %llu gap markers, %llu segment%s, %llu bytes, %.1f s%s\n",
+		"%s: %llu records produced, %llu written, %llu lost, %llu gap marker%s, %llu segment%s, %llu bytes, %.1f s%s\n",
 		bach_escape_ctl(dir, sizeof(dir), st.capture_dir),
 		(unsigned long long)st.produced, (unsigned long long)st.written,
 		(unsigned long long)st.lost, (unsigned long long)st.markers,
-		(unsigned long long)st.segments, st.segments == 1 ? "" : "s",
-		(unsigned long long)st.bytes, mono() - t0,
+		bach_s(st.markers), (unsigned long long)st.segments,
+		bach_s(st.segments), (unsigned long long)st.bytes, mono() - t0,
 		status ? " (see the errors above)" : "");
 	return status;
 }
@@ -251,7 +252,8 @@ static int run(int argc, char **argv)
 	"mark TEXT, rotate and stop reach it.\n"                               \
 	"\n"                                                                   \
 	"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n" \
-	"environment error, 3 the disk was full, 4 the source failed.\n"       \
+	"environment error, 3 the disk was full, 4 the source failed, 5 a\n"   \
+	"manifest line could not be written.\n"                                \
 	"\n"                                                                   \
 	"example: bach capture --driver fake --option records=10000000 \\\n"   \
 	"             --output captures\n"

@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "lib/formats/formats.h"
 #include "lib/io/outfile.h"
+#include "lib/options.h"
 #include "source.h"
 
 /* records to byu / byu.gz */
@@ -280,19 +281,24 @@ static int run(int argc, char **argv)
 	if (s.im)
 		bach_importer_stats(s.im, &ist);
 	if (!quiet && status == EXIT_OK) {
-		if (s.im)
+		if (s.im) {
+			/* a plural noun: less its "s" for 1 */
+			const char *u = from->units  ? from->units
+					: from->unit ? "records"
+						     : "lines";
+
 			fprintf(stderr,
-				"%s: %llu %s read, %llu records written, %llu skipped (no BYU equivalent)\n",
+				"%s: %llu %.*s read, %llu record%s written, %llu skipped (no BYU equivalent)\n",
 				prog_cmd, (unsigned long long)ist.lines,
-				from->units  ? from->units
-				: from->unit ? "records"
-					     : "lines",
+				(int)(strlen(u) - (ist.lines == 1)), u,
 				(unsigned long long)ist.records,
+				bach_s(ist.records),
 				(unsigned long long)ist.skipped);
-		else
+		} else
 			fprintf(stderr,
-				"%s: %llu records read, %llu written, %llu skipped (no %s equivalent)%s%.0llu%s\n",
+				"%s: %llu record%s read, %llu written, %llu skipped (no %s equivalent)%s%.0llu%s\n",
 				prog_cmd, (unsigned long long)nrec,
+				bach_s(nrec),
 				(unsigned long long)(nrec - skipped -
 						     carry.folded),
 				(unsigned long long)skipped, to->name,

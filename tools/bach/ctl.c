@@ -208,8 +208,9 @@ static int print_status(const char *reply)
 		       (unsigned long long)num(b, "off_bus"),
 		       (unsigned long long)num(b, "backoffs"));
 	if (num(st, "corrupt_frames"))
-		printf("  corrupt   %llu frames rejected\n",
-		       (unsigned long long)num(st, "corrupt_frames"));
+		printf("  corrupt   %llu frame%s rejected\n",
+		       (unsigned long long)num(st, "corrupt_frames"),
+		       bach_s(num(st, "corrupt_frames")));
 	if (json_is_true(json_object_get(st, "writer_blocked")))
 		printf("  WRITER BLOCKED: a segment write has been pending for more than 2 s\n");
 	if (json_is_true(json_object_get(st, "waiting_for_disk")))

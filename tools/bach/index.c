@@ -13,6 +13,7 @@
 #include "bach/record.h"
 #include "cmd.h"
 #include "lib/io/found.h"
+#include "lib/options.h"
 
 /*
  * in_capture: a segment of a capture directory, never read through a
@@ -42,10 +43,12 @@ static int index_file(const char *path, bool in_capture)
 	if (!err) {
 		err = bach_index_write(path, &ix, msg, sizeof(msg));
 		if (!err)
-			printf("%s%s: %llu members, %llu records\n", path,
+			printf("%s%s: %llu member%s, %llu record%s\n", path,
 			       BACH_INDEX_SUFFIX, (unsigned long long)ix.n,
+			       bach_s(ix.n),
 			       (unsigned long long)(ix.uoff[ix.n] /
-						    BACH_REC_SIZE));
+						    BACH_REC_SIZE),
+			       bach_s(ix.uoff[ix.n] / BACH_REC_SIZE));
 		bach_index_free(&ix);
 	}
 	if (err) {

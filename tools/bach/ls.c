@@ -254,7 +254,13 @@ static int print_json(const struct cap *c, size_t n, const char *dir,
 			json_object_set_new(o, "error", json_string(c->why));
 		json_array_append_new(arr, o);
 	}
-	s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
+	/*
+	 * duration_seconds is rounded to the millisecond (the manifest's
+	 * times are): 15 significant digits print it as that decimal,
+	 * 19.045 rather than 19.045000000000002, up to 10^12 s
+	 */
+	s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII |
+				    JSON_REAL_PRECISION(15));
 	json_decref(arr);
 	if (!s) {
 		errmsg("out of memory");
@@ -366,7 +372,8 @@ const struct bach_cmd cmd_ls = {
 		"is damaged (named on standard error, exit 1).\n"
 		"\n"
 		"      --json   one JSON array of objects: capture, path, state, start,\n"
-		"               end, duration_seconds, records, lost, bytes, host,\n"
+		"               end, duration_seconds (to the millisecond), records,\n"
+		"               lost, bytes, host,\n"
 		"               labels, marks\n"
 		"\n"
 		"example: bach ls /var/lib/bach/captures\n",

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "lib/io/manifest.h"
+#include "lib/options.h"
 #include "log.h"
 #include "recover.h"
 
@@ -51,7 +52,7 @@ static int run(int argc, char **argv)
 			status = EXIT_USAGE;
 		} else {
 			printf("%s: %d capture%s recovered\n", path, n,
-			       n == 1 ? "" : "s");
+			       bach_s(n));
 		}
 	}
 	close(fd);

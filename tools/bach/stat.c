@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "lib/analysis/stats.h"
+#include "lib/options.h"
 
 static const unsigned type_order[] = {
 	BACH_T_I_FETCH, BACH_T_NC_I_FETCH, BACH_T_D_READ,  BACH_T_NC_D_READ,
@@ -21,7 +22,7 @@ static double share(uint64_t part, uint64_t whole)
 static void print_text(const struct bach_summary *m, size_t nfiles)
 {
 	printf("records            %llu  (%zu file%s)\n",
-	       (unsigned long long)m->records, nfiles, nfiles == 1 ? "" : "s");
+	       (unsigned long long)m->records, nfiles, bach_s(nfiles));
 	printf("by type:\n");
 	for (size_t i = 0; i < sizeof(type_order) / sizeof(*type_order); i++) {
 		unsigned t = type_order[i];
@@ -64,9 +65,9 @@ static void print_text(const struct bach_summary *m, size_t nfiles)
 		       (unsigned long long)m->addr_low,
 		       (unsigned long long)m->bad_ctl_low);
 	if (m->gaps)
-		printf("gap markers        %llu  (%llu records lost)\n",
-		       (unsigned long long)m->gaps,
-		       (unsigned long long)m->lost);
+		printf("gap markers        %llu  (%llu record%s lost)\n",
+		       (unsigned long long)m->gaps, (unsigned long long)m->lost,
+		       bach_s(m->lost));
 }
 
 /*

@@ -129,9 +129,10 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 				gaps++;
 				lost += bach_get_be32(p);
 				if (!v->quiet)
-					printf("%s: record %llu: gap marker: %u records lost\n",
+					printf("%s: record %llu: gap marker: %u record%s lost\n",
 					       path, (unsigned long long)idx,
-					       bach_get_be32(p));
+					       bach_get_be32(p),
+					       bach_s(bach_get_be32(p)));
 				continue;
 			}
 			if (++bad <= MAX_LISTED)
@@ -161,17 +162,18 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 		if (recs)
 			*recs = UINT64_MAX;
 	} else if (!bad && !v->quiet) {
-		printf("%s: OK, %llu records", path,
-		       (unsigned long long)bach_reader_file_records(r));
+		printf("%s: OK, %llu record%s", path,
+		       (unsigned long long)bach_reader_file_records(r),
+		       bach_s(bach_reader_file_records(r)));
 		if (fi.kind == BACH_FILE_GZIP)
 			printf(", %s gzip, %llu member%s",
 			       fi.blocked ? "blocked" : "plain",
 			       (unsigned long long)fi.members,
-			       fi.members == 1 ? "" : "s");
+			       bach_s(fi.members));
 		if (gaps)
-			printf(", %llu gap%s (%llu records lost)",
-			       (unsigned long long)gaps, gaps == 1 ? "" : "s",
-			       (unsigned long long)lost);
+			printf(", %llu gap%s (%llu record%s lost)",
+			       (unsigned long long)gaps, bach_s(gaps),
+			       (unsigned long long)lost, bach_s(lost));
 		printf("\n");
 	}
 	bach_reader_free(r);
@@ -343,7 +345,8 @@ static void check_times(struct vstate *v, struct bach_times *bt,
 		snprintf(shown, sizeof(shown), "%s%s%s",
 			 dfd == AT_FDCWD ? "" : dir, dfd == AT_FDCWD ? "" : "/",
 			 tname);
-		printf("%s: OK, %llu entries", shown, (unsigned long long)recs);
+		printf("%s: OK, %llu entr%s", shown, (unsigned long long)recs,
+		       bach_plural(recs, "y", "ies"));
 		if (sum.has_clocks)
 			printf(", clocks %llu to %llu",
 			       (unsigned long long)sum.first_clock,
@@ -579,7 +582,7 @@ static void verify_capture(struct vstate *v, const char *dir)
 	if (man.retained)
 		printf("%s: %llu segment%s (%llu records) removed by retention, as the manifest says: not damage\n",
 		       dir, (unsigned long long)man.retained,
-		       man.retained == 1 ? "" : "s",
+		       bach_s(man.retained),
 		       (unsigned long long)man.retained_records);
 	if (!man.ended) {
 		printf("%s: no ended event: the capture is running, or a crash cut it off (the next bachd start or bach recover closes it)\n",
@@ -597,8 +600,8 @@ static void verify_capture(struct vstate *v, const char *dir)
 				(unsigned long long)man.written);
 		if (man.segments != nseg)
 			problem(v, dir,
-				"the manifest names %llu segments, the ended event says %llu",
-				(unsigned long long)nseg,
+				"the manifest names %llu segment%s, the ended event says %llu",
+				(unsigned long long)nseg, bach_s(nseg),
 				(unsigned long long)man.segments);
 	}
 out:
@@ -678,22 +681,22 @@ static int run(int argc, char **argv)
 			return EXIT_USAGE;
 	for (int i = optind; i < argc; i++)
 		verify_path(&v, argv[i]);
-	printf("verify: %llu file%s, %llu records, %llu problem%s",
-	       (unsigned long long)v.files, v.files == 1 ? "" : "s",
-	       (unsigned long long)v.records, (unsigned long long)v.problems,
-	       v.problems == 1 ? "" : "s");
+	printf("verify: %llu file%s, %llu record%s, %llu problem%s",
+	       (unsigned long long)v.files, bach_s(v.files),
+	       (unsigned long long)v.records, bach_s(v.records),
+	       (unsigned long long)v.problems, bach_s(v.problems));
 	if (v.gaps)
-		printf(", %llu gap%s (%llu records lost)",
-		       (unsigned long long)v.gaps, v.gaps == 1 ? "" : "s",
-		       (unsigned long long)v.lost);
+		printf(", %llu gap%s (%llu record%s lost)",
+		       (unsigned long long)v.gaps, bach_s(v.gaps),
+		       (unsigned long long)v.lost, bach_s(v.lost));
 	if (v.stale)
 		printf(", %llu stale index%s (warning%s, not damage)",
-		       (unsigned long long)v.stale, v.stale == 1 ? "" : "es",
-		       v.stale == 1 ? "" : "s");
+		       (unsigned long long)v.stale,
+		       bach_plural(v.stale, "", "es"), bach_s(v.stale));
 	if (v.unknown)
 		printf(", %llu unknown event%s (warning%s, not damage)",
-		       (unsigned long long)v.unknown, v.unknown == 1 ? "" : "s",
-		       v.unknown == 1 ? "" : "s");
+		       (unsigned long long)v.unknown, bach_s(v.unknown),
+		       bach_s(v.unknown));
 	printf("\n");
 	return v.problems ? EXIT_DATA : EXIT_OK;
 }
