@@ -2,7 +2,7 @@
 /*
  * Importers: read a foreign trace a large block at a time, split it into
  * lines (or fixed-size binary records) and hand each to the format's
- * line() (lib/formats/formats.c), collecting the records it makes into blocks.
+ * line() (lib/formats/FAMILY.c), collecting the records it makes into blocks.
  * Input that starts with the gzip magic is inflated on the way in (one
  * member or many concatenated, as the CIS 501 traces ship: .trace.gz);
  * line numbers and record offsets then count the uncompressed data.
