@@ -210,7 +210,7 @@ static struct bach_zpool *time_pool(struct capture *c)
 	if (w->tpool || w->tpool_failed)
 		return w->tpool;
 	w->tpool = bach_zpool_new(threads, (size_t)threads * 2,
-				  BACH_DEFLATE_U64, 0);
+				  BACH_TIME_BACKEND, BACH_TIME_LEVEL);
 	if (!w->tpool) {
 		w->tpool_failed = true;
 		log_warn(

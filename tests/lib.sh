@@ -47,6 +47,22 @@ skip() {
 	exit 77
 }
 
+# Blocked gzip (docs/formats.md 3): the first member's size (BSIZE + 1,
+# from its BC subfield, the first one bach writes) and where its deflate
+# data starts (12 + XLEN).
+member1_size() {
+	echo $(($(od -An -t u2 -j16 -N2 "$1") + 1))
+}
+member1_data() {
+	echo $((12 + $(od -An -t u2 -j10 -N2 "$1")))
+}
+
+# cut_member FILE OUT: FILE cut 10 bytes before its first member's end,
+# so a reader finds "truncated gzip member at byte offset 0"
+cut_member() {
+	head -c $(($(member1_size "$1") - 10)) "$1" > "$2"
+}
+
 # board_model_clocks N F D: the clocks the fake board's model gives
 # (drivers/board_model.c, docs/board-protocol.md section 3), one line a
 # record of the trace: record k sampled (lost ones counted) is at bus clock

@@ -206,15 +206,13 @@ enum bach_deflate_backend {
 	BACH_DEFLATE_LIBDEFLATE,
 	BACH_DEFLATE_ZLIB,
 	BACH_DEFLATE_RECORD, /* lib/io/recdeflate.h */
-	BACH_DEFLATE_U64,    /* u64 entries: bach_recdeflate_new_u64() */
 };
 
 struct bach_deflater;
 
 /*
  * level 0..12 with libdeflate, 0..9 with zlib, 1..2 with the record encoder
- * (0: its default), as above with BACH_DEFLATE_AUTO, none with
- * BACH_DEFLATE_U64; NULL when out of
+ * (0: its default), as above with BACH_DEFLATE_AUTO; NULL when out of
  * memory.
  */
 struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,

@@ -67,12 +67,6 @@ struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 	if (backend == BACH_DEFLATE_AUTO)
 		backend = level ? BACH_DEFLATE_LIBDEFLATE : BACH_DEFLATE_RECORD;
 	d->backend = backend;
-	if (backend == BACH_DEFLATE_U64) {
-		d->rec = bach_recdeflate_new_u64();
-		if (!d->rec)
-			goto out_free;
-		return d;
-	}
 	if (backend == BACH_DEFLATE_RECORD) {
 		d->rec = bach_recdeflate_new(
 			level ? level : BACH_RECDEFLATE_DEFAULT_LEVEL);

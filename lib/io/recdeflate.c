@@ -64,7 +64,6 @@ struct huff {
 };
 
 struct bach_recdeflate {
-	bool u64; /* the input is u64 entries: parse_u64() */
 	unsigned ways;
 	bool insert_in_match;
 	uint32_t base;
@@ -395,33 +394,6 @@ static void parse(struct bach_recdeflate *c, const uint8_t *src, size_t len)
 			p++;
 			phase = phase == REC - 1 ? 0 : phase + 1;
 			lits++;
-		}
-	}
-}
-
-/*
- * The parse of u64 little-endian entries (the clocks of timing sidecars,
- * lib/io/timing.h). An entry repeats the one before it above the low bytes
- * that changed, and runs of equal entries repeat whole: matches one entry
- * back are all that is tried, no hash table, so that a sidecar costs a
- * fraction of what its records do. The low bytes go as literals.
- */
-static void parse_u64(struct bach_recdeflate *c, const uint8_t *src, size_t len)
-{
-	size_t p = 0;
-
-	while (p < 8 && p < len)
-		put_lit(c, src[p++]);
-	while (p < len) {
-		size_t left = len - p;
-		unsigned max = left < MAX_MATCH ? (unsigned)left : MAX_MATCH;
-		unsigned l = match_len(src + p - 8, src + p, max);
-
-		if (l >= MIN_MATCH) {
-			put_match(c, l, 8);
-			p += l;
-		} else {
-			put_lit(c, src[p++]);
 		}
 	}
 }
@@ -774,10 +746,7 @@ size_t bach_recdeflate(struct bach_recdeflate *c, const uint8_t *src,
 	c->extra_bits = 0;
 	memset(c->lfreq, 0, sizeof(c->lfreq));
 	memset(c->dfreq, 0, sizeof(c->dfreq));
-	if (c->u64)
-		parse_u64(c, src, len);
-	else
-		parse(c, src, len);
+	parse(c, src, len);
 	c->base += BASE_STEP;
 	c->lfreq[END_BLOCK]++;
 
@@ -824,15 +793,6 @@ struct bach_recdeflate *bach_recdeflate_new(int level)
 	c->ways = level == 1 ? 1 : MAX_WAYS;
 	c->insert_in_match = level >= 2;
 	pthread_once(&tables_once, tables_init);
-	return c;
-}
-
-struct bach_recdeflate *bach_recdeflate_new_u64(void)
-{
-	struct bach_recdeflate *c = bach_recdeflate_new(1);
-
-	if (c)
-		c->u64 = true;
 	return c;
 }
 

@@ -25,13 +25,6 @@ struct bach_recdeflate;
 
 /* level BACH_RECDEFLATE_MIN_LEVEL..MAX_LEVEL; NULL when out of memory. */
 struct bach_recdeflate *bach_recdeflate_new(int level);
-/*
- * The same coder for u64 little-endian entries (timing sidecars' clocks,
- * lib/io/timing.h) instead of records: only matches one entry back, which
- * carry the high bytes an entry shares with the one before. Faster than
- * a general encoder at level 1, and smaller on clocks.
- */
-struct bach_recdeflate *bach_recdeflate_new_u64(void);
 void bach_recdeflate_free(struct bach_recdeflate *c);
 
 /*

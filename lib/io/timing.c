@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Timing sidecars (lib/io/timing.h, docs/formats.md section 3.2): one u64
+ * Timing sidecars (lib/io/timing.h, docs/formats.md section 3.2): one
  * bus clock per record in blocked gzip members of exactly 8160 entries
  * (the last one fewer), each carrying the clock rate in a BT subfield.
+ * Version 2 members (a TE subfield) hold each entry as the zigzag LEB128
+ * varint of its difference from the one before; version 1 members (none)
+ * hold u64s. The writer makes version 2, and version 1 only for a member
+ * whose varints would not be smaller.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +29,9 @@
 #define MEMBER_BYTES (BACH_TIME_MEMBER_ENTRIES * BACH_TIME_ENTRY)
 #define HDR	     18 /* a BGZF member's header with only BC */
 #define BT_LEN	     12 /* 'B' 'T' SLEN=8 and the rate */
+#define TE_LEN	     7	/* 'T' 'E' SLEN=3, the encoding and the entries */
+#define TE_DELTAS    1	/* TE's encoding: zigzag LEB128 differences */
+#define VARINT_MAX   10 /* bytes of a u64's LEB128 */
 
 static const char *const suffixes[] = { ".byu.gz", ".byu", ".gz" };
 
@@ -62,10 +69,11 @@ struct bach_time_writer {
 	uint8_t *bufs;
 	size_t nbufs;
 	uint64_t nsub; /* members submitted to the pool */
-	uint8_t *buf;
-	size_t nbuf; /* entries waiting in buf */
+	uint8_t *buf;  /* where the next member's data is encoded */
+	size_t nbuf;   /* entries waiting in ent */
+	uint64_t ent[BACH_TIME_MEMBER_ENTRIES];
 	uint8_t own[MEMBER_BYTES];
-	uint8_t out[BACH_BGZF_MAX_BLOCK + BT_LEN];
+	uint8_t out[BACH_BGZF_MAX_BLOCK + BT_LEN + TE_LEN];
 	int err;  /* a write of a pooled member failed */
 	int slot; /* in lib/io/outfile.h's table of temporaries, or -1 */
 	bool closed;
@@ -82,7 +90,7 @@ static struct bach_time_writer *writer_new(int dirfd, const char *name,
 
 	if (!w)
 		return NULL;
-	w->d = bach_deflater_new(BACH_DEFLATE_U64, 0);
+	w->d = bach_deflater_new(BACH_TIME_BACKEND, BACH_TIME_LEVEL);
 	if (!w->d) {
 		free(w);
 		return NULL;
@@ -153,21 +161,78 @@ static int write_out(struct bach_time_writer *w, const uint8_t *p, size_t len)
 	return write_all(w->fd, p, len);
 }
 
-/* A member of len bytes at m (BC only) out with the BT subfield after BC. */
-static int emit_member(struct bach_time_writer *w, const uint8_t *m, size_t len)
+/*
+ * What a member's data is, as encode_member() made it, in a pool's tag:
+ * its entries, and TE_DELTAS << 16 when they are varints.
+ */
+#define TAG(entries, deltas)                                                   \
+	((void *)(uintptr_t)((entries) | ((deltas) ? TE_DELTAS << 16 : 0)))
+
+/*
+ * The entries waiting in ent encoded at buf: the zigzag LEB128 varint of
+ * each one's difference (mod 2^64) from the one before (0 before the
+ * first), or, when those would take more room, the u64s themselves.
+ * Returns the bytes; *tag says which.
+ */
+static size_t encode_member(struct bach_time_writer *w, void **tag)
 {
+	const uint64_t *e = w->ent;
+	uint8_t *p = w->buf, *end = w->buf + MEMBER_BYTES - VARINT_MAX;
+	uint64_t prev = 0;
+	size_t i;
+
+	for (i = 0; i < w->nbuf && p <= end; i++) {
+		uint64_t d = e[i] - prev;
+		uint64_t z = (d << 1) ^ (uint64_t) - (int64_t)(d >> 63);
+
+		prev = e[i];
+		while (z >= 0x80) {
+			*p++ = (uint8_t)(z | 0x80);
+			z >>= 7;
+		}
+		*p++ = (uint8_t)z;
+	}
+	if (i == w->nbuf) {
+		*tag = TAG(w->nbuf, true);
+		return (size_t)(p - w->buf);
+	}
+	for (i = 0; i < w->nbuf; i++) /* version 1: as large, never larger */
+		bach_put_le64(w->buf + i * BACH_TIME_ENTRY, e[i]);
+	*tag = TAG(w->nbuf, false);
+	return w->nbuf * BACH_TIME_ENTRY;
+}
+
+/*
+ * A member of len bytes at m (BC only) out with the BT subfield after BC
+ * and, for varints (tag), TE after it.
+ */
+static int emit_member(struct bach_time_writer *w, const uint8_t *m, size_t len,
+		       void *tag)
+{
+	uintptr_t t = (uintptr_t)tag;
+	size_t x = BT_LEN + (t >> 16 ? TE_LEN : 0);
+
 	if (m != w->out)
 		memcpy(w->out, m, HDR);
-	memmove(w->out + HDR + BT_LEN, m + HDR, len - HDR);
-	bach_put_le16(w->out + 10, 6 + BT_LEN);
-	bach_put_le16(w->out + 16, (uint16_t)(len + BT_LEN - 1));
+	memmove(w->out + HDR + x, m + HDR, len - HDR);
+	bach_put_le16(w->out + 10, (uint16_t)(6 + x));
+	bach_put_le16(w->out + 16, (uint16_t)(len + x - 1));
 	w->out[HDR] = 'B';
 	w->out[HDR + 1] = 'T';
 	bach_put_le16(w->out + HDR + 2, 8);
 	bach_put_le64(w->out + HDR + 4, w->clock_hz);
+	if (t >> 16) {
+		uint8_t *te = w->out + HDR + BT_LEN;
+
+		te[0] = 'T';
+		te[1] = 'E';
+		bach_put_le16(te + 2, 3);
+		te[4] = (uint8_t)(t >> 16);
+		bach_put_le16(te + 5, (uint16_t)(t & 0xffff));
+	}
 	if (!w->sum.bytes)
 		w->sum.clock_hz = w->clock_hz;
-	return write_out(w, w->out, len + BT_LEN);
+	return write_out(w, w->out, len + x);
 }
 
 /* The pool's oldest member out, if finished (with wait, once it is). */
@@ -175,11 +240,12 @@ static bool emit_next(struct bach_time_writer *w, bool wait)
 {
 	const uint8_t *m;
 	size_t len;
+	void *tag;
 
-	if (!bach_zpool_peek(w->pool, wait, &m, &len, NULL))
+	if (!bach_zpool_peek(w->pool, wait, &m, &len, &tag))
 		return false;
 	if (!w->err)
-		w->err = emit_member(w, m, len);
+		w->err = emit_member(w, m, len, tag);
 	bach_zpool_release(w->pool);
 	return true;
 }
@@ -196,19 +262,21 @@ static int drain(struct bach_time_writer *w, bool wait)
 static int flush_member(struct bach_time_writer *w)
 {
 	size_t len;
+	void *tag;
 
 	if (!w->nbuf)
 		return 0;
 	if (!w->pool) {
-		len = bach_bgzf_block(w->d, w->out, w->buf,
-				      w->nbuf * BACH_TIME_ENTRY);
+		len = encode_member(w, &tag);
+		len = bach_bgzf_block(w->d, w->out, w->buf, len);
 		w->nbuf = 0;
-		return emit_member(w, w->out, len);
+		return emit_member(w, w->out, len, tag);
 	}
 	/* the buffer after this one may still be pending: make room */
 	if (bach_zpool_pending(w->pool) == w->nbufs - 1)
 		emit_next(w, true);
-	bach_zpool_submit(w->pool, w->buf, w->nbuf * BACH_TIME_ENTRY, NULL);
+	len = encode_member(w, &tag);
+	bach_zpool_submit(w->pool, w->buf, len, tag);
 	w->nsub++;
 	w->buf = w->bufs + (size_t)(w->nsub % w->nbufs) * MEMBER_BYTES;
 	w->nbuf = 0;
@@ -238,9 +306,7 @@ int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
 
 		if (k > n)
 			k = n;
-		for (size_t i = 0; i < k; i++)
-			bach_put_le64(w->buf + (w->nbuf + i) * BACH_TIME_ENTRY,
-				      t[i]);
+		memcpy(w->ent + w->nbuf, t, k * sizeof(*t));
 		bach_time_summary_add(&w->sum, t, k);
 		w->nbuf += k;
 		w->entries += k;
@@ -575,6 +641,45 @@ static int pread_all(struct bach_times *t, uint8_t *p, size_t len, uint64_t off)
 }
 
 /*
+ * A version 2 member's data, len bytes in raw, into its n entries in mbuf:
+ * each a zigzag LEB128 varint of the difference from the entry before
+ * (mod 2^64; 0 before the first), exactly filling len.
+ */
+static int decode_deltas(struct bach_times *t, size_t len, size_t n)
+{
+	const uint8_t *p = t->raw, *end = t->raw + len;
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n && p < end; i++) {
+		uint64_t z = *p++;
+
+		if (z >= 0x80) { /* more bytes: at most 10, the 10th 0 or 1 */
+			unsigned sh = 7;
+
+			z &= 0x7f;
+			for (;;) {
+				if (p == end || (sh == 63 && *p > 1))
+					goto bad;
+				z |= (uint64_t)(*p & 0x7f) << sh;
+				if (*p++ < 0x80)
+					break;
+				sh += 7;
+			}
+		}
+		v += (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+		t->mbuf[i] = v;
+	}
+	if (i == n && p == end)
+		return 0;
+bad:
+	return tfail(
+		t, -EBADMSG,
+		"member at byte offset %llu: its data (%zu bytes) is not the %zu varints its TE subfield says",
+		(unsigned long long)t->mstart, len, n);
+}
+
+/*
  * The member at t->moff: decoded into mbuf when decode, else only
  * checked to hold a whole member's entries (one being passed over).
  */
@@ -582,7 +687,8 @@ static int next_member(struct bach_times *t, bool decode)
 {
 	uint64_t off = t->moff;
 	uint8_t *p = t->cbuf;
-	size_t hlen, xlen, isize, size;
+	size_t hlen, xlen, isize, size, nent;
+	unsigned enc = 0; /* TE's encoding, 0 for none (version 1) */
 	int bs, err;
 
 	t->first += t->mlen;
@@ -612,13 +718,30 @@ static int next_member(struct bach_times *t, bool decode)
 	if (size < 12 + xlen + 8)
 		return tfail(t, -EBADMSG, "bad member size at byte offset %llu",
 			     (unsigned long long)off);
-	for (size_t i = 0; i + 4 <= xlen && 12 + i + 12 <= hlen;
-	     i += 4 + bach_get_le16(p + 12 + i + 2))
-		if (p[12 + i] == 'B' && p[12 + i + 1] == 'T' &&
-		    bach_get_le16(p + 12 + i + 2) == 8 && !off)
-			t->clock_hz = bach_get_le64(p + 12 + i + 4);
 	if ((err = pread_all(t, p, size, off)))
 		return err;
+	for (size_t i = 0; i + 4 <= xlen;
+	     i += 4 + bach_get_le16(p + 12 + i + 2)) {
+		const uint8_t *sf = p + 12 + i;
+		size_t slen = bach_get_le16(sf + 2);
+
+		if (i + 4 + slen > xlen)
+			break;
+		if (sf[0] == 'B' && sf[1] == 'T' && slen == 8 && !off)
+			t->clock_hz = bach_get_le64(sf + 4);
+		if (sf[0] == 'T' && sf[1] == 'E') {
+			if (slen != 3 || sf[4] != TE_DELTAS ||
+			    !bach_get_le16(sf + 5) ||
+			    bach_get_le16(sf + 5) > BACH_TIME_MEMBER_ENTRIES)
+				return tfail(
+					t, -EBADMSG,
+					"member at byte offset %llu: its TE subfield is not encoding 1 with 1 to %u entries",
+					(unsigned long long)off,
+					BACH_TIME_MEMBER_ENTRIES);
+			enc = sf[4];
+			nent = bach_get_le16(sf + 5);
+		}
+	}
 	isize = bach_get_le32(p + size - 4);
 	if (!isize) {
 		if (off + size != t->size)
@@ -630,12 +753,15 @@ static int next_member(struct bach_times *t, bool decode)
 		t->moff = off + size;
 		return next_member(t, decode); /* says what is missing */
 	}
-	if (isize % BACH_TIME_ENTRY || isize > MEMBER_BYTES)
+	if (enc ? isize > MEMBER_BYTES
+		: isize % BACH_TIME_ENTRY || isize > MEMBER_BYTES)
 		return tfail(
 			t, -EBADMSG,
 			"member at byte offset %llu holds %zu bytes, not whole entries",
 			(unsigned long long)off, isize);
-	if (decode || isize != MEMBER_BYTES) {
+	if (!enc)
+		nent = isize / BACH_TIME_ENTRY;
+	if (decode || nent != BACH_TIME_MEMBER_ENTRIES) {
 		size_t got;
 
 		if (libdeflate_deflate_decompress(
@@ -647,14 +773,18 @@ static int next_member(struct bach_times *t, bool decode)
 			return tfail(t, -EBADMSG,
 				     "corrupt gzip member at byte offset %llu",
 				     (unsigned long long)off);
-		for (size_t i = 0; i < isize / BACH_TIME_ENTRY; i++)
-			t->mbuf[i] =
-				bach_get_le64(t->raw + i * BACH_TIME_ENTRY);
+		if (!enc)
+			for (size_t i = 0; i < nent; i++)
+				t->mbuf[i] = bach_get_le64(t->raw +
+							   i * BACH_TIME_ENTRY);
+		else if ((err = decode_deltas(t, isize, nent)))
+			return err;
 	}
-	t->mlen = isize / BACH_TIME_ENTRY;
+	t->mlen = nent;
 	t->moff = off + size;
 	/* only the last member may be short */
-	if (isize != MEMBER_BYTES && t->moff + BACH_BGZF_EOF_SIZE != t->size)
+	if (nent != BACH_TIME_MEMBER_ENTRIES &&
+	    t->moff + BACH_BGZF_EOF_SIZE != t->size)
 		return tfail(
 			t, -EBADMSG,
 			"short member at byte offset %llu before the end (%zu entries, not %u)",

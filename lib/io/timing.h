@@ -2,8 +2,10 @@
 /*
  * Timing sidecars (docs/formats.md section 3.2): beside a trace
  * TRACE.byu.gz (or TRACE.byu), TRACE.time.gz holds one entry per record,
- * gap markers included, record i <-> entry i: the record's bus clock as a
- * u64 little-endian, BACH_TIME_NONE where no time is known. Blocked gzip
+ * gap markers included, record i <-> entry i: the record's bus clock,
+ * BACH_TIME_NONE where no time is known (version 2: each member holds
+ * the differences from entry to entry as varints; version 1, still read:
+ * u64s little-endian). Blocked gzip
  * as the traces are; every member but the last holds exactly
  * BACH_TIME_MEMBER_ENTRIES entries, so entry i is found by walking member
  * headers alone; each member's extra field carries, beside BC, a "BT"
@@ -25,6 +27,13 @@
 #define BACH_TIME_ENTRY		 8
 #define BACH_TIME_MEMBER_ENTRIES 8160 /* 65280 bytes, as a record member */
 #define BACH_TIME_SUFFIX	 ".time.gz"
+/*
+ * How members are compressed (a pool given to bach_time_writer_pool()
+ * is made with these): version 2's varints are mostly one byte, which
+ * libdeflate's fastest level shrinks well.
+ */
+#define BACH_TIME_BACKEND BACH_DEFLATE_LIBDEFLATE
+#define BACH_TIME_LEVEL	  1
 
 /*
  * The sidecar's name for a trace file: ".byu.gz", ".byu", ".gz" (in that

@@ -59,7 +59,7 @@ same "$T/got" "$T/pos"
 
 # a damaged sidecar fails the export, naming it; no output left
 cp "$T/plain.byu" "$T/d.byu"
-head -c 3000 "$C/seg-000001.time.gz" > "$T/d.time.gz"
+cut_member "$C/seg-000001.time.gz" "$T/d.time.gz"
 expect_status 1 $BACH convert --to laplace "$T/d.byu" "$T/d.txt"
 expect_err "d.time.gz: truncated gzip member at byte offset"
 [ ! -e "$T/d.txt" ] || fail "a failed export left d.txt"

@@ -79,7 +79,7 @@ same "$T/out" "$T/want"
 # a damaged or missing sidecar: the message names it and the offset
 S=$(ls "$C"/seg-*.byu.gz | head -1)
 cp "$S" "$T/d.byu.gz"
-head -c 3000 "${S%.byu.gz}.time.gz" > "$T/d.time.gz"
+cut_member "${S%.byu.gz}.time.gz" "$T/d.time.gz"
 expect_status 1 "$T/dump_times" "$T/d.byu.gz"
 expect_err "d.time.gz: truncated gzip member at byte offset"
 # more entries than records

@@ -95,7 +95,7 @@ expect_err "seg-000001.time.gz, which is missing"
 
 # a damaged sidecar stops the replay, naming it and the offset
 cp "$C/seg-000002.byu.gz" "$T/d.byu.gz"
-head -c 3000 "$C/seg-000002.time.gz" > "$T/d.time.gz"
+cut_member "$C/seg-000002.time.gz" "$T/d.time.gz"
 mkdir "$T/d"
 expect_status 4 $BACH capture --driver replay --option path="$T/d.byu.gz" \
 	--output "$T/d"

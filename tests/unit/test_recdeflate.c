@@ -427,47 +427,6 @@ static void writer_default_is_the_record_encoder(void **state)
 	free(src);
 }
 
-/*
- * The u64 parse (timing sidecars' clocks): regular clocks, irregular
- * ones, runs of BACH_TIME_NONE, random entries and odd lengths, every
- * output read back by zlib; regular clocks shrink as libdeflate -1 makes
- * them (docs/formats.md 3.2: 1.4 bytes an entry for the fake board's).
- */
-static void u64_entries(void **state)
-{
-	static uint8_t z[OUT_CAP];
-	size_t n = MAX_IN / 8, zlen;
-	uint8_t *src = malloc(MAX_IN);
-	struct bach_recdeflate *c = bach_recdeflate_new_u64();
-	uint64_t clk = 1234567;
-
-	(void)state;
-	assert_non_null(src);
-	assert_non_null(c);
-	for (size_t i = 0; i < n; i++) /* a cycle every two clocks */
-		bach_put_le64(src + 8 * i, 2 * i);
-	zlen = bach_recdeflate(c, src, n * 8, z, sizeof(z));
-	assert_true(zlen > 0 && zlen < n * 3 / 2);
-	inflates_to(z, zlen, src, n * 8);
-	for (size_t i = 0; i < n; i++) { /* irregular deltas, NONE runs */
-		clk += next() % 700;
-		bach_put_le64(src + 8 * i,
-			      (i / 97) % 5 == 3 ? UINT64_MAX : clk);
-	}
-	for (size_t len = 0; len <= n * 8; len += len < 40 ? 1 : 4093) {
-		zlen = bach_recdeflate(c, src, len, z, sizeof(z));
-		assert_true(zlen > 0);
-		inflates_to(z, zlen, src, len);
-	}
-	for (size_t i = 0; i < n; i++)
-		bach_put_le64(src + 8 * i, next());
-	zlen = bach_recdeflate(c, src, n * 8, z, sizeof(z));
-	if (zlen) /* random entries may not fit: refused, not overflowed */
-		inflates_to(z, zlen, src, n * 8);
-	bach_recdeflate_free(c);
-	free(src);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,7 +438,6 @@ int main(void)
 		cmocka_unit_test(levels_out_of_range_are_clamped),
 		cmocka_unit_test(bgzf_members),
 		cmocka_unit_test(writer_default_is_the_record_encoder),
-		cmocka_unit_test(u64_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,15 +88,90 @@ static uint8_t *slurp(const char *name, size_t *len)
 	return p;
 }
 
+/*
+ * The entries of sidecar PATH read as docs/formats.md section 3.2 says,
+ * with zlib's inflate (none of bach's reading): member after member
+ * (BSIZE in the BC subfield), its data u64s little-endian (version 1) or,
+ * when the extra field has a TE subfield (version 2), zigzag LEB128
+ * varints of the differences from entry to entry, from 0 in each member.
+ * Stops at the EOF block; returns the entries (at most cap).
+ */
+static size_t zlib_entries(const char *path, uint64_t *e, size_t cap)
+{
+	static uint8_t out[65536];
+	size_t flen, off = 0, n = 0;
+	uint8_t *f = slurp(path, &flen);
+
+	while (off + 18 <= flen) {
+		const uint8_t *m = f + off;
+		size_t xlen = m[10] | m[11] << 8, bsize = 0, te = 0;
+		size_t isize, i;
+		z_stream zs = { 0 };
+
+		for (i = 0; i + 4 <= xlen;
+		     i += 4 + (m[12 + i + 2] | m[12 + i + 3] << 8)) {
+			if (m[12 + i] == 'B' && m[12 + i + 1] == 'C')
+				bsize = (m[12 + i + 4] | m[12 + i + 5] << 8) +
+					1u;
+			if (m[12 + i] == 'T' && m[12 + i + 1] == 'E') {
+				assert_int_equal(m[12 + i + 4], 1);
+				te = m[12 + i + 5] | m[12 + i + 6] << 8;
+			}
+		}
+		assert_true(bsize && off + bsize <= flen);
+		isize = bach_get_le32(m + bsize - 4);
+		if (!isize)
+			break;
+		assert_int_equal(inflateInit2(&zs, -15), Z_OK);
+		zs.next_in = (uint8_t *)m + 12 + xlen;
+		zs.avail_in = (uInt)(bsize - 12 - xlen - 8);
+		zs.next_out = out;
+		zs.avail_out = sizeof(out);
+		assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+		assert_int_equal(zs.total_out, isize);
+		inflateEnd(&zs);
+		if (!te) {
+			for (i = 0; i + 8 <= isize && n < cap; i += 8)
+				e[n++] = bach_get_le64(out + i);
+		} else {
+			uint64_t v = 0;
+
+			for (i = 0; te && n < cap; te--) {
+				uint64_t z = 0;
+				unsigned sh = 0;
+
+				do
+					z |= (uint64_t)(out[i] & 0x7f) << sh,
+						sh += 7;
+				while (out[i++] & 0x80);
+				v += z & 1 ? ~(z >> 1) : z >> 1;
+				e[n++] = v;
+			}
+			assert_int_equal(i, isize);
+		}
+		off += bsize;
+	}
+	free(f);
+	return n;
+}
+
+static size_t gz_entries(const char *name, uint64_t *e, size_t cap)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "r/%s", name);
+	return zlib_entries(path, e, cap);
+}
+
 static void pooled_is_the_same(void **state)
 {
-	struct bach_zpool *pool = bach_zpool_new(2, 3, BACH_DEFLATE_U64, 0);
-	uint8_t *a, *b, raw[8];
+	struct bach_zpool *pool =
+		bach_zpool_new(2, 3, BACH_TIME_BACKEND, BACH_TIME_LEVEL);
+	uint8_t *a, *b;
 	size_t alen, blen;
-	char path[256], trace[256];
+	char trace[256];
 	struct bach_times *t;
 	const uint64_t *got;
-	gzFile gz;
 
 	(void)state;
 	assert_non_null(pool);
@@ -118,15 +193,12 @@ static void pooled_is_the_same(void **state)
 	free(a);
 	free(b);
 
-	snprintf(path, sizeof(path), "%s/pool.time.gz", dir);
-	gz = gzopen(path, "rb");
-	assert_non_null(gz);
-	for (size_t i = 0; i < N; i++) {
-		assert_int_equal(gzread(gz, raw, 8), 8);
-		assert_true(bach_get_le64(raw) == clk[i]);
+	{
+		static uint64_t ref[N + 1];
+
+		assert_int_equal(zlib_entries("pool.time.gz", ref, N + 1), N);
+		assert_memory_equal(ref, clk, sizeof(clk));
 	}
-	assert_int_equal(gzread(gz, raw, 8), 0);
-	gzclose(gz);
 
 	snprintf(trace, sizeof(trace), "%s/pool.byu.gz", dir);
 	t = bach_times_new();
@@ -141,7 +213,8 @@ static void pooled_is_the_same(void **state)
 
 static void freed_with_members_pending(void **state)
 {
-	struct bach_zpool *pool = bach_zpool_new(1, 4, BACH_DEFLATE_U64, 0);
+	struct bach_zpool *pool =
+		bach_zpool_new(1, 4, BACH_TIME_BACKEND, BACH_TIME_LEVEL);
 	struct bach_time_writer *w;
 	char path[256];
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -298,6 +371,67 @@ static void backwards_across_segments(void **state)
 	".byu.gz\",\"records\":100,\"bytes\":0,\"crc32\":\"00000000\"" timing  \
 	"}\n"
 
+/*
+ * Version 2 (docs/formats.md 3.2): a steady clock takes almost nothing;
+ * a member whose varints would be larger than u64s is written as version
+ * 1; a TE subfield that promises more entries than the data holds is
+ * damage, named with the member's offset.
+ */
+static void delta_members(void **state)
+{
+	static uint64_t ref[N + 1];
+	const uint64_t *got;
+	struct bach_times *t;
+	char trace[256], path[256];
+	uint8_t *f;
+	size_t flen;
+	FILE *fp;
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) /* the fake board: 2 clocks a record */
+		clk[i] = i < 10 ? BACH_TIME_NONE : 5000 + 2 * i;
+	write_sidecar("steady.time.gz", NULL);
+	f = slurp("steady.time.gz", &flen);
+	/* 6 members and the EOF block, each a few dozen bytes */
+	assert_true(flen < 6 * 120 + 28);
+	assert_int_equal(f[10] | f[11] << 8, 6 + 12 + 7); /* BC, BT, TE */
+	free(f);
+	assert_int_equal(zlib_entries("steady.time.gz", ref, N + 1), N);
+	assert_memory_equal(ref, clk, sizeof(clk));
+	snprintf(trace, sizeof(trace), "%s/steady.byu.gz", dir);
+	t = bach_times_new();
+	assert_int_equal(bach_times_get(t, trace, 0, N, &got), 0);
+	assert_memory_equal(got, clk, sizeof(clk));
+	bach_times_free(t);
+
+	/* differences of 2^56 and more: 9 or 10 bytes each, so u64s */
+	for (size_t i = 0; i < N; i++)
+		clk[i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+	write_sidecar("wild.time.gz", NULL);
+	f = slurp("wild.time.gz", &flen);
+	assert_int_equal(f[10] | f[11] << 8, 6 + 12); /* BC, BT: version 1 */
+	free(f);
+	assert_int_equal(zlib_entries("wild.time.gz", ref, N + 1), N);
+	assert_memory_equal(ref, clk, sizeof(clk));
+
+	/* the steady one's first TE says one entry fewer than it holds */
+	snprintf(path, sizeof(path), "%s/steady.time.gz", dir);
+	fp = fopen(path, "r+b");
+	assert_non_null(fp);
+	assert_int_equal(fseek(fp, 18 + 12 + 5, SEEK_SET), 0);
+	assert_int_equal(fputc((BACH_TIME_MEMBER_ENTRIES - 1) & 0xff, fp),
+			 (BACH_TIME_MEMBER_ENTRIES - 1) & 0xff);
+	assert_int_equal(fputc((BACH_TIME_MEMBER_ENTRIES - 1) >> 8, fp),
+			 (BACH_TIME_MEMBER_ENTRIES - 1) >> 8);
+	fclose(fp);
+	t = bach_times_new();
+	assert_int_equal(bach_times_get(t, trace, 0, 100, &got), -EBADMSG);
+	assert_non_null(strstr(
+		bach_times_strerror(t),
+		"steady.time.gz: member at byte offset 0: its data (8161 bytes) is not the 8159 varints its TE subfield says"));
+	bach_times_free(t);
+}
+
 static void untimed_segment(void **state)
 {
 	struct bach_times *t = bach_times_new();
@@ -380,23 +514,6 @@ static void crashed_part(const char *name, size_t members, size_t cut)
 }
 
 /* name's entries, read by zlib's gzread (multi-member gzip), in e. */
-static size_t gz_entries(const char *name, uint64_t *e, size_t cap)
-{
-	char path[512];
-	uint8_t raw[8];
-	size_t n = 0;
-	gzFile gz;
-
-	snprintf(path, sizeof(path), "%s/r/%s", dir, name);
-	gz = gzopen(path, "rb");
-	assert_non_null(gz);
-	while (n < cap && gzread(gz, raw, 8) == 8)
-		e[n++] = bach_get_le64(raw);
-	assert_int_equal(gzread(gz, raw, 8), 0);
-	gzclose(gz);
-	return n;
-}
-
 static void recovered_for_the_records(void **state)
 {
 	static uint64_t got[N];
@@ -413,7 +530,7 @@ static void recovered_for_the_records(void **state)
 		clk[i] = 7 + 3 * i;
 	snprintf(d, sizeof(d), "%s/r", dir);
 	/* 4 members written, the last one cut: 3 whole (24480 entries) */
-	crashed_part("a.time.gz", 4, 1000);
+	crashed_part("a.time.gz", 4, 10);
 	dfd = open(d, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
 	/* the segment kept fewer records: cut in the third member */
@@ -436,7 +553,7 @@ static void recovered_for_the_records(void **state)
 	bach_times_free(t);
 
 	/* more records than whole entries: the rest without a time */
-	crashed_part("b.time.gz", 4, 1000);
+	crashed_part("b.time.gz", 4, 10);
 	assert_int_equal(bach_time_recover(dfd, "b.time.gz", 30000, &sum), 1);
 	assert_int_equal(gz_entries("b.time.gz", got, N), 30000);
 	assert_memory_equal(got, clk, 24480 * sizeof(*got));
@@ -488,6 +605,7 @@ int main(void)
 		cmocka_unit_test(backwards_within_refused),
 		cmocka_unit_test(backwards_across_segments),
 		cmocka_unit_test(untimed_segment),
+		cmocka_unit_test(delta_members),
 		cmocka_unit_test(recovered_for_the_records),
 	};
 
