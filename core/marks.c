@@ -190,10 +190,24 @@ static void scan_records(struct capture *c, const struct ring_block *b,
  * compiler vectorizes). Only a chunk with a candidate is scanned record by
  * record. With four rules this took bachd's CPU time from 1.18x that
  * without rules to 1.05-1.09x (bench/markers.sh, BENCH_REPEAT=5).
+ *
+ * On x86-64 the function is built three times, for AVX-512 (16 addresses
+ * a compare), AVX2 (8) and the baseline SSE2 (4), and the loader picks
+ * the one the CPU runs (GCC's target_clones, an ifunc): with four rules
+ * the scan's time fell by a third (perf samples of bachd on the fake
+ * board, 89 M records, counted against the workload generator's, whose
+ * work is the same: 0.52 of them before, 0.33 after).
  */
 #define SCAN_CHUNK 64
 
-static void scan(struct capture *c, const struct ring_block *b)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define SCAN_CLONES                                                            \
+	__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define SCAN_CLONES
+#endif
+
+SCAN_CLONES static void scan(struct capture *c, const struct ring_block *b)
 {
 	const struct capture_marker *rules = c->cfg.markers;
 	size_t nr = c->cfg.nmarkers;
