@@ -64,9 +64,9 @@ struct bach_export_carry {
  * bach_formats[] (lib/formats/formats.c) lists them all, as libsigrok lists its
  * input and output modules. The tools take everything from that list: the
  * names --from and --to accept and their messages, the endings that imply
- * a format, and the list in `bach help convert`, which the bash completion
- * reads (tools/completion/bach.bash) and tests/cli/formats_docs.sh holds
- * the documents to. Adding a format is its line() and/or write(), its
+ * a format, the bash completion's (tools/bach/complete.c), and the list
+ * in `bach help convert`, which tests/cli/formats_docs.sh holds the
+ * documents to. Adding a format is its line() and/or write(), its
  * descriptor and one row in bach_formats[] (docs/design.md section 7).
  * The list is libbach.a's, for the tools: it is not part of libbach.so
  * (lib/libbach.map).
