@@ -10,8 +10,10 @@
 
 #include "args.h"
 #include "drivers/driver.h"
+#include "lib/complete.h"
 #include "lib/exit.h"
 #include "lib/io/recdeflate.h"
+#include "lib/options.h"
 
 enum {
 	OPT_CHECK = 256,
@@ -29,6 +31,7 @@ enum {
 static const char *const autostops[] = { "duration", "records", "segments",
 					 NULL };
 
+#define SHORTOPTS "d:o:O:c:a:hV"
 static const struct option opts[] = {
 	{ "driver", required_argument, NULL, 'd' },
 	/* -o is the output for every program of bach (bach gen, decode) */
@@ -208,8 +211,7 @@ static int parse_options(struct bachd_config *c, struct bachd_args *a, int argc,
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:o:O:c:a:hV", opts, NULL)) !=
-	       -1) {
+	while ((ch = getopt_long(argc, argv, SHORTOPTS, opts, NULL)) != -1) {
 		const char *k = NULL, *v = optarg, *eq = NULL;
 		size_t i;
 
@@ -419,3 +421,92 @@ int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		ret = check_dirs(c, prog);
 	return ret;
 }
+
+/* ---- completion (lib/complete.h) ---------------------------------------- */
+
+const struct option *bachd_options(const char **shortopts)
+{
+	*shortopts = SHORTOPTS;
+	return opts;
+}
+
+static void drivers(int n, char **w, const char *cur)
+{
+	(void)n, (void)w;
+	for (size_t i = 0; bach_drivers[i]; i++)
+		complete_word(bach_drivers[i]->name, cur);
+}
+
+static void keys(const struct bach_optdesc *d, const char *cur)
+{
+	char buf[96];
+
+	for (; d && d->key; d++) {
+		snprintf(buf, sizeof(buf), "%s=", d->key);
+		complete_word(buf, cur);
+	}
+}
+
+/* -O: the options of the driver named before (-d, --driver), else fake's */
+static void driver_keys(int n, char **w, const char *cur)
+{
+	const char *name = "fake";
+	const struct bach_driver *drv;
+
+	for (int i = 0; i + 1 < n; i++) {
+		if (!strcmp(w[i], "-d") || !strcmp(w[i], "--driver"))
+			name = w[i + 1];
+		else if (!strncmp(w[i], "--driver=", 9))
+			name = w[i] + 9;
+	}
+	drv = bach_driver_find(name);
+	if (drv)
+		keys(drv->options, cur);
+}
+
+static void settings(int n, char **w, const char *cur)
+{
+	(void)n, (void)w;
+	keys(bachd_settings, cur);
+}
+
+/* the names of an ENUM setting, such as --policy's */
+static void setting_names(const char *key, const char *cur)
+{
+	int i = bach_opt_find(bachd_settings, key);
+
+	for (size_t k = 0;
+	     i >= 0 && bachd_settings[i].names && bachd_settings[i].names[k];
+	     k++)
+		complete_word(bachd_settings[i].names[k], cur);
+}
+
+static void policies(int n, char **w, const char *cur)
+{
+	(void)n, (void)w;
+	setting_names("policy", cur);
+}
+
+static void autostop(int n, char **w, const char *cur)
+{
+	char buf[32];
+
+	(void)n, (void)w;
+	for (size_t i = 0; autostops[i]; i++) {
+		snprintf(buf, sizeof(buf), "%s:", autostops[i]);
+		complete_word(buf, cur);
+	}
+}
+
+const struct complete_values bachd_complete_values[] = {
+	{ .opt = "driver", .list = drivers },
+	{ .opt = "option", .list = driver_keys, .nospace = true },
+	{ .opt = "set", .list = settings, .nospace = true },
+	{ .opt = "policy", .list = policies },
+	{ .opt = "autostop", .list = autostop, .nospace = true },
+	{ .opt = "output", .dirs = true },
+	{ .opt = "control-socket", .none = true },
+	{ .opt = "label", .none = true },
+	{ .opt = "", .none = true }, /* no operands */
+	{ NULL },
+};

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "lib/complete.h"
 
 struct bachd_args {
 	bool check_config;
@@ -22,5 +23,14 @@ struct bachd_args {
 int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		     char **argv, const char *prog);
 void bachd_usage(const char *prog, bool daemon);
+
+/*
+ * The completion of bachd's and `bach capture`'s command line
+ * (lib/complete.h): their getopt table, and what the values complete to
+ * (driver names, a driver's KEY=, the [bachd] KEY=, --policy's and
+ * --autostop's words), from the tables bachd parses with.
+ */
+const struct option *bachd_options(const char **shortopts);
+extern const struct complete_values bachd_complete_values[];
 
 #endif

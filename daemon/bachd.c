@@ -21,6 +21,7 @@
 #include "args.h"
 #include "config.h"
 #include "ctl.h"
+#include "lib/complete.h"
 #include "lib/options.h"
 #include "log.h"
 #include "metrics.h"
@@ -349,6 +350,15 @@ int main(int argc, char **argv)
 	bool journal = log_stderr_is_journal();
 	int ret;
 
+	if (argc > 1 && !strcmp(argv[1], "__complete")) {
+		const char *so;
+		const struct option *lo = bachd_options(&so);
+
+		/* the shell's completion (tools/completion/bach.bash) */
+		complete_getopt(so, lo, bachd_complete_values, argc - 2,
+				argv + 2);
+		return fflush(stdout) ? EXIT_USAGE : EXIT_OK;
+	}
 	bachd_config_defaults(&d.cfg);
 	d.t0 = mono();
 	d.t0_wall = time(NULL);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * din, the input format of Dinero IV (its dinfmt.c), and dinx, bach's
- * din with the direction spelt out and a size.
+ * din with the direction spelt out and a size (read and written).
  */
 #include "lib/formats/format_kit.h"
 
@@ -66,6 +66,42 @@ const struct bach_format fmt_din = {
 
 /* ---- dinx (extended din) ----------------------------------------------- */
 
+/*
+ * "r|w|i address size": bach's own extension of din (docs/formats.md
+ * section 7.2), the direction spelt out and the size kept; the address in
+ * hex (an optional 0x), the size in decimal. It reads back as laplace
+ * does (rwi_ref()), so `--from dinx` takes what `--to dinx` writes.
+ */
+static int dinx_line(const char *line, size_t len, unsigned flags, uint8_t *out,
+		     uint64_t *skipped, const char **why)
+{
+	struct scan s = { line, line + len }, u;
+	const char *t, *f;
+	size_t tl, fl;
+	uint64_t addr, size;
+
+	(void)skipped; /* every reference is taken */
+	if (!token(&s, &t, &tl))
+		return 0;
+	if (tl != 1)
+		return bad(why, "bad direction '%.*s' (r, w or i)",
+			   (int)(tl > 16 ? 16 : tl), t);
+	if (!token(&s, &f, &fl))
+		return bad_str(why, "missing address (3 fields)");
+	if (!tok_hex(f, fl, &addr))
+		return bad(why, "bad address '%.*s'", (int)(fl > 20 ? 20 : fl),
+			   f);
+	if (!token(&s, &f, &fl))
+		return bad_str(why, "missing size (3 fields)");
+	u = (struct scan){ f, f + fl };
+	if (!get_dec(&u, &size) || !at_end(&u))
+		return bad(why, "bad size '%.*s'", (int)(fl > 20 ? 20 : fl), f);
+	skip_ws(&s);
+	if (!at_end(&s))
+		return bad_str(why, "more than 3 fields");
+	return rwi_ref(*t, size, addr, flags, out, why);
+}
+
 /* "r|w|i addr size" */
 static char *dinx_put(char *d, char c, uint64_t addr, unsigned size,
 		      uint64_t time)
@@ -86,5 +122,6 @@ const struct bach_format fmt_dinx = {
 	.name = "dinx",
 	.kind = BACH_FORMAT_FOREIGN,
 	.help = "extended din 'r|w|i addr size'",
+	.line = dinx_line,
 	.write = dinx_write,
 };

@@ -222,6 +222,37 @@ static inline int split(uint8_t *out, uint64_t addr, uint64_t size, uint8_t ctl,
 	return (int)nq;
 }
 
+/*
+ * A reference of type 'r' load, 'w' store or 'i' instruction fetch, of
+ * length bytes at addr (laplace, laplace-bin, dinx): split() with the
+ * import's cycle type.
+ */
+static inline int rwi_ref(char type, uint64_t length, uint64_t addr,
+			  unsigned flags, uint8_t *out, const char **why)
+{
+	uint8_t ctl;
+
+	switch (type) {
+	case 'r':
+		ctl = CTL_NC_D_READ;
+		break;
+	case 'w':
+		ctl = CTL_D_WRITE;
+		break;
+	case 'i':
+		ctl = CTL_NC_I_FETCH;
+		break;
+	default:
+		if (type > 0x20 && type < 0x7f)
+			return bad(why,
+				   "unknown reference type '%c' (r, w or i)",
+				   type);
+		return bad(why, "unknown reference type 0x%02x (r, w or i)",
+			   (unsigned char)type);
+	}
+	return split(out, addr, length, ctl, flags, BACH_IMPORT_MAX_RECS, why);
+}
+
 /* ---- exports: the reference in a record --------------------------------- */
 
 /* Hex digits (unused where a format only imports). */

@@ -34,21 +34,14 @@ static const struct bach_format fmt_byu_gz = {
 /*
  * Every format, in the order `bach help convert` and the messages list
  * them; a new format is one row here. The importers' order is also the
- * fuzz targets' (byte 0 picks one): append, or renumber the fuzz seeds.
+ * fuzz targets' (byte 0 picks one): append, or renumber the fuzz seeds
+ * (dinx, read since it came after the imports' seeds, is after them).
  */
 const struct bach_format *const bach_formats[] = {
-	&fmt_byu,
-	&fmt_byu_gz,
-	&fmt_lackey,
-	&fmt_din,
-	&fmt_dinx,
-	&fmt_cis501,
-	&fmt_p2,
-	&fmt_laplace,
-	&fmt_laplace_bin,
-	&fmt_tracematcher,
-	&fmt_idtrace,
-	&fmt_csv,
+	&fmt_byu,     &fmt_byu_gz,	&fmt_lackey,
+	&fmt_din,     &fmt_cis501,	&fmt_p2,
+	&fmt_laplace, &fmt_laplace_bin, &fmt_tracematcher,
+	&fmt_idtrace, &fmt_dinx,	&fmt_csv,
 	NULL,
 };
 
@@ -56,7 +49,8 @@ bool bach_format_can(const struct bach_format *f, enum bach_format_dir dir)
 {
 	if (f->kind != BACH_FORMAT_FOREIGN)
 		return true;
-	return dir == BACH_FORMAT_IN ? f->line != NULL : f->write != NULL;
+	return (!(dir & BACH_FORMAT_IN) || f->line) &&
+	       (!(dir & BACH_FORMAT_OUT) || f->write);
 }
 
 const struct bach_format *bach_format_find(const char *name,

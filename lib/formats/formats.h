@@ -64,9 +64,9 @@ struct bach_export_carry {
  * bach_formats[] (lib/formats/formats.c) lists them all, as libsigrok lists its
  * input and output modules. The tools take everything from that list: the
  * names --from and --to accept and their messages, the endings that imply
- * a format, and the list in `bach help convert`, which the bash completion
- * reads (tools/completion/bach.bash) and tests/cli/formats_docs.sh holds
- * the documents to. Adding a format is its line() and/or write(), its
+ * a format, the bash completion's (tools/bach/complete.c), and the list
+ * in `bach help convert`, which tests/cli/formats_docs.sh holds the
+ * documents to. Adding a format is its line() and/or write(), its
  * descriptor and one row in bach_formats[] (docs/design.md section 7).
  * The list is libbach.a's, for the tools: it is not part of libbach.so
  * (lib/libbach.map).
@@ -77,10 +77,11 @@ enum bach_format_kind {
 	BACH_FORMAT_FOREIGN, /* any other: line() imports, write() exports */
 };
 
-/* The way a format goes: --from reads it, --to writes it. */
+/* The way a format goes: --from reads it, --to writes it; diff --as both. */
 enum bach_format_dir {
 	BACH_FORMAT_IN = 1,
 	BACH_FORMAT_OUT = 2,
+	BACH_FORMAT_BOTH = 3,
 };
 
 struct bach_format {
@@ -124,11 +125,29 @@ struct bach_format {
 /* Every format, NULL-terminated, in the order help and messages list them. */
 extern const struct bach_format *const bach_formats[];
 
-/* Whether f goes dir: the byu kinds both ways, the others by line, write. */
+/* Whether f goes dir: the byu kinds both ways, the others by line, write
+ * (BACH_FORMAT_BOTH: by both). */
 bool bach_format_can(const struct bach_format *f, enum bach_format_dir dir);
 /* The format called name (or by its alias) that goes dir, or NULL. */
 const struct bach_format *bach_format_find(const char *name,
 					   enum bach_format_dir dir);
+
+/* ---- projections (bach diff --as) -------------------------------------- */
+
+/*
+ * What f (one that goes BACH_FORMAT_BOTH) keeps of records[0..n): they go out
+ * through f->write() into text (room for n * BACH_TEXT_MAX bytes) and back in
+ * through f->line() into out (room for n * BACH_IMPORT_MAX_RECS records). index
+ * is the trace position of records[0]; carry as for write() (zeroed before the
+ * first block). Returns the records in out (fewer where f has no place for a
+ * record, more where its import splits one), or -EBADMSG when an export
+ * does not read back, with the byte offset in text in *bad_at and the
+ * reason in *why (a bug of f, never of the trace).
+ */
+ssize_t bach_format_project(const struct bach_format *f, const uint8_t *recs,
+			    size_t n, uint64_t index, char *text, uint8_t *out,
+			    struct bach_export_carry *carry, uint64_t *bad_at,
+			    const char **why);
 
 /* ---- the importer ------------------------------------------------------ */
 

@@ -12,35 +12,10 @@
  * fetch is a reference record (type, timestamp, length, address space,
  * address). The document shows the type 'r' only; bach reads and writes
  * 'r' load, 'w' store, 'i' instruction fetch. The timestamp and address
- * space have no place in a BYU record and are dropped.
- */
-static int laplace_ref(char type, uint64_t length, uint64_t addr,
-		       unsigned flags, uint8_t *out, const char **why)
-{
-	uint8_t ctl;
-
-	switch (type) {
-	case 'r':
-		ctl = CTL_NC_D_READ;
-		break;
-	case 'w':
-		ctl = CTL_D_WRITE;
-		break;
-	case 'i':
-		ctl = CTL_NC_I_FETCH;
-		break;
-	default:
-		if (type > 0x20 && type < 0x7f)
-			return bad(why,
-				   "unknown reference type '%c' (r, w or i)",
-				   type);
-		return bad(why, "unknown reference type 0x%02x (r, w or i)",
-			   (unsigned char)type);
-	}
-	return split(out, addr, length, ctl, flags, BACH_IMPORT_MAX_RECS, why);
-}
-
-/* "r 123456789abcdef0 4 9f8e7 9a8b7c6d": every number in hex, no 0x. */
+ * space have no place in a BYU record and are dropped. Each reference
+ * goes through rwi_ref() (format_kit.h).
+ *
+ * "r 123456789abcdef0 4 9f8e7 9a8b7c6d": every number in hex, no 0x. */
 static int laplace_line(const char *line, size_t len, unsigned flags,
 			uint8_t *out, uint64_t *skipped, const char **why)
 {
@@ -74,7 +49,7 @@ static int laplace_line(const char *line, size_t len, unsigned flags,
 	skip_ws(&s);
 	if (!at_end(&s))
 		return bad_str(why, "more than 5 fields");
-	return laplace_ref(*t, v[1], v[3], flags, out, why);
+	return rwi_ref(*t, v[1], v[3], flags, out, why);
 }
 
 /* "type timestamp length asid address" */
@@ -118,8 +93,8 @@ static int laplace_bin_line(const char *line, size_t len, unsigned flags,
 	(void)skipped;
 	if (len != BACH_LAPLACE_BIN_SIZE)
 		return bad(why, "Laplace record of %zu bytes, not 18", len);
-	return laplace_ref((char)p[0], p[9], bach_get_le32(p + 14), flags, out,
-			   why);
+	return rwi_ref((char)p[0], p[9], bach_get_le32(p + 14), flags, out,
+		       why);
 }
 
 /*

@@ -1,7 +1,8 @@
 # bash completion for bach and bachd: sourced in
 # bash, its functions complete commands, options, driver names, driver
-# options, [bachd] keys and the formats of --from and --to, all taken from
-# the programs' own output.
+# options, [bachd] keys, the formats of --from, --to and --as, plot kinds,
+# mrc --kind and ctl's commands, all taken from the programs' own tables
+# (bach __complete, bach __options).
 . "$TOP/tests/lib.sh"
 BACHD="$(dirname "$BACH")/bachd"
 command -v bash > /dev/null || skip "no bash"
@@ -88,6 +89,62 @@ has --driver --option --output -- _bach "$BACH" capture --
 # a trace argument completes file names
 touch "$T/trace-one.byu"
 want "$T/trace-one.byu" _bach "$BACH" dump "$T/trace-o"
+
+# ---- every command, every option: exactly the tables -------------------
+# The command table, as bach help prints it, and each command's getopt
+# table, as `bach __options CMD` catches it from the command's own
+# getopt_long() call: "-" completes to exactly that table, and "--" to its
+# long options. Each is named in the command's help (so the table is the
+# one the command parses with, not an empty one).
+want "$cmds --help --version" _bach "$BACH" ""
+for c in $cmds; do
+	[ "$c" = help ] && continue
+	opts=$("$BACH" __options "$c")
+	want "$opts" _bach "$BACH" "$c" -
+	want "$(printf '%s\n' $opts | grep -- '^--')" _bach "$BACH" "$c" --
+	help=$("$BACH" help "$c")
+	# capture's help names bachd's for the options they share
+	[ "$c" != capture ] || help="$help $("$BACHD" --help)"
+	for o in $opts; do
+		case $o in --*) ;; *) continue ;; esac
+		grep -qe "$o\([^a-z0-9-]\|\$\)" <<< "$help" ||
+			fail "bach $c: $o is in its table, not in bach help $c"
+	done
+done
+# known entries (docs/man/bach.1.scd), so that no table can be empty
+for c_o in dump:--format dump:--count diff:--as diff:--from-b convert:--to \
+	sim:--l1 sim:--l2 ctl:--instance gen:--pins mrc:--kind plot:--output \
+	capture:--driver decode:--map; do
+	has "${c_o#*:}" -- _bach "$BACH" "${c_o%%:*}" --
+done
+# sim's --l1, --l2, ... are whole (the help's parse offered --l)
+want "--l1 --l1i --l1d --l2 --l3" _bach "$BACH" sim --l
+# bachd: bach capture's table is bachd's own
+want "$("$BACH" __options capture)" _bachd "$BACHD" -
+want "$("$BACH" __options capture)" _bach "$BACH" capture -
+# values: the lists the commands' own messages give (written by hand, so
+# a reference apart from the tables)
+msg() { "$BACH" "$@" 2>&1 | tail -n 2 | head -n 1; }
+as=$(msg diff --as nosuch a b | sed -n "s/.*writes and reads: \(.*\))\$/\1/p" | tr -d ,)
+[ $(wc -w <<< "$as") -ge 8 ] || fail "bach diff --as takes [$as]"
+want "$as" _bach "$BACH" diff --as ""
+kinds=$(msg plot nosuch -o x.svg | sed -n "s/.*is not a kind: \(.*\)\$/\1/p" | sed 's/,\| or / /g')
+[ "$(echo $kinds)" = "map mix mrc wss" ] || fail "bach plot's kinds: [$kinds]"
+want "$kinds" _bach "$BACH" plot ""
+want "$kinds" _bach "$BACH" plot --line 64 ""
+want "$T/trace-one.byu" _bach "$BACH" plot map "$T/trace-o"
+mk=$(msg mrc --kind x a | sed -n "s/.*is not \(.*\)\$/\1/p" | sed 's/,\| or / /g')
+[ "$(echo $mk)" = "i d all" ] || fail "bach mrc --kind: [$mk]"
+want "$mk" _bach "$BACH" mrc --kind ""
+pins=$(msg gen -n 1 --pins x | sed -n "s/.*--pins: \(.*\), not 'x'\$/\1/p" | sed 's/,\| or / /g')
+want "$pins" _bach "$BACH" gen --pins ""
+want "status start stop rotate mark" _bach "$BACH" ctl ""
+want "" _bach "$BACH" ctl mark ""
+want "" _bach "$BACH" ctl --timeout ""
+# --opt=VALUE, split by bash at the =
+want "=text =csv =jsonl" _bach "$BACH" dump --format =
+want "jsonl" _bach "$BACH" dump --format = j
+want "laplace laplace-bin" _bach "$BACH" diff --from-b = lap
 echo ok
 EOF
 export T

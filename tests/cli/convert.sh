@@ -142,6 +142,17 @@ expect_status 0 "$BACH" convert "$T/mix.byu" "$T/mix3.din"
 same "$T/mix3.din" "$G/mix.din"
 expect_status 0 "$BACH" convert -q --to dinx "$T/mix.byu" -
 same "$T/out" "$G/mix.dinx"
+# dinx reads back (docs/formats.md 7.2): each reference is the quadword
+# records of its span, so its export is the golden file again
+expect_status 0 "$BACH" convert --from dinx "$G/mix.dinx" "$T/mixx.byu"
+expect_err "9 lines read, 9 records written, 0 skipped"
+expect_status 0 "$BACH" convert -q --to dinx "$T/mixx.byu" "$T/mixx.dinx"
+same "$T/mixx.dinx" "$G/mix.dinx"
+expect_status 0 "$BACH" dump "$T/mixx.byu"
+expect_out "04016a08 3f NC_I_FETCH"
+printf 'r 1000 8\nx 1000 4\n' >"$T/bad.dinx"
+expect_status 1 "$BACH" convert --from dinx "$T/bad.dinx" "$T/bad.byu"
+expect_err "bad.dinx: line 2: unknown reference type 'x' (r, w or i)"
 expect_status 0 "$BACH" convert "$T/mix.byu" "$T/mix.byu.gz"
 expect_status 0 "$BACH" convert --to laplace "$T/mix.byu.gz" "$T/mix2.laplace"
 same "$T/mix2.laplace" "$G/mix.laplace"

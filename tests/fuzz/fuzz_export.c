@@ -2,8 +2,8 @@
 /*
  * libFuzzer target: the exports' write() and the one-record text forms.
  * Byte 0 picks what runs (modulo the exports + 3): the exports of
- * bach_formats[] in its order (din, dinx, laplace, laplace-bin,
- * tracematcher, idtrace, csv), then bach_fmt_text, bach_fmt_csv and
+ * bach_formats[] in its order (din, laplace, laplace-bin,
+ * tracematcher, idtrace, dinx, csv), then bach_fmt_text, bach_fmt_csv and
  * bach_fmt_jsonl record by record;
  * bytes 1..8 are the index of the first record (little-endian); the rest
  * is records (a partial last record is dropped).

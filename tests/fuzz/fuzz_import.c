@@ -3,8 +3,8 @@
  * libFuzzer target: the imports' line(), the pure parser behind every
  * importer. Byte 0 picks the format: bits 2..0, then 7..5 above them, are
  * k, and the k-th import of bach_formats[] (counted around) is taken,
- * so 0 to 7 are lackey, din, cis501, p2, laplace, laplace-bin,
- * tracematcher, idtrace, as the seeds were made; bit 3 sets
+ * so 0 to 8 are lackey, din, cis501, p2, laplace, laplace-bin,
+ * tracematcher, idtrace, dinx, as the seeds were made; bit 3 sets
  * BACH_IMPORT_MASK_ADDRESS; the rest is one line (one binary record for
  * the binary formats, though any length is tried).
  *

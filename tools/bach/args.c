@@ -20,3 +20,11 @@ bool ends_with(const char *s, const char *suffix)
 
 	return a >= b && !strcmp(s + a - b, suffix);
 }
+
+int word_find(const char *const *words, const char *w)
+{
+	for (int i = 0; words[i]; i++)
+		if (!strcmp(words[i], w))
+			return i;
+	return -1;
+}

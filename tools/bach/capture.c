@@ -282,4 +282,6 @@ const struct bach_cmd cmd_capture = {
 	.run = run,
 	.summary = "run one capture in the foreground",
 	.help = help,
+	.values = bachd_complete_values, /* bachd's command line */
+	.options = bachd_options,
 };

@@ -26,9 +26,10 @@
  *   --option its help lists named in the page (tests/cli/man.sh checks
  *   both against `bach help`).
  * - tools/completion/bach.bash needs nothing for the command and its
- *   options (it reads them from `bach help` and `bach help NAME`;
- *   tests/cli/completion.sh); only values of an option or words other
- *   than file names want a case in _bach(), as ctl's verbs have.
+ *   options (`bach __complete` reads the command table and the getopt
+ *   table run() parses with; tests/cli/completion.sh); only values of an
+ *   option or words other than file names want a row in .values, as
+ *   ctl's verbs have.
  * - Tests: tests/cli/NAME.sh (tests/README.md) for what it does;
  *   tests/cli/usage.sh, man.sh and completion.sh then cover its help.
  * - README.md (the commands under "Status", and a section when users
@@ -37,11 +38,13 @@
 #ifndef BACH_TOOL_H
 #define BACH_TOOL_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "bach/trace.h"
+#include "lib/complete.h"
 #include "lib/exit.h"
 #include "lib/io/timing.h"
 
@@ -51,7 +54,27 @@ struct bach_cmd {
 	const char *summary;
 	const char *help; /* usage and options, printed by `bach help NAME`;
 			     NULL: run says (exec_helper.c) */
+	/*
+	 * The shell completion (complete.c) takes the options from the
+	 * getopt table run() parses with, and these: what an option's
+	 * value or an operand completes to (NULL: file names; --from, --to
+	 * and --as complete formats anyway), and for a command whose
+	 * options another table holds (capture: bachd's), that table.
+	 */
+	const struct complete_values *values;
+	const struct option *(*options)(const char **shortopts);
 };
+
+/*
+ * Every command's getopt_long() is this one (complete.c): as getopt_long(),
+ * except that `bach __complete` and `bach __options` catch the tables.
+ */
+int cmd_getopt_long(int argc, char *const *argv, const char *shortopts,
+		    const struct option *longopts, int *longindex);
+#define getopt_long cmd_getopt_long
+/* `bach __complete WORD...` and `bach __options CMD` (complete.c) */
+int complete_main(const struct bach_cmd *const *cmds, int argc, char **argv);
+int options_main(const struct bach_cmd *c);
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim,
@@ -91,6 +114,9 @@ static inline char *obuf_room(struct obuf *o, size_t n)
 
 /* Output format from a file name: blocked gzip when it ends in .gz (gen.c) */
 enum bach_out_format out_format_for(const char *path);
+
+/* The index of w in the NULL-terminated words, or -1 (args.c). */
+int word_find(const char *const *words, const char *w);
 
 /* s ends with suffix (args.c). */
 bool ends_with(const char *s, const char *suffix);

@@ -2,6 +2,7 @@
 /* bach ctl: talk to a running bachd over its control socket. */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <jansson.h>
 #include <poll.h>
 #include <stdio.h>
@@ -227,6 +228,10 @@ static int print_status(const char *reply)
 	return 0;
 }
 
+/* The commands (the completion's too); mark takes TEXT, the others nothing */
+static const char *const verbs[] = { "status", "start", "stop",
+				     "rotate", "mark",	NULL };
+
 /*
  * NAME of bachd@NAME: one path component of /run/bach-NAME (no '/', not
  * "." or ".."), and no control character (C0, DEL or C1), which would
@@ -307,10 +312,7 @@ static int run(int argc, char **argv)
 	if (!strcmp(argv[optind], "mark")) {
 		if (argc - optind < 2)
 			return usage_error("mark needs TEXT");
-	} else if (strcmp(argv[optind], "status") &&
-		   strcmp(argv[optind], "start") &&
-		   strcmp(argv[optind], "stop") &&
-		   strcmp(argv[optind], "rotate")) {
+	} else if (word_find(verbs, argv[optind]) < 0) {
 		return usage_error(
 			"unknown command '%s' (status, start, stop, rotate, mark TEXT)",
 			argv[optind]);
@@ -372,9 +374,45 @@ static int run(int argc, char **argv)
 	return c;
 }
 
+/* --instance: NAME of each /run/bach-NAME/bachd.sock there is */
+static void instances(int n, char **words, const char *cur)
+{
+	char pat[64], name[80];
+	const char *star;
+	size_t pre, post;
+	glob_t g;
+
+	(void)n, (void)words;
+	snprintf(pat, sizeof(pat), INSTANCE_SOCKET, "*");
+	star = strchr(pat, '*');
+	pre = (size_t)(star - pat);
+	post = strlen(star + 1);
+	if (glob(pat, 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		size_t len = strlen(g.gl_pathv[i]);
+
+		if (len > pre + post && len - pre - post < sizeof(name)) {
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)(len - pre - post), g.gl_pathv[i] + pre);
+			if (instance_name(name))
+				complete_word(name, cur);
+		}
+	}
+	globfree(&g);
+}
+
 const struct bach_cmd cmd_ctl = {
 	.name = "ctl",
 	.run = run,
+	.values =
+		(const struct complete_values[]){
+			{ .opt = "", .words = verbs, .first = true },
+			{ .opt = "", .none = true }, /* mark's TEXT */
+			{ .opt = "instance", .list = instances },
+			{ .opt = "timeout", .none = true },
+			{ NULL },
+		},
 	.summary = "talk to a running bachd",
 	.help = "usage: bach ctl [--socket PATH | --instance NAME] [--timeout SECS] [--json]\n"
 		"                status|start|stop|rotate|mark TEXT\n"

@@ -27,6 +27,7 @@
 #define DEFAULT_WINDOW 1024
 #define MAX_WINDOW     1000000
 #define FILL	       65536 /* records copied per refill of a side's buffer */
+#define PROJECT	       4096  /* records projected at a time (--as) */
 
 struct side {
 	const char *name;
@@ -39,7 +40,42 @@ struct side {
 	bool eof;
 	int err;
 	uint64_t pos; /* index in the whole trace of the next record */
+	/* --as: the reader's block, projected PROJECT records at a time */
+	const struct bach_format *as;
+	const uint8_t *raw;
+	size_t nraw;
+	uint64_t raw_pos; /* trace position of raw[0] */
+	char *text;	  /* PROJECT * BACH_TEXT_MAX bytes */
+	uint8_t *proj;	  /* PROJECT * BACH_IMPORT_MAX_RECS records */
+	struct bach_export_carry carry;
 };
+
+/*
+ * --as: what the format keeps of the next PROJECT records of the reader's
+ * block (bach_format_project()) into pend; n of them, 0 when the format
+ * keeps none of them, or -EBADMSG.
+ */
+static ssize_t project(struct side *s)
+{
+	size_t k = s->nraw < PROJECT ? s->nraw : PROJECT;
+	uint64_t at;
+	const char *why;
+	ssize_t m = bach_format_project(s->as, s->raw, k, s->raw_pos, s->text,
+					s->proj, &s->carry, &at, &why);
+
+	if (m < 0) {
+		errmsg("%s: --as %s: records %llu to %llu do not read back (byte %llu of their export): %s",
+		       s->name, s->as->name, (unsigned long long)s->raw_pos,
+		       (unsigned long long)(s->raw_pos + k - 1),
+		       (unsigned long long)at, why);
+		return m;
+	}
+	s->raw += k * BACH_REC_SIZE;
+	s->nraw -= k;
+	s->raw_pos += k;
+	s->pend = s->proj;
+	return m;
+}
 
 /* The reader's next block into pend; false at the end or on an error. */
 static bool pull(struct side *s)
@@ -50,16 +86,27 @@ static bool pull(struct side *s)
 		return true;
 	if (s->eof || s->err)
 		return false;
-	n = source_read(&s->src, &s->pend);
-	if (n < 0) {
-		s->err = (int)n;
-		errmsg("%s", source_error(&s->src));
-		return false;
-	}
-	if (n == 0) {
-		s->eof = true;
-		return false;
-	}
+	do {
+		if (s->as && s->nraw) {
+			n = project(s);
+		} else {
+			n = source_read(&s->src, s->as ? &s->raw : &s->pend);
+			if (n < 0) {
+				errmsg("%s", source_error(&s->src));
+			} else if (n == 0) {
+				s->eof = true;
+				return false;
+			} else if (s->as) {
+				s->nraw = (size_t)n;
+				n = 0; /* projected at the next turn */
+				continue;
+			}
+		}
+		if (n < 0) {
+			s->err = (int)n;
+			return false;
+		}
+	} while (n == 0);
 	s->npend = (size_t)n;
 	return true;
 }
@@ -354,14 +401,28 @@ static void compare(struct diff *d)
 	}
 }
 
+/* Whether path is NAME.EXT or NAME.EXT.gz. */
+static bool named(const char *path, const char *ext)
+{
+	size_t n = strlen(path), e = strlen(ext);
+	const char *p = path + n;
+
+	if (ends_with(path, ".gz"))
+		p -= 3;
+	return p - path > (ptrdiff_t)e + 1 && p[-(ptrdiff_t)e - 1] == '.' &&
+	       !strncmp(p - e, ext, e);
+}
+
 /*
  * A side in the format given (--from), else the one its name implies, as
- * bach convert takes them; else a trace, raw or gzip as its name or first
+ * bach convert takes them, or under --as FMT a name ending in .FMT (or
+ * .FMT.gz) that format; else a trace, raw or gzip as its name or first
  * bytes say.
  */
 static int open_side(struct side *s, const char *path,
 		     const struct bach_format *f, unsigned flags,
-		     bool ignore_gaps, size_t cap, uint64_t start, uint64_t end)
+		     const struct bach_format *as, bool ignore_gaps, size_t cap,
+		     uint64_t start, uint64_t end)
 {
 	memset(s, 0, sizeof(*s));
 	s->name = path;
@@ -369,13 +430,22 @@ static int open_side(struct side *s, const char *path,
 	s->cap = cap;
 	if (!f)
 		f = fmt_guess(path, BACH_FORMAT_IN);
+	if (!f && as && named(path, as->name))
+		f = as;
 	if (!f)
 		f = bach_format_find("byu", BACH_FORMAT_IN);
 	if (f->kind == BACH_FORMAT_FOREIGN && (start || end != UINT64_MAX))
 		return usage_error("--range: for traces, not imports (%s: %s)",
 				   path, f->name);
 	s->buf = malloc(cap * BACH_REC_SIZE);
-	if (!s->buf) {
+	if (as) {
+		s->as = as;
+		s->raw_pos = start;
+		s->text = malloc(PROJECT * BACH_TEXT_MAX);
+		s->proj =
+			malloc(PROJECT * BACH_IMPORT_MAX_RECS * BACH_REC_SIZE);
+	}
+	if (!s->buf || (as && (!s->text || !s->proj))) {
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
@@ -391,6 +461,8 @@ static void close_side(struct side *s)
 {
 	close_source(&s->src);
 	free(s->buf);
+	free(s->text);
+	free(s->proj);
 }
 
 static int run(int argc, char **argv)
@@ -405,11 +477,13 @@ static int run(int argc, char **argv)
 		{ "from-a", required_argument, NULL, 'A' },
 		{ "from-b", required_argument, NULL, 'B' },
 		{ "mask-address", no_argument, NULL, 'm' },
+		{ "as", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct diff d = { .window = DEFAULT_WINDOW };
 	/* --from, --from-a, --from-b: a side's own wins */
 	const struct bach_format *from[3] = { NULL, NULL, NULL };
+	const struct bach_format *as = NULL;
 	unsigned flags = 0;
 	uint64_t start = 0, end = UINT64_MAX;
 	bool ignore_gaps = false;
@@ -458,6 +532,19 @@ static int run(int argc, char **argv)
 		case 'm':
 			flags |= BACH_IMPORT_MASK_ADDRESS;
 			break;
+		case 's':
+			as = bach_format_find(optarg, BACH_FORMAT_BOTH);
+			if (!as)
+				return usage_error(
+					"--as: %s '%s' (it takes a format bach both writes and reads: %s)",
+					bach_format_find(optarg, BACH_FORMAT_IN)
+						? "bach does not write"
+					: bach_format_find(optarg,
+							   BACH_FORMAT_OUT)
+						? "bach does not read"
+						: "unknown format",
+					optarg, fmt_names(BACH_FORMAT_BOTH));
+			break;
 		default:
 			return usage_error("bad option");
 		}
@@ -468,10 +555,10 @@ static int run(int argc, char **argv)
 		return EXIT_USAGE;
 	cap = d.window + RUN + FILL;
 	status = open_side(&d.a, argv[optind], from[1] ? from[1] : from[0],
-			   flags, ignore_gaps, cap, start, end);
+			   flags, as, ignore_gaps, cap, start, end);
 	if (!status)
 		status = open_side(&d.b, argv[optind + 1],
-				   from[2] ? from[2] : from[0], flags,
+				   from[2] ? from[2] : from[0], flags, as,
 				   ignore_gaps, cap, start, end);
 	if (!status) {
 		compare(&d);
@@ -504,6 +591,7 @@ const struct bach_cmd cmd_diff = {
 	.summary = "compare two traces record by record",
 	.help = "usage: bach diff [--align [--window N]] [--ignore-gaps] [--range START:END] [-q] A B\n"
 		"       bach diff [--from FMT | --from-a FMT | --from-b FMT] [--mask-address] ... A B\n"
+		"       bach diff --as FMT ... A B\n"
 		"\n"
 		"A and B are traces of any form: .byu, .byu.gz (any gzip), a capture\n"
 		"directory, or - for standard input. Records are compared by position;\n"
@@ -529,6 +617,11 @@ const struct bach_cmd cmd_diff = {
 		"                 ending as for convert (.din: din) names its format, and\n"
 		"                 anything else is a trace\n"
 		"  --from-a FMT, --from-b FMT  the same for one side\n"
+		"  --as FMT       compare only what FMT keeps: each side exported as\n"
+		"                 FMT and read back (a format convert takes in/out),\n"
+		"                 so an export checks against its trace; a side named\n"
+		"                 NAME.FMT or NAME.FMT.gz is read as FMT. Record\n"
+		"                 numbers are then the read-back ones\n"
 		"  --mask-address keep the low 32 bits of wider addresses (imports)\n"
 		"  -q, --quiet    print nothing; the exit status says it\n"
 		"\n"

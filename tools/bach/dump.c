@@ -10,6 +10,8 @@
 #include "lib/formats/formats.h"
 
 enum fmt { F_TEXT, F_CSV, F_JSONL };
+/* --format's words, in enum fmt's order */
+static const char *const fmt_names[] = { "text", "csv", "jsonl", NULL };
 
 /* A line of len bytes (newline included) with the record's time added. */
 static size_t add_time(char *d, size_t len, uint64_t clk, uint64_t hz,
@@ -83,16 +85,11 @@ static int run(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "text"))
-				fmt = F_TEXT;
-			else if (!strcmp(optarg, "csv"))
-				fmt = F_CSV;
-			else if (!strcmp(optarg, "jsonl"))
-				fmt = F_JSONL;
-			else
+			if (word_find(fmt_names, optarg) < 0)
 				return usage_error(
 					"--format: unknown format '%s' (text, csv, jsonl)",
 					optarg);
+			fmt = (enum fmt)word_find(fmt_names, optarg);
 			break;
 		default:
 			return usage_error("bad option");
@@ -193,6 +190,11 @@ static int run(int argc, char **argv)
 const struct bach_cmd cmd_dump = {
 	.name = "dump",
 	.run = run,
+	.values =
+		(const struct complete_values[]){
+			{ .opt = "format", .words = fmt_names },
+			{ NULL },
+		},
 	.summary = "print records as text, CSV or JSON lines",
 	.help = "usage: bach dump [-n N] [--skip N] [--range START:END | --between A B]\n"
 		"                 [--format text|csv|jsonl] TRACE...\n"

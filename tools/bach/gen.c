@@ -27,6 +27,9 @@ enum bach_out_format out_format_for(const char *path)
 
 /* ---- --pins: the workload as a logic analyzer would capture it ---------- */
 
+/* --pins's formats */
+static const char *const pin_formats[] = { "bin", "vcd", "csv", NULL };
+
 struct pins {
 	const char *format;  /* bin, vcd, csv */
 	unsigned oversample; /* 0: state mode; else samples per clock */
@@ -254,8 +257,7 @@ static int run(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'P':
-			if (strcmp(optarg, "bin") && strcmp(optarg, "vcd") &&
-			    strcmp(optarg, "csv"))
+			if (word_find(pin_formats, optarg) < 0)
 				return usage_error(
 					"--pins: bin, vcd or csv, not '%s'",
 					optarg);
@@ -325,6 +327,11 @@ static int run(int argc, char **argv)
 const struct bach_cmd cmd_gen = {
 	.name = "gen",
 	.run = run,
+	.values =
+		(const struct complete_values[]){
+			{ .opt = "pins", .words = pin_formats },
+			{ NULL },
+		},
 	.summary = "write a synthetic Pentium workload",
 	.help = "usage: bach gen --records N [--seed S] [-o FILE]\n"
 		"       bach gen --records N [--seed S] --pins bin|vcd|csv [--oversample K]\n"

@@ -99,6 +99,10 @@ int main(int argc, char **argv)
 		}
 		return close_stdout(print_help(c));
 	}
+	if (!strcmp(argv[1], "__complete"))
+		return close_stdout(complete_main(cmds, argc, argv));
+	if (!strcmp(argv[1], "__options") && argc == 3 && find(argv[2]))
+		return close_stdout(options_main(find(argv[2])));
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("bach %s\n", BACH_VERSION);
 		return close_stdout(EXIT_OK);

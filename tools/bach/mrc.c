@@ -37,11 +37,17 @@ static void human(char *buf, size_t len, uint64_t v)
 	snprintf(buf, len, "%llu %s", (unsigned long long)v, unit[u]);
 }
 
+/* --kind's words and what each counts */
+static const char *const kind_names[] = { "i", "d", "all", NULL };
+static const unsigned kind_bits[] = { BACH_MRC_KIND_I, BACH_MRC_KIND_D,
+				      BACH_MRC_KIND_ALL };
+
 static const char *kind_name(unsigned kinds)
 {
-	return kinds == BACH_MRC_KIND_I	  ? "i"
-	       : kinds == BACH_MRC_KIND_D ? "d"
-					  : "all";
+	for (int i = 0; kind_names[i]; i++)
+		if (kind_bits[i] == kinds)
+			return kind_names[i];
+	return "all";
 }
 
 static void print_curve(const struct opts *o, const struct bach_mrc *m)
@@ -259,16 +265,11 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'k':
-			if (!strcmp(optarg, "i"))
-				o->cfg.kinds = BACH_MRC_KIND_I;
-			else if (!strcmp(optarg, "d"))
-				o->cfg.kinds = BACH_MRC_KIND_D;
-			else if (!strcmp(optarg, "all"))
-				o->cfg.kinds = BACH_MRC_KIND_ALL;
-			else
+			if (word_find(kind_names, optarg) < 0)
 				return usage_error(
 					"--kind: '%s' is not i, d or all",
 					optarg);
+			o->cfg.kinds = kind_bits[word_find(kind_names, optarg)];
 			break;
 		case 'r':
 			o->cfg.sample = strtod(optarg, &end);
@@ -378,6 +379,11 @@ out:
 const struct bach_cmd cmd_mrc = {
 	.name = "mrc",
 	.run = run,
+	.values =
+		(const struct complete_values[]){
+			{ .opt = "kind", .words = kind_names },
+			{ NULL },
+		},
 	.summary = "miss-ratio curves, reuse distances, working sets",
 	.help = "usage: bach mrc [--line BYTES] [--sizes LIST | --min SIZE --max SIZE]\n"
 		"                [--assoc N|full] [--kind i|d|all] [--sample R]\n"

@@ -187,9 +187,22 @@ static int run(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* the first operand: a kind (plot_kind_names[]); then traces */
+static void kinds(int n, char **words, const char *cur)
+{
+	(void)n, (void)words;
+	for (int k = 0; k < PLOT_NKINDS; k++)
+		complete_word(plot_kind_names[k], cur);
+}
+
 const struct bach_cmd cmd_plot = {
 	.name = "plot",
 	.run = run,
+	.values =
+		(const struct complete_values[]){
+			{ .opt = "", .list = kinds, .first = true },
+			{ NULL },
+		},
 	.summary = "pictures: address map, cycle mix, miss ratios, working set",
 	.help = "usage: bach plot map|mix|mrc|wss [OPTIONS] TRACE... -o FILE.svg|FILE.png\n"
 		"\n"

@@ -26,7 +26,7 @@ const struct bach_format *fmt_guess(const char *path, enum bach_format_dir dir)
 }
 
 /* What a list of the formats shows of each: a name, an ending. */
-enum pick { PICK_IN, PICK_OUT, PICK_EXT, PICK_TIMED };
+enum pick { PICK_IN, PICK_OUT, PICK_BOTH, PICK_EXT, PICK_TIMED };
 
 /* What w shows of f, or NULL to leave f out. */
 static const char *pick(const struct bach_format *f, enum pick w)
@@ -36,6 +36,8 @@ static const char *pick(const struct bach_format *f, enum pick w)
 		return bach_format_can(f, BACH_FORMAT_IN) ? f->name : NULL;
 	case PICK_OUT:
 		return bach_format_can(f, BACH_FORMAT_OUT) ? f->name : NULL;
+	case PICK_BOTH:
+		return bach_format_can(f, BACH_FORMAT_BOTH) ? f->name : NULL;
 	case PICK_EXT:
 		return f->ext;
 	case PICK_TIMED:
@@ -62,10 +64,12 @@ static const char *list(char *buf, size_t cap, enum pick w)
 
 const char *fmt_names(enum bach_format_dir dir)
 {
-	static char buf[2][512];
+	static char buf[3][512];
 
-	return dir == BACH_FORMAT_IN ? list(buf[0], sizeof(buf[0]), PICK_IN)
-				     : list(buf[1], sizeof(buf[1]), PICK_OUT);
+	return list(buf[dir - 1], sizeof(buf[0]),
+		    dir == BACH_FORMAT_IN    ? PICK_IN
+		    : dir == BACH_FORMAT_OUT ? PICK_OUT
+					     : PICK_BOTH);
 }
 
 void fmt_print(FILE *f)

@@ -23,14 +23,14 @@
  * .byu.gz or .din; for input a directory is a capture), or NULL.
  */
 const struct bach_format *fmt_guess(const char *path, enum bach_format_dir dir);
-/* The names of the formats going dir, for messages: "byu, byu.gz, ..." */
+/* The names of the formats going dir (BACH_FORMAT_BOTH: both ways), for
+ * messages: "byu, byu.gz, ..." */
 const char *fmt_names(enum bach_format_dir dir);
 /*
  * The formats as `bach help convert` lists them, one line each: name, the
  * ways it goes ("in", "out" or "in/out"), what it is; then the endings
- * that imply one and the exports with a time field. The bash completion
- * (tools/completion/bach.bash) and the docs check
- * (tests/cli/formats_docs.sh) read this list.
+ * that imply one and the exports with a time field. The docs check
+ * (tests/cli/formats_docs.sh) reads this list.
  */
 void fmt_print(FILE *f);
 
