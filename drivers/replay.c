@@ -314,6 +314,28 @@ static int take_marks(struct bach_source *src, struct replay *r, uint64_t base)
 }
 
 /*
+ * "key":"value", both escaped, onto the n bytes of json (a comma first
+ * unless it opens an object). json is sized for every member (origin()).
+ */
+static void json_member(char *json, size_t cap, size_t *n, const char *key,
+			const char *value)
+{
+	const char *s[2] = { key, value };
+
+	if (*n && json[*n - 1] != '{')
+		json[(*n)++] = ',';
+	for (int i = 0; i < 2; i++) {
+		json[(*n)++] = '"';
+		bach_json_escape(json + *n, cap - *n - 4, s[i]);
+		*n += strlen(json + *n);
+		json[(*n)++] = '"';
+		if (!i)
+			json[(*n)++] = ':';
+	}
+	json[*n] = 0;
+}
+
+/*
  * The started event's "source" object: the capture's id (its manifest's,
  * else its directory's name), absolute path, bach version, gateware,
  * host, start time, driver and labels.
@@ -322,49 +344,35 @@ static int origin(struct bach_source *src, struct replay *r)
 {
 	const struct bach_manifest *m = &r->man;
 	struct bach_label labels[BACH_MANIFEST_MAX_LABELS];
-	char abs[PATH_MAX], base[PATH_MAX], *json, *e;
-	size_t cap = 1 << 16, n, esc_cap = 6 * PATH_MAX + 1;
-	int k;
+	char abs[PATH_MAX], base[PATH_MAX], *json;
+	/* every member escaped at 6 bytes a byte still fits */
+	size_t cap = 1 << 16, n = 0;
 
 	if (!realpath(r->path, abs))
 		return bach_source_error(src, -errno, "%s: %s", r->path,
 					 strerror(errno));
 	snprintf(base, sizeof(base), "%s", abs);
 	json = malloc(cap);
-	e = malloc(esc_cap);
-	if (!json || !e) {
-		free(json);
-		free(e);
+	if (!json)
 		return -ENOMEM;
-	}
-#define MEMBER(fmt, str)                                                       \
-	do {                                                                   \
-		bach_json_escape(e, esc_cap, str);                             \
-		k = snprintf(json + n, cap - n, fmt, e);                       \
-		n += k > 0 && (size_t)k < cap - n ? (size_t)k : 0;             \
-	} while (0)
-	n = 0;
-	MEMBER("\"capture\":\"%s\"",
-	       m->capture[0] ? m->capture : basename(base));
-	MEMBER(",\"path\":\"%s\"", abs);
-	MEMBER(",\"bach_version\":\"%s\"", m->bach_version);
-	MEMBER(",\"gateware\":\"%s\"", m->gateware);
-	MEMBER(",\"host\":\"%s\"", m->host);
-	MEMBER(",\"start_time\":\"%s\"", m->start_time);
-	MEMBER(",\"driver\":\"%s\"", m->driver);
-	MEMBER(",\"labels\":{%s", "");
+	json_member(json, cap, &n, "capture",
+		    m->capture[0] ? m->capture : basename(base));
+	json_member(json, cap, &n, "path", abs);
+	json_member(json, cap, &n, "bach_version", m->bach_version);
+	json_member(json, cap, &n, "gateware", m->gateware);
+	json_member(json, cap, &n, "host", m->host);
+	json_member(json, cap, &n, "start_time", m->start_time);
+	json_member(json, cap, &n, "driver", m->driver);
+	n += (size_t)snprintf(json + n, cap - n, ",\"labels\":{");
 	for (size_t i = 0; i < m->nlabels; i++) {
-		MEMBER("%s", i ? "," : "");
-		MEMBER("\"%s\"", m->labels[i].key);
-		MEMBER(":\"%s\"", m->labels[i].value);
+		json_member(json, cap, &n, m->labels[i].key,
+			    m->labels[i].value);
 		labels[i] = (struct bach_label){ m->labels[i].key,
 						 m->labels[i].value };
 	}
-	MEMBER("}%s", "");
-#undef MEMBER
+	snprintf(json + n, cap - n, "}");
 	bach_source_origin(src, json, labels, m->nlabels);
 	free(json);
-	free(e);
 	return 0;
 }
 
