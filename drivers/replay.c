@@ -774,11 +774,20 @@ static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 					bach_reader_strerror(rd));
 	if (!err && n == 0)
 		err = trace_clocks(src, r, rd, &clk);
-	/* what stood at the trace's end (or past what is left of it) */
-	while (!err && n == 0 && !atomic_load(&r->stop) &&
-	       (r->mi < r->nmarks || r->gi < r->ngaps)) {
-		r->pos = next_at(r);
-		provenance_at(src, r, 0);
+	/* what stood at the trace's end; what stands past it is of records
+	 * the trace read lacks (a segment still being written) */
+	if (!err && n == 0 && !atomic_load(&r->stop)) {
+		while (next_at(r) <= r->pos)
+			provenance_at(src, r, 0);
+		if (r->mi < r->nmarks || r->gi < r->ngaps)
+			bach_source_warn(
+				src,
+				"%s: %zu mark%s and %zu gap%s of its manifest stand past the end of its closed segments (record %llu): not replayed",
+				r->path, r->nmarks - r->mi,
+				r->nmarks - r->mi == 1 ? "" : "s",
+				r->ngaps - r->gi,
+				r->ngaps - r->gi == 1 ? "" : "s",
+				(unsigned long long)r->pos);
 	}
 	bach_reader_free(rd);
 	return err;
