@@ -84,8 +84,10 @@ same "$T/src.txt" "$T/rep.txt"
 tail -n 1 "$T/src.v" > "$T/src.vt"
 tail -n 1 "$T/rep.v" > "$T/rep.vt"
 same "$T/src.vt" "$T/rep.vt"
-"$BACH" ls "$T/caps" | awk 'NR > 1 { print $4, $5 }' > "$T/src.ls"
-"$BACH" ls "$T/rep" | awk 'NR > 1 { print $4, $5 }' > "$T/rep.ls"
+lsjson() { "$BACH" ls --json "$1" | python3 -c 'import json, sys
+print(json.dumps([{k: c.get(k) for k in ("records", "lost", "marks")} for c in json.load(sys.stdin)]))'; }
+lsjson "$T/caps" > "$T/src.ls"
+lsjson "$T/rep" > "$T/rep.ls"
 same "$T/src.ls" "$T/rep.ls"
 
 # labels: the source's, the replay's own winning; the source's as they were
