@@ -73,6 +73,7 @@ struct replay {
 	struct replay_gap {
 		uint64_t at, lost;
 		enum bach_gap_cause cause;
+		size_t seq; /* its place in the manifest */
 	} * gaps;
 	struct replay_mark {
 		uint64_t at;
@@ -222,11 +223,14 @@ static int mark_order(const void *x, const void *y)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
+/* by position, then in the manifest's order */
 static int gap_order(const void *x, const void *y)
 {
 	const struct replay_gap *a = x, *b = y;
 
-	return a->at < b->at ? -1 : a->at > b->at;
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* The gaps of r->man to replay, from base on, in trace order. */
@@ -252,9 +256,11 @@ static int take_gaps(struct bach_source *src, struct replay *r, uint64_t base)
 				(unsigned long long)g->at, g->cause);
 		if (g->at < base) /* in a segment retention removed */
 			continue;
-		r->gaps[r->ngaps++] = (struct replay_gap){ .at = g->at - base,
-							   .lost = g->lost,
-							   .cause = c };
+		r->gaps[r->ngaps] = (struct replay_gap){ .at = g->at - base,
+							 .lost = g->lost,
+							 .cause = c,
+							 .seq = r->ngaps };
+		r->ngaps++;
 	}
 	/* the manifest's order is the trace's but for the gaps a failed
 	 * write put at its end: sorted, equal ones as they were */

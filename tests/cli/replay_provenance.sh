@@ -146,6 +146,29 @@ same "$T/src.gaps" "$T/rep2.gaps"
 [ "$(started labels "$R2")" = '{"machine": "p166", "run": "2", "who": "me"}' ] ||
 	fail "labels of the second replay: $(started labels "$R2")"
 
+# without gap markers (gap_markers = false on both sides): the gaps are in
+# the manifest alone, and come out at the same positions
+mkdir "$T/nm" "$T/nmr"
+"$BACH" capture --driver fake --option records=200000 --option seed=5 --option frame=1000 \
+	--option drop_every=4 --policy drop --set gap_markers=false \
+	--set marker=io:0x80 --set marker_rate=1000000 --output "$T/nm" 2> "$T/log" ||
+	fail "capture without gap markers: $(cat "$T/log")"
+N=$(capdir "$T/nm")
+[ "$(ended "$N" gap_markers)" -eq 0 ] && [ "$(ended "$N" lost)" -gt 0 ] ||
+	fail "the capture without gap markers: $(tail -n 1 "$N/manifest.jsonl")"
+"$BACH" capture --driver replay --option path="$N" --set gap_markers=false \
+	--output "$T/nmr" 2> "$T/log" || fail "replay without gap markers: $(cat "$T/log")"
+NR=$(capdir "$T/nmr")
+for kind in mark gap; do
+	events "$N" $kind > "$T/nm.$kind"
+	events "$NR" $kind > "$T/nmr.$kind"
+	same "$T/nm.$kind" "$T/nmr.$kind"
+done
+for k in produced written lost gap_markers; do
+	[ "$(ended "$NR" "$k")" = "$(ended "$N" "$k")" ] ||
+		fail "without gap markers, ended.$k: replay $(ended "$NR" "$k"), source $(ended "$N" "$k")"
+done
+
 # retention removed the source's oldest segment: the replay's trace begins
 # at the first one left, every mark and gap the records that segment held
 # earlier, those inside it left out
