@@ -181,6 +181,7 @@ struct capture {
 	int dirfd;	  /* the capture directory */
 	char capdir[4200];
 	char capname[80];    /* its name in the output directory */
+	char *origin;	     /* a replay's "source" members, or NULL */
 	uint64_t t0_ns;	     /* when the capture started */
 	uint64_t t0_real_ns; /* the same, on the wall clock */
 

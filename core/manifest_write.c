@@ -212,6 +212,7 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 {
 	char opts[8192];
 	char k[256], v[1024], cfgp[4200], host[800], gw[200], abs[4200];
+	char id[500];
 	char labels[CAPTURE_MAX_LABELS * 1700];
 	/* static, as settings_json()'s buffers */
 	static char settings[MANIFEST_LINE_MAX];
@@ -243,12 +244,15 @@ int manifest_started(struct manifest *m, const struct manifest_started *s)
 		nl += (size_t)snprintf(labels + nl, sizeof(labels) - nl,
 				       "%s\"%s\":\"%s\"", i ? "," : "", k, v);
 	}
+	json_escape(id, sizeof(id), s->capture ? s->capture : "");
 	/* version 2: config's members are the settings' keys */
 	return manifest_event(
 		m, BACH_EV_STARTED,
-		"\"version\":2,\"host\":\"%s\",\"bach_version\":\"%s\",\"gateware\":\"%s\",\"config_path\":\"%s\",\"labels\":{%s},\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},\"config\":{\"file\":\"%s\"%s,\"io\":\"%s\"}",
-		host, s->version ? s->version : "", gw, abs, labels, s->driver,
-		opts, s->device, cfgp, settings, s->io);
+		"\"version\":2,\"capture\":\"%s\",\"host\":\"%s\",\"bach_version\":\"%s\",\"gateware\":\"%s\",\"config_path\":\"%s\",\"labels\":{%s},%s%s%s\"driver\":\"%s\",\"options\":{%s},\"device\":{%s},\"config\":{\"file\":\"%s\"%s,\"io\":\"%s\"}",
+		id, host, s->version ? s->version : "", gw, abs, labels,
+		s->source ? "\"source\":{" : "", s->source ? s->source : "",
+		s->source ? "}," : "", s->driver, opts, s->device, cfgp,
+		settings, s->io);
 }
 
 int manifest_segment(struct manifest *m, const struct manifest_segment *s)
@@ -322,20 +326,25 @@ int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
 }
 
 int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
-		  uint64_t record, const char *source, const char *text)
+		  uint64_t record, const char *source, const char *text,
+		  bool replayed)
 {
 	static char esc[JSON_ESCAPED_MAX]; /* the writer thread's alone */
+	char src[64] = "";
 
+	if (*source)
+		snprintf(src, sizeof(src), ",\"source\":\"%s\"", source);
 	json_escape(esc, sizeof(esc), text);
 	return manifest_event(
 		m, BACH_EV_MARK,
-		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"%s\",\"text\":\"%s\"",
-		seg, U(at), U(record), source, esc);
+		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu%s,\"text\":\"%s\"%s",
+		seg, U(at), U(record), src, esc,
+		replayed ? ",\"replayed\":true" : "");
 }
 
 int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
 		    uint64_t record, const char *rule, const uint8_t *rec,
-		    uint64_t count, uint64_t last_at)
+		    uint64_t count, uint64_t last_at, bool replayed)
 {
 	char merged[80] = "";
 
@@ -345,9 +354,10 @@ int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
 			 U(last_at));
 	return manifest_event(
 		m, BACH_EV_MARK,
-		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"marker\",\"rule\":\"%s\",\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s",
+		"\"segment\":\"%s\",\"at\":%llu,\"record\":%llu,\"source\":\"marker\",\"rule\":\"%s\",\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"type\":\"%s\"%s%s",
 		seg, U(at), U(record), rule, bach_get_be32(rec), rec[4],
-		bach_type_name(rec[5] >> 4), merged);
+		bach_type_name(rec[5] >> 4), merged,
+		replayed ? ",\"replayed\":true" : "");
 }
 
 int manifest_device(struct manifest *m, bool lost, const char *seg, uint64_t at)

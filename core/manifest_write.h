@@ -53,6 +53,10 @@ struct manifest_started {
 	const char *version;	 /* bach's */
 	const char *gateware;	 /* the device's, or "" */
 	const char *config_abs;	 /* the config file's absolute path, or "" */
+	const char *capture;	 /* the capture's id: its directory's name */
+	/* a replay's "source" object: JSON members (bach_source_origin()),
+	 * or NULL: none */
+	const char *source;
 	const struct capture_label *labels;
 	size_t nlabels;
 	/* "config": every row of settings, read from settings_of (or none) */
@@ -97,19 +101,23 @@ int manifest_stall_board(struct manifest *m, const char *seg, uint64_t at,
 
 /*
  * A user's mark at trace position at, asked for when the source had
- * delivered record records; source "ctl" or "signal"; text is escaped here.
+ * delivered record records; source "ctl" or "signal" ("": no such
+ * member); text is escaped here. replayed: carried from the capture a
+ * replay reads (bach_source_mark()), "replayed":true.
  */
 int manifest_mark(struct manifest *m, const char *seg, uint64_t at,
-		  uint64_t record, const char *source, const char *text);
+		  uint64_t record, const char *source, const char *text,
+		  bool replayed);
 
 /*
  * An in-band marker: the record rec (6 bytes) at trace position at and
  * source index record matched rule. count > 1: it stands for count
  * matches of the rule, the last at last_at (the rate cap merged them).
+ * replayed as manifest_mark()'s.
  */
 int manifest_marker(struct manifest *m, const char *seg, uint64_t at,
 		    uint64_t record, const char *rule, const uint8_t *rec,
-		    uint64_t count, uint64_t last_at);
+		    uint64_t count, uint64_t last_at, bool replayed);
 
 /* "device_lost" (lost true) or "device_back". */
 int manifest_device(struct manifest *m, bool lost, const char *seg,

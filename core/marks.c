@@ -79,7 +79,7 @@ static void write_marks(struct capture *c, const struct ring_block *b,
 		if (b)
 			at += block_offset(b, m->record);
 		manifest_mark(&c->wr.man, c->wr.segname, at, m->record,
-			      m->source, m->text);
+			      m->source, m->text, false);
 		free(m->text);
 	}
 	c->sh.nmarks = keep;
@@ -94,7 +94,8 @@ static void marker_flush(struct capture *c, size_t r)
 	if (!m->count)
 		return;
 	manifest_marker(&c->wr.man, m->seg, m->at, m->record,
-			c->cfg.markers[r].text, m->rec, m->count, m->last_at);
+			c->cfg.markers[r].text, m->rec, m->count, m->last_at,
+			false);
 	m->count = 0;
 }
 
@@ -123,7 +124,7 @@ static void marker_hit(struct capture *c, const struct ring_block *b, size_t r,
 		m->n++;
 		manifest_marker(&c->wr.man, c->wr.segname, at,
 				block_source(b, k), c->cfg.markers[r].text,
-				b->data + k * BACH_REC_SIZE, 1, at);
+				b->data + k * BACH_REC_SIZE, 1, at, false);
 		return;
 	}
 	if (!m->count++) {

@@ -516,6 +516,55 @@ void bach_source_event(struct bach_source *src, const char *event,
 		   detail ? detail : "");
 }
 
+void bach_source_mark(struct bach_source *src, const struct bach_source_mark *m)
+{
+	struct capture *c = src->c;
+	uint64_t p =
+		atomic_load_explicit(&c->sh.produced, memory_order_relaxed);
+
+	/* autostop by records: past the count, its record is not taken */
+	if (c->cfg.stop_records && p >= c->cfg.stop_records)
+		return;
+	/* waits for room even under drop: a mark is never lost to it */
+	put_event(event_block(c, true),
+		  &(struct ring_event){ .kind = RING_EV_MARK,
+					.a = (uint64_t)(uintptr_t)m,
+					.d = p });
+}
+
+void bach_source_origin(struct bach_source *src, const char *source_members,
+			const struct bach_label *labels, size_t nlabels)
+{
+	struct capture *c = src->c;
+
+	free(c->origin);
+	c->origin = strdup(source_members);
+	if (!c->origin)
+		log_warn("%s: no memory for the started event's source object",
+			 c->cfg.driver);
+	for (size_t i = 0; i < nlabels; i++) {
+		char esc[300];
+		size_t k = 0;
+		int err;
+
+		while (k < c->cfg.nlabels &&
+		       strcmp(c->cfg.labels[k].key, labels[i].key))
+			k++;
+		if (k < c->cfg.nlabels)
+			continue; /* the capture's own label wins */
+		err = capture_config_label(&c->cfg, labels[i].key,
+					   labels[i].value);
+		if (err)
+			log_warn(
+				"%s: label.%s of the replayed capture not carried over: %s (it is in the started event's source.labels)",
+				c->cfg.driver,
+				bach_escape_ctl(esc, sizeof(esc),
+						labels[i].key),
+				err == -E2BIG ? "more than 16 labels"
+					      : "not a label");
+	}
+}
+
 static void source_log(struct bach_source *src, int prio, const char *fmt,
 		       va_list ap)
 {

@@ -28,6 +28,8 @@ enum ring_event_kind {
 	RING_EV_DEVICE_LOST,
 	RING_EV_DEVICE_BACK,
 	RING_EV_BOARD_STALL, /* a = episodes, b = bus clocks held */
+	RING_EV_MARK,	     /* a = the driver's struct bach_source_mark,
+				d = the source index where it stands */
 };
 
 struct ring_event {

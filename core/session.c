@@ -176,6 +176,8 @@ static int write_started(struct capture *c)
 			.version = BACH_VERSION,
 			.gateware = gw,
 			.config_abs = c->cfg.config_abs,
+			.capture = c->capname,
+			.source = c->origin,
 			.labels = c->cfg.labels,
 			.nlabels = c->cfg.nlabels,
 			.driver = c->cfg.driver,
@@ -640,6 +642,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 		free((char *)c->cfg.opts[i].value);
 	}
 	pthread_mutex_destroy(&c->sh.mu);
+	free(c->origin);
 	free(c);
 	return status;
 }

@@ -72,6 +72,20 @@ static void write_events(struct capture *c, const struct ring_block *b,
 		case RING_EV_DEVICE_BACK:
 			manifest_device(&w->man, false, w->segname, at);
 			break;
+		case RING_EV_MARK: {
+			const struct bach_source_mark *k =
+				(const void *)(uintptr_t)e->a;
+
+			if (k->rule)
+				manifest_marker(&w->man, w->segname, at, e->d,
+						k->rule, k->rec, k->count,
+						at_end ? at : at + k->last_off,
+						true);
+			else
+				manifest_mark(&w->man, w->segname, at, e->d,
+					      k->source, k->text, true);
+			break;
+		}
 		}
 	}
 }

@@ -183,6 +183,39 @@ bool bach_source_stalled(struct bach_source *src);
 /* The device's identity for the manifest, a JSON object's members. */
 void bach_source_identity(struct bach_source *src, const char *json_members);
 
+/*
+ * Provenance, for a driver that replays a recorded capture: from open(),
+ * the members of the started event's "source" object (JSON, escaped by
+ * the driver; copied) and the labels that capture had, which the new one
+ * inherits: a label given to the new capture itself keeps its own value
+ * (docs/bachd.md section 3, replay). Strings are copied.
+ */
+struct bach_label {
+	const char *key, *value;
+};
+void bach_source_origin(struct bach_source *src, const char *source_members,
+			const struct bach_label *labels, size_t nlabels);
+
+/*
+ * A mark carried over from a recorded capture (replay): a user's mark
+ * (text, and source as that capture's event said it: "ctl", "signal",
+ * "" for none) or, with rule set, an in-band marker's match (rec: the
+ * record, count: the matches the event stands for, the last last_off
+ * records after it). It stands before the next record delivered, with
+ * "replayed":true. m is the driver's, and must stay valid until close()
+ * returns (the writer thread reads it); under any policy the call waits
+ * for room in the ring rather than lose the mark.
+ */
+struct bach_source_mark {
+	const char *source;
+	const char *text;
+	const char *rule;
+	uint8_t rec[6];
+	uint64_t count, last_off;
+};
+void bach_source_mark(struct bach_source *src,
+		      const struct bach_source_mark *m);
+
 /* Board status frames pass through here into the daemon's status. */
 void bach_source_board_status(struct bach_source *src,
 			      const struct bach_board_status *st);

@@ -6,10 +6,14 @@
  * the frame parser exactly as the USB driver would feed it, or a logic
  * analyzer's capture (.sr, .vcd, .csv, ... as bach decode reads them)
  * through the bus decoder. A trace with timing sidecars (docs/formats.md
- * 3.2) carries its clocks into the capture, and can be paced by them.
+ * 3.2) carries its clocks into the capture, and can be paced by them. A
+ * capture directory carries its provenance too: its manifest's marks and
+ * gaps at the same positions, its labels, and where it came from.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +28,7 @@
 #include "board_model.h"
 #include "drivers/driver.h"
 #include "lib/bus/frame.h"
+#include "lib/io/manifest.h"
 #include "lib/io/outfile.h"
 #include "lib/io/timing.h"
 
@@ -58,6 +63,28 @@ struct replay {
 	uint64_t records; /* records delivered (done paces frames by
 			     bytes) */
 	uint8_t *buf;
+	/*
+	 * A capture directory's manifest (provenance()): its gaps and marks
+	 * in trace order, positions less base (the records of the segments
+	 * retention removed, which the trace read lacks); the manifest holds
+	 * the marks' strings until close().
+	 */
+	struct bach_manifest man;
+	struct replay_gap {
+		uint64_t at, lost;
+		enum bach_gap_cause cause;
+		size_t seq; /* its place in the manifest */
+	} * gaps;
+	struct replay_mark {
+		uint64_t at;
+		struct bach_source_mark m;
+	} * marks;
+	size_t ngaps, nmarks;
+	/* this pass: the trace position read up to, the next gap and mark,
+	 * the records lost at the gap just given whose gap markers are yet
+	 * to be passed over */
+	uint64_t pos, skip;
+	size_t gi, mi;
 };
 
 enum {
@@ -185,6 +212,216 @@ static int trace_timing(struct bach_source *src, struct replay *r)
 	return 0;
 }
 
+/* by position, then by manifest line (as --between walks them) */
+static int mark_order(const void *x, const void *y)
+{
+	const struct bach_manifest_mark *a = *(const void *const *)x;
+	const struct bach_manifest_mark *b = *(const void *const *)y;
+
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
+	return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* by position, then in the manifest's order */
+static int gap_order(const void *x, const void *y)
+{
+	const struct replay_gap *a = x, *b = y;
+
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The gaps of r->man to replay, from base on, in trace order. */
+static int take_gaps(struct bach_source *src, struct replay *r, uint64_t base)
+{
+	const struct bach_manifest *m = &r->man;
+
+	r->gaps = calloc(m->gaps + 1, sizeof(*r->gaps));
+	if (!r->gaps)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < m->gaps; i++) {
+		const struct bach_gap *g = &m->gap_list[i];
+		unsigned c = 0;
+
+		while (c < BACH_GAP_NCAUSES &&
+		       strcmp(g->cause, bach_gap_cause_name(c)))
+			c++;
+		if (c == BACH_GAP_NCAUSES)
+			return bach_source_error(
+				src, -EINVAL,
+				"%s/%s: the gap at record %llu has cause \"%.16s\", which this bach does not know: it cannot be replayed as one",
+				r->path, BACH_MANIFEST_NAME,
+				(unsigned long long)g->at, g->cause);
+		if (g->at < base) /* in a segment retention removed */
+			continue;
+		r->gaps[r->ngaps] = (struct replay_gap){ .at = g->at - base,
+							 .lost = g->lost,
+							 .cause = c,
+							 .seq = r->ngaps };
+		r->ngaps++;
+	}
+	/* the manifest's order is the trace's but for the gaps a failed
+	 * write put at its end: sorted, equal ones as they were */
+	for (size_t i = 1; i < r->ngaps; i++)
+		if (r->gaps[i].at < r->gaps[i - 1].at) {
+			qsort(r->gaps, r->ngaps, sizeof(*r->gaps), gap_order);
+			break;
+		}
+	return 0;
+}
+
+/* The marks of r->man to replay, from base on, in trace order. */
+static int take_marks(struct bach_source *src, struct replay *r, uint64_t base)
+{
+	struct bach_manifest *m = &r->man;
+	const struct bach_manifest_mark **order;
+
+	order = calloc(m->nmarks + 1, sizeof(*order));
+	r->marks = calloc(m->nmarks + 1, sizeof(*r->marks));
+	if (!order || !r->marks) {
+		free(order);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->nmarks; i++)
+		order[i] = &m->marks[i];
+	qsort(order, m->nmarks, sizeof(*order), mark_order);
+	for (size_t i = 0; i < m->nmarks; i++) {
+		const struct bach_manifest_mark *k = order[i];
+		struct replay_mark *x = &r->marks[r->nmarks];
+		int type = k->marker ? bach_type_parse(k->type) : 0;
+
+		if (k->at < base || (!k->marker && !k->text))
+			continue;
+		if (type < 0) {
+			bach_source_warn(
+				src,
+				"%s/%s: line %llu: a marker without a proper \"type\": not replayed",
+				r->path, BACH_MANIFEST_NAME,
+				(unsigned long long)k->line);
+			continue;
+		}
+		x->at = k->at - base;
+		x->m.source = k->source;
+		x->m.text = k->text;
+		if (k->marker) {
+			x->m.rule = k->rule;
+			bach_rec_put(x->m.rec, k->address, k->be,
+				     (uint8_t)(type << 4));
+			x->m.count = k->count;
+			x->m.last_off =
+				k->last_at > k->at ? k->last_at - k->at : 0;
+		}
+		r->nmarks++;
+	}
+	free(order);
+	return 0;
+}
+
+/*
+ * "key":"value", both escaped, onto the n bytes of json (a comma first
+ * unless it opens an object). json is sized for every member (origin()).
+ */
+static void json_member(char *json, size_t cap, size_t *n, const char *key,
+			const char *value)
+{
+	const char *s[2] = { key, value };
+
+	if (*n && json[*n - 1] != '{')
+		json[(*n)++] = ',';
+	for (int i = 0; i < 2; i++) {
+		json[(*n)++] = '"';
+		bach_json_escape(json + *n, cap - *n - 4, s[i]);
+		*n += strlen(json + *n);
+		json[(*n)++] = '"';
+		if (!i)
+			json[(*n)++] = ':';
+	}
+	json[*n] = 0;
+}
+
+/*
+ * The started event's "source" object: the capture's id (its manifest's,
+ * else its directory's name), absolute path, bach version, gateware,
+ * host, start time, driver and labels.
+ */
+static int origin(struct bach_source *src, struct replay *r)
+{
+	const struct bach_manifest *m = &r->man;
+	struct bach_label labels[BACH_MANIFEST_MAX_LABELS];
+	char abs[PATH_MAX], base[PATH_MAX], *json;
+	/* every member escaped at 6 bytes a byte still fits */
+	size_t cap = 1 << 16, n = 0;
+
+	if (!realpath(r->path, abs))
+		return bach_source_error(src, -errno, "%s: %s", r->path,
+					 strerror(errno));
+	snprintf(base, sizeof(base), "%s", abs);
+	json = malloc(cap);
+	if (!json)
+		return -ENOMEM;
+	json_member(json, cap, &n, "capture",
+		    m->capture[0] ? m->capture : basename(base));
+	json_member(json, cap, &n, "path", abs);
+	json_member(json, cap, &n, "bach_version", m->bach_version);
+	json_member(json, cap, &n, "gateware", m->gateware);
+	json_member(json, cap, &n, "host", m->host);
+	json_member(json, cap, &n, "start_time", m->start_time);
+	json_member(json, cap, &n, "driver", m->driver);
+	n += (size_t)snprintf(json + n, cap - n, ",\"labels\":{");
+	for (size_t i = 0; i < m->nlabels; i++) {
+		json_member(json, cap, &n, m->labels[i].key,
+			    m->labels[i].value);
+		labels[i] = (struct bach_label){ m->labels[i].key,
+						 m->labels[i].value };
+	}
+	snprintf(json + n, cap - n, "}");
+	bach_source_origin(src, json, labels, m->nlabels);
+	free(json);
+	return 0;
+}
+
+/*
+ * A capture directory's provenance, from its manifest: what it carries
+ * into the new capture (docs/bachd.md section 3, replay). A directory
+ * without a manifest carries nothing (a warning); a manifest that cannot
+ * be read refuses the replay, naming its line.
+ */
+static int provenance(struct bach_source *src, struct replay *r)
+{
+	char err[1024];
+	uint64_t base = 0;
+	int fd = open(r->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return bach_source_error(src, -errno, "%s: %s", r->path,
+					 strerror(errno));
+	rc = bach_manifest_load(fd, r->path, &r->man, err, sizeof(err));
+	close(fd);
+	if (rc == -ENOENT) {
+		bach_source_warn(
+			src,
+			"%s: no %s: replayed without its marks, gaps and labels",
+			r->path, BACH_MANIFEST_NAME);
+		return 0;
+	}
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc)
+		return bach_source_error(
+			src, rc,
+			"%s (a replay carries the capture's marks, gaps and labels from it; replay its segment files to go without)",
+			err);
+	/* retention removes the oldest segments: the trace read starts later */
+	for (size_t i = 0; i < r->man.nsegs; i++)
+		if (r->man.segs[i].retained)
+			base += r->man.segs[i].records;
+	if ((rc = take_gaps(src, r, base)) || (rc = take_marks(src, r, base)))
+		return rc;
+	return origin(src, r);
+}
+
 static int replay_open(struct bach_source *src, void *priv,
 		       const struct bach_optval *opts)
 {
@@ -239,6 +476,8 @@ static int replay_open(struct bach_source *src, void *priv,
 	if (!r->frames && !r->analyzer) {
 		int err = trace_timing(src, r);
 
+		if (!err && S_ISDIR(st.st_mode))
+			err = provenance(src, r);
 		if (err)
 			return err;
 	}
@@ -430,6 +669,60 @@ static int trace_clocks(struct bach_source *src, struct replay *r,
 	return 0;
 }
 
+/* The position of the next mark or gap of this pass (UINT64_MAX: none). */
+static uint64_t next_at(const struct replay *r)
+{
+	uint64_t m = r->mi < r->nmarks ? r->marks[r->mi].at : UINT64_MAX;
+	uint64_t g = r->gi < r->ngaps ? r->gaps[r->gi].at : UINT64_MAX;
+
+	return m < g ? m : g;
+}
+
+/*
+ * What stands at the pass's position r->pos: its marks, then its first
+ * gap, given to the core (which writes the gap's own markers); the gap's
+ * markers in the trace read are passed over next (pass_markers()).
+ * Returns how many of the k records that follow to deliver before the
+ * next mark or gap: 0 after a gap.
+ */
+static size_t provenance_at(struct bach_source *src, struct replay *r, size_t k)
+{
+	uint64_t next;
+
+	while (r->mi < r->nmarks && r->marks[r->mi].at <= r->pos)
+		bach_source_mark(src, &r->marks[r->mi++].m);
+	if (r->gi < r->ngaps && r->gaps[r->gi].at <= r->pos) {
+		const struct replay_gap *g = &r->gaps[r->gi++];
+
+		bach_source_gap(src, g->lost, g->cause);
+		r->skip = g->lost;
+		return 0;
+	}
+	next = next_at(r) - r->pos;
+	return next < k ? (size_t)next : k;
+}
+
+/*
+ * After a replayed gap: how many of the n records at p are its gap
+ * markers (their counts adding up to the records it lost), counted into
+ * the pass's position. None when the source wrote none (gap_markers off).
+ */
+static size_t pass_markers(struct replay *r, const uint8_t *p, size_t n)
+{
+	size_t k = 0;
+
+	for (; r->skip && k < n && bach_rec_is_gap(p);
+	     k++, p += BACH_REC_SIZE) {
+		uint64_t c = bach_get_be32(p);
+
+		r->skip -= c < r->skip ? c : r->skip;
+	}
+	if (k < n)
+		r->skip = 0; /* a record that is not one: no more of them */
+	r->pos += k;
+	return k;
+}
+
 static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 			uint64_t *done)
 {
@@ -449,20 +742,33 @@ static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 		return err;
 	}
 	r->have_clk0 = false;
+	r->pos = r->skip = 0;
+	r->gi = r->mi = 0;
 	while (!atomic_load(&r->stop) && (n = bach_reader_read(rd, &p)) > 0) {
 		err = trace_clocks(src, r, rd, &clk);
 		if (err)
 			break;
 		/* in slices, so that pacing and stop stay responsive */
 		while (n > 0 && !atomic_load(&r->stop)) {
-			size_t k = n > 16384 ? 16384 : (size_t)n;
+			size_t k = pass_markers(r, p, (size_t)n);
 
+			if (k) { /* a replayed gap's markers: the core's now */
+				p += k * BACH_REC_SIZE;
+				clk = clk ? clk + k : NULL;
+				n -= (ssize_t)k;
+				continue;
+			}
+			k = provenance_at(src, r,
+					  n > 16384 ? 16384 : (size_t)n);
+			if (!k)
+				continue;
 			if (r->original && clk)
 				k = pace_clocks(src, r, clk, k);
 			bach_source_timed_records(src, p, clk, k);
 			p += k * BACH_REC_SIZE;
 			clk = clk ? clk + k : NULL;
 			n -= (ssize_t)k;
+			r->pos += k;
 			*done += k;
 			r->records += k;
 			if (!r->original)
@@ -474,6 +780,21 @@ static int replay_trace(struct bach_source *src, struct replay *r, uint64_t t0,
 					bach_reader_strerror(rd));
 	if (!err && n == 0)
 		err = trace_clocks(src, r, rd, &clk);
+	/* what stood at the trace's end; what stands past it is of records
+	 * the trace read lacks (a segment still being written) */
+	if (!err && n == 0 && !atomic_load(&r->stop)) {
+		while (next_at(r) <= r->pos)
+			provenance_at(src, r, 0);
+		if (r->mi < r->nmarks || r->gi < r->ngaps)
+			bach_source_warn(
+				src,
+				"%s: %zu mark%s and %zu gap%s of its manifest stand past the end of its closed segments (record %llu): not replayed",
+				r->path, r->nmarks - r->mi,
+				r->nmarks - r->mi == 1 ? "" : "s",
+				r->ngaps - r->gi,
+				r->ngaps - r->gi == 1 ? "" : "s",
+				(unsigned long long)r->pos);
+	}
 	bach_reader_free(rd);
 	return err;
 }
@@ -561,6 +882,9 @@ static void replay_close(void *priv)
 	struct replay *r = priv;
 
 	free(r->buf);
+	free(r->gaps);
+	free(r->marks);
+	bach_manifest_free(&r->man);
 }
 
 const struct bach_driver bach_driver_replay = {

@@ -101,11 +101,15 @@ struct bach_manifest_mark {
 	uint64_t at;	 /* trace position */
 	uint64_t record; /* source index (0 when the event has none) */
 	char *text;	 /* a user's mark: its text; a marker: NULL */
-	bool marker;	 /* source "marker": address and be hold */
+	char source[16]; /* "ctl", "signal", "marker" ("" when absent) */
+	bool marker;	 /* source "marker": address, be, rule, type hold */
 	uint32_t address;
 	uint8_t be;
-	uint64_t count; /* matches the event stands for (1 unmerged) */
-	uint64_t line;	/* line number in the manifest */
+	char rule[48];	  /* the rule as the event spells it */
+	char type[16];	  /* the record's cycle type, by name */
+	uint64_t count;	  /* matches the event stands for (1 unmerged) */
+	uint64_t last_at; /* merged: the last one's position (else at) */
+	uint64_t line;	  /* line number in the manifest */
 };
 
 #define BACH_MANIFEST_MAX_LABELS 16
@@ -141,6 +145,13 @@ struct bach_manifest {
 	struct bach_manifest_event *events;
 	size_t nevents;
 	char version[16]; /* the started event's "version", as text */
+	/* more of the started event's: "bach_version", "gateware",
+	 * "capture" (the capture's id, "" before it was written) and
+	 * "driver" */
+	char bach_version[32];
+	char gateware[64];
+	char capture[80];
+	char driver[64];
 };
 
 /*

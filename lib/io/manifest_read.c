@@ -142,6 +142,13 @@ static int add_segment(struct ctx *x, struct bach_manifest *m, json_t *o)
 	return 0;
 }
 
+static void copy_str(char *dst, size_t cap, json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	snprintf(dst, cap, "%s", v ? v : "");
+}
+
 /* A "mark" event, kept for selection (bach dump --between) and bach ls. */
 static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
 {
@@ -164,6 +171,10 @@ static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
 	    (err = get_u64(x, o, "record", &k->record)) ||
 	    (err = get_u64(x, o, "count", &k->count)))
 		return err;
+	k->last_at = k->at;
+	if ((err = get_u64(x, o, "last_at", &k->last_at)))
+		return err;
+	copy_str(k->source, sizeof(k->source), o, "source");
 	if (src && !strcmp(src, "marker")) {
 		const char *a =
 			json_string_value(json_object_get(o, "address"));
@@ -179,6 +190,8 @@ static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
 		k->marker = true;
 		k->address = (uint32_t)av;
 		k->be = (uint8_t)bv;
+		copy_str(k->rule, sizeof(k->rule), o, "rule");
+		copy_str(k->type, sizeof(k->type), o, "type");
 	} else if (text) {
 		k->text = strdup(text);
 		if (!k->text)
@@ -186,13 +199,6 @@ static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
 	}
 	m->nmarks++;
 	return 0;
-}
-
-static void copy_str(char *dst, size_t cap, json_t *o, const char *key)
-{
-	const char *v = json_string_value(json_object_get(o, key));
-
-	snprintf(dst, cap, "%s", v ? v : "");
 }
 
 static uint64_t num(json_t *o, const char *key)
@@ -288,6 +294,10 @@ static void take_started(struct bach_manifest *m, json_t *o)
 	m->started = true;
 	copy_str(m->start_time, sizeof(m->start_time), o, "time");
 	copy_str(m->host, sizeof(m->host), o, "host");
+	copy_str(m->bach_version, sizeof(m->bach_version), o, "bach_version");
+	copy_str(m->gateware, sizeof(m->gateware), o, "gateware");
+	copy_str(m->capture, sizeof(m->capture), o, "capture");
+	copy_str(m->driver, sizeof(m->driver), o, "driver");
 	json_object_foreach(labels, key, v)
 	{
 		if (m->nlabels == BACH_MANIFEST_MAX_LABELS ||
