@@ -166,9 +166,6 @@ static int finish_capture(struct bachd *d)
 	return d->status;
 }
 
-#define TOO_MANY_WAITING                                                       \
-	"{\"ok\":false,\"error\":\"too many requests waiting: try again\"}"
-
 static void handle_request(struct bachd *d, int fd, char *req)
 {
 	char reply[8192], *arg = strchr(req, ' ');
@@ -204,7 +201,7 @@ static void handle_request(struct bachd *d, int fd, char *req)
 			snprintf(reply, sizeof(reply),
 				 "{\"ok\":false,\"error\":\"not capturing\"}");
 		} else if (arg && !ctl_hold(&d->ctl, fd, CTL_WAIT_STOP)) {
-			snprintf(reply, sizeof(reply), TOO_MANY_WAITING);
+			snprintf(reply, sizeof(reply), CTL_REPLY_TOO_MANY);
 		} else {
 			/* the main loop closes it once drained; bachd stays */
 			capture_stop(d->cap);
@@ -226,7 +223,7 @@ static void handle_request(struct bachd *d, int fd, char *req)
 		else if (ctl_hold(&d->ctl, fd, CTL_WAIT_START))
 			return; /* answer_waiting() starts it after the stop */
 		else
-			snprintf(reply, sizeof(reply), TOO_MANY_WAITING);
+			snprintf(reply, sizeof(reply), CTL_REPLY_TOO_MANY);
 	} else {
 		log_warn("unknown request '%.64s'", req);
 		snprintf(

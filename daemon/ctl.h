@@ -17,6 +17,9 @@
 /* Requests held until the capture has ended (CTL_MAX_WAITING at once) */
 #define CTL_MAX_WAITING 16
 enum ctl_wait { CTL_WAIT_STOP, CTL_WAIT_START };
+/* a request to hold past CTL_MAX_WAITING */
+#define CTL_REPLY_TOO_MANY                                                     \
+	"{\"ok\":false,\"error\":\"too many requests waiting: try again\"}"
 /* a held `start` when the program exits instead */
 #define CTL_REPLY_NO_START                                                     \
 	"{\"ok\":false,\"error\":\"exiting: no capture started\"}"

@@ -70,10 +70,7 @@ static void handle_request(struct capture *c, struct ctl *ctl, int fd,
 		snprintf(reply, sizeof(reply), "{\"ok\":true}");
 	} else if (!strcmp(req, "stop") && (!arg || !strcmp(arg, "wait"))) {
 		if (arg && !ctl_hold(ctl, fd, CTL_WAIT_STOP)) {
-			snprintf(
-				reply, sizeof(reply),
-				"{\"ok\":false,\"error\":\"too many requests waiting: try again\"}");
-			ctl_reply(fd, reply);
+			ctl_reply(fd, CTL_REPLY_TOO_MANY);
 			return;
 		}
 		capture_stop(c); /* then bach capture exits, as on Ctrl-C */
