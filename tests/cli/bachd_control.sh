@@ -316,9 +316,22 @@ ctl --json stop --wait > "$T/r" || fail "--json stop --wait: $(cat "$T/r")"
 grep -q '^{"ok":true,"state":"stopped","exit_status":0,"status":{"running":false,' "$T/r" ||
 	fail "stop --wait --json: $(cat "$T/r")"
 [ "$(ls -d "$T"/w/2*Z* | wc -l)" -eq 4 ] || fail "four captures wanted: $(ls "$T/w")"
+# a start held while bachd exits (SIGTERM during the drain) is told so,
+# and starts nothing
+ctl start > /dev/null || fail "a fifth start"
+wait_until 20 "a fifth capture" sh -c "[ \$(ls -d '$T'/w/2*Z* | wc -l) -eq 5 ]"
+n0=$(grep -c "request 'start'" "$T/w.log")
+ctl stop > /dev/null || fail "stop before a held start"
+bg "$BACH" ctl --socket "$S" start > "$T/held" 2>&1
+H=$BGPID
+wait_until 10 "bachd to take the start" sh -c "[ \$(grep -c \"request 'start'\" '$T/w.log') -gt $n0 ]"
 kill -TERM "$P"
+reap_within 30 "$H"
+[ "$RC" -eq 2 ] || fail "a start held while bachd exits: exit $RC: $(cat "$T/held")"
+grep -q "bach ctl: start: exiting: no capture started" "$T/held" || fail "held start: $(cat "$T/held")"
 reap_within 30 "$P"
 [ "$RC" -eq 0 ] || fail "bachd (slow disk) exited $RC"
+[ "$(ls -d "$T"/w/2*Z* | wc -l)" -eq 5 ] || fail "a capture started as bachd exited: $(ls "$T/w")"
 
 # -- the control group: its members may, others may not ---------------------
 if command -v setpriv > /dev/null 2>&1 && id nobody > /dev/null 2>&1 &&
