@@ -53,37 +53,48 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-void bachd_usage(const char *prog, bool daemon)
+void bachd_options_print(FILE *f, bool daemon)
 {
-	char names[128] = "", msg[256];
+	char names[128] = "";
 	size_t len = 0;
 
 	for (size_t i = 0; bach_drivers[i] && len < sizeof(names); i++)
 		len += (size_t)snprintf(names + len, sizeof(names) - len,
 					"%s%s", i ? ", " : "",
 					bach_drivers[i]->name);
+	fprintf(f,
+		"  -d, --driver NAME        source: %s\n"
+		"  -O, --option KEY=VALUE   a driver option (repeatable; below)\n"
+		"  -o, --output DIR         where capture directories are made\n"
+		"  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
+		"      --policy stall|drop  what a full ring does (default %s)\n"
+		"      --set KEY=VALUE      any [bachd] setting of the config file\n"
+		"  -a, --autostop COND:N    end the capture cleanly: duration:SECONDS,\n"
+		"                           records:N or segments:N (repeatable)\n"
+		"      --no-compress        .byu segments instead of .byu.gz\n"
+		"      --no-gap-markers     no marker records in the trace at gaps\n"
+		"      --no-io-uring        write with pwrite\n"
+		"      --control-socket P   the Unix socket bach ctl talks to, or none\n"
+		"                           (default: %s)\n"
+		"      --label KEY=VALUE    a label for the manifest (label.KEY in [bachd])\n"
+		"      --check-config       check the configuration and exit\n"
+		"      --list-drivers       the drivers and their options\n"
+		"  -V, --version            print the version and exit\n"
+		"  -h, --help               this help\n",
+		names,
+		bachd_settings[bach_opt_find(bachd_settings, "policy")].def,
+		daemon ? "where bach ctl looks: bach help ctl"
+		       : "capture-PID.sock in bach ctl's directory");
+}
+
+void bachd_usage(const char *prog, bool daemon)
+{
+	char msg[256];
+
 	printf("usage: %s --driver NAME [--option KEY=VALUE]... --output DIR [--config FILE]\n"
-	       "\n"
-	       "  -d, --driver NAME        source: %s\n"
-	       "  -O, --option KEY=VALUE   a driver option (repeatable; below)\n"
-	       "  -o, --output DIR         where capture directories are made\n"
-	       "  -c, --config FILE        INI configuration (see bachd.conf.example)\n"
-	       "      --policy stall|drop  what a full ring does (default %s)\n"
-	       "      --set KEY=VALUE      any [bachd] setting of the config file\n"
-	       "  -a, --autostop COND:N    end the capture cleanly: duration:SECONDS,\n"
-	       "                           records:N or segments:N (repeatable)\n"
-	       "      --no-compress        .byu segments instead of .byu.gz\n"
-	       "      --no-gap-markers     no marker records in the trace at gaps\n"
-	       "      --no-io-uring        write with pwrite\n"
-	       "      --control-socket P   Unix control socket%s\n"
-	       "      --label KEY=VALUE    a label for the manifest (label.KEY in [bachd])\n"
-	       "      --check-config       check the configuration and exit\n"
-	       "      --list-drivers       the drivers and their options\n"
-	       "  -V, --version            print the version and exit\n"
-	       "  -h, --help               this help\n",
-	       prog, names,
-	       bachd_settings[bach_opt_find(bachd_settings, "policy")].def,
-	       daemon ? "" : " (bachd only)");
+	       "\n",
+	       prog);
+	bachd_options_print(stdout, daemon);
 	if (daemon)
 		printf("\nSIGTERM or SIGINT: drain, close, exit 0. SIGHUP: start a new segment.\n"
 		       "Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n"

@@ -4,6 +4,7 @@
 #define BACHD_ARGS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "lib/complete.h"
@@ -23,6 +24,8 @@ struct bachd_args {
 int bachd_parse_args(struct bachd_config *c, struct bachd_args *a, int argc,
 		     char **argv, const char *prog);
 void bachd_usage(const char *prog, bool daemon);
+/* The options' lines of that usage (bach help capture prints them too) */
+void bachd_options_print(FILE *f, bool daemon);
 
 /*
  * The completion of bachd's and `bach capture`'s command line

@@ -86,7 +86,6 @@ static int metrics_now(struct bachd *d, bool update)
  */
 static int socket_choose(struct bachd *d)
 {
-	char dir[sizeof(d->sock)], *slash;
 	int err;
 
 	d->sock[0] = 0;
@@ -104,15 +103,8 @@ static int socket_choose(struct bachd *d)
 	}
 	d->sock_default = true;
 	err = ctl_default_path(d->sock, sizeof(d->sock));
-	if (!err) {
-		snprintf(dir, sizeof(dir), "%s", d->sock);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = 0;
-			if (mkdir(dir, 0750) < 0 && errno != EEXIST)
-				err = -errno;
-		}
-	}
+	if (!err)
+		err = ctl_make_dir(d->sock);
 	if (!err)
 		err = ctl_check(d->sock);
 	if (err) {
@@ -146,6 +138,16 @@ static int start_capture(struct bachd *d)
 	return err;
 }
 
+/* `start` from idle: a new capture, and the reply that says how it went */
+static void start_reply(struct bachd *d, char *reply, size_t cap)
+{
+	snprintf(
+		reply, cap, "%s",
+		start_capture(d)
+			? "{\"ok\":false,\"error\":\"cannot start: see the log\"}"
+			: "{\"ok\":true}");
+}
+
 static int finish_capture(struct bachd *d)
 {
 	struct capture_status st;
@@ -177,8 +179,8 @@ static void handle_request(struct bachd *d, int fd, char *req)
 			capture_status(d->cap, &st);
 		else
 			st = d->last, st.running = false;
-		ctl_status_reply(reply, sizeof(reply), d->cap, d->t0_wall,
-				 mono() - d->t0, &st);
+		ctl_status_reply(reply, sizeof(reply), "bachd", d->cap,
+				 d->t0_wall, mono() - d->t0, &st);
 	} else if (!strcmp(req, "rotate") && !arg) {
 		if (d->cap)
 			capture_rotate(d->cap);
@@ -195,32 +197,34 @@ static void handle_request(struct bachd *d, int fd, char *req)
 				"{\"ok\":false,\"error\":\"too many marks waiting: try again\"}");
 		else
 			snprintf(reply, sizeof(reply), "{\"ok\":true}");
-	} else if (!strcmp(req, "stop") && !arg) {
-		if (d->cap) {
+	} else if (!strcmp(req, "stop") && (!arg || !strcmp(arg, "wait"))) {
+		if (!d->cap) {
+			snprintf(reply, sizeof(reply),
+				 "{\"ok\":false,\"error\":\"not capturing\"}");
+		} else if (arg && !ctl_hold(&d->ctl, fd, CTL_WAIT_STOP)) {
+			snprintf(reply, sizeof(reply), CTL_REPLY_TOO_MANY);
+		} else {
 			/* the main loop closes it once drained; bachd stays */
 			capture_stop(d->cap);
 			d->stopping = true;
+			if (arg)
+				return; /* answered when it has ended */
 			snprintf(reply, sizeof(reply),
 				 "{\"ok\":true,\"state\":\"stopping\"}");
-		} else {
-			snprintf(reply, sizeof(reply),
-				 "{\"ok\":false,\"error\":\"not capturing\"}");
 		}
 	} else if (!strcmp(req, "start") && !arg) {
-		if (d->cap && d->stopping)
-			snprintf(
-				reply, sizeof(reply),
-				"{\"ok\":false,\"error\":\"still stopping: try again\"}");
-		else if (d->cap)
+		if (!d->cap)
+			start_reply(d, reply, sizeof(reply));
+		else if (d->quit)
+			snprintf(reply, sizeof(reply), CTL_REPLY_NO_START);
+		else if (!d->stopping)
 			snprintf(
 				reply, sizeof(reply),
 				"{\"ok\":false,\"error\":\"already capturing\"}");
-		else if (start_capture(d))
-			snprintf(
-				reply, sizeof(reply),
-				"{\"ok\":false,\"error\":\"cannot start: see the log\"}");
+		else if (ctl_hold(&d->ctl, fd, CTL_WAIT_START))
+			return; /* answer_waiting() starts it after the stop */
 		else
-			snprintf(reply, sizeof(reply), "{\"ok\":true}");
+			snprintf(reply, sizeof(reply), CTL_REPLY_TOO_MANY);
 	} else {
 		log_warn("unknown request '%.64s'", req);
 		snprintf(
@@ -228,6 +232,26 @@ static void handle_request(struct bachd *d, int fd, char *req)
 			"{\"ok\":false,\"error\":\"unknown request (status, start, stop, rotate, mark TEXT)\"}");
 	}
 	ctl_reply(fd, reply);
+}
+
+/*
+ * The capture has ended: `stop wait` gets its end; a `start` that came
+ * while it stopped starts the next (one for all of them), unless bachd
+ * is on its way out.
+ */
+static void answer_waiting(struct bachd *d)
+{
+	char reply[8192];
+
+	ctl_stopped_reply(reply, sizeof(reply), d->status, &d->last);
+	ctl_reply_waiting(&d->ctl, CTL_WAIT_STOP, reply);
+	if (!ctl_holding(&d->ctl, CTL_WAIT_START))
+		return;
+	if (d->quit)
+		snprintf(reply, sizeof(reply), CTL_REPLY_NO_START);
+	else
+		start_reply(d, reply, sizeof(reply));
+	ctl_reply_waiting(&d->ctl, CTL_WAIT_START, reply);
 }
 
 static void tick(struct bachd *d)
@@ -332,6 +356,7 @@ static void main_loop(struct bachd *d)
 
 			finish_capture(d);
 			d->stopping = false;
+			answer_waiting(d);
 			/* the source ended (or a write failed): we are done */
 			if (!asked && !d->quit) {
 				d->quit = true;

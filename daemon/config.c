@@ -349,8 +349,8 @@ const struct bach_optdesc bachd_settings[] = {
 	  .type = BACH_OPT_STRING,
 	  .arg = "PATH",
 	  .def_help =
-		  "bach ctl's, /run/bach/bachd.sock as root, else $XDG_RUNTIME_DIR/bach/bachd.sock",
-	  .help = "bachd's control socket, none for no socket",
+		  "bach ctl's, /run/bach/bachd.sock as root, else $XDG_RUNTIME_DIR/bach/bachd.sock; bach capture: capture-PID.sock there",
+	  .help = "the control socket bach ctl talks to, none for no socket",
 	  BACH_OPT_AT(struct bachd_config, control_socket) },
 	{ .key = "control_group",
 	  .type = BACH_OPT_STRING,

@@ -37,6 +37,35 @@ int ctl_default_path(char *buf, size_t cap)
 		       : 0;
 }
 
+int ctl_capture_path(char *buf, size_t cap, long pid)
+{
+	struct sockaddr_un sa;
+	int err = ctl_default_path(buf, cap);
+	char *slash = strrchr(buf, '/');
+	size_t dir = slash ? (size_t)(slash - buf) + 1 : 0;
+	int n;
+
+	if (err)
+		return err;
+	n = snprintf(buf + dir, cap - dir, "capture-%ld.sock", pid);
+	return n < 0 || dir + (size_t)n >= cap ||
+			       dir + (size_t)n >= sizeof(sa.sun_path)
+		       ? -ENAMETOOLONG
+		       : 0;
+}
+
+int ctl_make_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = 0;
+	return mkdir(dir, 0750) < 0 && errno != EEXIST ? -errno : 0;
+}
+
 bool ctl_in_use(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -130,6 +159,11 @@ out_err:
 
 void ctl_close(struct ctl *c)
 {
+	/* what waits for a capture no longer coming: told so, not dropped */
+	ctl_reply_waiting(c, CTL_WAIT_START, CTL_REPLY_NO_START);
+	ctl_reply_waiting(
+		c, CTL_WAIT_STOP,
+		"{\"ok\":false,\"error\":\"exiting before the capture ended\"}");
 	if (c->fd >= 0) {
 		close(c->fd);
 		unlink(c->path);
@@ -145,6 +179,38 @@ void ctl_reply(int fd, const char *json_line)
 	if (send(fd, json_line, n, MSG_NOSIGNAL) == (ssize_t)n)
 		send(fd, "\n", 1, MSG_NOSIGNAL);
 	close(fd);
+}
+
+bool ctl_hold(struct ctl *c, int fd, enum ctl_wait what)
+{
+	if (c->nwaiting >= CTL_MAX_WAITING)
+		return false;
+	c->waiting[c->nwaiting] = fd;
+	c->wait_for[c->nwaiting++] = what;
+	return true;
+}
+
+bool ctl_holding(const struct ctl *c, enum ctl_wait what)
+{
+	for (unsigned i = 0; i < c->nwaiting; i++)
+		if (c->wait_for[i] == what)
+			return true;
+	return false;
+}
+
+void ctl_reply_waiting(struct ctl *c, enum ctl_wait what, const char *json_line)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < c->nwaiting; i++) {
+		if (c->wait_for[i] == what) {
+			ctl_reply(c->waiting[i], json_line);
+			continue;
+		}
+		c->waiting[kept] = c->waiting[i];
+		c->wait_for[kept++] = c->wait_for[i];
+	}
+	c->nwaiting = kept;
 }
 
 int ctl_accept(struct ctl *c, char *req, size_t cap)

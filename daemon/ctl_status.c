@@ -10,8 +10,9 @@
 #include "ctl.h"
 #include "session.h"
 
-void ctl_status_reply(char *reply, size_t cap, bool capturing, time_t since,
-		      double uptime, const struct capture_status *st)
+void ctl_status_reply(char *reply, size_t cap, const char *program,
+		      bool capturing, time_t since, double uptime,
+		      const struct capture_status *st)
 {
 	char t[32];
 	struct tm tm;
@@ -21,9 +22,23 @@ void ctl_status_reply(char *reply, size_t cap, bool capturing, time_t since,
 	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	n = (size_t)snprintf(
 		reply, cap,
-		"{\"ok\":true,\"capturing\":%s,\"bachd\":{\"version\":\"%s\",\"pid\":%d,\"start_time\":\"%s\",\"uptime_seconds\":%.3f},\"status\":",
-		capturing ? "true" : "false", BACH_VERSION, (int)getpid(), t,
-		uptime);
+		"{\"ok\":true,\"capturing\":%s,\"bachd\":{\"version\":\"%s\",\"program\":\"%s\",\"pid\":%d,\"start_time\":\"%s\",\"uptime_seconds\":%.3f},\"status\":",
+		capturing ? "true" : "false", BACH_VERSION, program,
+		(int)getpid(), t, uptime);
+	if (n + 2 >= cap)
+		return;
+	n += capture_status_json(st, reply + n, cap - n - 2);
+	snprintf(reply + n, cap - n, "}");
+}
+
+void ctl_stopped_reply(char *reply, size_t cap, int exit_status,
+		       const struct capture_status *st)
+{
+	size_t n = (size_t)snprintf(
+		reply, cap,
+		"{\"ok\":true,\"state\":\"stopped\",\"exit_status\":%d,\"status\":",
+		exit_status);
+
 	if (n + 2 >= cap)
 		return;
 	n += capture_status_json(st, reply + n, cap - n - 2);

@@ -78,6 +78,8 @@ grep -q "\"start_time\":\"$(date -u -d "@$cap_start" +%Y-%m-%dT%H:%M:%SZ)\"" "$T
 # the summary, for a person
 ctl status > "$T/sum" || fail "status summary: $(cat "$T/sum")"
 grep -q "^bachd [0-9.]* (pid $P), up " "$T/sum" || fail "summary: $(cat "$T/sum")"
+grep -qF '"bachd":{"version":"' "$T/st" && grep -qF '"program":"bachd",' "$T/st" ||
+	fail "status does not name its program: $(cat "$T/st")"
 grep -q "^capturing from fake (gateware 1.0)$" "$T/sum" || fail "summary: $(cat "$T/sum")"
 grep -qF "  capture   $C1" "$T/sum" || fail "summary lacks the capture: $(cat "$T/sum")"
 grep -q "^  started   $(date -u -d "@$cap_start" +%Y-%m-%dT%H:%M:%SZ), running for " "$T/sum" ||
@@ -170,6 +172,7 @@ fi
 wait_until 20 "records in the second capture" sh -c \
 	"'$BACH' ctl --socket '$S' status --json | grep -q '\"written\":[1-9]'"
 ctl rotate > "$T/r" || fail "rotate: $(cat "$T/r")"
+grep -qx 'rotated: the next segment is open' "$T/r" || fail "rotate says: $(cat "$T/r")"
 wait_until 20 "seg-000002 after rotate" test -e "$C2/seg-000002.byu.gz.part"
 test -e "$C2/seg-000001.byu.gz" || fail "rotate: seg-000001 not closed"
 ctl stop > "$T/r" || fail "stop: $(cat "$T/r")"
@@ -182,12 +185,17 @@ for k in produced written lost; do
 	[ "$(jnum "$k" "$T/st")" = "$(ended "$C2" "$k")" ] ||
 		fail "idle status $k $(jnum "$k" "$T/st"), manifest $(ended "$C2" "$k")"
 done
-ctl stop > "$T/r" && fail "stop when idle said ok"
-grep -q '"error":"not capturing"' "$T/r" || fail "stop when idle: $(cat "$T/r")"
-ctl rotate > "$T/r" && fail "rotate when idle said ok"
-ctl mark idle > "$T/r" && fail "mark when idle said ok"
+# replies for a person; errors on stderr; --json gives the reply as it is
+expect_status 2 "$BACH" ctl --socket "$S" stop
+[ ! -s "$T/out" ] || fail "an error reply on stdout: $(cat "$T/out")"
+expect_err "bach ctl: stop: not capturing"
+ctl --json stop > "$T/r" && fail "stop when idle said ok"
+[ "$(cat "$T/r")" = '{"ok":false,"error":"not capturing"}' ] || fail "stop --json when idle: $(cat "$T/r")"
+ctl rotate > "$T/r" 2> /dev/null && fail "rotate when idle said ok"
+ctl mark idle > "$T/r" 2> /dev/null && fail "mark when idle said ok"
 ctl start > "$T/r" || fail "start: $(cat "$T/r")"
-ctl start > "$T/r" && fail "start twice said ok"
+grep -qx 'started: a new capture (bach ctl status)' "$T/r" || fail "start says: $(cat "$T/r")"
+ctl start --json > "$T/r" && fail "start twice said ok"
 grep -q '"error":"already capturing"' "$T/r" || fail "start twice: $(cat "$T/r")"
 wait_until 20 "a third capture directory" sh -c "[ \$(ls -d '$T/caps'/2*Z* | wc -l) -eq 3 ]"
 C3=$(capdir "$T/caps")
@@ -197,8 +205,10 @@ third() {
 	     END { exit !f }' "$T/notify"
 }
 wait_until 20 "STATUS from the third capture" third
-ctl mark 'in the third' > /dev/null || fail "mark in the third capture"
+ctl mark 'in the third' > "$T/r" || fail "mark in the third capture"
+grep -qx 'marked at the record the source delivers next' "$T/r" || fail "mark says: $(cat "$T/r")"
 ctl stop > "$T/r" || fail "second stop: $(cat "$T/r")"
+grep -q '^stopping: ' "$T/r" || fail "stop says: $(cat "$T/r")"
 stopped
 
 # every capture is closed and is bach gen's stream, all its records there
@@ -267,6 +277,61 @@ json_lines "$T/m1.jsonl" > "$T/json.err" 2>&1 ||
 grep -a '"text":"bad ' "$M/manifest.jsonl" > "$T/m2.jsonl" || fail "the mark with byte 0xff is missing"
 json_lines "$T/m2.jsonl" > "$T/json.err" 2>&1 ||
 	later "a mark with a byte that is not UTF-8 makes the manifest invalid JSON (manifest.c json_escape copies it): $(tail -n 1 "$T/json.err")"
+
+# -- start right after stop, stop --wait: a slow disk makes stops slow -------
+# every segment write sleeps 300 ms, so a stop takes that long to drain
+mkdir "$T/w"
+bg "$BACHD" --driver fake --option seed=3 --option rate=100000 --set ring_mb=4 \
+	--set test_writer_delay_ms=300 --output "$T/w" --control-socket "$S" 2> "$T/w.log"
+P=$BGPID
+wait_until 20 "the control socket" test -S "$S"
+wait_until 20 "the first segment" sh -c "ls '$T'/w/2*Z*/seg-000001.* > /dev/null 2>&1"
+W1=$(capdir "$T/w")
+# start right after stop waits for the stop instead of failing
+ctl stop > /dev/null || fail "stop (slow disk)"
+ctl start > "$T/r" 2> "$T/r.err" ||
+	fail "start right after stop failed: $(cat "$T/r" "$T/r.err")"
+[ "$(ls -d "$T"/w/2*Z* | wc -l)" -eq 2 ] || fail "start after stop: $(ls "$T/w")"
+W2=$(capdir "$T/w")
+[ "$(ended_state "$W1")" = clean ] || fail "the stopped capture did not end cleanly"
+check_closed "$W1"
+# stop --wait returns once the capture has ended, and says how
+wait_until 20 "records in the second capture" sh -c \
+	"'$BACH' ctl --socket '$S' status --json | grep -q '\"written\":[1-9]'"
+ctl stop --wait > "$T/r" || fail "stop --wait: $(cat "$T/r")"
+[ "$(ended_state "$W2")" = clean ] || fail "stop --wait returned before the capture ended: $(ls "$W2")"
+check_closed "$W2"
+idle || fail "stop --wait returned, bachd still capturing"
+[ "$(head -n 1 "$T/r")" = "stopped: $W2" ] || fail "stop --wait says: $(cat "$T/r")"
+grep -qx "  records   $(ended "$W2" produced) produced, $(ended "$W2" written) written, 0 lost" "$T/r" ||
+	fail "stop --wait's figures are not the manifest's: $(cat "$T/r"; grep ended "$W2/manifest.jsonl")"
+grep -qx '  ended     clean (exit status 0)' "$T/r" || fail "stop --wait: $(cat "$T/r")"
+# --json: the server's reply; --timeout bounds the wait (exit 2)
+ctl start > /dev/null || fail "start after stop --wait"
+expect_status 2 "$BACH" ctl --socket "$S" --timeout 0.1 stop --wait
+expect_err "no reply within 0.1 s"
+stopped
+ctl start > /dev/null || fail "start after a stop --wait gave up"
+ctl --json stop --wait > "$T/r" || fail "--json stop --wait: $(cat "$T/r")"
+grep -q '^{"ok":true,"state":"stopped","exit_status":0,"status":{"running":false,' "$T/r" ||
+	fail "stop --wait --json: $(cat "$T/r")"
+[ "$(ls -d "$T"/w/2*Z* | wc -l)" -eq 4 ] || fail "four captures wanted: $(ls "$T/w")"
+# a start held while bachd exits (SIGTERM during the drain) is told so,
+# and starts nothing
+ctl start > /dev/null || fail "a fifth start"
+wait_until 20 "a fifth capture" sh -c "[ \$(ls -d '$T'/w/2*Z* | wc -l) -eq 5 ]"
+n0=$(grep -c "request 'start'" "$T/w.log")
+ctl stop > /dev/null || fail "stop before a held start"
+bg "$BACH" ctl --socket "$S" start > "$T/held" 2>&1
+H=$BGPID
+wait_until 10 "bachd to take the start" sh -c "[ \$(grep -c \"request 'start'\" '$T/w.log') -gt $n0 ]"
+kill -TERM "$P"
+reap_within 30 "$H"
+[ "$RC" -eq 2 ] || fail "a start held while bachd exits: exit $RC: $(cat "$T/held")"
+grep -q "bach ctl: start: exiting: no capture started" "$T/held" || fail "held start: $(cat "$T/held")"
+reap_within 30 "$P"
+[ "$RC" -eq 0 ] || fail "bachd (slow disk) exited $RC"
+[ "$(ls -d "$T"/w/2*Z* | wc -l)" -eq 5 ] || fail "a capture started as bachd exited: $(ls "$T/w")"
 
 # -- the control group: its members may, others may not ---------------------
 if command -v setpriv > /dev/null 2>&1 && id nobody > /dev/null 2>&1 &&

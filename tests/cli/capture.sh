@@ -126,4 +126,75 @@ expect_status 2 $BACH capture --driver fake --option records=10 --output "$T/cs"
 expect_err "control_socket $T/cap.sock"
 kill -INT "$P"
 reap_within 20 "$P"
+
+# -- by default a control socket, capture-PID.sock beside bachd's default
+# (BACH_SOCKET is $T/bachd.sock), named in the first line, found by bach
+# ctl, one per capture, gone at exit --
+mkdir "$T/d" "$T/d2"
+bg $BACH capture --driver fake --option rate=100000 --output "$T/d" 2> "$T/d.log"
+P=$BGPID
+wait_until 10 "the first line" grep -q '^capturing from' "$T/d.log"
+C=$(capdir "$T/d")
+[ "$(head -n 1 "$T/d.log")" = "capturing from fake into $C (Ctrl-C stops; control socket $T/capture-$P.sock)" ] ||
+	fail "the first line does not name the socket: $(head -n 1 "$T/d.log")"
+test -S "$T/capture-$P.sock" || fail "no socket at $T/capture-$P.sock: $(ls "$T")"
+# no bachd there: bach ctl finds the one capture by itself; status names it
+"$BACH" ctl status > "$T/sum" || fail "bach ctl status without --socket: $(cat "$T/sum")"
+grep -q "^bach capture [0-9][0-9.]* (pid $P), up " "$T/sum" ||
+	fail "status does not name bach capture: $(cat "$T/sum")"
+grep -q '^capturing from fake' "$T/sum" || fail "summary: $(cat "$T/sum")"
+"$BACH" ctl --socket "$T/capture-$P.sock" status --json > "$T/st" || fail "status --json: $(cat "$T/st")"
+[ "$(jq -r '.bachd.program' "$T/st") $(jq -r '.bachd.pid' "$T/st")" = "bach capture $P" ] ||
+	fail "status --json: $(cat "$T/st")"
+# a second capture beside it has its own; bach ctl then asks which
+bg $BACH capture --driver fake --option rate=1000 --output "$T/d2" 2> "$T/d2.log"
+P2=$BGPID
+wait_until 10 "the second capture's socket" test -S "$T/capture-$P2.sock"
+expect_status 2 "$BACH" ctl status
+expect_err "several bach captures answer beside it: --socket one of"
+expect_err "  $T/capture-$P.sock"
+expect_err "  $T/capture-$P2.sock"
+# start is bachd's only; replies are for a person, errors on stderr
+expect_status 2 "$BACH" ctl --socket "$T/capture-$P2.sock" start
+expect_err "bach ctl: start: unknown request (bach capture:"
+"$BACH" ctl --socket "$T/capture-$P2.sock" stop > "$T/r" || fail "stop: $(cat "$T/r")"
+grep -q '^stopping: ' "$T/r" || fail "stop says: $(cat "$T/r")"
+reap_within 20 "$P2"
+[ ! -e "$T/capture-$P2.sock" ] || fail "the second capture left its socket"
+# stop --wait returns once the capture has ended, and says how
+wait_until 10 "records" sh -c "'$BACH' ctl status --json | grep -q '\"written\":[1-9]'"
+"$BACH" ctl stop --wait > "$T/r" || fail "stop --wait: $(cat "$T/r")"
+[ "$(ended_state "$C")" = clean ] || fail "stop --wait returned before the capture ended: $(ls "$C")"
+ls "$C" | grep -q '\.part$' && fail "stop --wait returned with a .part left: $(ls "$C")"
+[ "$(head -n 1 "$T/r")" = "stopped: $C" ] || fail "stop --wait says: $(cat "$T/r")"
+grep -qx "  records   $(ended "$C" produced) produced, $(ended "$C" written) written, 0 lost" "$T/r" ||
+	fail "stop --wait's figures are not the manifest's: $(cat "$T/r")"
+grep -qx '  ended     clean (exit status 0)' "$T/r" || fail "stop --wait: $(cat "$T/r")"
+reap_within 20 "$P"
+[ "$RC" -eq 0 ] || fail "bach capture exited $RC after stop --wait: $(cat "$T/d.log")"
+[ ! -e "$T/capture-$P.sock" ] || fail "the socket stayed behind"
+# none: no socket, and the first line names none
+bg $BACH capture --driver fake --option rate=1000 --output "$T/d" --control-socket none 2> "$T/n.log"
+P=$BGPID
+wait_until 10 "the first line" grep -q '^capturing from' "$T/n.log"
+grep -q '(Ctrl-C stops)$' "$T/n.log" || fail "--control-socket none: $(head -n 1 "$T/n.log")"
+[ -z "$(ls "$T" | grep '^capture-')" ] || fail "--control-socket none made one: $(ls "$T")"
+kill -INT "$P"
+reap_within 20 "$P"
+# the server's strings are escaped: a capture directory with a newline and
+# an escape sequence in its name neither splits the summary nor reaches
+# the terminal raw
+E=$(printf '%s/e\033[2Jx\nl' "$T")
+mkdir "$E"
+bg $BACH capture --driver fake --option rate=1000 --output "$E" 2> "$T/e.log"
+P=$BGPID
+wait_until 10 "the socket" test -S "$T/capture-$P.sock"
+"$BACH" ctl status > "$T/sum" || fail "status: $(cat "$T/sum")"
+if LC_ALL=C grep -q "$(printf '\033')" "$T/sum"; then
+	fail "bach ctl status printed an escape sequence raw: $(cat -A "$T/sum")"
+fi
+grep -q '^l/' "$T/sum" && fail "bach ctl status split a line: $(cat -A "$T/sum")"
+grep -qF "  capture   $T/e\x1b[2Jx\nl/2" "$T/sum" || fail "status: $(cat -A "$T/sum")"
+kill -INT "$P"
+reap_within 20 "$P"
 echo ok

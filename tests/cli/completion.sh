@@ -86,6 +86,9 @@ has --driver --option --output --config --set --version --list-drivers \
 want "--version" _bachd "$BACHD" --ver
 # bach capture: bachd's options too
 has --driver --option --output -- _bach "$BACH" capture --
+# ... every one of them, as its help lists them all; and ctl's --wait
+has --autostop --label --control-socket --no-io-uring --policy -- _bach "$BACH" capture --
+has --wait -- _bach "$BACH" ctl --
 # a trace argument completes file names
 touch "$T/trace-one.byu"
 want "$T/trace-one.byu" _bach "$BACH" dump "$T/trace-o"

@@ -52,6 +52,25 @@ for n in 0 1 2 $(echo "$nums" | sed 's/./& /g'); do
 		fail "bach help capture lacks exit status $n (bach(1) lists it): $(cat "$T/exits")"
 done
 
+# -- every long option of a getopt table is in the help that goes with it --
+# longopts FILE: the names in FILE's table "static const struct option opts[]"
+longopts() {
+	sed -n '/static const struct option opts\[\] = {/,/^[[:space:]]*};/p' "$1" |
+		sed -n 's/^[[:space:]]*{ "\([a-z-]*\)",.*/\1/p'
+}
+$BACH help ctl > "$T/h.ctl"
+for pair in "daemon/args.c:$T/h.capture" "daemon/args.c:$T/h.bachd" \
+	"tools/bach/ctl.c:$T/h.ctl"; do
+	src=${pair%%:*}
+	help=${pair#*:}
+	names=$(longopts "$TOP/$src")
+	[ "$(echo "$names" | wc -w)" -ge 4 ] || fail "$src: no option table found"
+	for o in $names; do
+		grep -qE -- "^ +(-[a-zA-Z], )?--$o( |\$)" "$help" ||
+			fail "$(basename "$help"): --$o ($src's table) is not among its options"
+	done
+done
+
 # -- versions --
 expect_status 0 "$BACHD" --version
 grep -qx 'bachd [0-9][0-9.]*' "$T/out" || fail "bachd --version: $(cat "$T/out")"

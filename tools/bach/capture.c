@@ -47,8 +47,8 @@ static void progress(const struct capture_status *st, double secs,
  * A request on the control socket (docs/bachd.md section 6): the requests
  * of bachd that make sense for one capture in the foreground.
  */
-static void handle_request(struct capture *c, int fd, char *req, time_t since,
-			   double t0)
+static void handle_request(struct capture *c, struct ctl *ctl, int fd,
+			   char *req, time_t since, double t0)
 {
 	char reply[8192], *arg = strchr(req, ' ');
 	struct capture_status st;
@@ -57,8 +57,8 @@ static void handle_request(struct capture *c, int fd, char *req, time_t since,
 		*arg++ = 0;
 	if (!strcmp(req, "status") && !arg) {
 		capture_status(c, &st);
-		ctl_status_reply(reply, sizeof(reply), st.running, since,
-				 mono() - t0, &st);
+		ctl_status_reply(reply, sizeof(reply), "bach capture",
+				 st.running, since, mono() - t0, &st);
 	} else if (!strcmp(req, "mark") && arg && *arg) {
 		snprintf(
 			reply, sizeof(reply), "%s",
@@ -68,8 +68,14 @@ static void handle_request(struct capture *c, int fd, char *req, time_t since,
 	} else if (!strcmp(req, "rotate") && !arg) {
 		capture_rotate(c);
 		snprintf(reply, sizeof(reply), "{\"ok\":true}");
-	} else if (!strcmp(req, "stop") && !arg) {
+	} else if (!strcmp(req, "stop") && (!arg || !strcmp(arg, "wait"))) {
+		if (arg && !ctl_hold(ctl, fd, CTL_WAIT_STOP)) {
+			ctl_reply(fd, CTL_REPLY_TOO_MANY);
+			return;
+		}
 		capture_stop(c); /* then bach capture exits, as on Ctrl-C */
+		if (arg)
+			return; /* answered once the capture is closed */
 		snprintf(reply, sizeof(reply),
 			 "{\"ok\":true,\"state\":\"stopping\"}");
 	} else {
@@ -78,6 +84,39 @@ static void handle_request(struct capture *c, int fd, char *req, time_t since,
 			"{\"ok\":false,\"error\":\"unknown request (bach capture: status, stop, rotate, mark TEXT)\"}");
 	}
 	ctl_reply(fd, reply);
+}
+
+/*
+ * The control socket: the one named (whose every failure is exit 2), none
+ * ("none"), or by default ctl_capture_path(), where bach ctl finds it;
+ * there a failure is a warning, and the capture runs without one.
+ */
+static int control_socket(const struct bachd_config *cfg, struct ctl *ctl)
+{
+	char path[sizeof(ctl->path)], esc[4 * sizeof(path)];
+	int err;
+
+	if (!strcmp(cfg->control_socket, "none"))
+		return 0;
+	if (cfg->control_socket[0]) {
+		err = ctl_open(ctl, cfg->control_socket, cfg->control_group);
+		if (err)
+			errmsg("control_socket %s: %s",
+			       bach_escape_ctl(esc, sizeof(esc),
+					       cfg->control_socket),
+			       ctl_strerror(err));
+		return err;
+	}
+	err = ctl_capture_path(path, sizeof(path), (long)getpid());
+	if (!err)
+		err = ctl_make_dir(path);
+	if (!err)
+		err = ctl_open(ctl, path, cfg->control_group);
+	if (err)
+		log_warn(
+			"control socket %s: %s: running without one (--control-socket names another)",
+			path, ctl_strerror(err));
+	return 0;
 }
 
 static int run(int argc, char **argv)
@@ -89,6 +128,7 @@ static int run(int argc, char **argv)
 	struct capture *c;
 	struct metrics m;
 	struct ctl ctl = { .fd = -1 };
+	char sock[4 * sizeof(ctl.path)];
 	time_t since = time(NULL);
 	double started = mono();
 	struct metrics_state ms = { .st = &st, .output = NULL };
@@ -135,11 +175,7 @@ static int run(int argc, char **argv)
 		close(sfd);
 		return EXIT_USAGE;
 	}
-	/* a control socket only when one is named: the default is bachd's */
-	if (cfg.control_socket[0] && strcmp(cfg.control_socket, "none") &&
-	    (err = ctl_open(&ctl, cfg.control_socket, cfg.control_group))) {
-		errmsg("control_socket %s: %s", cfg.control_socket,
-		       ctl_strerror(err));
+	if (control_socket(&cfg, &ctl)) {
 		close(sfd);
 		return EXIT_USAGE;
 	}
@@ -155,8 +191,10 @@ static int run(int argc, char **argv)
 	capture_status(c, &st);
 	/* a newline in the path must not split the line */
 	bach_escape_ctl(dir, sizeof(dir), st.capture_dir);
-	fprintf(stderr, "capturing from %s into %s (Ctrl-C stops)\n",
-		cfg.cap.driver, dir);
+	fprintf(stderr, "capturing from %s into %s (Ctrl-C stops%s%s)\n",
+		cfg.cap.driver, dir, ctl.fd >= 0 ? "; control socket " : "",
+		ctl.fd >= 0 ? bach_escape_ctl(sock, sizeof(sock), ctl.path)
+			    : "");
 	t0 = mono();
 	/* the first line after one interval, its rate over that interval */
 	last = t0;
@@ -172,7 +210,8 @@ static int run(int argc, char **argv)
 			int fd = ctl_accept(&ctl, req, CTL_MAX_REQUEST);
 
 			if (fd >= 0)
-				handle_request(c, fd, req, since, started);
+				handle_request(c, &ctl, fd, req, since,
+					       started);
 		}
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
@@ -211,6 +250,12 @@ static int run(int argc, char **argv)
 		}
 	}
 	status = capture_close(c, &st);
+	if (ctl_holding(&ctl, CTL_WAIT_STOP)) {
+		char reply[8192];
+
+		ctl_stopped_reply(reply, sizeof(reply), status, &st);
+		ctl_reply_waiting(&ctl, CTL_WAIT_STOP, reply);
+	}
 	ctl_close(&ctl);
 	close(sfd);
 	ms.up = false;
@@ -231,25 +276,22 @@ static int run(int argc, char **argv)
 #define USAGE                                                                  \
 	"usage: bach capture --driver NAME [--option KEY=VALUE]... --output "  \
 	"DIR\n"                                                                \
-	"                    [--config FILE] [--policy stall|drop]\n"          \
-	"                    [--set KEY=VALUE] [--no-compress] "               \
-	"[--no-gap-markers]\n"                                                 \
-	"                    [--no-io-uring]\n"                                \
+	"                    [--config FILE] [OPTION]...\n"                    \
+	"\n"
+
+#define USAGE_TAIL                                                             \
 	"\n"                                                                   \
-	"  -d, --driver NAME        the source\n"                              \
-	"  -O, --option KEY=VALUE   a driver option (repeatable; below)\n"     \
-	"  -o, --output DIR         where the capture directory is made\n"     \
-	"  -c, --config FILE        INI configuration, as bachd's\n"           \
-	"\n"                                                                   \
-	"The same options as bachd (bachd --help), run in the foreground: a\n" \
+	"The options of bachd (bachd --help), run in the foreground: a\n"      \
 	"progress line (records, rate, ring fill, records lost), and a "       \
 	"summary\n"                                                            \
 	"at the end. Ctrl-C drains and stops cleanly; SIGHUP starts a new\n"   \
 	"segment; SIGUSR1 writes a mark \"SIGUSR1 #N\" (N counting from 1) "   \
 	"at\n"                                                                 \
 	"the record the source delivers next. The capture directory is made\n" \
-	"inside DIR. With --control-socket P, bach ctl --socket P status,\n"   \
-	"mark TEXT, rotate and stop reach it.\n"                               \
+	"inside DIR. bach ctl status, mark TEXT, rotate and stop reach it\n"   \
+	"over its control socket, which the first line names (by default\n"    \
+	"capture-PID.sock in the directory of bach ctl's default socket,\n"    \
+	"removed at exit; bach ctl finds it there when no bachd answers).\n"   \
 	"\n"                                                                   \
 	"Exit status: 0 clean, 1 records lost to a failed write, 2 usage or\n" \
 	"environment error, 3 the disk was full, 4 the source failed, 5 a\n"   \
@@ -259,10 +301,11 @@ static int run(int argc, char **argv)
 	"             --output captures\n"
 
 /*
- * The help ends with every driver's options, printed from their tables:
+ * The help: the usage, every option (bachd's table, as bachd --help
+ * prints it), and every driver's options, printed from their tables:
  * made once at start, as the help is a string.
  */
-static char help[16384] = USAGE;
+static char help[16384] = USAGE USAGE_TAIL;
 
 __attribute__((constructor)) static void make_help(void)
 {
@@ -270,7 +313,9 @@ __attribute__((constructor)) static void make_help(void)
 
 	if (!f)
 		return; /* the usage alone */
-	fputs(USAGE
+	fputs(USAGE, f);
+	bachd_options_print(f, false);
+	fputs(USAGE_TAIL
 	      "\nDrivers and their options (--option KEY=VALUE, or KEY = VALUE in\n[driver]):\n\n",
 	      f);
 	bach_drivers_print(f);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* bach ctl: talk to a running bachd over its control socket. */
+/* bach ctl: talk to a running bachd or bach capture over its control socket. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <glob.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,18 +32,23 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Connect, send and read the reply to its end within timeout seconds. */
+/*
+ * Connect, send and read the reply to its end within timeout seconds
+ * (0: as long as it takes, for a request the server holds until the
+ * capture has ended; connecting and sending still within the default).
+ */
 static ssize_t exchange(const char *path, const char *req, size_t len,
 			char *reply, size_t cap, double timeout)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = (time_t)timeout };
+	double send_timeout = timeout > 0 ? timeout : DEFAULT_TIMEOUT;
+	struct timeval tv = { .tv_sec = (time_t)send_timeout };
 	double end = now() + timeout;
 	size_t n = 0;
 	ssize_t got;
 	int fd;
 
-	tv.tv_usec = (suseconds_t)((timeout - (double)tv.tv_sec) * 1e6);
+	tv.tv_usec = (suseconds_t)((send_timeout - (double)tv.tv_sec) * 1e6);
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -53,14 +60,14 @@ static ssize_t exchange(const char *path, const char *req, size_t len,
 		goto fail;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		double left = end - now();
+		double left = timeout > 0 ? end - now() : 1;
 		int r;
 
 		if (left <= 0) {
 			errno = ETIMEDOUT;
 			goto fail;
 		}
-		r = poll(&p, 1, (int)(left * 1000) + 1);
+		r = poll(&p, 1, timeout > 0 ? (int)(left * 1000) + 1 : -1);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
@@ -92,11 +99,22 @@ static uint64_t num(json_t *o, const char *key)
 	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
 }
 
+/*
+ * Member key of o, a string from the server, with its control characters
+ * escaped (a path with a newline, a driver's name with an escape
+ * sequence must not reach the terminal raw); "" when there is none. The
+ * last few answers stay valid, for one printf's arguments.
+ */
 static const char *str(json_t *o, const char *key)
 {
+	static char buf[6][4 * 4200 + 1];
+	static unsigned next;
 	const char *v = json_string_value(json_object_get(o, key));
 
-	return v ? v : "";
+	if (!v)
+		return "";
+	next = (next + 1) % 6;
+	return bach_escape_ctl(buf[next], sizeof(buf[next]), v);
 }
 
 /* 3d 04h 05m 06s, leading zero units left out */
@@ -117,21 +135,23 @@ static const char *span(char *buf, size_t cap, double secs)
 	return buf;
 }
 
-/* The status reply, for a person. Returns -1 when it is not one. */
-static int print_status(const char *reply)
+/* The status reply r, for a person. */
+static void print_status(json_t *r)
 {
-	json_t *r = json_loads(reply, 0, NULL), *d, *st, *lb, *b;
-	bool capturing;
+	json_t *d, *st, *lb, *b;
+	bool capturing, daemon;
 	char t1[48], t2[48];
-	const char *sep = "";
+	const char *sep = "", *prog;
 
-	if (!r)
-		return -1;
 	d = json_object_get(r, "bachd");
 	st = json_object_get(r, "status");
 	capturing = json_is_true(json_object_get(r, "capturing"));
+	/* the process that answers: bachd (before 0.2 it did not say) or
+	 * bach capture */
+	prog = str(d, "program")[0] ? str(d, "program") : "bachd";
+	daemon = !strcmp(prog, "bachd");
 	if (json_is_object(d))
-		printf("bachd %s (pid %llu), up %s since %s\n",
+		printf("%s %s (pid %llu), up %s since %s\n", prog,
 		       str(d, "version"), (unsigned long long)num(d, "pid"),
 		       span(t1, sizeof(t1),
 			    json_number_value(
@@ -139,13 +159,15 @@ static int print_status(const char *reply)
 		       str(d, "start_time"));
 	if (!json_is_object(st) || !str(st, "start_time")[0]) {
 		printf("idle: no capture yet (bach ctl start)\n");
-		json_decref(r);
-		return 0;
+		return;
 	}
 	if (capturing)
 		printf("capturing from %s", str(st, "driver"));
-	else
+	else if (daemon)
 		printf("idle (bach ctl start); the last capture was from %s",
+		       str(st, "driver"));
+	else /* bach capture exits once it is closed */
+		printf("ending: the capture from %s is closing",
 		       str(st, "driver"));
 	if (str(st, "gateware")[0])
 		printf(" (gateware %s)", str(st, "gateware"));
@@ -224,8 +246,69 @@ static int print_status(const char *reply)
 			       json_object_get(st, "retention_kept_newest"))
 			       ? "; the newest closed segment is kept against a limit"
 			       : "");
-	json_decref(r);
-	return 0;
+}
+
+/* The reply to `stop wait` r, for a person: how the capture ended. */
+static void print_stopped(json_t *r)
+{
+	json_t *st = json_object_get(r, "status");
+	int status = (int)json_integer_value(json_object_get(r, "exit_status"));
+	static const char *const why[] = {
+		[1] = "records lost to a failed write",
+		[3] = "the disk was full",
+		[4] = "the source failed",
+		[5] = "a manifest line could not be written",
+	};
+
+	printf("stopped: %s\n", str(st, "capture"));
+	printf("  records   %llu produced, %llu written, %llu lost\n",
+	       (unsigned long long)num(st, "produced"),
+	       (unsigned long long)num(st, "written"),
+	       (unsigned long long)num(st, "lost"));
+	printf("  segments  %llu, %.1f MB written, %llu gap markers\n",
+	       (unsigned long long)num(st, "segments"),
+	       (double)num(st, "bytes") / 1e6,
+	       (unsigned long long)num(st, "gap_markers"));
+	printf("  ended     %s (exit status %d%s%s)\n",
+	       status ? "NOT CLEAN" : "clean", status, status ? ": " : "",
+	       !status					 ? ""
+	       : status > 0 && status < 6 && why[status] ? why[status]
+							 : "an error");
+}
+
+/*
+ * The reply r to request (a word) for a person, on stdout; an error on
+ * stderr. Returns bach ctl's exit status.
+ */
+static int print_reply(const char *request, json_t *r)
+{
+	const char *state = str(r, "state");
+
+	if (!json_is_true(json_object_get(r, "ok"))) {
+		errmsg("%s: %s", request,
+		       str(r, "error")[0] ? str(r, "error") : "refused");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(request, "status")) {
+		print_status(r);
+	} else if (!strcmp(state, "stopped")) {
+		print_stopped(r);
+		/* it ended, but not cleanly: the capture's data says so */
+		return json_integer_value(json_object_get(r, "exit_status"))
+			       ? EXIT_DATA
+			       : EXIT_OK;
+	} else if (!strcmp(state, "stopping")) {
+		printf("stopping: the capture drains and closes (stop --wait waits for that)\n");
+	} else if (!strcmp(request, "start")) {
+		printf("started: a new capture (bach ctl status)\n");
+	} else if (!strcmp(request, "rotate")) {
+		printf("rotated: the next segment is open\n");
+	} else if (!strcmp(request, "mark")) {
+		printf("marked at the record the source delivers next\n");
+	} else {
+		printf("ok\n");
+	}
+	return EXIT_OK;
 }
 
 /* The commands (the completion's too); mark takes TEXT, the others nothing */
@@ -250,6 +333,50 @@ static bool instance_name(const char *s)
 	return true;
 }
 
+/*
+ * No bachd at def: the one bach capture that answers beside it
+ * (capture-PID.sock, ctl_capture_path()). Returns 1 with its path in buf,
+ * 0 when none answers, -1 after saying so when several do.
+ */
+static int find_capture(const char *def, char *buf, size_t cap)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], path[PATH_MAX];
+	char esc[4 * PATH_MAX];
+	const char *slash = strrchr(def, '/');
+	struct dirent *e;
+	int found = 0;
+	DIR *d;
+
+	if (!slash)
+		return 0;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - def), def);
+	d = opendir(slash == def ? "/" : dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (strncmp(e->d_name, "capture-", 8) || n < 13 ||
+		    strcmp(e->d_name + n - 5, ".sock"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!ctl_in_use(path))
+			continue; /* one a crash left: nobody answers */
+		if (++found == 1) {
+			snprintf(buf, cap, "%s", path);
+			continue;
+		}
+		if (found == 2) {
+			errmsg("no bachd at %s, and several bach captures answer beside it: --socket one of",
+			       bach_escape_ctl(esc, sizeof(esc), def));
+			errmsg("  %s", bach_escape_ctl(esc, sizeof(esc), buf));
+		}
+		errmsg("  %s", bach_escape_ctl(esc, sizeof(esc), path));
+	}
+	closedir(d);
+	return found > 1 ? -1 : found;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -257,17 +384,20 @@ static int run(int argc, char **argv)
 		{ "instance", required_argument, NULL, 'i' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "wait", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sockaddr_un sa;
-	const char *path = NULL;
+	const char *path = NULL, *cmd;
 	char req[4200], reply[16384], inst[sizeof(sa.sun_path) + 64], *end;
 	char def[sizeof(sa.sun_path) + 64], esc[4 * sizeof(def)];
+	char found[PATH_MAX];
 	double timeout = DEFAULT_TIMEOUT;
-	bool json = false, status, fell_back = false;
+	bool json = false, wait = false, timed = false, fell_back = false;
 	size_t n = 0;
 	ssize_t got;
-	int c;
+	json_t *r;
+	int c, words;
 
 	/* "+": the words of `mark TEXT` are never taken for options */
 	while ((c = getopt_long(argc, argv, "+s:i:t:", opts, NULL)) != -1) {
@@ -287,6 +417,9 @@ static int run(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'w':
+			wait = true;
+			break;
 		case 't':
 			errno = 0;
 			timeout = strtod(optarg, &end);
@@ -294,6 +427,7 @@ static int run(int argc, char **argv)
 				return usage_error(
 					"--timeout: seconds, more than 0 and at most a day, not '%s'",
 					optarg);
+			timed = true;
 			break;
 		default:
 			return usage_error("bad option");
@@ -302,24 +436,30 @@ static int run(int argc, char **argv)
 	if (optind == argc)
 		return usage_error(
 			"no command (status, start, stop, rotate, mark TEXT)");
-	status = !strcmp(argv[optind], "status");
-	/* `status --json` as well as `--json status` */
-	if (status && argc - optind == 2 &&
-	    !strcmp(argv[optind + 1], "--json")) {
-		json = true;
-		argc--;
-	}
-	if (!strcmp(argv[optind], "mark")) {
-		if (argc - optind < 2)
+	cmd = argv[optind];
+	words = argc - optind;
+	if (!strcmp(cmd, "mark")) {
+		if (words < 2)
 			return usage_error("mark needs TEXT");
-	} else if (word_find(verbs, argv[optind]) < 0) {
+	} else if (word_find(verbs, cmd) < 0) {
 		return usage_error(
 			"unknown command '%s' (status, start, stop, rotate, mark TEXT)",
-			argv[optind]);
-	} else if (argc - optind > 1) {
-		return usage_error("%s takes no argument", argv[optind]);
+			cmd);
+	} else {
+		/* `status --json`, `stop --wait` as well as before it */
+		for (int i = optind + 1; i < argc; i++) {
+			if (!strcmp(argv[i], "--json"))
+				json = true;
+			else if (!strcmp(argv[i], "--wait"))
+				wait = true;
+			else
+				return usage_error("%s takes no argument", cmd);
+		}
+		words = 1;
 	}
-	for (int i = optind; i < argc; i++) {
+	if (wait && strcmp(cmd, "stop"))
+		return usage_error("--wait: only stop waits (stop --wait)");
+	for (int i = optind; i < optind + words; i++) {
 		size_t len = strlen(argv[i]);
 
 		/* bachd takes 4096 bytes, the newline included */
@@ -328,20 +468,33 @@ static int run(int argc, char **argv)
 				"the request must be one line of at most 4095 bytes");
 		memcpy(req + n, argv[i], len);
 		n += len;
-		req[n++] = i + 1 < argc ? ' ' : '\n';
+		req[n++] = i + 1 < optind + words ? ' ' : '\n';
 	}
+	if (wait) /* "stop wait": the reply comes once the capture has ended */
+		memcpy(req + n - 1, " wait\n", 6), n += 5;
+	/* what waits for the capture to end takes as long as that takes */
+	if ((wait || !strcmp(cmd, "start")) && !timed)
+		timeout = 0;
 	if (!path) {
 		/* bachd's own rule (daemon/ctl.c) */
 		if (ctl_default_path(def, sizeof(def)))
 			return usage_error("socket path too long: %s", def);
 		path = def;
 		/*
-		 * A user's own bachd first; with none there, the service's
-		 * (group bach may talk to it)
+		 * A user's own bachd first; with none there, the one bach
+		 * capture beside it; then the service's (group bach may
+		 * talk to it)
 		 */
-		if (access(path, F_OK) < 0 && !getenv("BACH_SOCKET") &&
-		    !getenv("RUNTIME_DIRECTORY") &&
-		    strcmp(path, CTL_SYSTEM_SOCKET)) {
+		c = access(path, F_OK) < 0
+			    ? find_capture(def, found, sizeof(found))
+			    : 0;
+		if (c < 0)
+			return EXIT_USAGE;
+		if (c > 0) {
+			path = found;
+		} else if (access(path, F_OK) < 0 && !getenv("BACH_SOCKET") &&
+			   !getenv("RUNTIME_DIRECTORY") &&
+			   strcmp(path, CTL_SYSTEM_SOCKET)) {
 			path = CTL_SYSTEM_SOCKET;
 			fell_back = true;
 		}
@@ -357,7 +510,7 @@ static int run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (got < 0) {
-		errmsg("%s: %s (is bachd running? --socket or BACH_SOCKET name another)",
+		errmsg("%s: %s (is bachd running? --socket names another, or a bach capture's)",
 		       esc, strerror((int)-got));
 		if (fell_back)
 			errmsg("(looked for %s first: a bachd you run yourself listens there)",
@@ -365,12 +518,22 @@ static int run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!got) {
-		errmsg("%s: no reply", esc);
+		errmsg("%s: no reply%s", esc,
+		       wait ? " (the capture's program ended before it)" : "");
 		return EXIT_USAGE;
 	}
-	c = strstr(reply, "\"ok\":true") == reply + 1 ? EXIT_OK : EXIT_USAGE;
-	if (!status || json || c != EXIT_OK || print_status(reply) < 0)
+	r = json_loads(reply, 0, NULL);
+	if (json || !r) {
+		/* the server's JSON as it is, for scripts */
 		fputs(reply, stdout);
+		c = !r || !json_is_true(json_object_get(r, "ok")) ? EXIT_USAGE
+		    : json_integer_value(json_object_get(r, "exit_status"))
+			    ? EXIT_DATA
+			    : EXIT_OK;
+	} else {
+		c = print_reply(cmd, r);
+	}
+	json_decref(r);
 	return c;
 }
 
@@ -413,14 +576,17 @@ const struct bach_cmd cmd_ctl = {
 			{ .opt = "timeout", .none = true },
 			{ NULL },
 		},
-	.summary = "talk to a running bachd",
+	.summary = "talk to a running bachd or bach capture",
 	.help = "usage: bach ctl [--socket PATH | --instance NAME] [--timeout SECS] [--json]\n"
-		"                status|start|stop|rotate|mark TEXT\n"
+		"                status|start|stop [--wait]|rotate|mark TEXT\n"
 		"\n"
-		"  status     bachd's and the capture's figures: a summary, or with\n"
-		"             --json bachd's JSON reply (status --json works too)\n"
-		"  start      start a capture (when bachd is idle)\n"
-		"  stop       drain and close the capture; bachd stays, idle\n"
+		"  status     the figures of bachd (or bach capture) and of the\n"
+		"             capture: a summary, naming the program, its pid and\n"
+		"             version\n"
+		"  start      start a capture (bachd, when idle; right after a stop,\n"
+		"             once that stop has ended)\n"
+		"  stop       drain and close the capture; bachd stays, idle,\n"
+		"             bach capture exits\n"
 		"  rotate     close the segment, start the next\n"
 		"  mark TEXT  record TEXT in the manifest at the record the source\n"
 		"             delivers next\n"
@@ -428,16 +594,22 @@ const struct bach_cmd cmd_ctl = {
 		"  -s, --socket PATH   control socket (default: $BACH_SOCKET, else\n"
 		"                      $XDG_RUNTIME_DIR/bach/bachd.sock when not root\n"
 		"                      and there, else " CTL_SYSTEM_SOCKET ",\n"
-		"                      where bachd makes it when not configured)\n"
+		"                      where bachd makes it when not configured; with\n"
+		"                      no bachd there, the one bach capture beside it,\n"
+		"                      capture-PID.sock)\n"
 		"  -i, --instance NAME the socket of bachd@NAME.service,\n"
 		"                      /run/bach-NAME/bachd.sock\n"
-		"      --json          status: print bachd's JSON reply as it is\n"
-		"  -t, --timeout SECS  give up when bachd has not answered within SECS\n"
-		"                      seconds (default 5)\n"
+		"      --json          print the server's JSON reply as it is, not a\n"
+		"                      summary (status --json works too)\n"
+		"      --wait          stop: return once the capture has ended, and say\n"
+		"                      how (stop --wait works too)\n"
+		"  -t, --timeout SECS  give up when no reply has come within SECS\n"
+		"                      seconds (default 5; stop --wait and start wait\n"
+		"                      for the capture to end, without a limit)\n"
 		"\n"
-		"Prints bachd's one-line JSON reply (status: a summary unless --json).\n"
-		"Exit 0 when it says ok, 2 otherwise\n"
-		"(no bachd, no reply in time, or an error reply).\n"
+		"Prints the reply for a person (--json: the server's one-line JSON).\n"
+		"Exit 0 when it says ok, 2 otherwise (no bachd, no reply in time, or\n"
+		"an error reply); stop --wait: 1 when the capture did not end cleanly.\n"
 		"\n"
 		"example: bach ctl mark 'started the kernel build'\n",
 };
