@@ -162,18 +162,16 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 		if (recs)
 			*recs = UINT64_MAX;
 	} else if (!bad && !v->quiet) {
-		printf("%s: OK, %llu record%s", path,
-		       (unsigned long long)bach_reader_file_records(r),
-		       bach_s(bach_reader_file_records(r)));
+		char line[160];
+
+		fmt_records(line, sizeof(line), bach_reader_file_records(r),
+			    gaps, lost);
+		printf("%s: OK, %s", path, line);
 		if (fi.kind == BACH_FILE_GZIP)
 			printf(", %s gzip, %llu member%s",
 			       fi.blocked ? "blocked" : "plain",
 			       (unsigned long long)fi.members,
 			       bach_s(fi.members));
-		if (gaps)
-			printf(", %llu gap%s (%llu record%s lost)",
-			       (unsigned long long)gaps, bach_s(gaps),
-			       (unsigned long long)lost, bach_s(lost));
 		printf("\n");
 	}
 	bach_reader_free(r);
@@ -442,7 +440,11 @@ static void check_part(struct vstate *v, const char *path)
 		return;
 	}
 	while ((n = bach_reader_read(r, &p)) > 0)
-		;
+		for (ssize_t i = 0; i < n; i++, p += BACH_REC_SIZE)
+			if (__builtin_expect(bach_rec_is_gap(p), 0)) {
+				v->gaps++;
+				v->lost += bach_get_be32(p);
+			}
 	if (n < 0 && n != -BACH_EDATA) {
 		/* not opened: a FIFO, a link, ... (damage is not one) */
 		printf("%s\n", bach_reader_strerror(r));
@@ -665,6 +667,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vstate v = { 0 };
+	char recs[160];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
@@ -681,14 +684,10 @@ static int run(int argc, char **argv)
 			return EXIT_USAGE;
 	for (int i = optind; i < argc; i++)
 		verify_path(&v, argv[i]);
-	printf("verify: %llu file%s, %llu record%s, %llu problem%s",
-	       (unsigned long long)v.files, bach_s(v.files),
-	       (unsigned long long)v.records, bach_s(v.records),
+	fmt_records(recs, sizeof(recs), v.records, v.gaps, v.lost);
+	printf("verify: %llu file%s, %s, %llu problem%s",
+	       (unsigned long long)v.files, bach_s(v.files), recs,
 	       (unsigned long long)v.problems, bach_s(v.problems));
-	if (v.gaps)
-		printf(", %llu gap%s (%llu record%s lost)",
-		       (unsigned long long)v.gaps, bach_s(v.gaps),
-		       (unsigned long long)v.lost, bach_s(v.lost));
 	if (v.stale)
 		printf(", %llu stale index%s (warning%s, not damage)",
 		       (unsigned long long)v.stale,
