@@ -66,9 +66,10 @@ for e in sorted((e for e in ev if e["event"] == "gap"), key=lambda e: e["at"]):
 EOF
 [ "$(wc -l < "$T/gaps")" -eq "$marks" ] || fail "$(wc -l < "$T/gaps") gap events for $marks markers"
 grep -q overflow "$T/gaps" && grep -q frames "$T/gaps" || fail "not two causes: $(sort -u -k3 "$T/gaps")"
-"$BACH" dump "$C" | awk '$3 == "GAP" { print NR - 1, $4, $5 }' | sed 's/lost=//; s/cause=//' > "$T/text"
+"$BACH" dump "$C" | awk '$3 ~ /^GAP:/ { split($3, f, ":"); print NR - 1, f[2], f[3] }' |
+	sed 's/lost=//; s/cause=//' > "$T/text"
 same "$T/text" "$T/gaps"
-"$BACH" dump --format csv "$C" | awk -F, '$5 ~ /^GAP / { split($5, f, " "); print $1, f[2], f[3] }' |
+"$BACH" dump --format csv "$C" | awk -F, '$5 ~ /^GAP:/ { split($5, f, ":"); print $1, f[2], f[3] }' |
 	sed 's/lost=//; s/cause=//' > "$T/csv"
 same "$T/csv" "$T/gaps"
 "$BACH" dump --format jsonl "$C" | python3 -c '
@@ -83,11 +84,14 @@ same "$T/jsonl" "$T/gaps"
 last=$(tail -n 1 "$T/gaps")
 at=${last%% *}
 "$BACH" dump --format csv --range "$at:$((at + 1))" "$C" > "$T/one"
-grep -qx "$at,.*,GAP lost=$(echo "$last" | cut -d' ' -f2) cause=$(echo "$last" | cut -d' ' -f3)" "$T/one" ||
+grep -qx "$at,.*,GAP:lost=$(echo "$last" | cut -d' ' -f2):cause=$(echo "$last" | cut -d' ' -f3)" "$T/one" ||
 	fail "--range $at: $(cat "$T/one")"
 # a segment alone, outside its capture directory: the cause is unknown
 S=$(ls "$C"/seg-*.byu.gz | tail -n 1)
 cp "$S" "$T/alone.byu.gz"
-"$BACH" dump "$T/alone.byu.gz" | grep -q ' GAP lost=[0-9]* cause=unknown$' || fail "a lone segment's gap"
-"$BACH" dump "$S" | grep ' GAP ' | grep -q 'cause=unknown' && fail "a segment read from its capture lost its causes"
+"$BACH" dump "$T/alone.byu.gz" | grep -q ' GAP:lost=[0-9]*:cause=unknown$' || fail "a lone segment's gap"
+"$BACH" dump "$S" | grep ' GAP:' | grep -q 'cause=unknown' && fail "a segment read from its capture lost its causes"
+# --time keeps its columns: the clock is the fourth word of a gap's line too
+"$BACH" dump --time "$C" | awk '$3 ~ /^GAP:/ && NF != 5 { bad = 1 } END { exit bad }' ||
+	fail "dump --time of a gap marker: $("$BACH" dump --time "$C" | grep -m 1 GAP:)"
 echo ok

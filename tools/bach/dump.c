@@ -48,11 +48,11 @@ static size_t fmt_gap(char *d, const uint8_t *p, uint64_t index,
 	uint32_t lost = bach_get_be32(p);
 
 	if (fmt == F_TEXT)
-		return (size_t)sprintf(d, "%08x %02x GAP lost=%u cause=%s\n",
+		return (size_t)sprintf(d, "%08x %02x GAP:lost=%u:cause=%s\n",
 				       lost, p[4], lost, cause);
 	if (fmt == F_CSV)
 		return (size_t)sprintf(
-			d, "%llu,0x%08x,0x%02x,0x%02x,GAP lost=%u cause=%s\n",
+			d, "%llu,0x%08x,0x%02x,0x%02x,GAP:lost=%u:cause=%s\n",
 			i, lost, p[4], p[5], lost, cause);
 	return (size_t)sprintf(
 		d,
@@ -249,9 +249,9 @@ const struct bach_cmd cmd_dump = {
 		"                    jsonl: one JSON object per record\n"
 		"\n"
 		"Every record is printed, INVALID ones included. A gap marker's type\n"
-		"is GAP, followed by lost=N (the records it stands for) and cause=C\n"
-		"(from its capture's manifest.jsonl: overflow, frames, corrupt, ring,\n"
-		"device, disk; unknown without one); jsonl gives them as \"lost\" and\n"
+		"is GAP:lost=N:cause=C: the records it stands for, and the cause from\n"
+		"its capture's manifest.jsonl (overflow, frames, corrupt, ring, device,\n"
+		"disk; unknown without one); jsonl gives type \"GAP\", \"lost\" and\n"
 		"\"cause\". Exit 1 when a file\n"
 		"is damaged (after printing what could be read), 2 on a usage error.\n"
 		"\n"
