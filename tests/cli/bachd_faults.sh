@@ -14,7 +14,7 @@ cause_sum() {
 }
 # the gap markers line of bach stat: "N M" (markers, records they say lost)
 stat_gaps() {
-	"$BACH" stat "$1" | sed -n 's/^gap markers *\([0-9]*\) *(\([0-9]*\) records* lost).*/\1 \2/p'
+	"$BACH" stat "$1" | sed -n 's/^gap markers *\([0-9]*\) *(standing for \([0-9]*\) lost).*/\1 \2/p'
 }
 
 # -- drop: a slow writer and a small ring lose records, every one counted --

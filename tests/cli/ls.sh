@@ -27,9 +27,12 @@ for C in "$O"/2*Z*; do
 	name=$(basename "$C")
 	"$BACH" stat --json "$C" > "$T/st"
 	recs=$(sed 's/^{"records":\([0-9]*\),.*/\1/' "$T/st")
-	gaps=$(sed 's/.*"gaps":\([0-9]*\),"lost":\([0-9]*\)}/\1/' "$T/st")
-	lost=$(sed 's/.*"gaps":\([0-9]*\),"lost":\([0-9]*\)}/\2/' "$T/st")
-	[ "$(field "$name" records)" -eq $((recs - gaps)) ] || fail "$name: records $(field "$name" records), the trace holds $((recs - gaps))"
+	gaps=$(sed 's/.*"gap_markers":\([0-9]*\),"lost":\([0-9]*\),.*/\1/' "$T/st")
+	lost=$(sed 's/.*"gap_markers":\([0-9]*\),"lost":\([0-9]*\),.*/\2/' "$T/st")
+	# one count everywhere: records include the gap markers
+	[ "$(field "$name" records)" -eq "$recs" ] || fail "$name: records $(field "$name" records), the trace holds $recs"
+	[ "$(field "$name" gap_markers)" -eq "$gaps" ] || fail "$name: gap_markers $(field "$name" gap_markers), the trace holds $gaps"
+	[ "$(field "$name" data)" -eq $((recs - gaps)) ] || fail "$name: data $(field "$name" data), the trace holds $((recs - gaps))"
 	[ "$(field "$name" lost)" -eq "$lost" ] || fail "$name: lost $(field "$name" lost), the gap markers say $lost"
 	[ "$(field "$name" bytes)" -eq "$(bytes_on_disk "$C")" ] || fail "$name: bytes $(field "$name" bytes), $(bytes_on_disk "$C") on disk"
 	[ "$(field "$name" state)" = clean ] || fail "$name: state $(field "$name" state)"

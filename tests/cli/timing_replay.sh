@@ -20,7 +20,7 @@ $BACH capture --driver fake --option records=$N --option seed=3 \
 C=$(ls -d "$T"/c/2*Z*)
 [ -f "$C/seg-000002.time.gz" ] || fail "want two timed segments: $(ls "$C")"
 $BACH dump --time "$C" > "$T/orig" || fail "dump --time of the original"
-awk '{ print ($3 == "INVALID" && $2 == "00" ? "gap " : "rec ") $4 }' \
+awk '{ print ($3 ~ /^GAP:/ && $2 == "00" ? "gap " : "rec ") $4 }' \
 	"$T/orig" | cmp -s - "$T/expected" || fail "the original's clocks are not the model's"
 
 # replayed (rotating by size too): the same
@@ -33,7 +33,10 @@ for s in 1 2; do
 	[ -f "$R/seg-00000$s.time.gz" ] || fail "replayed segment $s has no sidecar: $(ls "$R")"
 done
 $BACH dump --time "$R" > "$T/again" || fail "dump --time of the replay"
-same "$T/orig" "$T/again"
+# the replay's manifest has no gap events (the markers are records it
+# replays): its gap markers' cause is unknown, the rest is the same
+sed 's/:cause=[a-z]*/:cause=unknown/' "$T/orig" > "$T/orig.nocause"
+same "$T/orig.nocause" "$T/again"
 grep -q '"timing":"seg-000002.time.gz","clock_hz":66666666' "$R/manifest.jsonl" ||
 	fail "replayed segment event: $(grep segment "$R/manifest.jsonl")"
 $BACH verify "$R" > /dev/null || fail "the replay does not verify"

@@ -225,4 +225,35 @@ int between_arg(int argc, char **argv, const char **a, const char **b);
 	"                    directory; A, B: a mark's text, or a marker's "   \
 	"address)\n"
 
+/*
+ * Records as every command counts them (gaps.c; docs/formats.md section
+ * 5): "N records", or with gap markers "N records (D data, G gap markers
+ * standing for L lost)". Returns the length written to d.
+ */
+size_t fmt_records(char *d, size_t cap, uint64_t records, uint64_t markers,
+		   uint64_t lost);
+
+/*
+ * The cause of a gap marker (gaps.c): the record does not carry it; the
+ * manifest's gap event at its position does. One directory's manifest is
+ * kept at a time; zero the struct before the first call.
+ */
+struct bach_manifest;
+struct gap_causes {
+	char dir[4096], seg[64];
+	struct bach_manifest *m;
+	bool loaded, seg_known;
+	uint64_t seg_start;
+	struct gap_span *spans;
+	size_t nspans;
+};
+/*
+ * The cause of the gap marker that is record idx of file path (a
+ * capture's segment, as bach_reader_file() names it): overflow, frames,
+ * corrupt, ring, device, disk, or "unknown" (no manifest beside it, or
+ * no gap event there).
+ */
+const char *gap_cause(struct gap_causes *g, const char *path, uint64_t idx);
+void gap_causes_free(struct gap_causes *g);
+
 #endif

@@ -39,6 +39,29 @@ static size_t add_time(char *d, size_t len, uint64_t clk, uint64_t hz,
 	return len;
 }
 
+/*
+ * A gap marker's line (docs/formats.md section 5): the type is GAP, with
+ * the records it stands for and the cause the manifest gives its gap.
+ */
+static size_t fmt_gap(char *d, const uint8_t *p, uint64_t index,
+		      const char *cause, enum fmt fmt)
+{
+	unsigned long long i = (unsigned long long)index;
+	uint32_t lost = bach_get_be32(p);
+
+	if (fmt == F_TEXT)
+		return (size_t)sprintf(d, "%08x %02x GAP:lost=%u:cause=%s\n",
+				       lost, p[4], lost, cause);
+	if (fmt == F_CSV)
+		return (size_t)sprintf(
+			d, "%llu,0x%08x,0x%02x,0x%02x,GAP:lost=%u:cause=%s\n",
+			i, lost, p[4], p[5], lost, cause);
+	return (size_t)sprintf(
+		d,
+		"{\"index\":%llu,\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"control\":\"0x%02x\",\"type\":\"GAP\",\"lost\":%u,\"cause\":\"%s\"}\n",
+		i, lost, p[4], p[5], lost, cause);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -51,6 +74,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct trace_times tt = { 0 };
+	struct gap_causes gc = { 0 };
 	bool timed = false;
 	const char *ba = NULL, *bb = NULL;
 	uint64_t count = UINT64_MAX, skip = 0, index = 0;
@@ -131,12 +155,14 @@ static int run(int argc, char **argv)
 	while (count && !o.err) {
 		const uint8_t *p;
 		const uint64_t *clk = NULL;
+		uint64_t in_file; /* p's record index in its file */
 		size_t k;
 
 		n = bach_reader_read(r, &p);
 		if (n <= 0)
 			break;
 		k = (size_t)n;
+		in_file = bach_reader_file_records(r) - k;
 		if (timed && (status = times_block(&tt, r, k, &clk)))
 			break;
 		if (skip) {
@@ -144,6 +170,7 @@ static int run(int argc, char **argv)
 
 			skip -= s;
 			index += s;
+			in_file += s;
 			p += s * BACH_REC_SIZE;
 			clk = clk ? clk + s : NULL;
 			k -= s;
@@ -155,7 +182,13 @@ static int run(int argc, char **argv)
 			char *d = obuf_room(&o, BACH_TEXT_MAX + 64);
 			size_t len;
 
-			if (fmt == F_TEXT)
+			if (__builtin_expect(bach_rec_is_gap(p), 0))
+				len = fmt_gap(d, p, index,
+					      gap_cause(&gc,
+							bach_reader_file(r),
+							in_file + i),
+					      fmt);
+			else if (fmt == F_TEXT)
 				len = bach_fmt_text(d, p);
 			else if (fmt == F_CSV)
 				len = bach_fmt_csv(d, p, index);
@@ -170,6 +203,7 @@ static int run(int argc, char **argv)
 		status = times_finish(&tt);
 	obuf_flush(&o);
 	times_close(&tt);
+	gap_causes_free(&gc);
 	if (status) {
 		obuf_free(&o);
 		bach_reader_free(r);
@@ -216,7 +250,11 @@ const struct bach_cmd cmd_dump = {
 		"                    csv: index,address,be,control,type\n"
 		"                    jsonl: one JSON object per record\n"
 		"\n"
-		"Every record is printed, INVALID ones included. Exit 1 when a file\n"
+		"Every record is printed, INVALID ones included. A gap marker's type\n"
+		"is GAP:lost=N:cause=C: the records it stands for, and the cause from\n"
+		"its capture's manifest.jsonl (overflow, frames, corrupt, ring, device,\n"
+		"disk; unknown without one); jsonl gives type \"GAP\", \"lost\" and\n"
+		"\"cause\". Exit 1 when a file\n"
 		"is damaged (after printing what could be read), 2 on a usage error.\n"
 		"\n"
 		"example: bach dump -n 10 capture/20261121T223000Z\n",

@@ -25,10 +25,10 @@
 struct cap {
 	char name[256];
 	struct bach_manifest m;
-	bool ok;	/* the manifest was read */
-	char why[600];	/* else why not */
-	uint64_t bytes; /* its files */
-	uint64_t records, lost;
+	bool ok;			 /* the manifest was read */
+	char why[600];			 /* else why not */
+	uint64_t bytes;			 /* its files */
+	uint64_t records, markers, lost; /* records: gap markers included */
 	double start, end; /* seconds since the epoch, -1 unknown */
 	const char *state;
 };
@@ -119,15 +119,15 @@ static bool load(struct cap *c, int parent, const char *name)
 	c->start = bach_manifest_time(m->start_time);
 	if (m->ended)
 		c->end = bach_manifest_time(m->end_time);
+	/* records counted as verify and stat count them: markers included */
+	for (size_t i = 0; i < m->nsegs; i++) {
+		c->records += m->segs[i].records;
+		c->markers += m->segs[i].gap_markers;
+	}
+	c->lost = m->gap_lost;
 	if (m->ended && m->has_totals) {
-		c->records = m->written;
+		c->records = m->written + c->markers;
 		c->lost = m->lost;
-	} else {
-		/* no totals yet: what the closed segments and gaps say */
-		for (size_t i = 0; i < m->nsegs; i++)
-			c->records +=
-				m->segs[i].records - m->segs[i].gap_markers;
-		c->lost = m->gap_lost;
 	}
 	return true;
 }
@@ -172,8 +172,9 @@ static void print_text(const struct cap *c, size_t n, double now)
 	char start[32], dur[32], size[32], labels[2200], esc[2400], en[600],
 		state[100];
 
-	printf("%-18s %-20s %10s %14s %12s %10s %-10s %s\n", "CAPTURE", "START",
-	       "DURATION", "RECORDS", "LOST", "SIZE", "STATE", "LABELS");
+	printf("%-18s %-20s %10s %14s %11s %12s %10s %-10s %s\n", "CAPTURE",
+	       "START", "DURATION", "RECORDS", "GAP-MARKERS", "LOST", "SIZE",
+	       "STATE", "LABELS");
 	for (size_t i = 0; i < n; i++, c++) {
 		size_t l = 0;
 		time_t t = (time_t)c->start;
@@ -195,10 +196,11 @@ static void print_text(const struct cap *c, size_t n, double now)
 					      "%s%s=%s", k ? "," : "",
 					      c->m.labels[k].key,
 					      c->m.labels[k].value);
-		printf("%-18s %-20s %10s %14llu %12llu %10s %-10s %s\n",
+		printf("%-18s %-20s %10s %14llu %11llu %12llu %10s %-10s %s\n",
 		       bach_escape_ctl(en, sizeof(en), c->name),
 		       start[0] ? start : "-", dur,
 		       (unsigned long long)c->records,
+		       (unsigned long long)c->markers,
 		       (unsigned long long)c->lost, size,
 		       bach_escape_ctl(state, sizeof(state), c->state),
 		       bach_escape_ctl(esc, sizeof(esc), labels));
@@ -242,6 +244,11 @@ static int print_json(const struct cap *c, size_t n, const char *dir,
 				 : json_null());
 		json_object_set_new(o, "records",
 				    json_integer((json_int_t)c->records));
+		json_object_set_new(
+			o, "data",
+			json_integer((json_int_t)(c->records - c->markers)));
+		json_object_set_new(o, "gap_markers",
+				    json_integer((json_int_t)c->markers));
 		json_object_set_new(o, "lost",
 				    json_integer((json_int_t)c->lost));
 		json_object_set_new(o, "bytes",
@@ -363,8 +370,9 @@ const struct bach_cmd cmd_ls = {
 	.help = "usage: bach ls [--json] DIR\n"
 		"\n"
 		"One line per capture directory in DIR (an output directory), by\n"
-		"name (its UTC start): start, duration, records written, records\n"
-		"lost, size of its files, state and labels, from its manifest.\n"
+		"name (its UTC start): start, duration, records (gap markers\n"
+		"included, as bach stat and bach verify count them), gap markers,\n"
+		"records lost, size of its files, state and labels, from its manifest.\n"
 		"States: the ended event's (clean, recovered, error, source_error);\n"
 		"running: a bachd or bach capture holds DIR's lock and this is its\n"
 		"newest capture without an ended event; unfinished: no ended event\n"
@@ -373,6 +381,7 @@ const struct bach_cmd cmd_ls = {
 		"\n"
 		"      --json   one JSON array of objects: capture, path, state, start,\n"
 		"               end, duration_seconds (to the millisecond), records,\n"
+		"               data (records that are not gap markers), gap_markers,\n"
 		"               lost, bytes, host,\n"
 		"               labels, marks\n"
 		"\n"

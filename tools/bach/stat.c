@@ -21,8 +21,19 @@ static double share(uint64_t part, uint64_t whole)
 
 static void print_text(const struct bach_summary *m, size_t nfiles)
 {
-	printf("records            %llu  (%zu file%s)\n",
-	       (unsigned long long)m->records, nfiles, bach_s(nfiles));
+	char recs[160];
+
+	/* the count every command gives (gaps.c), the number first */
+	fmt_records(recs, sizeof(recs), m->records, m->gaps, m->lost);
+	if (m->gaps)
+		printf("records            %llu  %.*s; %zu file%s)\n",
+		       (unsigned long long)m->records,
+		       (int)strlen(strchr(recs, '(')) - 1,
+		       strchr(recs, '(') /* "(D data, ...)" */, nfiles,
+		       bach_s(nfiles));
+	else
+		printf("records            %llu  (%zu file%s)\n",
+		       (unsigned long long)m->records, nfiles, bach_s(nfiles));
 	printf("by type:\n");
 	for (size_t i = 0; i < sizeof(type_order) / sizeof(*type_order); i++) {
 		unsigned t = type_order[i];
@@ -65,9 +76,9 @@ static void print_text(const struct bach_summary *m, size_t nfiles)
 		       (unsigned long long)m->addr_low,
 		       (unsigned long long)m->bad_ctl_low);
 	if (m->gaps)
-		printf("gap markers        %llu  (%llu record%s lost)\n",
-		       (unsigned long long)m->gaps, (unsigned long long)m->lost,
-		       bach_s(m->lost));
+		printf("gap markers        %llu  (standing for %llu lost)\n",
+		       (unsigned long long)m->gaps,
+		       (unsigned long long)m->lost);
 }
 
 /*
@@ -165,8 +176,11 @@ static void print_time_json(const struct tstat *ts)
 static void print_json(const struct bach_summary *m, size_t nfiles,
 		       const struct tstat *ts)
 {
-	printf("{\"records\":%llu,\"files\":%zu,\"types\":{",
-	       (unsigned long long)m->records, nfiles);
+	printf("{\"records\":%llu,\"data\":%llu,\"gap_markers\":%llu,\"lost\":%llu,\"files\":%zu,\"types\":{",
+	       (unsigned long long)m->records,
+	       (unsigned long long)(m->records - m->gaps),
+	       (unsigned long long)m->gaps, (unsigned long long)m->lost,
+	       nfiles);
 	for (size_t i = 0; i < sizeof(type_order) / sizeof(*type_order); i++)
 		printf("\"%s\":%llu,", bach_type_name(type_order[i]),
 		       (unsigned long long)m->by_type[type_order[i]]);
@@ -188,10 +202,9 @@ static void print_json(const struct bach_summary *m, size_t nfiles,
 		       m->hi);
 	else
 		printf("\"lowest\":null,\"highest\":null,");
-	printf("\"invalid\":%llu,\"address_low_bits\":%llu,\"control_low_bits\":%llu,\"gaps\":%llu,\"lost\":%llu",
+	printf("\"invalid\":%llu,\"address_low_bits\":%llu,\"control_low_bits\":%llu",
 	       (unsigned long long)m->invalid, (unsigned long long)m->addr_low,
-	       (unsigned long long)m->bad_ctl_low, (unsigned long long)m->gaps,
-	       (unsigned long long)m->lost);
+	       (unsigned long long)m->bad_ctl_low);
 	if (ts)
 		print_time_json(ts);
 	printf("}\n");

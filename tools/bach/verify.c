@@ -20,6 +20,7 @@
 #include "lib/io/found.h"
 #include "lib/io/manifest.h"
 #include "lib/io/outfile.h"
+#include "lib/io/resync.h"
 #include "lib/options.h"
 
 #define MAX_LISTED 20 /* problems listed per file before summarising */
@@ -83,6 +84,69 @@ static void check_index(struct vstate *v, const char *path)
 		       msg, path);
 }
 
+/* What reading on past damaged gzip members found in one file. */
+struct damage {
+	uint64_t n;	  /* damaged stretches */
+	uint64_t before;  /* records read before the first */
+	uint64_t skipped; /* bytes passed over */
+	uint64_t on_off;  /* byte offset reading went on from, last */
+	uint64_t on_recs; /* records read before it */
+};
+
+/*
+ * Where record idx of a file is: its index (with its byte offset when
+ * bytes), or after damage (its index is not known then) its place after
+ * the member reading went on from.
+ */
+static const char *rec_at(char *buf, size_t cap, uint64_t idx, bool bytes,
+			  const struct damage *d)
+{
+	if (!d->n && !bytes)
+		snprintf(buf, cap, "record %llu", (unsigned long long)idx);
+	else if (!d->n)
+		snprintf(buf, cap, "record %llu (byte offset %llu)",
+			 (unsigned long long)idx,
+			 (unsigned long long)idx * BACH_REC_SIZE);
+	else
+		snprintf(buf, cap, "record %llu after byte offset %llu",
+			 (unsigned long long)(idx - d->on_recs),
+			 (unsigned long long)d->on_off);
+	return buf;
+}
+
+/*
+ * A damaged gzip member: named (msg), and reading goes on at the next
+ * member (resync.h). False when it cannot (the damage is not in a
+ * member): the read's error stands.
+ */
+static bool read_on(struct vstate *v, struct bach_reader *r, const char *path,
+		    struct damage *d)
+{
+	uint64_t base = bach_reader_file_records(r), from, to;
+	char msg[600];
+	int rs;
+
+	snprintf(msg, sizeof(msg), "%s", bach_reader_strerror(r));
+	rs = reader_resync(r, &from, &to);
+	if (rs < 0)
+		return false;
+	printf("%s\n", msg);
+	v->problems++;
+	if (!d->n++)
+		d->before = base;
+	d->skipped += to - from;
+	d->on_off = to;
+	d->on_recs = base;
+	if (rs)
+		printf("%s: reading on at byte offset %llu, the next gzip member (%llu bytes skipped)\n",
+		       path, (unsigned long long)to,
+		       (unsigned long long)(to - from));
+	else
+		printf("%s: no gzip member after it (%llu bytes to the end skipped)\n",
+		       path, (unsigned long long)(to - from));
+	return true;
+}
+
 /*
  * Read and check one file; *recs: the records it holds (read whole).
  * found: a segment of a capture directory (a regular file only).
@@ -92,7 +156,9 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 {
 	struct bach_reader *r = bach_reader_new();
 	struct bach_file_info fi;
+	struct damage dmg = { 0 };
 	uint64_t bad = 0, gaps = 0, lost = 0;
+	char at[80], line[160];
 	int err;
 	ssize_t n;
 
@@ -116,6 +182,8 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 		uint64_t base = bach_reader_file_records(r);
 
 		n = bach_reader_read(r, &p);
+		if (n == -BACH_EDATA && read_on(v, r, path, &dmg))
+			continue;
 		if (n <= 0)
 			break;
 		for (ssize_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
@@ -129,16 +197,18 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 				gaps++;
 				lost += bach_get_be32(p);
 				if (!v->quiet)
-					printf("%s: record %llu: gap marker: %u record%s lost\n",
-					       path, (unsigned long long)idx,
+					printf("%s: %s: gap marker: %u record%s lost\n",
+					       path,
+					       rec_at(at, sizeof(at), idx,
+						      false, &dmg),
 					       bach_get_be32(p),
 					       bach_s(bach_get_be32(p)));
 				continue;
 			}
 			if (++bad <= MAX_LISTED)
-				printf("%s: record %llu (byte offset %llu): %s (%08x %02x control 0x%02x)\n",
-				       path, (unsigned long long)idx,
-				       (unsigned long long)idx * BACH_REC_SIZE,
+				printf("%s: %s: %s (%08x %02x control 0x%02x)\n",
+				       path,
+				       rec_at(at, sizeof(at), idx, true, &dmg),
 				       bach_fault_name(f), bach_get_be32(p),
 				       p[4], p[5]);
 		}
@@ -150,10 +220,12 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 	v->gaps += gaps;
 	v->lost += lost;
 	v->records += bach_reader_file_records(r);
-	if (recs)
+	if (recs && !dmg.n)
 		*recs = bach_reader_file_records(r);
 	bach_reader_info(r, &fi);
-	if (n >= 0 && fi.kind == BACH_FILE_GZIP && fi.blocked &&
+	fmt_records(line, sizeof(line), bach_reader_file_records(r), gaps,
+		    lost);
+	if (n >= 0 && !dmg.n && fi.kind == BACH_FILE_GZIP && fi.blocked &&
 	    strcmp(path, "-"))
 		check_index(v, path);
 	if (n < 0) {
@@ -161,19 +233,21 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 		v->problems++;
 		if (recs)
 			*recs = UINT64_MAX;
-	} else if (!bad && !v->quiet) {
-		printf("%s: OK, %llu record%s", path,
-		       (unsigned long long)bach_reader_file_records(r),
-		       bach_s(bach_reader_file_records(r)));
+	}
+	if (dmg.n) {
+		/* what is left: the records read, and those after the damage */
+		printf("%s: damaged: %s read, %llu of them after the damage (%llu byte%s skipped)\n",
+		       path, line,
+		       (unsigned long long)(bach_reader_file_records(r) -
+					    dmg.before),
+		       (unsigned long long)dmg.skipped, bach_s(dmg.skipped));
+	} else if (n >= 0 && !bad && !v->quiet) {
+		printf("%s: OK, %s", path, line);
 		if (fi.kind == BACH_FILE_GZIP)
 			printf(", %s gzip, %llu member%s",
 			       fi.blocked ? "blocked" : "plain",
 			       (unsigned long long)fi.members,
 			       bach_s(fi.members));
-		if (gaps)
-			printf(", %llu gap%s (%llu record%s lost)",
-			       (unsigned long long)gaps, bach_s(gaps),
-			       (unsigned long long)lost, bach_s(lost));
 		printf("\n");
 	}
 	bach_reader_free(r);
@@ -442,7 +516,11 @@ static void check_part(struct vstate *v, const char *path)
 		return;
 	}
 	while ((n = bach_reader_read(r, &p)) > 0)
-		;
+		for (ssize_t i = 0; i < n; i++, p += BACH_REC_SIZE)
+			if (__builtin_expect(bach_rec_is_gap(p), 0)) {
+				v->gaps++;
+				v->lost += bach_get_be32(p);
+			}
 	if (n < 0 && n != -BACH_EDATA) {
 		/* not opened: a FIFO, a link, ... (damage is not one) */
 		printf("%s\n", bach_reader_strerror(r));
@@ -665,6 +743,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vstate v = { 0 };
+	char recs[160];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
@@ -681,14 +760,10 @@ static int run(int argc, char **argv)
 			return EXIT_USAGE;
 	for (int i = optind; i < argc; i++)
 		verify_path(&v, argv[i]);
-	printf("verify: %llu file%s, %llu record%s, %llu problem%s",
-	       (unsigned long long)v.files, bach_s(v.files),
-	       (unsigned long long)v.records, bach_s(v.records),
+	fmt_records(recs, sizeof(recs), v.records, v.gaps, v.lost);
+	printf("verify: %llu file%s, %s, %llu problem%s",
+	       (unsigned long long)v.files, bach_s(v.files), recs,
 	       (unsigned long long)v.problems, bach_s(v.problems));
-	if (v.gaps)
-		printf(", %llu gap%s (%llu record%s lost)",
-		       (unsigned long long)v.gaps, bach_s(v.gaps),
-		       (unsigned long long)v.lost, bach_s(v.lost));
 	if (v.stale)
 		printf(", %llu stale index%s (warning%s, not damage)",
 		       (unsigned long long)v.stale,
@@ -712,7 +787,15 @@ const struct bach_cmd cmd_verify = {
 		"address bits 2..0 or control bits 3..0 set), a truncated record, a\n"
 		"bad or truncated gzip member, a bad CRC, a blocked gzip file without\n"
 		"its EOF block. Gap markers written by bachd in drop mode are listed\n"
-		"but are not damage.\n"
+		"but are not damage. Records are counted gap markers included and\n"
+		"named apart: N records (D data, G gap markers standing for L lost).\n"
+		"\n"
+		"A damaged gzip member does not end the reading of a file (but of\n"
+		"standard input): verify names it, reads on at the next member that\n"
+		"inflates whole (from the file's .gzi index, or the next gzip member\n"
+		"header after it), and says how many records it still read after the\n"
+		"damage and how many bytes it passed over; records after the damage\n"
+		"are named by their place after the byte offset reading went on from.\n"
 		"\n"
 		"A capture directory is checked segment by segment, and against its\n"
 		"manifest.jsonl: every segment must be named there with the records,\n"
