@@ -40,10 +40,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bach/trace.h"
 #include "lib/exit.h"
 #include "lib/io/timing.h"
+
+struct rec_filter; /* --type, --addr, --port: below */
 
 struct bach_cmd {
 	const char *name;
@@ -155,11 +158,11 @@ int open_traces(struct bach_reader **rp, int argc, char **argv);
 
 /*
  * Read the TRACE arguments as one trace (traces.c), handing add() whole
- * blocks of records in order. Returns EXIT_OK, or the status after saying
- * what was wrong (the file and offset of damage). *records: how many were
- * read.
+ * blocks of records in order, the ones filter f keeps (NULL: all).
+ * Returns EXIT_OK, or the status after saying what was wrong (the file
+ * and offset of damage). *records: how many were read, before filtering.
  */
-int read_traces(int argc, char **argv,
+int read_traces(int argc, char **argv, struct rec_filter *f,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records);
 
@@ -180,6 +183,42 @@ int apply_range(struct bach_reader *r, uint64_t start, uint64_t end);
  */
 int select_records(struct bach_reader *r, int argc, char **argv, const char *ba,
 		   const char *bb, uint64_t *start, uint64_t end);
+
+/*
+ * --type LIST, --addr LO-HI, --port LO-HI (filter.c): the records a
+ * command keeps, whole blocks at a time. Each command's option table has
+ * the three rows with these codes, and hands them to filter_arg().
+ */
+enum { FILTER_TYPE = 0x300, FILTER_ADDR, FILTER_PORT };
+struct rec_filter {
+	bool on, ready, by_type, by_addr, by_port;
+	uint16_t types;	       /* --type: bit n keeps type n */
+	uint64_t lo[2], hi[2]; /* --addr, --port: inclusive byte addresses */
+	uint8_t cls[16];       /* per type: what keeps a record (filter.c) */
+	uint8_t *buf;	       /* the kept records of the last block */
+	uint64_t *clk;	       /* and their clocks */
+	uint32_t *off;	       /* and their places in the block read */
+	size_t cap;
+};
+/* getopt's FILTER_*: parse arg into f; EXIT_OK or the usage error. */
+int filter_arg(struct rec_filter *f, int c, const char *arg);
+/*
+ * Keep the records of the block *p of n (and their clocks *clk, when clk
+ * and *clk are not NULL) that f keeps: *p and *clk then point at them in
+ * f's buffers, valid until the next call, and f->off[i] is the place of
+ * the i-th kept one in the block. Returns how many, n unchanged when f is
+ * NULL or off, or -ENOMEM. Gap markers are always kept.
+ */
+ssize_t filter_block(struct rec_filter *f, const uint8_t **p,
+		     const uint64_t **clk, size_t n);
+void filter_free(struct rec_filter *f);
+#define FILTER_HELP                                                            \
+	"      --type LIST   only these record types, as bach dump prints\n"   \
+	"                    them, or groups: fetch, read, write, io,\n"       \
+	"                    special, invalid (comma-separated)\n"             \
+	"      --addr LO-HI  only memory cycles with a byte in LO..HI\n"       \
+	"      --port LO-HI  only I/O cycles with a port in LO..HI (with\n"    \
+	"                    --addr: either); gap markers are always kept\n"
 
 /*
  * --between A B (between.c): limit r to the records of the one capture

@@ -46,8 +46,12 @@ static int run(int argc, char **argv)
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
 		{ "time", no_argument, NULL, 't' },
+		{ "type", required_argument, NULL, FILTER_TYPE },
+		{ "addr", required_argument, NULL, FILTER_ADDR },
+		{ "port", required_argument, NULL, FILTER_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rec_filter flt = { 0 };
 	struct trace_times tt = { 0 };
 	bool timed = false;
 	const char *ba = NULL, *bb = NULL;
@@ -94,6 +98,12 @@ static int run(int argc, char **argv)
 					"--format: unknown format '%s' (text, csv, jsonl)",
 					optarg);
 			break;
+		case FILTER_TYPE:
+		case FILTER_ADDR:
+		case FILTER_PORT:
+			if (filter_arg(&flt, c, optarg))
+				return EXIT_USAGE;
+			break;
 		default:
 			return usage_error("bad option");
 		}
@@ -134,19 +144,29 @@ static int run(int argc, char **argv)
 	while (count && !o.err) {
 		const uint8_t *p;
 		const uint64_t *clk = NULL;
-		size_t k;
+		const uint32_t *off = NULL; /* kept records' places */
+		uint64_t at = index;	    /* the block's trace position */
+		ssize_t kept;
+		size_t k, s = 0;
 
 		n = bach_reader_read(r, &p);
 		if (n <= 0)
 			break;
 		k = (size_t)n;
+		index += k;
 		if (timed && (status = times_block(&tt, r, k, &clk)))
 			break;
+		kept = filter_block(&flt, &p, &clk, k);
+		if (kept < 0) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+			break;
+		}
+		k = (size_t)kept;
+		off = flt.on ? flt.off : NULL;
 		if (skip) {
-			size_t s = skip < k ? (size_t)skip : k;
-
+			s = skip < k ? (size_t)skip : k;
 			skip -= s;
-			index += s;
 			p += s * BACH_REC_SIZE;
 			clk = clk ? clk + s : NULL;
 			k -= s;
@@ -154,16 +174,17 @@ static int run(int argc, char **argv)
 		if (k > count)
 			k = (size_t)count;
 		count -= k;
-		for (size_t i = 0; i < k; i++, p += BACH_REC_SIZE, index++) {
+		for (size_t i = 0; i < k; i++, p += BACH_REC_SIZE) {
+			uint64_t pos = at + (off ? off[s + i] : s + i);
 			char *d = obuf_room(&o, BACH_TEXT_MAX + 64);
 			size_t len;
 
 			if (fmt == F_TEXT)
 				len = bach_fmt_text(d, p);
 			else if (fmt == F_CSV)
-				len = bach_fmt_csv(d, p, index);
+				len = bach_fmt_csv(d, p, pos);
 			else
-				len = bach_fmt_jsonl(d, p, index);
+				len = bach_fmt_jsonl(d, p, pos);
 			if (clk)
 				len = add_time(d, len, clk[i], tt.hz, fmt);
 			o.len += len;
@@ -176,6 +197,7 @@ static int run(int argc, char **argv)
 	if (status) {
 		obuf_free(&o);
 		bach_reader_free(r);
+		filter_free(&flt);
 		return status;
 	}
 	if (o.err) {
@@ -187,6 +209,7 @@ static int run(int argc, char **argv)
 	}
 	obuf_free(&o);
 	bach_reader_free(r);
+	filter_free(&flt);
 	return status;
 }
 
@@ -195,16 +218,19 @@ const struct bach_cmd cmd_dump = {
 	.run = run,
 	.summary = "print records as text, CSV or JSON lines",
 	.help = "usage: bach dump [-n N] [--skip N] [--range START:END | --between A B]\n"
+		"                 [--type LIST] [--addr LO-HI] [--port LO-HI]\n"
 		"                 [--format text|csv|jsonl] TRACE...\n"
 		"\n"
 		"  -n, --count N     print at most N records\n"
 		"      --skip N      skip the first N records (reading them; of the\n"
-		"                    range's or --between's too)\n"
+		"                    range's or --between's too, and of those the\n"
+		"                    filters keep)\n"
 		"      --range START:END  records START to END-1 of the whole\n"
 		"                    trace (either may be left out), reached\n"
 		"                    through the .gzi index of blocked .byu.gz\n"
 		"                    files (bach index); csv and jsonl keep each\n"
 		"                    record's index in the whole trace\n" BETWEEN_HELP
+			FILTER_HELP
 		"      --time        add each record's bus clock and seconds from the\n"
 		"                    trace's timing sidecar (TRACE.time.gz; '-' where\n"
 		"                    a record has no time, seconds '-' when the clock\n"

@@ -204,8 +204,12 @@ static int run(int argc, char **argv)
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
 		{ "time", no_argument, NULL, 't' },
+		{ "type", required_argument, NULL, FILTER_TYPE },
+		{ "addr", required_argument, NULL, FILTER_ADDR },
+		{ "port", required_argument, NULL, FILTER_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rec_filter flt = { 0 };
 	struct trace_times tt = { 0 };
 	struct tstat ts = { 0 };
 	bool timed = false;
@@ -227,7 +231,11 @@ static int run(int argc, char **argv)
 			return EXIT_USAGE;
 		else if (c == 'B' && between_arg(argc, argv, &ba, &bb))
 			return EXIT_USAGE;
-		else if (c != 'B' && c != 'r')
+		else if (c >= FILTER_TYPE && c <= FILTER_PORT &&
+			 filter_arg(&flt, c, optarg))
+			return EXIT_USAGE;
+		else if (c != 'B' && c != 'r' &&
+			 !(c >= FILTER_TYPE && c <= FILTER_PORT))
 			return usage_error("bad option");
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
@@ -243,19 +251,23 @@ static int run(int argc, char **argv)
 	}
 	for (;;) {
 		const uint8_t *p;
+		const uint64_t *clk = NULL;
+		ssize_t k;
 
 		n = bach_reader_read(r, &p);
 		if (n <= 0)
 			break;
-		bach_stats_add(&st, p, (size_t)n);
-		if (timed) {
-			const uint64_t *clk;
-
-			status = times_block(&tt, r, (size_t)n, &clk);
-			if (status)
-				break;
-			tstat_add(&ts, p, clk, (size_t)n, tt.hz);
+		if (timed && (status = times_block(&tt, r, (size_t)n, &clk)))
+			break;
+		k = filter_block(&flt, &p, &clk, (size_t)n);
+		if (k < 0) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+			break;
 		}
+		bach_stats_add(&st, p, (size_t)k);
+		if (timed)
+			tstat_add(&ts, p, clk, (size_t)k, tt.hz);
 	}
 	if (!status && !n && timed)
 		status = times_finish(&tt);
@@ -278,6 +290,7 @@ static int run(int argc, char **argv)
 	times_close(&tt);
 	bach_stats_free(&st);
 	bach_reader_free(r);
+	filter_free(&flt);
 	return status;
 }
 
@@ -285,7 +298,8 @@ const struct bach_cmd cmd_stat = {
 	.name = "stat",
 	.run = run,
 	.summary = "count what a trace holds",
-	.help = "usage: bach stat [--json] [--range START:END | --between A B] TRACE...\n"
+	.help = "usage: bach stat [--json] [--range START:END | --between A B]\n"
+		"                 [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
 		"\n"
 		"Records by type (count and share), special cycles by kind, reads and\n"
 		"writes, bytes requested per cycle (from BE#), distinct 32-byte lines\n"
@@ -298,6 +312,6 @@ const struct bach_cmd cmd_stat = {
 		"               (cycles per bus clock, lost ones included; a cycle\n"
 		"               every 2 clocks is 100%) and the busiest second\n"
 		"      --range START:END  only records START to END-1 (bach dump)\n" BETWEEN_HELP
-		"\n"
+			FILTER_HELP "\n"
 		"example: bach stat trace.byu.gz\n",
 };
