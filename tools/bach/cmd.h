@@ -194,10 +194,12 @@ struct rec_filter {
 	bool on, ready, by_type, by_addr, by_port;
 	uint16_t types;	       /* --type: bit n keeps type n */
 	uint64_t lo[2], hi[2]; /* --addr, --port: inclusive byte addresses */
-	uint8_t cls[16];       /* per type: what keeps a record (filter.c) */
-	uint8_t *buf;	       /* the kept records of the last block */
-	uint64_t *clk;	       /* and their clocks */
-	uint32_t *off;	       /* and their places in the block read */
+	/* per control byte: the bytes that keep a record, or all (filter.c) */
+	uint64_t tlo[256], thi[256];
+	uint8_t keep[256];
+	uint8_t *buf;  /* the kept records of the last block */
+	uint64_t *clk; /* and their clocks */
+	uint32_t *off; /* and their places in the block read */
 	size_t cap;
 };
 /* getopt's FILTER_*: parse arg into f; EXIT_OK or the usage error. */

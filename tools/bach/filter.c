@@ -15,9 +15,6 @@
 #include "bach/record.h"
 #include "cmd.h"
 
-/* what a record of a type needs to be kept (cls[]) */
-enum { K_DROP, K_KEEP, K_ADDR, K_PORT, K_GAP };
-
 /* the groups --type names, besides the type names themselves */
 static const struct {
 	const char *name;
@@ -100,6 +97,11 @@ int filter_arg(struct rec_filter *f, int c, const char *arg)
 /* the first and last byte BE# (active low) enables; none: the quadword */
 static uint8_t be_first[256], be_last[256];
 
+/*
+ * The tables a record is kept by, per control byte: a byte of it in
+ * [tlo, thi] (all of them for a type kept whole and for a gap marker, none
+ * for a type dropped); keep: kept whole. No branch per record.
+ */
 static void filter_ready(struct rec_filter *f)
 {
 	uint16_t types = f->by_type ? f->types : 0xffff;
@@ -110,31 +112,72 @@ static void filter_ready(struct rec_filter *f)
 		be_first[be] = on ? (uint8_t)__builtin_ctz(on) : 0;
 		be_last[be] = on ? (uint8_t)(31 - __builtin_clz(on)) : 7;
 	}
-	for (unsigned t = 0; t < BACH_NTYPES; t++) {
-		uint8_t k = types >> t & 1 ? K_KEEP : K_DROP;
+	for (unsigned ctl = 0; ctl < 256; ctl++) {
+		unsigned t = ctl >> 4;
+		int span = types >> t & 1 ? 2 : -1; /* 2: all; -1: none */
 
-		if (k && (f->by_addr || f->by_port)) {
+		if (span == 2 && (f->by_addr || f->by_port)) {
 			if (bach_type_is_memory(t))
-				k = f->by_addr ? K_ADDR : K_DROP;
+				span = f->by_addr ? 0 : -1;
 			else if (t == BACH_T_IO_READ || t == BACH_T_IO_WRITE)
-				k = f->by_port ? K_PORT : K_DROP;
+				span = f->by_port ? 1 : -1;
 			else
-				k = K_DROP;
+				span = -1;
 		}
-		if (!bach_type_valid(t) && k == K_DROP)
-			k = K_GAP; /* gap markers stay */
-		f->cls[t] = k;
+		if (bach_rec_is_gap(
+			    (const uint8_t[6]){ 0, 0, 0, 0, 0, (uint8_t)ctl }))
+			span = 2; /* gap markers stay */
+		f->tlo[ctl] = span < 0	  ? UINT64_MAX
+			      : span == 2 ? 0
+					  : f->lo[span];
+		f->thi[ctl] = span < 0	  ? 0
+			      : span == 2 ? UINT64_MAX
+					  : f->hi[span];
+		f->keep[ctl] = span == 2;
 	}
 	f->ready = true;
+}
+
+/*
+ * One pass over the block; by address (ranged) or by type alone, clocks
+ * (c) or not: the compiler makes each. What the loop reads is not
+ * written through the records' bytes (restrict).
+ */
+static inline size_t compact(const struct rec_filter *restrict f,
+			     const uint8_t *restrict s,
+			     const uint64_t *restrict c, size_t n, bool ranged)
+{
+	uint8_t *restrict d = f->buf;
+	uint32_t *restrict off = f->off;
+	uint64_t *restrict dc = f->clk;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++, s += BACH_REC_SIZE) {
+		unsigned keep;
+
+		if (ranged) {
+			uint64_t a = bach_get_be32(s);
+
+			keep = (a + be_first[s[4]] <= f->thi[s[5]]) &
+			       (a + be_last[s[4]] >= f->tlo[s[5]]);
+		} else {
+			keep = f->keep[s[5]];
+		}
+		/* always copied; kept when the count moves past it */
+		memcpy(d + k * BACH_REC_SIZE, s, BACH_REC_SIZE);
+		off[k] = (uint32_t)i;
+		if (c)
+			dc[k] = c[i];
+		k += keep;
+	}
+	return k;
 }
 
 ssize_t filter_block(struct rec_filter *f, const uint8_t **p,
 		     const uint64_t **clk, size_t n)
 {
-	const uint8_t *s = *p;
 	const uint64_t *c = clk ? *clk : NULL;
-	uint8_t *d;
-	size_t k = 0;
+	size_t k;
 
 	if (!f || !f->on)
 		return (ssize_t)n;
@@ -154,29 +197,14 @@ ssize_t filter_block(struct rec_filter *f, const uint8_t **p,
 		f->off = o;
 		f->cap = n;
 	}
-	d = f->buf;
-	for (size_t i = 0; i < n; i++, s += BACH_REC_SIZE) {
-		unsigned m = f->cls[s[5] >> 4];
-		bool keep = m == K_KEEP;
-
-		if (m == K_ADDR || m == K_PORT) {
-			uint64_t a = bach_get_be32(s);
-			unsigned r = m - K_ADDR;
-
-			keep = a + be_first[s[4]] <= f->hi[r] &&
-			       a + be_last[s[4]] >= f->lo[r];
-		} else if (m == K_GAP) {
-			keep = (s[5] & 0x0f) == 0x0f;
-		}
-		/* always copied; kept when the count moves past it */
-		memcpy(d + k * BACH_REC_SIZE, s, BACH_REC_SIZE);
-		f->off[k] = (uint32_t)i;
-		if (c)
-			f->clk[k] = c[i];
-		k += keep;
-	}
+	if (f->by_addr || f->by_port)
+		k = c ? compact(f, *p, c, n, true)
+		      : compact(f, *p, NULL, n, true);
+	else
+		k = c ? compact(f, *p, c, n, false)
+		      : compact(f, *p, NULL, n, false);
 	*p = f->buf;
-	if (clk && c)
+	if (c)
 		*clk = f->clk;
 	return (ssize_t)k;
 }
