@@ -102,6 +102,7 @@ struct bach_manifest_mark {
 	uint64_t record; /* source index (0 when the event has none) */
 	char *text;	 /* a user's mark: its text; a marker: NULL */
 	bool marker;	 /* source "marker": address and be hold */
+	char source[16]; /* "source": ctl, signal, marker; "" when none */
 	uint32_t address;
 	uint8_t be;
 	uint64_t count; /* matches the event stands for (1 unmerged) */

@@ -160,6 +160,7 @@ static int add_mark(struct ctx *x, struct bach_manifest *m, json_t *o)
 	memset(k, 0, sizeof(*k));
 	k->line = x->line;
 	k->count = 1;
+	snprintf(k->source, sizeof(k->source), "%s", src ? src : "");
 	if ((err = get_u64(x, o, "at", &k->at)) ||
 	    (err = get_u64(x, o, "record", &k->record)) ||
 	    (err = get_u64(x, o, "count", &k->count)))

@@ -58,7 +58,7 @@ struct bach_cmd {
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim,
-	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls;
+	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls, cmd_marks;
 
 /* Messages to stderr as "bach CMD: ..." (msg.c). */
 extern const char *prog_cmd;
@@ -230,6 +230,17 @@ void filter_free(struct rec_filter *f);
  */
 int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
 		   const char *b, uint64_t *first);
+/*
+ * The marks of the capture directory dir (between.c): its manifest into
+ * *m (bach_manifest_free() it after EXIT_OK), *order its marks' indexes
+ * by trace position and then manifest line (free() it), *base the
+ * records retention removed, before the trace a reader reads. EXIT_OK,
+ * or the message, starting with what, and the status: EXIT_USAGE for a
+ * directory without a manifest.
+ */
+struct bach_manifest;
+int load_marks(const char *what, const char *dir, struct bach_manifest *m,
+	       size_t **order, uint64_t *base);
 /* getopt's --between A: B is the next argument. EXIT_USAGE without one. */
 int between_arg(int argc, char **argv, const char **a, const char **b);
 #define BETWEEN_HELP                                                           \
