@@ -4,8 +4,8 @@
  * the block-wise compaction that keeps them. A command adds the three
  * rows to its option table, hands their codes to filter_arg(), and runs
  * each block it reads through filter_block() (read_traces() does it for
- * the commands that read through it). The rules are in docs/analysis.md,
- * "Filters".
+ * the commands that read through it). The rules: docs/analysis.md section
+ * 6.
  */
 #include <errno.h>
 #include <stdlib.h>
