@@ -65,6 +65,13 @@ extern const char *prog_cmd;
 __attribute__((format(printf, 1, 2))) void errmsg(const char *fmt, ...);
 /* Usage error: message, a pointer to `bach help CMD`, returns EXIT_USAGE. */
 __attribute__((format(printf, 1, 2))) int usage_error(const char *fmt, ...);
+/*
+ * v as one line of compact JSON, ASCII, reals to 15 significant digits,
+ * on standard output; v is freed (msg.c). EXIT_OK, or EXIT_USAGE after
+ * saying memory ran out.
+ */
+struct json_t;
+int put_json(struct json_t *v);
 /* Print the command's help to stdout; returns EXIT_OK (main.c). */
 int print_help(const struct bach_cmd *c);
 
@@ -202,7 +209,10 @@ struct rec_filter {
 	uint32_t *off; /* and their places in the block read */
 	size_t cap;
 };
-/* getopt's FILTER_*: parse arg into f; EXIT_OK or the usage error. */
+/*
+ * getopt's FILTER_*: parse arg into f; EXIT_OK or the usage error. Any
+ * other c is the usage error "bad option": a command's default case.
+ */
 int filter_arg(struct rec_filter *f, int c, const char *arg);
 /*
  * Keep the records of the block *p of n (and their clocks *clk, when clk

@@ -254,14 +254,10 @@ static int run(int argc, char **argv)
 			if (between_arg(argc, argv, &ba, &bb))
 				return EXIT_USAGE;
 			break;
-		case FILTER_TYPE:
-		case FILTER_ADDR:
-		case FILTER_PORT:
+		default: /* --type, --addr, --port, or a bad option */
 			if (filter_arg(&flt, c, optarg))
 				return EXIT_USAGE;
 			break;
-		default:
-			return usage_error("bad option");
 		}
 	}
 	if (argc - optind != 2)

@@ -98,14 +98,10 @@ static int run(int argc, char **argv)
 					"--format: unknown format '%s' (text, csv, jsonl)",
 					optarg);
 			break;
-		case FILTER_TYPE:
-		case FILTER_ADDR:
-		case FILTER_PORT:
+		default: /* --type, --addr, --port, or a bad option */
 			if (filter_arg(&flt, c, optarg))
 				return EXIT_USAGE;
 			break;
-		default:
-			return usage_error("bad option");
 		}
 	}
 	status = open_traces(&r, argc - optind, argv + optind);

@@ -81,6 +81,8 @@ static int parse_span(const char *opt, const char *arg, uint64_t *lo,
 
 int filter_arg(struct rec_filter *f, int c, const char *arg)
 {
+	if (c != FILTER_TYPE && c != FILTER_ADDR && c != FILTER_PORT)
+		return usage_error("bad option");
 	f->on = true;
 	if (c == FILTER_TYPE) {
 		f->by_type = true;

@@ -89,7 +89,6 @@ static void print_text(const struct row *w, size_t n)
 static int print_json(const char *dir, const struct row *w, size_t n)
 {
 	json_t *o = json_object(), *a = json_array();
-	char *s;
 
 	json_object_set_new(o, "capture", json_string(dir));
 	for (size_t i = 0; i < n; i++) {
@@ -132,16 +131,7 @@ static int print_json(const char *dir, const struct row *w, size_t n)
 		json_array_append_new(a, e);
 	}
 	json_object_set_new(o, "marks", a);
-	s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII |
-				  JSON_REAL_PRECISION(15));
-	json_decref(o);
-	if (!s) {
-		errmsg("out of memory");
-		return EXIT_USAGE;
-	}
-	printf("%s\n", s);
-	free(s);
-	return EXIT_OK;
+	return put_json(o);
 }
 
 static int run(int argc, char **argv)

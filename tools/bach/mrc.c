@@ -297,14 +297,10 @@ static int parse(int argc, char **argv, struct opts *o)
 					"--window: '%s' is not a number of records",
 					optarg);
 			break;
-		case FILTER_TYPE:
-		case FILTER_ADDR:
-		case FILTER_PORT:
+		default: /* --type, --addr, --port, or a bad option */
 			if (filter_arg(&o->flt, c, optarg))
 				return EXIT_USAGE;
 			break;
-		default:
-			return usage_error("bad option");
 		}
 	}
 	if (o->window && reuse)

@@ -124,14 +124,10 @@ static int run(int argc, char **argv)
 		case 't':
 			o.title = optarg;
 			break;
-		case FILTER_TYPE:
-		case FILTER_ADDR:
-		case FILTER_PORT:
+		default: /* --type, --addr, --port, or a bad option */
 			if (filter_arg(&flt, c, optarg))
 				return EXIT_USAGE;
 			break;
-		default:
-			return usage_error("bad option");
 		}
 	}
 	if (optind >= argc)

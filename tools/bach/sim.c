@@ -204,14 +204,10 @@ static int run(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		case FILTER_TYPE:
-		case FILTER_ADDR:
-		case FILTER_PORT:
+		default: /* --type, --addr, --port, or a bad option */
 			if (filter_arg(&flt, c, optarg))
 				return EXIT_USAGE;
 			break;
-		default:
-			return usage_error("bad option");
 		}
 	}
 	err = bach_sim_new(&s, &cfg, why, sizeof(why));

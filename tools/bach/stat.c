@@ -231,12 +231,8 @@ static int run(int argc, char **argv)
 			return EXIT_USAGE;
 		else if (c == 'B' && between_arg(argc, argv, &ba, &bb))
 			return EXIT_USAGE;
-		else if (c >= FILTER_TYPE && c <= FILTER_PORT &&
-			 filter_arg(&flt, c, optarg))
-			return EXIT_USAGE;
-		else if (c != 'B' && c != 'r' &&
-			 !(c >= FILTER_TYPE && c <= FILTER_PORT))
-			return usage_error("bad option");
+		else if (c != 'B' && c != 'r' && filter_arg(&flt, c, optarg))
+			return EXIT_USAGE; /* --type, --addr, --port, or bad */
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
 	if (!status)
