@@ -52,6 +52,13 @@ same "$T/want.csv" "$T/part.csv"
 "$BACH" convert -q --between 'SIGUSR1 #1' 'SIGUSR1 #2' "$C" "$T/part.byu"
 "$BACH" dump "$T/part.byu" | cmp -s - "$T/want.txt" || fail "convert --between to .byu"
 
+# with a filter: the window is chosen by position, then filtered
+"$BACH" dump --format csv --between 'SIGUSR1 #1' 'SIGUSR1 #2' --type io "$C" > "$T/got.csv"
+awk -F, -v a="$r1" -v b="$r2" 'NR == 1 || ($1 >= a && $1 < b &&
+	($5 ~ /^IO_/ || ($5 == "INVALID" && $4 ~ /f$/)))' "$T/all.csv" > "$T/want.csv"
+[ "$(wc -l < "$T/want.csv")" -gt 10 ] || fail "too few I/O cycles between the marks"
+same "$T/want.csv" "$T/got.csv"
+
 # not found: exit 2 naming the mark; B must come after A
 expect_status 2 "$BACH" dump --between 'no such mark' 'SIGUSR1 #2' "$C"
 expect_err "no mark matching 'no such mark'"

@@ -71,6 +71,15 @@ check --port 0x60-0x64
 check --port 0x3f8-0x3ff --addr 0x0-0xfffff --type io,read
 check --type fetch --range 1000:40000
 check --addr 0xf0000-0xfffff --range 30000:
+# convert --range with a filter: the export numbers from the whole trace;
+# the gap markers (INVALID, control low nibble f) stay
+$BACH convert -q --range 1000:40000 --type io,special "$T/t.byu" "$T/conv.csv"
+$BACH dump --format csv "$T/t.byu" |
+	awk -F, 'NR == 1 || ($1 >= 1000 && $1 < 40000 &&
+		($5 ~ /^(IO_READ|IO_WRITE|SPECIAL|INT_ACK)$/ || ($5 == "INVALID" && $4 ~ /f$/)))' > "$T/want"
+grep -q INVALID "$T/want" || fail "no gap marker in the range"
+[ "$(wc -l < "$T/want")" -gt 100 ] || fail "too few I/O and special cycles: $(wc -l < "$T/want")"
+same "$T/want" "$T/conv.csv"
 
 # --time: each kept record keeps its clock (dump, stat, and an export's
 # time field)
