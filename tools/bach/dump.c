@@ -236,8 +236,9 @@ const struct bach_cmd cmd_dump = {
 		"                    csv: index,address,be,control,type\n"
 		"                    jsonl: one JSON object per record\n"
 		"\n"
-		"Every record is printed, INVALID ones included. Exit 1 when a file\n"
-		"is damaged (after printing what could be read), 2 on a usage error.\n"
+		"Every record is printed (that the filters keep), INVALID ones\n"
+		"included. Exit 1 when a file is damaged (after printing what\n"
+		"could be read), 2 on a usage error.\n"
 		"\n"
 		"example: bach dump -n 10 capture/20261121T223000Z\n",
 };
