@@ -54,6 +54,20 @@ n=$(($(wc -c <"$T/gaps.byu") / 6))
 set -- $(hue $((110 + 4000 * 860 / n)))
 [ "$1" -ge 24 ] || fail "no rule at the gap marker of a plain file: $*"
 
+# filtered (--type fetch): x is the position among the records kept, and
+# the manifest's rules move with them: the mark at record 2000 is drawn at
+# the number of fetches before it (tests/helpers/filter_ref.py counts)
+python3 "$TOP/tests/helpers/filter_ref.py" "$T/g.byu" "$T/f.byu" "$T/f.idx" --type fetch
+k=$(wc -l < "$T/f.idx")
+fcol() { echo $((110 + $(awk -v a="$1" '$1 < a { n++ } END { print n + 0 }' "$T/f.idx") * 860 / k)); }
+$BACH plot wss --type fetch "$T/cap" -o "$T/wss.png"
+set -- $(hue "$(fcol 2000)")
+[ "$2" -ge 12 ] || fail "filtered: no blue mark rule at column $(fcol 2000): $*"
+set -- $(hue "$(fcol 1000)")
+[ "$1" -ge 24 ] || fail "filtered: no red gap rule at column $(fcol 1000): $*"
+set -- $(hue "$(col 2000)")
+[ "$2" -le 6 ] || fail "filtered: the mark drawn at its unfiltered column $(col 2000): $*"
+
 # mix: a trace of writes alone fills the plot with the write colour
 # (214, 38, 40), one of reads with the read colour (43, 160, 43)
 awk 'BEGIN { for (i = 0; i < 3000; i++) printf "1 %x\n", 4096 + i * 4 }' >"$T/w.din"

@@ -1,13 +1,14 @@
 # --between A B for dump, stat and convert: the records of a capture from
 # the first mark matching A (by text, or a marker's address) up to the
 # next mark matching B after it. Expected ranges come from awk over the
-# whole trace, and from the marks' own positions.
+# whole trace, and from the marks' own positions. bach marks lists them,
+# against Python's reading of the manifest.
 . "$TOP/tests/lib.sh"
 
 mkdir "$T/caps"
 # markers on the POST port and port 0x64; SIGUSR1 marks by text
 "$BACH" capture --driver fake --option records=600000 --option seed=7 --option rate=400000 \
-	--output "$T/caps" --set marker=io:0x80,io:0x64 --set marker_rate=1000000 2> "$T/log" &
+	--option timing=1 --output "$T/caps" --set marker=io:0x80,io:0x64 --set marker_rate=1000000 2> "$T/log" &
 P=$!
 sleep 0.6
 kill -USR1 "$P"
@@ -51,6 +52,13 @@ same "$T/want.csv" "$T/part.csv"
 "$BACH" convert -q --between 'SIGUSR1 #1' 'SIGUSR1 #2' "$C" "$T/part.byu"
 "$BACH" dump "$T/part.byu" | cmp -s - "$T/want.txt" || fail "convert --between to .byu"
 
+# with a filter: the window is chosen by position, then filtered
+"$BACH" dump --format csv --between 'SIGUSR1 #1' 'SIGUSR1 #2' --type io "$C" > "$T/got.csv"
+awk -F, -v a="$r1" -v b="$r2" 'NR == 1 || ($1 >= a && $1 < b &&
+	($5 ~ /^IO_/ || ($5 == "INVALID" && $4 ~ /f$/)))' "$T/all.csv" > "$T/want.csv"
+[ "$(wc -l < "$T/want.csv")" -gt 10 ] || fail "too few I/O cycles between the marks"
+same "$T/want.csv" "$T/got.csv"
+
 # not found: exit 2 naming the mark; B must come after A
 expect_status 2 "$BACH" dump --between 'no such mark' 'SIGUSR1 #2' "$C"
 expect_err "no mark matching 'no such mark'"
@@ -73,3 +81,50 @@ done
 expect_status 2 "$BACH" convert --range 0:10 --between a b "$C" "$T/x.byu"
 expect_err "--range and --between: one or the other"
 [ ! -e "$T/x.byu" ] || fail "a refused convert left its output"
+
+# bach marks: every mark event of the manifest (Python's json), in trace
+# order, with its wall time; the clock of the record at its position is
+# the fake board's (record k at bus clock 2k: nothing was lost)
+command -v python3 >/dev/null 2>&1 || skip "python3 not installed: the manifest reference cannot run"
+"$BACH" marks --json "$C" > "$T/marks.json"
+python3 - "$C/manifest.jsonl" "$T/marks.json" "$C" <<'PY' || fail "bach marks --json disagrees with the manifest"
+import json, sys
+ev = [dict(json.loads(l), line=i + 1) for i, l in enumerate(open(sys.argv[1]))]
+want = sorted((e for e in ev if e.get("event") == "mark"), key=lambda e: (e["at"], e["line"]))
+got = json.load(open(sys.argv[2]))
+assert got["capture"] == sys.argv[3], got["capture"]
+got = got["marks"]
+assert len(got) == len(want) > 3, (len(got), len(want))
+texts = 0
+for g, w in zip(got, want):
+    for k in ("at", "record", "time", "source", "line"):
+        assert g[k] == w[k], (k, g, w)
+    assert g["count"] == w.get("count", 1), (g, w)
+    if w["source"] == "marker":
+        assert (g["address"], g["be"]) == (w["address"], w["be"]), (g, w)
+    else:
+        assert g["text"] == w["text"], (g, w)
+        texts += 1
+    assert g["clock"] == 2 * w["at"], (g, w)
+assert texts == 2, texts
+PY
+"$BACH" marks "$C" > "$T/marks.txt"
+[ "$(wc -l < "$T/marks.txt")" -eq $(($(grep -c '"event":"mark"' "$C/manifest.jsonl") + 1)) ] ||
+	fail "bach marks: $(wc -l < "$T/marks.txt") lines"
+head -n 1 "$T/marks.txt" | grep -q '^AT  *RECORD  *TIME  *CLOCK  *SECONDS  *SOURCE  *MARK$' ||
+	fail "bach marks header: $(head -n 1 "$T/marks.txt")"
+grep -q "^$r1  *$r1 .* signal  *SIGUSR1 #1\$" "$T/marks.txt" || fail "no SIGUSR1 #1 at $r1: $(cat "$T/marks.txt")"
+grep -q "^$a  *$a .* $((2 * a))  .* marker  *0x00000080 be 0x[0-9a-f][0-9a-f]\$" "$T/marks.txt" ||
+	fail "no marker 0x80 at $a: $(head "$T/marks.txt")"
+# a manifest without segments (so no timing): times, no clocks
+mkdir "$T/bare"
+cp "$C/manifest.jsonl" "$T/bare/"
+"$BACH" marks --json "$T/bare" | grep -q '"at":'"$r1"',"record":'"$r1"',"time":"[^"]*Z","clock":null,"seconds":null,"source":"signal","text":"SIGUSR1 #1"' ||
+	fail "marks of a bare manifest: $("$BACH" marks --json "$T/bare")"
+# not a capture: exit 2 saying so
+expect_status 2 "$BACH" marks "$T"
+expect_err "$T: not a capture directory (no manifest.jsonl)"
+expect_status 2 "$BACH" marks "$T/all.csv"
+expect_err "all.csv: not a capture directory"
+expect_status 2 "$BACH" marks
+expect_err "need one CAPDIR"

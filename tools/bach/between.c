@@ -2,7 +2,8 @@
 /*
  * --between A B for dump, stat and convert: a capture's records from the
  * first mark matching A up to the next mark matching B after it, from the
- * capture's manifest (lib/io/manifest_read.c).
+ * capture's manifest (lib/io/manifest_read.c); the marks in trace order
+ * (load_marks, for bach marks too).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,15 +65,58 @@ int between_arg(int argc, char **argv, const char **a, const char **b)
 	return EXIT_OK;
 }
 
+int load_marks(const char *what, const char *dir, struct bach_manifest *m,
+	       size_t **order, uint64_t *base)
+{
+	char err[600], ed[600];
+	int fd, rc;
+
+	*order = NULL;
+	*base = 0;
+	memset(m, 0, sizeof(*m));
+	bach_escape_ctl(ed, sizeof(ed), dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		errmsg("%s%s: %s", what, ed, strerror(errno));
+		return EXIT_USAGE;
+	}
+	rc = bach_manifest_load(fd, dir, m, err, sizeof(err));
+	close(fd);
+	if (rc == -ENOENT) {
+		errmsg("%s%s: not a capture directory (no %s)", what, ed,
+		       BACH_MANIFEST_NAME);
+		return EXIT_USAGE;
+	}
+	if (rc) {
+		errmsg("%s%s", what, err);
+		return bach_exit_status(rc);
+	}
+	*order = malloc((m->nmarks + 1) * sizeof(**order));
+	if (!*order) {
+		errmsg("out of memory");
+		bach_manifest_free(m);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < m->nmarks; i++)
+		(*order)[i] = i;
+	sort_m = m;
+	qsort(*order, m->nmarks, sizeof(**order), by_at);
+	/* retention removes the oldest segments: the trace read starts later */
+	for (size_t s = 0; s < m->nsegs; s++)
+		if (m->segs[s].retained)
+			*base += m->segs[s].records;
+	return EXIT_OK;
+}
+
 int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
 		   const char *b, uint64_t *first)
 {
-	char err[600], ea[200], eb[200], ed[600];
+	char ea[200], eb[200], ed[600];
 	struct bach_manifest m;
 	struct stat st;
 	size_t *order = NULL, i, j;
 	uint64_t base = 0;
-	int fd, rc, status = EXIT_USAGE;
+	int rc, status = EXIT_USAGE;
 
 	bach_escape_ctl(ea, sizeof(ea), a);
 	bach_escape_ctl(eb, sizeof(eb), b);
@@ -80,27 +124,10 @@ int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
 		return usage_error(
 			"--between: needs one capture directory (its manifest holds the marks)");
 	bach_escape_ctl(ed, sizeof(ed), argv[0]);
-	fd = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		errmsg("%s: %s", ed, strerror(errno));
-		return EXIT_USAGE;
-	}
-	rc = bach_manifest_load(fd, argv[0], &m, err, sizeof(err));
-	close(fd);
-	if (rc) {
-		errmsg("--between: %s", err);
-		bach_manifest_free(&m);
-		return rc == -ENOENT ? EXIT_USAGE : bach_exit_status(rc);
-	}
-	order = malloc((m.nmarks + 1) * sizeof(*order));
-	if (!order) {
-		errmsg("out of memory");
-		goto out;
-	}
-	for (i = 0; i < m.nmarks; i++)
-		order[i] = i;
-	sort_m = &m;
-	qsort(order, m.nmarks, sizeof(*order), by_at);
+	status = load_marks("--between: ", argv[0], &m, &order, &base);
+	if (status)
+		return status;
+	status = EXIT_USAGE;
 	i = find(&m, order, 0, a);
 	if (i == m.nmarks) {
 		errmsg("--between: no mark matching '%s' in %s", ea, ed);
@@ -112,10 +139,6 @@ int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
 		       eb, ea, (unsigned long long)m.marks[order[i]].at, ed);
 		goto out;
 	}
-	/* retention removes the oldest segments: the trace read starts later */
-	for (size_t s = 0; s < m.nsegs; s++)
-		if (m.segs[s].retained)
-			base += m.segs[s].records;
 	if (m.marks[order[i]].at < base) {
 		errmsg("--between: mark '%s' (record %llu) is in a segment retention removed from %s",
 		       ea, (unsigned long long)m.marks[order[i]].at, ed);

@@ -42,11 +42,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bach/trace.h"
 #include "lib/complete.h"
 #include "lib/exit.h"
 #include "lib/io/timing.h"
+
+struct rec_filter; /* --type, --addr, --port: below */
 
 struct bach_cmd {
 	const char *name;
@@ -78,13 +81,20 @@ int options_main(const struct bach_cmd *c);
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim,
-	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls;
+	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls, cmd_marks;
 
 /* Messages to stderr as "bach CMD: ..." (msg.c). */
 extern const char *prog_cmd;
 __attribute__((format(printf, 1, 2))) void errmsg(const char *fmt, ...);
 /* Usage error: message, a pointer to `bach help CMD`, returns EXIT_USAGE. */
 __attribute__((format(printf, 1, 2))) int usage_error(const char *fmt, ...);
+/*
+ * v as one line of compact JSON, ASCII, reals to 15 significant digits,
+ * on standard output; v is freed (msg.c). EXIT_OK, or EXIT_USAGE after
+ * saying memory ran out.
+ */
+struct json_t;
+int put_json(struct json_t *v);
 /* Print the command's help to stdout; returns EXIT_OK (main.c). */
 int print_help(const struct bach_cmd *c);
 
@@ -181,11 +191,11 @@ int open_traces(struct bach_reader **rp, int argc, char **argv);
 
 /*
  * Read the TRACE arguments as one trace (traces.c), handing add() whole
- * blocks of records in order. Returns EXIT_OK, or the status after saying
- * what was wrong (the file and offset of damage). *records: how many were
- * read.
+ * blocks of records in order, the ones filter f keeps (NULL: all).
+ * Returns EXIT_OK, or the status after saying what was wrong (the file
+ * and offset of damage). *records: how many were read, before filtering.
  */
-int read_traces(int argc, char **argv,
+int read_traces(int argc, char **argv, struct rec_filter *f,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records);
 
@@ -208,6 +218,47 @@ int select_records(struct bach_reader *r, int argc, char **argv, const char *ba,
 		   const char *bb, uint64_t *start, uint64_t end);
 
 /*
+ * --type LIST, --addr LO-HI, --port LO-HI (filter.c): the records a
+ * command keeps, whole blocks at a time. Each command's option table has
+ * the three rows with these codes, and hands them to filter_arg().
+ */
+enum { FILTER_TYPE = 0x300, FILTER_ADDR, FILTER_PORT };
+struct rec_filter {
+	bool on, ready, by_type, by_addr, by_port;
+	uint16_t types;	       /* --type: bit n keeps type n */
+	uint64_t lo[2], hi[2]; /* --addr, --port: inclusive byte addresses */
+	/* per control byte: the bytes that keep a record, or all (filter.c) */
+	uint64_t tlo[256], thi[256];
+	uint8_t keep[256];
+	uint8_t *buf;  /* the kept records of the last block */
+	uint64_t *clk; /* and their clocks */
+	uint32_t *off; /* and their places in the block read */
+	size_t cap;
+};
+/*
+ * getopt's FILTER_*: parse arg into f; EXIT_OK or the usage error. Any
+ * other c is the usage error "bad option": a command's default case.
+ */
+int filter_arg(struct rec_filter *f, int c, const char *arg);
+/*
+ * Keep the records of the block *p of n (and their clocks *clk, when clk
+ * and *clk are not NULL) that f keeps: *p and *clk then point at them in
+ * f's buffers, valid until the next call, and f->off[i] is the place of
+ * the i-th kept one in the block. Returns how many, n unchanged when f is
+ * NULL or off, or -ENOMEM. Gap markers are always kept.
+ */
+ssize_t filter_block(struct rec_filter *f, const uint8_t **p,
+		     const uint64_t **clk, size_t n);
+void filter_free(struct rec_filter *f);
+#define FILTER_HELP                                                            \
+	"      --type LIST   only these record types, as bach dump prints\n"   \
+	"                    them, or groups: fetch, read, write, io,\n"       \
+	"                    special, invalid (comma-separated)\n"             \
+	"      --addr LO-HI  only memory cycles with a byte in LO..HI\n"       \
+	"      --port LO-HI  only I/O cycles with a port in LO..HI (with\n"    \
+	"                    --addr: either); gap markers are always kept\n"
+
+/*
  * --between A B (between.c): limit r to the records of the one capture
  * directory argv[0] from the first mark matching A up to (not including)
  * the next mark matching B after it; *first is A's trace position.
@@ -215,6 +266,17 @@ int select_records(struct bach_reader *r, int argc, char **argv, const char *ba,
  */
 int between_window(struct bach_reader *r, int argc, char **argv, const char *a,
 		   const char *b, uint64_t *first);
+/*
+ * The marks of the capture directory dir (between.c): its manifest into
+ * *m (bach_manifest_free() it after EXIT_OK), *order its marks' indexes
+ * by trace position and then manifest line (free() it), *base the
+ * records retention removed, before the trace a reader reads. EXIT_OK,
+ * or the message, starting with what, and the status: EXIT_USAGE for a
+ * directory without a manifest.
+ */
+struct bach_manifest;
+int load_marks(const char *what, const char *dir, struct bach_manifest *m,
+	       size_t **order, uint64_t *base);
 /* getopt's --between A: B is the next argument. EXIT_USAGE without one. */
 int between_arg(int argc, char **argv, const char **a, const char **b);
 #define BETWEEN_HELP                                                           \

@@ -18,7 +18,7 @@
 /* records to byu / byu.gz */
 static int to_trace(struct source *s, const struct bach_format *f,
 		    const char *out, const struct bach_writer_opts *base,
-		    uint64_t *nrec)
+		    struct rec_filter *flt, uint64_t *nrec, uint64_t *nkept)
 {
 	struct bach_writer_opts wo = *base;
 	struct bach_writer *w;
@@ -35,8 +35,16 @@ static int to_trace(struct source *s, const struct bach_format *f,
 		return EXIT_USAGE;
 	}
 	while ((n = source_read(s, &p)) > 0) {
+		ssize_t k = filter_block(flt, &p, NULL, (size_t)n);
+
 		*nrec += (uint64_t)n;
-		if (bach_writer_write(w, p, (size_t)n))
+		if (k < 0) {
+			errmsg("out of memory");
+			bach_writer_free(w);
+			return EXIT_USAGE;
+		}
+		*nkept += (uint64_t)k;
+		if (k && bach_writer_write(w, p, (size_t)k))
 			break;
 	}
 	if (n < 0) {
@@ -67,11 +75,15 @@ static const uint64_t *export_times(const uint64_t *clk, size_t n,
 	return buf;
 }
 
-/* records to a foreign format, through its write() a block at a time */
+/*
+ * records to a foreign format, through its write() a block at a time (a
+ * run of consecutive records at a time when filtered, so that each is
+ * numbered by its trace position)
+ */
 static int to_text(struct source *s, const struct bach_format *f,
 		   const char *out, uint64_t first, struct trace_times *tt,
-		   uint64_t *nrec, uint64_t *skipped,
-		   struct bach_export_carry *carry)
+		   struct rec_filter *flt, uint64_t *nrec, uint64_t *nkept,
+		   uint64_t *skipped, struct bach_export_carry *carry)
 {
 	struct bach_outfile of;
 	struct obuf o;
@@ -98,24 +110,42 @@ static int to_text(struct source *s, const struct bach_format *f,
 	if (tt && !(tbuf = malloc(4096 * sizeof(*tbuf))))
 		o.err = -ENOMEM;
 	while (!o.err && (n = source_read(s, &p)) > 0) {
+		uint64_t at = first + *nrec; /* the block's trace position */
+		const uint32_t *off;
+		ssize_t kept;
+		size_t done = 0;
+
 		if (tt) {
 			err = times_block(tt, s->r, (size_t)n, &clk);
 			if (err)
 				break;
 		}
+		*nrec += (uint64_t)n;
+		kept = filter_block(flt, &p, &clk, (size_t)n);
+		if (kept < 0) {
+			o.err = -ENOMEM;
+			break;
+		}
+		off = flt->on ? flt->off : NULL;
 		/* format in slices that fit the buffer */
-		while (n > 0 && !o.err) {
-			size_t k = (size_t)n < 4096 ? (size_t)n : 4096;
-			char *d = obuf_room(&o, k * BACH_TEXT_MAX);
-			const uint64_t *t =
-				clk ? export_times(clk, k, &last, tbuf) : NULL;
+		while (done < (size_t)kept && !o.err) {
+			size_t k = (size_t)kept - done;
+			char *d;
+			const uint64_t *t;
 
-			o.len += f->write(d, p, k, first + *nrec, t, skipped,
-					  carry);
-			*nrec += k;
+			k = k < 4096 ? k : 4096;
+			for (size_t j = 1; off && j < k; j++)
+				if (off[done + j] != off[done] + j)
+					k = j;
+			d = obuf_room(&o, k * BACH_TEXT_MAX);
+			t = clk ? export_times(clk, k, &last, tbuf) : NULL;
+			o.len +=
+				f->write(d, p, k, at + (off ? off[done] : done),
+					 t, skipped, carry);
+			*nkept += k;
 			p += k * BACH_REC_SIZE;
 			clk = clk ? clk + k : NULL;
-			n -= (ssize_t)k;
+			done += k;
 		}
 	}
 	if (tt && !err && !o.err && n == 0)
@@ -159,15 +189,19 @@ static int run(int argc, char **argv)
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
 		{ "no-time", no_argument, NULL, 'T' },
+		{ "type", required_argument, NULL, FILTER_TYPE },
+		{ "addr", required_argument, NULL, FILTER_ADDR },
+		{ "port", required_argument, NULL, FILTER_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rec_filter flt = { 0 };
 	uint64_t start = 0, end = UINT64_MAX;
 	const char *ba = NULL, *bb = NULL;
 	const struct bach_format *from = NULL, *to = NULL;
 	struct bach_writer_opts wo = { 0 };
 	struct bach_import_stats ist = { 0 };
 	struct bach_export_carry carry = { 0 };
-	uint64_t nrec = 0, skipped = 0, v;
+	uint64_t nrec = 0, nkept = 0, skipped = 0, v;
 	unsigned flags = 0;
 	bool quiet = false, no_time = false, whole;
 	struct trace_times tt, *ttp = NULL;
@@ -220,8 +254,10 @@ static int run(int argc, char **argv)
 			if (between_arg(argc, argv, &ba, &bb))
 				return EXIT_USAGE;
 			break;
-		default:
-			return usage_error("bad option");
+		default: /* --type, --addr, --port, or a bad option */
+			if (filter_arg(&flt, c, optarg))
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	if (argc - optind != 2)
@@ -274,10 +310,10 @@ static int run(int argc, char **argv)
 		ttp = &tt;
 	}
 	if (to->kind == BACH_FORMAT_FOREIGN)
-		status = to_text(&s, to, out, start, ttp, &nrec, &skipped,
-				 &carry);
+		status = to_text(&s, to, out, start, ttp, &flt, &nrec, &nkept,
+				 &skipped, &carry);
 	else
-		status = to_trace(&s, to, out, &wo, &nrec);
+		status = to_trace(&s, to, out, &wo, &flt, &nrec, &nkept);
 	if (s.im)
 		bach_importer_stats(s.im, &ist);
 	if (!quiet && status == EXIT_OK) {
@@ -288,36 +324,45 @@ static int run(int argc, char **argv)
 						     : "lines";
 
 			fprintf(stderr,
-				"%s: %llu %.*s read, %llu record%s written, %llu skipped (no BYU equivalent)\n",
+				"%s: %llu %.*s read, %llu record%s written, %llu skipped (no BYU equivalent)%s%.*llu%s\n",
 				prog_cmd, (unsigned long long)ist.lines,
 				(int)(strlen(u) - (ist.lines == 1)), u,
-				(unsigned long long)ist.records,
-				bach_s(ist.records),
-				(unsigned long long)ist.skipped);
+				(unsigned long long)(ist.records - nrec +
+						     nkept),
+				bach_s(ist.records - nrec + nkept),
+				(unsigned long long)ist.skipped,
+				flt.on ? ", " : "", flt.on,
+				(unsigned long long)(nrec - nkept),
+				flt.on ? " filtered out" : "");
 		} else
 			fprintf(stderr,
-				"%s: %llu record%s read, %llu written, %llu skipped (no %s equivalent)%s%.0llu%s\n",
+				"%s: %llu record%s read, %llu written, %llu skipped (no %s equivalent)%s%.0llu%s%s%.*llu%s\n",
 				prog_cmd, (unsigned long long)nrec,
 				bach_s(nrec),
-				(unsigned long long)(nrec - skipped -
+				(unsigned long long)(nkept - skipped -
 						     carry.folded),
 				(unsigned long long)skipped, to->name,
 				carry.folded ? ", " : "",
 				(unsigned long long)carry.folded,
 				carry.folded
 					? " fetches folded into the line entry before them"
-					: "");
+					: "",
+				flt.on ? ", " : "", flt.on,
+				(unsigned long long)(nrec - nkept),
+				flt.on ? " filtered out" : "");
 	}
 	if (ttp)
 		times_close(ttp);
 	close_source(&s);
+	filter_free(&flt);
 	return status;
 }
 
 /* The help before the list of formats, and after it. */
 #define HELP_HEAD                                                              \
 	"usage: bach convert [--from FMT] [--to FMT] [--mask-address]\n"       \
-	"                    [--between A B] IN OUT\n"                         \
+	"                    [--between A B] [--type LIST] [--addr LO-HI]\n"   \
+	"                    [--port LO-HI] IN OUT\n"                          \
 	"\n"                                                                   \
 	"IN and OUT may be - for standard input and output; IN may be a\n"     \
 	"capture directory. A format its file name implies (below) need not\n" \
@@ -340,7 +385,10 @@ static int run(int argc, char **argv)
 	"  --no-time         an export with a time field (below) writes the\n" \
 	"                    position even when IN has a timing sidecar (by\n" \
 	"                    default its clocks, e.g. bach decode's "          \
-	"samples)\n" BETWEEN_HELP "\n"
+	"samples)\n" BETWEEN_HELP FILTER_HELP                                  \
+	"                    (exports number the records kept by their\n"      \
+	"                    trace position)\n"                                \
+	"\n"
 
 #define HELP_TAIL                                                              \
 	"\n"                                                                   \

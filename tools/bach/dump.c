@@ -71,8 +71,12 @@ static int run(int argc, char **argv)
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
 		{ "time", no_argument, NULL, 't' },
+		{ "type", required_argument, NULL, FILTER_TYPE },
+		{ "addr", required_argument, NULL, FILTER_ADDR },
+		{ "port", required_argument, NULL, FILTER_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rec_filter flt = { 0 };
 	struct trace_times tt = { 0 };
 	struct gap_causes gc = { 0 };
 	bool timed = false;
@@ -115,8 +119,10 @@ static int run(int argc, char **argv)
 					optarg);
 			fmt = (enum fmt)word_find(fmt_names, optarg);
 			break;
-		default:
-			return usage_error("bad option");
+		default: /* --type, --addr, --port, or a bad option */
+			if (filter_arg(&flt, c, optarg))
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
@@ -155,22 +161,31 @@ static int run(int argc, char **argv)
 	while (count && !o.err) {
 		const uint8_t *p;
 		const uint64_t *clk = NULL;
-		uint64_t in_file; /* p's record index in its file */
-		size_t k;
+		const uint32_t *off = NULL; /* kept records' places */
+		uint64_t at = index;	    /* the block's trace position */
+		uint64_t in_file;	    /* its first record's in its file */
+		ssize_t kept;
+		size_t k, s = 0;
 
 		n = bach_reader_read(r, &p);
 		if (n <= 0)
 			break;
 		k = (size_t)n;
 		in_file = bach_reader_file_records(r) - k;
+		index += k;
 		if (timed && (status = times_block(&tt, r, k, &clk)))
 			break;
+		kept = filter_block(&flt, &p, &clk, k);
+		if (kept < 0) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+			break;
+		}
+		k = (size_t)kept;
+		off = flt.on ? flt.off : NULL;
 		if (skip) {
-			size_t s = skip < k ? (size_t)skip : k;
-
+			s = skip < k ? (size_t)skip : k;
 			skip -= s;
-			index += s;
-			in_file += s;
 			p += s * BACH_REC_SIZE;
 			clk = clk ? clk + s : NULL;
 			k -= s;
@@ -178,22 +193,23 @@ static int run(int argc, char **argv)
 		if (k > count)
 			k = (size_t)count;
 		count -= k;
-		for (size_t i = 0; i < k; i++, p += BACH_REC_SIZE, index++) {
+		for (size_t i = 0; i < k; i++, p += BACH_REC_SIZE) {
+			uint64_t pos = at + (off ? off[s + i] : s + i);
 			char *d = obuf_room(&o, BACH_TEXT_MAX + 64);
 			size_t len;
 
 			if (__builtin_expect(bach_rec_is_gap(p), 0))
-				len = fmt_gap(d, p, index,
+				len = fmt_gap(d, p, pos,
 					      gap_cause(&gc,
 							bach_reader_file(r),
-							in_file + i),
+							in_file + (pos - at)),
 					      fmt);
 			else if (fmt == F_TEXT)
 				len = bach_fmt_text(d, p);
 			else if (fmt == F_CSV)
-				len = bach_fmt_csv(d, p, index);
+				len = bach_fmt_csv(d, p, pos);
 			else
-				len = bach_fmt_jsonl(d, p, index);
+				len = bach_fmt_jsonl(d, p, pos);
 			if (clk)
 				len = add_time(d, len, clk[i], tt.hz, fmt);
 			o.len += len;
@@ -207,6 +223,7 @@ static int run(int argc, char **argv)
 	if (status) {
 		obuf_free(&o);
 		bach_reader_free(r);
+		filter_free(&flt);
 		return status;
 	}
 	if (o.err) {
@@ -218,6 +235,7 @@ static int run(int argc, char **argv)
 	}
 	obuf_free(&o);
 	bach_reader_free(r);
+	filter_free(&flt);
 	return status;
 }
 
@@ -231,16 +249,19 @@ const struct bach_cmd cmd_dump = {
 		},
 	.summary = "print records as text, CSV or JSON lines",
 	.help = "usage: bach dump [-n N] [--skip N] [--range START:END | --between A B]\n"
+		"                 [--type LIST] [--addr LO-HI] [--port LO-HI]\n"
 		"                 [--format text|csv|jsonl] TRACE...\n"
 		"\n"
 		"  -n, --count N     print at most N records\n"
 		"      --skip N      skip the first N records (reading them; of the\n"
-		"                    range's or --between's too)\n"
+		"                    range's or --between's too, and of those the\n"
+		"                    filters keep)\n"
 		"      --range START:END  records START to END-1 of the whole\n"
 		"                    trace (either may be left out), reached\n"
 		"                    through the .gzi index of blocked .byu.gz\n"
 		"                    files (bach index); csv and jsonl keep each\n"
 		"                    record's index in the whole trace\n" BETWEEN_HELP
+			FILTER_HELP
 		"      --time        add each record's bus clock and seconds from the\n"
 		"                    trace's timing sidecar (TRACE.time.gz; '-' where\n"
 		"                    a record has no time, seconds '-' when the clock\n"
@@ -250,11 +271,11 @@ const struct bach_cmd cmd_dump = {
 		"                    csv: index,address,be,control,type\n"
 		"                    jsonl: one JSON object per record\n"
 		"\n"
-		"Every record is printed, INVALID ones included. A gap marker's type\n"
-		"is GAP:lost=N:cause=C: the records it stands for, and the cause from\n"
-		"its capture's manifest.jsonl (overflow, frames, corrupt, ring, device,\n"
-		"disk; unknown without one); jsonl gives type \"GAP\", \"lost\" and\n"
-		"\"cause\". Exit 1 when a file\n"
+		"Every record is printed (that the filters keep), INVALID ones\n"
+		"included. A gap marker's type is GAP:lost=N:cause=C: the records it\n"
+		"stands for, and the cause from its capture's manifest.jsonl\n"
+		"(overflow, frames, corrupt, ring, device, disk; unknown without one);\n"
+		"jsonl gives type \"GAP\", \"lost\" and \"cause\". Exit 1 when a file\n"
 		"is damaged (after printing what could be read), 2 on a usage error.\n"
 		"\n"
 		"example: bach dump -n 10 capture/20261121T223000Z\n",

@@ -211,7 +211,6 @@ static int print_json(const struct cap *c, size_t n, const char *dir,
 		      double now)
 {
 	json_t *arr = json_array();
-	char *s;
 
 	for (size_t i = 0; i < n; i++, c++) {
 		json_t *o = json_object(), *labels = json_object();
@@ -266,16 +265,7 @@ static int print_json(const struct cap *c, size_t n, const char *dir,
 	 * times are): 15 significant digits print it as that decimal,
 	 * 19.045 rather than 19.045000000000002, up to 10^12 s
 	 */
-	s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII |
-				    JSON_REAL_PRECISION(15));
-	json_decref(arr);
-	if (!s) {
-		errmsg("out of memory");
-		return EXIT_USAGE;
-	}
-	puts(s);
-	free(s);
-	return EXIT_OK;
+	return put_json(arr);
 }
 
 static int run(int argc, char **argv)

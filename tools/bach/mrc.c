@@ -22,6 +22,7 @@ struct opts {
 	uint64_t window;
 	enum mode mode;
 	enum format format;
+	struct rec_filter flt; /* --type, --addr, --port */
 };
 
 /* "1 KiB", "32 MiB", or bytes */
@@ -221,6 +222,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "csv", no_argument, NULL, 'c' },
 		{ "reuse", no_argument, NULL, 'R' },
 		{ "window", required_argument, NULL, 'w' },
+		{ "type", required_argument, NULL, FILTER_TYPE },
+		{ "addr", required_argument, NULL, FILTER_ADDR },
+		{ "port", required_argument, NULL, FILTER_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *list = NULL, *min = NULL, *max = NULL;
@@ -294,8 +298,10 @@ static int parse(int argc, char **argv, struct opts *o)
 					"--window: '%s' is not a number of records",
 					optarg);
 			break;
-		default:
-			return usage_error("bad option");
+		default: /* --type, --addr, --port, or a bad option */
+			if (filter_arg(&o->flt, c, optarg))
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	if (o->window && reuse)
@@ -349,7 +355,7 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	status = read_traces(argc - optind, argv + optind,
+	status = read_traces(argc - optind, argv + optind, &o.flt,
 			     w ? add_wss : add_curve, w ? (void *)w : (void *)m,
 			     &records);
 	if (status)
@@ -373,6 +379,7 @@ static int run(int argc, char **argv)
 out:
 	bach_mrc_free(m);
 	bach_wss_free(w);
+	filter_free(&o.flt);
 	return status;
 }
 
@@ -387,7 +394,8 @@ const struct bach_cmd cmd_mrc = {
 	.summary = "miss-ratio curves, reuse distances, working sets",
 	.help = "usage: bach mrc [--line BYTES] [--sizes LIST | --min SIZE --max SIZE]\n"
 		"                [--assoc N|full] [--kind i|d|all] [--sample R]\n"
-		"                [--reuse | --window N] [--json|--csv] TRACE...\n"
+		"                [--reuse | --window N] [--json|--csv]\n"
+		"                [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
 		"\n"
 		"The miss ratio of an LRU cache at every size given, from one pass over\n"
 		"the trace. Fully associative (the default) through stack distances:\n"
@@ -410,7 +418,7 @@ const struct bach_cmd cmd_mrc = {
 		"                        by powers of two)\n"
 		"      --window N        distinct lines and 4 KiB pages per N records\n"
 		"                        instead, over the trace\n"
-		"      --json, --csv     JSON or CSV instead of text\n"
+		"      --json, --csv     JSON or CSV instead of text\n" FILTER_HELP
 		"\n"
 		"example: bach mrc --min 4k --max 4M --kind d --json trace.byu.gz\n",
 };

@@ -73,9 +73,13 @@ static int run(int argc, char **argv)
 		{ "sample", required_argument, NULL, 's' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "title", required_argument, NULL, 't' },
+		{ "type", required_argument, NULL, FILTER_TYPE },
+		{ "addr", required_argument, NULL, FILTER_ADDR },
+		{ "port", required_argument, NULL, FILTER_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct plot_opts o = { .line = 32, .sample = 1 };
+	struct rec_filter flt = { 0 };
+	struct plot_opts o = { .line = 32, .sample = 1, .flt = &flt };
 	const char *out = NULL;
 	struct bach_outfile f;
 	enum plot_format fmt;
@@ -120,8 +124,10 @@ static int run(int argc, char **argv)
 		case 't':
 			o.title = optarg;
 			break;
-		default:
-			return usage_error("bad option");
+		default: /* --type, --addr, --port, or a bad option */
+			if (filter_arg(&flt, c, optarg))
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	if (optind >= argc)
@@ -175,6 +181,7 @@ static int run(int argc, char **argv)
 	}
 	status = plot_draw(kind, argc - optind, argv + optind, &o, fmt,
 			   write_fd, &f.fd);
+	filter_free(&flt);
 	if (status) {
 		bach_outfile_abort(&f);
 		return status;
@@ -225,7 +232,8 @@ const struct bach_cmd cmd_plot = {
 		"      --sample R     mrc: SHARDS rate in (0, 1] (default 1, exact)\n"
 		"      --window N     wss: records per window (default: 1/400 of the\n"
 		"                     trace)\n"
-		"      --title TEXT   the title instead of the kind and trace\n"
+		"      --title TEXT   the title instead of the kind and trace\n" FILTER_HELP
+		"                    (positions are those of the records kept)\n"
 		"\n"
 		"example: bach plot map capture/20261121T223000Z -o map.png\n",
 };

@@ -21,10 +21,11 @@ struct plot_opts {
 	/* map: address ranges [lo, hi] to show; none: those in use */
 	uint64_t lo[PLOT_MAX_RANGES], hi[PLOT_MAX_RANGES];
 	size_t nranges;
-	uint32_t line;	   /* mrc, wss: line size (default 32) */
-	double sample;	   /* mrc: SHARDS rate (default 1, exact) */
-	uint64_t window;   /* wss: records per window; 0: about 1/400 */
-	const char *title; /* NULL: the kind and the traces' names */
+	uint32_t line;		/* mrc, wss: line size (default 32) */
+	double sample;		/* mrc: SHARDS rate (default 1, exact) */
+	uint64_t window;	/* wss: records per window; 0: about 1/400 */
+	const char *title;	/* NULL: the kind and the traces' names */
+	struct rec_filter *flt; /* --type, --addr, --port; NULL: none */
 };
 
 extern const char *const plot_kind_names[PLOT_NKINDS];

@@ -55,6 +55,7 @@ static int draw(cairo_t *cr, enum plot_kind kind, int ntraces, char **traces,
 {
 	static struct rules rules;
 
+	plot_filter = o->flt;
 	switch (kind) {
 	case PLOT_MAP:
 		return map_plot(cr, ntraces, traces, o, &rules);

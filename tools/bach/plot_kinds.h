@@ -82,10 +82,16 @@ struct rules {
 
 struct pass {
 	void (*add)(struct pass *p, const uint8_t *recs, size_t n);
-	uint64_t pos; /* records before this block */
-	bool markers; /* gap markers are rules (no manifest) */
+	uint64_t pos;	   /* records before this block (kept ones) */
+	uint64_t upos;	   /* and read (before --type, --addr, --port) */
+	size_t first_rule; /* the trace's first rule */
+	bool markers;	   /* gap markers are rules (no manifest) */
+	bool nomem;	   /* the filter ran out of memory */
 	struct rules *rules;
 };
+
+/* --type, --addr, --port of the picture (plot_draw() sets it); NULL: none */
+extern struct rec_filter *plot_filter;
 
 /* Every trace in order through p; rules from manifests or markers. */
 int read_all(struct pass *p, int ntraces, char **traces, struct rules *rules);

@@ -224,7 +224,7 @@ static int stats(struct page *p, char *dir)
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
-	status = read_traces(1, &dir, stat_add, &st, NULL);
+	status = read_traces(1, &dir, NULL, stat_add, &st, NULL);
 	if (!status) {
 		bach_stats_summary(&st, &m);
 		pf(p,

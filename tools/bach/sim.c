@@ -157,8 +157,12 @@ static int run(int argc, char **argv)
 		{ "tlb", required_argument, NULL, BACH_SIM_TLB },
 		{ "seed", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "type", required_argument, NULL, FILTER_TYPE },
+		{ "addr", required_argument, NULL, FILTER_ADDR },
+		{ "port", required_argument, NULL, FILTER_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rec_filter flt = { 0 };
 	struct bach_sim_config cfg;
 	struct bach_sim *s = NULL;
 	bool json = false;
@@ -200,8 +204,10 @@ static int run(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		default:
-			return usage_error("bad option");
+		default: /* --type, --addr, --port, or a bad option */
+			if (filter_arg(&flt, c, optarg))
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	err = bach_sim_new(&s, &cfg, why, sizeof(why));
@@ -211,7 +217,7 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	status = read_traces(argc - optind, argv + optind, add, s, NULL);
+	status = read_traces(argc - optind, argv + optind, &flt, add, s, NULL);
 	if (!status) {
 		bach_sim_finish(s);
 		if (json)
@@ -220,6 +226,7 @@ static int run(int argc, char **argv)
 			print_text(s, &cfg);
 	}
 	bach_sim_free(s);
+	filter_free(&flt);
 	return status;
 }
 
@@ -228,7 +235,8 @@ const struct bach_cmd cmd_sim = {
 	.run = run,
 	.summary = "simulate caches on a trace (Dinero IV's numbers)",
 	.help = "usage: bach sim [--l1i SPEC --l1d SPEC | --l1 SPEC] [--l2 SPEC] [--l3 SPEC]\n"
-		"                [--tlb ENTRIES:ASSOC] [--seed N] [--json] TRACE...\n"
+		"                [--tlb ENTRIES:ASSOC] [--seed N] [--json]\n"
+		"                [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
 		"\n"
 		"Runs the trace's memory references through a hierarchy of demand-fetch\n"
 		"caches and prints, per cache and per kind (instruction fetch, read,\n"
@@ -251,7 +259,7 @@ const struct bach_cmd cmd_sim = {
 		"      --l2 SPEC, --l3 SPEC     unified L2 and L3 below it\n"
 		"      --tlb ENTRIES:ASSOC      a TLB of 4 KiB pages (LRU) beside L1\n"
 		"      --seed N                 random replacement's seed (default 1)\n"
-		"      --json                   one JSON object instead of text\n"
+		"      --json                   one JSON object instead of text\n" FILTER_HELP
 		"\n"
 		"example: bach sim --l1i 8k:32:2 --l1d 8k:32:2 --l2 256k:32:4 trace.byu.gz\n",
 };

@@ -217,8 +217,12 @@ static int run(int argc, char **argv)
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
 		{ "time", no_argument, NULL, 't' },
+		{ "type", required_argument, NULL, FILTER_TYPE },
+		{ "addr", required_argument, NULL, FILTER_ADDR },
+		{ "port", required_argument, NULL, FILTER_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rec_filter flt = { 0 };
 	struct trace_times tt = { 0 };
 	struct tstat ts = { 0 };
 	bool timed = false;
@@ -240,8 +244,8 @@ static int run(int argc, char **argv)
 			return EXIT_USAGE;
 		else if (c == 'B' && between_arg(argc, argv, &ba, &bb))
 			return EXIT_USAGE;
-		else if (c != 'B' && c != 'r')
-			return usage_error("bad option");
+		else if (c != 'B' && c != 'r' && filter_arg(&flt, c, optarg))
+			return EXIT_USAGE; /* --type, --addr, --port, or bad */
 	}
 	status = open_traces(&r, argc - optind, argv + optind);
 	if (!status)
@@ -256,19 +260,23 @@ static int run(int argc, char **argv)
 	}
 	for (;;) {
 		const uint8_t *p;
+		const uint64_t *clk = NULL;
+		ssize_t k;
 
 		n = bach_reader_read(r, &p);
 		if (n <= 0)
 			break;
-		bach_stats_add(&st, p, (size_t)n);
-		if (timed) {
-			const uint64_t *clk;
-
-			status = times_block(&tt, r, (size_t)n, &clk);
-			if (status)
-				break;
-			tstat_add(&ts, p, clk, (size_t)n, tt.hz);
+		if (timed && (status = times_block(&tt, r, (size_t)n, &clk)))
+			break;
+		k = filter_block(&flt, &p, &clk, (size_t)n);
+		if (k < 0) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+			break;
 		}
+		bach_stats_add(&st, p, (size_t)k);
+		if (timed)
+			tstat_add(&ts, p, clk, (size_t)k, tt.hz);
 	}
 	if (!status && !n && timed)
 		status = times_finish(&tt);
@@ -291,6 +299,7 @@ static int run(int argc, char **argv)
 	times_close(&tt);
 	bach_stats_free(&st);
 	bach_reader_free(r);
+	filter_free(&flt);
 	return status;
 }
 
@@ -298,7 +307,8 @@ const struct bach_cmd cmd_stat = {
 	.name = "stat",
 	.run = run,
 	.summary = "count what a trace holds",
-	.help = "usage: bach stat [--json] [--range START:END | --between A B] TRACE...\n"
+	.help = "usage: bach stat [--json] [--range START:END | --between A B]\n"
+		"                 [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
 		"\n"
 		"Records by type (count and share), special cycles by kind, reads and\n"
 		"writes, bytes requested per cycle (from BE#), distinct 32-byte lines\n"
@@ -311,6 +321,6 @@ const struct bach_cmd cmd_stat = {
 		"               (cycles per bus clock, lost ones included; a cycle\n"
 		"               every 2 clocks is 100%) and the busiest second\n"
 		"      --range START:END  only records START to END-1 (bach dump)\n" BETWEEN_HELP
-		"\n"
+			FILTER_HELP "\n"
 		"example: bach stat trace.byu.gz\n",
 };

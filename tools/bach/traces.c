@@ -2,8 +2,8 @@
 /*
  * The TRACE arguments of the commands that read records: opened into one
  * bach_reader (open_traces), or read through as one trace, a block at a
- * time (read_traces), with the reader's message and exit status when
- * something is wrong.
+ * time and through the --type, --addr and --port filter (read_traces),
+ * with the reader's message and exit status when something is wrong.
  */
 #include <sys/types.h>
 
@@ -31,13 +31,13 @@ int open_traces(struct bach_reader **rp, int argc, char **argv)
 	return EXIT_OK;
 }
 
-int read_traces(int argc, char **argv,
+int read_traces(int argc, char **argv, struct rec_filter *f,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records)
 {
 	struct bach_reader *r;
 	int status = open_traces(&r, argc, argv);
-	ssize_t n = 0;
+	ssize_t n = 0, k;
 
 	while (!status) {
 		const uint8_t *p;
@@ -45,7 +45,13 @@ int read_traces(int argc, char **argv,
 		n = bach_reader_read(r, &p);
 		if (n <= 0)
 			break;
-		add(ctx, p, (size_t)n);
+		k = filter_block(f, &p, NULL, (size_t)n);
+		if (k < 0) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+		} else if (k) {
+			add(ctx, p, (size_t)k);
+		}
 	}
 	if (!status && n < 0) {
 		errmsg("%s", bach_reader_strerror(r));
