@@ -122,6 +122,54 @@ bad "missing.byu" mix "$T/missing.byu" -o "$T/x.png"
 bad "inside the capture directory" mix "$T/cap" -o "$T/cap/x.png"
 [ -e "$T/x.png" ] && fail "a failed plot left its output"
 
+# --json and --csv: the data behind each picture, checked against what
+# bach mrc and bach stat say of the same trace, and the manifest's events
+$BACH plot mrc "$T/g.byu" "$T/cap" --json > "$T/mrc.json" || fail "plot mrc --json exited $?"
+$BACH mrc --json --min 1k --max 32M "$T/g.byu" > "$T/mrc1.json"
+$BACH mrc --json --min 1k --max 32M "$T/cap" > "$T/mrc2.json"
+python3 - "$T/mrc.json" "$T/mrc1.json" "$T/mrc2.json" "$T/g.byu" "$T/cap" <<'PY' || fail "plot mrc --json is not bach mrc --json's points"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["kind"] == "mrc" and d["line"] == 32, d
+assert [c["trace"] for c in d["curves"]] == sys.argv[4:6], d["curves"]
+for c, f in zip(d["curves"], sys.argv[2:4]):
+    assert c["points"] == json.load(open(f))["points"], (c, f)
+PY
+$BACH plot mrc "$T/g.byu" --csv > "$T/mrc.csv"
+$BACH mrc --csv --min 1k --max 32M "$T/g.byu" | sed "1s/^/trace,/; 2,\$s|^|$T/g.byu,|" > "$T/mrc1.csv"
+same "$T/mrc.csv" "$T/mrc1.csv"
+# one window of wss over the whole trace: stat's lines and pages
+$BACH stat --json "$T/cap" > "$T/stat.json"
+$BACH plot wss "$T/cap" --window 100000000 --json > "$T/wss.json"
+$BACH plot mix "$T/cap" --json -o "$T/mix.json" || fail "plot mix --json -o exited $?"
+$BACH plot map "$T/cap" --json > "$T/map.json"
+python3 - "$T/stat.json" "$T/wss.json" "$T/mix.json" "$T/map.json" <<'PY' || fail "plot --json disagrees with bach stat --json or the manifest"
+import json, sys
+st, wss, mix, mp = (json.load(open(f)) for f in sys.argv[1:5])
+ty = st["types"]
+w, = wss["windows"]
+assert (w["start"], w["records"], w["lines"], w["pages"]) == (0, st["records"], st["lines"], st["pages"]), (w, st)
+want_events = [("gap", 1000, 500), ("mark", 2000, None), ("device_lost", 3000, None), ("device_back", 3000, None)]
+for d in (wss, mix, mp):
+    assert [(e["event"], e["at"], e.get("lost")) for e in d["events"]] == want_events, d["events"]
+    assert d["records"] == st["records"]
+# mix: the columns cover the trace, and the counts per class are stat's
+assert sum(c["records"] for c in mix["columns"]) == st["records"]
+tot = [sum(c["counts"][k] for c in mix["columns"]) for k in range(7)]
+assert tot == [ty["I_FETCH"] + ty["NC_I_FETCH"], ty["D_READ"] + ty["NC_D_READ"], ty["D_WRITE"],
+               ty["WRITE_BACK"], ty["IO_READ"] + ty["IO_WRITE"], ty["INT_ACK"] + ty["SPECIAL"],
+               ty["INVALID"] + st["gap_markers"]], (tot, ty)
+# map: every fetch, read, write, writeback and I/O cycle in one cell
+# whose addresses are inside a band of its space
+assert sum(c["count"] for c in mp["cells"]) == sum(tot[:5]), (sum(c["count"] for c in mp["cells"]), tot)
+for c in mp["cells"]:
+    assert any(b["space"] == c["space"] and b["lo"] <= c["lo"] <= c["hi"] <= b["hi"] for b in mp["bands"]), c
+PY
+$BACH plot map "$T/cap" --csv | awk -F, 'NR > 1 { s += $NF } END { print s }' > "$T/n"
+[ "$(cat "$T/n")" = "$(python3 -c 'import json,sys; print(sum(c["count"] for c in json.load(open(sys.argv[1]))["cells"]))' "$T/map.json")" ] ||
+	fail "plot map --csv counts $(cat "$T/n"), --json another"
+bad "one or the other" mrc "$T/g.byu" --csv --json
+
 # damaged traces: exit 1 with the file and offset, no picture left
 head -c 6001 "$T/g.byu" >"$T/cut.byu"
 for k in map mix mrc wss; do

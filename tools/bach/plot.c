@@ -76,13 +76,15 @@ static int run(int argc, char **argv)
 		{ "type", required_argument, NULL, FILTER_TYPE },
 		{ "addr", required_argument, NULL, FILTER_ADDR },
 		{ "port", required_argument, NULL, FILTER_PORT },
+		{ "csv", no_argument, NULL, 'C' },
+		{ "json", no_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_filter flt = { 0 };
 	struct plot_opts o = { .line = 32, .sample = 1, .flt = &flt };
 	const char *out = NULL;
 	struct bach_outfile f;
-	enum plot_format fmt;
+	enum plot_format fmt, data = PLOT_SVG; /* SVG: no --csv, --json */
 	enum plot_kind kind;
 	char why[200], *end;
 	uint64_t v;
@@ -124,6 +126,13 @@ static int run(int argc, char **argv)
 		case 't':
 			o.title = optarg;
 			break;
+		case 'C':
+		case 'J':
+			if (data != PLOT_SVG)
+				return usage_error(
+					"--csv and --json: one or the other");
+			data = c == 'C' ? PLOT_CSV : PLOT_JSON;
+			break;
 		default: /* --type, --addr, --port, or a bad option */
 			if (filter_arg(&flt, c, optarg))
 				return EXIT_USAGE;
@@ -139,9 +148,11 @@ static int run(int argc, char **argv)
 		return usage_error("'%s' is not a kind: map, mix, mrc or wss",
 				   argv[optind]);
 	optind++;
-	if (!out)
+	if (data != PLOT_SVG)
+		fmt = data;
+	else if (!out)
 		return usage_error("no -o FILE.svg or FILE.png given");
-	if (ends_with(out, ".svg"))
+	else if (ends_with(out, ".svg"))
 		fmt = PLOT_SVG;
 	else if (ends_with(out, ".png"))
 		fmt = PLOT_PNG;
@@ -168,6 +179,12 @@ static int run(int argc, char **argv)
 				"plot map reads its traces twice: give a file, not %s (%s)",
 				bach_escape_ctl(esc, sizeof(esc), argv[i]),
 				bach_file_type(st.st_mode));
+	}
+	if (!out || !strcmp(out, "-")) { /* the data, to standard output */
+		int fd = STDOUT_FILENO;
+
+		return plot_draw(kind, argc - optind, argv + optind, &o, fmt,
+				 write_fd, &fd);
 	}
 	status = check_output(out, (const char *const *)argv + optind,
 			      (size_t)(argc - optind));
@@ -212,6 +229,7 @@ const struct bach_cmd cmd_plot = {
 		},
 	.summary = "pictures: address map, cycle mix, miss ratios, working set",
 	.help = "usage: bach plot map|mix|mrc|wss [OPTIONS] TRACE... -o FILE.svg|FILE.png\n"
+		"       bach plot map|mix|mrc|wss [OPTIONS] TRACE... --csv|--json [-o FILE]\n"
 		"\n"
 		"  map   address against trace position, a density map coloured by\n"
 		"        the commonest kind of reference; the ranges in use, joined\n"
@@ -234,6 +252,8 @@ const struct bach_cmd cmd_plot = {
 		"                     trace)\n"
 		"      --title TEXT   the title instead of the kind and trace\n" FILTER_HELP
 		"                    (positions are those of the records kept)\n"
+		"      --csv, --json  the data behind the picture instead, to standard\n"
+		"                     output or -o FILE (docs/analysis.md section 4)\n"
 		"\n"
 		"example: bach plot map capture/20261121T223000Z -o map.png\n",
 };

@@ -13,7 +13,8 @@
 #include <stdint.h>
 
 enum plot_kind { PLOT_MAP, PLOT_MIX, PLOT_MRC, PLOT_WSS, PLOT_NKINDS };
-enum plot_format { PLOT_SVG, PLOT_PNG };
+/* a picture, or the data behind it (--csv, --json) */
+enum plot_format { PLOT_SVG, PLOT_PNG, PLOT_CSV, PLOT_JSON };
 
 #define PLOT_MAX_RANGES 8
 
@@ -31,8 +32,9 @@ struct plot_opts {
 extern const char *const plot_kind_names[PLOT_NKINDS];
 
 /*
- * Read the traces and draw kind into a picture of format, handing its
- * bytes to write(closure, data, len), which returns 0 or -errno. Traces
+ * Read the traces and draw kind into a picture of format (or write the
+ * data behind it, PLOT_CSV and PLOT_JSON), handing its bytes to
+ * write(closure, data, len), which returns 0 or -errno. Traces
  * are read as one (mrc: one curve each). Returns EXIT_OK, or the status
  * after saying what was wrong.
  */

@@ -50,21 +50,21 @@ static void plot_box(cairo_t *cr)
 	cairo_stroke(cr);
 }
 
-static int draw(cairo_t *cr, enum plot_kind kind, int ntraces, char **traces,
-		const struct plot_opts *o)
+static int draw(cairo_t *cr, struct dout *d, enum plot_kind kind, int ntraces,
+		char **traces, const struct plot_opts *o)
 {
 	static struct rules rules;
 
 	plot_filter = o->flt;
 	switch (kind) {
 	case PLOT_MAP:
-		return map_plot(cr, ntraces, traces, o, &rules);
+		return map_plot(cr, d, ntraces, traces, o, &rules);
 	case PLOT_MIX:
-		return mix_plot(cr, ntraces, traces, &rules);
+		return mix_plot(cr, d, ntraces, traces, &rules);
 	case PLOT_WSS:
-		return wss_plot(cr, ntraces, traces, o, &rules);
+		return wss_plot(cr, d, ntraces, traces, o, &rules);
 	case PLOT_MRC:
-		return mrc_plot(cr, ntraces, traces, o);
+		return mrc_plot(cr, d, ntraces, traces, o);
 	default:
 		return EXIT_OK;
 	}
@@ -83,6 +83,16 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 
 	if (kind == PLOT_MRC && ntraces > MRC_SERIES)
 		return usage_error("plot mrc: at most %d traces", MRC_SERIES);
+	if (format == PLOT_CSV || format == PLOT_JSON) {
+		struct dout d = { format == PLOT_JSON, write, closure, 0 };
+
+		status = draw(NULL, &d, kind, ntraces, traces, o);
+		if (!status && d.err) {
+			errmsg("writing the data: %s", strerror(-d.err));
+			status = EXIT_USAGE;
+		}
+		return status;
+	}
 	s = format == PLOT_SVG
 		    ? cairo_svg_surface_create_for_stream(sink_write, &sink, W,
 							  H)
@@ -98,7 +108,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 					    : "working set: ",
 			 ntraces ? traces[0] : "", ntraces > 1 ? " ..." : "");
 	frame_title(cr, title);
-	status = draw(cr, kind, ntraces, traces, o);
+	status = draw(cr, NULL, kind, ntraces, traces, o);
 	if (!status)
 		plot_box(cr);
 	cairo_destroy(cr);

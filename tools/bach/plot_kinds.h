@@ -68,7 +68,8 @@ static inline enum cls cls_of(unsigned type)
 
 struct rule {
 	uint64_t at;
-	int kind; /* BACH_EV_GAP, _MARK, _DEVICE_LOST, _BACK */
+	int kind;	/* BACH_EV_GAP, _MARK, _DEVICE_LOST, _BACK */
+	uint64_t count; /* a gap's records lost */
 	char label[40];
 };
 
@@ -96,6 +97,23 @@ extern struct rec_filter *plot_filter;
 /* Every trace in order through p; rules from manifests or markers. */
 int read_all(struct pass *p, int ntraces, char **traces, struct rules *rules);
 
+/* ---- the data instead of the picture (plot_data.c) --------------------- */
+
+/* --csv or --json: text to write(closure, ...); err the first failure */
+struct dout {
+	bool json;
+	int (*write)(void *closure, const uint8_t *data, size_t len);
+	void *closure;
+	int err;
+};
+
+void dout_printf(struct dout *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* s as a JSON string, or as a CSV field (quoted when it must be) */
+void dout_string(struct dout *d, const char *s);
+/* JSON: ,"events":[...],"events_left_out":N (the rules); CSV: nothing */
+void dout_rules(struct dout *d, const struct rules *rs);
+
 /* ---- drawing primitives (plot_canvas.c) -------------------------------- */
 
 void font(cairo_t *cr, double size, bool bold);
@@ -121,12 +139,14 @@ void series(cairo_t *cr, const double *x, const double *y, size_t n,
 
 #define MRC_SERIES 8 /* mrc: curves, so traces, at most */
 
-int map_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
+/* Each draws on cr, or, when d is not NULL, writes its data there. */
+int map_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
+	     const struct plot_opts *o, struct rules *rules);
+int mix_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	     struct rules *rules);
-int mix_plot(cairo_t *cr, int ntraces, char **traces, struct rules *rules);
-int wss_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
-	     struct rules *rules);
-int mrc_plot(cairo_t *cr, int ntraces, char **traces,
+int wss_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
+	     const struct plot_opts *o, struct rules *rules);
+int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	     const struct plot_opts *o);
 
 #endif

@@ -165,6 +165,13 @@ static void map_ranges(struct map *m, const struct plot_opts *o)
 	}
 }
 
+static const char *const map_names[MAP_CLS] = {
+	"instruction fetch",
+	"data read",
+	"data write, writeback",
+	"I/O (port space)",
+};
+
 static void map_draw(cairo_t *cr, struct map *m)
 {
 	cairo_surface_t *img =
@@ -176,12 +183,6 @@ static void map_draw(cairo_t *cr, struct map *m)
 		{ 0.17, 0.63, 0.17 },
 		{ 0.84, 0.15, 0.16 },
 		{ 0.58, 0.40, 0.74 },
-	};
-	static const char *const names[MAP_CLS] = {
-		"instruction fetch",
-		"data read",
-		"data write, writeback",
-		"I/O (port space)",
 	};
 	uint32_t max = 1;
 	char b[40];
@@ -252,11 +253,118 @@ static void map_draw(cairo_t *cr, struct map *m)
 	}
 	font(cr, 13, false);
 	vtext(cr, 14, TOP + PH / 2.0, "physical address (hex), ranges in use");
-	legend(cr, names, rgb, MAP_CLS, false);
+	legend(cr, map_names, rgb, MAP_CLS, false);
 }
 
-int map_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
-	     struct rules *rules)
+/* The addresses of row r of band b (map_row()'s cells): [*lo, *hi]. */
+static void row_addrs(const struct map *m, size_t b, int r, uint64_t *lo,
+		      uint64_t *hi)
+{
+	double h = m->y1[b] - m->y0[b],
+	       size = (double)(m->hi[b] - m->lo[b] + 1);
+	double f0 = (r - m->y0[b]) / h, f1 = (r + 1 - m->y0[b]) / h;
+
+	*lo = m->lo[b] + (uint64_t)ceil((f0 < 0 ? 0 : f0) * size);
+	*hi = m->lo[b] + (uint64_t)ceil((f1 > 1 ? 1 : f1) * size) - 1;
+	if (*hi > m->hi[b])
+		*hi = m->hi[b];
+}
+
+/*
+ * Every cell that counted a reference: its time column (the records from
+ * start), its band's address space and the addresses of its row, the
+ * class and the count (the picture colours a cell by its commonest class).
+ */
+static void map_data(struct dout *d, const struct map *m,
+		     const struct rules *rules)
+{
+	bool first = true;
+
+	if (d->json) {
+		dout_printf(d,
+			    "{\"kind\":\"map\",\"records\":%llu,\"classes\":[",
+			    (unsigned long long)m->total);
+		for (int c = 0; c < MAP_CLS; c++) {
+			if (c)
+				dout_printf(d, ",");
+			dout_string(d, map_names[c]);
+		}
+		dout_printf(d, "],\"bands\":[");
+		for (size_t b = 0; b < m->nb; b++)
+			dout_printf(
+				d,
+				"%s{\"space\":\"%s\",\"lo\":%llu,\"hi\":%llu}",
+				b ? "," : "",
+				m->io && b == m->nb - 1 ? "io" : "memory",
+				(unsigned long long)m->lo[b],
+				(unsigned long long)m->hi[b]);
+		dout_printf(d, "],\"cells\":[");
+	} else {
+		dout_printf(d, "start,records,space,lo,hi,class,count\n");
+	}
+	for (size_t b = 0; b < m->nb; b++) {
+		bool io = m->io && b == m->nb - 1;
+
+		for (int r = (int)m->y0[b]; r < PH && r < (int)ceil(m->y1[b]);
+		     r++) {
+			uint64_t lo, hi;
+
+			if (r < 0)
+				continue;
+			row_addrs(m, b, r, &lo, &hi);
+			for (int x = 0; x < NCOLS; x++) {
+				uint64_t s0 =
+					((uint64_t)x * m->total + NCOLS - 1) /
+					NCOLS;
+				uint64_t s1 = ((uint64_t)(x + 1) * m->total +
+					       NCOLS - 1) /
+					      NCOLS;
+
+				for (int c = 0; c < MAP_CLS; c++) {
+					uint32_t n = m->cell[((size_t)c * PH +
+							      (size_t)r) *
+								     NCOLS +
+							     (size_t)x];
+
+					if (!n || (c == 3) != io)
+						continue;
+					if (!d->json) {
+						dout_printf(
+							d,
+							"%llu,%llu,%s,%llu,%llu,",
+							(unsigned long long)s0,
+							(unsigned long long)(s1 -
+									     s0),
+							io ? "io" : "memory",
+							(unsigned long long)lo,
+							(unsigned long long)hi);
+						dout_string(d, map_names[c]);
+						dout_printf(d, ",%u\n", n);
+						continue;
+					}
+					dout_printf(
+						d,
+						"%s{\"start\":%llu,\"records\":%llu,\"space\":\"%s\",\"lo\":%llu,\"hi\":%llu,\"class\":%d,\"count\":%u}",
+						first ? "" : ",",
+						(unsigned long long)s0,
+						(unsigned long long)(s1 - s0),
+						io ? "io" : "memory",
+						(unsigned long long)lo,
+						(unsigned long long)hi, c, n);
+					first = false;
+				}
+			}
+		}
+	}
+	if (d->json) {
+		dout_printf(d, "]");
+		dout_rules(d, rules);
+		dout_printf(d, "}\n");
+	}
+}
+
+int map_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
+	     const struct plot_opts *o, struct rules *rules)
 {
 	struct map *m = calloc(1, sizeof(*m));
 	int status = EXIT_OK;
@@ -276,7 +384,9 @@ int map_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
 		m->p.add = map_fill;
 		status = read_all(&m->p, ntraces, traces, rules);
 	}
-	if (!status) {
+	if (!status && d) {
+		map_data(d, m, rules);
+	} else if (!status) {
 		map_draw(cr, m);
 		time_axis(cr, m->total);
 		draw_rules(cr, rules, m->total);

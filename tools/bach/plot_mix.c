@@ -81,7 +81,54 @@ static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 	legend(cr, cls_names, cls_rgb, NCLS, false);
 }
 
-int mix_plot(cairo_t *cr, int ntraces, char **traces, struct rules *rules)
+/* each column's counts by class, the classes of the legend */
+static void mix_data(struct dout *d, const struct cols *c, uint64_t total,
+		     const struct rules *rules)
+{
+	if (d->json) {
+		dout_printf(
+			d,
+			"{\"kind\":\"mix\",\"records\":%llu,\"per_column\":%llu,\"classes\":[",
+			(unsigned long long)total, (unsigned long long)c->per);
+		for (int j = 0; j < NCLS; j++) {
+			if (j)
+				dout_printf(d, ",");
+			dout_string(d, cls_names[j]);
+		}
+		dout_printf(d, "],\"columns\":[");
+	} else {
+		dout_printf(d, "start,records");
+		for (int j = 0; j < NCLS; j++) {
+			dout_printf(d, ",");
+			dout_string(d, cls_names[j]);
+		}
+		dout_printf(d, "\n");
+	}
+	for (size_t k = 0; k < NCOLS && k * c->per < total; k++) {
+		uint64_t n = total - k * c->per < c->per ? total - k * c->per
+							 : c->per;
+
+		dout_printf(
+			d,
+			d->json ? "%s{\"start\":%llu,\"records\":%llu,\"counts\":["
+				: "%s%llu,%llu",
+			d->json && k ? "," : "",
+			(unsigned long long)(k * c->per),
+			(unsigned long long)n);
+		for (int j = 0; j < NCLS; j++)
+			dout_printf(d, "%s%llu", d->json && !j ? "" : ",",
+				    (unsigned long long)c->n[k][j]);
+		dout_printf(d, d->json ? "]}" : "\n");
+	}
+	if (d->json) {
+		dout_printf(d, "]");
+		dout_rules(d, rules);
+		dout_printf(d, "}\n");
+	}
+}
+
+int mix_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
+	     struct rules *rules)
 {
 	struct cols *c = calloc(1, sizeof(*c));
 	int status;
@@ -93,7 +140,9 @@ int mix_plot(cairo_t *cr, int ntraces, char **traces, struct rules *rules)
 	c->p.add = cols_add;
 	c->per = 1;
 	status = read_all(&c->p, ntraces, traces, rules);
-	if (!status) {
+	if (!status && d) {
+		mix_data(d, c, c->p.pos, rules);
+	} else if (!status) {
 		mix_draw(cr, c, c->p.pos);
 		time_axis(cr, c->p.pos);
 		draw_rules(cr, rules, c->p.pos);

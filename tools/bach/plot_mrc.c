@@ -40,7 +40,41 @@ static void size_label(char *b, size_t len, uint64_t v)
 	snprintf(b, len, "%llu %s", (unsigned long long)v, u[k]);
 }
 
-int mrc_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o)
+/* --json: one curve's points, as bach mrc --json writes them; --csv: rows */
+static void mrc_data(struct dout *d, const char *trace,
+		     const struct bach_mrc_point *pts, int n)
+{
+	if (d->json) {
+		dout_printf(d, "{\"trace\":");
+		dout_string(d, trace);
+		dout_printf(d, ",\"points\":[");
+	}
+	for (int i = 0; i < n; i++) {
+		if (d->json) {
+			if (i)
+				dout_printf(d, ",");
+			dout_printf(
+				d,
+				"{\"size\":%llu,\"refs\":%llu,\"misses\":%llu,\"miss_ratio\":%.6f}",
+				(unsigned long long)pts[i].size,
+				(unsigned long long)pts[i].refs,
+				(unsigned long long)pts[i].misses,
+				pts[i].miss_ratio);
+			continue;
+		}
+		dout_string(d, trace);
+		dout_printf(d, ",%llu,%llu,%llu,%.6f\n",
+			    (unsigned long long)pts[i].size,
+			    (unsigned long long)pts[i].refs,
+			    (unsigned long long)pts[i].misses,
+			    pts[i].miss_ratio);
+	}
+	if (d->json)
+		dout_printf(d, "]}");
+}
+
+int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
+	     const struct plot_opts *o)
 {
 	uint64_t sizes[BACH_MRC_MAX_SIZES];
 	struct bach_mrc_point pts[BACH_MRC_MAX_SIZES];
@@ -55,7 +89,15 @@ int mrc_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o)
 	n = bach_mrc_parse_sizes(NULL, "1k", "32M", sizes, why, sizeof(why));
 	cfg.sizes = sizes;
 	cfg.nsizes = (size_t)n;
-	value_axis(cr, 1, false, "miss ratio (fully associative LRU)");
+	if (d && d->json)
+		dout_printf(
+			d,
+			"{\"kind\":\"mrc\",\"line\":%u,\"assoc\":\"full\",\"sample\":%g,\"curves\":[",
+			o->line, o->sample);
+	else if (d)
+		dout_printf(d, "trace,size,refs,misses,miss_ratio\n");
+	else
+		value_axis(cr, 1, false, "miss ratio (fully associative LRU)");
 	for (int t = 0; t < ntraces; t++) {
 		struct curve c = { .p.add = curve_add };
 		int status, err = bach_mrc_new(&c.m, &cfg, why, sizeof(why));
@@ -75,12 +117,23 @@ int mrc_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o)
 		}
 		bach_mrc_points(c.m, pts);
 		bach_mrc_free(c.m);
+		if (d) {
+			if (d->json && t)
+				dout_printf(d, ",");
+			mrc_data(d, traces[t], pts, n);
+			continue;
+		}
 		for (int i = 0; i < n; i++) {
 			x[i] = (double)i / (n - 1);
 			y[i] = pts[i].miss_ratio;
 		}
 		series(cr, x, y, (size_t)n, 1, 1, series_rgb[t], true);
 		names[t] = traces[t];
+	}
+	if (d) {
+		if (d->json)
+			dout_printf(d, "]}\n");
+		return EXIT_OK;
 	}
 	font(cr, 11, false);
 	cairo_set_source_rgb(cr, 0, 0, 0);

@@ -19,7 +19,8 @@
 #include "lib/io/manifest.h"
 #include "plot_kinds.h"
 
-static void rule_add(struct rules *rs, uint64_t at, int kind, const char *l)
+static void rule_add(struct rules *rs, uint64_t at, int kind, uint64_t count,
+		     const char *l)
 {
 	if (rs->n == MAX_RULES) {
 		rs->dropped++;
@@ -27,6 +28,7 @@ static void rule_add(struct rules *rs, uint64_t at, int kind, const char *l)
 	}
 	rs->r[rs->n].at = at;
 	rs->r[rs->n].kind = kind;
+	rs->r[rs->n].count = count;
 	snprintf(rs->r[rs->n].label, sizeof(rs->r[rs->n].label), "%s", l);
 	rs->n++;
 }
@@ -76,7 +78,7 @@ static bool manifest_rules(const char *path, uint64_t base, struct rules *rs)
 		default:
 			continue;
 		}
-		rule_add(rs, base + e->at, (int)e->kind, l);
+		rule_add(rs, base + e->at, (int)e->kind, e->count, l);
 	}
 	bach_manifest_free(&m);
 	return true;
@@ -129,7 +131,8 @@ static void pass_add(void *ctx, const uint8_t *recs, size_t n)
 			if (!bach_rec_is_gap(r))
 				continue;
 			snprintf(l, sizeof(l), "gap %u", bach_get_be32(r));
-			rule_add(p->rules, p->upos + i, BACH_EV_GAP, l);
+			rule_add(p->rules, p->upos + i, BACH_EV_GAP,
+				 bach_get_be32(r), l);
 		}
 	}
 	k = filter_block(plot_filter, &kept, NULL, n);

@@ -63,6 +63,35 @@ static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
 	free(yp);
 }
 
+/* every window, the short last one too (its records say so) */
+static void wss_data(struct dout *d, const struct bach_wss_window *w, size_t n,
+		     uint64_t total, uint64_t window, uint32_t line,
+		     const struct rules *rules)
+{
+	if (d->json)
+		dout_printf(
+			d,
+			"{\"kind\":\"wss\",\"line\":%u,\"page\":4096,\"window\":%llu,\"records\":%llu,\"windows\":[",
+			line, (unsigned long long)window,
+			(unsigned long long)total);
+	else
+		dout_printf(d, "start,records,lines,pages\n");
+	for (size_t i = 0; i < n; i++)
+		dout_printf(
+			d,
+			d->json ? "%s{\"start\":%llu,\"records\":%llu,\"lines\":%llu,\"pages\":%llu}"
+				: "%s%llu,%llu,%llu,%llu\n",
+			d->json && i ? "," : "", (unsigned long long)w[i].start,
+			(unsigned long long)w[i].records,
+			(unsigned long long)w[i].lines,
+			(unsigned long long)w[i].pages);
+	if (d->json) {
+		dout_printf(d, "]");
+		dout_rules(d, rules);
+		dout_printf(d, "}\n");
+	}
+}
+
 static void skip(struct pass *p, const uint8_t *r, size_t n)
 {
 	(void)p;
@@ -70,8 +99,8 @@ static void skip(struct pass *p, const uint8_t *r, size_t n)
 	(void)n;
 }
 
-int wss_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
-	     struct rules *rules)
+int wss_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
+	     const struct plot_opts *o, struct rules *rules)
 {
 	struct wss w = { .p.add = wss_add };
 	const struct bach_wss_window *win;
@@ -99,6 +128,11 @@ int wss_plot(cairo_t *cr, int ntraces, char **traces, const struct plot_opts *o,
 	}
 	if (!status) {
 		n = bach_wss_finish(w.w, &win);
+		if (d) {
+			wss_data(d, win, n, w.p.pos, window, o->line, rules);
+			bach_wss_free(w.w);
+			return EXIT_OK;
+		}
 		wss_draw(cr, win, n, w.p.pos, window, o->line);
 		time_axis(cr, w.p.pos);
 		draw_rules(cr, rules, w.p.pos);
