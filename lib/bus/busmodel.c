@@ -37,7 +37,7 @@
 
 #define B(sig) (1ull << (sig))
 #define A_PINS (((1ull << 29) - 1) << BACH_SIG_A3)
-/* what the CPU drives with ADS#; LOCK# too (never asserted here) */
+/* what the CPU drives with ADS#; LOCK# too */
 #define CYC_PINS                                                               \
 	(A_PINS | (0xffull << BACH_SIG_BE0) | B(BACH_SIG_MIO) |                \
 	 B(BACH_SIG_DC) | B(BACH_SIG_WR) | B(BACH_SIG_CACHE))
@@ -70,7 +70,8 @@ struct cyc {
 	uint8_t need;		    /* transfers, as the CPU knows them */
 	uint8_t got;
 	bool ken_seen, na_seen;
-	bool wb; /* a writeback after an inquire hit */
+	bool wb;      /* a writeback after an inquire hit */
+	uint8_t lock; /* of a locked sequence: 1 its first, 2 its last */
 	uint8_t tries;
 	uint8_t boff_at;   /* back off at this transfer, AT_ADS, NO_BOFF */
 	bool boff_in_wait; /* ... in a wait state before it */
@@ -122,6 +123,8 @@ struct sim {
 	uint32_t inq_line;
 	size_t hitm_from;	     /* HITM# low from this clock (0: high) */
 	bool hold_inq;		     /* an inquire under this HLDA */
+	size_t td_at;		     /* the last dead clock (TD) */
+	bool lock_on;		     /* LOCK# asserted */
 	size_t ahold_from, ahold_to; /* AHOLD at HLDA's end: [from, to) */
 	struct foreign fm;
 };
@@ -176,6 +179,25 @@ static uint64_t cycle_pins(const uint8_t *r, bool ask)
 }
 
 /*
+ * Does a locked read-modify-write start at record idx: a data read, then
+ * a data write, every lock_every-th record? LOCK# is asserted from the
+ * read's ADS# to the write's last BRDY#, and HOLD is not answered in
+ * between [K6 5.26; P5, LOCK#]. The model gives locked cycles no NA#,
+ * starts them on an idle bus, and backs none off nor inquires in them:
+ * the chipset's choices, which the data sheets allow.
+ */
+static bool locked_at(const struct sim *s, size_t idx)
+{
+	const uint8_t *r = s->recs + idx * BACH_REC_SIZE;
+	const uint8_t m = BACH_CTL_MIO | BACH_CTL_DC | BACH_CTL_WR;
+	const uint8_t wm = m | BACH_CTL_CACHE;
+
+	return s->o->lock_every > 1 && idx % s->o->lock_every == 0 &&
+	       idx + 1 < s->n && (r[5] & m) == (BACH_CTL_MIO | BACH_CTL_DC) &&
+	       (r[11] & wm) == wm;
+}
+
+/*
  * A record as the CPU runs it. CACHE# low asks for a burst: a writeback,
  * or a read the system must confirm with KEN#, else it is one transfer
  * [K5 table 5-19]; the two must agree for a read to be cacheable [K6
@@ -193,6 +215,13 @@ static struct cyc fresh(struct sim *s, size_t idx)
 		mem && (!nc || (!write && pick(&s->rng, 100) < s->o->ken_pct));
 
 	memcpy(c.rec, r, BACH_REC_SIZE);
+	c.lock = locked_at(s, idx) ? 1 : idx && locked_at(s, idx - 1) ? 2 : 0;
+	if (c.lock) {
+		/* a locked read runs noncacheable, one transfer [P5,
+		 * LOCK#]: the record the CPU completes says so */
+		ask = false;
+		c.rec[5] |= BACH_CTL_CACHE;
+	}
 	c.pins = cycle_pins(r, ask);
 	c.read_ask = ask && !write;
 	c.ken_hi = nc;
@@ -292,6 +321,8 @@ static void plan(struct sim *s, struct cyc *c, size_t k, bool boff)
 		c->need = 0; /* until KEN# is sampled */
 	c->wait = pick(&s->rng, s->o->max_wait + 1);
 	c->na_from = 0;
+	if (c->lock)
+		return;
 	if (pick(&s->rng, 100) < s->o->pipeline_pct)
 		c->na_from = k + 1 + pick(&s->rng, 2 + 2 * s->o->max_wait);
 	if (boff && c->tries == 0) {
@@ -317,7 +348,10 @@ static void plan(struct sim *s, struct cyc *c, size_t k, bool boff)
  */
 static bool may_issue(const struct sim *s, size_t k, const struct cyc *c)
 {
-	if (!c || k < c->ready || s->boff_prev || hlda_at(s, k) || s->hold_seen)
+	if (!c || k < c->ready || s->boff_prev || hlda_at(s, k) ||
+	    (s->hold_seen && !s->lock_on))
+		return false;
+	if (c->lock == 1 && s->nopen)
 		return false;
 	if (s->ahold_prev && !(c->wb && s->nopen == 0))
 		return false;
@@ -342,8 +376,8 @@ static void episodes(struct sim *s, size_t k)
 	const struct bach_busmodel_opts *o = s->o;
 	size_t i = s->next;
 
-	if (s->ep != EP_NONE || s->boff_left || s->nfront || i >= s->n ||
-	    s->trig == i + 1)
+	if (s->ep != EP_NONE || s->boff_left || s->nfront || s->lock_on ||
+	    i >= s->n || s->trig == i + 1)
 		return;
 	if (o->hold_every && i % o->hold_every == o->hold_every - 1) {
 		s->trig = i + 1;
@@ -426,6 +460,10 @@ static int clock(struct sim *s, size_t k)
 		plan(s, &c, k, planned && s->ep == EP_NONE);
 		if (c.wb && s->ahold_prev)
 			s->st.snoops_floated++;
+		if (c.lock == 1) {
+			s->lock_on = true;
+			s->st.locked++;
+		}
 		s->open[s->nopen++] = c;
 		issued = &s->open[s->nopen - 1];
 		issued_wb = c.wb;
@@ -439,6 +477,7 @@ static int clock(struct sim *s, size_t k)
 			back_off(s, k); /* in the clock of the ADS# */
 			boff = true;
 		} else if (o->boff_every && nopen0 == 0 && !issued &&
+			   !s->lock_on &&
 			   pick(&s->rng, 8 * o->boff_every) == 0) {
 			back_off(s, k); /* on an idle bus */
 			boff = true;
@@ -475,6 +514,9 @@ static int clock(struct sim *s, size_t k)
 		 * with its NA#, before the newer one could start */
 		if (na && brdy && na_idx && !head->ken_seen && !y->ken_seen)
 			na = false;
+		/* NA# in T12 (two open) and in TD are the newer cycle's */
+		s->st.na_t12 += na && nopen0 == 2;
+		s->st.na_td += na && k == s->td_at;
 	}
 	/* KEN# is driven right where the CPU samples it, else anything */
 	if (brdy && !head->ken_seen) {
@@ -537,7 +579,8 @@ static int clock(struct sim *s, size_t k)
 			w = s->open[s->nopen - 1].pins;
 		else
 			w = rnd & CYC_PINS;
-		w |= B(BACH_SIG_LOCK);
+		if (!s->lock_on)
+			w |= B(BACH_SIG_LOCK);
 		if (!issued)
 			w |= B(BACH_SIG_ADS);
 		/* A31-A3 float a clock after AHOLD [K5 5.2.1] */
@@ -607,10 +650,25 @@ static int clock(struct sim *s, size_t k)
 				if (!emit_truth(s, head->rec))
 					return -1;
 				s->st.snoops += head->wb;
+				uint64_t was = head->pins;
+
 				if (head->wb)
 					s->hitm_from = 0;
+				if (head->lock == 2)
+					s->lock_on = false;
 				s->open[0] = s->open[1];
 				s->nopen--;
+				/* TD: a dead clock turns the data bus round
+				 * between pipelined cycles of opposite
+				 * directions, no BRDY# in it [P5, bus
+				 * states] */
+				if (s->nopen && ((s->open[0].pins ^ was) &
+						 B(BACH_SIG_WR))) {
+					s->st.dead_clocks++;
+					s->td_at = k + 1;
+					if (!s->open[0].wait)
+						s->open[0].wait = 1;
+				}
 			}
 		}
 	}
@@ -643,7 +701,7 @@ static int clock(struct sim *s, size_t k)
 	}
 	/* HLDA a clock edge after HOLD, once the last BRDY# is in; low a
 	 * clock edge after HOLD goes [K6 5.25] */
-	if (hold && !s->hlda_from && s->nopen == 0 && !boff_eff)
+	if (hold && !s->hlda_from && s->nopen == 0 && !boff_eff && !s->lock_on)
 		s->hlda_from = k + 2;
 	if (s->ep == EP_HOLD && !hold && s->hlda_from && !s->hlda_to) {
 		s->hlda_to = k + 2;

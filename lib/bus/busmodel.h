@@ -52,6 +52,10 @@ struct bach_busmodel_opts {
 	unsigned snoop_every; /* an inquire under AHOLD before every Nth
 				 cycle, hitting a modified line: its
 				 writeback (0: never) */
+	/* appended */
+	unsigned lock_every; /* a locked read-modify-write (LOCK#) from
+				every Nth record (N >= 2) that is a data
+				read followed by a data write (0: never) */
 };
 
 /* What the model did, for tests to hold the decoder's counts against. */
@@ -73,6 +77,10 @@ struct bach_busmodel_stats {
 	size_t hold_ahold;   /* AHOLD sampled under HLDA (no effect) */
 	size_t hold_boff;    /* BOFF# sampled under HLDA (no effect) */
 	size_t hold_eads;    /* inquires under HLDA */
+	size_t dead_clocks;  /* TD: pipelined cycles turning W/R# round */
+	size_t na_t12;	     /* NA# with two cycles open */
+	size_t na_td;	     /* NA# in a dead clock */
+	size_t locked;	     /* locked sequences (LOCK#) */
 };
 
 /* The signals the system drives (CPU inputs): their timing differs. */

@@ -284,11 +284,22 @@ static void against_model(const struct bach_busmodel_opts *o,
 	size_t nrec;
 
 	assert_true(nclk > 2 * n);
+	/* HOLD is not answered inside a locked sequence [AMD-K6 20695H,
+	 * 5.26]: HLDA never rises from a clock with LOCK# low (under HLDA
+	 * LOCK# floats) */
+	for (size_t i = 1; i < nclk; i++)
+		if ((clk[i] & SIG(BACH_SIG_HLDA)) &&
+		    !(clk[i - 1] & (SIG(BACH_SIG_HLDA) | SIG(BACH_SIG_LOCK))))
+			fail_msg("clock %zu: HLDA rises with LOCK# asserted", i);
 	seen.eads_ignored += ms.eads_ignored;
 	seen.eads_hits += ms.eads_hits;
 	seen.hold_ahold += ms.hold_ahold;
 	seen.hold_boff += ms.hold_boff;
 	seen.hold_eads += ms.hold_eads;
+	seen.dead_clocks += ms.dead_clocks;
+	seen.na_t12 += ms.na_t12;
+	seen.na_td += ms.na_td;
+	seen.locked += ms.locked;
 	seen.snoops_floated += ms.snoops_floated;
 	s = samples(clk, nclk, ov, &ns);
 	out = decode(s, ns, h, &nrec, &st);
@@ -380,6 +391,7 @@ static void random_scripts(void **state)
 			.boff_max = 1 + (unsigned)(mix(&seed) % 6),
 			.hold_every = 3 + (unsigned)(mix(&seed) % 30),
 			.snoop_every = 3 + (unsigned)(mix(&seed) % 30),
+			.lock_every = 2 + (unsigned)(mix(&seed) % 8),
 		};
 		uint8_t *recs = script(3000, o.seed);
 		unsigned ov = i % 4 == 3 ? 4 : 0;
@@ -393,6 +405,8 @@ static void random_scripts(void **state)
 	/* the scripts did what the data sheets allow and a decoder may get
 	 * wrong: an inquire while HITM# answered an earlier one (ignored),
 	 * EADS#, AHOLD and BOFF# under HLDA (no effect) */
+	print_message("TD %zu, NA# in T12 %zu, in TD %zu; %zu locked\n",
+		      seen.dead_clocks, seen.na_t12, seen.na_td, seen.locked);
 	print_message(
 		"inquires %zu hit, %zu ignored (HITM#); under HLDA: %zu EADS#, %zu AHOLD, %zu BOFF#; %zu writebacks under AHOLD\n",
 		seen.eads_hits, seen.eads_ignored, seen.hold_eads,
@@ -401,6 +415,10 @@ static void random_scripts(void **state)
 	assert_true(seen.hold_eads > 10);
 	assert_true(seen.hold_ahold > 10);
 	assert_true(seen.hold_boff > 10);
+	assert_true(seen.dead_clocks > 10);
+	assert_true(seen.na_t12 > 10);
+	assert_true(seen.na_td > 10);
+	assert_true(seen.locked > 10);
 }
 
 static void clock_mode_every_rule(void **state)
