@@ -113,26 +113,28 @@ struct bach_busdec {
 	uint8_t rb[BACH_BUS_MAX_UNIT]; /* which */
 	uint8_t row[8];		       /* their table rows; ZERO_ROW beyond */
 	uint64_t konst;		       /* constant levels, as record bits */
-	struct pin clk, ads, hitm;
+	struct pin clk, ads;
 	unsigned nsb; /* sample bytes with strobes */
 	uint16_t sb_byte[NSTROBE];
 	uint8_t sb_konst; /* levels of the strobes not captured */
 	uint8_t rare;	  /* S_RARE less what never stirs */
 	bool clock_mode, track, edge, fast, inquire;
-	bool light;	  /* no tracking, boff_n captured: count repeats */
-	uint8_t ask_most; /* transfers of a read asked with CACHE#, at most */
 	/* state between blocks */
 	bool ads_prev, clk_prev, boff_prev, ahold_prev, inq_ok;
-	uint8_t inq_n;
 	uint64_t inq;
-	struct lcyc lq[PIPE];
-	unsigned lqn;
 	uint8_t prev[BACH_BUS_MAX_UNIT]; /* the last sample fed */
 	struct cyc q[PIPE];
 	unsigned qn;
 	struct bach_busdec_stats st;
 	uint8_t sb_tbl[NSTROBE + 1][256];	  /* + a row of zeros */
 	uint64_t tbl[BACH_BUS_MAX_UNIT + 1][256]; /* + ZERO_ROW */
+	/* what the rarer rules need, out of the way of the tables */
+	struct pin hitm;
+	bool light;	  /* no tracking, boff_n captured: count repeats */
+	uint8_t ask_most; /* transfers of a read asked with CACHE#, at most */
+	uint8_t inq_n;	  /* state between blocks, as above */
+	struct lcyc lq[PIPE];
+	unsigned lqn;
 };
 
 #define ZERO_ROW BACH_BUS_MAX_UNIT
