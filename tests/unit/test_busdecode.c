@@ -290,7 +290,8 @@ static void against_model(const struct bach_busmodel_opts *o,
 	for (size_t i = 1; i < nclk; i++)
 		if ((clk[i] & SIG(BACH_SIG_HLDA)) &&
 		    !(clk[i - 1] & (SIG(BACH_SIG_HLDA) | SIG(BACH_SIG_LOCK))))
-			fail_msg("clock %zu: HLDA rises with LOCK# asserted", i);
+			fail_msg("clock %zu: HLDA rises with LOCK# asserted",
+				 i);
 	seen.eads_ignored += ms.eads_ignored;
 	seen.eads_hits += ms.eads_hits;
 	seen.hold_ahold += ms.hold_ahold;
