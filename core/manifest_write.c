@@ -372,19 +372,19 @@ size_t manifest_decode_json(char *buf, size_t cap,
 {
 	int n = snprintf(
 		buf, cap,
-		"{\"samples\":%llu,\"clocks\":%llu,\"cycles\":%llu,\"records\":%llu,\"off_bus\":%llu,\"off_bus_clocks\":%llu,\"backoffs\":%llu,\"aborted\":%llu,\"ken_uncached\":%llu,\"ken_unknown\":%llu,\"inquire_addr\":%llu,\"stray_brdy\":%llu,\"overlapped\":%llu,\"unfinished\":%llu}",
+		"{\"samples\":%llu,\"clocks\":%llu,\"cycles\":%llu,\"records\":%llu,\"off_bus\":%llu,\"off_bus_clocks\":%llu,\"backoffs\":%llu,\"aborted\":%llu,\"ken_uncached\":%llu,\"ken_unknown\":%llu,\"inquire_addr\":%llu,\"inquire_unsure\":%llu,\"boff_unsure\":%llu,\"stray_brdy\":%llu,\"overlapped\":%llu,\"unfinished\":%llu}",
 		U(s->samples), U(s->clocks), U(s->cycles), U(s->records),
 		U(s->off_bus), U(s->off_bus_clocks), U(s->backoffs),
 		U(s->aborted), U(s->ken_uncached), U(s->ken_unknown),
-		U(s->inquire_addr), U(s->stray_brdy), U(s->overlapped),
-		U(s->unfinished));
+		U(s->inquire_addr), U(s->inquire_unsure), U(s->boff_unsure),
+		U(s->stray_brdy), U(s->overlapped), U(s->unfinished));
 
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
 int manifest_ended(struct manifest *m, const struct manifest_ended *e)
 {
-	char by[64] = "", board[64] = "", dec[600] = "";
+	char by[64] = "", board[64] = "", dec[768] = "";
 
 	if (e->stopped_by)
 		snprintf(by, sizeof(by), ",\"stopped_by\":\"%s\"",

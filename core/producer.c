@@ -498,6 +498,8 @@ void bach_source_decoded(struct bach_source *src,
 	t->backoffs += st->backoffs;
 	t->ken_unknown += st->ken_unknown;
 	t->inquire_addr += st->inquire_addr;
+	t->inquire_unsure += st->inquire_unsure;
+	t->boff_unsure += st->boff_unsure;
 	c->sh.have_decode = true;
 	pthread_mutex_unlock(&c->sh.mu);
 }
@@ -633,20 +635,24 @@ static void log_bus_summary(struct capture *c)
 	const struct bach_busdec_stats *s = &c->sh.decode;
 
 	if (c->sh.have_decode)
-		bach_source_notice(
-			&c->src,
-			"decoded %" PRIu64 " bus clocks, %" PRIu64
-			" cycles, %" PRIu64 " records; %" PRIu64
-			" off the bus (%" PRIu64 " clocks), %" PRIu64
-			" back-offs, %" PRIu64 " aborted, %" PRIu64
-			" KEN# noncacheable, %" PRIu64
-			" KEN# not followed, %" PRIu64
-			" inquire writebacks, %" PRIu64 " stray BRDY#, %" PRIu64
-			" overlapped, %" PRIu64 " unfinished",
-			s->clocks, s->cycles, s->records, s->off_bus,
-			s->off_bus_clocks, s->backoffs, s->aborted,
-			s->ken_uncached, s->ken_unknown, s->inquire_addr,
-			s->stray_brdy, s->overlapped, s->unfinished);
+		bach_source_notice(&c->src,
+				   "decoded %" PRIu64 " bus clocks, %" PRIu64
+				   " cycles, %" PRIu64 " records; %" PRIu64
+				   " off the bus (%" PRIu64 " clocks), %" PRIu64
+				   " back-offs, %" PRIu64 " aborted, %" PRIu64
+				   " KEN# noncacheable, %" PRIu64
+				   " KEN# not followed, %" PRIu64
+				   " inquire writebacks (%" PRIu64
+				   " perhaps of the wrong inquire), %" PRIu64
+				   " perhaps recorded twice, %" PRIu64
+				   " stray BRDY#, %" PRIu64
+				   " overlapped, %" PRIu64 " unfinished",
+				   s->clocks, s->cycles, s->records, s->off_bus,
+				   s->off_bus_clocks, s->backoffs, s->aborted,
+				   s->ken_uncached, s->ken_unknown,
+				   s->inquire_addr, s->inquire_unsure,
+				   s->boff_unsure, s->stray_brdy, s->overlapped,
+				   s->unfinished);
 	if (c->sh.have_board_status && c->sh.board.offbus)
 		bach_source_notice(
 			&c->src,

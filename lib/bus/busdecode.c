@@ -19,7 +19,10 @@
  *   [K6]   AMD-K6 Processor Data Sheet 20695H, 5.25 HLDA, page 99, and
  *          "Bus Backoff (BOFF#)", page 150;
  *   [K5]   AMD-K5 Processor Technical Reference Manual 18524C, 5.2.1
- *          A31-A3, 5.2.5 AHOLD, 5.2.10 BOFF.
+ *          A31-A3, 5.2.5 AHOLD, 5.2.10 BOFF, 5.2.18 D63-D0, table 5-19;
+ *   [P5]   Pentium Processor Family Developer's Manual, vol. 1 (Intel
+ *          241428), the EADS# and HITM# signal descriptions: EADS# is
+ *          ignored while HITM# is asserted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +69,14 @@ struct cyc {
 	uint64_t at; /* the sample its ADS# was read from */
 	uint8_t xfers, need;
 	bool ken_done, na_seen;
+};
+
+/*
+ * Without cycle tracking, a cycle recorded at its ADS# that may still be
+ * open: BRDY#s seen for it, and the most it can take.
+ */
+struct lcyc {
+	uint8_t got, most;
 };
 
 /*
@@ -117,6 +128,13 @@ struct bach_busdec {
 	struct bach_busdec_stats st;
 	uint8_t sb_tbl[NSTROBE + 1][256];	  /* + a row of zeros */
 	uint64_t tbl[BACH_BUS_MAX_UNIT + 1][256]; /* + ZERO_ROW */
+	/* what the rarer rules need, out of the way of the tables */
+	struct pin hitm;
+	bool light;	  /* no tracking, boff_n captured: count repeats */
+	uint8_t ask_most; /* transfers of a read asked with CACHE#, at most */
+	uint8_t inq_n;	  /* state between blocks, as above */
+	struct lcyc lq[PIPE];
+	unsigned lqn;
 };
 
 #define ZERO_ROW BACH_BUS_MAX_UNIT
@@ -187,6 +205,7 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 		d->row[i] = i < d->nrb ? d->rb[i] : ZERO_ROW;
 	d->clk = pin_of(map, BACH_SIG_CLK);
 	d->ads = pin_of(map, BACH_SIG_ADS);
+	d->hitm = pin_of(map, BACH_SIG_HITM);
 	d->track = busmap_tracking(map);
 	d->rare = S_RARE & (d->track ? 0xff : ~S_NA);
 	for (unsigned i = 0; i < NSTROBE; i++) {
@@ -215,6 +234,12 @@ struct bach_busdec *bach_busdec_new(const struct bach_busmap *map,
 	d->fast = !d->clock_mode && !d->track && !d->edge && !d->rare;
 	d->inquire =
 		map->chan[BACH_SIG_AHOLD] >= 0 && map->chan[BACH_SIG_EADS] >= 0;
+	d->light = !d->track && map->chan[BACH_SIG_BOFF] >= 0;
+	/* a level a map line fixed is the user's word (busmap_tracking) */
+	d->ask_most = map->chan[BACH_SIG_KEN] < 0 && map->fixed[BACH_SIG_KEN] &&
+				      map->level[BACH_SIG_KEN]
+			      ? 1
+			      : 4;
 	d->clk_prev = true; /* the first sample is never an edge */
 	d->q[0] = d->q[1] = (struct cyc){ .need = NEED_UNKNOWN };
 	return d;
@@ -260,6 +285,13 @@ static inline bool asks_cache(uint64_t rec)
 	       BACH_CTL_MIO;
 }
 
+/* A writeback: a memory write with CACHE# low [K5 table 5-19]. */
+static inline bool is_writeback(uint64_t rec)
+{
+	return ((uint8_t)rec & (BACH_CTL_MIO | BACH_CTL_WR | BACH_CTL_CACHE)) ==
+	       (BACH_CTL_MIO | BACH_CTL_WR);
+}
+
 /*
  * What a block changes, held in locals while it is decoded: records go
  * out through a uint8_t pointer, which may alias anything, so state kept
@@ -269,11 +301,15 @@ struct trk {
 	struct cyc q[PIPE];
 	unsigned qn;
 	bool ads_prev, boff_prev, ahold_prev, inq_ok;
+	uint8_t inq_n;	 /* inquires (EADS#) taken in this AHOLD episode */
 	unsigned window; /* the next clock takes the slow path */
 	uint64_t now;	 /* the index of the sample being decoded */
 	uint64_t inq;
+	struct lcyc lq[PIPE];
+	unsigned lqn;
 	uint64_t cycles, records, aborted, ken_uncached, stray_brdy, overlapped,
-		off_bus, off_bus_clocks, backoffs, ken_unknown, inquire_addr;
+		off_bus, off_bus_clocks, backoffs, ken_unknown, inquire_addr,
+		inquire_unsure, boff_unsure;
 	/* the strobes' lookup, copied */
 	const uint8_t *t0, *t1, *t2;
 	uint16_t b0, b1, b2;
@@ -290,9 +326,13 @@ static inline void trk_load(const struct bach_busdec *d, struct trk *t)
 	t->ads_prev = d->ads_prev;
 	t->boff_prev = d->boff_prev;
 	t->ahold_prev = d->ahold_prev;
-	t->window = d->boff_prev | d->ahold_prev;
+	t->window = d->boff_prev | d->ahold_prev | (d->inq_n != 0);
 	t->inq_ok = d->inq_ok;
+	t->inq_n = d->inq_n;
 	t->inq = d->inq;
+	t->lq[0] = d->lq[0];
+	t->lq[1] = d->lq[1];
+	t->lqn = d->lqn;
 	/* rows past nsb are all zero: three lookups cover the usual case */
 	t->t0 = d->sb_tbl[0];
 	t->t1 = d->sb_tbl[d->nsb > 1 ? 1 : NSTROBE];
@@ -315,7 +355,11 @@ static inline void trk_store(struct bach_busdec *d, const struct trk *t)
 	d->boff_prev = t->boff_prev;
 	d->ahold_prev = t->ahold_prev;
 	d->inq_ok = t->inq_ok;
+	d->inq_n = t->inq_n;
 	d->inq = t->inq;
+	d->lq[0] = t->lq[0];
+	d->lq[1] = t->lq[1];
+	d->lqn = t->lqn;
 	d->st.cycles += t->cycles;
 	d->st.records += t->records;
 	d->st.aborted += t->aborted;
@@ -327,6 +371,8 @@ static inline void trk_store(struct bach_busdec *d, const struct trk *t)
 	d->st.backoffs += t->backoffs;
 	d->st.ken_unknown += t->ken_unknown;
 	d->st.inquire_addr += t->inquire_addr;
+	d->st.inquire_unsure += t->inquire_unsure;
+	d->st.boff_unsure += t->boff_unsure;
 }
 
 /* nsb: the strobe bytes of the layout, when two or fewer (else 3) */
@@ -374,6 +420,50 @@ static inline void pop(struct trk *t, uint8_t *out, uint64_t *at)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /*
+ * A writeback under AHOLD, its address pins floating: the line of the
+ * inquire that hit [K5 5.2.5, 5.2.18]. Without hitm_n, after several
+ * inquires in the episode that is the last one's, perhaps not the one
+ * that hit: counted.
+ */
+static inline uint64_t inquired(const struct bach_busdec *d, struct trk *t,
+				uint64_t r)
+{
+	t->inquire_addr++;
+	t->inquire_unsure += t->inq_n > 1 && !d->hitm.on;
+	t->inq_n = 0;
+	return (r & ~ADDR_BITS) | t->inq;
+}
+
+/*
+ * No cycle tracking, BOFF# captured: the cycles recorded at their ADS#
+ * that may still be open, for a back-off to count. BRDY#s go to the
+ * oldest in order; one leaves when it has had the most transfers it can
+ * take, or when a third starts (never more than two open [D5]). A read
+ * asked with CACHE# takes one transfer or four, KEN# unknown: giving it
+ * the BRDY#s of the next cycle only ever leaves that one open longer, so
+ * the count errs on the side of too many.
+ */
+static inline void light_brdy(struct trk *t, bool brdy)
+{
+	if (brdy && t->lqn && ++t->lq[0].got >= t->lq[0].most) {
+		t->lq[0] = t->lq[1];
+		t->lqn--;
+	}
+}
+
+static inline void light_ads(const struct bach_busdec *d, struct trk *t,
+			     uint64_t r)
+{
+	if (t->lqn == PIPE) {
+		t->lq[0] = t->lq[1];
+		t->lqn--;
+	}
+	t->lq[t->lqn++] = (struct lcyc){ .most = asks_cache(r)	   ? d->ask_most
+						 : is_writeback(r) ? 4
+								   : 1 };
+}
+
+/*
  * A clock with the CPU on the bus. rare: the slow path, where NA# may be
  * low and the address may come from an inquire. Returns records written.
  */
@@ -388,13 +478,16 @@ on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 
 	t->cycles += ads;
 	if (!track) {
+		if (d->light)
+			light_brdy(t, !(c & S_BRDY));
 		if (!ads)
 			return 0;
 		r = rec_of(d, s);
-		if (rare && inq)
-			r = (r & ~ADDR_BITS) | t->inq;
+		if (rare && inq && is_writeback(r))
+			r = inquired(d, t, r);
+		if (d->light)
+			light_ads(d, t, r);
 		t->ken_unknown += asks_cache(r);
-		t->inquire_addr += rare && inq;
 		put_rec(out, r);
 		*at = t->now;
 		t->records++;
@@ -430,10 +523,8 @@ on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 			pop(t, out + BACH_REC_SIZE * k, at + k), k++;
 		}
 		r = rec_of(d, s);
-		if (rare && inq) {
-			r = (r & ~ADDR_BITS) | t->inq;
-			t->inquire_addr++;
-		}
+		if (rare && inq && is_writeback(r))
+			r = inquired(d, t, r);
 		t->q[t->qn++] = (struct cyc){ .rec = r,
 					      .at = t->now,
 					      .need = NEED_UNKNOWN };
@@ -452,8 +543,12 @@ on_bus(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
  * very clock too; the CPU restarts them [K6 page 150]. While HLDA is high
  * the bus is another master's [K6 5.25], and BOFF# has no effect [K5
  * 5.2.10]. Under AHOLD the CPU floats A31-A3 from the next clock [K5
- * 5.2.1]; the writeback of a line an inquire hit may run all the same [K5
- * 5.2.5]: with ahold and eads_n captured, it takes the inquire's address.
+ * 5.2.1]; AHOLD is sampled but not effective while BOFF# or HLDA is [K5
+ * 5.2.5]. Only the writeback of a line an inquire hit runs under it [K5
+ * 5.2.5, 5.2.18]: with ahold and eads_n captured, a writeback whose ADS#
+ * comes a clock after an effective AHOLD takes the inquire's address.
+ * EADS# is ignored while HITM# is asserted [P5]: with hitm_n, such an
+ * inquire's address is not taken.
  */
 static __attribute__((noinline)) unsigned
 clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
@@ -461,13 +556,18 @@ clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 {
 	bool hlda = c & S_HLDA, boff = !(c & S_BOFF) && !hlda;
 	bool was_boff = t->boff_prev, floated_a = t->ahold_prev;
+	bool ahold = c & S_AHOLD;
+	unsigned k;
 
 	t->boff_prev = boff;
-	t->ahold_prev = c & S_AHOLD;
-	t->window = t->boff_prev | t->ahold_prev;
-	if (!(c & S_EADS)) {
+	t->ahold_prev = ahold && !hlda && !boff;
+	/* and the clock after AHOLD, to end its episode's count */
+	t->window = t->boff_prev | ahold;
+	if (!(c & S_EADS) &&
+	    !(d->hitm.on && !(s[d->hitm.byte] & d->hitm.mask))) {
 		t->inq = rec_of(d, s) & LINE_BITS;
 		t->inq_ok = true;
+		t->inq_n = (uint8_t)(t->inq_n + (ahold && t->inq_n < 2));
 	}
 	if (hlda | boff | was_boff) {
 		t->off_bus_clocks++;
@@ -478,14 +578,24 @@ clock_rare(const struct bach_busdec *d, struct trk *t, const uint8_t *s,
 			t->qn = 0;
 			t->q[0] = t->q[1] =
 				(struct cyc){ .need = NEED_UNKNOWN };
+			/* untracked, each perhaps recorded twice */
+			t->boff_unsure += t->lqn;
+			t->lqn = 0;
 		} else {
 			t->off_bus += ads;
 		}
+		/* HLDA comes once the CPU's cycles are done [K6 5.25] */
+		if (hlda)
+			t->lqn = 0;
 		t->ads_prev = false; /* the CPU's next ADS# is a fall */
-		return 0;
+		k = 0;
+	} else {
+		k = on_bus(d, t, s, out, at, c, ads, track, true,
+			   floated_a && d->inquire && t->inq_ok);
 	}
-	return on_bus(d, t, s, out, at, c, ads, track, true,
-		      floated_a && d->inquire && t->inq_ok);
+	if (!ahold)
+		t->inq_n = 0;
+	return k;
 }
 
 /*

@@ -22,10 +22,12 @@
  * cacheable read was really cacheable (and so a 4-transfer line fill);
  * BOFF# aborts every cycle still open, which the CPU then restarts, so the
  * aborted attempt is not recorded; pipelined cycles (NA#) complete in order
- * and are emitted in order. Otherwise every ADS# is a record at once. A
- * writeback under AHOLD takes the address of the inquire (EADS#) when
- * ahold and eads_n are captured. docs/decoding.md states each rule, with
- * its source.
+ * and are emitted in order. Otherwise every ADS# is a record at once (a
+ * back-off then counts the cycles that may be recorded twice). A
+ * writeback under AHOLD takes the address of the inquire (EADS#) that hit
+ * when ahold and eads_n are captured (with hitm_n, an EADS# while HITM#
+ * is asserted is ignored, as the CPU ignores it). docs/decoding.md states each
+ * rule, with its source.
  */
 #ifndef BACH_BUSDECODE_H
 #define BACH_BUSDECODE_H
@@ -52,12 +54,13 @@ enum bach_sig {
 	BACH_SIG_HLDA,
 	BACH_SIG_AHOLD, /* appended: AHOLD and EADS#, for */
 	BACH_SIG_EADS,	/* writebacks run under AHOLD */
+	BACH_SIG_HITM,	/* appended: HITM#, which inquire hit */
 	BACH_NSIG
 };
 
 #define BACH_BUS_MAX_UNIT 16 /* bytes per sample: 128 channels */
 
-/* "clk", "ads_n", "a3", ..., "hlda", "ahold", "eads_n" */
+/* "clk", "ads_n", "a3", ..., "hlda", "ahold", "eads_n", "hitm_n" */
 const char *bach_sig_name(int sig);
 /* The signal named so, or -1. */
 int bach_sig_find(const char *name);
@@ -155,6 +158,14 @@ struct bach_busdec_stats {
 				    KEN# not followed (no cycle tracking) */
 	uint64_t inquire_addr;	 /* writebacks under AHOLD recorded at the
 				    address of the inquire (EADS#) */
+	/* appended */
+	uint64_t inquire_unsure; /* ... of which the inquire was the last of
+				    several in one AHOLD episode, hitm_n not
+				    captured: perhaps not the one that hit */
+	uint64_t boff_unsure;	 /* no cycle tracking: cycles open, or perhaps
+				    open, at a back-off; each is recorded at
+				    its ADS# and, if it was open, again at its
+				    restart (at most this many repeats) */
 };
 
 struct bach_busdec;

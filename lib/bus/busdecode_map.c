@@ -16,14 +16,14 @@
 #include "lib/bus/busdecode_map.h"
 
 static const char *const sig_names[BACH_NSIG] = {
-	"clk",	   "ads_n",  "a3",    "a4",    "a5",	 "a6",	   "a7",
-	"a8",	   "a9",     "a10",   "a11",   "a12",	 "a13",	   "a14",
-	"a15",	   "a16",    "a17",   "a18",   "a19",	 "a20",	   "a21",
-	"a22",	   "a23",    "a24",   "a25",   "a26",	 "a27",	   "a28",
-	"a29",	   "a30",    "a31",   "be0_n", "be1_n",	 "be2_n",  "be3_n",
-	"be4_n",   "be5_n",  "be6_n", "be7_n", "mio",	 "dc",	   "wr",
-	"cache_n", "brdy_n", "na_n",  "ken_n", "boff_n", "lock_n", "hlda",
-	"ahold",   "eads_n",
+	"clk",	   "ads_n",  "a3",     "a4",	"a5",	  "a6",	    "a7",
+	"a8",	   "a9",     "a10",    "a11",	"a12",	  "a13",    "a14",
+	"a15",	   "a16",    "a17",    "a18",	"a19",	  "a20",    "a21",
+	"a22",	   "a23",    "a24",    "a25",	"a26",	  "a27",    "a28",
+	"a29",	   "a30",    "a31",    "be0_n", "be1_n",  "be2_n",  "be3_n",
+	"be4_n",   "be5_n",  "be6_n",  "be7_n", "mio",	  "dc",	    "wr",
+	"cache_n", "brdy_n", "na_n",   "ken_n", "boff_n", "lock_n", "hlda",
+	"ahold",   "eads_n", "hitm_n",
 };
 
 const char *bach_sig_name(int sig)
@@ -51,6 +51,7 @@ static uint8_t default_level(int sig)
 	case BACH_SIG_BOFF:
 	case BACH_SIG_LOCK:
 	case BACH_SIG_EADS:
+	case BACH_SIG_HITM:
 		return 1;
 	default:
 		return 0; /* address, BE#, W/R#, KEN#, HLDA, AHOLD, clk */
@@ -129,7 +130,7 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 		if (sig < 0) {
 			snprintf(
 				err, errlen,
-				"%s:%u: unknown signal '%s' (the names are those of docs/design.md section 5: clk ads_n a3..a31 be0_n..be7_n mio dc wr cache_n brdy_n na_n ken_n boff_n lock_n hlda ahold eads_n)",
+				"%s:%u: unknown signal '%s' (the names are those of docs/design.md section 5: clk ads_n a3..a31 be0_n..be7_n mio dc wr cache_n brdy_n na_n ken_n boff_n lock_n hlda ahold eads_n hitm_n)",
 				path, lineno, lhs);
 			goto fail;
 		}
@@ -341,16 +342,19 @@ size_t bach_busmap_describe(const struct bach_busmap *map, char *buf,
 	/* a level a map line fixed is the user's word: no warning */
 	if (ON(BOFF))
 		PUT("boff_n: nothing read from the BOFF# clock to the first after it (outputs float); aborted cycles recorded %s\n",
-		    busmap_tracking(map) ? "once, at their restart"
-					 : "again at their restart");
+		    busmap_tracking(map)
+			    ? "once, at their restart"
+			    : "again at their restart (those perhaps open are counted)");
 	else if (!map->fixed[BACH_SIG_BOFF])
 		PUT("boff_n not captured: a back-off goes unseen (its cycles recorded twice, floating pins read)\n");
 	if (ON(HLDA))
 		PUT("hlda: cycles while HLDA is high are another master's (counted, not recorded)\n");
 	else if (!map->fixed[BACH_SIG_HLDA])
 		PUT("hlda not captured: another master's cycles (HOLD/HLDA) would be recorded as the CPU's\n");
-	if (ON(AHOLD) && ON(EADS))
-		PUT("ahold, eads_n: a writeback under AHOLD takes the inquire's address\n");
+	if (ON(AHOLD) && ON(EADS) && ON(HITM))
+		PUT("ahold, eads_n, hitm_n: a writeback under AHOLD takes the address of the inquire that hit (an EADS# while HITM# is asserted is ignored)\n");
+	else if (ON(AHOLD) && ON(EADS))
+		PUT("ahold, eads_n: a writeback under AHOLD takes the inquire's address; hitm_n not captured: after several inquires in one AHOLD episode, the last one's (counted)\n");
 	else if (!map->fixed[BACH_SIG_AHOLD])
 		PUT("ahold, eads_n not captured: a writeback under AHOLD keeps the address pins as they stand\n");
 #undef ON

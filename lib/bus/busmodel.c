@@ -11,7 +11,12 @@
  *   [K5]   AMD-K5 Processor Technical Reference Manual, 18524C, November
  *          1996: 5.2.1 "A31-A3"; 5.2.5 "AHOLD", page 5-28; 5.2.10 "BOFF";
  *          5.3.1 "Cycle Definitions", table 5-19, page 5-136; 5.4.4 "Bus
- *          Arbitration and Inquire Cycles", page 5-156.
+ *          Arbitration and Inquire Cycles", page 5-156; 5.2.18 "D63-D0".
+ *   [P5]   Pentium Processor Family Developer's Manual, vol. 1 (Intel
+ *          241428), EADS# and HITM#: HITM# is driven two clocks after the
+ *          EADS# of an inquire that hit a modified line and stays
+ *          asserted until the last BRDY# of its writeback; EADS# is
+ *          ignored while HITM# is asserted.
  *   [D5]   docs/design.md section 5: KEN# sampled at a cycle's first BRDY# or
  *          NA#, at most two cycles open, BRDY#s in order.
  *
@@ -32,7 +37,7 @@
 
 #define B(sig) (1ull << (sig))
 #define A_PINS (((1ull << 29) - 1) << BACH_SIG_A3)
-/* what the CPU drives with ADS#; LOCK# too (never asserted here) */
+/* what the CPU drives with ADS#; LOCK# too */
 #define CYC_PINS                                                               \
 	(A_PINS | (0xffull << BACH_SIG_BE0) | B(BACH_SIG_MIO) |                \
 	 B(BACH_SIG_DC) | B(BACH_SIG_WR) | B(BACH_SIG_CACHE))
@@ -65,7 +70,8 @@ struct cyc {
 	uint8_t need;		    /* transfers, as the CPU knows them */
 	uint8_t got;
 	bool ken_seen, na_seen;
-	bool wb; /* a writeback after an inquire hit */
+	bool wb;      /* a writeback after an inquire hit */
+	uint8_t lock; /* of a locked sequence: 1 its first, 2 its last */
 	uint8_t tries;
 	uint8_t boff_at;   /* back off at this transfer, AT_ADS, NO_BOFF */
 	bool boff_in_wait; /* ... in a wait state before it */
@@ -113,8 +119,13 @@ struct sim {
 	enum episode ep;
 	size_t ep_drop, inq_next; /* HOLD or AHOLD goes; next EADS# */
 	unsigned inq_left;
-	bool inq_hit, drop_after_wb;
+	bool drop_after_wb, wb_waits; /* a hit's writeback not yet issued */
 	uint32_t inq_line;
+	size_t hitm_from;	     /* HITM# low from this clock (0: high) */
+	bool hold_inq;		     /* an inquire under this HLDA */
+	size_t td_at;		     /* the last dead clock (TD) */
+	bool lock_on;		     /* LOCK# asserted */
+	size_t ahold_from, ahold_to; /* AHOLD at HLDA's end: [from, to) */
 	struct foreign fm;
 };
 
@@ -168,6 +179,25 @@ static uint64_t cycle_pins(const uint8_t *r, bool ask)
 }
 
 /*
+ * Does a locked read-modify-write start at record idx: a data read, then
+ * a data write, every lock_every-th record? LOCK# is asserted from the
+ * read's ADS# to the write's last BRDY#, and HOLD is not answered in
+ * between [K6 5.26; P5, LOCK#]. The model gives locked cycles no NA#,
+ * starts them on an idle bus, and backs none off nor inquires in them:
+ * the chipset's choices, which the data sheets allow.
+ */
+static bool locked_at(const struct sim *s, size_t idx)
+{
+	const uint8_t *r = s->recs + idx * BACH_REC_SIZE;
+	const uint8_t m = BACH_CTL_MIO | BACH_CTL_DC | BACH_CTL_WR;
+	const uint8_t wm = m | BACH_CTL_CACHE;
+
+	return s->o->lock_every > 1 && idx % s->o->lock_every == 0 &&
+	       idx + 1 < s->n && (r[5] & m) == (BACH_CTL_MIO | BACH_CTL_DC) &&
+	       (r[11] & wm) == wm;
+}
+
+/*
  * A record as the CPU runs it. CACHE# low asks for a burst: a writeback,
  * or a read the system must confirm with KEN#, else it is one transfer
  * [K5 table 5-19]; the two must agree for a read to be cacheable [K6
@@ -185,6 +215,13 @@ static struct cyc fresh(struct sim *s, size_t idx)
 		mem && (!nc || (!write && pick(&s->rng, 100) < s->o->ken_pct));
 
 	memcpy(c.rec, r, BACH_REC_SIZE);
+	c.lock = locked_at(s, idx) ? 1 : idx && locked_at(s, idx - 1) ? 2 : 0;
+	if (c.lock) {
+		/* a locked read runs noncacheable, one transfer [P5,
+		 * LOCK#]: the record the CPU completes says so */
+		ask = false;
+		c.rec[5] |= BACH_CTL_CACHE;
+	}
 	c.pins = cycle_pins(r, ask);
 	c.read_ask = ask && !write;
 	c.ken_hi = nc;
@@ -216,6 +253,31 @@ static void push_front(struct sim *s, const struct cyc *c, unsigned n)
 	memmove(s->front + n, s->front, s->nfront * sizeof *s->front);
 	memcpy(s->front, c, n * sizeof *c);
 	s->nfront += n;
+}
+
+/*
+ * The chipset's inquire (EADS#) of `line` at clock k. The CPU ignores
+ * EADS# while HITM# is asserted [P5] (the model never drives it in the
+ * clock right after another, before HITM# can answer). One that hits a
+ * modified line: HITM# low from two clocks later until the last BRDY# of
+ * the line's writeback [P5], which comes before the CPU's other cycles,
+ * restarts too [K5 5.2.5; K6 page 150]. Returns whether it hit.
+ */
+static bool inquire(struct sim *s, size_t k, uint32_t line, bool hit, bool hitm)
+{
+	struct cyc c;
+
+	if (hitm || s->hitm_from) {
+		s->st.eads_ignored++;
+		return false;
+	}
+	if (!hit)
+		return false;
+	s->st.eads_hits++;
+	c = writeback(line, k + 2);
+	push_front(s, &c, 1);
+	s->hitm_from = k + 2;
+	return true;
 }
 
 static const struct cyc *pending(const struct sim *s)
@@ -259,6 +321,8 @@ static void plan(struct sim *s, struct cyc *c, size_t k, bool boff)
 		c->need = 0; /* until KEN# is sampled */
 	c->wait = pick(&s->rng, s->o->max_wait + 1);
 	c->na_from = 0;
+	if (c->lock)
+		return;
 	if (pick(&s->rng, 100) < s->o->pipeline_pct)
 		c->na_from = k + 1 + pick(&s->rng, 2 + 2 * s->o->max_wait);
 	if (boff && c->tries == 0) {
@@ -284,7 +348,10 @@ static void plan(struct sim *s, struct cyc *c, size_t k, bool boff)
  */
 static bool may_issue(const struct sim *s, size_t k, const struct cyc *c)
 {
-	if (!c || k < c->ready || s->boff_prev || hlda_at(s, k) || s->hold_seen)
+	if (!c || k < c->ready || s->boff_prev || hlda_at(s, k) ||
+	    (s->hold_seen && !s->lock_on))
+		return false;
+	if (c->lock == 1 && s->nopen)
 		return false;
 	if (s->ahold_prev && !(c->wb && s->nopen == 0))
 		return false;
@@ -309,25 +376,27 @@ static void episodes(struct sim *s, size_t k)
 	const struct bach_busmodel_opts *o = s->o;
 	size_t i = s->next;
 
-	if (s->ep != EP_NONE || s->boff_left || s->nfront || i >= s->n ||
-	    s->trig == i + 1)
+	if (s->ep != EP_NONE || s->boff_left || s->nfront || s->lock_on ||
+	    i >= s->n || s->trig == i + 1)
 		return;
 	if (o->hold_every && i % o->hold_every == o->hold_every - 1) {
 		s->trig = i + 1;
 		s->ep = EP_HOLD;
 		s->ep_drop = 0;
+		s->hold_inq = false;
 		s->fm.left = 1 + pick(&s->rng, 3);
 		s->fm.busy = false;
 	} else if (o->snoop_every && i % o->snoop_every == o->snoop_every - 1) {
 		s->trig = i + 1;
 		s->ep = EP_AHOLD;
 		s->ep_drop = 0;
-		/* EADS# no sooner than the address bus floats */
+		/* EADS# no sooner than the address bus floats; up to three,
+		 * each of its own line, the later ones while HITM# still
+		 * answers an earlier hit (ignored) or after its writeback */
 		s->inq_next = k + 2 + pick(&s->rng, 3);
-		s->inq_left = 1 + pick(&s->rng, 2);
-		s->inq_hit = pick(&s->rng, 8) != 0;
+		s->inq_left = 1 + pick(&s->rng, 3);
+		s->wb_waits = false;
 		s->drop_after_wb = pick(&s->rng, 4) != 0;
-		s->inq_line = (uint32_t)next(&s->rng) & ~31u;
 	}
 }
 
@@ -368,6 +437,7 @@ static int clock(struct sim *s, size_t k)
 	bool hlda = hlda_at(s, k), cpu_float = s->boff_prev || hlda;
 	bool brdy = false, brdy_shown = false, na = false, boff = false;
 	bool ahold = false, eads = false, hold = false, f_ads = false;
+	bool boff_pin = false, hitm = s->hitm_from && k >= s->hitm_from;
 	bool f_brdy = false, ken_drive = false, ken_hi = false;
 	struct cyc *head = NULL, *issued = NULL;
 	unsigned na_idx = 0, nopen0 = s->nopen;
@@ -390,6 +460,10 @@ static int clock(struct sim *s, size_t k)
 		plan(s, &c, k, planned && s->ep == EP_NONE);
 		if (c.wb && s->ahold_prev)
 			s->st.snoops_floated++;
+		if (c.lock == 1) {
+			s->lock_on = true;
+			s->st.locked++;
+		}
 		s->open[s->nopen++] = c;
 		issued = &s->open[s->nopen - 1];
 		issued_wb = c.wb;
@@ -403,6 +477,7 @@ static int clock(struct sim *s, size_t k)
 			back_off(s, k); /* in the clock of the ADS# */
 			boff = true;
 		} else if (o->boff_every && nopen0 == 0 && !issued &&
+			   !s->lock_on &&
 			   pick(&s->rng, 8 * o->boff_every) == 0) {
 			back_off(s, k); /* on an idle bus */
 			boff = true;
@@ -439,6 +514,9 @@ static int clock(struct sim *s, size_t k)
 		 * with its NA#, before the newer one could start */
 		if (na && brdy && na_idx && !head->ken_seen && !y->ken_seen)
 			na = false;
+		/* NA# in T12 (two open) and in TD are the newer cycle's */
+		s->st.na_t12 += na && nopen0 == 2;
+		s->st.na_td += na && k == s->td_at;
 	}
 	/* KEN# is driven right where the CPU samples it, else anything */
 	if (brdy && !head->ken_seen) {
@@ -459,6 +537,18 @@ static int clock(struct sim *s, size_t k)
 		}
 		if (s->ep_drop && k >= s->ep_drop)
 			hold = false;
+		/* the chipset snoops the other master's cycles (EADS#) and
+		 * may drive BOFF#: sampled under HLDA, without effect [K5
+		 * 5.2.10]; while HOLD lasts, HLDA does too */
+		if (hlda && o->snoop_every && !s->hold_inq &&
+		    pick(&s->rng, 4) == 0) {
+			eads = s->hold_inq = true;
+			s->st.hold_eads++;
+		}
+		if (hlda && hold && o->boff_every && pick(&s->rng, 6) == 0) {
+			boff_pin = true;
+			s->st.hold_boff++;
+		}
 	}
 	/* in a back-off: one transfer, ADS# at its second clock */
 	if (boff && s->fm.left && k > s->boff_start)
@@ -468,8 +558,13 @@ static int clock(struct sim *s, size_t k)
 		ahold = !(s->ep_drop && k >= s->ep_drop);
 		if (ahold && s->inq_left && k >= s->inq_next) {
 			eads = true;
-			s->inq_next = k + 2;
+			s->inq_next = k + 2 + pick(&s->rng, 8);
 		}
+	}
+	/* AHOLD at the end of HLDA: sampled, effective once HLDA is low */
+	if (s->ahold_to && k >= s->ahold_from && k < s->ahold_to) {
+		ahold = true;
+		s->st.hold_ahold += hlda;
 	}
 	if (boff && s->inq_at == k && k > s->boff_start)
 		eads = true;
@@ -484,7 +579,8 @@ static int clock(struct sim *s, size_t k)
 			w = s->open[s->nopen - 1].pins;
 		else
 			w = rnd & CYC_PINS;
-		w |= B(BACH_SIG_LOCK);
+		if (!s->lock_on)
+			w |= B(BACH_SIG_LOCK);
 		if (!issued)
 			w |= B(BACH_SIG_ADS);
 		/* A31-A3 float a clock after AHOLD [K5 5.2.1] */
@@ -495,11 +591,9 @@ static int clock(struct sim *s, size_t k)
 		w = (w & ~OUT_PINS) | (next(&s->noise) & CYC_PINS) |
 		    B(BACH_SIG_LOCK);
 	if (eads) {
-		uint32_t a = s->ep == EP_AHOLD ? s->inq_line
-					       : (uint32_t)next(&s->rng) & ~31u;
+		uint32_t a = (uint32_t)next(&s->rng) & ~31u;
 
-		if (s->ep != EP_AHOLD)
-			s->inq_line = a;
+		s->inq_line = a;
 		/* A4-A3 need only be valid levels [K5 5.2.1] */
 		a |= (uint32_t)pick(&s->rng, 4) << 3;
 		w = (w & ~A_PINS) | ((uint64_t)(a >> 3) << BACH_SIG_A3);
@@ -510,8 +604,10 @@ static int clock(struct sim *s, size_t k)
 		w |= B(BACH_SIG_BRDY);
 	if (!na)
 		w |= B(BACH_SIG_NA);
-	if (!boff)
+	if (!(boff || boff_pin))
 		w |= B(BACH_SIG_BOFF);
+	if (!hitm)
+		w |= B(BACH_SIG_HITM);
 	if (ahold)
 		w |= B(BACH_SIG_AHOLD);
 	if (!eads)
@@ -554,36 +650,49 @@ static int clock(struct sim *s, size_t k)
 				if (!emit_truth(s, head->rec))
 					return -1;
 				s->st.snoops += head->wb;
+				uint64_t was = head->pins;
+
+				if (head->wb)
+					s->hitm_from = 0;
+				if (head->lock == 2)
+					s->lock_on = false;
 				s->open[0] = s->open[1];
 				s->nopen--;
+				/* TD: a dead clock turns the data bus round
+				 * between pipelined cycles of opposite
+				 * directions, no BRDY# in it [P5, bus
+				 * states] */
+				if (s->nopen && ((s->open[0].pins ^ was) &
+						 B(BACH_SIG_WR))) {
+					s->st.dead_clocks++;
+					s->td_at = k + 1;
+					if (!s->open[0].wait)
+						s->open[0].wait = 1;
+				}
 			}
 		}
 	}
 	if (eads && s->ep == EP_AHOLD) {
-		if (--s->inq_left == 0) {
-			if (s->inq_hit) {
-				/* HITM#: the writeback comes first */
-				struct cyc c = writeback(s->inq_line, k + 2);
-
-				push_front(s, &c, 1);
-			}
-			if (!s->inq_hit || !s->drop_after_wb)
-				s->ep_drop = k + 1 + pick(&s->rng, 2);
-		}
-	} else if (eads && pick(&s->rng, 2)) {
-		/* an inquire in a back-off that hits a modified line: its
-		 * writeback before the restarts [K6 page 150] */
-		struct cyc c = writeback(s->inq_line, k + 1);
-
-		push_front(s, &c, 1);
+		if (inquire(s, k, s->inq_line, pick(&s->rng, 8) < 5, hitm))
+			s->wb_waits = true;
+		if (--s->inq_left == 0 && !(s->wb_waits && s->drop_after_wb))
+			s->ep_drop = k + 1 + pick(&s->rng, 2);
+	} else if (eads) {
+		/* in a back-off or under HLDA: a hit's writeback comes before
+		 * the restarts [K6 page 150] */
+		inquire(s, k, s->inq_line, pick(&s->rng, 2), hitm);
 	}
-	if (s->ep == EP_AHOLD && s->drop_after_wb && s->inq_hit &&
-	    !s->inq_left && !s->ep_drop && issued_wb)
-		s->ep_drop = k + pick(&s->rng, 4);
+	if (s->ep == EP_AHOLD && issued_wb) {
+		s->wb_waits = false;
+		if (!s->inq_left && !s->ep_drop)
+			s->ep_drop = k + pick(&s->rng, 4);
+	}
 	if (s->ep == EP_AHOLD && s->ep_drop && k >= s->ep_drop && !ahold)
 		s->ep = EP_NONE;
 	s->boff_prev = boff_eff;
-	s->ahold_prev = ahold;
+	/* AHOLD: sampled but not effective while BOFF# or HLDA is [K5
+	 * 5.2.5] */
+	s->ahold_prev = ahold && !hlda && !boff_eff;
 	s->hold_seen = hold;
 	if (s->boff_left && --s->boff_left == 0) {
 		s->inq_at = 0;
@@ -592,10 +701,19 @@ static int clock(struct sim *s, size_t k)
 	}
 	/* HLDA a clock edge after HOLD, once the last BRDY# is in; low a
 	 * clock edge after HOLD goes [K6 5.25] */
-	if (hold && !s->hlda_from && s->nopen == 0 && !boff_eff)
+	if (hold && !s->hlda_from && s->nopen == 0 && !boff_eff && !s->lock_on)
 		s->hlda_from = k + 2;
-	if (s->ep == EP_HOLD && !hold && s->hlda_from && !s->hlda_to)
+	if (s->ep == EP_HOLD && !hold && s->hlda_from && !s->hlda_to) {
 		s->hlda_to = k + 2;
+		/* now and then AHOLD from HLDA's last clock, falling with it
+		 * or up to two clocks after */
+		if (o->snoop_every && pick(&s->rng, 2)) {
+			s->ahold_from = k + 1;
+			s->ahold_to = k + 2 + pick(&s->rng, 3);
+		}
+	}
+	if (s->ahold_to && k + 1 >= s->ahold_to)
+		s->ahold_from = s->ahold_to = 0;
 	if (s->hlda_to && k + 1 >= s->hlda_to) {
 		s->hlda_from = s->hlda_to = 0;
 		s->ep = EP_NONE;
@@ -606,7 +724,7 @@ static int clock(struct sim *s, size_t k)
 static bool busy(const struct sim *s)
 {
 	return s->next < s->n || s->nfront || s->nopen || s->boff_left ||
-	       s->ep != EP_NONE || s->hlda_from;
+	       s->ep != EP_NONE || s->hlda_from || s->ahold_to;
 }
 
 size_t bach_busmodel_play(const uint8_t *recs, size_t n,
@@ -623,7 +741,8 @@ size_t bach_busmodel_play(const uint8_t *recs, size_t n,
 		if (!emit_word(&s, (next(&s.noise) & CYC_PINS) |
 					   B(BACH_SIG_ADS) | B(BACH_SIG_BRDY) |
 					   B(BACH_SIG_NA) | B(BACH_SIG_BOFF) |
-					   B(BACH_SIG_LOCK) | B(BACH_SIG_EADS)))
+					   B(BACH_SIG_LOCK) | B(BACH_SIG_EADS) |
+					   B(BACH_SIG_HITM)))
 			goto fail;
 	for (; busy(&s); k++) {
 		if (k == limit) {

@@ -15,7 +15,12 @@
  * while BOFF# or HLDA has it off the bus, the address bus under AHOLD)
  * carry pseudo-random levels, ADS# included: a decoder that reads a
  * floating pin is caught. So are pins driven but meaningless (the address
- * between cycles, KEN# away from its sampling point).
+ * between cycles, KEN# away from its sampling point). The chipset does
+ * what the data sheets allow and a decoder may get wrong: several
+ * inquires of different lines in one AHOLD episode, some while HITM#
+ * still answers an earlier hit (the CPU ignores those); inquires, AHOLD
+ * and BOFF# while HLDA is high (sampled, without effect), AHOLD lasting
+ * past HLDA's end or falling with it.
  *
  * The records played are the CPU's own cycles. What the CPU really
  * completed on the bus, in order, is the model's truth: the records
@@ -47,6 +52,10 @@ struct bach_busmodel_opts {
 	unsigned snoop_every; /* an inquire under AHOLD before every Nth
 				 cycle, hitting a modified line: its
 				 writeback (0: never) */
+	/* appended */
+	unsigned lock_every; /* a locked read-modify-write (LOCK#) from
+				every Nth record (N >= 2) that is a data
+				read followed by a data write (0: never) */
 };
 
 /* What the model did, for tests to hold the decoder's counts against. */
@@ -62,6 +71,16 @@ struct bach_busmodel_stats {
 	size_t foreign;	       /* another master's cycles */
 	size_t snoops;	       /* writebacks after an inquire hit */
 	size_t snoops_floated; /* ... whose ADS# came under AHOLD */
+	/* appended */
+	size_t eads_ignored; /* inquires while HITM# was asserted */
+	size_t eads_hits;    /* inquires that hit: HITM# */
+	size_t hold_ahold;   /* AHOLD sampled under HLDA (no effect) */
+	size_t hold_boff;    /* BOFF# sampled under HLDA (no effect) */
+	size_t hold_eads;    /* inquires under HLDA */
+	size_t dead_clocks;  /* TD: pipelined cycles turning W/R# round */
+	size_t na_t12;	     /* NA# with two cycles open */
+	size_t na_td;	     /* NA# in a dead clock */
+	size_t locked;	     /* locked sequences (LOCK#) */
 };
 
 /* The signals the system drives (CPU inputs): their timing differs. */
@@ -69,6 +88,7 @@ struct bach_busmodel_stats {
 	((1ull << BACH_SIG_BRDY) | (1ull << BACH_SIG_NA) |                     \
 	 (1ull << BACH_SIG_KEN) | (1ull << BACH_SIG_BOFF) |                    \
 	 (1ull << BACH_SIG_AHOLD) | (1ull << BACH_SIG_EADS))
+/* HITM# is the CPU's: an output, driven two clocks after EADS# */
 
 /*
  * Play recs[0 .. n) on the bus. Returns the number of clocks and sets

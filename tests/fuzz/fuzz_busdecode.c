@@ -104,8 +104,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		      (unsigned long long)a.clocks,
 		      (unsigned long long)a.inquire_addr,
 		      (unsigned long long)a.cycles);
-		CHECK(a.off_bus == b.off_bus && a.backoffs == b.backoffs,
+		CHECK(a.off_bus == b.off_bus && a.backoffs == b.backoffs &&
+			      a.inquire_unsure == b.inquire_unsure &&
+			      a.boff_unsure == b.boff_unsure,
 		      "counts differ whole and in pieces");
+		CHECK(a.inquire_unsure <= a.inquire_addr &&
+			      a.boff_unsure <= 2 * a.backoffs,
+		      "%llu unsure of %llu inquire addresses, %llu perhaps repeated for %llu back-offs",
+		      (unsigned long long)a.inquire_unsure,
+		      (unsigned long long)a.inquire_addr,
+		      (unsigned long long)a.boff_unsure,
+		      (unsigned long long)a.backoffs);
 		for (size_t i = 0; i < ka; i++)
 			CHECK((oa[i * 6 + 3] & 7) == 0 &&
 				      (oa[i * 6 + 5] & 15) == 0,

@@ -119,6 +119,10 @@ static void report(const char *in, const char *out,
 		  "reads asked cacheable and recorded so: KEN# not followed (warning)" },
 		{ s->inquire_addr,
 		  "writebacks under AHOLD recorded at the inquire's address (EADS#)" },
+		{ s->inquire_unsure,
+		  "of them after several inquires in one AHOLD episode: the last one's address, hitm_n not captured to tell which hit (warning)" },
+		{ s->boff_unsure,
+		  "cycles open, or perhaps open, at a back-off with no cycle tracking: recorded at their ADS# and again at their restart if open (at most this many repeats; warning)" },
 	};
 
 	for (size_t i = 0; i < sizeof notes / sizeof *notes; i++)
@@ -268,7 +272,7 @@ const struct bach_cmd cmd_decode = {
 		"(a .sr session, VCD, CSV, raw binary, ...) and writes one record per bus\n"
 		"cycle (docs/decoding.md). Channels named as in the design (clk ads_n\n"
 		"a3..a31 be0_n..be7_n mio dc wr cache_n, and brdy_n na_n ken_n boff_n hlda\n"
-		"ahold eads_n) are found by name; a map file renames others. Signals not\n"
+		"ahold eads_n hitm_n) are found by name; a map file renames others. Signals not\n"
 		"captured take constant levels; the summary on stderr says which, which bus\n"
 		"rules (KEN#, NA#, BOFF#, HLDA, AHOLD) the decoder could follow, and what\n"
 		"each missing one costs: without ken_n or na_n, one record per ADS#.\n"

@@ -78,7 +78,8 @@ static int parse_bus(const char *spec, struct bach_busmodel_opts *o)
 
 /*
  * The channels written, in order: signals of enum bach_sig. hlda only
- * when the bus has HOLD, ahold and eads_n only when it has inquires.
+ * when the bus has HOLD, ahold, eads_n and hitm_n only when it has
+ * inquires.
  */
 static unsigned pin_channels(const struct pins *p, int *sig)
 {
@@ -355,7 +356,7 @@ const struct bach_cmd cmd_gen = {
 		"                    named as in the design (bin: channel i = bit i, in\n"
 		"                    the order ads_n a3..a31 be0_n..be7_n mio dc wr\n"
 		"                    cache_n brdy_n na_n ken_n boff_n lock_n, clk first\n"
-		"                    when oversampled, hlda ahold eads_n last when\n"
+		"                    when oversampled, hlda ahold eads_n hitm_n last when\n"
 		"                    --bus asks for HOLD or inquires)\n"
 		"  --oversample K    K samples per bus clock with a clk channel (clock\n"
 		"                    mode); default one sample per clock (state mode)\n"
@@ -365,9 +366,10 @@ const struct bach_cmd cmd_gen = {
 		"                    BOFF# (for 1 to bofflen clocks, default 3), PCT% of\n"
 		"                    noncacheable reads refused by KEN#, another master\n"
 		"                    under HOLD/HLDA before every Nth cycle (adds hlda),\n"
-		"                    an inquire under AHOLD before every Nth cycle that\n"
-		"                    hits a modified line (adds ahold eads_n; its\n"
-		"                    writeback is a record bach gen did not write)\n"
+		"                    inquires under AHOLD before every Nth cycle, most\n"
+		"                    hitting a modified line, and under HLDA (adds ahold\n"
+		"                    eads_n hitm_n; a writeback is a record bach gen did\n"
+		"                    not write)\n"
 		"  --basic           only ads_n, address, BE#, mio dc wr cache_n (no\n"
 		"                    brdy_n na_n ken_n boff_n lock_n)\n"
 		"\n"
