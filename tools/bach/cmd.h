@@ -183,6 +183,10 @@ void times_close(struct trace_times *tt);
 /* "SEPclockSEPseconds" ("-" for what is not known); at most 48 bytes. */
 size_t fmt_time(char *dst, uint64_t clk, uint64_t hz, char sep);
 
+/* bach stat's order of the valid types (stat.c), for bach report too */
+#define STAT_NTYPES 10
+extern const unsigned type_order[STAT_NTYPES];
+
 /*
  * Open every TRACE argument into a reader; message and status on failure
  * (traces.c).

@@ -8,7 +8,7 @@
 #include "lib/analysis/stats.h"
 #include "lib/options.h"
 
-static const unsigned type_order[] = {
+const unsigned type_order[STAT_NTYPES] = {
 	BACH_T_I_FETCH, BACH_T_NC_I_FETCH, BACH_T_D_READ,  BACH_T_NC_D_READ,
 	BACH_T_D_WRITE, BACH_T_WRITE_BACK, BACH_T_IO_READ, BACH_T_IO_WRITE,
 	BACH_T_INT_ACK, BACH_T_SPECIAL,
