@@ -261,6 +261,62 @@ static void stats(struct page *p, const struct bach_summary *m)
 	pf(p, "</table>\n");
 }
 
+/* bach stat --time's lines, when the trace has timing sidecars */
+static int timing(struct page *p, char *path)
+{
+	struct trace_times tt = { 0 };
+	struct tstat ts = { 0 };
+	struct bach_reader *r = NULL;
+	const uint8_t *recs;
+	const uint64_t *clk;
+	char *text = NULL;
+	size_t len = 0;
+	ssize_t n = 0;
+	FILE *f;
+	int status;
+
+	if (!bach_times_present(path))
+		return EXIT_OK;
+	status = open_traces(&r, 1, &path);
+	if (!status)
+		status = times_open(&tt, true);
+	while (!status && (n = bach_reader_read(r, &recs)) > 0) {
+		status = times_block(&tt, r, (size_t)n, &clk);
+		if (!status)
+			tstat_add(&ts, recs, clk, (size_t)n, tt.hz);
+	}
+	if (!status && n < 0) {
+		errmsg("%s", bach_reader_strerror(r));
+		status = bach_exit_status((int)n);
+	} else if (!status) {
+		status = times_finish(&tt);
+	}
+	times_close(&tt);
+	bach_reader_free(r);
+	if (status)
+		return status;
+	f = open_memstream(&text, &len);
+	if (!f) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	print_time_text(f, &ts);
+	fclose(f);
+	pf(p, "<h2>Timing (bach stat --time)</h2>\n<pre>");
+	for (char *l = text, *nl; l && *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		if (!nl)
+			nl = l + strlen(l) - 1;
+		else
+			*nl = 0;
+		esc(p, l);
+		pf(p, "\n");
+	}
+	pf(p, "</pre>\n");
+	free(text);
+	return EXIT_OK;
+}
+
 /* ---- provenance ---------------------------------------------------------- */
 
 /* "2026-11-21T22:30:00.123Z" as seconds since the epoch; -1 when not one */
@@ -602,6 +658,11 @@ static int build(struct page *p, char *dir, const struct bach_manifest *m)
 	if (m)
 		timeline(p, m);
 	stats(p, &sum);
+	status = timing(p, dir);
+	if (status) {
+		free(sc);
+		return status;
+	}
 	pf(p, "<h2>Pictures (bach plot)</h2>\n");
 	snprintf(
 		alt, sizeof(alt),
