@@ -153,7 +153,7 @@ static int picture(struct page *p, enum plot_kind kind, char *dir,
 }
 
 static const char *const css =
-	"body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;border:1px solid #ddd}.gap{color:#b00}.mark{color:#00a}.stall{color:#a60}.device_lost,.device_back{color:#808}figure{margin:1em 0}svg.tl{width:100%;height:auto;border:1px solid #ddd}"
+	"body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;border:1px solid #ddd}.gap{color:#b00}.mark{color:#00a}.stall{color:#a60}.device_lost,.device_back{color:#808}figure{margin:1em 0}svg.tl{width:100%;height:auto;border:1px solid #ddd}\n"
 	"@media print{body{margin:0;max-width:none;font-size:9pt;color:#000}h2{break-after:avoid}table,figure,svg{break-inside:avoid}img{border:none;max-width:100%}td,th{border-color:#999}svg,img{print-color-adjust:exact;-webkit-print-color-adjust:exact}}";
 
 /* every event of the manifest, in a table */
@@ -317,7 +317,7 @@ static int timing(struct page *p, char *path)
 	return EXIT_OK;
 }
 
-/* ---- provenance ---------------------------------------------------------- */
+/* ---- provenance ---------------------------------------------------- */
 
 /* "2026-11-21T22:30:00.123Z" as seconds since the epoch; -1 when not one */
 static double iso_seconds(const char *s)
@@ -477,8 +477,7 @@ static void provenance(struct page *p, const char *dir,
 	json_decref(st);
 }
 
-/* ---- the timeline as a picture --------------------------------------------
- */
+/* ---- the timeline as a picture -------------------------------------- */
 
 static double tl_x(uint64_t at, uint64_t total)
 {
