@@ -434,6 +434,15 @@ def _title(ax, title, what, name):
     ax.set_title(title if title is not None else what + name)
 
 
+def _over_time(ax, d, names, colors, title, what, name):
+    """What map and mix end with: the time axis, the legend of the
+    classes, the events and the title."""
+    _time_axis(ax, d["records"])
+    _legend(ax, names, colors, False)
+    _draw_events(ax, d, d["records"])
+    _title(ax, title, what, name)
+
+
 def mix(ax, trace, title=None):
     """The share of each kind of bus cycle along the trace (bach plot
     mix): one filled band per class (a PolyCollection labelled with the
@@ -457,10 +466,7 @@ def mix(ax, trace, title=None):
     ax.set_ylim(0, 1)
     ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     ax.set_ylabel("share of bus cycles (%)")
-    _time_axis(ax, n)
-    _legend(ax, MIX_CLASSES, MIX_COLORS, False)
-    _draw_events(ax, d, n)
-    _title(ax, title, "bus cycle mix: ", name)
+    _over_time(ax, d, MIX_CLASSES, MIX_COLORS, title, "bus cycle mix: ", name)
     return d
 
 
@@ -548,8 +554,5 @@ def map(ax, trace, ranges=None, title=None):
     ax.set_yticklabels(labels, fontsize="x-small")
     ax.set_ylim(0, ROWS)
     ax.set_ylabel("physical address (hex), ranges in use")
-    _time_axis(ax, n)
-    _legend(ax, MAP_CLASSES, MAP_COLORS, False)
-    _draw_events(ax, d, n)
-    _title(ax, title, "address map: ", name)
+    _over_time(ax, d, MAP_CLASSES, MAP_COLORS, title, "address map: ", name)
     return d
