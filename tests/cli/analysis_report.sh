@@ -227,5 +227,9 @@ size=$(wc -c <"$T/cut/seg-000001.byu.gz")
 head -c $((size - 100)) "$T/cap/seg-000001.byu.gz" >"$T/cut/seg-000001.byu.gz"
 expect_status 1 $BACH report "$T/cut" -o "$T/x.html"
 expect_err "seg-000001.byu.gz"
+size=$(wc -c <"$T/flat.byu.gz")
+head -c $((size - 100)) "$T/flat.byu.gz" >"$T/cutflat.byu.gz"
+expect_status 1 $BACH report "$T/cutflat.byu.gz" -o "$T/x.html"
+expect_err "cutflat.byu.gz"
 [ -e "$T/x.html" ] && fail "a failed report left its page"
 exit 0

@@ -641,8 +641,10 @@ static int build(struct page *p, char *dir, const struct bach_manifest *m)
 	pf(p,
 	   "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bach report: ");
 	esc(p, dir);
-	pf(p, "</title><style>%s</style></head><body>\n<h1>%s ", css,
-	   m ? "Capture" : "Trace");
+	/* longer than pf()'s line */
+	pf(p, "</title><style>");
+	put(p, css, strlen(css));
+	pf(p, "</style></head><body>\n<h1>%s ", m ? "Capture" : "Trace");
 	esc(p, dir);
 	pf(p,
 	   "</h1>\n<table>\n<tr><td>report written by</td><td>bach %s, %s</td></tr>\n<tr><td>records</td><td>%llu</td></tr>\n</table>\n",
