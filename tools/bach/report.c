@@ -24,6 +24,7 @@
 #include "lib/analysis/stats.h"
 #include "lib/io/manifest.h"
 #include "lib/io/outfile.h"
+#include "lib/options.h"
 #include "plot.h"
 
 #define MAX_ROWS  2000 /* timeline rows in the table; the rest are counted */
@@ -726,6 +727,17 @@ static int run(int argc, char **argv)
 						  : "one CAPTURE at a time");
 	fd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOTDIR) { /* a plain trace file */
+		struct stat st;
+		char esc_name[512];
+
+		/* read several times (bach stat's pass, then each picture):
+		 * a FIFO would wait for a second writer for ever */
+		if (stat(argv[optind], &st) == 0 && !S_ISREG(st.st_mode))
+			return usage_error(
+				"%s: not a capture directory or a trace file (%s): the report reads it several times",
+				bach_escape_ctl(esc_name, sizeof(esc_name),
+						argv[optind]),
+				bach_file_type(st.st_mode));
 		status = check_output(out, (const char *const *)argv + optind,
 				      1);
 		if (!status)
