@@ -32,7 +32,9 @@ set -eu
 # tabix: htslib's bgzip, the independent reader of our .gzi indexes in the
 # tests. python3-cffi, python3-numpy, python3-pytest: the Python module
 # (python/bach) over libbach.so and its tests; python3-pandas: its
-# to_pandas(), tested when present (it is optional for users).
+# to_pandas(), tested when present (it is optional for users);
+# python3-matplotlib: bach.plot (python/bach/plot.py), the figures, tested
+# when present (optional for users too).
 # the manual pages: scdoc turns docs/man/*.scd into roff (make man, make
 # install); groff and man-db render them in the tests.
 PKGS="gcc make pkg-config clang-format zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
@@ -44,7 +46,7 @@ libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
 prometheus prometheus-node-exporter
 python3 libcairo2-dev chromium
-tabix python3-cffi python3-numpy python3-pytest python3-pandas
+tabix python3-cffi python3-numpy python3-pytest python3-pandas python3-matplotlib
 scdoc groff-base man-db"
 
 # deps.sh --check: only say whether the libraries the programs link are

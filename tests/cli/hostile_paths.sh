@@ -189,7 +189,6 @@ want() {
 		cut)
 			case $cmd in
 			ls | recover | index) W_RC=0 ;;
-			report) W_RC=2 W_TXT="$X: not a capture directory" ;;
 			between) W_RC=2 W_TXT="needs one capture directory" ;;
 			convert | laplace) W_RC=2 W_TXT="$X: cannot tell the input format" ;;
 			rtime) W_RC=2 W_TXT="$X.time.gz, which is missing" ;;
@@ -206,7 +205,7 @@ want() {
 			dtime | stime) W_RC=2 W_TXT="no timing sidecar for $X" ;;
 			between) W_RC=2 W_TXT="needs one capture directory" ;;
 			convert | laplace) W_RC=2 W_TXT="$X: cannot tell the input format" ;;
-			report) W_RC=2 W_TXT="$X: not a capture directory" ;;
+			report) W_RC=2 W_TXT="$X: not a capture directory or a trace file (a FIFO)" ;;
 			index) W_RC=2 W_TXT="$X: not a regular file (a FIFO), not read" ;;
 			replay | rtime) W_RC=2 W_TXT="$X: not a regular file or a capture directory" ;;
 			esac ;;

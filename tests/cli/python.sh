@@ -17,7 +17,9 @@ for prefix in /usr /usr/local; do
 		install-python > "$T/install.log" 2>&1 ||
 		fail "make install-python: $(cat "$T/install.log")"
 	dir=$(cd "$R$prefix/lib" && ls -d python3*/dist-packages)
-	[ -f "$R$prefix/lib/$dir/bach/__init__.py" ] || fail "$prefix: not installed: $(find "$R")"
+	for f in __init__.py _lib.py plot.py; do
+		[ -f "$R$prefix/lib/$dir/bach/$f" ] || fail "$prefix: $f not installed: $(find "$R")"
+	done
 	"$PY" -c "import sys; sys.exit('$prefix/lib/$dir' not in sys.path)" ||
 		fail "$prefix/lib/$dir is not on python3's path"
 	grep -q "LIBRARY = \"$prefix/lib/libbach.so.0\"" "$R$prefix/lib/$dir/bach/_config.py" ||

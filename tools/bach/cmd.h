@@ -42,6 +42,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "bach/trace.h"
@@ -182,6 +183,27 @@ int times_finish(struct trace_times *tt);
 void times_close(struct trace_times *tt);
 /* "SEPclockSEPseconds" ("-" for what is not known); at most 48 bytes. */
 size_t fmt_time(char *dst, uint64_t clk, uint64_t hz, char sep);
+
+/*
+ * --time of bach stat (stat.c), for bach report too: what the clocks say.
+ * Cycles are the records with a clock and the records gap markers with a
+ * clock say were lost (they were cycles on the bus too); the utilisation
+ * is cycles after the first per bus clock from the first to the last
+ * (docs/analysis.md).
+ */
+struct tstat {
+	uint64_t timed, untimed, cycles;
+	uint64_t first, last, hz;
+	uint64_t sec, sec_cycles, best_sec, best_cycles;
+};
+void tstat_add(struct tstat *ts, const uint8_t *p, const uint64_t *clk,
+	       size_t n, uint64_t hz);
+/* bach stat --time's lines */
+void print_time_text(FILE *f, const struct tstat *ts);
+
+/* bach stat's order of the valid types (stat.c), for bach report too */
+#define STAT_NTYPES 10
+extern const unsigned type_order[STAT_NTYPES];
 
 /*
  * Open every TRACE argument into a reader; message and status on failure

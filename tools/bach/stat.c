@@ -8,7 +8,7 @@
 #include "lib/analysis/stats.h"
 #include "lib/options.h"
 
-static const unsigned type_order[] = {
+const unsigned type_order[STAT_NTYPES] = {
 	BACH_T_I_FETCH, BACH_T_NC_I_FETCH, BACH_T_D_READ,  BACH_T_NC_D_READ,
 	BACH_T_D_WRITE, BACH_T_WRITE_BACK, BACH_T_IO_READ, BACH_T_IO_WRITE,
 	BACH_T_INT_ACK, BACH_T_SPECIAL,
@@ -81,20 +81,9 @@ static void print_text(const struct bach_summary *m, size_t nfiles)
 		       (unsigned long long)m->lost);
 }
 
-/*
- * --time: what the clocks say. Cycles are the records with a clock and
- * the records gap markers with a clock say were lost (they were cycles on
- * the bus too); the utilisation is cycles after the first per bus clock
- * from the first to the last (docs/analysis.md).
- */
-struct tstat {
-	uint64_t timed, untimed, cycles;
-	uint64_t first, last, hz;
-	uint64_t sec, sec_cycles, best_sec, best_cycles;
-};
-
-static void tstat_add(struct tstat *ts, const uint8_t *p, const uint64_t *clk,
-		      size_t n, uint64_t hz)
+/* --time (cmd.h): what the clocks say */
+void tstat_add(struct tstat *ts, const uint8_t *p, const uint64_t *clk,
+	       size_t n, uint64_t hz)
 {
 	if (hz)
 		ts->hz = hz;
@@ -132,30 +121,33 @@ static double tstat_util(const struct tstat *ts)
 				    : 0.0;
 }
 
-static void print_time_text(const struct tstat *ts)
+void print_time_text(FILE *f, const struct tstat *ts)
 {
 	uint64_t span = ts->last - ts->first;
 
 	if (!ts->timed) {
-		printf("duration           -  (no record has a time)\n");
+		fprintf(f, "duration           -  (no record has a time)\n");
 		return;
 	}
 	if (ts->hz)
-		printf("duration           %.9f s  (%llu bus clocks at %llu Hz)\n",
-		       (double)span / (double)ts->hz, (unsigned long long)span,
-		       (unsigned long long)ts->hz);
+		fprintf(f,
+			"duration           %.9f s  (%llu bus clocks at %llu Hz)\n",
+			(double)span / (double)ts->hz, (unsigned long long)span,
+			(unsigned long long)ts->hz);
 	else
-		printf("duration           %llu bus clocks  (clock rate unknown)\n",
-		       (unsigned long long)span);
-	printf("bus utilisation    %.4f cycles per clock  (%.2f%% of one cycle every 2 clocks)\n",
-	       tstat_util(ts), 200.0 * tstat_util(ts));
+		fprintf(f,
+			"duration           %llu bus clocks  (clock rate unknown)\n",
+			(unsigned long long)span);
+	fprintf(f,
+		"bus utilisation    %.4f cycles per clock  (%.2f%% of one cycle every 2 clocks)\n",
+		tstat_util(ts), 200.0 * tstat_util(ts));
 	if (ts->hz)
-		printf("busiest second     %llu  (%llu cycles)\n",
-		       (unsigned long long)ts->best_sec,
-		       (unsigned long long)ts->best_cycles);
+		fprintf(f, "busiest second     %llu  (%llu cycles)\n",
+			(unsigned long long)ts->best_sec,
+			(unsigned long long)ts->best_cycles);
 	if (ts->untimed)
-		printf("records untimed    %llu\n",
-		       (unsigned long long)ts->untimed);
+		fprintf(f, "records untimed    %llu\n",
+			(unsigned long long)ts->untimed);
 }
 
 static void print_time_json(const struct tstat *ts)
@@ -293,7 +285,7 @@ static int run(int argc, char **argv)
 		} else {
 			print_text(&m, bach_reader_nfiles(r));
 			if (timed)
-				print_time_text(&ts);
+				print_time_text(stdout, &ts);
 		}
 	}
 	times_close(&tt);
