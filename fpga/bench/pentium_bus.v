@@ -11,7 +11,8 @@
 //         5.26 HOLD, 6.3 "Memory Reads and Writes", "Bus Backoff (BOFF#)"
 //         (chapter 6, page 150);
 //   [K5]  AMD-K5 Processor Technical Reference Manual, 18524C, November
-//         1996: 5.2.5 AHOLD, 5.2.10 BOFF, table 5-19 "Bus Cycle
+//         1996: 5.2.5 AHOLD, 5.2.10 BOFF ("BOFF is sampled but not
+//         effective when HLDA is asserted"), table 5-19 "Bus Cycle
 //         Definitions".
 //
 // These processors are pin for pin the Pentium's (P54C, Socket 7) bus, and
@@ -46,6 +47,12 @@
 //     5.26]. HOLD is the board's hold output (ignored with +deaf) or the
 //     chipset's own request for another bus master, which runs cycles of
 //     its own (ADS#, BRDY#s) while HLDA is high;
+//   - BOFF# is sampled but not effective while HLDA is asserted [K5
+//     5.2.10]: with HLDA high it aborts nothing and does not float the
+//     next clock, so the CPU may drive an ADS# in the clock where HLDA
+//     falls even when BOFF# was low in the clock before (a cycle marked
+//     "hlda_boff" plays that: the chipset's BOFF# in the last clock of
+//     HLDA before it);
 //   - a snoop writeback under AHOLD [K5 5.2.5]: the chipset drives the
 //     inquire address on A31..A3 while the CPU floats them, and the
 //     writeback the CPU runs for a hit on a modified line carries that
@@ -87,32 +94,35 @@ module pentium_bus #(
 	output reg         lock_n = 1'b1,
 	output reg         hlda = 1'b0
 );
-	reg [99:0] cyc [0:MAX-1];
+	reg [103:0] cyc [0:MAX-1];
 	reg        boffed [0:MAX-1];	// restarted once already
 	reg        mastered [0:MAX-1];	// the other master went before it
 
 	// fields of a cycle (layout: tbgen.c write_cycles)
-	function [31:0] f_addr(input [99:0] c); f_addr = c[31:0]; endfunction
-	function [7:0] f_be(input [99:0] c); f_be = c[39:32]; endfunction
-	function [2:0] f_master(input [99:0] c); f_master = c[42:40];
+	function [31:0] f_addr(input [103:0] c); f_addr = c[31:0]; endfunction
+	function [7:0] f_be(input [103:0] c); f_be = c[39:32]; endfunction
+	function [2:0] f_master(input [103:0] c); f_master = c[42:40];
 	endfunction
-	function f_float(input [99:0] c); f_float = c[43]; endfunction
-	function f_mio(input [99:0] c); f_mio = c[47]; endfunction
-	function f_wr(input [99:0] c); f_wr = c[45]; endfunction
-	function f_cache_n(input [99:0] c); f_cache_n = c[44]; endfunction
-	function f_ken_n(input [99:0] c); f_ken_n = c[48]; endfunction
-	function f_lock(input [99:0] c); f_lock = c[49]; endfunction
-	function f_junk(input [99:0] c); f_junk = c[50]; endfunction
-	function f_snoop(input [99:0] c); f_snoop = c[51]; endfunction
-	function [23:0] f_gap(input [99:0] c); f_gap = c[75:52]; endfunction
-	function [3:0] f_w0(input [99:0] c); f_w0 = c[79:76]; endfunction
-	function [3:0] f_wb(input [99:0] c); f_wb = c[83:80]; endfunction
-	function [3:0] f_na(input [99:0] c); f_na = c[87:84]; endfunction
-	function [3:0] f_boff(input [99:0] c); f_boff = c[91:88]; endfunction
-	function [7:0] f_boff_len(input [99:0] c); f_boff_len = c[99:92];
+	function f_float(input [103:0] c); f_float = c[43]; endfunction
+	function f_mio(input [103:0] c); f_mio = c[47]; endfunction
+	function f_wr(input [103:0] c); f_wr = c[45]; endfunction
+	function f_cache_n(input [103:0] c); f_cache_n = c[44]; endfunction
+	function f_ken_n(input [103:0] c); f_ken_n = c[48]; endfunction
+	function f_lock(input [103:0] c); f_lock = c[49]; endfunction
+	function f_junk(input [103:0] c); f_junk = c[50]; endfunction
+	function f_snoop(input [103:0] c); f_snoop = c[51]; endfunction
+	function [23:0] f_gap(input [103:0] c); f_gap = c[75:52]; endfunction
+	function [3:0] f_w0(input [103:0] c); f_w0 = c[79:76]; endfunction
+	function [3:0] f_wb(input [103:0] c); f_wb = c[83:80]; endfunction
+	function [3:0] f_na(input [103:0] c); f_na = c[87:84]; endfunction
+	function [3:0] f_boff(input [103:0] c); f_boff = c[91:88]; endfunction
+	function [7:0] f_boff_len(input [103:0] c); f_boff_len = c[99:92];
+	endfunction
+	// the chipset drives BOFF# in the last clock of HLDA before it
+	function f_hlda_boff(input [103:0] c); f_hlda_boff = c[100];
 	endfunction
 	// KEN# says how many transfers: a memory read with CACHE# low
-	function f_needs_ken(input [99:0] c);
+	function f_needs_ken(input [103:0] c);
 		f_needs_ken = f_mio(c) && !f_wr(c) && !f_cache_n(c);
 	endfunction
 
@@ -258,7 +268,7 @@ module pentium_bus #(
 	endtask
 
 	// KEN# where the CPU samples it: the first BRDY# or NA# of the cycle
-	task take_ken(input integer k, input [99:0] c);
+	task take_ken(input integer k, input [103:0] c);
 		begin
 			if (!q_ken[k]) begin
 				q_ken[k] = 1'b1;
@@ -309,7 +319,7 @@ module pentium_bus #(
 	endtask
 
 	task step;
-		reg [99:0] c, h;
+		reg [103:0] c, h;
 		integer qn0, done_now;
 		reg na0, lock_open, lock_pair, floating, can, hold_in;
 		begin
@@ -353,6 +363,11 @@ module pentium_bus #(
 			end else if (hlda) begin
 				// the bus is the other master's
 				master_step;
+				// HLDA falls at the next edge: the chipset's
+				// BOFF# now is sampled, and ignored [K5 5.2.10]
+				if (!hold_q && issue < ncyc &&
+				    f_hlda_boff(cyc[issue]))
+					boff_n = 1'b0;
 			end else begin
 				// a transfer of the oldest cycle, or BOFF# instead
 				if (qn > 0 && q_wait[0] > 0) begin
@@ -468,7 +483,8 @@ module pentium_bus #(
 				lock_n = 1'b1;
 			for (i = 0; i < qn; i = i + 1)
 				q_age[i] = q_age[i] + 1;
-			boff_was = !boff_n;
+			// BOFF# under HLDA floats nothing [K5 5.2.10]
+			boff_was = !boff_n && !hlda;
 			hlda_was = hlda;
 			// the next edge: is a CPU cycle open then?
 			idle_q1 = idle_q;

@@ -31,10 +31,15 @@
 //   - HLDA high: the CPU floats the bus in every clock where it drives HLDA
 //     (AMD-K6 Data Sheet 20695H section 5.25), and other bus masters may
 //     run cycles on it. Their ADS#, BRDY#, NA# and KEN# are not the CPU's:
-//     they open, end and decide nothing.
+//     they open, end and decide nothing;
+//   - BOFF# in a clock with HLDA high is no BOFF#: "BOFF is sampled but
+//     not effective when HLDA is asserted" (AMD-K5 Processor Technical
+//     Reference Manual 18524C, section 5.2.10). It aborts nothing and does
+//     not float the next clock, where the CPU may drive a cycle as HLDA
+//     falls.
 //
-// An ADS# in a clock where the bus floats (HLDA high, or BOFF# low in the
-// clock before) is no record: o_offbus counts it instead.
+// An ADS# in a clock where the bus floats (HLDA high, or BOFF# low without
+// HLDA in the clock before) is no record: o_offbus counts it instead.
 //
 // A Pentium has at most two cycles open. Should a third ADS# come while two
 // are open (BRDY# not wired, or a bus this model does not know), the
@@ -85,10 +90,13 @@ module bach_sampler #(
 	assign o_open = b_v0 | b_v1;
 
 	// the pins this clock
-	wire ads = ~i_ads_n, brdy = ~i_brdy_n, na = ~i_na_n, boff = ~i_boff_n;
+	wire ads = ~i_ads_n, brdy = ~i_brdy_n, na = ~i_na_n;
+	// BOFF# as the CPU heeds it: not while HLDA is high (K5 5.2.10)
+	wire boff = ~i_boff_n & ~i_hlda;
 
-	// b_boff_q: BOFF# was low in the clock before, so the CPU floats the
-	// bus in this one (the first clock with BOFF# high included)
+	// b_boff_q: BOFF# was low (and effective) in the clock before, so the
+	// CPU floats the bus in this one (the first clock with BOFF# high
+	// included)
 	reg  b_boff_q = 1'b0;
 
 	always @(posedge i_clk)
@@ -225,16 +233,19 @@ module bach_sampler #(
 			assume(i_ts != f_t);
 
 	// The bus floats (the data sheets' rule, stated here on its own):
-	// HLDA high, or BOFF# low in the clock before. The CPU's ADS#s are
-	// those sampled while capturing, not with BOFF# low, not while the
-	// bus floats.
+	// HLDA high, or BOFF# low in the clock before. BOFF# counts only
+	// with HLDA low: "BOFF is sampled but not effective when HLDA is
+	// asserted" (AMD-K5 Technical Reference Manual 18524C, 5.2.10). The
+	// CPU's ADS#s are those sampled while capturing, not with BOFF# in
+	// effect, not while the bus floats.
+	wire f_boff = !i_boff_n && !i_hlda;
 	reg  f_boff_q = 1'b0;
 
 	always @(posedge i_clk)
-		f_boff_q <= !i_boff_n;
+		f_boff_q <= f_boff;
 
 	wire f_float = i_hlda || f_boff_q;
-	wire f_cpu_ads = i_sample && i_boff_n && !f_float && !i_ads_n;
+	wire f_cpu_ads = i_sample && !f_boff && !f_float && !i_ads_n;
 	wire f_float_ads = i_sample && f_float && !i_ads_n;
 
 	// One record per CPU ADS#: every one of them is a record, a cycle
@@ -246,7 +257,7 @@ module bach_sampler #(
 			f_ads <= f_ads + 8'd1;
 		if (emit)
 			f_rec <= f_rec + 8'd1;
-		if (i_clear || (i_sample && boff))
+		if (i_clear || (i_sample && f_boff))
 			f_abort <= f_abort + {7'd0, b_v0} + {7'd0, b_v1};
 	end
 
@@ -255,7 +266,7 @@ module bach_sampler #(
 		// at most two cycles open, the oldest in slot 0
 		assert(!b_v1 || b_v0);
 		// no record while BOFF# or HLDA float the bus
-		if (i_sample && (!i_boff_n || f_float))
+		if (i_sample && (f_boff || f_float))
 			assert(!emit);
 		// (for the induction: the sampler's copy of BOFF# is it)
 		assert(b_boff_q == f_boff_q);
