@@ -308,5 +308,45 @@ module bach_sampler #(
 		if (!f_t_seen)
 			assert(!f_had && !f_out);
 	end
+
+	// ---- covers (make fpga-formal runs them: each must be reached) -----
+	//
+	// Every state the properties above speak of is reachable, so that
+	// none of them holds only because its premise never does: a record,
+	// two cycles open, a line fill (four BRDY#s), a writeback (a memory
+	// write with CACHE# low, four BRDY#s: the kind a snoop under AHOLD
+	// starts), BOFF# aborting open cycles and the restart recorded after
+	// it, an ADS# under HLDA counted off the bus, the first clock after
+	// BOFF# floating, and the issue-20 waveform: BOFF# low under HLDA, then
+	// the CPU's ADS# as HLDA falls, which is recorded ([K5] 5.2.10).
+	reg f_aborted = 1'b0;		// BOFF# aborted an open cycle
+	reg f_hlda_boff = 1'b0;		// BOFF# low with HLDA high, last clock
+	reg f_hboff_ads = 1'b0;		// a CPU ADS# right after that
+	reg f_hlda_q = 1'b0;		// HLDA in the last clock
+
+	always @(posedge i_clk) begin
+		f_hlda_q <= i_hlda;
+		if (i_sample && f_boff && b_v0)
+			f_aborted <= 1'b1;
+		f_hlda_boff <= i_sample && i_hlda && !i_boff_n;
+		if (f_hlda_boff && f_cpu_ads)
+			f_hboff_ads <= 1'b1;
+	end
+
+	wire f_last_brdy = i_sample && !f_boff && !f_float && !i_brdy_n &&
+			   b_v0 && b_l40 && b_n0 == 2'd3;
+
+	always @* begin
+		cover(emit && !i_flush);
+		cover(b_v0 && b_v1);
+		cover(f_last_brdy && !b_f0[1]);	// a line fill's last BRDY#
+		cover(f_last_brdy && b_f0[3] && b_f0[1] && !b_f0[0]);
+		cover(i_sample && f_boff && b_v0 && b_v1);
+		cover(f_aborted && emit && !i_flush);
+		cover(o_offbus && f_hlda_q);
+		cover(o_offbus && !f_hlda_q);
+		cover(f_hboff_ads && emit && !i_flush);
+		cover(i_flush && emit);
+	end
 `endif
 endmodule
