@@ -53,11 +53,14 @@
 //     falls even when BOFF# was low in the clock before (a cycle marked
 //     "hlda_boff" plays that: the chipset's BOFF# in the last clock of
 //     HLDA before it);
-//   - a snoop writeback under AHOLD [K5 5.2.5]: the chipset drives the
-//     inquire address on A31..A3 while the CPU floats them, and the
-//     writeback the CPU runs for a hit on a modified line carries that
-//     address (the board sees AHOLD, EADS# and HITM# not at all: only the
-//     writeback's ADS#, with A4:A3 as the chipset drove them).
+//   - a snoop writeback under AHOLD [K5 5.2.1, 5.2.5]: the chipset raises
+//     AHOLD; the CPU floats A31..A3 from the next clock on, as long as
+//     AHOLD is high; the chipset drives the inquire address there with
+//     EADS# for one clock (A4:A3 no part of it: random); HITM# falls two
+//     clocks after EADS# (a modified line hit) and a clock later the CPU
+//     runs the writeback, AHOLD still high, its ADS# with A31..A3
+//     floating (random). HITM# rises after the writeback's last BRDY#, AHOLD with
+//     it. The record is the inquire's line, A4:A3 = 0.
 //
 // Pins change TCO after the rising edge: the step after edge k sets what
 // edge k+1 samples. Each completed CPU cycle's ADS# clock goes to the
@@ -92,7 +95,10 @@ module pentium_bus #(
 	output reg         ken_n = 1'b1,
 	output reg         boff_n = 1'b1,
 	output reg         lock_n = 1'b1,
-	output reg         hlda = 1'b0
+	output reg         hlda = 1'b0,
+	output reg         ahold = 1'b0,
+	output reg         eads_n = 1'b1,
+	output reg         hitm_n = 1'b1
 );
 	reg [103:0] cyc [0:MAX-1];
 	reg        boffed [0:MAX-1];	// restarted once already
@@ -153,6 +159,8 @@ module pentium_bus #(
 	integer m_left = 0, m_got = 0, m_len = 0, m_wait = 0;
 	reg     m_open = 1'b0;
 	reg     hlda_was = 1'b0;	// HLDA in the last clock
+	integer snoop_k = 0;		// clocks of this AHOLD episode
+	reg     snoop_wb = 1'b0;	// its writeback issued, not complete
 
 	initial begin
 		if (!$value$plusargs("cycles=%s", name)) begin
@@ -172,9 +180,9 @@ module pentium_bus #(
 
 	// ---- the VCD ----------------------------------------------------------
 	// pins in channel order; 0 is CLK
-	wire [48:0] pv = {hlda, lock_n, boff_n, ken_n, na_n, brdy_n, cache_n,
+	wire [50:0] pv = {eads_n, ahold, hlda, lock_n, boff_n, ken_n, na_n, brdy_n, cache_n,
 			  wr, dc, mio, be_n, a, ads_n, clk};
-	reg  [48:0] pv_last;
+	reg  [50:0] pv_last;
 	reg  [64:0] vcd_end = 65'h1ffffffffffffffff;
 
 	function [8*8-1:0] chan(input integer k);
@@ -193,7 +201,9 @@ module pentium_bus #(
 			45: chan = "ken_n";
 			46: chan = "boff_n";
 			47: chan = "lock_n";
-			default: chan = "hlda";
+			48: chan = "hlda";
+			49: chan = "ahold";
+			default: chan = "eads_n";
 			endcase
 		end
 	endfunction
@@ -206,7 +216,7 @@ module pentium_bus #(
 				$fwrite(vcd, "$version bach fpga/bench/pentium_bus.v $end\n");
 				$fwrite(vcd, "$timescale 1 ns $end\n");
 				$fwrite(vcd, "$scope module pentium $end\n");
-				for (k = 0; k < 49; k = k + 1)
+				for (k = 0; k < 51; k = k + 1)
 					if (k >= 2 && k < 31)
 						$fwrite(vcd, "$var wire 1 %c a%0d $end\n",
 							33 + k, k + 1);
@@ -218,7 +228,7 @@ module pentium_bus #(
 							33 + k, chan(k));
 				$fwrite(vcd, "$upscope $end\n$enddefinitions $end\n");
 				$fwrite(vcd, "#0\n$dumpvars\n");
-				for (k = 0; k < 49; k = k + 1)
+				for (k = 0; k < 51; k = k + 1)
 					$fwrite(vcd, "%b%c\n", k == 0 ? 1'b1 : pv[k],
 						33 + k);
 				$fwrite(vcd, "$end\n");
@@ -232,7 +242,7 @@ module pentium_bus #(
 		integer k;
 		begin
 			$fwrite(vcd, "#%0d\n", clocks * 15 + 2);
-			for (k = 1; k < 49; k = k + 1)
+			for (k = 1; k < 51; k = k + 1)
 				if (pv[k] !== pv_last[k])
 					$fwrite(vcd, "%b%c\n", pv[k], 33 + k);
 			pv_last = pv;
@@ -335,6 +345,29 @@ module pentium_bus #(
 			end
 			if (gap_left > 0)
 				gap_left = gap_left - 1;
+			// AHOLD [K5 5.2.1, 5.2.5]: the address bus floats from
+			// the clock after AHOLD, EADS# with the inquire in that
+			// clock, HITM# two clocks later; after the writeback's
+			// last BRDY#, AHOLD and HITM# go, and A31..A3 are the
+			// CPU's again only a clock after that
+			eads_n = 1'b1;
+			if (snoop_wb && qn == 0) begin
+				ahold = 1'b0;
+				hitm_n = 1'b1;
+				snoop_k = 0;
+				snoop_wb = 1'b0;
+				gap_left = 1;
+			end else if (snoop_k > 0) begin
+				a = $random;
+				if (snoop_k == 1) begin
+					a[31:5] = f_addr(cyc[issue]) >> 5;
+					eads_n = 1'b0;
+				end
+				if (snoop_k == 3)
+					hitm_n = 1'b0;
+				if (snoop_k < 5)
+					snoop_k = snoop_k + 1;
+			end
 			qn0 = qn;
 			na0 = qn > 0 && q_na[0];
 			done_now = 0;
@@ -435,11 +468,13 @@ module pentium_bus #(
 				      (!hold_q || lock_pair) &&
 				      (qn0 == 0 || (qn0 == 1 && na0 && !f_lock(c) &&
 						    !lock_open));
-				if (can && f_snoop(c) && a != f_addr(c) >> 3) begin
-					// AHOLD: the chipset drives the inquire
-					// address first; the writeback follows
-					a = f_addr(c) >> 3;
-					gap_left = 1;
+				if (can && f_snoop(c) && snoop_k < 5) begin
+					// AHOLD first, on an idle bus; the
+					// writeback follows HITM#
+					if (snoop_k == 0 && qn0 == 0) begin
+						ahold = 1'b1;
+						snoop_k = 1;
+					end
 				end else if (can && f_boff(c) == 15 && !boffed[issue]) begin
 					// BOFF# in the clock of the ADS#, when
 					// nothing else happens in it
@@ -453,6 +488,11 @@ module pentium_bus #(
 				end else if (can) begin
 					ads_n = 1'b0;
 					{a, be_n} = {f_addr(c) >> 3, f_be(c)};
+					if (snoop_k != 0) begin
+						// the writeback: A31..A3 float
+						a = $random;
+						snoop_wb = 1'b1;
+					end
 					{mio, dc, wr, cache_n} = c[47:44];
 					q_idx[qn] = issue;
 					q_got[qn] = 0;

@@ -266,11 +266,13 @@ static void corner_cases(int with_idle, int offbus)
 	c->na_at = 1;
 	c->w0 = 5;
 	add(0x005005c0, 0xf0, 0xf0);
-	/* a snoop writeback under AHOLD: the address is the inquire's, as
-	   the chipset drove it (A4:A3 not zero) */
+	/* a snoop writeback under AHOLD: A31..A3 float at its ADS#; the
+	   record is the line of the inquire (EADS#), A4:A3 = 0 (K5 5.2.1,
+	   5.2.5), whatever A4:A3 the chipset drove with it */
 	c = add(0x00400118, 0x00, 0xe0);
 	c->snoop = 1;
 	c->gap = 3;
+	bach_rec_put(c->rec, 0x00400100, 0x00, 0xe0);
 	if (offbus) {
 		/* a 1-clock BOFF# with ADS# floating low in the next clock,
 		   the first with BOFF# high: no record, the restart is */

@@ -37,6 +37,15 @@
 //     Reference Manual 18524C, section 5.2.10). It aborts nothing and does
 //     not float the next clock, where the CPU may drive a cycle as HLDA
 //     falls.
+//   - AHOLD takes the address bus only: the CPU floats A31..A3 from the
+//     clock after it samples AHOLD high (AMD-K5 18524C, 5.2.1), and the
+//     chipset drives an inquire's address there, strobed by EADS#
+//     (5.2.5). The writeback of a modified line the inquire hit may run
+//     while AHOLD is still high, its ADS# with A31..A3 floating: an ADS#
+//     in a clock after one with AHOLD high takes A31..A5 of the last
+//     EADS# of the capture, A4:A3 = 0 (no part of an inquire's address,
+//     5.2.1), as bach decode does (docs/decoding.md). HITM# is not needed
+//     for that (the board top registers it for the wiring only).
 //
 // An ADS# in a clock where the bus floats (HLDA high, or BOFF# low without
 // HLDA in the clock before) is no record: o_offbus counts it instead.
@@ -69,6 +78,8 @@ module bach_sampler #(
 	input  wire          i_ken_n,
 	input  wire          i_boff_n,
 	input  wire          i_hlda,
+	input  wire          i_ahold,
+	input  wire          i_eads_n,
 
 	output reg           o_valid = 1'b0, // a record this clock
 	output reg  [47:0]   o_rec,	// address BE, BE#, control (design 2)
@@ -104,8 +115,26 @@ module bach_sampler #(
 
 	// the pins of this clock are not the CPU's
 	wire floating = i_hlda || b_boff_q;
+
+	// b_ahold_q: AHOLD high in the clock before, so A31..A3 float in this
+	// one; b_inq: A31..A5 at the last EADS# of the capture (b_inq_ok)
+	reg         b_ahold_q = 1'b0, b_inq_ok = 1'b0;
+	reg  [31:5] b_inq = 27'd0;
+
+	always @(posedge i_clk) begin
+		b_ahold_q <= i_ahold;
+		if (i_clear)
+			b_inq_ok <= 1'b0;
+		else if (i_sample && !i_eads_n) begin
+			b_inq_ok <= 1'b1;
+			b_inq <= i_a[31:5];
+		end
+	end
+
+	wire        inq = b_ahold_q && b_inq_ok;
+	wire [31:3] na_a = inq ? {b_inq, 2'b00} : i_a;
 	// a new cycle's fields, and whether it waits for KEN#
-	wire [40:0] nf = {i_a, i_be_n, i_mio, i_dc, i_wr, i_cache_n};
+	wire [40:0] nf = {na_a, i_be_n, i_mio, i_dc, i_wr, i_cache_n};
 	wire        n_nk = i_mio & ~i_wr & ~i_cache_n;
 	wire        n_l4 = i_mio & i_wr & ~i_cache_n;	// writeback
 
@@ -278,14 +307,30 @@ module bach_sampler #(
 			assert(o_offbus == $past(f_float_ads));
 
 	// The CPU ADS# at time f_t: a record stamped f_t carries its fields,
-	// and only one such record leaves.
+	// and only one such record leaves. Its address: the pins, or under
+	// AHOLD (high in the clock before: A31..A3 float, [K5] 5.2.1) the
+	// line of the capture's last inquire (EADS#), A4:A3 = 0 ([K5] 5.2.5).
 	reg [40:0] f_f = 41'd0;
 	reg        f_had = 1'b0, f_out = 1'b0;
+	reg        f_ahold_q = 1'b0, f_inq_ok = 1'b0;
+	reg [31:5] f_inq = 27'd0;
+
+	always @(posedge i_clk) begin
+		f_ahold_q <= i_ahold;
+		if (i_clear)
+			f_inq_ok <= 1'b0;
+		else if (i_sample && !i_eads_n) begin
+			f_inq_ok <= 1'b1;
+			f_inq <= i_a[31:5];
+		end
+	end
+
+	wire [31:3] f_a = f_ahold_q && f_inq_ok ? {f_inq, 2'b00} : i_a;
 
 	always @(posedge i_clk)
 		if (f_cpu_ads && i_ts == f_t) begin
 			f_had <= 1'b1;
-			f_f <= nf;
+			f_f <= {f_a, i_be_n, i_mio, i_dc, i_wr, i_cache_n};
 		end
 
 	always @(posedge i_clk)
@@ -307,6 +352,9 @@ module bach_sampler #(
 			assert(!(b_t0 == f_t && b_t1 == f_t));
 		if (!f_t_seen)
 			assert(!f_had && !f_out);
+		// (for the induction: the sampler's inquire is it)
+		assert(b_ahold_q == f_ahold_q && b_inq_ok == f_inq_ok &&
+		       (!f_inq_ok || b_inq == f_inq));
 	end
 
 	// ---- covers (make fpga-formal runs them: each must be reached) -----
@@ -341,6 +389,9 @@ module bach_sampler #(
 		cover(b_v0 && b_v1);
 		cover(f_last_brdy && !b_f0[1]);	// a line fill's last BRDY#
 		cover(f_last_brdy && b_f0[3] && b_f0[1] && !b_f0[0]);
+		// a writeback's ADS# under AHOLD, at the inquire's line
+		cover(f_cpu_ads && f_ahold_q && f_inq_ok && i_mio && i_wr &&
+		      !i_cache_n && i_a[4:3] != 2'b00);
 		cover(i_sample && f_boff && b_v0 && b_v1);
 		cover(f_aborted && emit && !i_flush);
 		cover(o_offbus && f_hlda_q);
