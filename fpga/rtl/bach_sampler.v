@@ -365,8 +365,9 @@ module bach_sampler #(
 	// write with CACHE# low, four BRDY#s: the kind a snoop under AHOLD
 	// starts), BOFF# aborting open cycles and the restart recorded after
 	// it, an ADS# under HLDA counted off the bus, the first clock after
-	// BOFF# floating, and the issue-20 waveform: BOFF# low under HLDA, then
-	// the CPU's ADS# as HLDA falls, which is recorded ([K5] 5.2.10).
+	// BOFF# floating, BOFF# low under HLDA then the CPU's ADS# as HLDA
+	// falls, which is recorded ([K5] 5.2.10), and a writeback's ADS#
+	// under AHOLD.
 	reg f_aborted = 1'b0;		// BOFF# aborted an open cycle
 	reg f_hlda_boff = 1'b0;		// BOFF# low with HLDA high, last clock
 	reg f_hboff_ads = 1'b0;		// a CPU ADS# right after that
