@@ -13,8 +13,8 @@
 #                     adapter, proved with yosys-smtbmc and z3 (bounded,
 #                     then k-induction), and their covers (each must be
 #                     reached, or it fails); ends with PASS. Part of make
-#                     check, through tests/cli/fpga_formal.sh (about two
-#                     minutes)
+#                     check, through tests/cli/fpga_formal.sh (about a
+#                     minute)
 #   make fpga-synth-selftest
 #                     fpga-synth, then its checks shown to fail on a bad
 #                     design (an unregistered bus pin); run by .ci/run
