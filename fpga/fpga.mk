@@ -9,10 +9,12 @@
 #                     Max frequency lines and fails when a clock misses its
 #                     target (bus 66.67 MHz, FT2232H 60 MHz)
 #   make fpga-formal  the properties beside the sampler, the clock-crossing
-#                     FIFO, the framer and the command reader, proved with
-#                     yosys-smtbmc and z3 (bounded, then k-induction); ends
-#                     with PASS. Part of make check, through
-#                     tests/cli/fpga_formal.sh (about a minute)
+#                     FIFO, the framer, the command reader and the FT2232H
+#                     adapter, proved with yosys-smtbmc and z3 (bounded,
+#                     then k-induction), and their covers (each must be
+#                     reached, or it fails); ends with PASS. Part of make
+#                     check, through tests/cli/fpga_formal.sh (about a
+#                     minute)
 #   make fpga-synth-selftest
 #                     fpga-synth, then its checks shown to fail on a bad
 #                     design (an unregistered bus pin); run by .ci/run
@@ -24,7 +26,7 @@
 #   FPGA_SEED=1       nextpnr placement seed
 #   FPGA_SCENARIOS="bus drop offbus filter counter lfsr cmds deaf nocpu nobus"
 #                     what fpga-sim runs
-#   FPGA_FORMAL="sampler afifo framer cmd"
+#   FPGA_FORMAL="sampler afifo framer cmd ft245"
 #                     what fpga-formal proves
 #
 # fpga-sim leaves $(BUILD)/fpga/bus.vcd (the bus pins of the bus scenario,
@@ -37,7 +39,7 @@ FPGA_BOARD_V = $(FPGA_BOARD)/top.v $(FPGA_BOARD)/bus_in.v
 FPGA_OUT = $(BUILD)/fpga
 FPGA_SEED ?= 1
 FPGA_SCENARIOS ?= bus drop offbus filter counter lfsr cmds deaf nocpu nobus
-FPGA_FORMAL ?= sampler afifo framer cmd
+FPGA_FORMAL ?= sampler afifo framer cmd ft245
 
 fpga-lint:
 	$(Q)verilator --lint-only -Wall --top-module bach_core $(FPGA_RTL)

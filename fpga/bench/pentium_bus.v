@@ -11,7 +11,8 @@
 //         5.26 HOLD, 6.3 "Memory Reads and Writes", "Bus Backoff (BOFF#)"
 //         (chapter 6, page 150);
 //   [K5]  AMD-K5 Processor Technical Reference Manual, 18524C, November
-//         1996: 5.2.5 AHOLD, 5.2.10 BOFF, table 5-19 "Bus Cycle
+//         1996: 5.2.5 AHOLD, 5.2.10 BOFF ("BOFF is sampled but not
+//         effective when HLDA is asserted"), table 5-19 "Bus Cycle
 //         Definitions".
 //
 // These processors are pin for pin the Pentium's (P54C, Socket 7) bus, and
@@ -46,11 +47,20 @@
 //     5.26]. HOLD is the board's hold output (ignored with +deaf) or the
 //     chipset's own request for another bus master, which runs cycles of
 //     its own (ADS#, BRDY#s) while HLDA is high;
-//   - a snoop writeback under AHOLD [K5 5.2.5]: the chipset drives the
-//     inquire address on A31..A3 while the CPU floats them, and the
-//     writeback the CPU runs for a hit on a modified line carries that
-//     address (the board sees AHOLD, EADS# and HITM# not at all: only the
-//     writeback's ADS#, with A4:A3 as the chipset drove them).
+//   - BOFF# is sampled but not effective while HLDA is asserted [K5
+//     5.2.10]: with HLDA high it aborts nothing and does not float the
+//     next clock, so the CPU may drive an ADS# in the clock where HLDA
+//     falls even when BOFF# was low in the clock before (a cycle marked
+//     "hlda_boff" plays that: the chipset's BOFF# in the last clock of
+//     HLDA before it);
+//   - a snoop writeback under AHOLD [K5 5.2.1, 5.2.5]: the chipset raises
+//     AHOLD; the CPU floats A31..A3 from the next clock on, as long as
+//     AHOLD is high; the chipset drives the inquire address there with
+//     EADS# for one clock (A4:A3 no part of it: random); HITM# falls two
+//     clocks after EADS# (a modified line hit) and a clock later the CPU
+//     runs the writeback, AHOLD still high, its ADS# with A31..A3
+//     floating (random). HITM# rises after the writeback's last BRDY#, AHOLD with
+//     it. The record is the inquire's line, A4:A3 = 0.
 //
 // Pins change TCO after the rising edge: the step after edge k sets what
 // edge k+1 samples. Each completed CPU cycle's ADS# clock goes to the
@@ -85,34 +95,40 @@ module pentium_bus #(
 	output reg         ken_n = 1'b1,
 	output reg         boff_n = 1'b1,
 	output reg         lock_n = 1'b1,
-	output reg         hlda = 1'b0
+	output reg         hlda = 1'b0,
+	output reg         ahold = 1'b0,
+	output reg         eads_n = 1'b1,
+	output reg         hitm_n = 1'b1
 );
-	reg [99:0] cyc [0:MAX-1];
+	reg [103:0] cyc [0:MAX-1];
 	reg        boffed [0:MAX-1];	// restarted once already
 	reg        mastered [0:MAX-1];	// the other master went before it
 
 	// fields of a cycle (layout: tbgen.c write_cycles)
-	function [31:0] f_addr(input [99:0] c); f_addr = c[31:0]; endfunction
-	function [7:0] f_be(input [99:0] c); f_be = c[39:32]; endfunction
-	function [2:0] f_master(input [99:0] c); f_master = c[42:40];
+	function [31:0] f_addr(input [103:0] c); f_addr = c[31:0]; endfunction
+	function [7:0] f_be(input [103:0] c); f_be = c[39:32]; endfunction
+	function [2:0] f_master(input [103:0] c); f_master = c[42:40];
 	endfunction
-	function f_float(input [99:0] c); f_float = c[43]; endfunction
-	function f_mio(input [99:0] c); f_mio = c[47]; endfunction
-	function f_wr(input [99:0] c); f_wr = c[45]; endfunction
-	function f_cache_n(input [99:0] c); f_cache_n = c[44]; endfunction
-	function f_ken_n(input [99:0] c); f_ken_n = c[48]; endfunction
-	function f_lock(input [99:0] c); f_lock = c[49]; endfunction
-	function f_junk(input [99:0] c); f_junk = c[50]; endfunction
-	function f_snoop(input [99:0] c); f_snoop = c[51]; endfunction
-	function [23:0] f_gap(input [99:0] c); f_gap = c[75:52]; endfunction
-	function [3:0] f_w0(input [99:0] c); f_w0 = c[79:76]; endfunction
-	function [3:0] f_wb(input [99:0] c); f_wb = c[83:80]; endfunction
-	function [3:0] f_na(input [99:0] c); f_na = c[87:84]; endfunction
-	function [3:0] f_boff(input [99:0] c); f_boff = c[91:88]; endfunction
-	function [7:0] f_boff_len(input [99:0] c); f_boff_len = c[99:92];
+	function f_float(input [103:0] c); f_float = c[43]; endfunction
+	function f_mio(input [103:0] c); f_mio = c[47]; endfunction
+	function f_wr(input [103:0] c); f_wr = c[45]; endfunction
+	function f_cache_n(input [103:0] c); f_cache_n = c[44]; endfunction
+	function f_ken_n(input [103:0] c); f_ken_n = c[48]; endfunction
+	function f_lock(input [103:0] c); f_lock = c[49]; endfunction
+	function f_junk(input [103:0] c); f_junk = c[50]; endfunction
+	function f_snoop(input [103:0] c); f_snoop = c[51]; endfunction
+	function [23:0] f_gap(input [103:0] c); f_gap = c[75:52]; endfunction
+	function [3:0] f_w0(input [103:0] c); f_w0 = c[79:76]; endfunction
+	function [3:0] f_wb(input [103:0] c); f_wb = c[83:80]; endfunction
+	function [3:0] f_na(input [103:0] c); f_na = c[87:84]; endfunction
+	function [3:0] f_boff(input [103:0] c); f_boff = c[91:88]; endfunction
+	function [7:0] f_boff_len(input [103:0] c); f_boff_len = c[99:92];
+	endfunction
+	// the chipset drives BOFF# in the last clock of HLDA before it
+	function f_hlda_boff(input [103:0] c); f_hlda_boff = c[100];
 	endfunction
 	// KEN# says how many transfers: a memory read with CACHE# low
-	function f_needs_ken(input [99:0] c);
+	function f_needs_ken(input [103:0] c);
 		f_needs_ken = f_mio(c) && !f_wr(c) && !f_cache_n(c);
 	endfunction
 
@@ -143,6 +159,8 @@ module pentium_bus #(
 	integer m_left = 0, m_got = 0, m_len = 0, m_wait = 0;
 	reg     m_open = 1'b0;
 	reg     hlda_was = 1'b0;	// HLDA in the last clock
+	integer snoop_k = 0;		// clocks of this AHOLD episode
+	reg     snoop_wb = 1'b0;	// its writeback issued, not complete
 
 	initial begin
 		if (!$value$plusargs("cycles=%s", name)) begin
@@ -162,9 +180,9 @@ module pentium_bus #(
 
 	// ---- the VCD ----------------------------------------------------------
 	// pins in channel order; 0 is CLK
-	wire [48:0] pv = {hlda, lock_n, boff_n, ken_n, na_n, brdy_n, cache_n,
+	wire [50:0] pv = {eads_n, ahold, hlda, lock_n, boff_n, ken_n, na_n, brdy_n, cache_n,
 			  wr, dc, mio, be_n, a, ads_n, clk};
-	reg  [48:0] pv_last;
+	reg  [50:0] pv_last;
 	reg  [64:0] vcd_end = 65'h1ffffffffffffffff;
 
 	function [8*8-1:0] chan(input integer k);
@@ -183,7 +201,9 @@ module pentium_bus #(
 			45: chan = "ken_n";
 			46: chan = "boff_n";
 			47: chan = "lock_n";
-			default: chan = "hlda";
+			48: chan = "hlda";
+			49: chan = "ahold";
+			default: chan = "eads_n";
 			endcase
 		end
 	endfunction
@@ -196,7 +216,7 @@ module pentium_bus #(
 				$fwrite(vcd, "$version bach fpga/bench/pentium_bus.v $end\n");
 				$fwrite(vcd, "$timescale 1 ns $end\n");
 				$fwrite(vcd, "$scope module pentium $end\n");
-				for (k = 0; k < 49; k = k + 1)
+				for (k = 0; k < 51; k = k + 1)
 					if (k >= 2 && k < 31)
 						$fwrite(vcd, "$var wire 1 %c a%0d $end\n",
 							33 + k, k + 1);
@@ -208,7 +228,7 @@ module pentium_bus #(
 							33 + k, chan(k));
 				$fwrite(vcd, "$upscope $end\n$enddefinitions $end\n");
 				$fwrite(vcd, "#0\n$dumpvars\n");
-				for (k = 0; k < 49; k = k + 1)
+				for (k = 0; k < 51; k = k + 1)
 					$fwrite(vcd, "%b%c\n", k == 0 ? 1'b1 : pv[k],
 						33 + k);
 				$fwrite(vcd, "$end\n");
@@ -222,7 +242,7 @@ module pentium_bus #(
 		integer k;
 		begin
 			$fwrite(vcd, "#%0d\n", clocks * 15 + 2);
-			for (k = 1; k < 49; k = k + 1)
+			for (k = 1; k < 51; k = k + 1)
 				if (pv[k] !== pv_last[k])
 					$fwrite(vcd, "%b%c\n", pv[k], 33 + k);
 			pv_last = pv;
@@ -258,7 +278,7 @@ module pentium_bus #(
 	endtask
 
 	// KEN# where the CPU samples it: the first BRDY# or NA# of the cycle
-	task take_ken(input integer k, input [99:0] c);
+	task take_ken(input integer k, input [103:0] c);
 		begin
 			if (!q_ken[k]) begin
 				q_ken[k] = 1'b1;
@@ -309,7 +329,7 @@ module pentium_bus #(
 	endtask
 
 	task step;
-		reg [99:0] c, h;
+		reg [103:0] c, h;
 		integer qn0, done_now;
 		reg na0, lock_open, lock_pair, floating, can, hold_in;
 		begin
@@ -325,6 +345,29 @@ module pentium_bus #(
 			end
 			if (gap_left > 0)
 				gap_left = gap_left - 1;
+			// AHOLD [K5 5.2.1, 5.2.5]: the address bus floats from
+			// the clock after AHOLD, EADS# with the inquire in that
+			// clock, HITM# two clocks later; after the writeback's
+			// last BRDY#, AHOLD and HITM# go, and A31..A3 are the
+			// CPU's again only a clock after that
+			eads_n = 1'b1;
+			if (snoop_wb && qn == 0) begin
+				ahold = 1'b0;
+				hitm_n = 1'b1;
+				snoop_k = 0;
+				snoop_wb = 1'b0;
+				gap_left = 1;
+			end else if (snoop_k > 0) begin
+				a = $random;
+				if (snoop_k == 1) begin
+					a[31:5] = f_addr(cyc[issue]) >> 5;
+					eads_n = 1'b0;
+				end
+				if (snoop_k == 3)
+					hitm_n = 1'b0;
+				if (snoop_k < 5)
+					snoop_k = snoop_k + 1;
+			end
 			qn0 = qn;
 			na0 = qn > 0 && q_na[0];
 			done_now = 0;
@@ -353,6 +396,11 @@ module pentium_bus #(
 			end else if (hlda) begin
 				// the bus is the other master's
 				master_step;
+				// HLDA falls at the next edge: the chipset's
+				// BOFF# now is sampled, and ignored [K5 5.2.10]
+				if (!hold_q && issue < ncyc &&
+				    f_hlda_boff(cyc[issue]))
+					boff_n = 1'b0;
 			end else begin
 				// a transfer of the oldest cycle, or BOFF# instead
 				if (qn > 0 && q_wait[0] > 0) begin
@@ -420,11 +468,13 @@ module pentium_bus #(
 				      (!hold_q || lock_pair) &&
 				      (qn0 == 0 || (qn0 == 1 && na0 && !f_lock(c) &&
 						    !lock_open));
-				if (can && f_snoop(c) && a != f_addr(c) >> 3) begin
-					// AHOLD: the chipset drives the inquire
-					// address first; the writeback follows
-					a = f_addr(c) >> 3;
-					gap_left = 1;
+				if (can && f_snoop(c) && snoop_k < 5) begin
+					// AHOLD first, on an idle bus; the
+					// writeback follows HITM#
+					if (snoop_k == 0 && qn0 == 0) begin
+						ahold = 1'b1;
+						snoop_k = 1;
+					end
 				end else if (can && f_boff(c) == 15 && !boffed[issue]) begin
 					// BOFF# in the clock of the ADS#, when
 					// nothing else happens in it
@@ -438,6 +488,11 @@ module pentium_bus #(
 				end else if (can) begin
 					ads_n = 1'b0;
 					{a, be_n} = {f_addr(c) >> 3, f_be(c)};
+					if (snoop_k != 0) begin
+						// the writeback: A31..A3 float
+						a = $random;
+						snoop_wb = 1'b1;
+					end
 					{mio, dc, wr, cache_n} = c[47:44];
 					q_idx[qn] = issue;
 					q_got[qn] = 0;
@@ -468,7 +523,8 @@ module pentium_bus #(
 				lock_n = 1'b1;
 			for (i = 0; i < qn; i = i + 1)
 				q_age[i] = q_age[i] + 1;
-			boff_was = !boff_n;
+			// BOFF# under HLDA floats nothing [K5 5.2.10]
+			boff_was = !boff_n && !hlda;
 			hlda_was = hlda;
 			// the next edge: is a CPU cycle open then?
 			idle_q1 = idle_q;

@@ -53,6 +53,7 @@ struct cycle {
 	uint8_t master;	  /* cycles of another master before it (0-7) */
 	uint8_t floats;	  /* its BOFF# episode: ADS# floats low */
 	uint8_t snoop;	  /* a snoop writeback: the address from AHOLD */
+	uint8_t hboff;	  /* BOFF# in the last clock of HLDA before it */
 	uint32_t gap;	  /* clocks from the previous ADS# at least */
 	uint8_t w0;	  /* wait states before the first BRDY# */
 	uint8_t wb;	  /* wait states between burst transfers */
@@ -265,11 +266,13 @@ static void corner_cases(int with_idle, int offbus)
 	c->na_at = 1;
 	c->w0 = 5;
 	add(0x005005c0, 0xf0, 0xf0);
-	/* a snoop writeback under AHOLD: the address is the inquire's, as
-	   the chipset drove it (A4:A3 not zero) */
+	/* a snoop writeback under AHOLD: A31..A3 float at its ADS#; the
+	   record is the line of the inquire (EADS#), A4:A3 = 0 (K5 5.2.1,
+	   5.2.5), whatever A4:A3 the chipset drove with it */
 	c = add(0x00400118, 0x00, 0xe0);
 	c->snoop = 1;
 	c->gap = 3;
+	bach_rec_put(c->rec, 0x00400100, 0x00, 0xe0);
 	if (offbus) {
 		/* a 1-clock BOFF# with ADS# floating low in the next clock,
 		   the first with BOFF# high: no record, the restart is */
@@ -290,6 +293,13 @@ static void corner_cases(int with_idle, int offbus)
 		add(0x00400360, 0x0f, 0xf0);
 		c = add(0x00400380, 0x00, 0xc0);
 		c->master = 1;
+		/* BOFF# low in the last clock of HLDA, HLDA low and a read's
+		   ADS# in the next; BOFF# is not effective while HLDA is
+		   asserted (K5 5.2.10): the read is the CPU's, a record, and
+		   no ADS# off the bus */
+		c = refused(0x0000d000, 0x00, 0x90);
+		c->master = 1;
+		c->hboff = 1;
 	}
 	/* pipelined line fills */
 	for (unsigned i = 0; i < 8; i++) {
@@ -320,8 +330,9 @@ static void write_cycles(const char *dir)
 
 		if (c->gap >= 1u << 24)
 			die("gap too long");
-		fprintf(f, "%02x%01x%01x%01x%01x%06x%01x%01x%01x%02x%08x\n",
-			c->boff_len, c->boff_at, c->na_at, c->wb, c->w0, c->gap,
+		fprintf(f, "%01x%02x%01x%01x%01x%01x%06x%01x%01x%01x%02x%08x\n",
+			c->hboff, c->boff_len, c->boff_at, c->na_at, c->wb,
+			c->w0, c->gap,
 			c->snoop << 3 | c->junk << 2 | c->lock << 1 | c->ken_n,
 			c->pins, c->floats << 3 | c->master, c->be, c->addr);
 		if (!c->filtered) {

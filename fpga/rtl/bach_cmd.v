@@ -271,5 +271,23 @@ module bach_cmd #(
 		if (f_past && o_cmd_valid && !$past(o_cmd_valid))
 			assert($past(take) && $past(u_st) == P_CRC &&
 			       $past(u_crcb) == 2'd3 && $past(u_b == crc_byte));
+
+	// ---- covers (make fpga-formal runs them: each must be reached) -----
+	// The search's moves the properties above speak of: a byte that is
+	// no magic skipped; part of the magic, then a wrong byte: the search
+	// again from the byte after the candidate's start; the magic whole,
+	// into the header; a header that cannot be (its version byte): one
+	// byte on. A whole command frame is 44 bytes at a byte every other
+	// clock, too deep for a quick cover: the simulation (the cmds
+	// scenario) sends good and damaged ones.
+	always @* begin
+		cover(f_past && f_take && f_st == P_MAGIC && f_pos == 6'd0 &&
+		      f_moved == 1);
+		cover(f_past && f_take && f_st == P_MAGIC && f_pos == 6'd2 &&
+		      f_moved == 1 && u_r == u_fs);
+		cover(u_st == P_HDR && u_pos == 6'd4);
+		cover(f_past && f_take && f_st == P_HDR && f_moved == 1 &&
+		      u_st == P_MAGIC);
+	end
 `endif
 endmodule

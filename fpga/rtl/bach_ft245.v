@@ -174,4 +174,143 @@ module bach_ft245 (
 				u_idle <= u_idle + 3'd1;
 		end
 	end
+
+`ifdef FORMAL
+	// ---- properties (make fpga-formal: fpga/bench/formal/ft245.ys) ------
+	//
+	// The environment: the framer sends a byte only when it saw room at
+	// the clock before (bach_framer registers its byte), the chip's TXE#
+	// and RXF# do anything at any edge, the reset is at power-on only.
+	reg f_past = 1'b0, f_room = 1'b0;
+
+	always @(posedge i_clk) begin
+		f_past <= 1'b1;
+		f_room <= o_tx_room;
+	end
+
+	always @* begin
+		assume(!i_rst);
+		if (i_tx_valid)
+			assume(f_room);
+	end
+
+	// To the host, across TXE#: the bytes the chip takes (edges with WR#
+	// and TXE# low) are the bytes the framer gave, in order, each once.
+	// f_in, f_out count them (mod 256); the byte number f_k, given once,
+	// is tracked from the queue to the pins.
+	// (f_taken: the chip's rule, stated here on its own)
+	wire       f_taken = !o_wr_n && !i_txe_n;
+	reg  [7:0] f_in = 8'd0, f_out = 8'd0;
+	(* anyconst *) reg [7:0] f_k;
+	reg  [7:0] f_v = 8'd0;
+	reg        f_got = 1'b0, f_sent = 1'b0;
+	wire [7:0] f_fly = {4'd0, q_n} + {7'd0, u_txv};	// in flight
+	wire [7:0] f_d = f_k - f_out;		// f_k's place in the flight
+
+	always @*
+		if (f_got)
+			assume(!(i_tx_valid && f_in == f_k));
+
+	always @(posedge i_clk) begin
+		if (i_tx_valid)
+			f_in <= f_in + 8'd1;
+		if (f_taken)
+			f_out <= f_out + 8'd1;
+		if (i_tx_valid && f_in == f_k) begin
+			f_got <= 1'b1;
+			f_v <= i_tx_byte;
+		end
+		if (f_taken && f_out == f_k)
+			f_sent <= 1'b1;
+	end
+
+	always @* begin
+		// a byte the chip takes is a byte given: none invented
+		if (f_taken)
+			assert(u_txv);
+		// the queue never overflows; given = taken + in flight
+		assert(q_n <= 4'd8 && q_wr - q_rd == q_n[2:0]);
+		assert(f_in - f_out == f_fly);
+		// the tracked byte: taken whole, with its value, once
+		if (f_taken && f_out == f_k)
+			assert(f_got && !f_sent && o_data == f_v);
+		// (for the induction: where it is)
+		if (f_got && !f_sent) begin
+			assert(f_d < f_fly);
+			if (u_txv && f_d == 8'd0)
+				assert(o_data == f_v);
+			else
+				assert(q_mem[q_rd + f_d[2:0] - {2'd0, u_txv}] ==
+				       f_v);
+		end
+		if (!f_got)
+			assert(!f_sent && f_d >= f_fly);
+		// after it, taken stays behind given, counted from f_k + 1
+		// (no byte number comes twice)
+		if (f_sent)
+			assert(f_out - f_k - 8'd1 <= f_in - f_k - 8'd1);
+		// WR# only in TX mode, driving the bus, OE# and RD# high
+		if (!o_wr_n)
+			assert(o_data_oe && o_oe_n && o_rd_n);
+	end
+
+	// From the host, the RXF# handshake: the FPGA lets go of the bus a
+	// clock before OE# falls and drives it again a clock after OE# rises
+	// (one driver at a time); RD# only with OE# low since the clock
+	// before; every byte read (RD# and RXF# low at an edge) is delivered
+	// once, with its value, the clock after; none while the host has
+	// none.
+	reg f_oe_q = 1'b0, f_drv_q = 1'b1, f_rd = 1'b0;
+	reg [7:0] f_rb = 8'd0;
+
+	always @(posedge i_clk) begin
+		f_oe_q <= !o_oe_n;
+		f_drv_q <= o_data_oe;
+		f_rd <= !o_rd_n && !i_rxf_n;
+		f_rb <= i_data;
+	end
+
+	always @* begin
+		if (!o_oe_n)
+			assert(!o_data_oe && !f_drv_q);
+		if (o_data_oe && f_past)
+			assert(!f_oe_q);
+		if (!o_rd_n)
+			assert(!o_oe_n && f_oe_q);
+		if (f_past)
+			assert(o_rx_valid == f_rd &&
+			       (!o_rx_valid || o_rx_byte == f_rb));
+		// (for the induction: the modes and their pins)
+		assert(u_mode <= M_BACK);
+		if (u_mode == M_OE || u_mode == M_RX)
+			assert(!o_oe_n && !o_data_oe);
+		if (u_mode == M_OFF)
+			assert(o_oe_n && !o_data_oe && o_rd_n);
+		if (u_mode == M_BACK)
+			assert(!o_data_oe);
+		if (u_mode == M_TX)
+			assert(!f_oe_q && o_oe_n && o_rd_n);
+	end
+
+	// ---- covers (make fpga-formal runs them: each must be reached) -----
+	// A byte held across TXE# high and taken after it; the queue full;
+	// the tracked byte taken; a byte read from the host; a byte pending
+	// across a turn of the bus to the host and back, then taken.
+	reg f_held = 1'b0, f_turned = 1'b0;
+
+	always @(posedge i_clk) begin
+		if (!o_wr_n && i_txe_n)
+			f_held <= 1'b1;
+		if (u_txv && u_mode == M_RX)
+			f_turned <= 1'b1;
+	end
+
+	always @* begin
+		cover(f_held && f_taken);
+		cover(q_n == 4'd8);
+		cover(f_sent);
+		cover(o_rx_valid);
+		cover(f_turned && f_taken);
+	end
+`endif
 endmodule

@@ -31,10 +31,24 @@
 //   - HLDA high: the CPU floats the bus in every clock where it drives HLDA
 //     (AMD-K6 Data Sheet 20695H section 5.25), and other bus masters may
 //     run cycles on it. Their ADS#, BRDY#, NA# and KEN# are not the CPU's:
-//     they open, end and decide nothing.
+//     they open, end and decide nothing;
+//   - BOFF# in a clock with HLDA high is no BOFF#: "BOFF is sampled but
+//     not effective when HLDA is asserted" (AMD-K5 Processor Technical
+//     Reference Manual 18524C, section 5.2.10). It aborts nothing and does
+//     not float the next clock, where the CPU may drive a cycle as HLDA
+//     falls.
+//   - AHOLD takes the address bus only: the CPU floats A31..A3 from the
+//     clock after it samples AHOLD high (AMD-K5 18524C, 5.2.1), and the
+//     chipset drives an inquire's address there, strobed by EADS#
+//     (5.2.5). The writeback of a modified line the inquire hit may run
+//     while AHOLD is still high, its ADS# with A31..A3 floating: an ADS#
+//     in a clock after one with AHOLD high takes A31..A5 of the last
+//     EADS# of the capture, A4:A3 = 0 (no part of an inquire's address,
+//     5.2.1), as bach decode does (docs/decoding.md). HITM# is not needed
+//     for that (the board top registers it for the wiring only).
 //
-// An ADS# in a clock where the bus floats (HLDA high, or BOFF# low in the
-// clock before) is no record: o_offbus counts it instead.
+// An ADS# in a clock where the bus floats (HLDA high, or BOFF# low without
+// HLDA in the clock before) is no record: o_offbus counts it instead.
 //
 // A Pentium has at most two cycles open. Should a third ADS# come while two
 // are open (BRDY# not wired, or a bus this model does not know), the
@@ -64,6 +78,8 @@ module bach_sampler #(
 	input  wire          i_ken_n,
 	input  wire          i_boff_n,
 	input  wire          i_hlda,
+	input  wire          i_ahold,
+	input  wire          i_eads_n,
 
 	output reg           o_valid = 1'b0, // a record this clock
 	output reg  [47:0]   o_rec,	// address BE, BE#, control (design 2)
@@ -85,10 +101,13 @@ module bach_sampler #(
 	assign o_open = b_v0 | b_v1;
 
 	// the pins this clock
-	wire ads = ~i_ads_n, brdy = ~i_brdy_n, na = ~i_na_n, boff = ~i_boff_n;
+	wire ads = ~i_ads_n, brdy = ~i_brdy_n, na = ~i_na_n;
+	// BOFF# as the CPU heeds it: not while HLDA is high (K5 5.2.10)
+	wire boff = ~i_boff_n & ~i_hlda;
 
-	// b_boff_q: BOFF# was low in the clock before, so the CPU floats the
-	// bus in this one (the first clock with BOFF# high included)
+	// b_boff_q: BOFF# was low (and effective) in the clock before, so the
+	// CPU floats the bus in this one (the first clock with BOFF# high
+	// included)
 	reg  b_boff_q = 1'b0;
 
 	always @(posedge i_clk)
@@ -96,8 +115,26 @@ module bach_sampler #(
 
 	// the pins of this clock are not the CPU's
 	wire floating = i_hlda || b_boff_q;
+
+	// b_ahold_q: AHOLD high in the clock before, so A31..A3 float in this
+	// one; b_inq: A31..A5 at the last EADS# of the capture (b_inq_ok)
+	reg         b_ahold_q = 1'b0, b_inq_ok = 1'b0;
+	reg  [31:5] b_inq = 27'd0;
+
+	always @(posedge i_clk) begin
+		b_ahold_q <= i_ahold;
+		if (i_clear)
+			b_inq_ok <= 1'b0;
+		else if (i_sample && !i_eads_n) begin
+			b_inq_ok <= 1'b1;
+			b_inq <= i_a[31:5];
+		end
+	end
+
+	wire        inq = b_ahold_q && b_inq_ok;
+	wire [31:3] na_a = inq ? {b_inq, 2'b00} : i_a;
 	// a new cycle's fields, and whether it waits for KEN#
-	wire [40:0] nf = {i_a, i_be_n, i_mio, i_dc, i_wr, i_cache_n};
+	wire [40:0] nf = {na_a, i_be_n, i_mio, i_dc, i_wr, i_cache_n};
 	wire        n_nk = i_mio & ~i_wr & ~i_cache_n;
 	wire        n_l4 = i_mio & i_wr & ~i_cache_n;	// writeback
 
@@ -225,16 +262,19 @@ module bach_sampler #(
 			assume(i_ts != f_t);
 
 	// The bus floats (the data sheets' rule, stated here on its own):
-	// HLDA high, or BOFF# low in the clock before. The CPU's ADS#s are
-	// those sampled while capturing, not with BOFF# low, not while the
-	// bus floats.
+	// HLDA high, or BOFF# low in the clock before. BOFF# counts only
+	// with HLDA low: "BOFF is sampled but not effective when HLDA is
+	// asserted" (AMD-K5 Technical Reference Manual 18524C, 5.2.10). The
+	// CPU's ADS#s are those sampled while capturing, not with BOFF# in
+	// effect, not while the bus floats.
+	wire f_boff = !i_boff_n && !i_hlda;
 	reg  f_boff_q = 1'b0;
 
 	always @(posedge i_clk)
-		f_boff_q <= !i_boff_n;
+		f_boff_q <= f_boff;
 
 	wire f_float = i_hlda || f_boff_q;
-	wire f_cpu_ads = i_sample && i_boff_n && !f_float && !i_ads_n;
+	wire f_cpu_ads = i_sample && !f_boff && !f_float && !i_ads_n;
 	wire f_float_ads = i_sample && f_float && !i_ads_n;
 
 	// One record per CPU ADS#: every one of them is a record, a cycle
@@ -246,7 +286,7 @@ module bach_sampler #(
 			f_ads <= f_ads + 8'd1;
 		if (emit)
 			f_rec <= f_rec + 8'd1;
-		if (i_clear || (i_sample && boff))
+		if (i_clear || (i_sample && f_boff))
 			f_abort <= f_abort + {7'd0, b_v0} + {7'd0, b_v1};
 	end
 
@@ -255,7 +295,7 @@ module bach_sampler #(
 		// at most two cycles open, the oldest in slot 0
 		assert(!b_v1 || b_v0);
 		// no record while BOFF# or HLDA float the bus
-		if (i_sample && (!i_boff_n || f_float))
+		if (i_sample && (f_boff || f_float))
 			assert(!emit);
 		// (for the induction: the sampler's copy of BOFF# is it)
 		assert(b_boff_q == f_boff_q);
@@ -267,14 +307,30 @@ module bach_sampler #(
 			assert(o_offbus == $past(f_float_ads));
 
 	// The CPU ADS# at time f_t: a record stamped f_t carries its fields,
-	// and only one such record leaves.
+	// and only one such record leaves. Its address: the pins, or under
+	// AHOLD (high in the clock before: A31..A3 float, [K5] 5.2.1) the
+	// line of the capture's last inquire (EADS#), A4:A3 = 0 ([K5] 5.2.5).
 	reg [40:0] f_f = 41'd0;
 	reg        f_had = 1'b0, f_out = 1'b0;
+	reg        f_ahold_q = 1'b0, f_inq_ok = 1'b0;
+	reg [31:5] f_inq = 27'd0;
+
+	always @(posedge i_clk) begin
+		f_ahold_q <= i_ahold;
+		if (i_clear)
+			f_inq_ok <= 1'b0;
+		else if (i_sample && !i_eads_n) begin
+			f_inq_ok <= 1'b1;
+			f_inq <= i_a[31:5];
+		end
+	end
+
+	wire [31:3] f_a = f_ahold_q && f_inq_ok ? {f_inq, 2'b00} : i_a;
 
 	always @(posedge i_clk)
 		if (f_cpu_ads && i_ts == f_t) begin
 			f_had <= 1'b1;
-			f_f <= nf;
+			f_f <= {f_a, i_be_n, i_mio, i_dc, i_wr, i_cache_n};
 		end
 
 	always @(posedge i_clk)
@@ -296,6 +352,53 @@ module bach_sampler #(
 			assert(!(b_t0 == f_t && b_t1 == f_t));
 		if (!f_t_seen)
 			assert(!f_had && !f_out);
+		// (for the induction: the sampler's inquire is it)
+		assert(b_ahold_q == f_ahold_q && b_inq_ok == f_inq_ok &&
+		       (!f_inq_ok || b_inq == f_inq));
+	end
+
+	// ---- covers (make fpga-formal runs them: each must be reached) -----
+	//
+	// Every state the properties above speak of is reachable, so that
+	// none of them holds only because its premise never does: a record,
+	// two cycles open, a line fill (four BRDY#s), a writeback (a memory
+	// write with CACHE# low, four BRDY#s: the kind a snoop under AHOLD
+	// starts), BOFF# aborting open cycles and the restart recorded after
+	// it, an ADS# under HLDA counted off the bus, the first clock after
+	// BOFF# floating, BOFF# low under HLDA then the CPU's ADS# as HLDA
+	// falls, which is recorded ([K5] 5.2.10), and a writeback's ADS#
+	// under AHOLD.
+	reg f_aborted = 1'b0;		// BOFF# aborted an open cycle
+	reg f_hlda_boff = 1'b0;		// BOFF# low with HLDA high, last clock
+	reg f_hboff_ads = 1'b0;		// a CPU ADS# right after that
+	reg f_hlda_q = 1'b0;		// HLDA in the last clock
+
+	always @(posedge i_clk) begin
+		f_hlda_q <= i_hlda;
+		if (i_sample && f_boff && b_v0)
+			f_aborted <= 1'b1;
+		f_hlda_boff <= i_sample && i_hlda && !i_boff_n;
+		if (f_hlda_boff && f_cpu_ads)
+			f_hboff_ads <= 1'b1;
+	end
+
+	wire f_last_brdy = i_sample && !f_boff && !f_float && !i_brdy_n &&
+			   b_v0 && b_l40 && b_n0 == 2'd3;
+
+	always @* begin
+		cover(emit && !i_flush);
+		cover(b_v0 && b_v1);
+		cover(f_last_brdy && !b_f0[1]);	// a line fill's last BRDY#
+		cover(f_last_brdy && b_f0[3] && b_f0[1] && !b_f0[0]);
+		// a writeback's ADS# under AHOLD, at the inquire's line
+		cover(f_cpu_ads && f_ahold_q && f_inq_ok && i_mio && i_wr &&
+		      !i_cache_n && i_a[4:3] != 2'b00);
+		cover(i_sample && f_boff && b_v0 && b_v1);
+		cover(f_aborted && emit && !i_flush);
+		cover(o_offbus && f_hlda_q);
+		cover(o_offbus && !f_hlda_q);
+		cover(f_hboff_ads && emit && !i_flush);
+		cover(i_flush && emit);
 	end
 `endif
 endmodule

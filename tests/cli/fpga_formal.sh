@@ -1,5 +1,6 @@
 # The gateware's proofs: make fpga-formal (yosys-smtbmc and z3), each core's
-# properties bounded from reset and by k-induction; PASS last.
+# properties bounded from reset and by k-induction, then its covers (each
+# must be reached); PASS last.
 . "$TOP/tests/lib.sh"
 
 if [ -n "${BACH_SANITIZED:-}" ]; then

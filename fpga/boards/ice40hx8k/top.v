@@ -22,6 +22,9 @@ module top (
 	input  wire        bus_ken_n,
 	input  wire        bus_boff_n,
 	input  wire        bus_hlda,
+	input  wire        bus_ahold,	// the chipset's AHOLD, EADS#, HITM#
+	input  wire        bus_eads_n,	// (docs/fpga.md 3: a writeback
+	input  wire        bus_hitm_n,	// under AHOLD, at the inquire's line)
 	output wire        bus_hold,	// to HOLD (the only stall: docs/fpga.md 5)
 
 	input  wire        ft_clk,	// FT2232H CLKOUT, 60 MHz (GBIN)
@@ -47,6 +50,7 @@ module top (
 	wire [31:3] a_q;
 	wire [7:0]  be_q;
 	wire [9:0]  c_q;	// ADS# M/IO# D/C# W/R# CACHE# BRDY# NA# KEN# BOFF# HLDA
+	wire        ahold_q, eads_q, hitm_q;
 
 	genvar i;
 	generate
@@ -68,6 +72,11 @@ module top (
 	bus_in in_ken (.clk(bus_clk), .pin(bus_ken_n), .q(c_q[2]));
 	bus_in in_boff (.clk(bus_clk), .pin(bus_boff_n), .q(c_q[1]));
 	bus_in in_hlda (.clk(bus_clk), .pin(bus_hlda), .q(c_q[0]));
+	bus_in in_ahold (.clk(bus_clk), .pin(bus_ahold), .q(ahold_q));
+	bus_in in_eads (.clk(bus_clk), .pin(bus_eads_n), .q(eads_q));
+	// HITM#: wired and registered, not needed by the rules (the sampler
+	// takes the inquire's line at EADS#; HITM# only says it hit)
+	bus_in in_hitm (.clk(bus_clk), .pin(bus_hitm_n), .q(hitm_q));
 
 	// FT2232H outputs: registered in the I/O cells on CLKOUT
 	localparam [5:0] OUT_REG = 6'b010101;	// registered output
@@ -111,6 +120,7 @@ module top (
 		.i_mio(c_q[8]), .i_dc(c_q[7]), .i_wr(c_q[6]),
 		.i_cache_n(c_q[5]), .i_brdy_n(c_q[4]), .i_na_n(c_q[3]),
 		.i_ken_n(c_q[2]), .i_boff_n(c_q[1]), .i_hlda(c_q[0]),
+		.i_ahold(ahold_q), .i_eads_n(eads_q),
 		.o_hold(hold),
 		.i_ft_rxf_n(ft_rxf_n), .i_ft_txe_n(ft_txe_n),
 		.i_ft_data(data_in),
@@ -127,6 +137,6 @@ module top (
 
 	// the core's own copies of the pin registers are left to synthesis
 	wire unused_copies = &{1'b0, rd_n_q, wr_n_q, oe_n_q, siwu_n_q,
-			       data_q, data_oe_q};
+			       data_q, data_oe_q, hitm_q};
 endmodule
 
