@@ -26,6 +26,7 @@ int bach_exit_status(int err);
 enum bach_file_kind {
 	BACH_FILE_RAW,	/* .byu */
 	BACH_FILE_GZIP, /* .byu.gz: gzip, one or more members */
+	BACH_FILE_ZSTD, /* .byu.zst: zstd frames, then the seek table */
 };
 
 struct bach_reader;
@@ -206,6 +207,11 @@ enum bach_deflate_backend {
 	BACH_DEFLATE_LIBDEFLATE,
 	BACH_DEFLATE_ZLIB,
 	BACH_DEFLATE_RECORD, /* lib/io/recdeflate.h */
+	/*
+	 * not deflate: each block one zstd frame (content size, checksum;
+	 * level 1..19, 0: 3) for .byu.zst (docs/formats.md section 3.3)
+	 */
+	BACH_DEFLATE_ZSTD,
 };
 
 struct bach_deflater;
@@ -223,7 +229,9 @@ void bach_deflater_free(struct bach_deflater *d);
  * Compress len <= BACH_BGZF_MAX_INPUT bytes into one complete gzip member
  * with the BC extra field, at dst (room for BACH_BGZF_MAX_BLOCK bytes).
  * Falls back to a stored block when deflate does not shrink the data.
- * Returns the member's size.
+ * Returns the member's size. A BACH_DEFLATE_ZSTD deflater makes one zstd
+ * frame instead (raw blocks when zstd does not shrink the data, so it
+ * fits the same room).
  */
 size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 		       const uint8_t *src, size_t len);
@@ -231,8 +239,9 @@ size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 /* ---- writer ------------------------------------------------------------ */
 
 enum bach_out_format {
-	BACH_OUT_BYU,	 /* raw records */
-	BACH_OUT_BYU_GZ, /* blocked gzip with EOF block */
+	BACH_OUT_BYU,	  /* raw records */
+	BACH_OUT_BYU_GZ,  /* blocked gzip with EOF block */
+	BACH_OUT_BYU_ZST, /* zstd frames of whole records, seek table */
 };
 
 struct bach_writer_opts {

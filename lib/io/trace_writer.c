@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Trace writer: raw .byu, or blocked .byu.gz: the caller's records fill
- * 64 KiB blocks that a pool of threads compresses (lib/io/zpool.h) while the
- * next block fills; finished members are written in order, then the EOF
- * block. Blocks are compressed by the record encoder unless a level (or a
- * backend) is asked for (bach_deflater_new()).
+ * Trace writer: raw .byu, blocked .byu.gz or .byu.zst: the caller's records
+ * fill 64 KiB blocks that a pool of threads compresses (lib/io/zpool.h)
+ * while the next block fills; finished members (zstd frames) are written
+ * in order, then the EOF block (the zstd seek table, lib/io/zst.h). Blocks are
+ * compressed by the record encoder unless a level (or a backend) is asked for
+ * (bach_deflater_new()).
  *
  * A named output is written under a temporary name beside it and renamed
  * into place by a good close (lib/io/outfile.h). A blocked one gets its
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "bach/bytes.h"
 #include "bach/index.h"
@@ -28,6 +30,7 @@
 #include "lib/io/outfile.h"
 #include "lib/io/timing.h"
 #include "lib/io/zpool.h"
+#include "lib/io/zst.h"
 
 #define RAW_BUF		  (4u << 20)
 #define BLOCKS_PER_THREAD 8
@@ -55,6 +58,10 @@ struct bach_writer {
 	uint64_t ix_cap;
 	uint32_t ix_last; /* the last member's ISIZE */
 	int ix_err;
+
+	/* .byu.zst: its frames, for the seek table */
+	struct zst_entry *zt;
+	uint64_t zt_n, zt_cap;
 };
 
 __attribute__((format(printf, 3, 4))) static int
@@ -116,6 +123,35 @@ static void put_member(struct bach_writer *w, const uint8_t *out, size_t len)
 
 	if (w->err)
 		return;
+	if (w->o.format == BACH_OUT_BYU_ZST) {
+		if (!len)
+			return (void)wfail(w, -EIO, "%s: zstd failed",
+					   wname(w));
+		if (w->zt_n == w->zt_cap) {
+			uint64_t ncap = w->zt_cap ? w->zt_cap * 2 : 1024;
+			struct zst_entry *e =
+				w->zt_n < ZST_MAX_FRAMES
+					? realloc(w->zt, ncap * sizeof(*e))
+					: NULL;
+
+			if (!e)
+				return (void)wfail(
+					w, -ENOMEM,
+					"%s: no room for frame %llu in the seek table",
+					wname(w), (unsigned long long)w->zt_n);
+			w->zt = e;
+			w->zt_cap = ncap;
+		}
+		/* the frame says its content size, and ends with its
+		 * checksum: the table's entry */
+		w->zt[w->zt_n++] = (struct zst_entry){
+			(uint32_t)len,
+			(uint32_t)ZSTD_getFrameContentSize(out, len),
+			bach_get_le32(out + len - 4),
+		};
+		write_all(w, out, len);
+		return;
+	}
 	if (w->out.path && !w->ix_err &&
 	    !(w->ix_err = bach_index_grow(&w->ix, &w->ix_cap))) {
 		w->ix.coff[n] = w->bytes;
@@ -208,8 +244,10 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 	w->o = *o;
 	w->fd = -1;
 	w->out.fd = -1;
+	if (o->format == BACH_OUT_BYU_ZST)
+		w->o.backend = BACH_DEFLATE_ZSTD; /* level 0: zstd's 3 */
 	/* no level: the record encoder, unless a library was named */
-	if (!w->o.level && w->o.backend != BACH_DEFLATE_AUTO)
+	else if (!w->o.level && w->o.backend != BACH_DEFLATE_AUTO)
 		w->o.level = BACH_DEFAULT_LEVEL;
 
 	ret = bach_outfile_open(&w->out, path);
@@ -242,7 +280,7 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
 	}
 	w->pool = bach_zpool_new(threads > 1 ? threads : 0, w->nin - 1,
-				 o->backend, w->o.level);
+				 w->o.backend, w->o.level);
 	if (!w->pool)
 		return wfail(w, -ENOMEM, "%s: cannot start compressor",
 			     wname(w));
@@ -293,7 +331,20 @@ int bach_writer_close(struct bach_writer *w)
 
 	if (w->err || w->closed)
 		return w->err;
-	if (w->o.format == BACH_OUT_BYU_GZ) {
+	if (w->o.format == BACH_OUT_BYU_ZST) {
+		uint8_t *tab;
+
+		if (submit(w) < 0 || drain(w, true) < 0)
+			return w->err;
+		tab = malloc(zst_table_size(w->zt_n));
+		if (!tab)
+			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
+		zst_table_put(tab, w->zt, w->zt_n);
+		write_all(w, tab, zst_table_size(w->zt_n));
+		free(tab);
+		if (w->err)
+			return w->err;
+	} else if (w->o.format == BACH_OUT_BYU_GZ) {
 		if (submit(w) < 0 || drain(w, true) < 0)
 			return w->err;
 		eof_off = w->bytes;
@@ -331,5 +382,6 @@ void bach_writer_free(struct bach_writer *w)
 		free(w->in[i]);
 	free(w->in);
 	bach_index_free(&w->ix);
+	free(w->zt);
 	free(w);
 }
