@@ -34,7 +34,8 @@ set -eu
 # tabix: htslib's bgzip, the independent reader of our .gzi indexes in the
 # tests. python3-cffi, python3-numpy, python3-pytest: the Python module
 # (python/bach) over libbach.so and its tests; python3-pandas: its
-# to_pandas(), tested when present (it is optional for users).
+# to_pandas(), tested when present (it is optional for users);
+# python3-zstandard: the independent zstd decoder of .byu.zst in its tests.
 # the manual pages: scdoc turns docs/man/*.scd into roff (make man, make
 # install); groff and man-db render them in the tests.
 PKGS="gcc make pkg-config clang-format zlib1g-dev libdeflate-dev libzstd-dev libcmocka-dev clang pigz gzip zstd
@@ -46,7 +47,7 @@ libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
 prometheus prometheus-node-exporter
 python3 libcairo2-dev chromium
-tabix python3-cffi python3-numpy python3-pytest python3-pandas
+tabix python3-cffi python3-numpy python3-pytest python3-pandas python3-zstandard
 scdoc groff-base man-db"
 
 # deps.sh --check: only say whether the libraries the programs link are
