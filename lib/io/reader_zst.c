@@ -11,6 +11,7 @@
  * being filled is decompressed whole into it before any is handed out).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -286,6 +287,13 @@ int reader_zst_check_end(struct bach_reader *r)
 				: "truncated?");
 	err = zst_table_parse(z->tab, z->tab_len, z->tab_at, z->base, &ix, msg,
 			      sizeof(msg));
+	if (err == -ENOENT) {
+		err = -BACH_EDATA;
+		snprintf(
+			msg, sizeof(msg),
+			"missing seek table: the skippable frame at byte offset %llu ends without the seekable magic",
+			(unsigned long long)z->tab_at);
+	}
 	if (!err && (ix.uoff[ix.n] != z->dsum - z->dbase ||
 		     (!z->seeked &&
 		      bach_get_le32(z->tab + z->tab_len - 9) != z->frames)))
