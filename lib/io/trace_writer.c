@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "bach/bytes.h"
 #include "bach/index.h"
@@ -60,8 +59,7 @@ struct bach_writer {
 	int ix_err;
 
 	/* .byu.zst: its frames, for the seek table */
-	struct zst_entry *zt;
-	uint64_t zt_n, zt_cap;
+	struct zst_table zt;
 };
 
 __attribute__((format(printf, 3, 4))) static int
@@ -124,31 +122,14 @@ static void put_member(struct bach_writer *w, const uint8_t *out, size_t len)
 	if (w->err)
 		return;
 	if (w->o.format == BACH_OUT_BYU_ZST) {
-		if (!len)
-			return (void)wfail(w, -EIO, "%s: zstd failed",
-					   wname(w));
-		if (w->zt_n == w->zt_cap) {
-			uint64_t ncap = w->zt_cap ? w->zt_cap * 2 : 1024;
-			struct zst_entry *e =
-				w->zt_n < ZST_MAX_FRAMES
-					? realloc(w->zt, ncap * sizeof(*e))
-					: NULL;
+		/* 0: zstd failed (it cannot, on 64 KiB and its room) */
+		int err = len ? zst_table_add(&w->zt, out, len) : -EIO;
 
-			if (!e)
-				return (void)wfail(
-					w, -ENOMEM,
-					"%s: no room for frame %llu in the seek table",
-					wname(w), (unsigned long long)w->zt_n);
-			w->zt = e;
-			w->zt_cap = ncap;
-		}
-		/* the frame says its content size, and ends with its
-		 * checksum: the table's entry */
-		w->zt[w->zt_n++] = (struct zst_entry){
-			(uint32_t)len,
-			(uint32_t)ZSTD_getFrameContentSize(out, len),
-			bach_get_le32(out + len - 4),
-		};
+		if (err)
+			return (void)wfail(
+				w, err, "%s: cannot write frame %llu: %s",
+				wname(w), (unsigned long long)w->zt.n,
+				strerror(-err));
 		write_all(w, out, len);
 		return;
 	}
@@ -333,14 +314,14 @@ int bach_writer_close(struct bach_writer *w)
 		return w->err;
 	if (w->o.format == BACH_OUT_BYU_ZST) {
 		uint8_t *tab;
+		size_t tlen;
 
 		if (submit(w) < 0 || drain(w, true) < 0)
 			return w->err;
-		tab = malloc(zst_table_size(w->zt_n));
+		tab = zst_table_bytes(&w->zt, &tlen);
 		if (!tab)
 			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
-		zst_table_put(tab, w->zt, w->zt_n);
-		write_all(w, tab, zst_table_size(w->zt_n));
+		write_all(w, tab, tlen);
 		free(tab);
 		if (w->err)
 			return w->err;
@@ -382,6 +363,6 @@ void bach_writer_free(struct bach_writer *w)
 		free(w->in[i]);
 	free(w->in);
 	bach_index_free(&w->ix);
-	free(w->zt);
+	zst_table_free(&w->zt);
 	free(w);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "bach/bytes.h"
 #include "bach/trace.h"
@@ -28,6 +29,47 @@ void zst_table_put(uint8_t *dst, const struct zst_entry *e, uint64_t n)
 	bach_put_le32(dst, (uint32_t)n);
 	dst[4] = ZST_CHECKSUM_FLAG;
 	bach_put_le32(dst + 5, ZST_SEEKABLE_MAGIC);
+}
+
+int zst_table_add(struct zst_table *t, const uint8_t *frame, size_t len)
+{
+	if (len < 8)
+		return -EINVAL;
+	if (t->n == t->cap) {
+		uint64_t ncap = t->cap ? t->cap * 2 : 1024;
+		struct zst_entry *e;
+
+		if (t->n >= ZST_MAX_FRAMES)
+			return -E2BIG;
+		e = realloc(t->e, ncap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		t->e = e;
+		t->cap = ncap;
+	}
+	t->e[t->n++] = (struct zst_entry){
+		(uint32_t)len,
+		(uint32_t)ZSTD_getFrameContentSize(frame, len),
+		bach_get_le32(frame + len - 4),
+	};
+	return 0;
+}
+
+uint8_t *zst_table_bytes(const struct zst_table *t, size_t *len)
+{
+	uint8_t *b = malloc(zst_table_size(t->n));
+
+	*len = zst_table_size(t->n);
+	if (b)
+		zst_table_put(b, t->e, t->n);
+	return b;
+}
+
+void zst_table_free(struct zst_table *t)
+{
+	free(t->e);
+	t->e = NULL;
+	t->n = t->cap = 0;
 }
 
 __attribute__((format(printf, 4, 5))) static int

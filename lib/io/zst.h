@@ -32,6 +32,23 @@ struct zst_entry {
 	uint32_t csize, dsize, sum;
 };
 
+/* The entries of a file being written, one per frame appended. */
+struct zst_table {
+	struct zst_entry *e;
+	uint64_t n, cap;
+};
+
+/*
+ * Note the frame at frame[0..len) (made by bach_bgzf_block()): its size,
+ * the content size its header carries and the checksum it ends with.
+ * -ENOMEM, or -E2BIG past ZST_MAX_FRAMES; 0.
+ */
+int zst_table_add(struct zst_table *t, const uint8_t *frame, size_t len);
+/* The seek table frame of t's entries, malloc'd, its size in *len; NULL
+ * when out of memory. */
+uint8_t *zst_table_bytes(const struct zst_table *t, size_t *len);
+void zst_table_free(struct zst_table *t);
+
 /* Bytes of the seek table's skippable frame for n entries. */
 static inline uint64_t zst_table_size(uint64_t n)
 {
