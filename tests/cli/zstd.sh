@@ -4,8 +4,11 @@
 # the seekable format's seek table, every reader on it, --range through the
 # seek table, and damaged files (a byte flipped in a frame, a file cut
 # inside a frame and between frames) failing with exit 1 naming file and
-# byte offset.
+# byte offset; bachd's compressor = zstd: a .part cut inside a frame
+# recovered to its last whole frame with a seek table, the manifest's CRC
+# checked by verify, retention, and a .byu.zst replayed.
 . "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/bachd_lib.sh"
 command -v zstd > /dev/null || skip "zstd (Debian: zstd) is not installed: no reference reader"
 command -v python3 > /dev/null || skip "python3 is not installed"
 
@@ -113,4 +116,59 @@ open(sys.argv[2], 'wb').write(d)
 PY
 expect_status 1 $BACH stat "$T/lie.byu.zst"
 expect_err "lie.byu.zst: seek table at byte offset"
+
+# bachd: replayed from the .byu.zst, written as .byu.zst segments
+mkdir "$T/rep"
+expect_status 0 "$BACHD" --driver replay --option path="$T/t.byu.zst" \
+	--output "$T/rep" --set compressor=zstd --set rotate_mb=1
+C=$(echo "$T/rep"/*/)
+n=$(ls "$C" | grep -c '^seg-[0-9]*\.byu\.zst$')
+[ "$n" -ge 2 ] || fail "bachd wrote $n .byu.zst segments: $(ls "$C")"
+zstd -q -dc "$C"/seg-*.byu.zst | cmp -s - "$T/t.byu" || fail "bachd's segments differ under zstd -d"
+expect_status 0 $BACH verify "$C"
+expect_status 0 $BACH diff "$T/t.byu" "$C"
+# the manifest's CRC: a byte changed in a segment's seek table (no record
+# changes, the frames still decode) is found by verify
+cp -r "$C" "$T/crc"
+s=$T/crc/seg-000001.byu.zst
+sz=$(wc -c < "$s")
+printf '\001' | dd of="$s" bs=1 seek=$((sz - 12)) conv=notrunc 2> /dev/null
+expect_status 1 $BACH verify "$T/crc"
+expect_out "seg-000001.byu.zst"
+expect_out "seg-000001.byu.zst: CRC-32 "
+# a crash: the last segment unfinished, cut inside its last frame (and
+# without its seek table); bach recover cuts it to the last whole frame
+# and ends it with the table of those
+cp -r "$C" "$T/crash"
+last=$(ls "$T/crash" | grep '\.byu\.zst$' | tail -n 1)
+python3 - "$T/crash/$last" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<I', d[-9:-5])[0]
+tab = len(d) - (8 + 12 * n + 9)
+open(sys.argv[1] + '.part', 'wb').write(d[:tab - 100])
+PY
+rm "$T/crash/$last"
+grep -v "\"$last\"\|\"ended\"" "$C/manifest.jsonl" > "$T/crash/manifest.jsonl"
+expect_status 1 $BACH stat "$T/crash/$last.part"
+expect_err "truncated zstd frame at byte offset"
+expect_status 0 $BACH recover "$T/crash"
+[ -f "$T/crash/$last" ] || fail "recover left no $last: $(ls "$T/crash")"
+zstd -q -t "$T/crash/$last" || fail "zstd -t rejects the recovered $last"
+expect_status 0 $BACH verify "$T/crash"
+tail -n 2 "$T/crash/manifest.jsonl" | grep -q "\"name\":\"$last\".*\"recovered\":true" ||
+	fail "no recovered segment event: $(tail -n 2 "$T/crash/manifest.jsonl")"
+# what is kept is the records before the cut frame, whole frames of 10880
+k=$($BACH stat "$T/crash/$last" | awk '/^records/ { print $2 }')
+all=$($BACH stat "$C/$last" | awk '/^records/ { print $2 }')
+[ $((k % 10880)) -eq 0 ] && [ "$k" -lt "$all" ] && [ "$k" -ge $((all - 10880)) ] ||
+	fail "recovered $k of $all records: not the whole frames before the cut"
+# retention removes .byu.zst segments as others
+mkdir "$T/keep"
+expect_status 0 "$BACHD" --driver replay --option path="$T/t.byu.zst" \
+	--output "$T/keep" --set compressor=zstd --set rotate_mb=1 \
+	--set keep_bytes=300k
+grep -q "retention: .*seg-000001.byu.zst removed" "$T/err" ||
+	fail "retention removed no .byu.zst segment: $(cat "$T/err")"
+[ ! -e "$(echo "$T/keep"/*/)seg-000001.byu.zst" ] || fail "seg-000001.byu.zst still there"
 echo ok

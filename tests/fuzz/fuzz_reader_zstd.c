@@ -48,7 +48,9 @@ static void decode(const uint8_t *data, size_t size, uint8_t *out,
 		if (size - pos >= 4 &&
 		    ((uint32_t)data[pos] | (uint32_t)data[pos + 1] << 8 |
 		     (uint32_t)data[pos + 2] << 16 |
-		     (uint32_t)data[pos + 3] << 24) >> 4 == 0x184D2A5u) {
+		     (uint32_t)data[pos + 3] << 24) >>
+				    4 ==
+			    0x184D2A5u) {
 			pos += c;
 			continue;
 		}
@@ -119,8 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(fi.eof_block, "read whole without a seek table");
 	} else {
 		CHECK(n == -EBADMSG, "got %zd: %s", n, m);
-		CHECK(strstr(m, path), "message does not name the file: %s",
-		      m);
+		CHECK(strstr(m, path), "message does not name the file: %s", m);
 		CHECK(strstr(m, "byte offset") || strstr(m, "empty file"),
 		      "message names no offset: %s", m);
 		CHECK(!o.ok || strstr(m, "seek table") ||
