@@ -94,7 +94,7 @@ size_t bach_reader_nfiles(const struct bach_reader *r);
 
 /*
  * Timing (docs/formats.md section 3.2): a trace file NAME.byu.gz (or
- * NAME.byu) may have a timing sidecar NAME.time.gz beside it, one u64 per
+ * NAME.byu.zst, NAME.byu) may have a timing sidecar NAME.time.gz beside it, one u64 per
  * record: the bus clock of a capture, the sample index of `bach decode`'s
  * output; BACH_TIME_NONE where no time is known (a gap marker's entry is
  * the clock of the record before it).

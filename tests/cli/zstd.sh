@@ -163,6 +163,17 @@ k=$($BACH stat "$T/crash/$last" | awk '/^records/ { print $2 }')
 all=$($BACH stat "$C/$last" | awk '/^records/ { print $2 }')
 [ $((k % 10880)) -eq 0 ] && [ "$k" -lt "$all" ] && [ "$k" -ge $((all - 10880)) ] ||
 	fail "recovered $k of $all records: not the whole frames before the cut"
+# a timed capture: the sidecar is seg-N.time.gz beside seg-N.byu.zst
+# (docs/formats.md 3.2), read with the records
+mkdir "$T/timed"
+expect_status 0 $BACH capture --driver fake --option records=20000 \
+	--option seed=3 --option timing=1 --output "$T/timed" \
+	--set compressor=zstd
+C=$(echo "$T/timed"/*/)
+[ -f "$C/seg-000001.time.gz" ] || fail "no seg-000001.time.gz: $(ls "$C")"
+expect_status 0 $BACH dump --time -n 2 "$C"
+expect_out "NC_D_READ 2 0.000000030"
+expect_status 0 $BACH verify "$C"
 # retention removes .byu.zst segments as others
 mkdir "$T/keep"
 expect_status 0 "$BACHD" --driver replay --option path="$T/t.byu.zst" \
