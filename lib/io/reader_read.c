@@ -114,6 +114,13 @@ bool reader_is_part(const char *path)
 	return len > 5 && !strcmp(path + len - 5, ".part");
 }
 
+const char *reader_cut_why(const struct bach_reader *r)
+{
+	return reader_is_part(bach_reader_file(r))
+		       ? "an unfinished segment, still being written or left by a crash: bach recover closes it"
+		       : "truncated?";
+}
+
 /* The gzip input's read (gzin.h). */
 ssize_t reader_gz_read(void *ctx, uint8_t *buf, size_t len)
 {
@@ -329,9 +336,7 @@ static int end_of_file(struct bach_reader *r)
 			r, -BACH_EDATA,
 			"%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (%s)",
 			bach_reader_file(r), (unsigned long long)r->in_off,
-			reader_is_part(bach_reader_file(r))
-				? "an unfinished segment, still being written or left by a crash: bach recover closes it"
-				: "truncated?");
+			reader_cut_why(r));
 	return 0;
 }
 

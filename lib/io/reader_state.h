@@ -161,5 +161,7 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room);
 bool reader_zst_done(const struct bach_reader *r);
 int reader_zst_check_end(struct bach_reader *r);
 bool reader_is_part(const char *path);
+/* Why a file ends before its end mark: a .part's reason, or a cut. */
+const char *reader_cut_why(const struct bach_reader *r);
 
 #endif

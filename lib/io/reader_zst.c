@@ -322,9 +322,7 @@ int reader_zst_check_end(struct bach_reader *r)
 			r, -BACH_EDATA,
 			"%s: missing seek table: zstd file ends at byte offset %llu without it (%s)",
 			bach_reader_file(r), (unsigned long long)r->in_off,
-			reader_is_part(bach_reader_file(r))
-				? "an unfinished segment, still being written or left by a crash: bach recover closes it"
-				: "truncated?");
+			reader_cut_why(r));
 	err = zst_table_parse(z->tab, z->tab_len, z->tab_at, z->base, &ix, msg,
 			      sizeof(msg));
 	if (err == -ENOENT) {
