@@ -35,10 +35,12 @@ struct bach_reader *bach_reader_new(void);
 void bach_reader_free(struct bach_reader *r);
 
 /*
- * Append a trace to the reader's list: a .byu or .byu.gz file ("-" is
- * standard input, sniffed for the gzip magic), or a capture directory, whose
- * closed seg-*.byu[.gz] segments are appended in name order. Paths ending in
- * ".gz" are read as gzip; anything else as raw records. Fails with -errno and
+ * Append a trace to the reader's list: a .byu, .byu.gz or .byu.zst file
+ * ("-" is standard input, sniffed for the gzip and zstd magic), or a
+ * capture directory, whose closed seg-*.byu[.gz|.zst] segments are
+ * appended in name order. Paths ending in ".gz" are read as gzip, in
+ * ".zst" as zstd (docs/formats.md section 10); anything else as raw
+ * records. Fails with -errno and
  * a message when the path cannot be opened, or a directory is not a capture
  * that can be read (bach_capture_open()). A trace may hold no records. A
  * path given may be a FIFO (a stream); a capture's segments are read only
@@ -94,10 +96,10 @@ size_t bach_reader_nfiles(const struct bach_reader *r);
 
 /*
  * Timing (docs/formats.md section 3.2): a trace file NAME.byu.gz (or
- * NAME.byu.zst, NAME.byu) may have a timing sidecar NAME.time.gz beside it, one u64 per
- * record: the bus clock of a capture, the sample index of `bach decode`'s
- * output; BACH_TIME_NONE where no time is known (a gap marker's entry is
- * the clock of the record before it).
+ * NAME.byu.zst, NAME.byu) may have a timing sidecar NAME.time.gz beside
+ * it, one u64 per record: the bus clock of a capture, the sample index of
+ * `bach decode`'s output; BACH_TIME_NONE where no time is known (a gap
+ * marker's entry is the clock of the record before it).
  */
 #define BACH_TIME_NONE UINT64_MAX
 
