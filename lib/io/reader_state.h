@@ -99,9 +99,11 @@ struct bach_reader {
 	struct zst_in {
 		struct ZSTD_DCtx_s *dctx;
 		size_t zpos, zlen;
-		bool in_frame;	    /* a zstd frame begun, not ended */
-		size_t whole;	    /* its compressed size: it is all at hand */
-		uint64_t skip_left; /* bytes of a skippable frame to pass */
+		bool in_frame; /* a zstd frame begun, not ended */
+		size_t whole;  /* its compressed size: it is all at hand */
+		struct zst_helper *helper; /* a second decompressing thread */
+		bool no_helper;		   /* none could be started */
+		uint64_t skip_left;   /* bytes of a skippable frame to pass */
 		uint64_t frame_start; /* file offset of the frame being read */
 		uint64_t frames;      /* frames read whole (skippable too) */
 		uint64_t csum;	      /* their bytes: where the next starts */

@@ -11,9 +11,11 @@
  * being filled is decompressed whole into it before any is handed out).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "bach/bytes.h"
@@ -25,18 +27,124 @@
 /* Compressed bytes at hand for a frame decompressed in one call. */
 #define WHOLE_IN (1u << 17)
 
+/*
+ * Frames decompressed two at a time: when several whole frames are at hand
+ * and fit the block, a second thread decompresses the second half of them
+ * while the reader's does the first (one hand-over a block, never a frame
+ * or a record). Started with the first such block, on a machine of more
+ * than one CPU; its frames' results are taken in file order, so damage is
+ * reported as a read through one thread reports it.
+ */
+#define BATCH_MAX 8
+
+struct zst_job {
+	const uint8_t *src;
+	size_t c, fcs; /* compressed size, content size */
+	uint8_t *dst;
+	size_t got; /* bytes made, or a zstd error code */
+};
+
+struct zst_helper {
+	pthread_t tid;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	ZSTD_DCtx *d;
+	struct zst_job *jobs;
+	size_t njobs;
+	int state; /* H_IDLE, H_WORK, H_QUIT */
+};
+
+enum { H_IDLE, H_WORK, H_QUIT };
+
+static void run_jobs(ZSTD_DCtx *d, struct zst_job *j, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		j[i].got = ZSTD_decompressDCtx(d, j[i].dst, j[i].fcs, j[i].src,
+					       j[i].c);
+}
+
+static void *helper_main(void *arg)
+{
+	struct zst_helper *h = arg;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		while (h->state == H_IDLE)
+			pthread_cond_wait(&h->cv, &h->mu);
+		if (h->state == H_QUIT)
+			break;
+		pthread_mutex_unlock(&h->mu);
+		run_jobs(h->d, h->jobs, h->njobs);
+		pthread_mutex_lock(&h->mu);
+		h->state = H_IDLE;
+		pthread_cond_broadcast(&h->cv);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+static void helper_stop(struct zst_helper *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->state = H_QUIT;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->tid, NULL);
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
+	ZSTD_freeDCtx(h->d);
+	free(h);
+}
+
+/* The helper thread, started once; NULL (and never tried again) when
+ * there is one CPU, or no memory or thread for it. */
+static struct zst_helper *helper(struct zst_in *z)
+{
+	struct zst_helper *h;
+
+	if (z->helper || z->no_helper)
+		return z->helper;
+	z->no_helper = true;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !(h = calloc(1, sizeof(*h))))
+		return NULL;
+	h->d = ZSTD_createDCtx();
+	if (!h->d || pthread_mutex_init(&h->mu, NULL)) {
+		ZSTD_freeDCtx(h->d);
+		free(h);
+		return NULL;
+	}
+	pthread_cond_init(&h->cv, NULL);
+	if (pthread_create(&h->tid, NULL, helper_main, h)) {
+		pthread_mutex_destroy(&h->mu);
+		pthread_cond_destroy(&h->cv);
+		ZSTD_freeDCtx(h->d);
+		free(h);
+		return NULL;
+	}
+	z->no_helper = false;
+	return z->helper = h;
+}
+
 void reader_zst_restart(struct bach_reader *r)
 {
 	struct ZSTD_DCtx_s *dctx = r->zs.dctx;
+	struct zst_helper *h = r->zs.helper;
+	bool no_helper = r->zs.no_helper;
 
 	free(r->zs.tab);
 	memset(&r->zs, 0, sizeof(r->zs));
 	r->zs.dctx = dctx;
+	r->zs.helper = h;
+	r->zs.no_helper = no_helper;
 }
 
 void reader_zst_end(struct bach_reader *r)
 {
 	reader_zst_restart(r);
+	helper_stop(r->zs.helper);
+	r->zs.helper = NULL;
 	ZSTD_freeDCtx(r->zs.dctx);
 	r->zs.dctx = NULL;
 }
@@ -74,27 +182,6 @@ bool reader_zst_done(const struct bach_reader *r)
 	       r->zs.zpos == r->zs.zlen && r->file_eof;
 }
 
-/* A skippable frame's header at hand: pass over it, or collect it when it
- * may be the seek table (the last one is). */
-static int skippable(struct bach_reader *r, uint32_t magic)
-{
-	struct zst_in *z = &r->zs;
-	uint32_t size = bach_get_le32(r->in + z->zpos + 4);
-
-	z->skip_left = size;
-	if (magic == ZST_SEEK_MAGIC && size + 8ull <= TAB_MAX) {
-		z->tab = malloc(size + 8ull);
-		if (!z->tab)
-			return reader_fail(r, -ENOMEM, "%s: out of memory",
-					   bach_reader_file(r));
-		memcpy(z->tab, r->in + z->zpos, 8);
-		z->tab_len = 8;
-		z->tab_at = z->frame_start;
-	}
-	z->zpos += 8;
-	return 0;
-}
-
 /* The bytes of a skippable frame at hand, passed over or collected. */
 static void pass_skippable(struct bach_reader *r)
 {
@@ -116,6 +203,29 @@ static void pass_skippable(struct bach_reader *r)
 		else
 			z->frames++;
 	}
+}
+
+/* A skippable frame's header at hand: pass over it, or collect it when it
+ * may be the seek table (the last one is). */
+static int skippable(struct bach_reader *r, uint32_t magic)
+{
+	struct zst_in *z = &r->zs;
+	uint32_t size = bach_get_le32(r->in + z->zpos + 4);
+
+	z->skip_left = size;
+	if (magic == ZST_SEEK_MAGIC && size + 8ull <= TAB_MAX) {
+		z->tab = malloc(size + 8ull);
+		if (!z->tab)
+			return reader_fail(r, -ENOMEM, "%s: out of memory",
+					   bach_reader_file(r));
+		memcpy(z->tab, r->in + z->zpos, 8);
+		z->tab_len = 8;
+		z->tab_at = z->frame_start;
+	}
+	z->zpos += 8;
+	if (!size)
+		pass_skippable(r); /* an empty one ends here */
+	return 0;
 }
 
 /*
@@ -190,6 +300,85 @@ static int frame_start(struct bach_reader *r, size_t left, bool made)
 	return 0;
 }
 
+/*
+ * The whole zstd frames at hand from in[zpos] that fit room bytes at dst,
+ * at most BATCH_MAX, into jobs; how many.
+ */
+static size_t frames_at_hand(struct bach_reader *r, uint8_t *dst, size_t room,
+			     struct zst_job *jobs)
+{
+	struct zst_in *z = &r->zs;
+	size_t pos = z->zpos, n = 0, out = 0;
+
+	while (n < BATCH_MAX && z->zlen - pos >= ZST_HEADER_MAX &&
+	       bach_get_le32(r->in + pos) == ZST_FRAME_MAGIC) {
+		const uint8_t *p = r->in + pos;
+		unsigned long long fcs =
+			ZSTD_getFrameContentSize(p, z->zlen - pos);
+		size_t c;
+
+		if (fcs >= ZSTD_CONTENTSIZE_ERROR || fcs > room - out)
+			break;
+		c = ZSTD_findFrameCompressedSize(p, z->zlen - pos);
+		if (ZSTD_isError(c) || c > z->zlen - pos)
+			break;
+		jobs[n++] = (struct zst_job){ p, c, (size_t)fcs, dst + out, 0 };
+		out += (size_t)fcs;
+		pos += c;
+	}
+	return n;
+}
+
+/*
+ * Two or more whole frames at hand: decompressed by this thread and the
+ * helper, half each, into dst. Returns the frames done (0: not two at
+ * hand, nothing done), their bytes added to *made; or -1 at a damaged
+ * frame, the frames before it done and r->msg naming it.
+ */
+static int batch(struct bach_reader *r, uint8_t *dst, size_t room, size_t *made)
+{
+	struct zst_in *z = &r->zs;
+	struct zst_job jobs[BATCH_MAX];
+	struct zst_helper *h;
+	size_t n, half;
+
+	if (want(r, BATCH_MAX * WHOLE_IN / 2) < 0)
+		return -1;
+	n = frames_at_hand(r, dst, room, jobs);
+	if (n < 2 || !(h = helper(z)))
+		return 0;
+	half = n / 2;
+	pthread_mutex_lock(&h->mu);
+	h->jobs = jobs + half;
+	h->njobs = n - half;
+	h->state = H_WORK;
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	run_jobs(z->dctx, jobs, half);
+	pthread_mutex_lock(&h->mu);
+	while (h->state == H_WORK)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+	for (size_t i = 0; i < n; i++) {
+		z->frame_start = zat(r);
+		if (ZSTD_isError(jobs[i].got)) {
+			reader_fail(
+				r, -BACH_EDATA,
+				"%s: bad zstd frame at byte offset %llu: %s",
+				bach_reader_file(r),
+				(unsigned long long)z->frame_start,
+				ZSTD_getErrorName(jobs[i].got));
+			return -1;
+		}
+		z->zpos += jobs[i].c;
+		z->frames++;
+		z->csum = zat(r);
+		z->dsum += jobs[i].got;
+		*made += jobs[i].got;
+	}
+	return (int)n;
+}
+
 static ssize_t damaged(struct bach_reader *r, size_t good)
 {
 	/* the frames before the damage are handed out first */
@@ -244,6 +433,14 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 		if (z->skip_left) {
 			pass_skippable(r);
 			continue;
+		}
+		if (!z->in_frame && !z->tab_done) {
+			st = batch(r, dst + made, room - made, &made);
+			if (st < 0)
+				return damaged(r, made);
+			good = made;
+			if (st > 0)
+				continue;
 		}
 		if (!z->in_frame) {
 			st = frame_start(r, room - made, made > 0);
