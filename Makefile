@@ -95,7 +95,7 @@ endif
 VERSION = 0.1.0
 BACH_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DBACH_VERSION=\"$(VERSION)\" -Iinclude -I. $(WARN) -MMD -MP -pthread \
 	      $(SAN_FLAGS) $(EXT_DEFS)
-LIBS = -lz -ldeflate -ljansson -pthread
+LIBS = -lz -ldeflate -lzstd -ljansson -pthread
 # ISA-L's igzip, compared with the block compressors in make bench only
 BENCH_LIBS = -lisal
 # The hardware side: NO_USB=1 builds without libusb (no usb driver),

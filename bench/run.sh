@@ -66,6 +66,28 @@ check "read .byu.gz at least as fast as zcat" "$r >= 1" \
 zs=$(secs "$BACH" stat "$D/trace.byu.gz")
 echo "(bach stat of the .byu.gz: $(fmt "$zs") s)"
 
+# 5. .byu.zst (docs/formats.md section 10): written against zstd -3 -T2
+# (bach's default level is zstd's 3; both on two threads), read (stat)
+# against zstd -d to /dev/null
+if command -v zstd > /dev/null; then
+	zw=$(secs "$BACH" convert -q --threads 2 --to byu.zst "$T" "$D/trace.byu.zst")
+	zt=$(secs sh -c "zstd -q -3 -T2 -c '$T' > '$D/zstd3.zst'")
+	r=$(calc "$zt / $zw")
+	check "write .byu.zst at least as fast as zstd -3 -T2" "$r >= 1" \
+		"bach $(fmt "$zw") s, zstd $(fmt "$zt") s, $(fmt "$r")x; ratio bach $(fmt "$(calc "$bytes / $(wc -c < "$D/trace.byu.zst")")"), zstd -3 $(fmt "$(calc "$bytes / $(wc -c < "$D/zstd3.zst")")")"
+	zst=$(secs "$BACH" stat "$D/trace.byu.zst")
+	gbs=$(calc "$bytes / $zst / 1000000000")
+	check "stat of a .byu.zst >= 1 GB/s of records" "$gbs >= 1" \
+		"$(fmt "$gbs") GB/s, $(fmt "$zst") s"
+	zd=$(secs sh -c "zstd -q -d -c '$D/trace.byu.zst' > /dev/null")
+	r=$(calc "$zd / $zst")
+	check "read .byu.zst (stat) at least as fast as zstd -d" "$r >= 1" \
+		"bach stat $(fmt "$zst") s, zstd -d $(fmt "$zd") s, $(fmt "$r")x"
+	rm -f "$D/zstd3.zst" "$D/trace.byu.zst"
+else
+	check "write and read .byu.zst against zstd" "0" "zstd is not installed (scripts/deps.sh)"
+fi
+
 echo
 echo "block compression, one thread, same blocks, each a whole member (bench/deflate_backends):"
 "$BUILD/bench/deflate_backends" "$T" 256

@@ -21,6 +21,7 @@
 #include "lib/bus/frame.h"
 #include "lib/io/timing.h"
 #include "lib/io/zpool.h"
+#include "lib/io/zst.h"
 #include "manifest_write.h"
 #include "ring.h"
 #include "segio.h"
@@ -94,6 +95,8 @@ struct capture_wr {
 	struct bach_index segix;
 	uint64_t segix_cap, segix_last; /* last: the last member's ISIZE */
 	int segix_err;
+	struct zst_table segzt;	     /* a .byu.zst segment's seek table */
+	bool pool_zstd;		     /* the pool makes zstd frames */
 	struct bach_time_writer *tw; /* the open segment's sidecar */
 	bool tw_failed;		     /* given up for this segment */
 	uint64_t trace_pos;	     /* records in segments, markers included */

@@ -11,13 +11,16 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
+#include "bach/bytes.h"
 #include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 #include "lib/io/manifest.h"
 #include "lib/io/outfile.h"
 #include "lib/io/timing.h"
+#include "lib/io/zst.h"
 #define LOG_PREFIX "recover"
 #include "lib/options.h"
 #include "log.h"
@@ -75,6 +78,55 @@ static uint64_t good_members(const uint8_t *p, uint64_t size, uint64_t *recs,
 }
 
 /*
+ * The same for a .byu.zst segment: bytes of p[0..size) made of complete
+ * zstd frames that decompress with a good checksum, noted in t for the
+ * seek table; *has_table when they are followed by the seek table that
+ * lists them (and nothing after it).
+ */
+static uint64_t good_frames(const uint8_t *p, uint64_t size, uint64_t *recs,
+			    uint64_t *markers, bool *has_table,
+			    struct zst_table *t)
+{
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	static uint8_t out[BACH_BGZF_MAX_BLOCK];
+	uint64_t off = 0;
+
+	*recs = *markers = 0;
+	*has_table = false;
+	while (d && size - off >= 8) {
+		const uint8_t *m = p + off;
+		size_t c, got;
+
+		if (bach_get_le32(m) == ZST_SEEK_MAGIC) {
+			struct bach_index ix = { 0 };
+			char msg[128];
+
+			*has_table = !zst_table_parse(m, size - off, off, 0,
+						      &ix, msg, sizeof(msg)) &&
+				     ix.n == t->n && ix.uoff[ix.n] == *recs * 6;
+			bach_index_free(&ix);
+			if (*has_table)
+				off = size;
+			break;
+		}
+		if (bach_get_le32(m) != ZST_FRAME_MAGIC)
+			break;
+		c = ZSTD_findFrameCompressedSize(m, size - off);
+		if (ZSTD_isError(c))
+			break;
+		got = ZSTD_decompressDCtx(d, out, sizeof(out), m, c);
+		if (ZSTD_isError(got) || got % BACH_REC_SIZE || !got ||
+		    zst_table_add(t, m, c))
+			break;
+		*recs += got / BACH_REC_SIZE;
+		*markers += count_markers(out, got);
+		off += c;
+	}
+	ZSTD_freeDCtx(d);
+	return off;
+}
+
+/*
  * Open name in dirfd for reading (and writing): never through a symbolic
  * link, never anything but a regular file (a FIFO would block, a device
  * is not ours). Logs what it refuses.
@@ -107,7 +159,8 @@ static int open_regular(int dirfd, const char *where, const char *name, bool rw,
  * CRC is of the first *keep bytes, or with whole_crc of the whole file.
  */
 static int measure(int fd, const struct stat *st, bool gz, bool whole_crc,
-		   struct seg_result *res, uint64_t *keep, bool *has_eof)
+		   struct seg_result *res, uint64_t *keep, bool *has_eof,
+		   struct zst_table *zt)
 {
 	uint8_t *map = NULL;
 
@@ -119,7 +172,12 @@ static int measure(int fd, const struct stat *st, bool gz, bool whole_crc,
 		if (map == MAP_FAILED)
 			return -errno;
 	}
-	if (gz) {
+	if (zt) {
+		*keep = map ? good_frames(map, (uint64_t)st->st_size,
+					  &res->records, &res->markers, has_eof,
+					  zt)
+			    : 0;
+	} else if (gz) {
 		*keep = map ? good_members(map, (uint64_t)st->st_size,
 					   &res->records, &res->markers,
 					   has_eof)
@@ -138,12 +196,13 @@ static int measure(int fd, const struct stat *st, bool gz, bool whole_crc,
 		munmap(map, (size_t)st->st_size);
 	res->cut = (uint64_t)st->st_size - *keep;
 	res->bytes = *keep;
-	res->whole = !res->cut && (!gz || *has_eof);
+	res->whole = !res->cut && (!(gz || zt) || *has_eof);
 	return 0;
 }
 
 int segment_measure(int dirfd, const char *name, struct seg_result *res)
 {
+	struct zst_table zt = { 0 };
 	struct stat st;
 	uint64_t keep;
 	bool has_eof;
@@ -153,7 +212,8 @@ int segment_measure(int dirfd, const char *name, struct seg_result *res)
 	if (fd < 0)
 		return fd;
 	err = measure(fd, &st, ends_with(name, ".gz"), true, res, &keep,
-		      &has_eof);
+		      &has_eof, ends_with(name, ".zst") ? &zt : NULL);
+	zst_table_free(&zt);
 	/* read only: the file as it is */
 	res->bytes = (uint64_t)st.st_size;
 	res->cut = 0;
@@ -167,6 +227,8 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 	struct stat st;
 	uint64_t keep;
 	bool gz = ends_with(part, ".gz.part"), has_eof = false;
+	bool zst = ends_with(part, ".zst.part");
+	struct zst_table zt = { 0 };
 	int fd, err = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -179,7 +241,8 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 	fd = open_regular(dirfd, ".", part, true, &st);
 	if (fd < 0)
 		return fd;
-	err = measure(fd, &st, gz, false, res, &keep, &has_eof);
+	err = measure(fd, &st, gz, false, res, &keep, &has_eof,
+		      zst ? &zt : NULL);
 	if (err)
 		goto out_close;
 	if (!res->records) {
@@ -206,6 +269,24 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 					    BACH_BGZF_EOF_SIZE);
 		keep += BACH_BGZF_EOF_SIZE;
 	}
+	if (zst && !has_eof) {
+		/* the seek table of the frames kept ends it */
+		size_t tlen;
+		uint8_t *tab = zst_table_bytes(&zt, &tlen);
+
+		if (!tab) {
+			err = -ENOMEM;
+			goto out_close;
+		}
+		if (pwrite(fd, tab, tlen, (off_t)keep) != (ssize_t)tlen) {
+			err = errno ? -errno : -EIO;
+			free(tab);
+			goto out_close;
+		}
+		res->crc = libdeflate_crc32(res->crc, tab, tlen);
+		keep += tlen;
+		free(tab);
+	}
 	res->bytes = keep;
 	if (fsync(fd) < 0) {
 		err = -errno;
@@ -214,6 +295,7 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 	if (renameat(dirfd, part, dirfd, final) < 0 || fsync(dirfd) < 0)
 		err = -errno;
 out_close:
+	zst_table_free(&zt);
 	close(fd);
 	return err;
 }
@@ -222,7 +304,8 @@ static bool is_segment_name(const char *n)
 {
 	return !strncmp(n, "seg-", 4) &&
 	       (ends_with(n, ".byu") || ends_with(n, ".byu.gz") ||
-		ends_with(n, ".byu.part") || ends_with(n, ".byu.gz.part"));
+		ends_with(n, ".byu.zst") || ends_with(n, ".byu.part") ||
+		ends_with(n, ".byu.gz.part") || ends_with(n, ".byu.zst.part"));
 }
 
 static int seg_filter(const struct dirent *de)

@@ -109,6 +109,8 @@ static enum seg_kind seg_kind(const char *n, unsigned long *num)
 	} sfx[] = {
 		{ ".byu", K_SEG },
 		{ ".byu.gz", K_SEG },
+		{ ".byu.zst", K_SEG },
+		{ ".byu.zst.part", K_PART },
 		{ ".byu.part", K_PART },
 		{ ".byu.gz.part", K_PART },
 		{ ".byu.gzi", K_INDEX },

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,9 +25,14 @@
 #include "log.h"
 #include "recover.h"
 
+static bool zstd_seg(const struct capture *c)
+{
+	return c->cfg.compress && c->cfg.compressor == BACH_DEFLATE_ZSTD;
+}
+
 static const char *seg_ext(const struct capture *c)
 {
-	return c->cfg.compress ? ".byu.gz" : ".byu";
+	return !c->cfg.compress ? ".byu" : zstd_seg(c) ? ".byu.zst" : ".byu.gz";
 }
 
 int segment_open(struct capture *c)
@@ -54,6 +60,7 @@ int segment_open(struct capture *c)
 	w->seg_started_ns = bach_now_ns();
 	w->segix.n = 0;
 	w->segix_err = 0;
+	w->segzt.n = 0;
 	w->tw_failed = false;
 	pthread_mutex_lock(&c->sh.mu);
 	snprintf(c->sh.open_seg, sizeof(c->sh.open_seg), "%s", part);
@@ -76,12 +83,19 @@ static void push(struct capture *c)
 /*
  * Append one compressed member, noting where it starts for the segment's
  * index (bach/index.h): its offset, and the record bytes before it (its
- * own are its ISIZE). Per member, never per record.
+ * own are its ISIZE). A zstd frame is noted for the seek table instead
+ * (lib/io/zst.h). Per member, never per record.
  */
 static void append_member(struct capture_wr *w, const uint8_t *out, size_t len)
 {
 	if (w->write_err)
 		return;
+	if (w->pool_zstd) {
+		w->write_err = len ? zst_table_add(&w->segzt, out, len) : -EIO;
+		if (!w->write_err)
+			w->write_err = segio_append(&w->io, out, len);
+		return;
+	}
 	if (!w->segix_err &&
 	    !(w->segix_err = bach_index_grow(&w->segix, &w->segix_cap))) {
 		uint64_t n = w->segix.n;
@@ -304,9 +318,16 @@ static uint64_t finish_file(struct capture *c)
 
 	segment_drain(c, true);
 	eof_off = w->io.off;
-	if (!w->write_err && c->cfg.compress)
+	if (!w->write_err && zstd_seg(c)) {
+		size_t tlen;
+		uint8_t *tab = zst_table_bytes(&w->segzt, &tlen);
+
+		w->write_err = tab ? segio_append(&w->io, tab, tlen) : -ENOMEM;
+		free(tab);
+	} else if (!w->write_err && c->cfg.compress) {
 		w->write_err =
 			segio_append(&w->io, bach_bgzf_eof, BACH_BGZF_EOF_SIZE);
+	}
 	if (!w->write_err)
 		w->write_err = segio_flush(&w->io);
 	else
@@ -400,7 +421,7 @@ static int close_done(struct capture *c, const char *part, uint64_t eof_off)
 				 .tsum = timing ? &ts : NULL,
 				 .clock_hz = atomic_load(&c->sh.clock_hz) });
 	manifest_sync(&w->man);
-	if (c->cfg.compress)
+	if (c->cfg.compress && !zstd_seg(c))
 		write_index(c, eof_off);
 	log_info("%s/%s closed: %llu records, %llu bytes", c->capdir,
 		 w->segname, (unsigned long long)w->seg_records,

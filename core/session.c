@@ -308,6 +308,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 			depth = c->ring.nblocks / 2 ? c->ring.nblocks / 2 : 1;
 		c->wr.pool = bach_zpool_new(threads, depth, cfg->compressor,
 					    cfg->level);
+		c->wr.pool_zstd = cfg->compressor == BACH_DEFLATE_ZSTD;
 		if (!c->wr.pool)
 			return -ENOMEM;
 	}
@@ -619,6 +620,7 @@ int capture_close(struct capture *c, struct capture_status *final)
 	bach_zpool_free(c->wr.pool);
 	segio_free(&c->wr.io);
 	bach_index_free(&c->wr.segix);
+	zst_table_free(&c->wr.segzt);
 	bach_time_writer_free(c->wr.tw);
 	bach_zpool_free(c->wr.tpool);
 	free(c->acq.fclk);

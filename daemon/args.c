@@ -385,6 +385,11 @@ static int check_config(struct bachd_config *c, const char *prog)
 		fprintf(stderr, "Try '%s --help'.\n", prog);
 		return EXIT_USAGE;
 	}
+	if (c->cap.compressor == BACH_DEFLATE_LIBDEFLATE && c->cap.level > 12) {
+		say(prog, "level: libdeflate takes 1 to 12, not %d",
+		    c->cap.level);
+		return EXIT_USAGE;
+	}
 	if (c->cap.compressor == BACH_DEFLATE_RECORD &&
 	    c->cap.level > BACH_RECDEFLATE_MAX_LEVEL) {
 		say(prog, "level: the record encoder takes %d to %d, not %d",

@@ -20,9 +20,11 @@
 
 /* in the order of enum bach_loss_policy */
 static const char *const policies[] = { "stall", "drop", NULL };
-static const char *const compressors[] = { "libdeflate", "record", NULL };
+static const char *const compressors[] = { "libdeflate", "record", "zstd",
+					   NULL };
 static const int compressor_values[] = { BACH_DEFLATE_LIBDEFLATE,
-					 BACH_DEFLATE_RECORD };
+					 BACH_DEFLATE_RECORD,
+					 BACH_DEFLATE_ZSTD };
 /* in the order of enum capture_on_full */
 static const char *const on_full_names[] = { "wait", "stop", NULL };
 
@@ -268,16 +270,16 @@ const struct bach_optdesc bachd_settings[] = {
 	  .type = BACH_OPT_ENUM,
 	  .names = compressors,
 	  .def = "record",
-	  .help = "the block compressor: bach's own record encoder (levels 1 and 2), or libdeflate (faster, about 30% larger)",
+	  .help = "the block compressor: bach's own record encoder (levels 1 and 2), or libdeflate (faster, about 30% larger), .byu.gz segments; or zstd (levels 1 to 19), .byu.zst segments",
 	  .values = compressor_values,
 	  BACH_OPT_AT(struct bachd_config, cap.compressor) },
 	{ .key = "level",
 	  .type = BACH_OPT_UINT,
 	  .arg = "N",
 	  .min = 1,
-	  .max = 12,
+	  .max = 19,
 	  .def = "1",
-	  .help = "the compressor's level (libdeflate 1 to 12, the record encoder 1 to 2)",
+	  .help = "the compressor's level (libdeflate 1 to 12, the record encoder 1 to 2, zstd 1 to 19)",
 	  BACH_OPT_AT(struct bachd_config, cap.level) },
 	{ .key = "threads",
 	  .type = BACH_OPT_UINT,

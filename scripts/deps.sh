@@ -6,8 +6,10 @@ set -eu
 
 # build: compiler, clang-format (the layout, checked by
 # tests/cli/format.sh), zlib (required), libdeflate (block compression),
-# cmocka (unit tests); tests and bench: clang (libFuzzer smoke runs),
-# pigz and gzip (reference figures in make bench), libisal (ISA-L's igzip,
+# cmocka (unit tests), libzstd (.byu.zst: zstd frames and the seekable
+# format's seek table); tests and bench: clang (libFuzzer smoke runs),
+# pigz and gzip (reference figures in make bench), zstd (the reference
+# reader of .byu.zst in the tests, and its figures in make bench), libisal (ISA-L's igzip,
 # measured beside the block compressors in make bench; not used to write:
 # it compresses traces less than gzip -1).
 # bachd: liburing (io_uring writes), libinih (configuration), libsystemd
@@ -35,9 +37,10 @@ set -eu
 # to_pandas(), tested when present (it is optional for users);
 # python3-matplotlib: bach.plot (python/bach/plot.py), the figures, tested
 # when present (optional for users too).
+# python3-zstandard: the independent zstd decoder of .byu.zst in its tests.
 # the manual pages: scdoc turns docs/man/*.scd into roff (make man, make
 # install); groff and man-db render them in the tests.
-PKGS="gcc make pkg-config clang-format zlib1g-dev libdeflate-dev libcmocka-dev clang pigz gzip
+PKGS="gcc make pkg-config clang-format zlib1g-dev libdeflate-dev libzstd-dev libcmocka-dev clang pigz gzip zstd
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
@@ -46,7 +49,7 @@ libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
 prometheus prometheus-node-exporter
 python3 libcairo2-dev chromium
-tabix python3-cffi python3-numpy python3-pytest python3-pandas python3-matplotlib
+tabix python3-cffi python3-numpy python3-pytest python3-pandas python3-matplotlib python3-zstandard
 scdoc groff-base man-db"
 
 # deps.sh --check: only say whether the libraries the programs link are
@@ -58,7 +61,7 @@ if [ "${1:-}" = --check ]; then
 		echo "deps: pkg-config is missing (Debian: pkg-config); make deps installs everything" >&2
 		exit 2
 	fi
-	mods="zlib:zlib1g-dev libdeflate:libdeflate-dev jansson:libjansson-dev
+	mods="zlib:zlib1g-dev libdeflate:libdeflate-dev libzstd:libzstd-dev jansson:libjansson-dev
 liburing:liburing-dev inih:libinih-dev libsystemd:libsystemd-dev"
 	[ -n "${NO_USB:-}" ] || mods="$mods libusb-1.0:libusb-1.0-0-dev"
 	[ -n "${NO_SIGROK:-}" ] || mods="$mods libsigrok:libsigrok-dev libzip:libzip-dev"

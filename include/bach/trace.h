@@ -26,6 +26,7 @@ int bach_exit_status(int err);
 enum bach_file_kind {
 	BACH_FILE_RAW,	/* .byu */
 	BACH_FILE_GZIP, /* .byu.gz: gzip, one or more members */
+	BACH_FILE_ZSTD, /* .byu.zst: zstd frames, then the seek table */
 };
 
 struct bach_reader;
@@ -34,10 +35,12 @@ struct bach_reader *bach_reader_new(void);
 void bach_reader_free(struct bach_reader *r);
 
 /*
- * Append a trace to the reader's list: a .byu or .byu.gz file ("-" is
- * standard input, sniffed for the gzip magic), or a capture directory, whose
- * closed seg-*.byu[.gz] segments are appended in name order. Paths ending in
- * ".gz" are read as gzip; anything else as raw records. Fails with -errno and
+ * Append a trace to the reader's list: a .byu, .byu.gz or .byu.zst file
+ * ("-" is standard input, sniffed for the gzip and zstd magic), or a
+ * capture directory, whose closed seg-*.byu[.gz|.zst] segments are
+ * appended in name order. Paths ending in ".gz" are read as gzip, in
+ * ".zst" as zstd (docs/formats.md section 10); anything else as raw
+ * records. Fails with -errno and
  * a message when the path cannot be opened, or a directory is not a capture
  * that can be read (bach_capture_open()). A trace may hold no records. A
  * path given may be a FIFO (a stream); a capture's segments are read only
@@ -93,10 +96,10 @@ size_t bach_reader_nfiles(const struct bach_reader *r);
 
 /*
  * Timing (docs/formats.md section 3.2): a trace file NAME.byu.gz (or
- * NAME.byu) may have a timing sidecar NAME.time.gz beside it, one u64 per
- * record: the bus clock of a capture, the sample index of `bach decode`'s
- * output; BACH_TIME_NONE where no time is known (a gap marker's entry is
- * the clock of the record before it).
+ * NAME.byu.zst, NAME.byu) may have a timing sidecar NAME.time.gz beside
+ * it, one u64 per record: the bus clock of a capture, the sample index of
+ * `bach decode`'s output; BACH_TIME_NONE where no time is known (a gap
+ * marker's entry is the clock of the record before it).
  */
 #define BACH_TIME_NONE UINT64_MAX
 
@@ -206,6 +209,11 @@ enum bach_deflate_backend {
 	BACH_DEFLATE_LIBDEFLATE,
 	BACH_DEFLATE_ZLIB,
 	BACH_DEFLATE_RECORD, /* lib/io/recdeflate.h */
+	/*
+	 * not deflate: each block one zstd frame (content size, checksum;
+	 * level 1..19, 0: 3) for .byu.zst (docs/formats.md section 3.3)
+	 */
+	BACH_DEFLATE_ZSTD,
 };
 
 struct bach_deflater;
@@ -223,7 +231,9 @@ void bach_deflater_free(struct bach_deflater *d);
  * Compress len <= BACH_BGZF_MAX_INPUT bytes into one complete gzip member
  * with the BC extra field, at dst (room for BACH_BGZF_MAX_BLOCK bytes).
  * Falls back to a stored block when deflate does not shrink the data.
- * Returns the member's size.
+ * Returns the member's size. A BACH_DEFLATE_ZSTD deflater makes one zstd
+ * frame instead (raw blocks when zstd does not shrink the data, so it
+ * fits the same room).
  */
 size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 		       const uint8_t *src, size_t len);
@@ -231,8 +241,9 @@ size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 /* ---- writer ------------------------------------------------------------ */
 
 enum bach_out_format {
-	BACH_OUT_BYU,	 /* raw records */
-	BACH_OUT_BYU_GZ, /* blocked gzip with EOF block */
+	BACH_OUT_BYU,	  /* raw records */
+	BACH_OUT_BYU_GZ,  /* blocked gzip with EOF block */
+	BACH_OUT_BYU_ZST, /* zstd frames of whole records, seek table */
 };
 
 struct bach_writer_opts {

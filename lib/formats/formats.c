@@ -31,6 +31,14 @@ static const struct bach_format fmt_byu_gz = {
 	.unit = BACH_REC_SIZE,
 };
 
+static const struct bach_format fmt_byu_zst = {
+	.name = "byu.zst",
+	.kind = BACH_FORMAT_BYU_ZST,
+	.help = "byu in zstd frames with a seek table",
+	.ext = ".byu.zst",
+	.unit = BACH_REC_SIZE,
+};
+
 /*
  * Every format, in the order `bach help convert` and the messages list
  * them; a new format is one row here. The importers' order is also the
@@ -38,11 +46,10 @@ static const struct bach_format fmt_byu_gz = {
  * (dinx, read since it came after the imports' seeds, is after them).
  */
 const struct bach_format *const bach_formats[] = {
-	&fmt_byu,     &fmt_byu_gz,	&fmt_lackey,
-	&fmt_din,     &fmt_cis501,	&fmt_p2,
-	&fmt_laplace, &fmt_laplace_bin, &fmt_tracematcher,
-	&fmt_idtrace, &fmt_dinx,	&fmt_csv,
-	NULL,
+	&fmt_byu,	   &fmt_byu_gz,	 &fmt_lackey,  &fmt_din,
+	&fmt_cis501,	   &fmt_p2,	 &fmt_laplace, &fmt_laplace_bin,
+	&fmt_tracematcher, &fmt_idtrace, &fmt_dinx,    &fmt_csv,
+	&fmt_byu_zst,	   NULL,
 };
 
 bool bach_format_can(const struct bach_format *f, enum bach_format_dir dir)

@@ -74,6 +74,7 @@ struct bach_export_carry {
 enum bach_format_kind {
 	BACH_FORMAT_BYU,     /* .byu: the trace reader and writer, as is */
 	BACH_FORMAT_BYU_GZ,  /* .byu.gz: the same, blocked gzip */
+	BACH_FORMAT_BYU_ZST, /* .byu.zst: the same, zstd frames */
 	BACH_FORMAT_FOREIGN, /* any other: line() imports, write() exports */
 };
 

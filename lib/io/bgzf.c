@@ -5,13 +5,16 @@
  * "BC" extra subfield, and falls back to a stored deflate block when
  * compression does not shrink the data. Whole blocks are compressed by
  * the record encoder (lib/io/recdeflate.h, the default), libdeflate (any
- * level asked for) or zlib (for comparison in bench/).
+ * level asked for) or zlib (for comparison in bench/). The same deflater
+ * makes .byu.zst's zstd frames (BACH_DEFLATE_ZSTD: lib/io/zst.h), so the
+ * writers' compressing threads (lib/io/zpool.c) serve both.
  */
 #include <errno.h>
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "bach/bytes.h"
 #include "bach/trace.h"
@@ -55,6 +58,7 @@ struct bach_deflater {
 	struct bach_recdeflate *rec;
 	z_stream zs;
 	bool zinit;
+	ZSTD_CCtx *zc;
 };
 
 struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
@@ -72,6 +76,22 @@ struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 			level ? level : BACH_RECDEFLATE_DEFAULT_LEVEL);
 		if (!d->rec)
 			goto out_free;
+		return d;
+	}
+	if (backend == BACH_DEFLATE_ZSTD) {
+		/* one frame per block: its size and checksum in it */
+		d->zc = ZSTD_createCCtx();
+		if (!d->zc ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(
+			    d->zc, ZSTD_c_compressionLevel,
+			    level ? level : ZSTD_CLEVEL_DEFAULT)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(
+			    d->zc, ZSTD_c_checksumFlag, 1)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(
+			    d->zc, ZSTD_c_contentSizeFlag, 1))) {
+			ZSTD_freeCCtx(d->zc);
+			goto out_free;
+		}
 		return d;
 	}
 	if (backend == BACH_DEFLATE_LIBDEFLATE) {
@@ -97,6 +117,7 @@ void bach_deflater_free(struct bach_deflater *d)
 	if (d->ld)
 		libdeflate_free_compressor(d->ld);
 	bach_recdeflate_free(d->rec);
+	ZSTD_freeCCtx(d->zc);
 	if (d->zinit)
 		deflateEnd(&d->zs);
 	free(d);
@@ -128,6 +149,16 @@ size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,
 	uint32_t crc;
 	size_t total;
 
+	if (d->zc) {
+		/*
+		 * Raw blocks when zstd does not shrink the data: at most a
+		 * 14-byte header, 3 a block and the 4-byte checksum more
+		 * than len, within BACH_BGZF_MAX_BLOCK.
+		 */
+		total = ZSTD_compress2(d->zc, dst, BACH_BGZF_MAX_BLOCK, src,
+				       len);
+		return ZSTD_isError(total) ? 0 : total;
+	}
 	/* a deflate result no smaller than the input is stored instead */
 	clen = len ? deflate_raw(d, body, len, src, len) : 0;
 	if (clen == 0) {

@@ -25,7 +25,8 @@ static bool is_segment_name(const char *n)
 	if (strncmp(n, "seg-", 4) != 0)
 		return false;
 	return (len > 8 && !strcmp(n + len - 4, ".byu")) ||
-	       (len > 11 && !strcmp(n + len - 7, ".byu.gz"));
+	       (len > 11 && !strcmp(n + len - 7, ".byu.gz")) ||
+	       (len > 12 && !strcmp(n + len - 8, ".byu.zst"));
 }
 
 static int cmp_str(const void *a, const void *b)

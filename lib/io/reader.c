@@ -169,6 +169,7 @@ void bach_reader_free(struct bach_reader *r)
 	if (!r)
 		return;
 	reader_close_file(r);
+	reader_zst_end(r);
 	for (size_t i = 0; i < r->nlocks; i++)
 		close(r->locks[i]);
 	free(r->locks);
@@ -219,5 +220,11 @@ void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi)
 	fi->members = r->gz.members;
 	fi->in_bytes =
 		r->in_off - (r->kind == BACH_FILE_GZIP ? r->gz.zs.avail_in : 0);
+	if (r->kind == BACH_FILE_ZSTD) {
+		/* frames (the seek table's too), and the table ends it */
+		fi->members = r->zs.frames + r->zs.tab_done;
+		fi->eof_block = r->zs.tab_done;
+		fi->in_bytes = r->in_off - (r->zs.zlen - r->zs.zpos);
+	}
 	fi->out_bytes = r->out_off - r->carry;
 }

@@ -87,11 +87,38 @@ static bool is_gzip(const uint8_t *b)
 	return b[0] == 0x1f && b[1] == 0x8b;
 }
 
-static bool is_part(const char *path)
+/* zstd's frame magic, or a skippable frame's (the seek table of an
+ * empty .byu.zst), in the first four bytes */
+static bool is_zstd(const uint8_t *b)
+{
+	uint32_t m = (uint32_t)b[0] | (uint32_t)b[1] << 8 |
+		     (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+
+	return m == 0xFD2FB528u || (m & ~0xFu) == 0x184D2A50u;
+}
+
+/* What the first bytes say (n of them at b): gzip, zstd, or raw. */
+static int sniff_kind(const uint8_t *b, ssize_t n)
+{
+	if (n >= 2 && is_gzip(b))
+		return BACH_FILE_GZIP;
+	if (n >= 4 && is_zstd(b))
+		return BACH_FILE_ZSTD;
+	return BACH_FILE_RAW;
+}
+
+bool reader_is_part(const char *path)
 {
 	size_t len = strlen(path);
 
 	return len > 5 && !strcmp(path + len - 5, ".part");
+}
+
+const char *reader_cut_why(const struct bach_reader *r)
+{
+	return reader_is_part(bach_reader_file(r))
+		       ? "an unfinished segment, still being written or left by a crash: bach recover closes it"
+		       : "truncated?";
 }
 
 /* The gzip input's read (gzin.h). */
@@ -101,35 +128,39 @@ ssize_t reader_gz_read(void *ctx, uint8_t *buf, size_t len)
 }
 
 /*
- * What a name says: .gz is gzip, .byu raw, and so are .gz.part and
- * .byu.part, a segment being written (or left by a crash); KIND_AUTO for
- * any other name, which is sniffed.
+ * What a name says: .gz is gzip, .zst zstd, .byu raw, and so are .gz.part,
+ * .zst.part and .byu.part, a segment being written (or left by a crash);
+ * KIND_AUTO for any other name, which is sniffed.
  */
 static int name_kind(const char *path, size_t len)
 {
-	if (is_part(path))
+	if (reader_is_part(path))
 		len -= 5;
 	if (len > 3 && !strncmp(path + len - 3, ".gz", 3))
 		return BACH_FILE_GZIP;
+	if (len > 4 && !strncmp(path + len - 4, ".zst", 4))
+		return BACH_FILE_ZSTD;
 	if (len > 4 && !strncmp(path + len - 4, ".byu", 4))
 		return BACH_FILE_RAW;
 	return KIND_AUTO;
 }
 
-/* Standard input or a pipe: the first bytes say gzip or raw records. */
+/* Standard input or a pipe: the first bytes say gzip, zstd or raw. */
 static int sniff_stream(struct bach_reader *r)
 {
-	ssize_t n = fill(r, r->in, 2);
+	ssize_t n = fill(r, r->in, 4);
 
 	if (n < 0)
 		return (int)n;
-	r->kind = n == 2 && is_gzip(r->in) ? BACH_FILE_GZIP : BACH_FILE_RAW;
+	r->kind = (enum bach_file_kind)sniff_kind(r->in, n);
 	if (r->kinds[r->cur] != KIND_AUTO)
 		r->kind = (enum bach_file_kind)r->kinds[r->cur];
 	if (r->kind == BACH_FILE_RAW) {
 		memcpy(r->out, r->in, (size_t)n);
 		r->carry = (size_t)n;
 		r->out_off = (uint64_t)n;
+	} else if (r->kind == BACH_FILE_ZSTD) {
+		r->zs.zlen = (size_t)n;
 	} else {
 		r->gz.zs.next_in = r->in;
 		r->gz.zs.avail_in = (uInt)n;
@@ -151,6 +182,7 @@ int reader_open_file(struct bach_reader *r)
 	r->sized = false;
 	gzin_restart(&r->gz);
 	r->gz.name = bach_reader_file(r);
+	reader_zst_restart(r);
 
 	if (!strcmp(path, "-")) {
 		r->fd = 0;
@@ -186,14 +218,12 @@ int reader_open_file(struct bach_reader *r)
 	kind = r->kinds[r->cur] != KIND_AUTO ? r->kinds[r->cur]
 					     : name_kind(path, strlen(path));
 	if (kind == KIND_AUTO) {
-		uint8_t magic[2];
+		uint8_t magic[4];
 
 		/* a name that does not say: the first bytes, as for stdin */
 		if (!r->sized)
 			return sniff_stream(r);
-		kind = pread(r->fd, magic, 2, 0) == 2 && is_gzip(magic)
-			       ? BACH_FILE_GZIP
-			       : BACH_FILE_RAW;
+		kind = sniff_kind(magic, pread(r->fd, magic, 4, 0));
 	}
 	r->kind = (enum bach_file_kind)kind;
 	posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -241,6 +271,15 @@ static ssize_t inflate_some(struct bach_reader *r)
 	return n;
 }
 
+static ssize_t produce_zstd(struct bach_reader *r)
+{
+	ssize_t n = reader_zst_produce(r, out_room(r));
+
+	if (n > 0)
+		r->out_off += (uint64_t)n;
+	return n;
+}
+
 /*
  * Decompress into r->out after the carry. When a member turns out damaged,
  * the members before it that decoded whole are handed out first and the
@@ -273,6 +312,8 @@ static int end_of_file(struct bach_reader *r)
 			bach_reader_file(r), (unsigned long long)r->size,
 			fstat(r->fd, &st) ? -1ll : (long long)st.st_size,
 			(unsigned long long)r->in_off);
+	if (r->kind == BACH_FILE_ZSTD && reader_zst_check_end(r) < 0)
+		return r->err;
 	/*
 	 * A trace may hold no records (docs/formats.md section 2): an empty
 	 * .byu is one. An empty file read as gzip is not gzip at all.
@@ -295,9 +336,7 @@ static int end_of_file(struct bach_reader *r)
 			r, -BACH_EDATA,
 			"%s: missing EOF block: blocked gzip file ends at byte offset %llu without it (%s)",
 			bach_reader_file(r), (unsigned long long)r->in_off,
-			is_part(bach_reader_file(r))
-				? "an unfinished segment, still being written or left by a crash: bach recover closes it"
-				: "truncated?");
+			reader_cut_why(r));
 	return 0;
 }
 
@@ -358,6 +397,8 @@ static ssize_t read_block(struct bach_reader *r, const uint8_t **recs)
 		}
 		if (r->kind == BACH_FILE_RAW)
 			n = produce_raw(r);
+		else if (r->kind == BACH_FILE_ZSTD)
+			n = produce_zstd(r);
 		else
 			n = produce_gzip(r);
 		if (n < 0)
@@ -370,8 +411,9 @@ static ssize_t read_block(struct bach_reader *r, const uint8_t **recs)
 		}
 		whole = have - have % BACH_REC_SIZE;
 		if (n == 0 &&
-		    (r->kind == BACH_FILE_RAW
-			     ? r->file_eof
+		    (r->kind == BACH_FILE_RAW ? r->file_eof
+		     : r->kind == BACH_FILE_ZSTD
+			     ? reader_zst_done(r)
 			     : !r->gz.in_member && r->gz.zs.avail_in == 0 &&
 				       r->file_eof)) {
 			if (end_of_file(r) < 0)

@@ -9,22 +9,44 @@
  * (lib/io/reader_read.c) does as the blocks go by (lib/io/reader_state.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "bach/bytes.h"
 #include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
 #include "lib/io/reader_state.h"
+#include "lib/io/zst.h"
 
-static bool is_gzip_name(const char *path)
+static bool ends_with(const char *path, const char *end)
 {
-	size_t len = strlen(path);
+	size_t len = strlen(path), k = strlen(end);
 
-	return len > 3 && !strcmp(path + len - 3, ".gz");
+	return len > k && !strcmp(path + len - k, end);
+}
+
+/* A .byu.zst file's frames, from its seek table (lib/io/zst.h). */
+static int zst_index(const char *path, struct bach_index *ix)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char msg[256];
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = fstat(fd, &st) < 0 ? -errno
+				 : zst_table_load(fd, (uint64_t)st.st_size, ix,
+						  msg, sizeof(msg));
+	close(fd);
+	if (err)
+		bach_index_free(ix);
+	return err;
 }
 
 /*
@@ -52,13 +74,20 @@ static void look_at(struct bach_reader *r, size_t i)
 	    !S_ISREG(st.st_mode))
 		return;
 	if (kind == KIND_AUTO)
-		kind = is_gzip_name(path) ? BACH_FILE_GZIP : BACH_FILE_RAW;
+		kind = ends_with(path, ".gz")	 ? BACH_FILE_GZIP
+		       : ends_with(path, ".zst") ? BACH_FILE_ZSTD
+						 : BACH_FILE_RAW;
 	if (kind == BACH_FILE_RAW) {
 		if (st.st_size % BACH_REC_SIZE == 0)
 			fs->count = (uint64_t)st.st_size / BACH_REC_SIZE;
 		return;
 	}
-	if (bach_index_size(path, &size, msg, sizeof(msg)) < 0) {
+	if (kind == BACH_FILE_ZSTD) {
+		if (zst_index(path, &fs->ix) < 0)
+			return;
+		fs->indexed = true;
+		size = fs->ix.uoff[fs->ix.n];
+	} else if (bach_index_size(path, &size, msg, sizeof(msg)) < 0) {
 		if (bach_index_build(path, &fs->ix, msg, sizeof(msg)) < 0)
 			return;
 		fs->indexed = true;
@@ -78,8 +107,11 @@ static bool have_index(struct bach_reader *r, size_t i)
 	if (fs->indexed || fs->no_index)
 		return fs->indexed;
 	fs->no_index = true;
-	if (bach_index_load(path, &fs->ix, msg, sizeof(msg)) < 0 &&
-	    bach_index_build(path, &fs->ix, msg, sizeof(msg)) < 0)
+	if (r->kind == BACH_FILE_ZSTD
+		    ? zst_index(path, &fs->ix) < 0
+		    : bach_index_load(path, &fs->ix, msg, sizeof(msg)) < 0 &&
+			      bach_index_build(path, &fs->ix, msg,
+					       sizeof(msg)) < 0)
 		return false;
 	fs->indexed = true;
 	fs->no_index = false;
@@ -104,6 +136,17 @@ static bool member_fits(int fd, const struct bach_index *ix, uint64_t k)
 	return bach_get_le32(tail) == ix->uoff[k + 1] - ix->uoff[k];
 }
 
+/* The same for frame k of a .byu.zst: a zstd frame of that content size. */
+static bool frame_fits(int fd, const struct bach_index *ix, uint64_t k)
+{
+	uint8_t hdr[ZST_HEADER_MAX];
+	ssize_t n = pread(fd, hdr, sizeof(hdr), (off_t)ix->coff[k]);
+
+	return n >= 4 && bach_get_le32(hdr) == ZST_FRAME_MAGIC &&
+	       ZSTD_getFrameContentSize(hdr, (size_t)n) ==
+		       ix->uoff[k + 1] - ix->uoff[k];
+}
+
 /*
  * Position the file just opened at its record off. Record numbers are
  * compared as records, never multiplied past the file's end: off may be
@@ -126,13 +169,15 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 			return 0;
 		}
 	}
-	if (r->kind == BACH_FILE_GZIP && r->own_fd && have_index(r, r->cur)) {
+	if (r->kind != BACH_FILE_RAW && r->own_fd && have_index(r, r->cur)) {
+		bool zst = r->kind == BACH_FILE_ZSTD;
 		uint64_t end = fs->ix.uoff[fs->ix.n];
 		uint64_t k = bach_index_find(
 			&fs->ix,
 			off <= end / BACH_REC_SIZE ? off * BACH_REC_SIZE : end);
 
-		if (k < fs->ix.n && !member_fits(r->fd, &fs->ix, k)) {
+		if (k < fs->ix.n && !(zst ? frame_fits(r->fd, &fs->ix, k)
+					  : member_fits(r->fd, &fs->ix, k))) {
 			/* the index does not describe this file: forget it */
 			bach_index_free(&fs->ix);
 			fs->indexed = false;
@@ -144,6 +189,10 @@ static int seek_in_file(struct bach_reader *r, uint64_t off)
 			r->out_off = fs->ix.uoff[k];
 			r->gz.members = k;
 			r->gz.blocked = true;
+			/* the frames before k, as a read through counts them */
+			r->zs.seeked = true;
+			r->zs.csum = fs->ix.coff[k];
+			r->zs.dsum = fs->ix.uoff[k];
 			r->file_recs = fs->ix.uoff[k] / BACH_REC_SIZE;
 			r->skip_acc = fs->ix.uoff[k] % BACH_REC_SIZE;
 			r->total_recs += r->file_recs;

@@ -12,6 +12,8 @@
  *   lib/io/reader_seek.c   seeking and ranges: which file holds a record, and
  *                       where in it (a .gzi member index)
  *   lib/io/reader_times.c  the timing sidecars of the records handed out
+ *   lib/io/reader_zst.c    a .byu.zst file's frames decompressed, its seek
+ *                       table checked at its end
  *
  * The others call down into lib/io/reader_read.c, never the other way. The
  * public side is include/bach/trace.h; the gzip inflation is lib/io/gzin.c;
@@ -93,6 +95,27 @@ struct bach_reader {
 	uint8_t *in; /* IN_CAP bytes */
 	struct gzin gz;
 
+	/* zstd state (lib/io/reader_zst.c): its input is in[zpos, zlen) */
+	struct zst_in {
+		struct ZSTD_DCtx_s *dctx;
+		size_t zpos, zlen;
+		bool in_frame; /* a zstd frame begun, not ended */
+		size_t whole;  /* its compressed size: it is all at hand */
+		struct zst_helper *helper; /* a second decompressing thread */
+		bool no_helper;		   /* none could be started */
+		uint64_t skip_left;   /* bytes of a skippable frame to pass */
+		uint64_t frame_start; /* file offset of the frame being read */
+		uint64_t frames;      /* frames read whole (skippable too) */
+		uint64_t csum;	      /* their bytes: where the next starts */
+		uint64_t dsum;	      /* their decompressed bytes */
+		uint64_t base, dbase; /* where this file's frames began
+				       * (after another's seek table) */
+		uint8_t *tab;	      /* the seek table frame, collected */
+		uint64_t tab_len, tab_at;
+		bool tab_done; /* the seek table was read whole */
+		bool seeked;   /* entered by a seek: frames not counted */
+	} zs;
+
 	/* seeking: record bytes still to pass over, then where to stop */
 	uint64_t skip;
 	uint64_t skip_recs; /* whole records to pass over after skip */
@@ -131,5 +154,16 @@ void reader_close_file(struct bach_reader *r);
 
 /* The gzip input's read (gzin.h): more of the file being read. */
 ssize_t reader_gz_read(void *ctx, uint8_t *buf, size_t len);
+
+/* zstd (lib/io/reader_zst.c): the file's start, its records into
+ * r->out after the carry (bytes, or r->err), its end checked. */
+void reader_zst_restart(struct bach_reader *r);
+void reader_zst_end(struct bach_reader *r);
+ssize_t reader_zst_produce(struct bach_reader *r, size_t room);
+bool reader_zst_done(const struct bach_reader *r);
+int reader_zst_check_end(struct bach_reader *r);
+bool reader_is_part(const char *path);
+/* Why a file ends before its end mark: a .part's reason, or a cut. */
+const char *reader_cut_why(const struct bach_reader *r);
 
 #endif

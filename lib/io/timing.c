@@ -33,7 +33,8 @@
 #define TE_DELTAS    1	/* TE's encoding: zigzag LEB128 differences */
 #define VARINT_MAX   10 /* bytes of a u64's LEB128 */
 
-static const char *const suffixes[] = { ".byu.gz", ".byu", ".gz" };
+static const char *const suffixes[] = { ".byu.gz", ".byu.zst", ".byu", ".gz",
+					".zst" };
 
 int bach_time_name(char *dst, size_t cap, const char *trace)
 {

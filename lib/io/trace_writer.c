@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Trace writer: raw .byu, or blocked .byu.gz: the caller's records fill
- * 64 KiB blocks that a pool of threads compresses (lib/io/zpool.h) while the
- * next block fills; finished members are written in order, then the EOF
- * block. Blocks are compressed by the record encoder unless a level (or a
- * backend) is asked for (bach_deflater_new()).
+ * Trace writer: raw .byu, blocked .byu.gz or .byu.zst: the caller's records
+ * fill 64 KiB blocks that a pool of threads compresses (lib/io/zpool.h)
+ * while the next block fills; finished members (zstd frames) are written
+ * in order, then the EOF block (the zstd seek table, lib/io/zst.h). Blocks are
+ * compressed by the record encoder unless a level (or a backend) is asked for
+ * (bach_deflater_new()).
  *
  * A named output is written under a temporary name beside it and renamed
  * into place by a good close (lib/io/outfile.h). A blocked one gets its
@@ -28,6 +29,7 @@
 #include "lib/io/outfile.h"
 #include "lib/io/timing.h"
 #include "lib/io/zpool.h"
+#include "lib/io/zst.h"
 
 #define RAW_BUF		  (4u << 20)
 #define BLOCKS_PER_THREAD 8
@@ -55,6 +57,9 @@ struct bach_writer {
 	uint64_t ix_cap;
 	uint32_t ix_last; /* the last member's ISIZE */
 	int ix_err;
+
+	/* .byu.zst: its frames, for the seek table */
+	struct zst_table zt;
 };
 
 __attribute__((format(printf, 3, 4))) static int
@@ -116,6 +121,18 @@ static void put_member(struct bach_writer *w, const uint8_t *out, size_t len)
 
 	if (w->err)
 		return;
+	if (w->o.format == BACH_OUT_BYU_ZST) {
+		/* 0: zstd failed (it cannot, on 64 KiB and its room) */
+		int err = len ? zst_table_add(&w->zt, out, len) : -EIO;
+
+		if (err)
+			return (void)wfail(
+				w, err, "%s: cannot write frame %llu: %s",
+				wname(w), (unsigned long long)w->zt.n,
+				strerror(-err));
+		write_all(w, out, len);
+		return;
+	}
 	if (w->out.path && !w->ix_err &&
 	    !(w->ix_err = bach_index_grow(&w->ix, &w->ix_cap))) {
 		w->ix.coff[n] = w->bytes;
@@ -208,8 +225,10 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 	w->o = *o;
 	w->fd = -1;
 	w->out.fd = -1;
+	if (o->format == BACH_OUT_BYU_ZST)
+		w->o.backend = BACH_DEFLATE_ZSTD; /* level 0: zstd's 3 */
 	/* no level: the record encoder, unless a library was named */
-	if (!w->o.level && w->o.backend != BACH_DEFLATE_AUTO)
+	else if (!w->o.level && w->o.backend != BACH_DEFLATE_AUTO)
 		w->o.level = BACH_DEFAULT_LEVEL;
 
 	ret = bach_outfile_open(&w->out, path);
@@ -242,7 +261,7 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
 	}
 	w->pool = bach_zpool_new(threads > 1 ? threads : 0, w->nin - 1,
-				 o->backend, w->o.level);
+				 w->o.backend, w->o.level);
 	if (!w->pool)
 		return wfail(w, -ENOMEM, "%s: cannot start compressor",
 			     wname(w));
@@ -293,7 +312,20 @@ int bach_writer_close(struct bach_writer *w)
 
 	if (w->err || w->closed)
 		return w->err;
-	if (w->o.format == BACH_OUT_BYU_GZ) {
+	if (w->o.format == BACH_OUT_BYU_ZST) {
+		uint8_t *tab;
+		size_t tlen;
+
+		if (submit(w) < 0 || drain(w, true) < 0)
+			return w->err;
+		tab = zst_table_bytes(&w->zt, &tlen);
+		if (!tab)
+			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
+		write_all(w, tab, tlen);
+		free(tab);
+		if (w->err)
+			return w->err;
+	} else if (w->o.format == BACH_OUT_BYU_GZ) {
 		if (submit(w) < 0 || drain(w, true) < 0)
 			return w->err;
 		eof_off = w->bytes;
@@ -331,5 +363,6 @@ void bach_writer_free(struct bach_writer *w)
 		free(w->in[i]);
 	free(w->in);
 	bach_index_free(&w->ix);
+	zst_table_free(&w->zt);
 	free(w);
 }

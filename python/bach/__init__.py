@@ -2,7 +2,7 @@
 """BYU address traces of Intel Pentium machines, as numpy arrays.
 
     import bach
-    with bach.open("capture/20261121T223000Z") as t:   # .byu, .byu.gz, dir, "-"
+    with bach.open("capture/20261121T223000Z") as t:   # .byu, .byu.gz, .byu.zst, dir, "-"
         for chunk in t:                 # numpy structured arrays, in chunks
             print(chunk["address"][:4], chunk["control"] >> 4)
         t.seek(1_000_000_000)           # through the segments' .gzi indexes
@@ -432,7 +432,7 @@ class Trace:
         """The trace's records, counted without reading them: a raw
         file's size / 6, a blocked .byu.gz's .gzi index (or its members'
         headers and trailers when the index is missing or stale), a
-        capture's segments likewise. TypeError when it cannot be known
+        .byu.zst's seek table, a capture's segments likewise. TypeError when it cannot be known
         so: standard input, a gzip file that is not blocked."""
         import os
         total = 0
@@ -442,6 +442,9 @@ class Trace:
                                 "records cannot be counted without "
                                 "reading them" % ("standard input"
                                                   if f == "-" else f))
+            if f.endswith((".zst", ".zst.part")):
+                total += _zst_bytes(f) // 6
+                continue
             if not f.endswith(".gz"):
                 total += os.path.getsize(f) // 6
                 continue
@@ -471,7 +474,9 @@ class Trace:
             kind = "standard input"
         elif all(p.endswith(".gz") for p in self._paths):
             kind = ".byu.gz"
-        elif not any(p.endswith(".gz") or os.path.isdir(p)
+        elif all(p.endswith(".zst") for p in self._paths):
+            kind = ".byu.zst"
+        elif not any(p.endswith((".gz", ".zst")) or os.path.isdir(p)
                      for p in self._paths):
             kind = ".byu"
         else:
@@ -546,8 +551,36 @@ def _find(marks, start, want):
     return len(marks)
 
 
+def _zst_bytes(f):
+    """The record bytes of .byu.zst file f, from its seek table (zstd's
+    seekable format, docs/formats.md section 10): the sum of its frames'
+    decompressed sizes. BachError (EBADMSG) when it ends with no table."""
+    import struct
+    with builtins.open(f, "rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        foot = b""
+        if size >= 17:
+            fh.seek(size - 9)
+            foot = fh.read(9)
+        if len(foot) != 9 or struct.unpack("<I", foot[5:])[0] != 0x8F92EAB1:
+            raise BachError(-errno.EBADMSG, "%s: missing seek table: zstd "
+                            "file ends at byte offset %d without it" % (f, size))
+        n, desc = struct.unpack("<IB", foot[:5])
+        esize = 12 if desc & 0x80 else 8
+        tlen = 8 + n * esize + 9
+        if tlen > size:
+            raise BachError(-errno.EBADMSG, "%s: seek table at the end: %d "
+                            "frames do not fit in the file's %d bytes"
+                            % (f, n, size))
+        fh.seek(size - tlen + 8)
+        tab = fh.read(n * esize)
+    return sum(struct.unpack_from("<I", tab, i * esize + 4)[0]
+               for i in range(n))
+
+
 def open(*paths, chunk=1 << 20, time=None):
-    """Open a trace: a .byu or .byu.gz file, "-" for standard input, or a
+    """Open a trace: a .byu, .byu.gz or .byu.zst file, "-" for standard input, or a
     capture directory (its closed segments in order); several paths read
     as one trace. Iterating gives numpy arrays of dtype RECORD of at most
     `chunk` records (at least 1), or of dtype TIMED (a `time` field more) when the
@@ -559,9 +592,10 @@ def open(*paths, chunk=1 << 20, time=None):
 
 def write(path, records, level=0, threads=0):
     """Write records (an array of dtype RECORD, or any array with fields
-    address, be, control) to path: blocked gzip when it ends in .gz, raw
-    .byu otherwise; the file appears whole or not at all, a blocked one
-    with its .gzi index beside it."""
+    address, be, control) to path: blocked gzip when it ends in .gz, zstd
+    frames with a seek table when it ends in .zst (level 1 to 19, 0: 3),
+    raw .byu otherwise; the file appears whole or not at all, a blocked
+    .byu.gz with its .gzi index beside it."""
     recs = np.asarray(records)
     names = recs.dtype.names or ()
     if recs.dtype != RECORD and not {"address", "be", "control"} <= set(names):
@@ -575,7 +609,9 @@ def write(path, records, level=0, threads=0):
         recs = conv
     recs = np.ascontiguousarray(recs)
     o = ffi.new("struct bach_writer_opts *")
-    o.format = lib.BACH_OUT_BYU_GZ if str(path).endswith(".gz") else lib.BACH_OUT_BYU
+    o.format = (lib.BACH_OUT_BYU_GZ if str(path).endswith(".gz") else
+                lib.BACH_OUT_BYU_ZST if str(path).endswith(".zst") else
+                lib.BACH_OUT_BYU)
     o.level = level
     o.threads = threads
     wp = ffi.new("struct bach_writer **")

@@ -42,8 +42,9 @@ ssize_t bach_capture_gaps(const char *dir, struct bach_gap **gaps,
 			  char *msg, size_t len);
 
 enum bach_deflate_backend { BACH_DEFLATE_AUTO, BACH_DEFLATE_LIBDEFLATE,
-			    BACH_DEFLATE_ZLIB, BACH_DEFLATE_RECORD };
-enum bach_out_format { BACH_OUT_BYU, BACH_OUT_BYU_GZ };
+			    BACH_DEFLATE_ZLIB, BACH_DEFLATE_RECORD,
+			    BACH_DEFLATE_ZSTD };
+enum bach_out_format { BACH_OUT_BYU, BACH_OUT_BYU_GZ, BACH_OUT_BYU_ZST };
 struct bach_writer_opts {
 	enum bach_out_format format;
 	int level;

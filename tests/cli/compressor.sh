@@ -1,6 +1,7 @@
 # bachd's block compressor (docs/bachd.md, compressor): the record encoder by
 # default, libdeflate with compressor = libdeflate; both write the records of
-# bach gen, and the manifest says which wrote them.
+# bach gen, and the manifest says which wrote them. compressor = zstd writes
+# .byu.zst segments (docs/formats.md section 10) that zstd itself reads.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/helpers/bachd_lib.sh"
 
@@ -33,8 +34,27 @@ expect_err "level: the record encoder takes 1 to 2, not 5"
 expect_status 0 "$BACHD" --check-config --driver fake --option records=10 \
 	--output "$T/record" --set compressor=record --set level=2
 expect_status 2 "$BACHD" --check-config --driver fake --output "$T/record" \
-	--set compressor=zstd
+	--set compressor=lzma
 expect_err "compressor"
-"$BACHD" --help | grep -q '^  compressor=libdeflate|record' ||
+expect_status 2 "$BACHD" --check-config --driver fake --output "$T/record" \
+	--set compressor=libdeflate --set level=13
+expect_err "level: libdeflate takes 1 to 12, not 13"
+
+# zstd: .byu.zst segments, read by bach and by zstd, at a level up to 19
+command -v zstd > /dev/null || fail "zstd (Debian: zstd, scripts/deps.sh) is missing"
+mkdir "$T/zstd"
+expect_status 0 "$BACHD" --driver fake --option records=200000 \
+	--option seed=3 --output "$T/zstd" --set compressor=zstd \
+	--set level=19
+C=$(echo "$T/zstd"/*/)
+head -n 1 "$C/manifest.jsonl" | grep -q '"compressor":"zstd"' ||
+	fail "zstd: the started event does not name it"
+[ -f "$C/seg-000001.byu.zst" ] || fail "zstd: no seg-000001.byu.zst: $(ls "$C")"
+expect_status 0 $BACH verify "$C"
+expect_out "seg-000001.byu.zst: OK, 200000 records, zstd, 19 frames and the seek table"
+zstd -q -dc "$C"/seg-*.byu.zst | cmp -s - "$T/want.byu" || fail "zstd: zstd -d differs"
+$BACH convert -q --to byu "$C" "$T/zstd.byu"
+same "$T/want.byu" "$T/zstd.byu"
+"$BACHD" --help | grep -q '^  compressor=libdeflate|record|zstd' ||
 	fail "bachd --help lacks the compressor setting"
 exit 0

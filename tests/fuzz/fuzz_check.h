@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bach/trace.h"
 #include "lib/formats/formats.h"
 
 #define CHECK(cond, ...)                                                       \
@@ -45,6 +46,37 @@ static inline const char *fuzz_put_file(const uint8_t *data, size_t size)
 		off += (size_t)n;
 	}
 	return path;
+}
+
+/*
+ * Read r to its end or its first error against an oracle's decoding,
+ * want[0..len) (the bytes of the members or frames it decoded whole; ok:
+ * all of the file): every record handed out before len matches it, none
+ * past it when ok, and the record count follows. *off: record bytes read.
+ * Returns the last read's result (0 or an error).
+ */
+static inline ssize_t fuzz_read_against(struct bach_reader *r,
+					const uint8_t *want, size_t len,
+					bool ok, size_t *off)
+{
+	const uint8_t *recs;
+	ssize_t n;
+
+	*off = 0;
+	while ((n = bach_reader_read(r, &recs)) > 0) {
+		size_t got = (size_t)n * 6;
+		size_t cmp = *off < len ? len - *off : 0;
+
+		if (cmp > got)
+			cmp = got;
+		CHECK(!ok || *off + got <= len,
+		      "%zu record bytes past the %zu decoded", *off + got, len);
+		CHECK(!memcmp(recs, want + *off, cmp),
+		      "records at byte %zu differ from the oracle's", *off);
+		*off += got;
+		CHECK(bach_reader_records(r) == *off / 6, "record count");
+	}
+	return n;
 }
 
 /* The bytes as the file PATH, created or replaced (a named file, for the

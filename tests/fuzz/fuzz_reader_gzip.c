@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct bach_reader *r = bach_reader_new();
 	struct bach_file_info fi;
 	struct oracle o;
-	size_t off = 0;
+	size_t off;
 	const uint8_t *recs;
 	ssize_t n;
 
@@ -113,20 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	CHECK(bach_reader_add_as(r, path, BACH_FILE_GZIP) == 0, "add: %s",
 	      bach_reader_strerror(r));
-	while ((n = bach_reader_read(r, &recs)) > 0) {
-		size_t len = (size_t)n * 6;
-		size_t cmp = off < o.len ? o.len - off : 0;
-
-		if (cmp > len)
-			cmp = len;
-		CHECK(!o.ok || off + len <= o.len,
-		      "%zu record bytes past the %zu decoded", off + len,
-		      o.len);
-		CHECK(!memcmp(recs, want + off, cmp),
-		      "records at byte %zu differ from libdeflate's", off);
-		off += len;
-		CHECK(bach_reader_records(r) == off / 6, "record count");
-	}
+	n = fuzz_read_against(r, want, o.len, o.ok, &off);
 	bach_reader_info(r, &fi);
 	CHECK(fi.kind == BACH_FILE_GZIP, "kind %d", fi.kind);
 	if (n == 0) {

@@ -24,7 +24,7 @@ FUZZ_CC=${FUZZ_CC:-clang}
 FUZZ_CFLAGS="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 -fno-omit-frame-pointer -g -O1 -Iinclude -I. -D_GNU_SOURCE -std=gnu11 \
 -Wall -Wextra -pthread"
-FUZZ_LIBS="-lz -ldeflate -ljansson -pthread"
+FUZZ_LIBS="-lz -ldeflate -lzstd -ljansson -pthread"
 # The library is compiled here from lib/*.c and lib/*/*.c into an archive, never taken
 # from build/libbach.a (gcc-built, maybe with other sanitizers); a target
 # links only the members it needs. A source clang cannot compile is left
@@ -38,7 +38,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 # need whole blocks; line parsers do not.
 max_len() {
 	case $1 in
-	fuzz_reader_gzip | fuzz_reader_multi | fuzz_bgzf_roundtrip | fuzz_reader_seek | fuzz_timing) echo 65536 ;;
+	fuzz_reader_gzip | fuzz_reader_zstd | fuzz_reader_multi | fuzz_bgzf_roundtrip | fuzz_reader_seek | fuzz_timing) echo 65536 ;;
 	fuzz_manifest) echo 16384 ;; # a started line alone is 1 to 2 KiB
 	*) echo 4096 ;;
 	esac

@@ -455,6 +455,58 @@ static void writer_writes_index(void **state)
 	free(a);
 }
 
+/*
+ * .byu.zst through the library (docs/formats.md section 10): written on 1
+ * and 3 threads, read whole, and seeked through its seek table to records
+ * at, before and after frame boundaries, and to a range, in one reader
+ * (the frames of a block decompressed on two threads, a seek between).
+ */
+static void zstd_write_read_seek(void **state)
+{
+	static const uint64_t at[] = {
+		0, 10879, 10880, 10881, 123456, 299999, 5
+	};
+	uint8_t *a = gen(300000, 9), *back;
+	struct bach_file_info fi;
+	struct bach_reader *r;
+	const uint8_t *recs;
+	char msg[512];
+	size_t n;
+
+	(void)state;
+	write_file("z.byu.zst.gzi", "stale", 5);
+	for (int threads = 1; threads <= 3; threads += 2) {
+		write_trace("z.byu.zst", a, 300000, BACH_OUT_BYU_ZST, threads);
+		assert_int_equal(read_trace(path("z.byu.zst"), &back, &n, msg,
+					    sizeof(msg)),
+				 0);
+		assert_int_equal(n, 300000);
+		assert_memory_equal(back, a, 300000 * 6);
+		free(back);
+	}
+	/* no .gzi: the seek table is the index; a stale one is removed */
+	assert_int_equal(access(path("z.byu.zst.gzi"), F_OK), -1);
+	r = bach_reader_new();
+	assert_int_equal(bach_reader_add(r, path("z.byu.zst")), 0);
+	for (size_t i = 0; i < sizeof(at) / sizeof(*at); i++) {
+		assert_int_equal(bach_reader_seek(r, at[i]), 0);
+		assert_true(bach_reader_read(r, &recs) > 0);
+		assert_memory_equal(recs, a + at[i] * 6, 6);
+		assert_int_equal(bach_reader_records(r) > at[i], 1);
+	}
+	/* entered at frame 11 through the table, not read through to it */
+	assert_int_equal(bach_reader_seek(r, 123456), 0);
+	assert_true(bach_reader_read(r, &recs) > 0);
+	bach_reader_info(r, &fi);
+	assert_true(fi.members <= 4);
+	assert_int_equal(bach_reader_range(r, 20000, 20003), 0);
+	assert_int_equal(bach_reader_read(r, &recs), 3);
+	assert_memory_equal(recs, a + 20000 * 6, 18);
+	assert_int_equal(bach_reader_read(r, &recs), 0);
+	bach_reader_free(r);
+	free(a);
+}
+
 static void failed_writer_leaves_nothing(void **state)
 {
 	struct bach_writer_opts o = { .format = BACH_OUT_BYU_GZ };
@@ -709,6 +761,7 @@ int main(void)
 		cmocka_unit_test(capture_directory),
 		cmocka_unit_test(writer_errors_are_sticky),
 		cmocka_unit_test(writer_writes_index),
+		cmocka_unit_test(zstd_write_read_seek),
 		cmocka_unit_test(failed_writer_leaves_nothing),
 		cmocka_unit_test(seek_far_past_the_end),
 		cmocka_unit_test(range_far_past_the_end),

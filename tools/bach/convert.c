@@ -26,8 +26,9 @@ static int to_trace(struct source *s, const struct bach_format *f,
 	ssize_t n;
 	int err;
 
-	wo.format =
-		f->kind == BACH_FORMAT_BYU_GZ ? BACH_OUT_BYU_GZ : BACH_OUT_BYU;
+	wo.format = f->kind == BACH_FORMAT_BYU_GZ    ? BACH_OUT_BYU_GZ
+		    : f->kind == BACH_FORMAT_BYU_ZST ? BACH_OUT_BYU_ZST
+						     : BACH_OUT_BYU;
 	err = bach_writer_open(&w, out, &wo);
 	if (err) {
 		errmsg("%s", bach_writer_strerror(w));
@@ -229,9 +230,11 @@ static int run(int argc, char **argv)
 			flags |= BACH_IMPORT_MASK_ADDRESS;
 			break;
 		case 'l':
-			if (!parse_u64(optarg, &v) || v < 1 || v > 12)
-				return usage_error("--level: 1 to 12, not '%s'",
-						   optarg);
+			/* 13 to 19: byu.zst's only, checked below */
+			if (!parse_u64(optarg, &v) || v < 1 || v > 19)
+				return usage_error(
+					"--level: 1 to 12 (byu.zst: 19), not '%s'",
+					optarg);
 			wo.level = (int)v;
 			break;
 		case 'j':
@@ -275,6 +278,9 @@ static int run(int argc, char **argv)
 		return usage_error(
 			"%s: cannot tell the output format; give --to", out);
 
+	if (wo.level > 12 && to->kind != BACH_FORMAT_BYU_ZST)
+		return usage_error("--level: 1 to 12 for %s, not %d", to->name,
+				   wo.level);
 	if ((ba || start || end != UINT64_MAX) &&
 	    from->kind == BACH_FORMAT_FOREIGN)
 		return usage_error(
@@ -376,7 +382,8 @@ static int run(int argc, char **argv)
 	"  --level N         byu.gz with libdeflate at level N, 1 to 12 "      \
 	"(default:\n"                                                          \
 	"                    bach's record encoder, faster than pigz -1 and\n" \
-	"                    smaller than gzip -1 on traces)\n"                \
+	"                    smaller than gzip -1 on traces); byu.zst with\n"  \
+	"                    zstd at level N, 1 to 19 (default 3)\n"           \
 	"  --threads N       compressing threads (default: all CPUs)\n"        \
 	"  -q, --quiet       no summary line on standard error\n"              \
 	"  --range START:END only records START to END-1 of IN (a trace,\n"    \

@@ -33,6 +33,12 @@ static int index_file(const char *path, bool in_capture)
 		return bach_exit_status(err);
 	}
 	close(err);
+	if (ends_with(path, ".zst") || ends_with(path, ".zst.part")) {
+		if (!in_capture)
+			printf("%s: zstd, no .gzi needed (the seek table at its end is its index)\n",
+			       path);
+		return EXIT_OK;
+	}
 	if (!ends_with(path, ".gz")) {
 		if (!in_capture)
 			printf("%s: raw records, no index needed (record N is at byte 6N)\n",

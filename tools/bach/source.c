@@ -124,6 +124,8 @@ int open_source(struct source *s, const struct bach_format *f, const char *in,
 	}
 	if (f->kind == BACH_FORMAT_BYU_GZ)
 		err = bach_reader_add_as(s->r, in, BACH_FILE_GZIP);
+	else if (f->kind == BACH_FORMAT_BYU_ZST)
+		err = bach_reader_add_as(s->r, in, BACH_FILE_ZSTD);
 	else
 		err = bach_reader_add(s->r, in);
 	if (err)

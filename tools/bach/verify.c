@@ -248,6 +248,10 @@ static void verify_file(struct vstate *v, const char *path, bool found,
 			       fi.blocked ? "blocked" : "plain",
 			       (unsigned long long)fi.members,
 			       bach_s(fi.members));
+		if (fi.kind == BACH_FILE_ZSTD)
+			printf(", zstd, %llu frame%s and the seek table",
+			       (unsigned long long)(fi.members - 1),
+			       bach_s(fi.members - 1));
 		printf("\n");
 	}
 	bach_reader_free(r);
