@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Partial results: their two lines of JSON (partial.h, docs/formats.md
+ * section 10), and bach stat's state in them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/analysis/partial.h"
+
+#define LINE_BITS (1u << 27)
+
+static int bad(char *err, size_t errlen, const char *what)
+{
+	snprintf(err, errlen, "%s", what);
+	return -EBADMSG;
+}
+
+/* a whole number in 0..max */
+static bool get_u64(const json_t *o, const char *key, uint64_t max, uint64_t *v)
+{
+	const json_t *j = json_object_get(o, key);
+
+	if (!json_is_integer(j) || json_integer_value(j) < 0 ||
+	    (uint64_t)json_integer_value(j) > max)
+		return false;
+	*v = (uint64_t)json_integer_value(j);
+	return true;
+}
+
+static json_t *parse_line(const char *buf, size_t len, int line, char *err,
+			  size_t errlen)
+{
+	json_error_t je;
+	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+
+	if (!j) {
+		snprintf(err, errlen, "line %d: not JSON: %s", line, je.text);
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		snprintf(err, errlen, "line %d: not a JSON object", line);
+		return NULL;
+	}
+	return j;
+}
+
+int bach_partial_parse(const char *buf, size_t len, struct bach_partial *p,
+		       char *err, size_t errlen)
+{
+	const char *nl = memchr(buf, '\n', len), *nl2;
+	const json_t *j;
+	uint64_t v;
+
+	memset(p, 0, sizeof(*p));
+	if (!nl)
+		return bad(err, errlen,
+			   "line 1: no end of line (not a partial)");
+	nl2 = memchr(nl + 1, '\n', len - (size_t)(nl + 1 - buf));
+	if (!nl2 || nl2 + 1 != buf + len)
+		return bad(err, errlen,
+			   "not two lines of JSON (cut short, or more)");
+	p->head = parse_line(buf, (size_t)(nl - buf), 1, err, errlen);
+	if (!p->head)
+		return -EBADMSG;
+	j = json_object_get(p->head, "format");
+	if (!json_is_string(j) ||
+	    strcmp(json_string_value(j), BACH_PARTIAL_FORMAT)) {
+		bach_partial_free(p);
+		return bad(err, errlen,
+			   "line 1: \"format\" is not \"" BACH_PARTIAL_FORMAT
+			   "\" (not a partial)");
+	}
+	if (!get_u64(p->head, "version", UINT32_MAX, &v) ||
+	    v != BACH_PARTIAL_VERSION) {
+		bach_partial_free(p);
+		snprintf(
+			err, errlen,
+			"line 1: \"version\": not %d (a partial of another bach)",
+			BACH_PARTIAL_VERSION);
+		return -EBADMSG;
+	}
+	j = json_object_get(p->head, "command");
+	if (!json_is_string(j) ||
+	    !json_is_string(json_object_get(p->head, "bach")) ||
+	    !json_is_object(json_object_get(p->head, "options")) ||
+	    !json_object_get(p->head, "trace")) {
+		bach_partial_free(p);
+		return bad(
+			err, errlen,
+			"line 1: \"command\", \"bach\", \"options\" or \"trace\" missing or of the wrong type");
+	}
+	p->command = json_string_value(j);
+	p->end = UINT64_MAX;
+	if (!get_u64(p->head, "start", INT64_MAX, &p->start) ||
+	    !get_u64(p->head, "records", INT64_MAX, &p->records) ||
+	    (!json_is_null(json_object_get(p->head, "end")) &&
+	     !get_u64(p->head, "end", INT64_MAX, &p->end)) ||
+	    p->end < p->start || p->records > p->end - p->start) {
+		bach_partial_free(p);
+		return bad(
+			err, errlen,
+			"line 1: \"start\", \"end\" or \"records\": not a range START <= END holding RECORDS");
+	}
+	p->data = parse_line(nl + 1, (size_t)(nl2 - nl - 1), 2, err, errlen);
+	if (!p->data) {
+		bach_partial_free(p);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void bach_partial_free(struct bach_partial *p)
+{
+	json_decref(p->head);
+	json_decref(p->data);
+	memset(p, 0, sizeof(*p));
+}
+
+char *bach_partial_format(json_t *head, json_t *data)
+{
+	size_t flags = JSON_COMPACT | JSON_ENSURE_ASCII | JSON_SORT_KEYS;
+	char *h = head && data ? json_dumps(head, flags) : NULL;
+	char *d = h ? json_dumps(data, flags) : NULL;
+	char *t = NULL;
+
+	if (d && (t = malloc(strlen(h) + strlen(d) + 3)))
+		sprintf(t, "%s\n%s\n", h, d);
+	free(h);
+	free(d);
+	json_decref(head);
+	json_decref(data);
+	return t;
+}
+
+json_t *bach_stats_to_json(struct bach_stats *s)
+{
+	json_t *o = json_object(), *cnt = json_array(), *lines = json_array();
+	bool ok = o && cnt && lines;
+
+	/* the lanes into by_ctl_be, as bach_stats_summary() does */
+	for (int l = 0; l < BACH_STATS_LANES; l++)
+		for (unsigned i = 0; i < 65536; i++) {
+			s->by_ctl_be[i >> 8][i & 255] += s->lane[l][i];
+			s->lane[l][i] = 0;
+		}
+	s->in_lanes = 0;
+	for (unsigned i = 0; i < 65536 && ok; i++)
+		if (s->by_ctl_be[i >> 8][i & 255])
+			ok = !json_array_append_new(cnt, json_integer(i)) &&
+			     !json_array_append_new(
+				     cnt,
+				     json_integer(
+					     (json_int_t)
+						     s->by_ctl_be[i >> 8]
+								 [i & 255]));
+	for (uint32_t b = 0; b < LINE_BITS && ok;) {
+		uint32_t first;
+
+		if (!s->lines[b >> 6]) {
+			b = (b | 63) + 1;
+			continue;
+		}
+		if (!(s->lines[b >> 6] >> (b & 63) & 1)) {
+			b++;
+			continue;
+		}
+		first = b;
+		while (b < LINE_BITS && s->lines[b >> 6] >> (b & 63) & 1)
+			b++;
+		ok = !json_array_append_new(lines, json_integer(first)) &&
+		     !json_array_append_new(lines, json_integer(b - first));
+	}
+	if (ok && !json_object_set_new(o, "counts", cnt) &&
+	    !json_object_set_new(o, "lines", lines) &&
+	    !json_object_set_new(o, "stop_grant",
+				 json_integer((json_int_t)s->stop_grant)) &&
+	    !json_object_set_new(o, "addr_low",
+				 json_integer((json_int_t)s->addr_low)) &&
+	    !json_object_set_new(o, "lost",
+				 json_integer((json_int_t)s->lost)) &&
+	    !json_object_set_new(o, "lo", json_integer(s->lo)) &&
+	    !json_object_set_new(o, "hi", json_integer(s->hi)))
+		return o;
+	json_decref(o);
+	if (!ok) {
+		json_decref(cnt);
+		json_decref(lines);
+	}
+	return NULL;
+}
+
+int bach_stats_from_json(struct bach_stats *s, const json_t *data, char *err,
+			 size_t errlen)
+{
+	const json_t *cnt = json_object_get(data, "counts");
+	const json_t *lines = json_object_get(data, "lines");
+	uint64_t sg, al, lost, lo, hi, v;
+	size_t n;
+
+	if (!get_u64(data, "stop_grant", INT64_MAX, &sg) ||
+	    !get_u64(data, "addr_low", INT64_MAX, &al) ||
+	    !get_u64(data, "lost", INT64_MAX, &lost) ||
+	    !get_u64(data, "lo", UINT32_MAX, &lo) ||
+	    !get_u64(data, "hi", UINT32_MAX, &hi))
+		return bad(
+			err, errlen,
+			"line 2: \"stop_grant\", \"addr_low\", \"lost\", \"lo\" or \"hi\" missing or out of range");
+	if (!json_is_array(cnt) || json_array_size(cnt) % 2 ||
+	    !json_is_array(lines) || json_array_size(lines) % 2)
+		return bad(
+			err, errlen,
+			"line 2: \"counts\" or \"lines\": not an array of pairs");
+	n = json_array_size(cnt);
+	for (size_t i = 0; i < n; i += 2) {
+		const json_t *k = json_array_get(cnt, i);
+		const json_t *c = json_array_get(cnt, i + 1);
+
+		if (!json_is_integer(k) || json_integer_value(k) < 0 ||
+		    json_integer_value(k) > 65535 || !json_is_integer(c) ||
+		    json_integer_value(c) < 0)
+			return bad(
+				err, errlen,
+				"line 2: \"counts\": not pairs of a control and BE# (0..65535) and a count");
+		v = (uint64_t)json_integer_value(k);
+		s->by_ctl_be[v >> 8][v & 255] +=
+			(uint64_t)json_integer_value(c);
+	}
+	n = json_array_size(lines);
+	for (size_t i = 0; i < n; i += 2) {
+		const json_t *f = json_array_get(lines, i);
+		const json_t *c = json_array_get(lines, i + 1);
+		uint64_t first, len;
+
+		if (!json_is_integer(f) || !json_is_integer(c) ||
+		    json_integer_value(f) < 0 || json_integer_value(c) < 0 ||
+		    (uint64_t)json_integer_value(f) > LINE_BITS ||
+		    (uint64_t)json_integer_value(c) >
+			    LINE_BITS - (uint64_t)json_integer_value(f))
+			return bad(
+				err, errlen,
+				"line 2: \"lines\": not runs FIRST, COUNT of lines below 2^27");
+		first = (uint64_t)json_integer_value(f);
+		len = (uint64_t)json_integer_value(c);
+		for (uint64_t b = first; b < first + len; b++)
+			s->lines[b >> 6] |= 1ull << (b & 63);
+	}
+	s->stop_grant += sg;
+	s->addr_low += al;
+	s->lost += lost;
+	s->lo = (uint32_t)lo < s->lo ? (uint32_t)lo : s->lo;
+	s->hi = (uint32_t)hi > s->hi ? (uint32_t)hi : s->hi;
+	return 0;
+}
