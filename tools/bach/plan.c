@@ -82,8 +82,8 @@ static int add_file(struct plan *p, const char *path, enum cut_kind first)
 
 	bach_escape_ctl(ep, sizeof(ep), path);
 	if (!strcmp(path, "-"))
-		return usage_error("-: standard input cannot be planned (it "
-				   "can be read only once)");
+		return usage_error(
+			"-: standard input cannot be planned (it can be read only once)");
 	if (p->total && push(p, p->total, first))
 		goto nomem;
 	if (!ends_with(path, ".gz")) {
@@ -105,9 +105,7 @@ static int add_file(struct plan *p, const char *path, enum cut_kind first)
 	if (rc == -ENOENT || rc == -ESTALE)
 		rc = bach_index_build(path, &ix, msg, sizeof(msg));
 	if (rc == -ENOTSUP) {
-		errmsg("%s: not blocked gzip: its records cannot be found "
-		       "without reading them (bach convert writes a blocked "
-		       "one)",
+		errmsg("%s: not blocked gzip: its records cannot be found without reading them (bach convert writes a blocked one)",
 		       ep);
 		return EXIT_USAGE;
 	}
@@ -253,19 +251,19 @@ static int run(int argc, char **argv)
 		if (c == 'j')
 			json = true;
 		else if (c == 'n' && (!parse_u64(optarg, &chunks) || !chunks))
-			return usage_error("--chunks: not a whole number >= 1: "
-					   "'%s'",
-					   optarg);
+			return usage_error(
+				"--chunks: not a whole number >= 1: '%s'",
+				optarg);
 		else if (c == 'c' && (!parse_u64(optarg, &size) || !size))
-			return usage_error("--chunk-records: not a whole "
-					   "number >= 1: '%s'",
-					   optarg);
+			return usage_error(
+				"--chunk-records: not a whole number >= 1: '%s'",
+				optarg);
 		else if (c != 'j' && c != 'n' && c != 'c')
 			return usage_error("bad option");
 	}
 	if (chunks && size)
-		return usage_error("--chunks and --chunk-records: one or the "
-				   "other");
+		return usage_error(
+			"--chunks and --chunk-records: one or the other");
 	if (optind >= argc)
 		return usage_error("no TRACE given");
 	for (int i = optind; i < argc && !status; i++) {
