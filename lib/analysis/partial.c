@@ -193,6 +193,26 @@ json_t *bach_stats_to_json(struct bach_stats *s)
 	return NULL;
 }
 
+/* *a += v, when the sum stays a JSON integer */
+static bool add(uint64_t *a, uint64_t v)
+{
+	if (v > (uint64_t)INT64_MAX - *a)
+		return false;
+	*a += v;
+	return true;
+}
+
+/* bits lo to hi - 1 of w, whole words at a time */
+static void set_bits(uint64_t *w, uint64_t lo, uint64_t hi)
+{
+	while (lo < hi && lo & 63)
+		w[lo >> 6] |= 1ull << (lo & 63), lo++;
+	while (hi - lo >= 64)
+		w[lo >> 6] = ~0ull, lo += 64;
+	while (lo < hi)
+		w[lo >> 6] |= 1ull << (lo & 63), lo++;
+}
+
 int bach_stats_from_json(struct bach_stats *s, const json_t *data, char *err,
 			 size_t errlen)
 {
@@ -245,12 +265,13 @@ int bach_stats_from_json(struct bach_stats *s, const json_t *data, char *err,
 				"line 2: \"lines\": not runs FIRST, COUNT of lines below 2^27");
 		first = (uint64_t)json_integer_value(f);
 		len = (uint64_t)json_integer_value(c);
-		for (uint64_t b = first; b < first + len; b++)
-			s->lines[b >> 6] |= 1ull << (b & 63);
+		set_bits(s->lines, first, first + len);
 	}
-	s->stop_grant += sg;
-	s->addr_low += al;
-	s->lost += lost;
+	if (!add(&s->stop_grant, sg) || !add(&s->addr_low, al) ||
+	    !add(&s->lost, lost))
+		return bad(
+			err, errlen,
+			"line 2: \"stop_grant\", \"addr_low\" or \"lost\": beyond 2^63 - 1");
 	s->lo = (uint32_t)lo < s->lo ? (uint32_t)lo : s->lo;
 	s->hi = (uint32_t)hi > s->hi ? (uint32_t)hi : s->hi;
 	return 0;
