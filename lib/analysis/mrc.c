@@ -239,6 +239,7 @@ void bach_mrc_free(struct bach_mrc *m)
 {
 	if (!m)
 		return;
+	free(m->first);
 	if (!m->cfg.assoc)
 		sd_free(&m->sd);
 	near_free(&m->near);
@@ -320,4 +321,45 @@ uint64_t bach_mrc_flushes(const struct bach_mrc *m)
 int bach_mrc_error(const struct bach_mrc *m)
 {
 	return m->err;
+}
+
+int bach_mrc_chunk(struct bach_mrc *m)
+{
+	if (m->cfg.assoc || m->sampled || m->refs || m->flushes)
+		return -ENOTSUP;
+	m->chunk = true;
+	return 0;
+}
+
+int bach_mrc_part_get(const struct bach_mrc *m, struct bach_mrc_part *p)
+{
+	const struct sdist *s = &m->sd;
+
+	memset(p, 0, sizeof(*p));
+	if (!m->chunk)
+		return -EINVAL;
+	p->refs = m->refs;
+	p->flushes = m->flushes;
+	p->cold = m->cold;
+	p->ncnt = m->cfg.nsizes + 1;
+	memcpy(p->cnt, m->cnt, p->ncnt * sizeof(*p->cnt));
+	memcpy(p->hist, m->hist, sizeof(p->hist));
+	p->gap = m->gap;
+	p->first = m->first;
+	p->nfirst = m->nfirst;
+	p->last = malloc(((size_t)s->live + 1) * sizeof(*p->last));
+	if (!p->last)
+		return -ENOMEM;
+	/* the live lines by the time of their last reference */
+	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++)
+		for (uint64_t b = s->bits[w]; b; b &= b - 1)
+			p->last[p->nlast++] =
+				s->owner[w << 6 | (uint32_t)__builtin_ctzll(b)];
+	return 0;
+}
+
+void bach_mrc_settle(struct bach_mrc *m)
+{
+	m->cold += m->nfirst;
+	m->nfirst = 0;
 }

@@ -122,6 +122,47 @@ uint64_t bach_mrc_flushes(const struct bach_mrc *m);
 int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
 			 uint64_t *sizes, char *why, size_t whylen);
 
+/*
+ * Split runs (docs/analysis.md section 7; PARDA, Niu et al., IPDPS 2012):
+ * stack distances split by time. A chunk is run cold, as a curve made
+ * with bach_mrc_chunk() before its first record: a reference whose line
+ * was referenced before in the chunk already has its true distance (the
+ * lines in between are all the chunk's), and so does any after a gap
+ * marker; the first references before the chunk's first gap marker are
+ * kept apart, in order, for the merge. bach_mrc_part_get() gives the
+ * chunk's state: its counts, those first references, and its lines in
+ * last-reference order after its last gap marker (all of them without
+ * one), which is its LRU stack at its end.
+ *
+ * bach_mrc_combine() merges the state of the next chunk into a curve made
+ * with bach_mrc_chunk() (the chunks before it): it replays the chunk's
+ * first references against its own stack, each at its true distance or,
+ * not found there, cold when a gap marker came before and kept apart
+ * again when none did; then its stack becomes the chunk's lines on top
+ * of its own (or the chunk's alone after a gap marker). Merging is
+ * associative, and its state is a chunk's again. bach_mrc_settle(): the
+ * range starts cold, so the first references still kept apart are cold;
+ * call it before reading the points or the histogram of a merge. Exact
+ * fully associative curves only: -ENOTSUP for the others.
+ */
+struct bach_mrc_part {
+	uint64_t refs, flushes, cold;
+	uint64_t cnt[BACH_MRC_MAX_SIZES + 1];
+	size_t ncnt; /* sizes + 1 */
+	uint64_t hist[BACH_MRC_HIST_BUCKETS];
+	bool gap;	       /* a gap marker in the chunk */
+	const uint32_t *first; /* first references before it */
+	size_t nfirst;
+	uint32_t *last; /* the stack at the end, oldest first (malloc'd) */
+	size_t nlast;
+};
+int bach_mrc_chunk(struct bach_mrc *m);
+/* 0 or -ENOMEM; free(p->last) after. p->first is m's, valid while it is. */
+int bach_mrc_part_get(const struct bach_mrc *m, struct bach_mrc_part *p);
+/* 0, -ENOMEM, or -EINVAL for a part of another configuration. */
+int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p);
+void bach_mrc_settle(struct bach_mrc *m);
+
 /* ---- working sets ------------------------------------------------------ */
 
 /* Distinct lines and 4 KiB pages referenced in each window of records. */

@@ -308,6 +308,7 @@ static void sa_access(struct bach_mrc *m, uint32_t line)
 static void flush(struct bach_mrc *m)
 {
 	m->flushes++;
+	m->gap = true;
 	m->last = COLD;
 	if (!m->cfg.assoc) {
 		sd_reset(&m->sd);
@@ -366,12 +367,72 @@ static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
 			continue;
 		}
 		last = line;
-		if (m->cfg.assoc)
+		if (m->cfg.assoc) {
 			sa_access(m, line);
-		else
-			count_distance(m, sd_access(&m->sd, line, &m->err));
+		} else {
+			uint32_t d = sd_access(&m->sd, line, &m->err);
+
+			if (__builtin_expect(d == COLD && m->chunk && !m->gap,
+					     0))
+				mrc_pend(m, line);
+			else
+				count_distance(m, d);
+		}
 	}
 	m->last = last;
+}
+
+void mrc_pend(struct bach_mrc *m, uint32_t line)
+{
+	if (m->nfirst == m->capfirst) {
+		size_t cap = m->capfirst ? 2 * m->capfirst : 4096;
+		uint32_t *f = realloc(m->first, cap * sizeof(*f));
+
+		if (!f) {
+			m->err = -ENOMEM;
+			return;
+		}
+		m->first = f;
+		m->capfirst = cap;
+	}
+	m->first[m->nfirst++] = line;
+}
+
+int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p)
+{
+	uint64_t lines = 1ull << (32 - m->lg_line);
+
+	if (!m->chunk || p->ncnt != m->cfg.nsizes + 1)
+		return -EINVAL;
+	for (size_t i = 0; i < p->nfirst; i++)
+		if (p->first[i] >= lines)
+			return -EINVAL;
+	for (size_t i = 0; i < p->nlast; i++)
+		if (p->last[i] >= lines)
+			return -EINVAL;
+	for (size_t i = 0; i < p->nfirst && !m->err; i++) {
+		uint32_t d = sd_access(&m->sd, p->first[i], &m->err);
+
+		if (d == COLD && !m->gap)
+			mrc_pend(m, p->first[i]);
+		else
+			count_distance(m, d);
+	}
+	if (p->gap) {
+		sd_reset(&m->sd);
+		m->gap = true;
+	}
+	for (size_t i = 0; i < p->nlast && !m->err; i++)
+		sd_access(&m->sd, p->last[i], &m->err);
+	m->refs += p->refs;
+	m->flushes += p->flushes;
+	m->cold += p->cold;
+	for (size_t i = 0; i < p->ncnt; i++)
+		m->cnt[i] += p->cnt[i];
+	for (size_t b = 0; b < BACH_MRC_HIST_BUCKETS; b++)
+		m->hist[b] += p->hist[b];
+	m->last = COLD;
+	return m->err;
 }
 
 /* Records per pass of add_sampled()'s filter. */

@@ -118,6 +118,9 @@ struct near {
 };
 
 int near_init(struct near *n, uint32_t k);
+
+/* A chunk's first reference to line, before its first gap marker. */
+void mrc_pend(struct bach_mrc *m, uint32_t line);
 void near_free(struct near *n);
 
 /* ---- set-associative LRU, one cache per size --------------------------- */
@@ -158,6 +161,13 @@ struct bach_mrc {
 	/* set-associative */
 	struct sa *sa;
 	uint64_t clock;
+	/*
+	 * a chunk of a split run (bach_mrc_chunk()): its first references
+	 * before its first gap marker, whose distances only the merge knows
+	 */
+	bool chunk, gap;
+	uint32_t *first;
+	size_t nfirst, capfirst;
 	/* all */
 	uint32_t last; /* the last line counted, or COLD */
 	uint64_t refs, flushes;

@@ -276,3 +276,101 @@ int bach_stats_from_json(struct bach_stats *s, const json_t *data, char *err,
 	s->hi = (uint32_t)hi > s->hi ? (uint32_t)hi : s->hi;
 	return 0;
 }
+
+static json_t *u64_array(const uint64_t *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_integer((json_int_t)v[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *u32_array(const uint32_t *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_integer(v[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p)
+{
+	return json_pack("{sIsIsIsosososbso}", "refs", (json_int_t)p->refs,
+			 "flushes", (json_int_t)p->flushes, "cold",
+			 (json_int_t)p->cold, "counts",
+			 u64_array(p->cnt, p->ncnt), "hist",
+			 u64_array(p->hist, BACH_MRC_HIST_BUCKETS), "first",
+			 u32_array(p->first, p->nfirst), "gap", p->gap, "last",
+			 u32_array(p->last, p->nlast));
+}
+
+/* an array of n (any n when n is 0) whole numbers up to max, into v */
+static bool get_array(const json_t *a, size_t n, uint64_t max, uint64_t *v)
+{
+	if (!json_is_array(a) || (n && json_array_size(a) != n))
+		return false;
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		const json_t *j = json_array_get(a, i);
+
+		if (!json_is_integer(j) || json_integer_value(j) < 0 ||
+		    (uint64_t)json_integer_value(j) > max)
+			return false;
+		if (v)
+			v[i] = (uint64_t)json_integer_value(j);
+	}
+	return true;
+}
+
+static uint32_t *get_lines(const json_t *a, size_t *n)
+{
+	uint32_t *v;
+
+	if (!get_array(a, 0, UINT32_MAX - 1, NULL))
+		return NULL;
+	*n = json_array_size(a);
+	v = malloc((*n + 1) * sizeof(*v));
+	for (size_t i = 0; v && i < *n; i++)
+		v[i] = (uint32_t)json_integer_value(json_array_get(a, i));
+	return v;
+}
+
+int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt,
+			    const json_t *data, char *err, size_t errlen)
+{
+	const json_t *gap = json_object_get(data, "gap");
+
+	memset(p, 0, sizeof(*p));
+	if (ncnt > BACH_MRC_MAX_SIZES + 1 ||
+	    !get_u64(data, "refs", INT64_MAX, &p->refs) ||
+	    !get_u64(data, "flushes", INT64_MAX, &p->flushes) ||
+	    !get_u64(data, "cold", INT64_MAX, &p->cold) ||
+	    !get_array(json_object_get(data, "counts"), ncnt, INT64_MAX,
+		       p->cnt) ||
+	    !get_array(json_object_get(data, "hist"), BACH_MRC_HIST_BUCKETS,
+		       INT64_MAX, p->hist) ||
+	    !json_is_boolean(gap))
+		return bad(
+			err, errlen,
+			"line 2: \"refs\", \"flushes\", \"cold\", \"counts\" (one per size and one), \"hist\" or \"gap\" missing or out of range");
+	p->ncnt = ncnt;
+	p->gap = json_is_true(gap);
+	p->first = get_lines(json_object_get(data, "first"), &p->nfirst);
+	p->last = get_lines(json_object_get(data, "last"), &p->nlast);
+	if (!p->first || !p->last) {
+		free((void *)p->first);
+		free(p->last);
+		memset(p, 0, sizeof(*p));
+		return bad(
+			err, errlen,
+			"line 2: \"first\" or \"last\": not a list of lines");
+	}
+	return 0;
+}

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "lib/analysis/mrc.h"
 #include "lib/analysis/stats.h"
 
 #define BACH_PARTIAL_FORMAT  "bach-partial"
@@ -55,5 +56,16 @@ char *bach_partial_format(json_t *head, json_t *data);
 json_t *bach_stats_to_json(struct bach_stats *s);
 int bach_stats_from_json(struct bach_stats *s, const json_t *data, char *err,
 			 size_t errlen);
+
+/*
+ * bach mrc's state (exact fully associative: bach_mrc_part): its counts,
+ * whether it saw a gap marker, its first references before one and its
+ * stack at its end, as lists of lines. from_json fills p, its two lists
+ * malloc'd (free((void *)p->first) and free(p->last)); ncnt is the count
+ * the configuration wants (sizes + 1). -EBADMSG saying which member.
+ */
+json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p);
+int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt,
+			    const json_t *data, char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,7 @@
 # Split runs (docs/analysis.md section 7): bach plan's ranges, bach stat
-# --range A:B --partial, and bach merge printing byte for byte what the
-# unsplit bach stat prints, text and --json, for 1, 2, 3, 7 and 16 chunks
+# and bach mrc --range A:B --partial, and bach merge printing byte for
+# byte what the unsplit command prints, text, --json and --csv (mrc: the
+# exact fully associative curve and --reuse), for 1, 2, 3, 7 and 16 chunks
 # and for cuts at a member start, inside a member, at a gap marker and just
 # after one, at a segment boundary, an empty chunk and a chunk of a gap
 # marker only; merging as a tree gives what one merge gives; partials that
@@ -18,19 +19,19 @@ parts() {
 	rm -f "$pre".*
 	for r in "$@"; do
 		i=$((i + 1))
-		"$BACH" stat --range "$r" --partial "$pre.$i" $STATOPT "$tr" 2> "$T/err" ||
+		"$BACH" $CMD --range "$r" --partial "$pre.$i" $STATOPT "$tr" 2> "$T/err" ||
 			fail "stat --range $r --partial: $(cat "$T/err")"
 	done
 }
 
-# same_as_whole TRACE PREFIX WHAT: merging PREFIX.* prints what stat does
+# same_as_whole TRACE PREFIX WHAT: merging PREFIX.* prints what $CMD does
 same_as_whole() {
-	"$BACH" stat $STATOPT "$1" > "$T/w.txt" || fail "stat $1"
-	"$BACH" stat --json $STATOPT "$1" > "$T/w.json" || fail "stat --json $1"
-	"$BACH" merge "$2".* > "$T/m.txt" 2> "$T/err" || fail "merge ($3): $(cat "$T/err")"
-	"$BACH" merge --json "$2".* > "$T/m.json" 2> "$T/err" || fail "merge --json ($3): $(cat "$T/err")"
-	cmp -s "$T/w.txt" "$T/m.txt" || fail "merge ($3) differs from stat: $(diff "$T/w.txt" "$T/m.txt" | head -5)"
-	cmp -s "$T/w.json" "$T/m.json" || fail "merge --json ($3) differs from stat --json"
+	for fmt in "" --json $CSV; do
+		"$BACH" $CMD $fmt $STATOPT "$1" > "$T/w.txt" || fail "$CMD $fmt $1"
+		"$BACH" merge $fmt "$2".* > "$T/m.txt" 2> "$T/err" || fail "merge $fmt ($3): $(cat "$T/err")"
+		cmp -s "$T/w.txt" "$T/m.txt" ||
+			fail "merge $fmt ($3) differs from $CMD $STATOPT: $(diff "$T/w.txt" "$T/m.txt" | head -5)"
+	done
 }
 
 # a capture with gap markers in several segments
@@ -43,6 +44,8 @@ C=$(ls -d "$T"/caps/2*Z*)
 "$BACH" gen --records 200000 -o "$T/g.byu.gz" 2> "$T/err" || fail "gen"
 "$BACH" convert "$T/g.byu.gz" "$T/g.byu" 2> "$T/err" || fail "convert: $(cat "$T/err")"
 
+CMD=stat
+CSV=
 STATOPT=
 for tr in "$C" "$T/g.byu.gz" "$T/g.byu"; do
 	for n in 1 2 3 7 16; do
@@ -103,6 +106,42 @@ STATOPT="--type fetch,read --addr 0x100000-0x7fffffff"
 parts "$T/f" "$C" 0:5000 5000:$g $g:
 same_as_whole "$C" "$T/f" "filtered"
 STATOPT=
+
+# bach mrc, exact fully associative: the chunks' first references are
+# replayed against the stack before them (PARDA)
+CMD=mrc
+CSV=--csv
+for STATOPT in "" "--reuse" "--line 64 --kind d --sizes 1k,8k,64k,1M"; do
+	for tr in "$C" "$T/g.byu.gz"; do
+		for n in 1 3 7 16; do
+			# shellcheck disable=SC2046
+			parts "$T/p" "$tr" $("$BACH" plan --chunks $n "$tr" | cut -d' ' -f1)
+			same_as_whole "$tr" "$T/p" "mrc $STATOPT, $n chunks of $tr"
+		done
+	done
+	parts "$T/h" "$C" 0:10880 10880:10880 10880:12345 12345:$g $g:$((g + 1)) \
+		$((g + 1)):$s2 $s2:
+	same_as_whole "$C" "$T/h" "mrc $STATOPT, cuts by hand"
+done
+STATOPT="--type fetch --addr 0x100000-0x7fffffff"
+parts "$T/f" "$C" 0:5000 5000:$g $g:
+same_as_whole "$C" "$T/f" "mrc filtered"
+STATOPT=
+parts "$T/a" "$C" 0:1000 1000:$g $g:
+"$BACH" merge --partial "$T/l" "$T/a.1" "$T/a.2" || fail "mrc: merge --partial (1 2)"
+"$BACH" merge --partial "$T/all" "$T/a.1" "$T/a.2" "$T/a.3" || fail "mrc: merge --partial (1 2 3)"
+"$BACH" merge --partial "$T/lt" "$T/l" "$T/a.3" || fail "mrc: merge ((1 2) 3)"
+same "$T/lt" "$T/all"
+"$BACH" mrc --range 0: --partial "$T/whole" "$C" || fail "mrc --partial whole"
+same "$T/all" "$T/whole"
+# what is not split yet says so, and partials of two commands do not mix
+expect_status 2 "$BACH" mrc --assoc 4 --sizes 4k --range 0:10 --partial "$T/q" "$C"
+expect_err "--partial: only the exact fully associative curve"
+"$BACH" stat --range 1000:$g --partial "$T/st" "$C" || fail "stat 1000:$g"
+expect_status 2 "$BACH" merge "$T/a.1" "$T/st" "$T/a.3"
+expect_err "$T/a.1 and $T/st: partials of different commands"
+CMD=stat
+CSV=
 
 # a tree of merges is one merge: associativity over random splits
 awk 'BEGIN { srand(23); for (k = 0; k < 6; k++) { a = int(rand() * 254862); b = int(rand() * 254862); if (a > b) { t = a; a = b; b = t } print a, b } }' > "$T/splits"

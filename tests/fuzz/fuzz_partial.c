@@ -8,7 +8,8 @@
  * is START <= END holding at most END - START records and the command is a
  * string; a state that loads is written back by bach_stats_to_json() to a
  * partial that parses and loads into the same counters (a round trip), so
- * a merge of it is what it says.
+ * a merge of it is what it says; the same state read as bach mrc's
+ * (bach_mrc_part_from_json()) is refused with a reason or has its lists.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -37,6 +38,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	      "range %llu:%llu records %llu", (unsigned long long)p.start,
 	      (unsigned long long)p.end, (unsigned long long)p.records);
 	CHECK(p.command && p.head && p.data, "no command");
+	{
+		struct bach_mrc_part mp;
+		size_t nc = json_array_size(json_object_get(p.data, "counts"));
+
+		rc = bach_mrc_part_from_json(&mp, nc, p.data, err, sizeof(err));
+		CHECK(rc == 0 || (rc == -EBADMSG && err[0]), "mrc rc %d", rc);
+		CHECK(rc || (mp.first && mp.last && mp.ncnt == nc),
+		      "mrc state without its lists");
+		free((void *)mp.first);
+		free(mp.last);
+	}
 	bach_stats_free(&a);
 	bach_stats_free(&b);
 	CHECK(!bach_stats_init(&a) && !bach_stats_init(&b), "init");

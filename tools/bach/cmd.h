@@ -200,6 +200,14 @@ int open_traces(struct bach_reader **rp, int argc, char **argv);
 int read_traces(int argc, char **argv, struct rec_filter *f,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records);
+/*
+ * The same over --range START:END, and the CRC-32 of the records read
+ * (partial_crc(), before filtering) in *crc when crc is not NULL.
+ */
+int read_traces_range(int argc, char **argv, struct rec_filter *f,
+		      uint64_t start, uint64_t end,
+		      void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		      void *ctx, uint64_t *records, uint32_t *crc);
 
 /*
  * --range START:END (range.c): records START to END-1; either may be
@@ -252,6 +260,11 @@ int filter_arg(struct rec_filter *f, int c, const char *arg);
 ssize_t filter_block(struct rec_filter *f, const uint8_t **p,
 		     const uint64_t **clk, size_t n);
 void filter_free(struct rec_filter *f);
+/*
+ * The filter as the canonical options of a partial (--partial): {"type":
+ * MASK, "addr": [LO, HI], "port": [LO, HI]}, null for one not given.
+ */
+json_t *filter_json(const struct rec_filter *f);
 #define FILTER_HELP                                                            \
 	"      --type LIST   only these record types, as bach dump prints\n"   \
 	"                    them, or groups: fetch, read, write, io,\n"       \
@@ -355,5 +368,6 @@ struct merge_job {
 /* partial_write() for a merged job: its range, options and trace. */
 int merge_write(const struct merge_job *j, json_t *data);
 int stat_merge(const struct merge_job *j); /* stat.c */
+int mrc_merge(const struct merge_job *j);  /* mrc.c */
 
 #endif

@@ -19,6 +19,7 @@ static const struct {
 	int (*merge)(const struct merge_job *j);
 } mergers[] = {
 	{ "stat", stat_merge },
+	{ "mrc", mrc_merge },
 };
 
 struct part {
@@ -187,8 +188,9 @@ const struct bach_cmd cmd_merge = {
 	.summary = "combine partial results into what the whole run prints",
 	.help = "usage: bach merge [--json | --csv | --partial FILE] PART...\n"
 		"\n"
-		"The partials PART (written by bach stat --range A:B --partial FILE,\n"
-		"over ranges bach plan gives) printed exactly as the command run over\n"
+		"The partials PART (written by bach stat or bach mrc --range A:B\n"
+		"--partial FILE, over ranges bach plan gives) printed exactly as the\n"
+		"command run over\n"
 		"the union of their ranges prints: text, or its --json or --csv. The\n"
 		"partials must be of one command, its options, one bach version and one\n"
 		"trace, and their ranges must follow one another without overlap or\n"

@@ -210,24 +210,6 @@ static void print_json(const struct bach_summary *m, size_t nfiles,
 	printf("}\n");
 }
 
-/* the options a partial of stat must share to merge: the filter's */
-static json_t *canonical_options(const struct rec_filter *f)
-{
-	json_t *o = json_object();
-	json_t *t = f->by_type ? json_integer(f->types) : json_null();
-	json_t *a = f->by_addr ? json_pack("[II]", (json_int_t)f->lo[0],
-					   (json_int_t)f->hi[0])
-			       : json_null();
-	json_t *p = f->by_port ? json_pack("[II]", (json_int_t)f->lo[1],
-					   (json_int_t)f->hi[1])
-			       : json_null();
-
-	json_object_set_new(o, "type", t);
-	json_object_set_new(o, "addr", a);
-	json_object_set_new(o, "port", p);
-	return o;
-}
-
 /* the counts of the chunks' partials, printed as the whole run prints */
 int stat_merge(const struct merge_job *j)
 {
@@ -378,7 +360,7 @@ static int run(int argc, char **argv)
 			status = EXIT_USAGE;
 		} else {
 			status = partial_write(
-				partial, "stat", canonical_options(&flt),
+				partial, "stat", filter_json(&flt),
 				trace_identity(argc - optind, argv + optind),
 				start, end,
 				bach_reader_records(r) > start
