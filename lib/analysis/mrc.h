@@ -142,9 +142,23 @@ int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
  * of its own (or the chunk's alone after a gap marker). Merging is
  * associative, and its state is a chunk's again. bach_mrc_settle(): the
  * range starts cold, so the first references still kept apart are cold;
- * call it before reading the points or the histogram of a merge. Exact
- * fully associative curves only: -ENOTSUP for the others.
+ * call it before reading the points or the histogram of a merge.
+ *
+ * A set-associative curve (--assoc N) splits the same way, each size's
+ * sets apart: in a chunk, a miss that fills an empty way before the first
+ * gap marker is a first reference whose fate the merge decides (a hit
+ * when the sets before hold its line among the nearest ones); once a set
+ * is full, a line new to the chunk misses whatever came before. Its state
+ * per size: the misses, those lines in order and the sets' lines at the
+ * end, oldest first. Sampled curves: -ENOTSUP.
  */
+struct bach_mrc_sa_part {
+	uint64_t misses;
+	const uint32_t *first; /* lines, in order */
+	size_t nfirst;
+	uint32_t *last; /* the ways' lines, oldest first (malloc'd) */
+	size_t nlast;
+};
 struct bach_mrc_part {
 	uint64_t refs, flushes, cold;
 	uint64_t cnt[BACH_MRC_MAX_SIZES + 1];
@@ -155,13 +169,21 @@ struct bach_mrc_part {
 	size_t nfirst;
 	uint32_t *last; /* the stack at the end, oldest first (malloc'd) */
 	size_t nlast;
+	/* set-associative: one per size (nsa), the above then unused */
+	struct bach_mrc_sa_part sa[BACH_MRC_MAX_SIZES];
+	size_t nsa;
 };
 int bach_mrc_chunk(struct bach_mrc *m);
-/* 0 or -ENOMEM; free(p->last) after. p->first is m's, valid while it is. */
+/*
+ * 0 or -ENOMEM; bach_mrc_part_free() after (the lists of first references
+ * are m's, valid while it is).
+ */
 int bach_mrc_part_get(const struct bach_mrc *m, struct bach_mrc_part *p);
 /* 0, -ENOMEM, or -EINVAL for a part of another configuration. */
 int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p);
 void bach_mrc_settle(struct bach_mrc *m);
+/* The last lists of p (those part_get made). */
+void bach_mrc_part_free(struct bach_mrc_part *p);
 
 /* ---- working sets ------------------------------------------------------ */
 

@@ -300,6 +300,8 @@ static void sa_access(struct bach_mrc *m, uint32_t line)
 		for (w = 1; w < a->assoc; w++) /* empty ways have stamp 0 */
 			if (stamp[base + w] < stamp[v])
 				v = base + w;
+		if (__builtin_expect(m->chunk && !m->gap && !tag[v], 0))
+			sa_pend(m, a, line);
 		tag[v] = line + 1;
 		stamp[v] = now;
 	}
@@ -398,12 +400,102 @@ void mrc_pend(struct bach_mrc *m, uint32_t line)
 	m->first[m->nfirst++] = line;
 }
 
+void sa_pend(struct bach_mrc *m, struct sa *a, uint32_t line)
+{
+	if (a->nfirst == a->capfirst) {
+		size_t cap = a->capfirst ? 2 * a->capfirst : 1024;
+		uint32_t *f = realloc(a->first, cap * sizeof(*f));
+
+		if (!f) {
+			m->err = -ENOMEM;
+			return;
+		}
+		a->first = f;
+		a->capfirst = cap;
+	}
+	a->first[a->nfirst++] = line;
+}
+
+/* A reference to line in one cache, uncounted: hit; *empty when it
+ * filled an empty way. */
+static bool sa_touch(struct sa *a, uint32_t line, uint64_t now, bool *empty)
+{
+	uint32_t base = (line % a->nsets) * a->assoc, v = base, w;
+
+	*empty = false;
+	for (w = 0; w < a->assoc; w++)
+		if (a->tag[base + w] == line + 1) {
+			a->stamp[base + w] = now;
+			return true;
+		}
+	for (w = 1; w < a->assoc; w++)
+		if (a->stamp[base + w] < a->stamp[v])
+			v = base + w;
+	*empty = !a->tag[v];
+	a->tag[v] = line + 1;
+	a->stamp[v] = now;
+	return false;
+}
+
+static bool lines_in(const uint32_t *v, size_t n, uint64_t lines)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] >= lines)
+			return false;
+	return true;
+}
+
+/* bach_mrc_combine() for a set-associative curve, size by size */
+static int sa_combine(struct bach_mrc *m, const struct bach_mrc_part *p,
+		      uint64_t lines)
+{
+	if (p->nsa != m->cfg.nsizes)
+		return -EINVAL;
+	for (size_t i = 0; i < p->nsa; i++)
+		if (!lines_in(p->sa[i].first, p->sa[i].nfirst, lines) ||
+		    !lines_in(p->sa[i].last, p->sa[i].nlast, lines))
+			return -EINVAL;
+	for (size_t i = 0; i < p->nsa; i++) {
+		const struct bach_mrc_sa_part *q = &p->sa[i];
+		struct sa *a = &m->sa[i];
+		uint64_t hits = 0;
+		bool empty;
+
+		for (size_t k = 0; k < q->nfirst; k++) {
+			if (sa_touch(a, q->first[k], ++m->clock, &empty))
+				hits++; /* the chunk counted a miss */
+			else if (empty && !m->gap)
+				sa_pend(m, a, q->first[k]);
+		}
+		if (p->gap) {
+			size_t ways = (size_t)a->nsets * a->assoc;
+
+			memset(a->tag, 0, ways * sizeof(*a->tag));
+			memset(a->stamp, 0, ways * sizeof(*a->stamp));
+		}
+		for (size_t k = 0; k < q->nlast; k++)
+			sa_touch(a, q->last[k], ++m->clock, &empty);
+		if (hits > q->misses)
+			return -EINVAL; /* not a chunk's state */
+		a->misses += q->misses - hits;
+	}
+	return 0;
+}
+
 int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p)
 {
 	uint64_t lines = 1ull << (32 - m->lg_line);
 
 	if (!m->chunk || p->ncnt != m->cfg.nsizes + 1)
 		return -EINVAL;
+	if (m->cfg.assoc) {
+		int err = sa_combine(m, p, lines);
+
+		if (err)
+			return err;
+		m->gap |= p->gap;
+		goto counts;
+	}
 	for (size_t i = 0; i < p->nfirst; i++)
 		if (p->first[i] >= lines)
 			return -EINVAL;
@@ -424,6 +516,7 @@ int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p)
 	}
 	for (size_t i = 0; i < p->nlast && !m->err; i++)
 		sd_access(&m->sd, p->last[i], &m->err);
+counts:
 	m->refs += p->refs;
 	m->flushes += p->flushes;
 	m->cold += p->cold;

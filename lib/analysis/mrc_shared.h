@@ -121,6 +121,9 @@ int near_init(struct near *n, uint32_t k);
 
 /* A chunk's first reference to line, before its first gap marker. */
 void mrc_pend(struct bach_mrc *m, uint32_t line);
+/* The same for a set-associative size. */
+struct sa;
+void sa_pend(struct bach_mrc *m, struct sa *a, uint32_t line);
 void near_free(struct near *n);
 
 /* ---- set-associative LRU, one cache per size --------------------------- */
@@ -130,6 +133,10 @@ struct sa {
 	uint32_t *tag;	 /* line + 1; 0: empty */
 	uint64_t *stamp; /* last use */
 	uint64_t misses;
+	/* a chunk: the misses that filled an empty way before its first
+	 * gap marker, the lines only the merge can tell hit or miss */
+	uint32_t *first;
+	size_t nfirst, capfirst;
 };
 
 /* ---- the curve --------------------------------------------------------- */

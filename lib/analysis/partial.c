@@ -303,13 +303,33 @@ static json_t *u32_array(const uint32_t *v, size_t n)
 
 json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p)
 {
-	return json_pack("{sIsIsIsosososbso}", "refs", (json_int_t)p->refs,
-			 "flushes", (json_int_t)p->flushes, "cold",
-			 (json_int_t)p->cold, "counts",
-			 u64_array(p->cnt, p->ncnt), "hist",
-			 u64_array(p->hist, BACH_MRC_HIST_BUCKETS), "first",
-			 u32_array(p->first, p->nfirst), "gap", p->gap, "last",
-			 u32_array(p->last, p->nlast));
+	json_t *o = json_pack("{sIsIsIsososbsoso}", "refs", (json_int_t)p->refs,
+			      "flushes", (json_int_t)p->flushes, "cold",
+			      (json_int_t)p->cold, "counts",
+			      u64_array(p->cnt, p->ncnt), "hist",
+			      u64_array(p->hist, BACH_MRC_HIST_BUCKETS), "gap",
+			      p->gap, "first", u32_array(p->first, p->nfirst),
+			      "last", u32_array(p->last, p->nlast));
+	json_t *sets = p->nsa ? json_array() : NULL;
+
+	for (size_t i = 0; o && sets && i < p->nsa; i++)
+		if (json_array_append_new(
+			    sets,
+			    json_pack(
+				    "{sIsoso}", "misses",
+				    (json_int_t)p->sa[i].misses, "first",
+				    u32_array(p->sa[i].first, p->sa[i].nfirst),
+				    "last",
+				    u32_array(p->sa[i].last,
+					      p->sa[i].nlast)))) {
+			json_decref(sets);
+			sets = NULL;
+		}
+	if (p->nsa && (!sets || json_object_set_new(o, "sets", sets))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* an array of n (any n when n is 0) whole numbers up to max, into v */
@@ -342,13 +362,25 @@ static uint32_t *get_lines(const json_t *a, size_t *n)
 	return v;
 }
 
-int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt,
+void bach_mrc_part_release(struct bach_mrc_part *p)
+{
+	free((void *)p->first);
+	free(p->last);
+	for (size_t i = 0; i < p->nsa; i++) {
+		free((void *)p->sa[i].first);
+		free(p->sa[i].last);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 			    const json_t *data, char *err, size_t errlen)
 {
 	const json_t *gap = json_object_get(data, "gap");
+	const json_t *sets = json_object_get(data, "sets");
 
 	memset(p, 0, sizeof(*p));
-	if (ncnt > BACH_MRC_MAX_SIZES + 1 ||
+	if (ncnt > BACH_MRC_MAX_SIZES + 1 || nsa > BACH_MRC_MAX_SIZES ||
 	    !get_u64(data, "refs", INT64_MAX, &p->refs) ||
 	    !get_u64(data, "flushes", INT64_MAX, &p->flushes) ||
 	    !get_u64(data, "cold", INT64_MAX, &p->cold) ||
@@ -360,14 +392,33 @@ int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt,
 		return bad(
 			err, errlen,
 			"line 2: \"refs\", \"flushes\", \"cold\", \"counts\" (one per size and one), \"hist\" or \"gap\" missing or out of range");
+	if (nsa ? !json_is_array(sets) || json_array_size(sets) != nsa
+		: sets != NULL)
+		return bad(
+			err, errlen,
+			"line 2: \"sets\": not one per size of a set-associative curve");
 	p->ncnt = ncnt;
 	p->gap = json_is_true(gap);
 	p->first = get_lines(json_object_get(data, "first"), &p->nfirst);
 	p->last = get_lines(json_object_get(data, "last"), &p->nlast);
+	p->nsa = nsa;
+	for (size_t i = 0; i < nsa; i++) {
+		const json_t *q = json_array_get(sets, i);
+
+		p->sa[i].first = get_lines(json_object_get(q, "first"),
+					   &p->sa[i].nfirst);
+		p->sa[i].last =
+			get_lines(json_object_get(q, "last"), &p->sa[i].nlast);
+		if (!p->sa[i].first || !p->sa[i].last ||
+		    !get_u64(q, "misses", INT64_MAX, &p->sa[i].misses)) {
+			bach_mrc_part_release(p);
+			return bad(
+				err, errlen,
+				"line 2: \"sets\": not \"misses\", \"first\" and \"last\" lists of lines");
+		}
+	}
 	if (!p->first || !p->last) {
-		free((void *)p->first);
-		free(p->last);
-		memset(p, 0, sizeof(*p));
+		bach_mrc_part_release(p);
 		return bad(
 			err, errlen,
 			"line 2: \"first\" or \"last\": not a list of lines");

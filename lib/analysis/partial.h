@@ -58,14 +58,16 @@ int bach_stats_from_json(struct bach_stats *s, const json_t *data, char *err,
 			 size_t errlen);
 
 /*
- * bach mrc's state (exact fully associative: bach_mrc_part): its counts,
- * whether it saw a gap marker, its first references before one and its
- * stack at its end, as lists of lines. from_json fills p, its two lists
- * malloc'd (free((void *)p->first) and free(p->last)); ncnt is the count
- * the configuration wants (sizes + 1). -EBADMSG saying which member.
+ * bach mrc's state (exact, bach_mrc_part): its counts, whether it saw a
+ * gap marker, its first references before one and its stack at its end,
+ * as lists of lines; set-associative, those per size ("sets"). from_json
+ * fills p, its lists malloc'd (bach_mrc_part_release() frees them); ncnt
+ * is the count the configuration wants (sizes + 1), nsa its sizes when
+ * set-associative, else 0. -EBADMSG saying which member.
  */
 json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p);
-int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt,
+int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 			    const json_t *data, char *err, size_t errlen);
+void bach_mrc_part_release(struct bach_mrc_part *p);
 
 #endif

@@ -42,12 +42,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct bach_mrc_part mp;
 		size_t nc = json_array_size(json_object_get(p.data, "counts"));
 
-		rc = bach_mrc_part_from_json(&mp, nc, p.data, err, sizeof(err));
+		size_t ns = json_array_size(json_object_get(p.data, "sets"));
+
+		rc = bach_mrc_part_from_json(&mp, nc, ns, p.data, err,
+					     sizeof(err));
 		CHECK(rc == 0 || (rc == -EBADMSG && err[0]), "mrc rc %d", rc);
-		CHECK(rc || (mp.first && mp.last && mp.ncnt == nc),
+		CHECK(rc || (mp.first && mp.last && mp.ncnt == nc &&
+			     mp.nsa == ns),
 		      "mrc state without its lists");
-		free((void *)mp.first);
-		free(mp.last);
+		bach_mrc_part_release(&mp);
 	}
 	bach_stats_free(&a);
 	bach_stats_free(&b);

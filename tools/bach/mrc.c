@@ -331,9 +331,9 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (o->mode == REUSE && o->cfg.assoc)
 		return usage_error(
 			"--reuse: reuse distances are fully associative (--assoc full)");
-	if (o->partial && (o->cfg.assoc || o->cfg.sample < 1 || o->window))
+	if (o->partial && (o->cfg.sample < 1 || o->window))
 		return usage_error(
-			"--partial: only the exact fully associative curve and --reuse so far (not --assoc N, --sample or --window)");
+			"--partial: only exact curves and --reuse so far (not --sample or --window)");
 	return EXIT_OK;
 }
 
@@ -363,7 +363,7 @@ static int write_part(const char *out, const struct bach_mrc *m,
 
 	if (!bach_mrc_part_get(m, &p))
 		d = bach_mrc_part_to_json(&p);
-	free(p.last);
+	bach_mrc_part_free(&p);
 	if (j)
 		return merge_write(j, d);
 	if (!d) {
@@ -400,9 +400,13 @@ int mrc_merge(const struct merge_job *j)
 		o.mode = REUSE;
 	o.cfg.line = (uint32_t)json_integer_value(line);
 	o.cfg.kinds = (unsigned)json_integer_value(kinds);
+	o.cfg.assoc =
+		(uint32_t)json_integer_value(json_object_get(op, "assoc"));
 	if (!json_is_integer(line) || !json_is_integer(kinds) ||
 	    !json_is_string(mode) ||
-	    json_integer_value(json_object_get(op, "assoc")) ||
+	    json_integer_value(json_object_get(op, "assoc")) < 0 ||
+	    json_integer_value(json_object_get(op, "assoc")) >
+		    BACH_SIM_MAX_LINES ||
 	    json_real_value(json_object_get(op, "sample")) != 1 ||
 	    bach_mrc_new(&m, &o.cfg, why, sizeof(why)) || bach_mrc_chunk(m)) {
 		bach_mrc_free(m);
@@ -413,15 +417,15 @@ int mrc_merge(const struct merge_job *j)
 		struct bach_mrc_part p;
 		int err;
 
-		if (bach_mrc_part_from_json(&p, o.cfg.nsizes + 1, j->p[i].data,
-					    why, sizeof(why))) {
+		if (bach_mrc_part_from_json(&p, o.cfg.nsizes + 1,
+					    o.cfg.assoc ? o.cfg.nsizes : 0,
+					    j->p[i].data, why, sizeof(why))) {
 			errmsg("partial %zu: %s", i + 1, why);
 			status = EXIT_DATA;
 			break;
 		}
 		err = bach_mrc_combine(m, &p);
-		free((void *)p.first);
-		free(p.last);
+		bach_mrc_part_release(&p);
 		if (err == -ENOMEM) {
 			errmsg("out of memory");
 			status = EXIT_USAGE;
@@ -560,7 +564,7 @@ const struct bach_cmd cmd_mrc = {
 		"      --range START:END only records START to END-1 (bach dump)\n"
 		"      --partial FILE    write the state of the range to FILE (- standard\n"
 		"                        output) for bach merge, instead of printing it\n"
-		"                        (exact fully associative curves and --reuse)\n" FILTER_HELP
+		"                        (exact curves and --reuse)\n" FILTER_HELP
 		"\n"
 		"example: bach mrc --min 4k --max 4M --kind d --json trace.byu.gz\n",
 };
