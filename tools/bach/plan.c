@@ -277,7 +277,8 @@ static int run(int argc, char **argv)
 	}
 	if (status)
 		goto out;
-	qsort(p.c, p.n, sizeof(*p.c), by_at);
+	if (p.n)
+		qsort(p.c, p.n, sizeof(*p.c), by_at);
 	if (!chunks && !size)
 		size = 16777216;
 	if (!chunks)
