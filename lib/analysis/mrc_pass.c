@@ -384,36 +384,32 @@ static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
 	m->last = last;
 }
 
-void mrc_pend(struct bach_mrc *m, uint32_t line)
+/* line onto the list *v of *n (room for *cap), or m->err */
+static void push_line(struct bach_mrc *m, uint32_t **v, size_t *n, size_t *cap,
+		      uint32_t line)
 {
-	if (m->nfirst == m->capfirst) {
-		size_t cap = m->capfirst ? 2 * m->capfirst : 4096;
-		uint32_t *f = realloc(m->first, cap * sizeof(*f));
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 1024;
+		uint32_t *f = realloc(*v, c * sizeof(*f));
 
 		if (!f) {
 			m->err = -ENOMEM;
 			return;
 		}
-		m->first = f;
-		m->capfirst = cap;
+		*v = f;
+		*cap = c;
 	}
-	m->first[m->nfirst++] = line;
+	(*v)[(*n)++] = line;
+}
+
+void mrc_pend(struct bach_mrc *m, uint32_t line)
+{
+	push_line(m, &m->first, &m->nfirst, &m->capfirst, line);
 }
 
 void sa_pend(struct bach_mrc *m, struct sa *a, uint32_t line)
 {
-	if (a->nfirst == a->capfirst) {
-		size_t cap = a->capfirst ? 2 * a->capfirst : 1024;
-		uint32_t *f = realloc(a->first, cap * sizeof(*f));
-
-		if (!f) {
-			m->err = -ENOMEM;
-			return;
-		}
-		a->first = f;
-		a->capfirst = cap;
-	}
-	a->first[a->nfirst++] = line;
+	push_line(m, &a->first, &a->nfirst, &a->capfirst, line);
 }
 
 /* A reference to line in one cache, uncounted: hit; *empty when it

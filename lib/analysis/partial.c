@@ -141,13 +141,7 @@ json_t *bach_stats_to_json(struct bach_stats *s)
 	json_t *o = json_object(), *cnt = json_array(), *lines = json_array();
 	bool ok = o && cnt && lines;
 
-	/* the lanes into by_ctl_be, as bach_stats_summary() does */
-	for (int l = 0; l < BACH_STATS_LANES; l++)
-		for (unsigned i = 0; i < 65536; i++) {
-			s->by_ctl_be[i >> 8][i & 255] += s->lane[l][i];
-			s->lane[l][i] = 0;
-		}
-	s->in_lanes = 0;
+	bach_stats_fold(s);
 	for (unsigned i = 0; i < 65536 && ok; i++)
 		if (s->by_ctl_be[i >> 8][i & 255])
 			ok = !json_array_append_new(cnt, json_integer(i)) &&
