@@ -240,6 +240,7 @@ void bach_mrc_free(struct bach_mrc *m)
 	if (!m)
 		return;
 	free(m->first);
+	free(m->near_first);
 	if (!m->cfg.assoc)
 		sd_free(&m->sd);
 	near_free(&m->near);
@@ -326,7 +327,7 @@ int bach_mrc_error(const struct bach_mrc *m)
 
 int bach_mrc_chunk(struct bach_mrc *m)
 {
-	if (m->sampled || m->refs || m->flushes)
+	if (m->refs || m->flushes)
 		return -ENOTSUP;
 	m->chunk = true;
 	return 0;
@@ -392,9 +393,22 @@ int bach_mrc_part_get(const struct bach_mrc *m, struct bach_mrc_part *p)
 	}
 	p->first = m->first;
 	p->nfirst = m->nfirst;
+	if (m->nnear) {
+		p->nnear_cnt = m->nnear + 1;
+		memcpy(p->near_cnt, m->ncnt, p->nnear_cnt * sizeof(*m->ncnt));
+		p->near_first = m->near_first;
+		p->nnear_first = m->nnear_first;
+		p->near_last =
+			malloc(((size_t)m->near.k + 1) * sizeof(*p->near_last));
+		if (!p->near_last)
+			return -ENOMEM;
+		p->nnear_last = mrc_near_last(m, p->near_last);
+	}
 	p->last = malloc(((size_t)s->live + 1) * sizeof(*p->last));
-	if (!p->last)
+	if (!p->last) {
+		bach_mrc_part_free(p);
 		return -ENOMEM;
+	}
 	/* the live lines by the time of their last reference */
 	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++)
 		for (uint64_t b = s->bits[w]; b; b &= b - 1)
@@ -406,7 +420,8 @@ int bach_mrc_part_get(const struct bach_mrc *m, struct bach_mrc_part *p)
 void bach_mrc_part_free(struct bach_mrc_part *p)
 {
 	free(p->last);
-	p->last = NULL;
+	free(p->near_last);
+	p->last = p->near_last = NULL;
 	for (size_t i = 0; i < p->nsa; i++) {
 		free(p->sa[i].last);
 		p->sa[i].last = NULL;
@@ -417,6 +432,9 @@ void bach_mrc_settle(struct bach_mrc *m)
 {
 	m->cold += m->nfirst;
 	m->nfirst = 0;
+	/* the near stack's: far, as cold lines are */
+	m->ncnt[m->nnear] += m->nnear_first;
+	m->nnear_first = 0;
 	/* set-associative: the first references were counted as misses */
 	for (size_t i = 0; m->sa && i < m->cfg.nsizes; i++)
 		m->sa[i].nfirst = 0;

@@ -150,7 +150,13 @@ int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
  * when the sets before hold its line among the nearest ones); once a set
  * is full, a line new to the chunk misses whatever came before. Its state
  * per size: the misses, those lines in order and the sets' lines at the
- * end, oldest first. Sampled curves: -ENOTSUP.
+ * end, oldest first.
+ *
+ * A sampled curve (--sample R) splits its SHARDS stack as the exact one,
+ * over the sampled lines, and its near stack of K lines as a set of K
+ * ways: a line it does not find is a first reference only before the
+ * chunk's first gap marker and while no line has fallen off. The counts
+ * add; the SHARDS adjustment is made once, when the points are read.
  */
 struct bach_mrc_sa_part {
 	uint64_t misses;
@@ -169,6 +175,14 @@ struct bach_mrc_part {
 	size_t nfirst;
 	uint32_t *last; /* the stack at the end, oldest first (malloc'd) */
 	size_t nlast;
+	/* sampled: the near stack's counts (nnear_cnt: its sizes + 1), its
+	 * first references while it had room and its lines at the end */
+	uint64_t near_cnt[BACH_MRC_MAX_SIZES + 1];
+	size_t nnear_cnt;
+	const uint32_t *near_first;
+	size_t nnear_first;
+	uint32_t *near_last; /* malloc'd */
+	size_t nnear_last;
 	/* set-associative: one per size (nsa), the above then unused */
 	struct bach_mrc_sa_part sa[BACH_MRC_MAX_SIZES];
 	size_t nsa;

@@ -278,6 +278,25 @@ static inline void count_near(struct bach_mrc *m, uint32_t d)
 	m->ncnt[j]++;
 }
 
+static void push_line(struct bach_mrc *m, uint32_t **v, size_t *n, size_t *cap,
+		      uint32_t line);
+
+/*
+ * A chunk's near-stack reference: before its first gap marker, while the
+ * stack has room (no line has fallen off yet), a line not found is a
+ * first reference, kept for the merge; otherwise counted.
+ */
+static void near_chunk(struct bach_mrc *m, uint32_t line, uint32_t d)
+{
+	if (d == NEAR_FAR && !m->gap && m->near_seen < m->near.k) {
+		m->near_seen++;
+		push_line(m, &m->near_first, &m->nnear_first, &m->capnear_first,
+			  line);
+	} else {
+		count_near(m, d);
+	}
+}
+
 static void sa_access(struct bach_mrc *m, uint32_t line)
 {
 	uint64_t now = ++m->clock;
@@ -495,6 +514,9 @@ int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p)
 	for (size_t i = 0; i < p->nfirst; i++)
 		if (p->first[i] >= lines)
 			return -EINVAL;
+	if (!lines_in(p->near_first, p->nnear_first, lines) ||
+	    !lines_in(p->near_last, p->nnear_last, lines))
+		return -EINVAL;
 	for (size_t i = 0; i < p->nlast; i++)
 		if (p->last[i] >= lines)
 			return -EINVAL;
@@ -505,6 +527,24 @@ int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p)
 			mrc_pend(m, p->first[i]);
 		else
 			count_distance(m, d);
+	}
+	if (!m->nnear && (p->nnear_cnt || p->nnear_first || p->nnear_last))
+		return -EINVAL;
+	if (m->nnear) { /* the near stack, the same way */
+		if (p->nnear_cnt != m->nnear + 1)
+			return -EINVAL;
+		for (size_t i = 0; i < p->nnear_first; i++)
+			near_chunk(m, p->near_first[i],
+				   near_access(&m->near, p->near_first[i]));
+		if (p->gap)
+			near_reset(&m->near);
+		for (size_t i = 0; i < p->nnear_last; i++)
+			near_access(&m->near, p->near_last[i]);
+		if (!p->gap && p->nnear_first == m->near.k)
+			m->near_seen =
+				m->near.k; /* it has K lines of its own */
+		for (size_t i = 0; i < p->nnear_cnt; i++)
+			m->ncnt[i] += p->near_cnt[i];
 	}
 	if (p->gap) {
 		sd_reset(&m->sd);
@@ -578,11 +618,24 @@ static void add_sampled(struct bach_mrc *m, const uint8_t *p, size_t n)
 				continue;
 			}
 			last = line;
-			if (h < nth)
-				count_near(m, near_access(&m->near, line));
-			if (h < th)
-				count_distance(
-					m, sd_access(&m->sd, line, &m->err));
+			if (h < nth) {
+				uint32_t d = near_access(&m->near, line);
+
+				if (__builtin_expect(m->chunk, 0))
+					near_chunk(m, line, d);
+				else
+					count_near(m, d);
+			}
+			if (h < th) {
+				uint32_t d = sd_access(&m->sd, line, &m->err);
+
+				if (__builtin_expect(m->chunk && d == COLD &&
+							     !m->gap,
+						     0))
+					mrc_pend(m, line);
+				else
+					count_distance(m, d);
+			}
 		}
 	}
 	m->last = last;
@@ -595,4 +648,30 @@ void bach_mrc_add(struct bach_mrc *m, const uint8_t *p, size_t n)
 		add_sampled(m, p, n);
 	else
 		add_exact(m, p, n);
+}
+
+size_t mrc_near_last(const struct bach_mrc *m, uint32_t *out)
+{
+	const struct near *n = &m->near;
+	size_t k = 0;
+
+	if (!m->nnear)
+		return 0;
+	if (n->ring) { /* nearest first from head: oldest first backwards */
+		for (uint32_t i = n->k; i-- > 0;) {
+			uint32_t v =
+				n->ring[(n->head + i) & (n->ring_size - 1)];
+
+			if (v)
+				out[k++] = v - 1;
+		}
+		return k;
+	}
+	for (uint32_t w = 0; w < NEAR_STAMPS / 64; w++)
+		for (uint64_t b = n->bits[w]; b; b &= b - 1)
+			out[k++] =
+				n->key[n->slot[w << 6 |
+					       (uint32_t)__builtin_ctzll(b)]] -
+				1;
+	return k;
 }

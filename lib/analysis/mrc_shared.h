@@ -121,6 +121,8 @@ int near_init(struct near *n, uint32_t k);
 
 /* A chunk's first reference to line, before its first gap marker. */
 void mrc_pend(struct bach_mrc *m, uint32_t line);
+/* The near stack's lines, oldest first, into out (room for K). */
+size_t mrc_near_last(const struct bach_mrc *m, uint32_t *out);
 /* The same for a set-associative size. */
 struct sa;
 void sa_pend(struct bach_mrc *m, struct sa *a, uint32_t line);
@@ -175,6 +177,10 @@ struct bach_mrc {
 	bool chunk, gap;
 	uint32_t *first;
 	size_t nfirst, capfirst;
+	/* sampled: the same for the near stack, while it has room */
+	uint32_t *near_first;
+	size_t nnear_first, capnear_first;
+	uint32_t near_seen; /* lines it took before the first gap marker */
 	/* all */
 	uint32_t last; /* the last line counted, or COLD */
 	uint64_t refs, flushes;

@@ -323,6 +323,17 @@ json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p)
 		json_decref(o);
 		return NULL;
 	}
+	if (o && p->nnear_cnt &&
+	    json_object_update_new(
+		    o, json_pack("{sososo}", "near_counts",
+				 u64_array(p->near_cnt, p->nnear_cnt),
+				 "near_first",
+				 u32_array(p->near_first, p->nnear_first),
+				 "near_last",
+				 u32_array(p->near_last, p->nnear_last)))) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -360,6 +371,8 @@ void bach_mrc_part_release(struct bach_mrc_part *p)
 {
 	free((void *)p->first);
 	free(p->last);
+	free((void *)p->near_first);
+	free(p->near_last);
 	for (size_t i = 0; i < p->nsa; i++) {
 		free((void *)p->sa[i].first);
 		free(p->sa[i].last);
@@ -371,7 +384,7 @@ int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 			    const json_t *data, char *err, size_t errlen)
 {
 	const json_t *gap = json_object_get(data, "gap");
-	const json_t *sets = json_object_get(data, "sets");
+	const json_t *sets = json_object_get(data, "sets"), *near;
 
 	memset(p, 0, sizeof(*p));
 	if (ncnt > BACH_MRC_MAX_SIZES + 1 || nsa > BACH_MRC_MAX_SIZES ||
@@ -416,6 +429,22 @@ int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 		return bad(
 			err, errlen,
 			"line 2: \"first\" or \"last\": not a list of lines");
+	}
+	near = json_object_get(data, "near_counts");
+	if (!near)
+		return 0;
+	p->nnear_cnt = json_array_size(near);
+	p->near_first =
+		get_lines(json_object_get(data, "near_first"), &p->nnear_first);
+	p->near_last =
+		get_lines(json_object_get(data, "near_last"), &p->nnear_last);
+	if (!p->nnear_cnt || p->nnear_cnt > BACH_MRC_MAX_SIZES + 1 ||
+	    !get_array(near, p->nnear_cnt, INT64_MAX, p->near_cnt) ||
+	    !p->near_first || !p->near_last) {
+		bach_mrc_part_release(p);
+		return bad(
+			err, errlen,
+			"line 2: \"near_counts\", \"near_first\" or \"near_last\": not counts and lists of lines");
 	}
 	return 0;
 }

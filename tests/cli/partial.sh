@@ -1,8 +1,8 @@
 # Split runs (docs/analysis.md section 7): bach plan's ranges, bach stat
 # and bach mrc --range A:B --partial, and bach merge printing byte for
-# byte what the unsplit command prints, text, --json and --csv (mrc: the
-# exact curves, fully or set-associative, and --reuse), for 1, 2, 3, 7 and
-# 16 chunks
+# byte what the unsplit command prints, text, --json and --csv (mrc:
+# curves fully or set-associative, sampled, and --reuse), for 1, 2, 3, 7
+# and 16 chunks
 # and for cuts at a member start, inside a member, at a gap marker and just
 # after one, at a segment boundary, an empty chunk and a chunk of a gap
 # marker only; merging as a tree gives what one merge gives; partials that
@@ -108,12 +108,14 @@ parts "$T/f" "$C" 0:5000 5000:$g $g:
 same_as_whole "$C" "$T/f" "filtered"
 STATOPT=
 
-# bach mrc, exact, fully associative and --assoc N: the chunks' first
-# references are replayed against the stack (or sets) before them (PARDA)
+# bach mrc, fully associative, --assoc N and --sample R (its near stack
+# in a ring and in a table): the chunks' first references are replayed
+# against the stack (or sets) before them (PARDA)
 CMD=mrc
 CSV=--csv
 for STATOPT in "" "--reuse" "--line 64 --kind d --sizes 1k,8k,64k,1M" \
-	"--assoc 4" "--assoc 8 --line 64 --kind i --sizes 4k,64k,1M"; do
+	"--assoc 4" "--assoc 8 --line 64 --kind i --sizes 4k,64k,1M" \
+	"--sample 0.01 --min 1k --max 1M" "--sample 0.001 --min 32 --max 4k"; do
 	for tr in "$C" "$T/g.byu.gz"; do
 		for n in 1 3 7 16; do
 			# shellcheck disable=SC2046
@@ -137,8 +139,8 @@ same "$T/lt" "$T/all"
 "$BACH" mrc --range 0: --partial "$T/whole" "$C" || fail "mrc --partial whole"
 same "$T/all" "$T/whole"
 # what is not split yet says so, and partials of two commands do not mix
-expect_status 2 "$BACH" mrc --sample 0.1 --range 0:10 --partial "$T/q" "$C"
-expect_err "--partial: only exact curves"
+expect_status 2 "$BACH" mrc --window 1000 --range 0:10 --partial "$T/q" "$C"
+expect_err "--partial: not with --window"
 "$BACH" stat --range 1000:$g --partial "$T/st" "$C" || fail "stat 1000:$g"
 expect_status 2 "$BACH" merge "$T/a.1" "$T/st" "$T/a.3"
 expect_err "$T/a.1 and $T/st: partials of different commands"

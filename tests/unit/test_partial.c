@@ -56,13 +56,14 @@ static void make_trace(void)
 }
 
 static const uint64_t sizes[SIZES] = { 64, 256, 1024, 4096, 65536 };
-static uint32_t assoc; /* 0: fully associative */
+static uint32_t assoc;	  /* 0: fully associative */
+static double sample = 1; /* SHARDS rate */
 
 static struct bach_mrc *new_mrc(bool chunk)
 {
 	struct bach_mrc_config cfg = { .line = 32,
 				       .kinds = BACH_MRC_KIND_ALL,
-				       .sample = 1,
+				       .sample = sample,
 				       .sizes = sizes,
 				       .assoc = assoc,
 				       .nsizes = SIZES };
@@ -154,6 +155,8 @@ static void check_mrc_same(struct bach_mrc *m, const struct bach_mrc *whole)
 		assert_int_equal(a[i].refs, b[i].refs);
 		assert_int_equal(a[i].misses, b[i].misses);
 	}
+	for (size_t i = 0; i < SIZES; i++)
+		assert_true(a[i].miss_ratio == b[i].miss_ratio);
 	if (!assoc) { /* the histogram is the fully associative stack's */
 		assert_memory_equal(ha, hb, sizeof(ha));
 		assert_int_equal(ca, cb);
@@ -233,6 +236,16 @@ static void test_mrc_assoc_splits(void **state)
 	for (assoc = 1; assoc <= 2; assoc++)
 		mrc_splits();
 	assoc = 0;
+}
+
+/* --sample: the SHARDS stack and the near stack (a ring of few lines,
+ * a table of many) split the same way */
+static void test_mrc_sampled_splits(void **state)
+{
+	(void)state;
+	for (sample = 0.5; sample > 0.005; sample /= 4)
+		mrc_splits();
+	sample = 1;
 }
 
 static struct bach_stats sw, sa, sb;
@@ -332,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_stats_splits),
 		cmocka_unit_test(test_mrc_splits),
 		cmocka_unit_test(test_mrc_assoc_splits),
+		cmocka_unit_test(test_mrc_sampled_splits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -331,9 +331,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (o->mode == REUSE && o->cfg.assoc)
 		return usage_error(
 			"--reuse: reuse distances are fully associative (--assoc full)");
-	if (o->partial && (o->cfg.sample < 1 || o->window))
-		return usage_error(
-			"--partial: only exact curves and --reuse so far (not --sample or --window)");
+	if (o->partial && o->window)
+		return usage_error("--partial: not with --window (yet)");
 	return EXIT_OK;
 }
 
@@ -389,7 +388,7 @@ int mrc_merge(const struct merge_job *j)
 	int status = EXIT_OK;
 
 	memset(&o, 0, sizeof(o));
-	o.cfg.sample = 1;
+	o.cfg.sample = json_real_value(json_object_get(op, "sample"));
 	o.cfg.nsizes = json_array_size(sz);
 	o.format = j->json ? JSON : j->csv ? CSV : TEXT;
 	for (size_t i = 0; i < o.cfg.nsizes && i < BACH_MRC_MAX_SIZES; i++)
@@ -407,7 +406,7 @@ int mrc_merge(const struct merge_job *j)
 	    json_integer_value(json_object_get(op, "assoc")) < 0 ||
 	    json_integer_value(json_object_get(op, "assoc")) >
 		    BACH_SIM_MAX_LINES ||
-	    json_real_value(json_object_get(op, "sample")) != 1 ||
+	    !json_is_real(json_object_get(op, "sample")) ||
 	    bach_mrc_new(&m, &o.cfg, why, sizeof(why)) || bach_mrc_chunk(m)) {
 		bach_mrc_free(m);
 		errmsg("partial 1: line 1: \"options\" are not those of a curve bach mrc merges");
@@ -564,7 +563,6 @@ const struct bach_cmd cmd_mrc = {
 		"      --range START:END only records START to END-1 (bach dump)\n"
 		"      --partial FILE    write the state of the range to FILE (- standard\n"
 		"                        output) for bach merge, instead of printing it\n"
-		"                        (exact curves and --reuse)\n" FILTER_HELP
-		"\n"
+		"                        (not with --window)\n" FILTER_HELP "\n"
 		"example: bach mrc --min 4k --max 4M --kind d --json trace.byu.gz\n",
 };
