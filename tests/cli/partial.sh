@@ -209,4 +209,13 @@ set -e
 [ $w -eq 1 ] && [ $p -eq 1 ] || fail "damaged member: stat exit $w, the chunk's $p"
 cmp -s "$T/e1" "$T/e2" || fail "damaged member: $(cat "$T/e1") vs $(cat "$T/e2")"
 [ ! -e "$T/dp" ] || fail "a partial written for a damaged chunk"
+set +e
+"$BACH" mrc --assoc 2 "$T/d.byu.gz" > /dev/null 2> "$T/e1"
+w=$?
+"$BACH" mrc --assoc 2 --range 5000:30000 --partial "$T/dp" "$T/d.byu.gz" > /dev/null 2> "$T/e2"
+p=$?
+set -e
+[ $w -eq 1 ] && [ $p -eq 1 ] || fail "damaged member: mrc exit $w, the chunk's $p"
+cmp -s "$T/e1" "$T/e2" || fail "damaged member, mrc: $(cat "$T/e1") vs $(cat "$T/e2")"
+[ ! -e "$T/dp" ] || fail "mrc: a partial written for a damaged chunk"
 echo ok

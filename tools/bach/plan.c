@@ -203,33 +203,61 @@ static uint64_t dist(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
+/* the first candidate at or after x (p->n when none) */
+static size_t lower(const struct plan *p, uint64_t x)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->c[mid].at < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * The cut for the ideal place t, after prev: within w of t, the best kind
  * and then the nearest; with none there, t itself in a raw file, else the
- * nearest candidate of any kind.
+ * nearest candidate of any kind. A binary search and the candidates in
+ * the window: a capture of thousands of segments is planned at once.
  */
 static struct cand choose(const struct plan *p, uint64_t t, uint64_t w,
 			  uint64_t prev)
 {
 	struct cand best = { UINT64_MAX, CUT_START }, near = best;
+	size_t first = lower(p, prev + 1), j = lower(p, t > w ? t - w : 0);
 
-	for (size_t i = 0; i < p->n; i++) {
-		const struct cand *c = &p->c[i];
-
-		if (c->at <= prev || c->at >= p->total)
-			continue;
-		if (near.at == UINT64_MAX || dist(c->at, t) < dist(near.at, t))
-			near = *c;
-		if (dist(c->at, t) > w)
-			continue;
-		if (best.at == UINT64_MAX || c->kind < best.kind ||
-		    (c->kind == best.kind && dist(c->at, t) < dist(best.at, t)))
-			best = *c;
-	}
+	/* within w of t: the best kind, then the nearest (candidates are
+	 * sorted by place, then kind) */
+	for (j = j > first ? j : first;
+	     j < p->n && p->c[j].at <= t + w && p->c[j].at < p->total; j++)
+		if (best.at == UINT64_MAX || p->c[j].kind < best.kind ||
+		    (p->c[j].kind == best.kind &&
+		     dist(p->c[j].at, t) < dist(best.at, t)))
+			best = p->c[j];
 	if (best.at != UINT64_MAX && best.kind != CUT_RECORD)
 		return best;
 	if (t > prev && t < p->total && in_raw(p, t))
 		return (struct cand){ t, CUT_RECORD };
+	/* else the nearest of any kind: the first at or after t, or the
+	 * place before it (the first candidate there, the best kind) */
+	j = lower(p, t);
+	j = j > first ? j : first;
+	if (j < p->n && p->c[j].at < p->total)
+		near = p->c[j];
+	if (j > first) {
+		size_t k = j - 1;
+
+		while (k > first && p->c[k - 1].at == p->c[k].at)
+			k--;
+		if (near.at == UINT64_MAX ||
+		    dist(p->c[k].at, t) <= dist(near.at, t))
+			near = p->c[k];
+	}
 	return near;
 }
 
