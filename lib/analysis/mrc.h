@@ -221,4 +221,36 @@ int bach_wss_error(const struct bach_wss *w);
 /* Close the last window; the windows stay owned by w. Returns their count. */
 size_t bach_wss_finish(struct bach_wss *w, const struct bach_wss_window **out);
 
+/*
+ * Split runs (docs/analysis.md section 7): windows are aligned at record 0
+ * of the trace. A chunk starting at record start (bach_wss_chunk() before
+ * its first record) gives its windows as pieces: whole windows counted,
+ * and the window it starts in the middle of and the one it ends in as the
+ * sets of their lines and pages (ascending), to be united with the
+ * neighbours' in the merge. bach_wss_merge_add() takes the pieces of each
+ * chunk in order; its pieces are those of the union (the first and last
+ * still sets), and bach_wss_merge_windows() gives the windows, their
+ * starts less origin (out: room for m->n). -EINVAL for pieces out of order.
+ */
+struct bach_wss_piece {
+	uint64_t wstart; /* the window's first record in the trace */
+	uint64_t records, refs;
+	bool full;	       /* lines and pages counted */
+	uint64_t lines, pages; /* full */
+	uint32_t *line, *page; /* else: the sets (malloc'd) */
+	size_t nline, npage;
+};
+struct bach_wss_merge {
+	struct bach_wss_piece *p;
+	size_t n, cap;
+};
+int bach_wss_chunk(struct bach_wss *w, uint64_t start);
+int bach_wss_pieces(struct bach_wss *w, struct bach_wss_piece **out, size_t *n);
+void bach_wss_pieces_free(struct bach_wss_piece *p, size_t n);
+int bach_wss_merge_add(struct bach_wss_merge *m, const struct bach_wss_piece *p,
+		       size_t n);
+size_t bach_wss_merge_windows(const struct bach_wss_merge *m, uint64_t origin,
+			      struct bach_wss_window *out);
+void bach_wss_merge_free(struct bach_wss_merge *m);
+
 #endif

@@ -448,3 +448,81 @@ int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 	}
 	return 0;
 }
+
+json_t *bach_wss_pieces_to_json(const struct bach_wss_piece *p, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++) {
+		const struct bach_wss_piece *q = &p[i];
+		json_t *o = json_pack(
+			"{sIsIsI}", "wstart", (json_int_t)q->wstart, "records",
+			(json_int_t)q->records, "refs", (json_int_t)q->refs);
+
+		if (o && q->full)
+			json_object_update_new(
+				o, json_pack("{sIsI}", "lines",
+					     (json_int_t)q->lines, "pages",
+					     (json_int_t)q->pages));
+		else if (o)
+			json_object_update_new(
+				o,
+				json_pack("{soso}", "line",
+					  u32_array(q->line, q->nline), "page",
+					  u32_array(q->page, q->npage)));
+		if (!o || json_array_append_new(a, o)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a ? json_pack("{so}", "pieces", a) : NULL;
+}
+
+int bach_wss_pieces_from_json(struct bach_wss_piece **pp, size_t *n,
+			      const json_t *data, char *err, size_t errlen)
+{
+	const json_t *a = json_object_get(data, "pieces");
+	struct bach_wss_piece *p;
+
+	*pp = NULL;
+	*n = 0;
+	if (!json_is_array(a) || !json_array_size(a))
+		return bad(err, errlen,
+			   "line 2: \"pieces\": not a list of windows");
+	p = calloc(json_array_size(a), sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		const json_t *o = json_array_get(a, i);
+		struct bach_wss_piece *q = &p[i];
+
+		q->full = json_object_get(o, "lines") != NULL;
+		if (!get_u64(o, "wstart", INT64_MAX, &q->wstart) ||
+		    !get_u64(o, "records", INT64_MAX, &q->records) ||
+		    !get_u64(o, "refs", INT64_MAX, &q->refs) ||
+		    (q->full ? !get_u64(o, "lines", INT64_MAX, &q->lines) ||
+				       !get_u64(o, "pages", INT64_MAX,
+						&q->pages)
+			     : !(q->line = get_lines(json_object_get(o, "line"),
+						     &q->nline)) ||
+				       !(q->page = get_lines(
+						 json_object_get(o, "page"),
+						 &q->npage)))) {
+			bach_wss_pieces_free(p, i + 1);
+			return bad(
+				err, errlen,
+				"line 2: \"pieces\": a window without \"wstart\", \"records\", \"refs\" and its counts or sets");
+		}
+		for (size_t k = 1; k < q->nline || k < q->npage; k++)
+			if ((k < q->nline && q->line[k] <= q->line[k - 1]) ||
+			    (k < q->npage && q->page[k] <= q->page[k - 1])) {
+				bach_wss_pieces_free(p, i + 1);
+				return bad(
+					err, errlen,
+					"line 2: \"pieces\": a set not ascending");
+			}
+		*n = i + 1;
+	}
+	*pp = p;
+	return 0;
+}

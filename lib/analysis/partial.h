@@ -70,4 +70,14 @@ int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 			    const json_t *data, char *err, size_t errlen);
 void bach_mrc_part_release(struct bach_mrc_part *p);
 
+/*
+ * bach mrc --window's state: its pieces (bach_wss_piece), {"pieces":
+ * [{"wstart", "records", "refs", and "lines" and "pages" counted, or
+ * "line" and "page" the sets}]}. from_json: *p malloc'd
+ * (bach_wss_pieces_free()).
+ */
+json_t *bach_wss_pieces_to_json(const struct bach_wss_piece *p, size_t n);
+int bach_wss_pieces_from_json(struct bach_wss_piece **p, size_t *n,
+			      const json_t *data, char *err, size_t errlen);
+
 #endif

@@ -110,13 +110,17 @@ STATOPT=
 
 # bach mrc, fully associative, --assoc N and --sample R (its near stack
 # in a ring and in a table): the chunks' first references are replayed
-# against the stack (or sets) before them (PARDA)
+# against the stack (or sets) before them (PARDA); --window N: the
+# windows a cut falls in are united from the chunks' sets
 CMD=mrc
 CSV=--csv
 for STATOPT in "" "--reuse" "--line 64 --kind d --sizes 1k,8k,64k,1M" \
 	"--assoc 4" "--assoc 8 --line 64 --kind i --sizes 4k,64k,1M" \
-	"--sample 0.01 --min 1k --max 1M" "--sample 0.001 --min 32 --max 4k"; do
-	for tr in "$C" "$T/g.byu.gz"; do
+	"--sample 0.01 --min 1k --max 1M" "--sample 0.001 --min 32 --max 4k" \
+	"--window 10000" "--window 7777 --line 64 --kind d"; do
+	trs="$C"
+	[ -n "$STATOPT" ] || trs="$C $T/g.byu.gz"
+	for tr in $trs; do
 		for n in 1 3 7 16; do
 			# shellcheck disable=SC2046
 			parts "$T/p" "$tr" $("$BACH" plan --chunks $n "$tr" | cut -d' ' -f1)
@@ -139,8 +143,17 @@ same "$T/lt" "$T/all"
 "$BACH" mrc --range 0: --partial "$T/whole" "$C" || fail "mrc --partial whole"
 same "$T/all" "$T/whole"
 # what is not split yet says so, and partials of two commands do not mix
-expect_status 2 "$BACH" mrc --window 1000 --range 0:10 --partial "$T/q" "$C"
-expect_err "--partial: not with --window"
+expect_status 2 "$BACH" mrc --window 1000 --type fetch --range 0:10 --partial "$T/q" "$C"
+expect_err "--partial with --window: not with --type"
+# windows are aligned at record 0: a merge must start at a window's start
+"$BACH" mrc --window 1000 --range 500:1500 --partial "$T/w1" "$C" || fail "mrc --window 500:1500"
+"$BACH" mrc --window 1000 --range 1500:4000 --partial "$T/w2" "$C" || fail "mrc --window 1500:4000"
+expect_status 2 "$BACH" merge "$T/w1" "$T/w2"
+expect_err "the first range starts at 500"
+"$BACH" merge --partial "$T/w12" "$T/w1" "$T/w2" || fail "merge --partial of windows from 500"
+"$BACH" mrc --window 1000 --range 0:500 --partial "$T/w0" "$C" || fail "mrc --window 0:500"
+"$BACH" merge "$T/w0" "$T/w12" > "$T/m.txt" || fail "merge of windows"
+"$BACH" mrc --window 1000 --range 0:4000 "$C" | cmp -s - "$T/m.txt" || fail "merged windows differ from mrc --range 0:4000"
 "$BACH" stat --range 1000:$g --partial "$T/st" "$C" || fail "stat 1000:$g"
 expect_status 2 "$BACH" merge "$T/a.1" "$T/st" "$T/a.3"
 expect_err "$T/a.1 and $T/st: partials of different commands"

@@ -331,8 +331,9 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (o->mode == REUSE && o->cfg.assoc)
 		return usage_error(
 			"--reuse: reuse distances are fully associative (--assoc full)");
-	if (o->partial && o->window)
-		return usage_error("--partial: not with --window (yet)");
+	if (o->partial && o->window && o->flt.on)
+		return usage_error(
+			"--partial with --window: not with --type, --addr or --port (windows count the records kept)");
 	return EXIT_OK;
 }
 
@@ -345,9 +346,12 @@ static json_t *options_json(const struct opts *o)
 		if (json_array_append_new(
 			    sizes, json_integer((json_int_t)o->sizes[i])))
 			break;
-	return json_pack("{sisisosssisfso}", "line", (int)o->cfg.line, "kinds",
-			 (int)o->cfg.kinds, "sizes", sizes, "mode",
-			 o->mode == REUSE ? "reuse" : "curve", "assoc",
+	return json_pack("{sisisosssIsisfso}", "line", (int)o->cfg.line,
+			 "kinds", (int)o->cfg.kinds, "sizes", sizes, "mode",
+			 o->mode == REUSE ? "reuse"
+			 : o->mode == WSS ? "window"
+					  : "curve",
+			 "window", (json_int_t)o->window, "assoc",
 			 (int)o->cfg.assoc, "sample", o->cfg.sample, "filter",
 			 filter_json(&o->flt));
 }
@@ -375,6 +379,57 @@ static int write_part(const char *out, const struct bach_mrc *m,
 			     crc, d);
 }
 
+/* --window: the chunks' pieces, windows aligned at record 0 */
+static int wss_merge(const struct merge_job *j, struct opts *o)
+{
+	struct bach_wss_merge acc = { 0 };
+	struct bach_wss_window *win = NULL;
+	int status = EXIT_OK;
+	char why[300];
+
+	if (!j->out && j->start % o->window)
+		return usage_error(
+			"--window %llu: the first range starts at %llu, not at a multiple of the window",
+			(unsigned long long)o->window,
+			(unsigned long long)j->start);
+	for (size_t i = 0; i < j->n && !status; i++) {
+		struct bach_wss_piece *pc;
+		size_t np;
+		int err;
+
+		if (bach_wss_pieces_from_json(&pc, &np, j->p[i].data, why,
+					      sizeof(why))) {
+			errmsg("partial %zu: %s", i + 1, why);
+			status = EXIT_DATA;
+			break;
+		}
+		err = bach_wss_merge_add(&acc, pc, np);
+		bach_wss_pieces_free(pc, np);
+		if (err) {
+			errmsg(err == -ENOMEM
+				       ? "out of memory"
+				       : "partial %zu: line 2: its windows do not follow the ones before",
+			       i + 1);
+			status = err == -ENOMEM ? EXIT_USAGE : EXIT_DATA;
+		}
+	}
+	if (!status && j->out) {
+		status = merge_write(j, bach_wss_pieces_to_json(acc.p, acc.n));
+	} else if (!status) {
+		win = malloc((acc.n + 1) * sizeof(*win));
+		if (!win) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+		} else {
+			print_wss(o, win,
+				  bach_wss_merge_windows(&acc, j->start, win));
+		}
+	}
+	free(win);
+	bach_wss_merge_free(&acc);
+	return status;
+}
+
 int mrc_merge(const struct merge_job *j)
 {
 	const json_t *op = json_object_get(j->p[0].head, "options");
@@ -397,6 +452,21 @@ int mrc_merge(const struct merge_job *j)
 	o.cfg.sizes = o.sizes;
 	if (json_is_string(mode) && !strcmp(json_string_value(mode), "reuse"))
 		o.mode = REUSE;
+	if (json_is_string(mode) &&
+	    !strcmp(json_string_value(mode), "window")) {
+		const json_t *wn = json_object_get(op, "window");
+
+		o.mode = WSS;
+		o.window = (uint64_t)json_integer_value(wn);
+		o.cfg.line = (uint32_t)json_integer_value(line);
+		o.cfg.kinds = (unsigned)json_integer_value(kinds);
+		if (!json_is_integer(wn) || json_integer_value(wn) < 1 ||
+		    bach_mrc_check_line(o.cfg.line, why, sizeof(why))) {
+			errmsg("partial 1: line 1: \"options\" are not those of a window bach mrc merges");
+			return EXIT_DATA;
+		}
+		return wss_merge(j, &o);
+	}
 	o.cfg.line = (uint32_t)json_integer_value(line);
 	o.cfg.kinds = (unsigned)json_integer_value(kinds);
 	o.cfg.assoc =
@@ -485,8 +555,9 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	if (o.partial && bach_mrc_chunk(m)) {
+	if (o.partial && (w ? bach_wss_chunk(w, o.start) : bach_mrc_chunk(m))) {
 		bach_mrc_free(m);
+		bach_wss_free(w);
 		return usage_error("--partial: not with these options");
 	}
 	status = read_traces_range(argc - optind, argv + optind, &o.flt,
@@ -501,7 +572,23 @@ static int run(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if (o.partial) {
+	if (o.partial && w) {
+		struct bach_wss_piece *pc;
+		size_t np;
+		json_t *d = NULL;
+
+		if (!bach_wss_pieces(w, &pc, &np))
+			d = bach_wss_pieces_to_json(pc, np);
+		bach_wss_pieces_free(pc, np);
+		status = d ? partial_write(o.partial, "mrc", options_json(&o),
+					   trace_identity(argc - optind,
+							  argv + optind),
+					   o.start, o.end,
+					   records > o.start ? records - o.start
+							     : 0,
+					   crc, d)
+			   : (errmsg("out of memory"), EXIT_USAGE);
+	} else if (o.partial) {
 		status = write_part(
 			o.partial, m, NULL, options_json(&o),
 			trace_identity(argc - optind, argv + optind), o.start,
@@ -563,6 +650,7 @@ const struct bach_cmd cmd_mrc = {
 		"      --range START:END only records START to END-1 (bach dump)\n"
 		"      --partial FILE    write the state of the range to FILE (- standard\n"
 		"                        output) for bach merge, instead of printing it\n"
-		"                        (not with --window)\n" FILTER_HELP "\n"
+		"                        (--window: not with the filters)\n" FILTER_HELP
+		"\n"
 		"example: bach mrc --min 4k --max 4M --kind d --json trace.byu.gz\n",
 };
