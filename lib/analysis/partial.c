@@ -490,8 +490,10 @@ int bach_wss_pieces_from_json(struct bach_wss_piece **pp, size_t *n,
 		return bad(err, errlen,
 			   "line 2: \"pieces\": not a list of windows");
 	p = calloc(json_array_size(a), sizeof(*p));
-	if (!p)
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < json_array_size(a); i++) {
 		const json_t *o = json_array_get(a, i);
 		struct bach_wss_piece *q = &p[i];

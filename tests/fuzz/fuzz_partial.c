@@ -9,7 +9,8 @@
  * string; a state that loads is written back by bach_stats_to_json() to a
  * partial that parses and loads into the same counters (a round trip), so
  * a merge of it is what it says; the same state read as bach mrc's
- * (bach_mrc_part_from_json()) is refused with a reason or has its lists.
+ * (bach_mrc_part_from_json()) is refused with a reason or has its lists,
+ * and read as --window's pieces it is refused or merges without harm.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -51,6 +52,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			     mp.nsa == ns),
 		      "mrc state without its lists");
 		bach_mrc_part_release(&mp);
+	}
+	{ /* and as bach mrc --window's pieces, merged */
+		struct bach_wss_piece *pc;
+		struct bach_wss_merge acc = { 0 };
+		size_t np;
+
+		rc = bach_wss_pieces_from_json(&pc, &np, p.data, err,
+					       sizeof(err));
+		CHECK(rc == 0 || ((rc == -EBADMSG || rc == -ENOMEM) && err[0]),
+		      "wss rc %d", rc);
+		if (!rc) {
+			rc = bach_wss_merge_add(&acc, pc, np);
+			CHECK(rc == 0 || rc == -EINVAL || rc == -ENOMEM,
+			      "merge rc %d", rc);
+			bach_wss_pieces_free(pc, np);
+			bach_wss_merge_free(&acc);
+		}
 	}
 	bach_stats_free(&a);
 	bach_stats_free(&b);

@@ -248,6 +248,87 @@ static void test_mrc_sampled_splits(void **state)
 	sample = 1;
 }
 
+/* --window: windows aligned at record 0, the cut ones united */
+static void test_wss_splits(void **state)
+{
+	const struct bach_wss_window *want;
+	struct bach_wss_window got[NREC + 2];
+	struct bach_wss *whole;
+	char why[200];
+	size_t nw;
+
+	(void)state;
+	make_trace();
+	for (uint64_t win = 1; win <= 4096; win *= 8) {
+		assert_int_equal(bach_wss_new(&whole, win, 32,
+					      BACH_MRC_KIND_ALL, why,
+					      sizeof(why)),
+				 0);
+		bach_wss_add(whole, recs, NREC);
+		nw = bach_wss_finish(whole, &want);
+		for (int round = 0; round < 8; round++) {
+			size_t at[9], n = cuts(at, 8);
+			struct bach_wss_merge acc = { 0 }, left = { 0 };
+
+			for (size_t k = 0; k < n; k++) {
+				struct bach_wss *w;
+				struct bach_wss_piece *pc, *back;
+				size_t np, nb;
+				json_t *j;
+
+				assert_int_equal(bach_wss_new(&w, win, 32,
+							      BACH_MRC_KIND_ALL,
+							      why, sizeof(why)),
+						 0);
+				assert_int_equal(bach_wss_chunk(w, at[k]), 0);
+				bach_wss_add(w, recs + at[k] * BACH_REC_SIZE,
+					     at[k + 1] - at[k]);
+				assert_int_equal(bach_wss_pieces(w, &pc, &np),
+						 0);
+				j = roundtrip(bach_wss_pieces_to_json(pc, np));
+				assert_int_equal(bach_wss_pieces_from_json(
+							 &back, &nb, j, why,
+							 sizeof(why)),
+						 0);
+				/* the first half through a merge of its own */
+				assert_int_equal(
+					bach_wss_merge_add(k < n / 2 ? &left
+								     : &acc,
+							   back, nb),
+					0);
+				if (k + 1 == n / 2) {
+					json_t *l = roundtrip(
+						bach_wss_pieces_to_json(
+							left.p, left.n));
+					struct bach_wss_piece *lp;
+					size_t nl;
+
+					assert_int_equal(
+						bach_wss_pieces_from_json(
+							&lp, &nl, l, why,
+							sizeof(why)),
+						0);
+					assert_int_equal(bach_wss_merge_add(
+								 &acc, lp, nl),
+							 0);
+					bach_wss_pieces_free(lp, nl);
+					json_decref(l);
+				}
+				bach_wss_pieces_free(back, nb);
+				bach_wss_pieces_free(pc, np);
+				json_decref(j);
+				bach_wss_free(w);
+			}
+			assert_int_equal(bach_wss_merge_windows(&acc, 0, got),
+					 nw);
+			assert_memory_equal(got, want, nw * sizeof(*got));
+			bach_wss_merge_free(&acc);
+			bach_wss_merge_free(&left);
+		}
+		bach_wss_free(whole);
+	}
+}
+
 static struct bach_stats sw, sa, sb;
 
 static void test_stats_splits(void **state)
@@ -346,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_mrc_splits),
 		cmocka_unit_test(test_mrc_assoc_splits),
 		cmocka_unit_test(test_mrc_sampled_splits),
+		cmocka_unit_test(test_wss_splits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
