@@ -239,10 +239,13 @@ void bach_mrc_free(struct bach_mrc *m)
 {
 	if (!m)
 		return;
+	free(m->first);
+	free(m->near_first);
 	if (!m->cfg.assoc)
 		sd_free(&m->sd);
 	near_free(&m->near);
 	for (size_t i = 0; m->sa && i < m->cfg.nsizes; i++) {
+		free(m->sa[i].first);
 		free(m->sa[i].tag);
 		free(m->sa[i].stamp);
 	}
@@ -320,4 +323,119 @@ uint64_t bach_mrc_flushes(const struct bach_mrc *m)
 int bach_mrc_error(const struct bach_mrc *m)
 {
 	return m->err;
+}
+
+int bach_mrc_chunk(struct bach_mrc *m)
+{
+	if (m->refs || m->flushes)
+		return -ENOTSUP;
+	m->chunk = true;
+	return 0;
+}
+
+static int by_stamp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* a set-associative size's lines, oldest first */
+static int sa_last(const struct sa *a, struct bach_mrc_sa_part *q)
+{
+	size_t ways = (size_t)a->nsets * a->assoc, n = 0;
+	uint64_t *v = malloc((2 * ways + 2) * sizeof(*v));
+
+	q->last = malloc((ways + 1) * sizeof(*q->last));
+	if (!v || !q->last) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t w = 0; w < ways; w++)
+		if (a->tag[w]) {
+			v[2 * n] = a->stamp[w];
+			v[2 * n++ + 1] = a->tag[w] - 1;
+		}
+	qsort(v, n, 2 * sizeof(*v), by_stamp);
+	for (size_t i = 0; i < n; i++)
+		q->last[i] = (uint32_t)v[2 * i + 1];
+	q->nlast = n;
+	free(v);
+	return 0;
+}
+
+int bach_mrc_part_get(const struct bach_mrc *m, struct bach_mrc_part *p)
+{
+	const struct sdist *s = &m->sd;
+
+	memset(p, 0, sizeof(*p));
+	if (!m->chunk)
+		return -EINVAL;
+	p->refs = m->refs;
+	p->flushes = m->flushes;
+	p->cold = m->cold;
+	p->ncnt = m->cfg.nsizes + 1;
+	memcpy(p->cnt, m->cnt, p->ncnt * sizeof(*p->cnt));
+	memcpy(p->hist, m->hist, sizeof(p->hist));
+	p->gap = m->gap;
+	if (m->cfg.assoc) {
+		p->nsa = m->cfg.nsizes;
+		for (size_t i = 0; i < p->nsa; i++) {
+			p->sa[i].misses = m->sa[i].misses;
+			p->sa[i].first = m->sa[i].first;
+			p->sa[i].nfirst = m->sa[i].nfirst;
+			if (sa_last(&m->sa[i], &p->sa[i])) {
+				bach_mrc_part_free(p);
+				return -ENOMEM;
+			}
+		}
+		return 0;
+	}
+	p->first = m->first;
+	p->nfirst = m->nfirst;
+	if (m->nnear) {
+		p->nnear_cnt = m->nnear + 1;
+		memcpy(p->near_cnt, m->ncnt, p->nnear_cnt * sizeof(*m->ncnt));
+		p->near_first = m->near_first;
+		p->nnear_first = m->nnear_first;
+		p->near_last =
+			malloc(((size_t)m->near.k + 1) * sizeof(*p->near_last));
+		if (!p->near_last)
+			return -ENOMEM;
+		p->nnear_last = mrc_near_last(m, p->near_last);
+	}
+	p->last = malloc(((size_t)s->live + 1) * sizeof(*p->last));
+	if (!p->last) {
+		bach_mrc_part_free(p);
+		return -ENOMEM;
+	}
+	/* the live lines by the time of their last reference */
+	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++)
+		for (uint64_t b = s->bits[w]; b; b &= b - 1)
+			p->last[p->nlast++] =
+				s->owner[w << 6 | (uint32_t)__builtin_ctzll(b)];
+	return 0;
+}
+
+void bach_mrc_part_free(struct bach_mrc_part *p)
+{
+	free(p->last);
+	free(p->near_last);
+	p->last = p->near_last = NULL;
+	for (size_t i = 0; i < p->nsa; i++) {
+		free(p->sa[i].last);
+		p->sa[i].last = NULL;
+	}
+}
+
+void bach_mrc_settle(struct bach_mrc *m)
+{
+	m->cold += m->nfirst;
+	m->nfirst = 0;
+	/* the near stack's: far, as cold lines are */
+	m->ncnt[m->nnear] += m->nnear_first;
+	m->nnear_first = 0;
+	/* set-associative: the first references were counted as misses */
+	for (size_t i = 0; m->sa && i < m->cfg.nsizes; i++)
+		m->sa[i].nfirst = 0;
 }

@@ -122,6 +122,83 @@ uint64_t bach_mrc_flushes(const struct bach_mrc *m);
 int bach_mrc_parse_sizes(const char *list, const char *min, const char *max,
 			 uint64_t *sizes, char *why, size_t whylen);
 
+/*
+ * Split runs (docs/analysis.md section 7; PARDA, Niu et al., IPDPS 2012):
+ * stack distances split by time. A chunk is run cold, as a curve made
+ * with bach_mrc_chunk() before its first record: a reference whose line
+ * was referenced before in the chunk already has its true distance (the
+ * lines in between are all the chunk's), and so does any after a gap
+ * marker; the first references before the chunk's first gap marker are
+ * kept apart, in order, for the merge. bach_mrc_part_get() gives the
+ * chunk's state: its counts, those first references, and its lines in
+ * last-reference order after its last gap marker (all of them without
+ * one), which is its LRU stack at its end.
+ *
+ * bach_mrc_combine() merges the state of the next chunk into a curve made
+ * with bach_mrc_chunk() (the chunks before it): it replays the chunk's
+ * first references against its own stack, each at its true distance or,
+ * not found there, cold when a gap marker came before and kept apart
+ * again when none did; then its stack becomes the chunk's lines on top
+ * of its own (or the chunk's alone after a gap marker). Merging is
+ * associative, and its state is a chunk's again. bach_mrc_settle(): the
+ * range starts cold, so the first references still kept apart are cold;
+ * call it before reading the points or the histogram of a merge.
+ *
+ * A set-associative curve (--assoc N) splits the same way, each size's
+ * sets apart: in a chunk, a miss that fills an empty way before the first
+ * gap marker is a first reference whose fate the merge decides (a hit
+ * when the sets before hold its line among the nearest ones); once a set
+ * is full, a line new to the chunk misses whatever came before. Its state
+ * per size: the misses, those lines in order and the sets' lines at the
+ * end, oldest first.
+ *
+ * A sampled curve (--sample R) splits its SHARDS stack as the exact one,
+ * over the sampled lines, and its near stack of K lines as a set of K
+ * ways: a line it does not find is a first reference only before the
+ * chunk's first gap marker and while no line has fallen off. The counts
+ * add; the SHARDS adjustment is made once, when the points are read.
+ */
+struct bach_mrc_sa_part {
+	uint64_t misses;
+	const uint32_t *first; /* lines, in order */
+	size_t nfirst;
+	uint32_t *last; /* the ways' lines, oldest first (malloc'd) */
+	size_t nlast;
+};
+struct bach_mrc_part {
+	uint64_t refs, flushes, cold;
+	uint64_t cnt[BACH_MRC_MAX_SIZES + 1];
+	size_t ncnt; /* sizes + 1 */
+	uint64_t hist[BACH_MRC_HIST_BUCKETS];
+	bool gap;	       /* a gap marker in the chunk */
+	const uint32_t *first; /* first references before it */
+	size_t nfirst;
+	uint32_t *last; /* the stack at the end, oldest first (malloc'd) */
+	size_t nlast;
+	/* sampled: the near stack's counts (nnear_cnt: its sizes + 1), its
+	 * first references while it had room and its lines at the end */
+	uint64_t near_cnt[BACH_MRC_MAX_SIZES + 1];
+	size_t nnear_cnt;
+	const uint32_t *near_first;
+	size_t nnear_first;
+	uint32_t *near_last; /* malloc'd */
+	size_t nnear_last;
+	/* set-associative: one per size (nsa), the above then unused */
+	struct bach_mrc_sa_part sa[BACH_MRC_MAX_SIZES];
+	size_t nsa;
+};
+int bach_mrc_chunk(struct bach_mrc *m);
+/*
+ * 0 or -ENOMEM; bach_mrc_part_free() after (the lists of first references
+ * are m's, valid while it is).
+ */
+int bach_mrc_part_get(const struct bach_mrc *m, struct bach_mrc_part *p);
+/* 0, -ENOMEM, or -EINVAL for a part of another configuration. */
+int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p);
+void bach_mrc_settle(struct bach_mrc *m);
+/* The last lists of p (those part_get made). */
+void bach_mrc_part_free(struct bach_mrc_part *p);
+
 /* ---- working sets ------------------------------------------------------ */
 
 /* Distinct lines and 4 KiB pages referenced in each window of records. */
@@ -143,5 +220,37 @@ void bach_wss_add(struct bach_wss *w, const uint8_t *recs, size_t n);
 int bach_wss_error(const struct bach_wss *w);
 /* Close the last window; the windows stay owned by w. Returns their count. */
 size_t bach_wss_finish(struct bach_wss *w, const struct bach_wss_window **out);
+
+/*
+ * Split runs (docs/analysis.md section 7): windows are aligned at record 0
+ * of the trace. A chunk starting at record start (bach_wss_chunk() before
+ * its first record) gives its windows as pieces: whole windows counted,
+ * and the window it starts in the middle of and the one it ends in as the
+ * sets of their lines and pages (ascending), to be united with the
+ * neighbours' in the merge. bach_wss_merge_add() takes the pieces of each
+ * chunk in order; its pieces are those of the union (the first and last
+ * still sets), and bach_wss_merge_windows() gives the windows, their
+ * starts less origin (out: room for m->n). -EINVAL for pieces out of order.
+ */
+struct bach_wss_piece {
+	uint64_t wstart; /* the window's first record in the trace */
+	uint64_t records, refs;
+	bool full;	       /* lines and pages counted */
+	uint64_t lines, pages; /* full */
+	uint32_t *line, *page; /* else: the sets (malloc'd) */
+	size_t nline, npage;
+};
+struct bach_wss_merge {
+	struct bach_wss_piece *p;
+	size_t n, cap;
+};
+int bach_wss_chunk(struct bach_wss *w, uint64_t start);
+int bach_wss_pieces(struct bach_wss *w, struct bach_wss_piece **out, size_t *n);
+void bach_wss_pieces_free(struct bach_wss_piece *p, size_t n);
+int bach_wss_merge_add(struct bach_wss_merge *m, const struct bach_wss_piece *p,
+		       size_t n);
+size_t bach_wss_merge_windows(const struct bach_wss_merge *m, uint64_t origin,
+			      struct bach_wss_window *out);
+void bach_wss_merge_free(struct bach_wss_merge *m);
 
 #endif

@@ -278,6 +278,25 @@ static inline void count_near(struct bach_mrc *m, uint32_t d)
 	m->ncnt[j]++;
 }
 
+static void push_line(struct bach_mrc *m, uint32_t **v, size_t *n, size_t *cap,
+		      uint32_t line);
+
+/*
+ * A chunk's near-stack reference: before its first gap marker, while the
+ * stack has room (no line has fallen off yet), a line not found is a
+ * first reference, kept for the merge; otherwise counted.
+ */
+static void near_chunk(struct bach_mrc *m, uint32_t line, uint32_t d)
+{
+	if (d == NEAR_FAR && !m->gap && m->near_seen < m->near.k) {
+		m->near_seen++;
+		push_line(m, &m->near_first, &m->nnear_first, &m->capnear_first,
+			  line);
+	} else {
+		count_near(m, d);
+	}
+}
+
 static void sa_access(struct bach_mrc *m, uint32_t line)
 {
 	uint64_t now = ++m->clock;
@@ -300,6 +319,8 @@ static void sa_access(struct bach_mrc *m, uint32_t line)
 		for (w = 1; w < a->assoc; w++) /* empty ways have stamp 0 */
 			if (stamp[base + w] < stamp[v])
 				v = base + w;
+		if (__builtin_expect(m->chunk && !m->gap && !tag[v], 0))
+			sa_pend(m, a, line);
 		tag[v] = line + 1;
 		stamp[v] = now;
 	}
@@ -308,6 +329,7 @@ static void sa_access(struct bach_mrc *m, uint32_t line)
 static void flush(struct bach_mrc *m)
 {
 	m->flushes++;
+	m->gap = true;
 	m->last = COLD;
 	if (!m->cfg.assoc) {
 		sd_reset(&m->sd);
@@ -366,12 +388,180 @@ static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
 			continue;
 		}
 		last = line;
-		if (m->cfg.assoc)
+		if (m->cfg.assoc) {
 			sa_access(m, line);
-		else
-			count_distance(m, sd_access(&m->sd, line, &m->err));
+		} else {
+			uint32_t d = sd_access(&m->sd, line, &m->err);
+
+			if (__builtin_expect(d == COLD && m->chunk && !m->gap,
+					     0))
+				mrc_pend(m, line);
+			else
+				count_distance(m, d);
+		}
 	}
 	m->last = last;
+}
+
+/* line onto the list *v of *n (room for *cap), or m->err */
+static void push_line(struct bach_mrc *m, uint32_t **v, size_t *n, size_t *cap,
+		      uint32_t line)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 1024;
+		uint32_t *f = realloc(*v, c * sizeof(*f));
+
+		if (!f) {
+			m->err = -ENOMEM;
+			return;
+		}
+		*v = f;
+		*cap = c;
+	}
+	(*v)[(*n)++] = line;
+}
+
+void mrc_pend(struct bach_mrc *m, uint32_t line)
+{
+	push_line(m, &m->first, &m->nfirst, &m->capfirst, line);
+}
+
+void sa_pend(struct bach_mrc *m, struct sa *a, uint32_t line)
+{
+	push_line(m, &a->first, &a->nfirst, &a->capfirst, line);
+}
+
+/* A reference to line in one cache, uncounted: hit; *empty when it
+ * filled an empty way. */
+static bool sa_touch(struct sa *a, uint32_t line, uint64_t now, bool *empty)
+{
+	uint32_t base = (line % a->nsets) * a->assoc, v = base, w;
+
+	*empty = false;
+	for (w = 0; w < a->assoc; w++)
+		if (a->tag[base + w] == line + 1) {
+			a->stamp[base + w] = now;
+			return true;
+		}
+	for (w = 1; w < a->assoc; w++)
+		if (a->stamp[base + w] < a->stamp[v])
+			v = base + w;
+	*empty = !a->tag[v];
+	a->tag[v] = line + 1;
+	a->stamp[v] = now;
+	return false;
+}
+
+static bool lines_in(const uint32_t *v, size_t n, uint64_t lines)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] >= lines)
+			return false;
+	return true;
+}
+
+/* bach_mrc_combine() for a set-associative curve, size by size */
+static int sa_combine(struct bach_mrc *m, const struct bach_mrc_part *p,
+		      uint64_t lines)
+{
+	if (p->nsa != m->cfg.nsizes)
+		return -EINVAL;
+	for (size_t i = 0; i < p->nsa; i++)
+		if (!lines_in(p->sa[i].first, p->sa[i].nfirst, lines) ||
+		    !lines_in(p->sa[i].last, p->sa[i].nlast, lines))
+			return -EINVAL;
+	for (size_t i = 0; i < p->nsa; i++) {
+		const struct bach_mrc_sa_part *q = &p->sa[i];
+		struct sa *a = &m->sa[i];
+		uint64_t hits = 0;
+		bool empty;
+
+		for (size_t k = 0; k < q->nfirst; k++) {
+			if (sa_touch(a, q->first[k], ++m->clock, &empty))
+				hits++; /* the chunk counted a miss */
+			else if (empty && !m->gap)
+				sa_pend(m, a, q->first[k]);
+		}
+		if (p->gap) {
+			size_t ways = (size_t)a->nsets * a->assoc;
+
+			memset(a->tag, 0, ways * sizeof(*a->tag));
+			memset(a->stamp, 0, ways * sizeof(*a->stamp));
+		}
+		for (size_t k = 0; k < q->nlast; k++)
+			sa_touch(a, q->last[k], ++m->clock, &empty);
+		if (hits > q->misses)
+			return -EINVAL; /* not a chunk's state */
+		a->misses += q->misses - hits;
+	}
+	return 0;
+}
+
+int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p)
+{
+	uint64_t lines = 1ull << (32 - m->lg_line);
+
+	if (!m->chunk || p->ncnt != m->cfg.nsizes + 1)
+		return -EINVAL;
+	if (m->cfg.assoc) {
+		int err = sa_combine(m, p, lines);
+
+		if (err)
+			return err;
+		m->gap |= p->gap;
+		goto counts;
+	}
+	for (size_t i = 0; i < p->nfirst; i++)
+		if (p->first[i] >= lines)
+			return -EINVAL;
+	if (!lines_in(p->near_first, p->nnear_first, lines) ||
+	    !lines_in(p->near_last, p->nnear_last, lines))
+		return -EINVAL;
+	for (size_t i = 0; i < p->nlast; i++)
+		if (p->last[i] >= lines)
+			return -EINVAL;
+	for (size_t i = 0; i < p->nfirst && !m->err; i++) {
+		uint32_t d = sd_access(&m->sd, p->first[i], &m->err);
+
+		if (d == COLD && !m->gap)
+			mrc_pend(m, p->first[i]);
+		else
+			count_distance(m, d);
+	}
+	if (!m->nnear && (p->nnear_cnt || p->nnear_first || p->nnear_last))
+		return -EINVAL;
+	if (m->nnear) { /* the near stack, the same way */
+		if (p->nnear_cnt != m->nnear + 1)
+			return -EINVAL;
+		for (size_t i = 0; i < p->nnear_first; i++)
+			near_chunk(m, p->near_first[i],
+				   near_access(&m->near, p->near_first[i]));
+		if (p->gap)
+			near_reset(&m->near);
+		for (size_t i = 0; i < p->nnear_last; i++)
+			near_access(&m->near, p->near_last[i]);
+		if (!p->gap && p->nnear_first == m->near.k)
+			m->near_seen =
+				m->near.k; /* it has K lines of its own */
+		for (size_t i = 0; i < p->nnear_cnt; i++)
+			m->ncnt[i] += p->near_cnt[i];
+	}
+	if (p->gap) {
+		sd_reset(&m->sd);
+		m->gap = true;
+	}
+	for (size_t i = 0; i < p->nlast && !m->err; i++)
+		sd_access(&m->sd, p->last[i], &m->err);
+counts:
+	m->refs += p->refs;
+	m->flushes += p->flushes;
+	m->cold += p->cold;
+	for (size_t i = 0; i < p->ncnt; i++)
+		m->cnt[i] += p->cnt[i];
+	for (size_t b = 0; b < BACH_MRC_HIST_BUCKETS; b++)
+		m->hist[b] += p->hist[b];
+	m->last = COLD;
+	return m->err;
 }
 
 /* Records per pass of add_sampled()'s filter. */
@@ -428,11 +618,24 @@ static void add_sampled(struct bach_mrc *m, const uint8_t *p, size_t n)
 				continue;
 			}
 			last = line;
-			if (h < nth)
-				count_near(m, near_access(&m->near, line));
-			if (h < th)
-				count_distance(
-					m, sd_access(&m->sd, line, &m->err));
+			if (h < nth) {
+				uint32_t d = near_access(&m->near, line);
+
+				if (__builtin_expect(m->chunk, 0))
+					near_chunk(m, line, d);
+				else
+					count_near(m, d);
+			}
+			if (h < th) {
+				uint32_t d = sd_access(&m->sd, line, &m->err);
+
+				if (__builtin_expect(m->chunk && d == COLD &&
+							     !m->gap,
+						     0))
+					mrc_pend(m, line);
+				else
+					count_distance(m, d);
+			}
 		}
 	}
 	m->last = last;
@@ -445,4 +648,30 @@ void bach_mrc_add(struct bach_mrc *m, const uint8_t *p, size_t n)
 		add_sampled(m, p, n);
 	else
 		add_exact(m, p, n);
+}
+
+size_t mrc_near_last(const struct bach_mrc *m, uint32_t *out)
+{
+	const struct near *n = &m->near;
+	size_t k = 0;
+
+	if (!m->nnear)
+		return 0;
+	if (n->ring) { /* nearest first from head: oldest first backwards */
+		for (uint32_t i = n->k; i-- > 0;) {
+			uint32_t v =
+				n->ring[(n->head + i) & (n->ring_size - 1)];
+
+			if (v)
+				out[k++] = v - 1;
+		}
+		return k;
+	}
+	for (uint32_t w = 0; w < NEAR_STAMPS / 64; w++)
+		for (uint64_t b = n->bits[w]; b; b &= b - 1)
+			out[k++] =
+				n->key[n->slot[w << 6 |
+					       (uint32_t)__builtin_ctzll(b)]] -
+				1;
+	return k;
 }

@@ -118,6 +118,14 @@ struct near {
 };
 
 int near_init(struct near *n, uint32_t k);
+
+/* A chunk's first reference to line, before its first gap marker. */
+void mrc_pend(struct bach_mrc *m, uint32_t line);
+/* The near stack's lines, oldest first, into out (room for K). */
+size_t mrc_near_last(const struct bach_mrc *m, uint32_t *out);
+/* The same for a set-associative size. */
+struct sa;
+void sa_pend(struct bach_mrc *m, struct sa *a, uint32_t line);
 void near_free(struct near *n);
 
 /* ---- set-associative LRU, one cache per size --------------------------- */
@@ -127,6 +135,10 @@ struct sa {
 	uint32_t *tag;	 /* line + 1; 0: empty */
 	uint64_t *stamp; /* last use */
 	uint64_t misses;
+	/* a chunk: the misses that filled an empty way before its first
+	 * gap marker, the lines only the merge can tell hit or miss */
+	uint32_t *first;
+	size_t nfirst, capfirst;
 };
 
 /* ---- the curve --------------------------------------------------------- */
@@ -158,6 +170,17 @@ struct bach_mrc {
 	/* set-associative */
 	struct sa *sa;
 	uint64_t clock;
+	/*
+	 * a chunk of a split run (bach_mrc_chunk()): its first references
+	 * before its first gap marker, whose distances only the merge knows
+	 */
+	bool chunk, gap;
+	uint32_t *first;
+	size_t nfirst, capfirst;
+	/* sampled: the same for the near stack, while it has room */
+	uint32_t *near_first;
+	size_t nnear_first, capnear_first;
+	uint32_t near_seen; /* lines it took before the first gap marker */
 	/* all */
 	uint32_t last; /* the last line counted, or COLD */
 	uint64_t refs, flushes;

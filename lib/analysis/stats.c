@@ -23,7 +23,7 @@ static void init_tables(void)
 		mem_ctl[c] = is_mem(c);
 }
 
-static void fold(struct bach_stats *s)
+void bach_stats_fold(struct bach_stats *s)
 {
 	for (int l = 0; l < BACH_STATS_LANES; l++)
 		for (unsigned i = 0; i < 65536; i++) {
@@ -62,7 +62,7 @@ void bach_stats_add(struct bach_stats *s, const uint8_t *p, size_t n)
 
 	/* a lane takes a quarter of the records: fold long before 2^32 */
 	if (s->in_lanes + n >= (1ull << 32))
-		fold(s);
+		bach_stats_fold(s);
 	s->in_lanes += n;
 	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
 		uint32_t a = bach_get_be32(p);
@@ -99,7 +99,7 @@ static uint64_t popcount_words(const uint64_t *w, size_t n)
 
 void bach_stats_summary(struct bach_stats *s, struct bach_summary *m)
 {
-	fold(s);
+	bach_stats_fold(s);
 	memset(m, 0, sizeof(*m));
 	for (unsigned ctl = 0; ctl < 256; ctl++) {
 		unsigned t = ctl >> 4;

@@ -51,5 +51,7 @@ int bach_stats_init(struct bach_stats *s);
 void bach_stats_free(struct bach_stats *s);
 void bach_stats_add(struct bach_stats *s, const uint8_t *recs, size_t n);
 void bach_stats_summary(struct bach_stats *s, struct bach_summary *m);
+/* The lanes into by_ctl_be (bach_stats_summary() does it first). */
+void bach_stats_fold(struct bach_stats *s);
 
 #endif

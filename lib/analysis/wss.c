@@ -26,6 +26,11 @@ struct bach_wss {
 	struct bach_wss_window cur;
 	uint32_t id; /* the current window's number + 1 */
 	int err;
+	/* a chunk of a split run (bach_wss_chunk()) */
+	bool chunk;
+	uint64_t phantom; /* records of its first window before it */
+	struct bach_wss_piece head;
+	bool has_head;
 };
 
 int bach_wss_new(struct bach_wss **wp, uint64_t window, uint32_t line,
@@ -69,8 +74,19 @@ void bach_wss_free(struct bach_wss *w)
 	free(w);
 }
 
+static int piece_sets(struct bach_wss *w, struct bach_wss_piece *p);
+
 static void close_window(struct bach_wss *w)
 {
+	if (w->chunk && !w->n && w->phantom && !w->has_head) {
+		/* a chunk's first window began before it: its sets */
+		w->head.wstart = w->cur.start;
+		w->head.records = w->cur.records - w->phantom;
+		w->head.refs = w->cur.refs;
+		if (piece_sets(w, &w->head))
+			w->err = -ENOMEM;
+		w->has_head = true;
+	}
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 256;
 		struct bach_wss_window *nw = realloc(w->w, cap * sizeof(*nw));
@@ -141,4 +157,210 @@ size_t bach_wss_finish(struct bach_wss *w, const struct bach_wss_window **out)
 int bach_wss_error(const struct bach_wss *w)
 {
 	return w->err;
+}
+
+int bach_wss_chunk(struct bach_wss *w, uint64_t start)
+{
+	if (w->n || w->cur.records)
+		return -EINVAL;
+	w->chunk = true;
+	w->phantom = start % w->window;
+	w->cur.records = w->phantom;
+	w->cur.start = start - w->phantom;
+	return 0;
+}
+
+/* the lines and pages of the current window, ascending */
+static int piece_sets(struct bach_wss *w, struct bach_wss_piece *p)
+{
+	size_t nl = 0, np = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		nl = np = 0;
+		for (size_t i = 0; i < w->ndir; i++)
+			for (uint32_t j = 0;
+			     w->lines[i] && j < 1u << CHUNK_BITS; j++)
+				if (w->lines[i][j] == w->id) {
+					if (pass)
+						p->line[nl] =
+							(uint32_t)(i << CHUNK_BITS |
+								   j);
+					nl++;
+				}
+		for (uint32_t j = 0; j < 1u << 20; j++)
+			if (w->pages[j] == w->id) {
+				if (pass)
+					p->page[np] = j;
+				np++;
+			}
+		if (!pass) {
+			p->line = malloc((nl + 1) * sizeof(*p->line));
+			p->page = malloc((np + 1) * sizeof(*p->page));
+			if (!p->line || !p->page)
+				return -ENOMEM;
+		}
+	}
+	p->nline = nl;
+	p->npage = np;
+	return 0;
+}
+
+int bach_wss_pieces(struct bach_wss *w, struct bach_wss_piece **out, size_t *n)
+{
+	size_t k = 0, first = w->has_head ? 1 : 0;
+	struct bach_wss_piece *v = calloc(w->n + 2, sizeof(*v));
+
+	*out = v;
+	*n = 0;
+	if (!v || w->err)
+		return v ? w->err : -ENOMEM;
+	if (w->has_head) {
+		v[k++] = w->head;
+		memset(&w->head, 0, sizeof(w->head));
+		w->has_head = false;
+	}
+	for (size_t i = first; i < w->n; i++, k++) {
+		v[k].wstart = w->w[i].start;
+		v[k].records = w->w[i].records;
+		v[k].refs = w->w[i].refs;
+		v[k].full = true;
+		v[k].lines = w->w[i].lines;
+		v[k].pages = w->w[i].pages;
+	}
+	v[k].wstart = w->cur.start;
+	v[k].records = w->cur.records - (w->n ? 0 : w->phantom);
+	v[k].refs = w->cur.refs;
+	*n = k + 1;
+	return piece_sets(w, &v[k]);
+}
+
+void bach_wss_pieces_free(struct bach_wss_piece *p, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++) {
+		free(p[i].line);
+		free(p[i].page);
+	}
+	free(p);
+}
+
+/* the union of the sorted a and b into a */
+static int unite(uint32_t **a, size_t *na, const uint32_t *b, size_t nb)
+{
+	uint32_t *u = malloc((*na + nb + 1) * sizeof(*u));
+	size_t i = 0, j = 0, k = 0;
+
+	if (!u)
+		return -ENOMEM;
+	while (i < *na || j < nb) {
+		if (j == nb || (i < *na && (*a)[i] < b[j]))
+			u[k++] = (*a)[i++];
+		else if (i == *na || b[j] < (*a)[i])
+			u[k++] = b[j++];
+		else
+			u[k++] = (*a)[i++], j++;
+	}
+	free(*a);
+	*a = u;
+	*na = k;
+	return 0;
+}
+
+static int copy_set(uint32_t **dst, const uint32_t *src, size_t n)
+{
+	*dst = malloc((n + 1) * sizeof(**dst));
+	if (!*dst)
+		return -ENOMEM;
+	if (n)
+		memcpy(*dst, src, n * sizeof(**dst));
+	return 0;
+}
+
+int bach_wss_merge_add(struct bach_wss_merge *m, const struct bach_wss_piece *p,
+		       size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct bach_wss_piece *q = &p[i];
+		struct bach_wss_piece *last = m->n ? &m->p[m->n - 1] : NULL;
+
+		if (!q->full && (q->nline && !q->line))
+			return -EINVAL;
+		if (last && q->wstart < last->wstart)
+			return -EINVAL;
+		if (last && q->wstart == last->wstart) {
+			if (!q->records && !q->refs)
+				continue; /* an empty chunk */
+			if (!last->records && !last->refs) {
+				free(last->line);
+				free(last->page);
+				*last = *q;
+				last->line = last->page = NULL;
+				if (!q->full &&
+				    (copy_set(&last->line, q->line, q->nline) ||
+				     copy_set(&last->page, q->page, q->npage)))
+					return -ENOMEM;
+				continue;
+			}
+			if (last->full || q->full)
+				return -EINVAL;
+			last->records += q->records;
+			last->refs += q->refs;
+			if (unite(&last->line, &last->nline, q->line,
+				  q->nline) ||
+			    unite(&last->page, &last->npage, q->page, q->npage))
+				return -ENOMEM;
+			continue;
+		}
+		/* a new window: the one before it is whole (not the first) */
+		if (last && !last->full && m->n > 1) {
+			last->lines = last->nline;
+			last->pages = last->npage;
+			last->full = true;
+			free(last->line);
+			free(last->page);
+			last->line = last->page = NULL;
+		}
+		if (m->n == m->cap) {
+			size_t cap = m->cap ? 2 * m->cap : 64;
+			struct bach_wss_piece *v =
+				realloc(m->p, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			m->p = v;
+			m->cap = cap;
+		}
+		m->p[m->n] = *q;
+		m->p[m->n].line = m->p[m->n].page = NULL;
+		if (!q->full &&
+		    (copy_set(&m->p[m->n].line, q->line, q->nline) ||
+		     copy_set(&m->p[m->n].page, q->page, q->npage)))
+			return -ENOMEM;
+		m->n++;
+	}
+	return 0;
+}
+
+size_t bach_wss_merge_windows(const struct bach_wss_merge *m, uint64_t origin,
+			      struct bach_wss_window *out)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct bach_wss_piece *q = &m->p[i];
+
+		if (!q->records)
+			continue;
+		out[k].start = q->wstart - origin;
+		out[k].records = q->records;
+		out[k].refs = q->refs;
+		out[k].lines = q->full ? q->lines : q->nline;
+		out[k++].pages = q->full ? q->pages : q->npage;
+	}
+	return k;
+}
+
+void bach_wss_merge_free(struct bach_wss_merge *m)
+{
+	bach_wss_pieces_free(m->p, m->n);
+	memset(m, 0, sizeof(*m));
 }

@@ -46,6 +46,7 @@
 #include <sys/types.h>
 
 #include "bach/trace.h"
+#include "lib/analysis/partial.h"
 #include "lib/complete.h"
 #include "lib/exit.h"
 #include "lib/io/timing.h"
@@ -82,7 +83,8 @@ int options_main(const struct bach_cmd *c);
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim,
-	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls, cmd_marks;
+	cmd_mrc, cmd_plot, cmd_report, cmd_diff, cmd_index, cmd_ls, cmd_marks,
+	cmd_plan, cmd_merge;
 
 /* Messages to stderr as "bach CMD: ..." (msg.c). */
 extern const char *prog_cmd;
@@ -220,6 +222,14 @@ int open_traces(struct bach_reader **rp, int argc, char **argv);
 int read_traces(int argc, char **argv, struct rec_filter *f,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records);
+/*
+ * The same over --range START:END, and the CRC-32 of the records read
+ * (partial_crc(), before filtering) in *crc when crc is not NULL.
+ */
+int read_traces_range(int argc, char **argv, struct rec_filter *f,
+		      uint64_t start, uint64_t end,
+		      void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		      void *ctx, uint64_t *records, uint32_t *crc);
 
 /*
  * --range START:END (range.c): records START to END-1; either may be
@@ -272,6 +282,11 @@ int filter_arg(struct rec_filter *f, int c, const char *arg);
 ssize_t filter_block(struct rec_filter *f, const uint8_t **p,
 		     const uint64_t **clk, size_t n);
 void filter_free(struct rec_filter *f);
+/*
+ * The filter as the canonical options of a partial (--partial): {"type":
+ * MASK, "addr": [LO, HI], "port": [LO, HI]}, null for one not given.
+ */
+json_t *filter_json(const struct rec_filter *f);
 #define FILTER_HELP                                                            \
 	"      --type LIST   only these record types, as bach dump prints\n"   \
 	"                    them, or groups: fetch, read, write, io,\n"       \
@@ -339,5 +354,42 @@ struct gap_causes {
  */
 const char *gap_cause(struct gap_causes *g, const char *path, uint64_t idx);
 void gap_causes_free(struct gap_causes *g);
+
+/*
+ * --partial FILE (partial.c; docs/formats.md section 11): a command run
+ * with --range A:B writes its state instead of printing, for bach merge.
+ * trace_identity(): the TRACE arguments' identity, a JSON array (a
+ * capture's id and its segments' CRCs, a file's size); NULL when memory
+ * ran out. partial_write() writes the partial (steals options, trace and
+ * data) whole or not at all, "-" to standard output; partial_load() reads
+ * one, with a message naming the file. Each returns EXIT_OK or the status.
+ * partial_crc(): zlib's CRC-32, for the records of the range.
+ */
+struct bach_partial;
+json_t *trace_identity(int argc, char **argv);
+int partial_write(const char *out, const char *cmd, json_t *options,
+		  json_t *trace, uint64_t start, uint64_t end, uint64_t records,
+		  uint32_t crc, json_t *data);
+int partial_load(const char *path, struct bach_partial *p);
+uint32_t partial_crc(uint32_t crc, const uint8_t *p, size_t n);
+/*
+ * What bach merge hands a command's merge function (merge.c): the
+ * partials, checked to share command, options, version and trace and to
+ * follow one another, sorted by range; how to print (json, csv), or the
+ * partial to write instead (out) with its header's range, records and
+ * CRC already merged, and its options and trace.
+ */
+struct merge_job {
+	struct bach_partial *p;
+	size_t n;
+	bool json, csv;
+	const char *out;
+	uint64_t start, end, records;
+	uint32_t crc;
+};
+/* partial_write() for a merged job: its range, options and trace. */
+int merge_write(const struct merge_job *j, json_t *data);
+int stat_merge(const struct merge_job *j); /* stat.c */
+int mrc_merge(const struct merge_job *j);  /* mrc.c */
 
 #endif

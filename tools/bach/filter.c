@@ -217,3 +217,16 @@ void filter_free(struct rec_filter *f)
 	free(f->clk);
 	free(f->off);
 }
+
+json_t *filter_json(const struct rec_filter *f)
+{
+	json_t *t = f->by_type ? json_integer(f->types) : json_null();
+	json_t *a = f->by_addr ? json_pack("[II]", (json_int_t)f->lo[0],
+					   (json_int_t)f->hi[0])
+			       : json_null();
+	json_t *p = f->by_port ? json_pack("[II]", (json_int_t)f->lo[1],
+					   (json_int_t)f->hi[1])
+			       : json_null();
+
+	return json_pack("{sososo}", "type", t, "addr", a, "port", p);
+}

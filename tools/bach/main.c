@@ -16,7 +16,7 @@ static const struct bach_cmd *const cmds[] = {
 	&cmd_dump,   &cmd_stat,	   &cmd_verify, &cmd_convert, &cmd_diff,
 	&cmd_decode, &cmd_capture, &cmd_ctl,	&cmd_recover, &cmd_gen,
 	&cmd_index,  &cmd_ls,	   &cmd_marks,	&cmd_sim,     &cmd_mrc,
-	&cmd_plot,   &cmd_report,  NULL,
+	&cmd_plot,   &cmd_report,  &cmd_plan,	&cmd_merge,   NULL,
 };
 
 int print_help(const struct bach_cmd *c)

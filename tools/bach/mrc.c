@@ -23,6 +23,8 @@ struct opts {
 	enum mode mode;
 	enum format format;
 	struct rec_filter flt; /* --type, --addr, --port */
+	uint64_t start, end;   /* --range */
+	const char *partial;   /* --partial FILE */
 };
 
 /* "1 KiB", "32 MiB", or bytes */
@@ -225,6 +227,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "type", required_argument, NULL, FILTER_TYPE },
 		{ "addr", required_argument, NULL, FILTER_ADDR },
 		{ "port", required_argument, NULL, FILTER_PORT },
+		{ "range", required_argument, NULL, 'g' },
+		{ "partial", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *list = NULL, *min = NULL, *max = NULL;
@@ -237,8 +241,16 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->cfg.line = 32;
 	o->cfg.kinds = BACH_MRC_KIND_ALL;
 	o->cfg.sample = 1;
+	o->end = UINT64_MAX;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
+		case 'g':
+			if (range_arg(optarg, &o->start, &o->end))
+				return EXIT_USAGE;
+			break;
+		case 'p':
+			o->partial = optarg;
+			break;
 		case 'l':
 			if (bach_parse_bytes(optarg, &v) ||
 			    v > BACH_MRC_MAX_LINE)
@@ -319,7 +331,190 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (o->mode == REUSE && o->cfg.assoc)
 		return usage_error(
 			"--reuse: reuse distances are fully associative (--assoc full)");
+	if (o->partial && o->window && o->flt.on)
+		return usage_error(
+			"--partial with --window: not with --type, --addr or --port (windows count the records kept)");
 	return EXIT_OK;
+}
+
+/* the options a partial of mrc must share to merge */
+static json_t *options_json(const struct opts *o)
+{
+	json_t *sizes = json_array();
+
+	for (size_t i = 0; sizes && i < o->cfg.nsizes; i++)
+		if (json_array_append_new(
+			    sizes, json_integer((json_int_t)o->sizes[i])))
+			break;
+	return json_pack("{sisisosssIsisfso}", "line", (int)o->cfg.line,
+			 "kinds", (int)o->cfg.kinds, "sizes", sizes, "mode",
+			 o->mode == REUSE ? "reuse"
+			 : o->mode == WSS ? "window"
+					  : "curve",
+			 "window", (json_int_t)o->window, "assoc",
+			 (int)o->cfg.assoc, "sample", o->cfg.sample, "filter",
+			 filter_json(&o->flt));
+}
+
+static int write_part(const char *out, const struct bach_mrc *m,
+		      const struct merge_job *j, json_t *options, json_t *trace,
+		      uint64_t start, uint64_t end, uint64_t records,
+		      uint32_t crc)
+{
+	struct bach_mrc_part p;
+	json_t *d = NULL;
+
+	if (!bach_mrc_part_get(m, &p))
+		d = bach_mrc_part_to_json(&p);
+	bach_mrc_part_free(&p);
+	if (j)
+		return merge_write(j, d);
+	if (!d) {
+		json_decref(options);
+		json_decref(trace);
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	return partial_write(out, "mrc", options, trace, start, end, records,
+			     crc, d);
+}
+
+/* --window: the chunks' pieces, windows aligned at record 0 */
+static int wss_merge(const struct merge_job *j, struct opts *o)
+{
+	struct bach_wss_merge acc = { 0 };
+	struct bach_wss_window *win = NULL;
+	int status = EXIT_OK;
+	char why[300];
+
+	if (!j->out && j->start % o->window)
+		return usage_error(
+			"--window %llu: the first range starts at %llu, not at a multiple of the window",
+			(unsigned long long)o->window,
+			(unsigned long long)j->start);
+	for (size_t i = 0; i < j->n && !status; i++) {
+		struct bach_wss_piece *pc;
+		size_t np;
+		int err;
+
+		if (bach_wss_pieces_from_json(&pc, &np, j->p[i].data, why,
+					      sizeof(why))) {
+			errmsg("partial %zu: %s", i + 1, why);
+			status = EXIT_DATA;
+			break;
+		}
+		err = bach_wss_merge_add(&acc, pc, np);
+		bach_wss_pieces_free(pc, np);
+		if (err) {
+			errmsg(err == -ENOMEM
+				       ? "out of memory"
+				       : "partial %zu: line 2: its windows do not follow the ones before",
+			       i + 1);
+			status = err == -ENOMEM ? EXIT_USAGE : EXIT_DATA;
+		}
+	}
+	if (!status && j->out) {
+		status = merge_write(j, bach_wss_pieces_to_json(acc.p, acc.n));
+	} else if (!status) {
+		win = malloc((acc.n + 1) * sizeof(*win));
+		if (!win) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+		} else {
+			print_wss(o, win,
+				  bach_wss_merge_windows(&acc, j->start, win));
+		}
+	}
+	free(win);
+	bach_wss_merge_free(&acc);
+	return status;
+}
+
+int mrc_merge(const struct merge_job *j)
+{
+	const json_t *op = json_object_get(j->p[0].head, "options");
+	const json_t *sz = json_object_get(op, "sizes");
+	const json_t *mode = json_object_get(op, "mode");
+	const json_t *line = json_object_get(op, "line");
+	const json_t *kinds = json_object_get(op, "kinds");
+	struct bach_mrc *m = NULL;
+	struct opts o;
+	char why[300];
+	int status = EXIT_OK;
+
+	memset(&o, 0, sizeof(o));
+	o.cfg.sample = json_real_value(json_object_get(op, "sample"));
+	o.cfg.nsizes = json_array_size(sz);
+	o.format = j->json ? JSON : j->csv ? CSV : TEXT;
+	for (size_t i = 0; i < o.cfg.nsizes && i < BACH_MRC_MAX_SIZES; i++)
+		o.sizes[i] =
+			(uint64_t)json_integer_value(json_array_get(sz, i));
+	o.cfg.sizes = o.sizes;
+	if (json_is_string(mode) && !strcmp(json_string_value(mode), "reuse"))
+		o.mode = REUSE;
+	if (json_is_string(mode) &&
+	    !strcmp(json_string_value(mode), "window")) {
+		const json_t *wn = json_object_get(op, "window");
+
+		o.mode = WSS;
+		o.window = (uint64_t)json_integer_value(wn);
+		o.cfg.line = (uint32_t)json_integer_value(line);
+		o.cfg.kinds = (unsigned)json_integer_value(kinds);
+		if (!json_is_integer(wn) || json_integer_value(wn) < 1 ||
+		    bach_mrc_check_line(o.cfg.line, why, sizeof(why))) {
+			errmsg("partial 1: line 1: \"options\" are not those of a window bach mrc merges");
+			return EXIT_DATA;
+		}
+		return wss_merge(j, &o);
+	}
+	o.cfg.line = (uint32_t)json_integer_value(line);
+	o.cfg.kinds = (unsigned)json_integer_value(kinds);
+	o.cfg.assoc =
+		(uint32_t)json_integer_value(json_object_get(op, "assoc"));
+	if (!json_is_integer(line) || !json_is_integer(kinds) ||
+	    !json_is_string(mode) ||
+	    json_integer_value(json_object_get(op, "assoc")) < 0 ||
+	    json_integer_value(json_object_get(op, "assoc")) >
+		    BACH_SIM_MAX_LINES ||
+	    !json_is_real(json_object_get(op, "sample")) ||
+	    bach_mrc_new(&m, &o.cfg, why, sizeof(why)) || bach_mrc_chunk(m)) {
+		bach_mrc_free(m);
+		errmsg("partial 1: line 1: \"options\" are not those of a curve bach mrc merges");
+		return EXIT_DATA;
+	}
+	for (size_t i = 0; i < j->n && !status; i++) {
+		struct bach_mrc_part p;
+		int err;
+
+		if (bach_mrc_part_from_json(&p, o.cfg.nsizes + 1,
+					    o.cfg.assoc ? o.cfg.nsizes : 0,
+					    j->p[i].data, why, sizeof(why))) {
+			errmsg("partial %zu: %s", i + 1, why);
+			status = EXIT_DATA;
+			break;
+		}
+		err = bach_mrc_combine(m, &p);
+		bach_mrc_part_release(&p);
+		if (err == -ENOMEM) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+		} else if (err) {
+			errmsg("partial %zu: line 2: a line beyond the address space of %u-byte lines",
+			       i + 1, o.cfg.line);
+			status = EXIT_DATA;
+		}
+	}
+	if (!status && j->out) {
+		status = write_part(NULL, m, j, NULL, NULL, 0, 0, 0, 0);
+	} else if (!status) {
+		bach_mrc_settle(m);
+		if (o.mode == REUSE)
+			print_reuse(&o, m);
+		else
+			print_curve(&o, m);
+	}
+	bach_mrc_free(m);
+	return status;
 }
 
 static void add_curve(void *m, const uint8_t *recs, size_t n)
@@ -339,11 +534,16 @@ static int run(int argc, char **argv)
 	uint64_t records;
 	struct opts o;
 	char why[200];
+	uint32_t crc = 0;
 	int status, err;
 
 	status = parse(argc, argv, &o);
 	if (status)
 		return status;
+	if (o.partial &&
+	    check_output(o.partial, (const char *const *)argv + optind,
+			 (size_t)(argc - optind)))
+		return EXIT_USAGE;
 	if (o.mode == WSS)
 		err = bach_wss_new(&w, o.window, o.cfg.line, o.cfg.kinds, why,
 				   sizeof(why));
@@ -355,9 +555,15 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	status = read_traces(argc - optind, argv + optind, &o.flt,
-			     w ? add_wss : add_curve, w ? (void *)w : (void *)m,
-			     &records);
+	if (o.partial && (w ? bach_wss_chunk(w, o.start) : bach_mrc_chunk(m))) {
+		bach_mrc_free(m);
+		bach_wss_free(w);
+		return usage_error("--partial: not with these options");
+	}
+	status = read_traces_range(argc - optind, argv + optind, &o.flt,
+				   o.start, o.end, w ? add_wss : add_curve,
+				   w ? (void *)w : (void *)m, &records,
+				   o.partial ? &crc : NULL);
 	if (status)
 		goto out;
 	if ((m && bach_mrc_error(m)) || (w && bach_wss_error(w))) {
@@ -366,7 +572,28 @@ static int run(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	if (w) {
+	if (o.partial && w) {
+		struct bach_wss_piece *pc;
+		size_t np;
+		json_t *d = NULL;
+
+		if (!bach_wss_pieces(w, &pc, &np))
+			d = bach_wss_pieces_to_json(pc, np);
+		bach_wss_pieces_free(pc, np);
+		status = d ? partial_write(o.partial, "mrc", options_json(&o),
+					   trace_identity(argc - optind,
+							  argv + optind),
+					   o.start, o.end,
+					   records > o.start ? records - o.start
+							     : 0,
+					   crc, d)
+			   : (errmsg("out of memory"), EXIT_USAGE);
+	} else if (o.partial) {
+		status = write_part(
+			o.partial, m, NULL, options_json(&o),
+			trace_identity(argc - optind, argv + optind), o.start,
+			o.end, records > o.start ? records - o.start : 0, crc);
+	} else if (w) {
 		const struct bach_wss_window *win;
 		size_t nw = bach_wss_finish(w, &win);
 
@@ -395,6 +622,7 @@ const struct bach_cmd cmd_mrc = {
 	.help = "usage: bach mrc [--line BYTES] [--sizes LIST | --min SIZE --max SIZE]\n"
 		"                [--assoc N|full] [--kind i|d|all] [--sample R]\n"
 		"                [--reuse | --window N] [--json|--csv]\n"
+		"                [--range START:END [--partial FILE]]\n"
 		"                [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
 		"\n"
 		"The miss ratio of an LRU cache at every size given, from one pass over\n"
@@ -418,7 +646,11 @@ const struct bach_cmd cmd_mrc = {
 		"                        by powers of two)\n"
 		"      --window N        distinct lines and 4 KiB pages per N records\n"
 		"                        instead, over the trace\n"
-		"      --json, --csv     JSON or CSV instead of text\n" FILTER_HELP
+		"      --json, --csv     JSON or CSV instead of text\n"
+		"      --range START:END only records START to END-1 (bach dump)\n"
+		"      --partial FILE    write the state of the range to FILE (- standard\n"
+		"                        output) for bach merge, instead of printing it\n"
+		"                        (--window: not with the filters)\n" FILTER_HELP
 		"\n"
 		"example: bach mrc --min 4k --max 4M --kind d --json trace.byu.gz\n",
 };

@@ -202,6 +202,54 @@ static void print_json(const struct bach_summary *m, size_t nfiles,
 	printf("}\n");
 }
 
+/* the counts of the chunks' partials, printed as the whole run prints */
+int stat_merge(const struct merge_job *j)
+{
+	static struct bach_stats st;
+	struct bach_summary m;
+	uint64_t files = 0;
+	char err[300];
+	int status = EXIT_OK;
+
+	if (j->csv)
+		return usage_error("bach stat has no --csv");
+	if (bach_stats_init(&st)) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < j->n && !status; i++) {
+		const json_t *f = json_object_get(j->p[i].data, "files");
+
+		if (!json_is_integer(f) || json_integer_value(f) < 0 ||
+		    (i && (uint64_t)json_integer_value(f) != files)) {
+			errmsg("partial %zu: line 2: \"files\" missing or not as in the others",
+			       i + 1);
+			status = EXIT_DATA;
+		} else if (bach_stats_from_json(&st, j->p[i].data, err,
+						sizeof(err))) {
+			errmsg("partial %zu: %s", i + 1, err);
+			status = EXIT_DATA;
+		}
+		files = f ? (uint64_t)json_integer_value(f) : 0;
+	}
+	if (!status && j->out) {
+		json_t *d = bach_stats_to_json(&st);
+
+		if (d && json_object_set_new(d, "files",
+					     json_integer((json_int_t)files)))
+			d = NULL;
+		status = merge_write(j, d);
+	} else if (!status) {
+		bach_stats_summary(&st, &m);
+		if (j->json)
+			print_json(&m, (size_t)files, NULL);
+		else
+			print_text(&m, (size_t)files);
+	}
+	bach_stats_free(&st);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -212,9 +260,12 @@ static int run(int argc, char **argv)
 		{ "type", required_argument, NULL, FILTER_TYPE },
 		{ "addr", required_argument, NULL, FILTER_ADDR },
 		{ "port", required_argument, NULL, FILTER_PORT },
+		{ "partial", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_filter flt = { 0 };
+	const char *partial = NULL;
+	uint32_t crc = 0;
 	struct trace_times tt = { 0 };
 	struct tstat ts = { 0 };
 	bool timed = false;
@@ -236,9 +287,18 @@ static int run(int argc, char **argv)
 			return EXIT_USAGE;
 		else if (c == 'B' && between_arg(argc, argv, &ba, &bb))
 			return EXIT_USAGE;
-		else if (c != 'B' && c != 'r' && filter_arg(&flt, c, optarg))
+		else if (c == 'p')
+			partial = optarg;
+		else if (c != 'B' && c != 'r' && c != 'p' &&
+			 filter_arg(&flt, c, optarg))
 			return EXIT_USAGE; /* --type, --addr, --port, or bad */
 	}
+	if (partial && (timed || ba))
+		return usage_error("--partial: with --range, not --%s",
+				   timed ? "time" : "between");
+	if (partial && check_output(partial, (const char *const *)argv + optind,
+				    (size_t)(argc - optind)))
+		return EXIT_USAGE;
 	status = open_traces(&r, argc - optind, argv + optind);
 	if (!status)
 		status = select_records(r, argc - optind, argv + optind, ba, bb,
@@ -260,6 +320,8 @@ static int run(int argc, char **argv)
 			break;
 		if (timed && (status = times_block(&tt, r, (size_t)n, &clk)))
 			break;
+		if (partial)
+			crc = partial_crc(crc, p, (size_t)n * BACH_REC_SIZE);
 		k = filter_block(&flt, &p, &clk, (size_t)n);
 		if (k < 0) {
 			errmsg("out of memory");
@@ -277,6 +339,27 @@ static int run(int argc, char **argv)
 	} else if (n < 0) {
 		errmsg("%s", bach_reader_strerror(r));
 		status = bach_exit_status((int)n);
+	} else if (partial) {
+		json_t *d = bach_stats_to_json(&st);
+
+		if (d &&
+		    json_object_set_new(
+			    d, "files",
+			    json_integer((json_int_t)bach_reader_nfiles(r))))
+			d = NULL;
+		if (!d) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+		} else {
+			status = partial_write(
+				partial, "stat", filter_json(&flt),
+				trace_identity(argc - optind, argv + optind),
+				start, end,
+				bach_reader_records(r) > start
+					? bach_reader_records(r) - start
+					: 0,
+				crc, d);
+		}
 	} else {
 		bach_stats_summary(&st, &m);
 		if (json) {
@@ -299,7 +382,8 @@ const struct bach_cmd cmd_stat = {
 	.name = "stat",
 	.run = run,
 	.summary = "count what a trace holds",
-	.help = "usage: bach stat [--json] [--range START:END | --between A B]\n"
+	.help = "usage: bach stat [--json] [--range START:END [--partial FILE] |\n"
+		"                 --between A B]\n"
 		"                 [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
 		"\n"
 		"Records by type (count and share), special cycles by kind, reads and\n"
@@ -312,7 +396,9 @@ const struct bach_cmd cmd_stat = {
 		"      --time   from the timing sidecars: duration, bus utilisation\n"
 		"               (cycles per bus clock, lost ones included; a cycle\n"
 		"               every 2 clocks is 100%) and the busiest second\n"
-		"      --range START:END  only records START to END-1 (bach dump)\n" BETWEEN_HELP
+		"      --range START:END  only records START to END-1 (bach dump)\n"
+		"      --partial FILE  write the counts of the range to FILE (- standard\n"
+		"               output) for bach merge, instead of printing them\n" BETWEEN_HELP
 			FILTER_HELP "\n"
 		"example: bach stat trace.byu.gz\n",
 };

@@ -35,16 +35,29 @@ int read_traces(int argc, char **argv, struct rec_filter *f,
 		void (*add)(void *ctx, const uint8_t *recs, size_t n),
 		void *ctx, uint64_t *records)
 {
+	return read_traces_range(argc, argv, f, 0, UINT64_MAX, add, ctx,
+				 records, NULL);
+}
+
+int read_traces_range(int argc, char **argv, struct rec_filter *f,
+		      uint64_t start, uint64_t end,
+		      void (*add)(void *ctx, const uint8_t *recs, size_t n),
+		      void *ctx, uint64_t *records, uint32_t *crc)
+{
 	struct bach_reader *r;
 	int status = open_traces(&r, argc, argv);
 	ssize_t n = 0, k;
 
+	if (!status)
+		status = apply_range(r, start, end);
 	while (!status) {
 		const uint8_t *p;
 
 		n = bach_reader_read(r, &p);
 		if (n <= 0)
 			break;
+		if (crc)
+			*crc = partial_crc(*crc, p, (size_t)n * BACH_REC_SIZE);
 		k = filter_block(f, &p, NULL, (size_t)n);
 		if (k < 0) {
 			errmsg("out of memory");

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Partial results: their two lines of JSON (partial.h, docs/formats.md
+ * section 10), and bach stat's state in them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/analysis/partial.h"
+
+#define LINE_BITS (1u << 27)
+
+static int bad(char *err, size_t errlen, const char *what)
+{
+	snprintf(err, errlen, "%s", what);
+	return -EBADMSG;
+}
+
+/* a whole number in 0..max */
+static bool get_u64(const json_t *o, const char *key, uint64_t max, uint64_t *v)
+{
+	const json_t *j = json_object_get(o, key);
+
+	if (!json_is_integer(j) || json_integer_value(j) < 0 ||
+	    (uint64_t)json_integer_value(j) > max)
+		return false;
+	*v = (uint64_t)json_integer_value(j);
+	return true;
+}
+
+static json_t *parse_line(const char *buf, size_t len, int line, char *err,
+			  size_t errlen)
+{
+	json_error_t je;
+	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+
+	if (!j) {
+		snprintf(err, errlen, "line %d: not JSON: %s", line, je.text);
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		snprintf(err, errlen, "line %d: not a JSON object", line);
+		return NULL;
+	}
+	return j;
+}
+
+int bach_partial_parse(const char *buf, size_t len, struct bach_partial *p,
+		       char *err, size_t errlen)
+{
+	const char *nl = memchr(buf, '\n', len), *nl2;
+	const json_t *j;
+	uint64_t v;
+
+	memset(p, 0, sizeof(*p));
+	if (!nl)
+		return bad(err, errlen,
+			   "line 1: no end of line (not a partial)");
+	nl2 = memchr(nl + 1, '\n', len - (size_t)(nl + 1 - buf));
+	if (!nl2 || nl2 + 1 != buf + len)
+		return bad(err, errlen,
+			   "not two lines of JSON (cut short, or more)");
+	p->head = parse_line(buf, (size_t)(nl - buf), 1, err, errlen);
+	if (!p->head)
+		return -EBADMSG;
+	j = json_object_get(p->head, "format");
+	if (!json_is_string(j) ||
+	    strcmp(json_string_value(j), BACH_PARTIAL_FORMAT)) {
+		bach_partial_free(p);
+		return bad(err, errlen,
+			   "line 1: \"format\" is not \"" BACH_PARTIAL_FORMAT
+			   "\" (not a partial)");
+	}
+	if (!get_u64(p->head, "version", UINT32_MAX, &v) ||
+	    v != BACH_PARTIAL_VERSION) {
+		bach_partial_free(p);
+		snprintf(
+			err, errlen,
+			"line 1: \"version\": not %d (a partial of another bach)",
+			BACH_PARTIAL_VERSION);
+		return -EBADMSG;
+	}
+	j = json_object_get(p->head, "command");
+	if (!json_is_string(j) ||
+	    !json_is_string(json_object_get(p->head, "bach")) ||
+	    !json_is_object(json_object_get(p->head, "options")) ||
+	    !json_object_get(p->head, "trace")) {
+		bach_partial_free(p);
+		return bad(
+			err, errlen,
+			"line 1: \"command\", \"bach\", \"options\" or \"trace\" missing or of the wrong type");
+	}
+	p->command = json_string_value(j);
+	p->end = UINT64_MAX;
+	if (!get_u64(p->head, "start", INT64_MAX, &p->start) ||
+	    !get_u64(p->head, "records", INT64_MAX, &p->records) ||
+	    (!json_is_null(json_object_get(p->head, "end")) &&
+	     !get_u64(p->head, "end", INT64_MAX, &p->end)) ||
+	    p->end < p->start || p->records > p->end - p->start) {
+		bach_partial_free(p);
+		return bad(
+			err, errlen,
+			"line 1: \"start\", \"end\" or \"records\": not a range START <= END holding RECORDS");
+	}
+	p->data = parse_line(nl + 1, (size_t)(nl2 - nl - 1), 2, err, errlen);
+	if (!p->data) {
+		bach_partial_free(p);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+void bach_partial_free(struct bach_partial *p)
+{
+	json_decref(p->head);
+	json_decref(p->data);
+	memset(p, 0, sizeof(*p));
+}
+
+char *bach_partial_format(json_t *head, json_t *data)
+{
+	size_t flags = JSON_COMPACT | JSON_ENSURE_ASCII | JSON_SORT_KEYS;
+	char *h = head && data ? json_dumps(head, flags) : NULL;
+	char *d = h ? json_dumps(data, flags) : NULL;
+	char *t = NULL;
+
+	if (d && (t = malloc(strlen(h) + strlen(d) + 3)))
+		sprintf(t, "%s\n%s\n", h, d);
+	free(h);
+	free(d);
+	json_decref(head);
+	json_decref(data);
+	return t;
+}
+
+json_t *bach_stats_to_json(struct bach_stats *s)
+{
+	json_t *o = json_object(), *cnt = json_array(), *lines = json_array();
+	bool ok = o && cnt && lines;
+
+	bach_stats_fold(s);
+	for (unsigned i = 0; i < 65536 && ok; i++)
+		if (s->by_ctl_be[i >> 8][i & 255])
+			ok = !json_array_append_new(cnt, json_integer(i)) &&
+			     !json_array_append_new(
+				     cnt,
+				     json_integer(
+					     (json_int_t)
+						     s->by_ctl_be[i >> 8]
+								 [i & 255]));
+	for (uint32_t b = 0; b < LINE_BITS && ok;) {
+		uint32_t first;
+
+		if (!s->lines[b >> 6]) {
+			b = (b | 63) + 1;
+			continue;
+		}
+		if (!(s->lines[b >> 6] >> (b & 63) & 1)) {
+			b++;
+			continue;
+		}
+		first = b;
+		while (b < LINE_BITS && s->lines[b >> 6] >> (b & 63) & 1)
+			b++;
+		ok = !json_array_append_new(lines, json_integer(first)) &&
+		     !json_array_append_new(lines, json_integer(b - first));
+	}
+	if (ok && !json_object_set_new(o, "counts", cnt) &&
+	    !json_object_set_new(o, "lines", lines) &&
+	    !json_object_set_new(o, "stop_grant",
+				 json_integer((json_int_t)s->stop_grant)) &&
+	    !json_object_set_new(o, "addr_low",
+				 json_integer((json_int_t)s->addr_low)) &&
+	    !json_object_set_new(o, "lost",
+				 json_integer((json_int_t)s->lost)) &&
+	    !json_object_set_new(o, "lo", json_integer(s->lo)) &&
+	    !json_object_set_new(o, "hi", json_integer(s->hi)))
+		return o;
+	json_decref(o);
+	if (!ok) {
+		json_decref(cnt);
+		json_decref(lines);
+	}
+	return NULL;
+}
+
+/* *a += v, when the sum stays a JSON integer */
+static bool add(uint64_t *a, uint64_t v)
+{
+	if (v > (uint64_t)INT64_MAX - *a)
+		return false;
+	*a += v;
+	return true;
+}
+
+/* bits lo to hi - 1 of w, whole words at a time */
+static void set_bits(uint64_t *w, uint64_t lo, uint64_t hi)
+{
+	while (lo < hi && lo & 63)
+		w[lo >> 6] |= 1ull << (lo & 63), lo++;
+	while (hi - lo >= 64)
+		w[lo >> 6] = ~0ull, lo += 64;
+	while (lo < hi)
+		w[lo >> 6] |= 1ull << (lo & 63), lo++;
+}
+
+int bach_stats_from_json(struct bach_stats *s, const json_t *data, char *err,
+			 size_t errlen)
+{
+	const json_t *cnt = json_object_get(data, "counts");
+	const json_t *lines = json_object_get(data, "lines");
+	uint64_t sg, al, lost, lo, hi, v;
+	size_t n;
+
+	if (!get_u64(data, "stop_grant", INT64_MAX, &sg) ||
+	    !get_u64(data, "addr_low", INT64_MAX, &al) ||
+	    !get_u64(data, "lost", INT64_MAX, &lost) ||
+	    !get_u64(data, "lo", UINT32_MAX, &lo) ||
+	    !get_u64(data, "hi", UINT32_MAX, &hi))
+		return bad(
+			err, errlen,
+			"line 2: \"stop_grant\", \"addr_low\", \"lost\", \"lo\" or \"hi\" missing or out of range");
+	if (!json_is_array(cnt) || json_array_size(cnt) % 2 ||
+	    !json_is_array(lines) || json_array_size(lines) % 2)
+		return bad(
+			err, errlen,
+			"line 2: \"counts\" or \"lines\": not an array of pairs");
+	n = json_array_size(cnt);
+	for (size_t i = 0; i < n; i += 2) {
+		const json_t *k = json_array_get(cnt, i);
+		const json_t *c = json_array_get(cnt, i + 1);
+
+		if (!json_is_integer(k) || json_integer_value(k) < 0 ||
+		    json_integer_value(k) > 65535 || !json_is_integer(c) ||
+		    json_integer_value(c) < 0)
+			return bad(
+				err, errlen,
+				"line 2: \"counts\": not pairs of a control and BE# (0..65535) and a count");
+		v = (uint64_t)json_integer_value(k);
+		s->by_ctl_be[v >> 8][v & 255] +=
+			(uint64_t)json_integer_value(c);
+	}
+	n = json_array_size(lines);
+	for (size_t i = 0; i < n; i += 2) {
+		const json_t *f = json_array_get(lines, i);
+		const json_t *c = json_array_get(lines, i + 1);
+		uint64_t first, len;
+
+		if (!json_is_integer(f) || !json_is_integer(c) ||
+		    json_integer_value(f) < 0 || json_integer_value(c) < 0 ||
+		    (uint64_t)json_integer_value(f) > LINE_BITS ||
+		    (uint64_t)json_integer_value(c) >
+			    LINE_BITS - (uint64_t)json_integer_value(f))
+			return bad(
+				err, errlen,
+				"line 2: \"lines\": not runs FIRST, COUNT of lines below 2^27");
+		first = (uint64_t)json_integer_value(f);
+		len = (uint64_t)json_integer_value(c);
+		set_bits(s->lines, first, first + len);
+	}
+	if (!add(&s->stop_grant, sg) || !add(&s->addr_low, al) ||
+	    !add(&s->lost, lost))
+		return bad(
+			err, errlen,
+			"line 2: \"stop_grant\", \"addr_low\" or \"lost\": beyond 2^63 - 1");
+	s->lo = (uint32_t)lo < s->lo ? (uint32_t)lo : s->lo;
+	s->hi = (uint32_t)hi > s->hi ? (uint32_t)hi : s->hi;
+	return 0;
+}
+
+static json_t *u64_array(const uint64_t *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_integer((json_int_t)v[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+static json_t *u32_array(const uint32_t *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_integer(v[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p)
+{
+	json_t *o = json_pack("{sIsIsIsososbsoso}", "refs", (json_int_t)p->refs,
+			      "flushes", (json_int_t)p->flushes, "cold",
+			      (json_int_t)p->cold, "counts",
+			      u64_array(p->cnt, p->ncnt), "hist",
+			      u64_array(p->hist, BACH_MRC_HIST_BUCKETS), "gap",
+			      p->gap, "first", u32_array(p->first, p->nfirst),
+			      "last", u32_array(p->last, p->nlast));
+	json_t *sets = p->nsa ? json_array() : NULL;
+
+	for (size_t i = 0; o && sets && i < p->nsa; i++)
+		if (json_array_append_new(
+			    sets,
+			    json_pack(
+				    "{sIsoso}", "misses",
+				    (json_int_t)p->sa[i].misses, "first",
+				    u32_array(p->sa[i].first, p->sa[i].nfirst),
+				    "last",
+				    u32_array(p->sa[i].last,
+					      p->sa[i].nlast)))) {
+			json_decref(sets);
+			sets = NULL;
+		}
+	if (p->nsa && (!sets || json_object_set_new(o, "sets", sets))) {
+		json_decref(o);
+		return NULL;
+	}
+	if (o && p->nnear_cnt &&
+	    json_object_update_new(
+		    o, json_pack("{sososo}", "near_counts",
+				 u64_array(p->near_cnt, p->nnear_cnt),
+				 "near_first",
+				 u32_array(p->near_first, p->nnear_first),
+				 "near_last",
+				 u32_array(p->near_last, p->nnear_last)))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* an array of n (any n when n is 0) whole numbers up to max, into v */
+static bool get_array(const json_t *a, size_t n, uint64_t max, uint64_t *v)
+{
+	if (!json_is_array(a) || (n && json_array_size(a) != n))
+		return false;
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		const json_t *j = json_array_get(a, i);
+
+		if (!json_is_integer(j) || json_integer_value(j) < 0 ||
+		    (uint64_t)json_integer_value(j) > max)
+			return false;
+		if (v)
+			v[i] = (uint64_t)json_integer_value(j);
+	}
+	return true;
+}
+
+static uint32_t *get_lines(const json_t *a, size_t *n)
+{
+	uint32_t *v;
+
+	if (!get_array(a, 0, UINT32_MAX - 1, NULL))
+		return NULL;
+	*n = json_array_size(a);
+	v = malloc((*n + 1) * sizeof(*v));
+	for (size_t i = 0; v && i < *n; i++)
+		v[i] = (uint32_t)json_integer_value(json_array_get(a, i));
+	return v;
+}
+
+void bach_mrc_part_release(struct bach_mrc_part *p)
+{
+	free((void *)p->first);
+	free(p->last);
+	free((void *)p->near_first);
+	free(p->near_last);
+	for (size_t i = 0; i < p->nsa; i++) {
+		free((void *)p->sa[i].first);
+		free(p->sa[i].last);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
+			    const json_t *data, char *err, size_t errlen)
+{
+	const json_t *gap = json_object_get(data, "gap");
+	const json_t *sets = json_object_get(data, "sets"), *near;
+
+	memset(p, 0, sizeof(*p));
+	if (ncnt > BACH_MRC_MAX_SIZES + 1 || nsa > BACH_MRC_MAX_SIZES ||
+	    !get_u64(data, "refs", INT64_MAX, &p->refs) ||
+	    !get_u64(data, "flushes", INT64_MAX, &p->flushes) ||
+	    !get_u64(data, "cold", INT64_MAX, &p->cold) ||
+	    !get_array(json_object_get(data, "counts"), ncnt, INT64_MAX,
+		       p->cnt) ||
+	    !get_array(json_object_get(data, "hist"), BACH_MRC_HIST_BUCKETS,
+		       INT64_MAX, p->hist) ||
+	    !json_is_boolean(gap))
+		return bad(
+			err, errlen,
+			"line 2: \"refs\", \"flushes\", \"cold\", \"counts\" (one per size and one), \"hist\" or \"gap\" missing or out of range");
+	if (nsa ? !json_is_array(sets) || json_array_size(sets) != nsa
+		: sets != NULL)
+		return bad(
+			err, errlen,
+			"line 2: \"sets\": not one per size of a set-associative curve");
+	p->ncnt = ncnt;
+	p->gap = json_is_true(gap);
+	p->first = get_lines(json_object_get(data, "first"), &p->nfirst);
+	p->last = get_lines(json_object_get(data, "last"), &p->nlast);
+	p->nsa = nsa;
+	for (size_t i = 0; i < nsa; i++) {
+		const json_t *q = json_array_get(sets, i);
+
+		p->sa[i].first = get_lines(json_object_get(q, "first"),
+					   &p->sa[i].nfirst);
+		p->sa[i].last =
+			get_lines(json_object_get(q, "last"), &p->sa[i].nlast);
+		if (!p->sa[i].first || !p->sa[i].last ||
+		    !get_u64(q, "misses", INT64_MAX, &p->sa[i].misses)) {
+			bach_mrc_part_release(p);
+			return bad(
+				err, errlen,
+				"line 2: \"sets\": not \"misses\", \"first\" and \"last\" lists of lines");
+		}
+	}
+	if (!p->first || !p->last) {
+		bach_mrc_part_release(p);
+		return bad(
+			err, errlen,
+			"line 2: \"first\" or \"last\": not a list of lines");
+	}
+	near = json_object_get(data, "near_counts");
+	if (!near)
+		return 0;
+	p->nnear_cnt = json_array_size(near);
+	p->near_first =
+		get_lines(json_object_get(data, "near_first"), &p->nnear_first);
+	p->near_last =
+		get_lines(json_object_get(data, "near_last"), &p->nnear_last);
+	if (!p->nnear_cnt || p->nnear_cnt > BACH_MRC_MAX_SIZES + 1 ||
+	    !get_array(near, p->nnear_cnt, INT64_MAX, p->near_cnt) ||
+	    !p->near_first || !p->near_last) {
+		bach_mrc_part_release(p);
+		return bad(
+			err, errlen,
+			"line 2: \"near_counts\", \"near_first\" or \"near_last\": not counts and lists of lines");
+	}
+	return 0;
+}
+
+json_t *bach_wss_pieces_to_json(const struct bach_wss_piece *p, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++) {
+		const struct bach_wss_piece *q = &p[i];
+		json_t *o = json_pack(
+			"{sIsIsI}", "wstart", (json_int_t)q->wstart, "records",
+			(json_int_t)q->records, "refs", (json_int_t)q->refs);
+
+		if (o && q->full)
+			json_object_update_new(
+				o, json_pack("{sIsI}", "lines",
+					     (json_int_t)q->lines, "pages",
+					     (json_int_t)q->pages));
+		else if (o)
+			json_object_update_new(
+				o,
+				json_pack("{soso}", "line",
+					  u32_array(q->line, q->nline), "page",
+					  u32_array(q->page, q->npage)));
+		if (!o || json_array_append_new(a, o)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a ? json_pack("{so}", "pieces", a) : NULL;
+}
+
+int bach_wss_pieces_from_json(struct bach_wss_piece **pp, size_t *n,
+			      const json_t *data, char *err, size_t errlen)
+{
+	const json_t *a = json_object_get(data, "pieces");
+	struct bach_wss_piece *p;
+
+	*pp = NULL;
+	*n = 0;
+	if (!json_is_array(a) || !json_array_size(a))
+		return bad(err, errlen,
+			   "line 2: \"pieces\": not a list of windows");
+	p = calloc(json_array_size(a), sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < json_array_size(a); i++) {
+		const json_t *o = json_array_get(a, i);
+		struct bach_wss_piece *q = &p[i];
+
+		q->full = json_object_get(o, "lines") != NULL;
+		if (!get_u64(o, "wstart", INT64_MAX, &q->wstart) ||
+		    !get_u64(o, "records", INT64_MAX, &q->records) ||
+		    !get_u64(o, "refs", INT64_MAX, &q->refs) ||
+		    (q->full ? !get_u64(o, "lines", INT64_MAX, &q->lines) ||
+				       !get_u64(o, "pages", INT64_MAX,
+						&q->pages)
+			     : !(q->line = get_lines(json_object_get(o, "line"),
+						     &q->nline)) ||
+				       !(q->page = get_lines(
+						 json_object_get(o, "page"),
+						 &q->npage)))) {
+			bach_wss_pieces_free(p, i + 1);
+			return bad(
+				err, errlen,
+				"line 2: \"pieces\": a window without \"wstart\", \"records\", \"refs\" and its counts or sets");
+		}
+		for (size_t k = 1; k < q->nline || k < q->npage; k++)
+			if ((k < q->nline && q->line[k] <= q->line[k - 1]) ||
+			    (k < q->npage && q->page[k] <= q->page[k - 1])) {
+				bach_wss_pieces_free(p, i + 1);
+				return bad(
+					err, errlen,
+					"line 2: \"pieces\": a set not ascending");
+			}
+		*n = i + 1;
+	}
+	*pp = p;
+	return 0;
+}

@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Partial results (lib/analysis/partial.h, docs/analysis.md section 7),
+ * as a property over random traces and random splits: for bach stat's
+ * counts and bach mrc's exact fully associative curve, the chunks run
+ * apart, written to their JSON and read back, and combined in any tree
+ * (a left fold, a random tree; empty chunks included) give exactly what
+ * one pass over the whole gives, fully associative and set-associative.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "bach/record.h"
+#include "lib/analysis/partial.h"
+
+#define NREC  6000
+#define SIZES 5
+
+static uint8_t recs[NREC * BACH_REC_SIZE];
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+/* references over few lines (distances of every size), some gap markers,
+ * some I/O and special cycles */
+static void make_trace(void)
+{
+	static const uint8_t ctl[] = { BACH_T_I_FETCH << 4, BACH_T_D_READ << 4,
+				       BACH_T_D_WRITE << 4, BACH_T_IO_READ << 4,
+				       BACH_T_SPECIAL << 4 };
+
+	for (size_t i = 0; i < NREC; i++) {
+		uint8_t *p = recs + i * BACH_REC_SIZE;
+
+		if (rnd(400) == 0)
+			bach_rec_put(p, 1 + rnd(100), 0, BACH_GAP_CTL);
+		else
+			bach_rec_put(p, (rnd(2) ? rnd(300) : rnd(20000)) * 8,
+				     (uint8_t)(rnd(2) ? 0 : rnd(256)),
+				     ctl[rnd(sizeof(ctl))]);
+	}
+}
+
+static const uint64_t sizes[SIZES] = { 64, 256, 1024, 4096, 65536 };
+static uint32_t assoc;	  /* 0: fully associative */
+static double sample = 1; /* SHARDS rate */
+
+static struct bach_mrc *new_mrc(bool chunk)
+{
+	struct bach_mrc_config cfg = { .line = 32,
+				       .kinds = BACH_MRC_KIND_ALL,
+				       .sample = sample,
+				       .sizes = sizes,
+				       .assoc = assoc,
+				       .nsizes = SIZES };
+	struct bach_mrc *m;
+	char why[200];
+
+	assert_int_equal(bach_mrc_new(&m, &cfg, why, sizeof(why)), 0);
+	if (chunk)
+		assert_int_equal(bach_mrc_chunk(m), 0);
+	return m;
+}
+
+/* a state's JSON, as a partial's line 2 goes to a file and back */
+static json_t *roundtrip(json_t *j)
+{
+	char *s = json_dumps(j, JSON_COMPACT);
+	json_t *back = json_loads(s, 0, NULL);
+
+	assert_non_null(back);
+	free(s);
+	json_decref(j);
+	return back;
+}
+
+static json_t *mrc_state(struct bach_mrc *m)
+{
+	struct bach_mrc_part p;
+	json_t *j;
+
+	assert_int_equal(bach_mrc_part_get(m, &p), 0);
+	j = bach_mrc_part_to_json(&p);
+	bach_mrc_part_free(&p);
+	assert_non_null(j);
+	return roundtrip(j);
+}
+
+static void mrc_add_state(struct bach_mrc *m, const json_t *j)
+{
+	struct bach_mrc_part p;
+	char err[200];
+
+	assert_int_equal(bach_mrc_part_from_json(&p, SIZES + 1,
+						 assoc ? SIZES : 0, j, err,
+						 sizeof(err)),
+			 0);
+	assert_int_equal(bach_mrc_combine(m, &p), 0);
+	bach_mrc_part_release(&p);
+}
+
+/* the states of parts i..j-1 combined as a random tree */
+static json_t *mrc_tree(json_t **st, size_t i, size_t j)
+{
+	struct bach_mrc *m = new_mrc(true);
+	json_t *r;
+
+	if (j - i <= 1) {
+		if (j > i)
+			mrc_add_state(m, st[i]);
+	} else {
+		size_t k = i + 1 + rnd((uint32_t)(j - i - 1));
+		json_t *a = mrc_tree(st, i, k), *b = mrc_tree(st, k, j);
+
+		mrc_add_state(m, a);
+		mrc_add_state(m, b);
+		json_decref(a);
+		json_decref(b);
+	}
+	r = mrc_state(m);
+	bach_mrc_free(m);
+	return r;
+}
+
+static void mrc_result(struct bach_mrc *m, struct bach_mrc_point *pt,
+		       uint64_t *hist, uint64_t *cold)
+{
+	bach_mrc_points(m, pt);
+	bach_mrc_reuse(m, hist, cold);
+}
+
+static void check_mrc_same(struct bach_mrc *m, const struct bach_mrc *whole)
+{
+	struct bach_mrc_point a[SIZES], b[SIZES];
+	uint64_t ha[BACH_MRC_HIST_BUCKETS], hb[BACH_MRC_HIST_BUCKETS], ca, cb;
+
+	bach_mrc_settle(m);
+	mrc_result(m, a, ha, &ca);
+	mrc_result((struct bach_mrc *)whole, b, hb, &cb);
+	for (size_t i = 0; i < SIZES; i++) {
+		assert_int_equal(a[i].refs, b[i].refs);
+		assert_int_equal(a[i].misses, b[i].misses);
+	}
+	for (size_t i = 0; i < SIZES; i++)
+		assert_true(a[i].miss_ratio == b[i].miss_ratio);
+	if (!assoc) { /* the histogram is the fully associative stack's */
+		assert_memory_equal(ha, hb, sizeof(ha));
+		assert_int_equal(ca, cb);
+	}
+	assert_int_equal(bach_mrc_flushes(m), bach_mrc_flushes(whole));
+}
+
+/* random cuts, some equal (empty chunks), some at a gap marker */
+static size_t cuts(size_t *at, size_t max)
+{
+	size_t n = 1 + rnd((uint32_t)max);
+
+	at[0] = 0;
+	for (size_t k = 1; k < n; k++) {
+		at[k] = rnd(NREC + 1);
+		if (rnd(4) == 0)
+			at[k] = at[k - 1];
+	}
+	at[n] = NREC;
+	for (size_t a = 1; a < n; a++) /* sort */
+		for (size_t b = a; b > 0 && at[b] < at[b - 1]; b--) {
+			size_t t = at[b];
+
+			at[b] = at[b - 1];
+			at[b - 1] = t;
+		}
+	return n;
+}
+
+static void mrc_splits(void)
+{
+	struct bach_mrc *whole = new_mrc(false);
+
+	make_trace();
+	bach_mrc_add(whole, recs, NREC);
+	for (int round = 0; round < 40; round++) {
+		size_t at[17], n = cuts(at, 16);
+		json_t *st[16], *t;
+		struct bach_mrc *m;
+
+		for (size_t k = 0; k < n; k++) {
+			m = new_mrc(true);
+			bach_mrc_add(m, recs + at[k] * BACH_REC_SIZE,
+				     at[k + 1] - at[k]);
+			st[k] = mrc_state(m);
+			bach_mrc_free(m);
+		}
+		/* left fold, then a random tree */
+		m = new_mrc(true);
+		for (size_t k = 0; k < n; k++)
+			mrc_add_state(m, st[k]);
+		check_mrc_same(m, whole);
+		bach_mrc_free(m);
+		t = mrc_tree(st, 0, n);
+		m = new_mrc(true);
+		mrc_add_state(m, t);
+		check_mrc_same(m, whole);
+		bach_mrc_free(m);
+		json_decref(t);
+		for (size_t k = 0; k < n; k++)
+			json_decref(st[k]);
+	}
+	bach_mrc_free(whole);
+}
+
+static void test_mrc_splits(void **state)
+{
+	(void)state;
+	assoc = 0;
+	mrc_splits();
+}
+
+/* --assoc: each size's sets split the same way */
+static void test_mrc_assoc_splits(void **state)
+{
+	(void)state;
+	for (assoc = 1; assoc <= 2; assoc++)
+		mrc_splits();
+	assoc = 0;
+}
+
+/* --sample: the SHARDS stack and the near stack (a ring of few lines,
+ * a table of many) split the same way */
+static void test_mrc_sampled_splits(void **state)
+{
+	(void)state;
+	for (sample = 0.5; sample > 0.005; sample /= 4)
+		mrc_splits();
+	sample = 1;
+}
+
+/* --window: windows aligned at record 0, the cut ones united */
+static void test_wss_splits(void **state)
+{
+	const struct bach_wss_window *want;
+	struct bach_wss_window got[NREC + 2];
+	struct bach_wss *whole;
+	char why[200];
+	size_t nw;
+
+	(void)state;
+	make_trace();
+	for (uint64_t win = 1; win <= 4096; win *= 8) {
+		assert_int_equal(bach_wss_new(&whole, win, 32,
+					      BACH_MRC_KIND_ALL, why,
+					      sizeof(why)),
+				 0);
+		bach_wss_add(whole, recs, NREC);
+		nw = bach_wss_finish(whole, &want);
+		for (int round = 0; round < 8; round++) {
+			size_t at[9], n = cuts(at, 8);
+			struct bach_wss_merge acc = { 0 }, left = { 0 };
+
+			for (size_t k = 0; k < n; k++) {
+				struct bach_wss *w;
+				struct bach_wss_piece *pc, *back;
+				size_t np, nb;
+				json_t *j;
+
+				assert_int_equal(bach_wss_new(&w, win, 32,
+							      BACH_MRC_KIND_ALL,
+							      why, sizeof(why)),
+						 0);
+				assert_int_equal(bach_wss_chunk(w, at[k]), 0);
+				bach_wss_add(w, recs + at[k] * BACH_REC_SIZE,
+					     at[k + 1] - at[k]);
+				assert_int_equal(bach_wss_pieces(w, &pc, &np),
+						 0);
+				j = roundtrip(bach_wss_pieces_to_json(pc, np));
+				assert_int_equal(bach_wss_pieces_from_json(
+							 &back, &nb, j, why,
+							 sizeof(why)),
+						 0);
+				/* the first half through a merge of its own */
+				assert_int_equal(
+					bach_wss_merge_add(k < n / 2 ? &left
+								     : &acc,
+							   back, nb),
+					0);
+				if (k + 1 == n / 2) {
+					json_t *l = roundtrip(
+						bach_wss_pieces_to_json(
+							left.p, left.n));
+					struct bach_wss_piece *lp;
+					size_t nl;
+
+					assert_int_equal(
+						bach_wss_pieces_from_json(
+							&lp, &nl, l, why,
+							sizeof(why)),
+						0);
+					assert_int_equal(bach_wss_merge_add(
+								 &acc, lp, nl),
+							 0);
+					bach_wss_pieces_free(lp, nl);
+					json_decref(l);
+				}
+				bach_wss_pieces_free(back, nb);
+				bach_wss_pieces_free(pc, np);
+				json_decref(j);
+				bach_wss_free(w);
+			}
+			assert_int_equal(bach_wss_merge_windows(&acc, 0, got),
+					 nw);
+			assert_memory_equal(got, want, nw * sizeof(*got));
+			bach_wss_merge_free(&acc);
+			bach_wss_merge_free(&left);
+		}
+		bach_wss_free(whole);
+	}
+}
+
+static struct bach_stats sw, sa, sb;
+
+static void test_stats_splits(void **state)
+{
+	struct bach_summary want, got;
+	char err[200];
+
+	(void)state;
+	make_trace();
+	assert_int_equal(bach_stats_init(&sw), 0);
+	bach_stats_add(&sw, recs, NREC);
+	bach_stats_summary(&sw, &want);
+	for (int round = 0; round < 10; round++) {
+		size_t at[9], n = cuts(at, 8);
+		json_t *st[8];
+
+		for (size_t k = 0; k < n; k++) {
+			assert_int_equal(bach_stats_init(&sa), 0);
+			bach_stats_add(&sa, recs + at[k] * BACH_REC_SIZE,
+				       at[k + 1] - at[k]);
+			st[k] = roundtrip(bach_stats_to_json(&sa));
+			bach_stats_free(&sa);
+		}
+		/* (first half) then (second half), folded in reverse */
+		assert_int_equal(bach_stats_init(&sa), 0);
+		assert_int_equal(bach_stats_init(&sb), 0);
+		for (size_t k = n; k-- > n / 2;)
+			assert_int_equal(bach_stats_from_json(&sb, st[k], err,
+							      sizeof(err)),
+					 0);
+		for (size_t k = 0; k < n / 2; k++)
+			assert_int_equal(bach_stats_from_json(&sa, st[k], err,
+							      sizeof(err)),
+					 0);
+		{
+			json_t *b = roundtrip(bach_stats_to_json(&sb));
+
+			assert_int_equal(
+				bach_stats_from_json(&sa, b, err, sizeof(err)),
+				0);
+			json_decref(b);
+		}
+		bach_stats_summary(&sa, &got);
+		assert_memory_equal(&got, &want, sizeof(got));
+		bach_stats_free(&sa);
+		bach_stats_free(&sb);
+		for (size_t k = 0; k < n; k++)
+			json_decref(st[k]);
+	}
+	bach_stats_free(&sw);
+}
+
+/* a partial's text: two lines, the header's range checked */
+static void test_parse(void **state)
+{
+	static const char good[] =
+		"{\"format\":\"bach-partial\",\"version\":1,\"bach\":\"x\",\"command\":\"stat\",\"options\":{},\"trace\":[],\"start\":5,\"end\":null,\"records\":3}\n{}\n";
+	struct bach_partial p;
+	char err[300], buf[400];
+
+	(void)state;
+	assert_int_equal(
+		bach_partial_parse(good, strlen(good), &p, err, sizeof(err)),
+		0);
+	assert_int_equal(p.start, 5);
+	assert_int_equal(p.end, UINT64_MAX);
+	assert_string_equal(p.command, "stat");
+	bach_partial_free(&p);
+	/* cut short, a third line, a range backwards, another version */
+	assert_int_equal(bach_partial_parse(good, strlen(good) - 1, &p, err,
+					    sizeof(err)),
+			 -EBADMSG);
+	snprintf(buf, sizeof(buf), "%s{}\n", good);
+	assert_int_equal(
+		bach_partial_parse(buf, strlen(buf), &p, err, sizeof(err)),
+		-EBADMSG);
+	snprintf(buf, sizeof(buf), "%s", good);
+	memcpy(strstr(buf, "null"), "2   ", 4);
+	assert_int_equal(
+		bach_partial_parse(buf, strlen(buf), &p, err, sizeof(err)),
+		-EBADMSG);
+	assert_non_null(strstr(err, "\"start\""));
+	snprintf(buf, sizeof(buf), "%s", good);
+	strstr(buf, "\"version\":1")[10] = '2';
+	assert_int_equal(
+		bach_partial_parse(buf, strlen(buf), &p, err, sizeof(err)),
+		-EBADMSG);
+	assert_non_null(strstr(err, "version"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_stats_splits),
+		cmocka_unit_test(test_mrc_splits),
+		cmocka_unit_test(test_mrc_assoc_splits),
+		cmocka_unit_test(test_mrc_sampled_splits),
+		cmocka_unit_test(test_wss_splits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
