@@ -17,10 +17,15 @@ static const char *const cls_names[NCLS] = {
 	"invalid, gap marker",
 };
 
-static const double cls_rgb[NCLS][3] = {
-	{ 0.12, 0.47, 0.71 }, { 0.17, 0.63, 0.17 }, { 0.84, 0.15, 0.16 },
-	{ 1.00, 0.50, 0.05 }, { 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 },
-	{ 0.50, 0.50, 0.50 },
+static const double grey[3] = { 0.6, 0.6, 0.6 };
+
+/* Okabe-Ito: blue, bluish green, orange, yellow, sky blue, reddish
+ * purple; grey */
+static const struct style cls_style[NCLS] = {
+	{ okabe_ito[5], 0, -1 }, { okabe_ito[3], 0, -1 },
+	{ okabe_ito[1], 0, -1 }, { okabe_ito[4], 0, -1 },
+	{ okabe_ito[2], 0, -1 }, { okabe_ito[7], 0, -1 },
+	{ grey, 0, -1 },
 };
 
 struct cols {
@@ -69,16 +74,17 @@ static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 		for (int j = 0; j < NCLS && sum; j++) {
 			double h = (double)c->n[k][j] / (double)sum * PH;
 
-			cairo_set_source_rgb(cr, cls_rgb[j][0], cls_rgb[j][1],
-					     cls_rgb[j][2]);
+			cairo_set_source_rgb(cr, cls_style[j].rgb[0],
+					     cls_style[j].rgb[1],
+					     cls_style[j].rgb[2]);
 			cairo_rectangle(cr, x0, y - h, x1 - x0 + 0.3, h);
 			cairo_fill(cr);
 			y -= h;
 		}
 	}
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
-	value_axis(cr, 1, true, "share of bus cycles");
-	legend(cr, cls_names, cls_rgb, NCLS, false);
+	value_axis(cr, 1, true, false, "share of bus cycles");
+	legend(cr, cls_names, cls_style, NCLS, false);
 }
 
 /* each column's counts by class, the classes of the legend */
@@ -137,6 +143,7 @@ int mix_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
+	plot_layout(cr, cls_names, NCLS, true);
 	c->p.add = cols_add;
 	c->per = 1;
 	status = read_all(&c->p, ntraces, traces, rules);
