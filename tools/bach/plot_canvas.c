@@ -44,6 +44,18 @@ void font(cairo_t *cr, double size, bool bold)
 	cairo_set_font_size(cr, cur_size);
 }
 
+/* the font made smaller, if it must, for s to be at most maxw wide */
+void fit_text(cairo_t *cr, const char *s, double maxw)
+{
+	cairo_text_extents_t e;
+
+	cairo_text_extents(cr, s, &e);
+	if (e.x_advance > maxw && maxw > 0) {
+		cur_size *= maxw / e.x_advance;
+		cairo_set_font_size(cr, cur_size);
+	}
+}
+
 void layout_reset(void)
 {
 	for (size_t i = 0; i < ntb; i++)
@@ -308,6 +320,19 @@ static double nice_step(double span, int n)
 	return p * (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10);
 }
 
+/* the title of the x axis (below it) or of the y axis (left of it),
+ * smaller if it must be to stay within the plot area's side */
+void axis_title(cairo_t *cr, bool y, const char *s)
+{
+	font(cr, 13, false);
+	text_role = "axis";
+	fit_text(cr, s, y ? PH : PW);
+	if (y)
+		vtext(cr, S(20), TOP + PH / 2.0, s);
+	else
+		text(cr, LEFT + PW / 2.0, H - S(22), 0.5, 0.5, s);
+}
+
 /* x axis of trace positions [0, total) with its title */
 void time_axis(cairo_t *cr, uint64_t total)
 {
@@ -327,10 +352,7 @@ void time_axis(cairo_t *cr, uint64_t total)
 		if (!text_collides(cr, x, TOP + PH + S(8), 0.5, 0, b, S(2)))
 			text(cr, x, TOP + PH + S(8), 0.5, 0, b);
 	}
-	font(cr, 13, false);
-	text_role = "axis";
-	text(cr, LEFT + PW / 2.0, H - S(22), 0.5, 0.5,
-	     "trace position (records from the start)");
+	axis_title(cr, false, "trace position (records from the start)");
 }
 
 /* y of v on a value axis to top (log: from 1, v below 1 at 1) */
@@ -390,9 +412,7 @@ void value_axis(cairo_t *cr, double top, bool percent, bool logy,
 			si(b, sizeof(b), v);
 		hgrid(cr, value_y(v, top, false), b);
 	}
-	font(cr, 13, false);
-	text_role = "axis";
-	vtext(cr, S(22), TOP + PH / 2.0, title);
+	axis_title(cr, true, title);
 }
 
 /* how a rule of kind k is drawn */
@@ -407,10 +427,19 @@ static void rule_style(cairo_t *cr, int k)
 
 #define LABEL_ROWS 3
 
+static double label_row = 12; /* a row of the rules' labels: its height */
+
 /* the band above the plot area that holds the rules' labels */
-static double label_band(void)
+static double label_band(cairo_t *cr)
 {
-	return S(LABEL_ROWS * 12 + 8);
+	cairo_font_extents_t fe;
+
+	font(cr, 10, false);
+	cairo_font_extents(cr, &fe);
+	label_row =
+		fe.ascent + fe.descent > S(12) ? fe.ascent + fe.descent : S(12);
+	/* under the rows, room for half the top tick label of the y axis */
+	return LABEL_ROWS * label_row + label_row / 2 + S(6);
 }
 
 static int rule_cmp(const void *a, const void *b)
@@ -430,7 +459,7 @@ static int rule_cmp(const void *a, const void *b)
 void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total)
 {
 	const struct rule *by[MAX_RULES];
-	double end[LABEL_ROWS], row_h = S(12);
+	double end[LABEL_ROWS], row_h = label_row;
 	size_t unlabelled = 0;
 	char b[120];
 
@@ -456,6 +485,8 @@ void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total)
 		cairo_move_to(cr, x, TOP);
 		cairo_line_to(cr, x, TOP + PH);
 		cairo_stroke(cr);
+		font(cr, 10, false);
+		fit_text(cr, r->label, W - S(4));
 		cairo_text_extents(cr, r->label, &e);
 		w = e.x_advance;
 		x0 = x - w / 2;
@@ -470,7 +501,7 @@ void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total)
 		}
 		end[row] = x0 + w;
 		{
-			double ybot = TOP - S(4) - row * row_h;
+			double ybot = TOP - row_h / 2 - S(2) - row * row_h;
 
 			cairo_set_dash(cr, NULL, 0, 0);
 			cairo_set_line_width(cr, S(0.6));
@@ -493,14 +524,18 @@ void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total)
 			 (unsigned long long)rs->dropped, unlabelled);
 		cairo_set_source_rgb(cr, 0, 0, 0);
 		text_role = "note";
+		font(cr, 10, false);
+		fit_text(cr, b, W - S(8));
 		text(cr, S(4), H - S(4), 0, 1, b);
 	}
 }
 
-/* the width of the legend of names (0: none), at 11 points */
+static double legend_scale = 1; /* its text's size: at most a third */
+
+/* the width of the legend of names (0: none), at 11 points or less */
 static double legend_width(cairo_t *cr, const char *const *names, size_t n)
 {
-	double wmax = 0;
+	double wmax = 0, most = W / 3.0 - S(38);
 	cairo_text_extents_t e;
 
 	font(cr, 11, false);
@@ -508,7 +543,8 @@ static double legend_width(cairo_t *cr, const char *const *names, size_t n)
 		cairo_text_extents(cr, names[i], &e);
 		wmax = e.x_advance > wmax ? e.x_advance : wmax;
 	}
-	return n ? wmax + S(38) : 0;
+	legend_scale = wmax > most && most > 0 ? most / wmax : 1;
+	return n ? wmax * legend_scale + S(38) : 0;
 }
 
 /*
@@ -521,7 +557,7 @@ void plot_layout(cairo_t *cr, const char *const *names, size_t n, bool events)
 
 	G.left = (int)S(110);
 	G.bottom = (int)S(70);
-	G.top = G.title_h + (int)(events ? label_band() : S(14));
+	G.top = G.title_h + (int)ceil(events ? label_band(cr) : S(14));
 	G.right = (int)(lw ? lw + S(22) : S(30));
 }
 
@@ -542,7 +578,7 @@ void legend(cairo_t *cr, const char *const *names, const struct style *st,
 	lbox[1] = y - S(6);
 	lbox[2] = lw;
 	lbox[3] = row * (double)n + S(8);
-	font(cr, 11, false);
+	font(cr, 11 * legend_scale, false);
 	text_role = "legend";
 	for (size_t i = 0; i < n; i++, y += row) {
 		const double *c = st[i].rgb;

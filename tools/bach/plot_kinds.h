@@ -150,6 +150,10 @@ void text(cairo_t *cr, double x, double y, double ax, double ay, const char *s);
 bool text_collides(cairo_t *cr, double x, double y, double ax, double ay,
 		   const char *s, double pad);
 void vtext(cairo_t *cr, double x, double y, const char *s);
+/* the font smaller, if it must be, for s to be at most maxw wide */
+void fit_text(cairo_t *cr, const char *s, double maxw);
+/* an axis' title, below the x axis or left of the y axis, within it */
+void axis_title(cairo_t *cr, bool y, const char *s);
 /* the texts drawn: forget them; as SVG <text>; as --debug-layout's JSON */
 void layout_reset(void);
 void svg_texts(struct dout *d);

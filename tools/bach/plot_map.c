@@ -275,10 +275,7 @@ static void map_draw(cairo_t *cr, struct map *m)
 			text(cr, LEFT - S(6), y, 1, 0.5, b);
 		}
 	}
-	font(cr, 13, false);
-	text_role = "axis";
-	vtext(cr, S(14), TOP + PH / 2.0,
-	      "physical address (hex), ranges in use");
+	axis_title(cr, true, "physical address (hex), ranges in use");
 	legend(cr, map_names, map_style, MAP_CLS, false);
 }
 

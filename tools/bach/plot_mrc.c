@@ -172,12 +172,11 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		if (!text_collides(cr, px, TOP + PH + S(8), 0.5, 0, b, S(3)))
 			text(cr, px, TOP + PH + S(8), 0.5, 0, b);
 	}
-	font(cr, 13, false);
-	text_role = "axis";
+
 	snprintf(why, sizeof(why),
 		 "cache size (bytes, log scale), %u-byte lines%s", o->line,
 		 o->sample < 1 ? ", sampled (SHARDS)" : "");
-	text(cr, LEFT + PW / 2.0, H - S(22), 0.5, 0.5, why);
+	axis_title(cr, false, why);
 	legend(cr, names, series_style, (size_t)ntraces, true);
 	return EXIT_OK;
 }
