@@ -109,6 +109,39 @@ set -- $(hue "$(fcol 1000)")
 set -- $(hue "$(col 2000)")
 [ "$2" -le 6 ] || fail "filtered: the mark drawn at its unfiltered column $(col 2000): $*"
 
+# --x time: a timed capture of the fake board whose FIFO overflows twice
+# (5000 records lost, 10000 clocks, each): the gap rules stand at their
+# clocks' x, the first one about 20 columns left of its position's x
+mkdir "$T/tc"
+$BACH capture --driver fake --option records=100000 --option seed=3 --option timing=1 \
+	--option frame=1000 --option overflow_every=30:5000 --policy drop --output "$T/tc" 2>/dev/null ||
+	fail "the timed capture failed"
+TC=$(ls -d "$T"/tc/2*Z*)
+$BACH plot mix --x time "$TC" -o "$T/t.png" --debug-layout "$T/t.json" || fail "plot mix --x time exited $?"
+$BACH plot mix --x time "$TC" -o "$T/t.svg" || fail "plot mix --x time (svg) exited $?"
+grep -q '>time (ms from the first timed record)</text>' "$T/t.svg" || fail "--x time: no time axis title"
+$BACH dump --time "$TC" > "$T/t.dump"
+python3 - "$T/t.json" "$T/t.dump" "$TC/manifest.jsonl" "$TOP/tests/helpers/png.py" "$T/t.png" <<'PY' || fail "--x time: the gap rules are not at their clocks"
+import json, subprocess, sys
+p = json.load(open(sys.argv[1]))["plot"]
+clk = [int(l.split()[3]) for l in open(sys.argv[2])]
+gaps = [e["at"] for e in map(json.loads, open(sys.argv[3])) if e["event"] == "gap"]
+assert len(gaps) == 2, gaps
+def red(x):  # vermillion rows of 20 down the plot area at column x
+    pts = [str(v) for y in range(p["y0"] + 20, p["y1"] - 10, (p["y1"] - p["y0"] - 30) // 20) for v in (x, y)]
+    out = subprocess.run(["python3", sys.argv[4], sys.argv[5]] + pts, capture_output=True, text=True, check=True).stdout.split("\n")[1:]
+    return sum(1 for l in out if l and (lambda r, g, b: r > 180 and 60 < g < 130 and b < 60)(*map(int, l.split())))
+w = p["x1"] - p["x0"]
+for at in gaps:
+    xt = int(p["x0"] + (clk[at] - clk[0]) / (clk[-1] - clk[0]) * w)
+    xp = int(p["x0"] + at / len(clk) * w)
+    assert abs(xt - xp) > 10, (at, xt, xp)
+    assert red(xt) >= 15, ("no rule at the clock's column", at, xt, red(xt))
+    assert red(xp) <= 3, ("a rule at the position's column", at, xp, red(xp))
+PY
+$BACH plot wss --x time "$TC" -o "$T/t.png" || fail "plot wss --x time exited $?"
+$BACH plot map --x time "$TC" -o "$T/t.png" || fail "plot map --x time exited $?"
+
 # mix: a trace of writes alone fills the plot with the write colour
 # (Okabe-Ito orange 230 159 0), one of reads with the read colour
 # (bluish green 0 158 115)
@@ -167,6 +200,9 @@ bad "--font-size: '0' is not a size" wss --font-size 0 "$T/g.byu" -o "$T/x.png"
 bad "--title and --no-title" wss --title a --no-title "$T/g.byu" -o "$T/x.png"
 bad "--min and --max are for plot mrc" wss --min 1k "$T/g.byu" -o "$T/x.png"
 bad "zz" mrc --max zz "$T/g.byu" -o "$T/x.png"
+bad "has no timing (no .time.gz sidecar)" mix --x time "$T/g.byu" -o "$T/x.png"
+bad "--x time is for the pictures of map, mix and wss" mrc --x time "$T/g.byu" -o "$T/x.png"
+bad "--x: 'clock' is not time or position" mix --x clock "$T/g.byu" -o "$T/x.png"
 bad "no TRACE given" map -o "$T/x.png"
 bad "plot map reads its traces twice" map - -o "$T/x.png"
 bad "--range: 'zz' is not LO-HI" map --range zz "$T/g.byu" -o "$T/x.png"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bach plot: no text collides (issue 22). Every kind drawn on hard traces
+# bach plot: no text collides. Every kind drawn on hard traces
 # -- many events close together, gaps at both edges, one record, a trace
 # of gap markers only, long labels -- at the default size and at a
 # paper's (3.5 x 2.5 in, 8 points), SVG and PNG; --debug-layout's boxes

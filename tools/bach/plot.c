@@ -117,6 +117,7 @@ static int run(int argc, char **argv)
 		{ "min", required_argument, NULL, 'm' },
 		{ "max", required_argument, NULL, 'M' },
 		{ "debug-layout", required_argument, NULL, 'L' },
+		{ "x", required_argument, NULL, 'X' },
 		{ "type", required_argument, NULL, FILTER_TYPE },
 		{ "addr", required_argument, NULL, FILTER_ADDR },
 		{ "port", required_argument, NULL, FILTER_PORT },
@@ -208,6 +209,14 @@ static int run(int argc, char **argv)
 		case 'L':
 			o.layout = optarg;
 			break;
+		case 'X':
+			if (strcmp(optarg, "time") &&
+			    strcmp(optarg, "position"))
+				return usage_error(
+					"--x: '%s' is not time or position",
+					optarg);
+			o.xtime = !strcmp(optarg, "time");
+			break;
 		case 'C':
 		case 'J':
 			if (data != PLOT_SVG)
@@ -250,6 +259,9 @@ static int run(int argc, char **argv)
 		return EXIT_USAGE;
 	if (o.nranges && kind != PLOT_MAP)
 		return usage_error("--range is for plot map");
+	if (o.xtime && (kind == PLOT_MRC || data != PLOT_SVG))
+		return usage_error(
+			"--x time is for the pictures of map, mix and wss");
 	if ((o.min || o.max) && kind != PLOT_MRC)
 		return usage_error("--min and --max are for plot mrc");
 	if (o.title && o.no_title)
@@ -355,6 +367,8 @@ const struct bach_cmd cmd_plot = {
 		"      --dpi N        PNG pixels per inch (default 72: a pixel is a\n"
 		"                     point; 3.5inx2.5in --dpi 300 is 1050x750)\n"
 		"      --font FAMILY  the font (default DejaVu Sans)\n"
+		"      --x time       map, mix, wss: x is the time of the records (the\n"
+		"                     traces' .time.gz sidecars), not their position\n"
 		"      --font-size PT the tick labels' size in points (default 11;\n"
 		"                     the rest and the margins scale with it)\n" FILTER_HELP
 		"                    (positions are those of the records kept)\n"

@@ -37,6 +37,7 @@ struct plot_opts {
 	double font_size;	/* points (0: 11) */
 	const char *min, *max;	/* mrc: cache sizes (NULL: 1k, 32M) */
 	const char *layout;	/* --debug-layout FILE: the texts' boxes */
+	bool xtime;		/* --x time: map, mix, wss against time */
 	struct rec_filter *flt; /* --type, --addr, --port; NULL: none */
 };
 

@@ -339,6 +339,10 @@ void time_axis(cairo_t *cr, uint64_t total)
 	double span = total ? (double)total : 1, step = nice_step(span, 8);
 	char b[32];
 
+	if (time_axis_on()) {
+		time_ticks(cr);
+		return;
+	}
 	font(cr, 11, false);
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	text_role = "tick";
@@ -473,10 +477,7 @@ void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total)
 	cairo_set_line_width(cr, S(1.2));
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct rule *r = by[i];
-		double x = floor(LEFT +
-				 (total ? (double)r->at / (double)total : 0) *
-					 PW) +
-			   0.5;
+		double x = floor(pos_x(r->at, total)) + 0.5;
 		cairo_text_extents_t e;
 		double x0, w;
 		int row;

@@ -164,6 +164,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 		return usage_error("plot mrc: at most %d traces", MRC_SERIES);
 	geometry(o, &scale);
 	layout_reset();
+	time_reset();
 	if (format == PLOT_CSV || format == PLOT_JSON) {
 		struct dout d = { format == PLOT_JSON, write, closure, 0 };
 
@@ -178,6 +179,12 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 			status = EXIT_USAGE;
 		}
 		return status;
+	}
+	plot_filter = o->flt;
+	if (o->xtime && kind != PLOT_MRC) {
+		status = time_table(ntraces, traces, o->flt);
+		if (status)
+			return status;
 	}
 	G.svg = format == PLOT_SVG;
 	if (format == PLOT_SVG)
@@ -239,6 +246,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 			sink.err = write(closure, svg.p + end, svg.n - end);
 	}
 	free(svg.p);
+	time_reset();
 	if (!status && o->layout) {
 		FILE *f = fopen(o->layout, "w");
 		struct dout d = { true, file_write, f, 0 };

@@ -179,6 +179,18 @@ void series(cairo_t *cr, const double *x, const double *y, size_t n,
 	    double xmax, double ymax, const struct style *st, bool logx,
 	    bool logy);
 
+/* ---- --x time (plot_time.c) ------------------------------------------ */
+
+/* forget the clocks; whether there are some (the x axis is then time) */
+void time_reset(void);
+bool time_axis_on(void);
+/* the clocks of the traces' kept records (f), from their sidecars */
+int time_table(int ntraces, char **traces, struct rec_filter *f);
+/* x of trace position pos: by its clock with time, else pos / total */
+double pos_x(uint64_t pos, uint64_t total);
+/* the x axis of time, its ticks and title */
+void time_ticks(cairo_t *cr);
+
 /* ---- the kinds: each reads its traces, then draws ---------------------- */
 
 #define MRC_SERIES 8 /* mrc: curves, so traces, at most */

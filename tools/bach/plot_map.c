@@ -106,7 +106,11 @@ static void map_fill(struct pass *p, const uint8_t *r, size_t n)
 
 	for (size_t i = 0; i < n; i++, r += BACH_REC_SIZE) {
 		int c = map_cls(r[5] >> 4), row;
-		uint64_t col = (p->pos + i) * NCOLS / total;
+		uint64_t col =
+			time_axis_on()
+				? (uint64_t)((pos_x(p->pos + i, total) - LEFT) /
+					     PW * (NCOLS - 1e-9))
+				: (p->pos + i) * NCOLS / total;
 
 		if (c < 0 || col >= NCOLS)
 			continue;

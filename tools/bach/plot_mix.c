@@ -57,14 +57,12 @@ static void cols_add(struct pass *p, const uint8_t *r, size_t n)
 
 static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 {
-	double span = total ? (double)total : 1;
-
 	/* abutting bars: no antialiased seams between them */
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
 	for (size_t k = 0; k < NCOLS && k * c->per < total; k++) {
 		uint64_t sum = 0;
-		double x0 = LEFT + (double)(k * c->per) / span * PW;
-		double x1 = LEFT + (double)((k + 1) * c->per) / span * PW;
+		double x0 = pos_x(k * c->per, total);
+		double x1 = pos_x((k + 1) * c->per, total);
 		double y = TOP + PH;
 
 		for (int j = 0; j < NCLS; j++)

@@ -44,16 +44,15 @@ static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
 	snprintf(n1, sizeof(n1), "4 KiB pages");
 	if (x && yl && yp) {
 		for (size_t i = 0; i < n; i++) {
-			x[i] = (double)w[i].start + (double)w[i].records / 2;
+			x[i] = pos_x(w[i].start + w[i].records / 2, total) -
+			       LEFT;
 			yl[i] = (double)w[i].lines;
 			yp[i] = (double)w[i].pages;
 			ymax = yl[i] > ymax ? yl[i] : ymax;
 		}
 		ymax *= 1.2; /* log axis: lines and pages, far apart */
-		series(cr, x, yl, n, total ? (double)total : 1, ymax, &st[0],
-		       false, true);
-		series(cr, x, yp, n, total ? (double)total : 1, ymax, &st[1],
-		       false, true);
+		series(cr, x, yl, n, PW, ymax, &st[0], false, true);
+		series(cr, x, yp, n, PW, ymax, &st[1], false, true);
 	}
 	si(wb, sizeof(wb), (double)window);
 	snprintf(title, sizeof(title),
