@@ -7,23 +7,9 @@
 # none overlaps the legend, none leaves the canvas. And the labels of the
 # rules are there: each event is labelled or counted as not labelled.
 . "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/capture.sh"
 command -v python3 >/dev/null 2>&1 || skip "python3 not installed: the checks cannot run"
 
-# cap DIR TRACE EVENTS: a capture directory of TRACE (raw) whose manifest
-# holds the JSON lines of the file EVENTS
-cap() {
-	mkdir -p "$1"
-	$BACH convert -q "$2" "$1/seg-000001.byu.gz"
-	n=$(($(wc -c < "$2") / 6))
-	bytes=$(wc -c < "$1/seg-000001.byu.gz")
-	crc=$(python3 -c 'import sys, zlib; print("%08x" % zlib.crc32(open(sys.argv[1], "rb").read()))' "$1/seg-000001.byu.gz")
-	{
-		echo '{"time":"2026-11-21T22:30:00.000Z","event":"started","version":1,"driver":"fake","options":{},"device":{},"config":{}}'
-		cat "$3"
-		echo "{\"time\":\"2026-11-21T22:30:02.000Z\",\"event\":\"segment\",\"name\":\"seg-000001.byu.gz\",\"records\":$n,\"gap_markers\":0,\"bytes\":$bytes,\"crc32\":\"$crc\"}"
-		echo "{\"time\":\"2026-11-21T22:30:02.001Z\",\"event\":\"ended\",\"state\":\"clean\",\"produced\":$n,\"written\":$n,\"lost\":0,\"gap_markers\":0,\"segments\":1,\"bytes\":$bytes,\"stalls\":0,\"board_stalls\":0}"
-	} > "$1/manifest.jsonl"
-}
 ev() { # ev AT KIND [TEXT]: one event line
 	case $2 in
 	gap) echo "{\"time\":\"2026-11-21T22:30:00.100Z\",\"event\":\"gap\",\"segment\":\"seg-000001.byu.gz\",\"at\":$1,\"lost\":4096,\"cause\":\"${3:-overflow}\"}" ;;
@@ -47,14 +33,14 @@ $BACH gen --records 20000 --seed 9 -o "$T/g.byu"
 	done
 	for a in 100 3000 6000 15000 19000; do ev $a mark "step at $a"; done
 } > "$T/many.ev"
-cap "$T/many" "$T/g.byu" "$T/many.ev"
+make_capture "$T/many" "$T/g.byu" "$T/many.ev"
 # edges: gaps at the first and the last record, a mark just before the end
 { ev 0 gap; ev 19990 mark "the end"; ev 20000 gap "usb disconnect"; } > "$T/edges.ev"
-cap "$T/edges" "$T/g.byu" "$T/edges.ev"
+make_capture "$T/edges" "$T/g.byu" "$T/edges.ev"
 # long labels: the longest a mark's text and a gap's cause can be drawn
 L="a mark whose text is far longer than any label should be, and then some more"
 { ev 5000 mark "$L"; ev 5100 mark "$L $L"; ev 5200 gap "a cause that goes on and on and on and on"; ev 19999 mark "$L"; } > "$T/long.ev"
-cap "$T/long" "$T/g.byu" "$T/long.ev"
+make_capture "$T/long" "$T/g.byu" "$T/long.ev"
 # a plain file with gap markers at both edges; one of one record; one of
 # gap markers only
 python3 - "$T/g.byu" "$T/edges.byu" "$T/one.byu" "$T/markers.byu" <<'PY'

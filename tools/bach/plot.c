@@ -64,6 +64,15 @@ static int parse_addr_ranges(const char *s, struct plot_opts *o)
 	return EXIT_OK;
 }
 
+/* whether s is a number from lo to hi, *v */
+static bool number_in(const char *s, double lo, double hi, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return end != s && !*end && *v >= lo && *v <= hi;
+}
+
 /* one side of --size: a number and its unit (in, cm, px or none: px) */
 static const char *size_side(const char *s, double *v, char *unit)
 {
@@ -179,9 +188,7 @@ static int run(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'D':
-			o.dpi = strtod(optarg, &end);
-			if (end == optarg || *end || !(o.dpi >= 10) ||
-			    o.dpi > 2400)
+			if (!number_in(optarg, 10, 2400, &o.dpi))
 				return usage_error(
 					"--dpi: '%s' is not a number from 10 to 2400",
 					optarg);
@@ -193,9 +200,7 @@ static int run(int argc, char **argv)
 			o.font = optarg;
 			break;
 		case 'Z':
-			o.font_size = strtod(optarg, &end);
-			if (end == optarg || *end || !(o.font_size >= 4) ||
-			    o.font_size > 72)
+			if (!number_in(optarg, 4, 72, &o.font_size))
 				return usage_error(
 					"--font-size: '%s' is not a size in points from 4 to 72",
 					optarg);
