@@ -38,6 +38,9 @@ assert g and g[0].get("font-family").startswith("DejaVu Serif"), [e.attrib for e
 PY
 	head -c 5 "$T/$k.pdf" | grep -q '%PDF-' || fail "$k.pdf is not a PDF"
 done
+# mix's bars: one path a class, not one a bar (8000 records: 800 columns)
+n=$(grep -c '<path' "$T/mix.svg")
+[ "$n" -le 60 ] || fail "mix.svg has $n paths: a bar each"
 if command -v pdftotext >/dev/null 2>&1; then
 	pdftotext "$T/map.pdf" - | grep -q "address map: cap" || fail "map.pdf: its title is not text"
 fi

@@ -57,28 +57,32 @@ static void cols_add(struct pass *p, const uint8_t *r, size_t n)
 
 static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 {
-	/* abutting bars: no antialiased seams between them */
+	/* abutting bars: no antialiased seams between them; each class's
+	 * bars one path, one fill (SVG: one element, not one a bar) */
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
-	for (size_t k = 0; k < NCOLS && k * c->per < total; k++) {
-		uint64_t sum = 0;
-		double x0 = pos_x(k * c->per, total);
-		double x1 = pos_x((k + 1) * c->per, total);
-		double y = TOP + PH;
+	for (int j = 0; j < NCLS; j++) {
+		for (size_t k = 0; k < NCOLS && k * c->per < total; k++) {
+			uint64_t sum = 0, below = 0;
+			double x0 = pos_x(k * c->per, total);
+			double x1 = pos_x((k + 1) * c->per, total), h;
 
-		for (int j = 0; j < NCLS; j++)
-			sum += c->n[k][j];
-		if (x1 > LEFT + PW)
-			x1 = LEFT + PW;
-		for (int j = 0; j < NCLS && sum; j++) {
-			double h = (double)c->n[k][j] / (double)sum * PH;
-
-			cairo_set_source_rgb(cr, cls_style[j].rgb[0],
-					     cls_style[j].rgb[1],
-					     cls_style[j].rgb[2]);
-			cairo_rectangle(cr, x0, y - h, x1 - x0 + 0.3, h);
-			cairo_fill(cr);
-			y -= h;
+			for (int i = 0; i < NCLS; i++) {
+				sum += c->n[k][i];
+				below += i < j ? c->n[k][i] : 0;
+			}
+			if (!sum || !c->n[k][j])
+				continue;
+			if (x1 > LEFT + PW)
+				x1 = LEFT + PW;
+			h = (double)c->n[k][j] / (double)sum * PH;
+			cairo_rectangle(
+				cr, x0,
+				TOP + PH - (double)below / (double)sum * PH - h,
+				x1 - x0 + 0.3, h);
 		}
+		cairo_set_source_rgb(cr, cls_style[j].rgb[0],
+				     cls_style[j].rgb[1], cls_style[j].rgb[2]);
+		cairo_fill(cr);
 	}
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
 	value_axis(cr, 1, true, false, "share of bus cycles");
