@@ -184,6 +184,11 @@ python3 -c 'import sys, xml.etree.ElementTree as E
 t = ["".join(e.itertext()) for e in E.parse(sys.argv[1]).getroot().iter("{http://www.w3.org/2000/svg}text") if e.get("class") in ("legend", "tick")]
 assert all(x in t for x in ("g.byu", "r.byu", "cap", "512 B", "64 MiB")), t
 assert not any("/" in x for x in t), t' "$T/m3.svg" || fail "plot mrc: legend or --min/--max ticks wrong"
+# --label: the legend of the traces in order; the rest keep their names
+$BACH plot mrc --label "gen, seed 5" --label "reads & more" "$T/g.byu" "$T/r.byu" "$T/cap" -o "$T/m3.svg"
+python3 -c 'import sys, xml.etree.ElementTree as E
+t = ["".join(e.itertext()) for e in E.parse(sys.argv[1]).getroot().iter("{http://www.w3.org/2000/svg}text") if e.get("class") == "legend"]
+assert t == ["gen, seed 5", "reads & more", "cap"], t' "$T/m3.svg" || fail "plot mrc --label: wrong legend"
 
 # bad options: exit 2, nothing written
 bad() {
@@ -203,6 +208,8 @@ bad "--font-size: '0' is not a size" wss --font-size 0 "$T/g.byu" -o "$T/x.png"
 bad "--title and --no-title" wss --title a --no-title "$T/g.byu" -o "$T/x.png"
 bad "--min and --max are for plot mrc" wss --min 1k "$T/g.byu" -o "$T/x.png"
 bad "zz" mrc --max zz "$T/g.byu" -o "$T/x.png"
+bad "--label is for plot mrc" wss --label a "$T/g.byu" -o "$T/x.png"
+bad "--label: 2 labels for 1 traces" mrc --label a --label b "$T/g.byu" -o "$T/x.png"
 bad "has no timing (no .time.gz sidecar)" mix --x time "$T/g.byu" -o "$T/x.png"
 bad "--x time is for the pictures of map, mix and wss" mrc --x time "$T/g.byu" -o "$T/x.png"
 bad "--x: 'clock' is not time or position" mix --x clock "$T/g.byu" -o "$T/x.png"

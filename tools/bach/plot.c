@@ -127,6 +127,7 @@ static int run(int argc, char **argv)
 		{ "max", required_argument, NULL, 'M' },
 		{ "debug-layout", required_argument, NULL, 'L' },
 		{ "x", required_argument, NULL, 'X' },
+		{ "label", required_argument, NULL, 'B' },
 		{ "type", required_argument, NULL, FILTER_TYPE },
 		{ "addr", required_argument, NULL, FILTER_ADDR },
 		{ "port", required_argument, NULL, FILTER_PORT },
@@ -214,6 +215,11 @@ static int run(int argc, char **argv)
 		case 'L':
 			o.layout = optarg;
 			break;
+		case 'B':
+			if (o.nlabels == 8)
+				return usage_error("--label: at most 8");
+			o.label[o.nlabels++] = optarg;
+			break;
 		case 'X':
 			if (strcmp(optarg, "time") &&
 			    strcmp(optarg, "position"))
@@ -267,6 +273,11 @@ static int run(int argc, char **argv)
 	if (o.xtime && (kind == PLOT_MRC || data != PLOT_SVG))
 		return usage_error(
 			"--x time is for the pictures of map, mix and wss");
+	if (o.nlabels && kind != PLOT_MRC)
+		return usage_error("--label is for plot mrc");
+	if (o.nlabels > (size_t)(argc - optind))
+		return usage_error("--label: %zu labels for %d traces",
+				   o.nlabels, argc - optind);
 	if ((o.min || o.max) && kind != PLOT_MRC)
 		return usage_error("--min and --max are for plot mrc");
 	if (o.title && o.no_title)
@@ -365,6 +376,8 @@ const struct bach_cmd cmd_plot = {
 		"      --window N     wss: records per window (default: 1/400 of the\n"
 		"                     trace)\n"
 		"      --min SIZE, --max SIZE  mrc: cache sizes (default 1k, 32M)\n"
+		"      --label TEXT   mrc: the legend of the next trace (repeat; by\n"
+		"                     default each trace's last name)\n"
 		"      --title TEXT   the title instead of the kind and trace\n"
 		"      --no-title     no title\n"
 		"      --size WxH     the picture's size, in in, cm or px (default\n"

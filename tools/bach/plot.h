@@ -32,11 +32,13 @@ struct plot_opts {
 	 * 0: 1000 x 600 pixels */
 	double width, height;
 	char unit;
-	double dpi;		/* PNG's pixels per inch (0: 72) */
-	const char *font;	/* family (NULL: DejaVu Sans) */
-	double font_size;	/* points (0: 11) */
-	const char *min, *max;	/* mrc: cache sizes (NULL: 1k, 32M) */
-	const char *layout;	/* --debug-layout FILE: the texts' boxes */
+	double dpi;	       /* PNG's pixels per inch (0: 72) */
+	const char *font;      /* family (NULL: DejaVu Sans) */
+	double font_size;      /* points (0: 11) */
+	const char *min, *max; /* mrc: cache sizes (NULL: 1k, 32M) */
+	const char *layout;    /* --debug-layout FILE: the texts' boxes */
+	const char *label[8];  /* mrc: --label, the legend of each trace */
+	size_t nlabels;
 	bool xtime;		/* --x time: map, mix, wss against time */
 	struct rec_filter *flt; /* --type, --addr, --port; NULL: none */
 };

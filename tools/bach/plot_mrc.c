@@ -94,7 +94,7 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 				 sizeof(why));
 	if (n < 0)
 		return usage_error("%s", why);
-	/* the legend: each trace's last name, cut to fit */
+	/* the legend: --label, or each trace's last name, cut to fit */
 	for (int t = 0; t < ntraces && t < MRC_SERIES; t++) {
 		size_t len = strlen(traces[t]);
 		const char *e = traces[t] + len, *p;
@@ -107,7 +107,7 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		snprintf(base[t], sizeof(base[t]), "%.*s%s",
 			 (int)(e - p > 40 ? 40 : e - p), p,
 			 e - p > 40 ? "..." : "");
-		names[t] = base[t];
+		names[t] = (size_t)t < o->nlabels ? o->label[t] : base[t];
 	}
 	plot_layout(cr, names, (size_t)ntraces, false);
 	cfg.sizes = sizes;
