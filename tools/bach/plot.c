@@ -385,6 +385,8 @@ const struct bach_cmd cmd_plot = {
 		"      --dpi N        PNG pixels per inch (default 72: a pixel is a\n"
 		"                     point; 3.5inx2.5in --dpi 300 is 1050x750)\n"
 		"      --font FAMILY  the font (default DejaVu Sans)\n"
+		"      --debug-layout FILE  the boxes of every text, the legend and the\n"
+		"                     plot area, as JSON (for the tests)\n"
 		"      --x time       map, mix, wss: x is the time of the records (the\n"
 		"                     traces' .time.gz sidecars), not their position\n"
 		"      --font-size PT the tick labels' size in points (default 11;\n"

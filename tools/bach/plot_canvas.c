@@ -156,9 +156,33 @@ void vtext(cairo_t *cr, double x, double y, const char *s)
 	cairo_restore(cr);
 }
 
+/* the length of the well-formed UTF-8 sequence at s, or 0 */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] < 0x80		      ? 1
+		: s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+		: s[0] >= 0xe0 && s[0] < 0xf0 ? 3
+		: s[0] >= 0xf0 && s[0] < 0xf5 ? 4
+					      : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) ||
+	    (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+	    (n == 4 && s[0] == 0xf0 && s[1] < 0x90) ||
+	    (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/* s as XML character data: escaped, control characters left out, bytes
+ * that are not UTF-8 (a file's name may hold any) as U+FFFD */
 static void xml_text(struct dout *d, const char *s)
 {
-	for (; *s; s++) {
+	while (*s) {
+		int n = utf8_len((const unsigned char *)s);
+
 		if (*s == '&')
 			dout_printf(d, "&amp;");
 		else if (*s == '<')
@@ -167,8 +191,11 @@ static void xml_text(struct dout *d, const char *s)
 			dout_printf(d, "&gt;");
 		else if (*s == '"')
 			dout_printf(d, "&quot;");
-		else if ((unsigned char)*s >= 0x20)
-			dout_printf(d, "%c", *s);
+		else if (!n)
+			dout_printf(d, "\xef\xbf\xbd");
+		else if ((unsigned char)*s >= 0x20 && *s != 0x7f)
+			dout_printf(d, "%.*s", n, s);
+		s += n ? n : 1;
 	}
 }
 
