@@ -176,6 +176,19 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
+/* bytes of s that are not UTF-8 as '?', in place: cairo's text calls
+ * fail on them (and leak), and XML has no room for them */
+void utf8_clean(char *s)
+{
+	while (*s) {
+		int n = utf8_len((const unsigned char *)s);
+
+		if (!n)
+			*s = '?';
+		s += n ? n : 1;
+	}
+}
+
 /* s as XML character data: escaped, control characters left out, bytes
  * that are not UTF-8 (a file's name may hold any) as U+FFFD */
 static void xml_text(struct dout *d, const char *s)

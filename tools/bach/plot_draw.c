@@ -211,6 +211,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 					    : "working set: ",
 			 b, ntraces > 1 ? " ..." : "");
 	}
+	utf8_clean(title);
 	frame_title(cr, o->no_title ? NULL : title);
 	status = draw(cr, NULL, kind, ntraces, traces, o);
 	if (!status)

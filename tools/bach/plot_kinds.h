@@ -158,6 +158,8 @@ void axis_title(cairo_t *cr, bool y, const char *s);
 void layout_reset(void);
 void svg_texts(struct dout *d);
 void layout_json(struct dout *d);
+/* bytes that are not UTF-8 as '?' (before any text call), in place */
+void utf8_clean(char *s);
 /* 1.5k, 20M, 3G: a count in few characters */
 void si(char *buf, size_t len, double v);
 /* the margins, for a legend of names and (events) the rules' labels */

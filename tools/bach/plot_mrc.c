@@ -107,7 +107,10 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		snprintf(base[t], sizeof(base[t]), "%.*s%s",
 			 (int)(e - p > 40 ? 40 : e - p), p,
 			 e - p > 40 ? "..." : "");
-		names[t] = (size_t)t < o->nlabels ? o->label[t] : base[t];
+		if ((size_t)t < o->nlabels)
+			snprintf(base[t], sizeof(base[t]), "%s", o->label[t]);
+		utf8_clean(base[t]);
+		names[t] = base[t];
 	}
 	plot_layout(cr, names, (size_t)ntraces, false);
 	cfg.sizes = sizes;

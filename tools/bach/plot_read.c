@@ -30,6 +30,7 @@ static void rule_add(struct rules *rs, uint64_t at, int kind, uint64_t count,
 	rs->r[rs->n].kind = kind;
 	rs->r[rs->n].count = count;
 	snprintf(rs->r[rs->n].label, sizeof(rs->r[rs->n].label), "%s", l);
+	utf8_clean(rs->r[rs->n].label);
 	rs->n++;
 }
 
