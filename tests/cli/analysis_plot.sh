@@ -281,6 +281,8 @@ assert sum(c["count"] for c in mp["cells"]) == sum(tot[:5]), (sum(c["count"] for
 for c in mp["cells"]:
     assert any(b["space"] == c["space"] and b["lo"] <= c["lo"] <= c["hi"] <= b["hi"] for b in mp["bands"]), c
 PY
+$BACH plot map "$T/cap" --size 3inx2in --font-size 6 --json | cmp -s - "$T/map.json" ||
+	fail "plot map --json depends on --size"
 $BACH plot map "$T/cap" --csv | awk -F, 'NR > 1 { s += $NF } END { print s }' > "$T/n"
 [ "$(cat "$T/n")" = "$(python3 -c 'import json,sys; print(sum(c["count"] for c in json.load(open(sys.argv[1]))["cells"]))' "$T/map.json")" ] ||
 	fail "plot map --csv counts $(cat "$T/n"), --json another"

@@ -162,11 +162,19 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 
 	if (kind == PLOT_MRC && ntraces > MRC_SERIES)
 		return usage_error("plot mrc: at most %d traces", MRC_SERIES);
-	geometry(o, &scale);
 	layout_reset();
 	time_reset();
 	if (format == PLOT_CSV || format == PLOT_JSON) {
 		struct dout d = { format == PLOT_JSON, write, closure, 0 };
+		/* the data of the default picture, whatever the size: map's
+		 * rows are those of 1000 x 600 */
+		struct plot_opts dflt = *o;
+
+		dflt.width = 0;
+		dflt.font_size = 0;
+		dflt.font = NULL;
+		dflt.no_title = false;
+		geometry(&dflt, &scale);
 
 		/* a surface to measure text: the layout sets map's rows */
 		s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1);
@@ -180,6 +188,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 		}
 		return status;
 	}
+	geometry(o, &scale);
 	plot_filter = o->flt;
 	if (o->xtime && kind != PLOT_MRC) {
 		status = time_table(ntraces, traces, o->flt);
