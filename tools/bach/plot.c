@@ -64,6 +64,51 @@ static int parse_addr_ranges(const char *s, struct plot_opts *o)
 	return EXIT_OK;
 }
 
+/* whether s is a number from lo to hi, *v */
+static bool number_in(const char *s, double lo, double hi, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return end != s && !*end && *v >= lo && *v <= hi;
+}
+
+/* one side of --size: a number and its unit (in, cm, px or none: px) */
+static const char *size_side(const char *s, double *v, char *unit)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (end == s || !(*v > 0) || *v > 1e5)
+		return NULL;
+	if (!strncmp(end, "in", 2) || !strncmp(end, "cm", 2) ||
+	    !strncmp(end, "px", 2)) {
+		*unit = *end;
+		end += 2;
+	} else {
+		*unit = 0;
+	}
+	return end;
+}
+
+/* --size WxH: 1000x600 (pixels), 3.5inx2.5in, 9cmx6cm */
+static int parse_size(const char *s, struct plot_opts *o)
+{
+	const char *p = size_side(s, &o->width, &o->unit);
+	char u2 = 0;
+
+	if (p && *p == 'x')
+		p = size_side(p + 1, &o->height, &u2);
+	else
+		p = NULL;
+	if (!p || *p || (o->unit && u2 && o->unit != u2))
+		return usage_error(
+			"--size: '%s' is not WxH in one unit: in, cm or px (3.5inx2.5in, 9cmx6cm, 1000x600)",
+			s);
+	o->unit = o->unit ? o->unit : u2 ? u2 : 'p';
+	return EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -73,6 +118,16 @@ static int run(int argc, char **argv)
 		{ "sample", required_argument, NULL, 's' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "title", required_argument, NULL, 't' },
+		{ "no-title", no_argument, NULL, 'N' },
+		{ "size", required_argument, NULL, 'S' },
+		{ "dpi", required_argument, NULL, 'D' },
+		{ "font", required_argument, NULL, 'F' },
+		{ "font-size", required_argument, NULL, 'Z' },
+		{ "min", required_argument, NULL, 'm' },
+		{ "max", required_argument, NULL, 'M' },
+		{ "debug-layout", required_argument, NULL, 'L' },
+		{ "x", required_argument, NULL, 'X' },
+		{ "label", required_argument, NULL, 'B' },
 		{ "type", required_argument, NULL, FILTER_TYPE },
 		{ "addr", required_argument, NULL, FILTER_ADDR },
 		{ "port", required_argument, NULL, FILTER_PORT },
@@ -126,6 +181,53 @@ static int run(int argc, char **argv)
 		case 't':
 			o.title = optarg;
 			break;
+		case 'N':
+			o.no_title = true;
+			break;
+		case 'S':
+			if (parse_size(optarg, &o))
+				return EXIT_USAGE;
+			break;
+		case 'D':
+			if (!number_in(optarg, 10, 2400, &o.dpi))
+				return usage_error(
+					"--dpi: '%s' is not a number from 10 to 2400",
+					optarg);
+			break;
+		case 'F':
+			if (!*optarg)
+				return usage_error(
+					"--font: give a family name");
+			o.font = optarg;
+			break;
+		case 'Z':
+			if (!number_in(optarg, 4, 72, &o.font_size))
+				return usage_error(
+					"--font-size: '%s' is not a size in points from 4 to 72",
+					optarg);
+			break;
+		case 'm':
+			o.min = optarg;
+			break;
+		case 'M':
+			o.max = optarg;
+			break;
+		case 'L':
+			o.layout = optarg;
+			break;
+		case 'B':
+			if (o.nlabels == 8)
+				return usage_error("--label: at most 8");
+			o.label[o.nlabels++] = optarg;
+			break;
+		case 'X':
+			if (strcmp(optarg, "time") &&
+			    strcmp(optarg, "position"))
+				return usage_error(
+					"--x: '%s' is not time or position",
+					optarg);
+			o.xtime = !strcmp(optarg, "time");
+			break;
 		case 'C':
 		case 'J':
 			if (data != PLOT_SVG)
@@ -151,20 +253,43 @@ static int run(int argc, char **argv)
 	if (data != PLOT_SVG)
 		fmt = data;
 	else if (!out)
-		return usage_error("no -o FILE.svg or FILE.png given");
+		return usage_error(
+			"no -o FILE.svg, FILE.pdf or FILE.png given");
 	else if (ends_with(out, ".svg"))
 		fmt = PLOT_SVG;
 	else if (ends_with(out, ".png"))
 		fmt = PLOT_PNG;
+	else if (ends_with(out, ".pdf"))
+		fmt = PLOT_PDF;
 	else
-		return usage_error("-o %s: the name must end in .svg or .png",
-				   out);
+		return usage_error(
+			"-o %s: the name must end in .svg, .pdf or .png", out);
 	if (optind >= argc)
 		return usage_error("no TRACE given");
 	if (stdin_once(argv + optind, argc - optind))
 		return EXIT_USAGE;
 	if (o.nranges && kind != PLOT_MAP)
 		return usage_error("--range is for plot map");
+	if (o.xtime && (kind == PLOT_MRC || data != PLOT_SVG))
+		return usage_error(
+			"--x time is for the pictures of map, mix and wss");
+	if (o.nlabels && kind != PLOT_MRC)
+		return usage_error("--label is for plot mrc");
+	if (o.nlabels > (size_t)(argc - optind))
+		return usage_error("--label: %zu labels for %d traces",
+				   o.nlabels, argc - optind);
+	if ((o.min || o.max) && kind != PLOT_MRC)
+		return usage_error("--min and --max are for plot mrc");
+	if (o.title && o.no_title)
+		return usage_error("--title and --no-title: one or the other");
+	if (kind == PLOT_MRC) {
+		uint64_t sz[BACH_MRC_MAX_SIZES];
+
+		if (bach_mrc_parse_sizes(NULL, o.min ? o.min : "1k",
+					 o.max ? o.max : "32M", sz, why,
+					 sizeof(why)) < 0)
+			return usage_error("%s", why);
+	}
 	for (int i = optind; i < argc && kind == PLOT_MAP; i++) {
 		struct stat st;
 		char esc[512];
@@ -228,29 +353,44 @@ const struct bach_cmd cmd_plot = {
 			{ NULL },
 		},
 	.summary = "pictures: address map, cycle mix, miss ratios, working set",
-	.help = "usage: bach plot map|mix|mrc|wss [OPTIONS] TRACE... -o FILE.svg|FILE.png\n"
+	.help = "usage: bach plot map|mix|mrc|wss [OPTIONS] TRACE... -o FILE.svg|.pdf|.png\n"
 		"       bach plot map|mix|mrc|wss [OPTIONS] TRACE... --csv|--json [-o FILE]\n"
 		"\n"
 		"  map   address against trace position, a density map coloured by\n"
 		"        the commonest kind of reference; the ranges in use, joined\n"
 		"        when less than 1 MiB apart (at most 8), and I/O ports apart\n"
 		"  mix   the share of each kind of bus cycle along the trace\n"
-		"  mrc   miss ratio of fully associative LRU from 1 KiB to 32 MiB,\n"
-		"        one curve per TRACE (at most 8)\n"
+		"  mrc   miss ratio of fully associative LRU against cache size\n"
+		"        (--min to --max), one curve per TRACE (at most 8)\n"
 		"  wss   distinct lines and 4 KiB pages per window of records\n"
 		"\n"
 		"Gaps, marks and device events of a capture's manifest (for a file,\n"
 		"its gap markers) are vertical rules on map, mix and wss. Several\n"
 		"TRACEs are read as one trace, except by mrc.\n"
 		"\n"
-		"  -o, --output FILE  the picture: SVG or PNG, from the name\n"
+		"  -o, --output FILE  the picture: SVG, PDF or PNG, from the name\n"
 		"      --range LO-HI  map: addresses to show, hex (LO+LEN too);\n"
 		"                     repeat for up to 8 ranges\n"
 		"      --line BYTES   mrc, wss: line size (default 32)\n"
 		"      --sample R     mrc: SHARDS rate in (0, 1] (default 1, exact)\n"
 		"      --window N     wss: records per window (default: 1/400 of the\n"
 		"                     trace)\n"
-		"      --title TEXT   the title instead of the kind and trace\n" FILTER_HELP
+		"      --min SIZE, --max SIZE  mrc: cache sizes (default 1k, 32M)\n"
+		"      --label TEXT   mrc: the legend of the next trace (repeat; by\n"
+		"                     default each trace's last name)\n"
+		"      --title TEXT   the title instead of the kind and trace\n"
+		"      --no-title     no title\n"
+		"      --size WxH     the picture's size, in in, cm or px (default\n"
+		"                     1000x600 pixels; 3.5inx2.5in, 9cmx6cm)\n"
+		"      --dpi N        PNG pixels per inch (default 72: a pixel is a\n"
+		"                     point; 3.5inx2.5in --dpi 300 is 1050x750)\n"
+		"      --font FAMILY  the font (default DejaVu Sans)\n"
+		"      --debug-layout FILE  the boxes of every text, the legend and the\n"
+		"                     plot area, as JSON (for the tests)\n"
+		"      --x time       map, mix, wss: x is the time of the records (the\n"
+		"                     traces' .time.gz sidecars), not their position\n"
+		"      --font-size PT the tick labels' size in points (default 11;\n"
+		"                     the rest and the margins scale with it)\n" FILTER_HELP
 		"                    (positions are those of the records kept)\n"
 		"      --csv, --json  the data behind the picture instead, to standard\n"
 		"                     output or -o FILE (docs/analysis.md section 4)\n"

@@ -6,9 +6,12 @@
  * through plot_kinds.h), and the frame around the plot area. bach plot
  * (plot.c) and bach report call plot_draw().
  */
+#include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <cairo.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -33,13 +36,65 @@ static cairo_status_t sink_write(void *c, const unsigned char *data,
 	return s->err ? CAIRO_STATUS_WRITE_ERROR : CAIRO_STATUS_SUCCESS;
 }
 
+/* SVG: cairo's bytes held, to add the <text> elements before </svg> */
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static int buf_write(void *closure, const uint8_t *data, size_t len)
+{
+	struct buf *b = closure;
+
+	if (b->n + len > b->cap) {
+		size_t cap = (b->n + len) * 2;
+		uint8_t *p = realloc(b->p, cap);
+
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, data, len);
+	b->n += len;
+	return 0;
+}
+
+static int file_write(void *closure, const uint8_t *data, size_t len)
+{
+	return fwrite(data, 1, len, closure) == len ? 0 : -EIO;
+}
+
+/* the last part of a path (of a directory too: "cap/" is cap) */
+static void base_name(char *b, size_t len, const char *path)
+{
+	size_t n = strlen(path);
+	const char *s;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	s = path + n;
+	while (s > path && s[-1] != '/')
+		s--;
+	snprintf(b, len, "%.*s", (int)(path + n - s), s);
+}
+
+/* the white page and the title (NULL: none) */
 static void frame_title(cairo_t *cr, const char *title)
 {
+	cairo_text_extents_t e;
+
 	cairo_set_source_rgb(cr, 1, 1, 1);
 	cairo_paint(cr);
+	if (!title)
+		return;
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	font(cr, 16, true);
-	text(cr, W / 2.0, 18, 0.5, 0.5, title);
+	cairo_text_extents(cr, title, &e);
+	if (e.x_advance > W - S(8)) /* smaller, to fit */
+		font(cr, 16 * (W - S(8)) / e.x_advance, true);
+	text_role = "title";
+	text(cr, W / 2.0, S(16), 0.5, 0.5, title);
 }
 
 static void plot_box(cairo_t *cr)
@@ -70,44 +125,103 @@ static int draw(cairo_t *cr, struct dout *d, enum plot_kind kind, int ntraces,
 	}
 }
 
+/* the geometry from --size, --dpi, --font, --font-size, --no-title */
+static void geometry(const struct plot_opts *o, double *scale)
+{
+	double dpi = o->dpi > 0 ? o->dpi : 72, w = 1000, h = 600;
+	double per = o->unit == 'i'   ? 72
+		     : o->unit == 'c' ? 72 / 2.54
+				      : 72 / dpi;
+
+	if (o->width > 0) {
+		w = o->width * per;
+		h = o->height * per;
+	}
+	memset(&G, 0, sizeof(G));
+	G.w = (int)(w + 0.5);
+	G.h = (int)(h + 0.5);
+	G.k = (o->font_size > 0 ? o->font_size : 11) / 11;
+	G.font = o->font;
+	G.title_h = o->no_title ? (int)S(6) : (int)S(30);
+	*scale = dpi / 72;
+}
+
 int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 	      const struct plot_opts *o, enum plot_format format,
 	      int (*write)(void *closure, const uint8_t *data, size_t len),
 	      void *closure)
 {
 	struct sink sink = { write, closure, 0 };
+	struct buf svg = { 0 };
+	struct sink svg_sink = { buf_write, &svg, 0 };
 	cairo_surface_t *s;
 	cairo_t *cr;
-	char title[256];
+	char title[320], b[256];
+	double scale;
 	int status;
 
 	if (kind == PLOT_MRC && ntraces > MRC_SERIES)
 		return usage_error("plot mrc: at most %d traces", MRC_SERIES);
+	layout_reset();
+	time_reset();
 	if (format == PLOT_CSV || format == PLOT_JSON) {
 		struct dout d = { format == PLOT_JSON, write, closure, 0 };
+		/* the data of the default picture, whatever the size: map's
+		 * rows are those of 1000 x 600 */
+		struct plot_opts dflt = *o;
 
-		status = draw(NULL, &d, kind, ntraces, traces, o);
+		dflt.width = 0;
+		dflt.font_size = 0;
+		dflt.font = NULL;
+		dflt.no_title = false;
+		geometry(&dflt, &scale);
+
+		/* a surface to measure text: the layout sets map's rows */
+		s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1);
+		cr = cairo_create(s);
+		status = draw(cr, &d, kind, ntraces, traces, o);
+		cairo_destroy(cr);
+		cairo_surface_destroy(s);
 		if (!status && d.err) {
 			errmsg("writing the data: %s", strerror(-d.err));
 			status = EXIT_USAGE;
 		}
 		return status;
 	}
-	s = format == PLOT_SVG
-		    ? cairo_svg_surface_create_for_stream(sink_write, &sink, W,
-							  H)
-		    : cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
-	cr = cairo_create(s);
-	if (o->title)
-		snprintf(title, sizeof(title), "%s", o->title);
+	geometry(o, &scale);
+	plot_filter = o->flt;
+	if (o->xtime && kind != PLOT_MRC) {
+		status = time_table(ntraces, traces, o->flt);
+		if (status)
+			return status;
+	}
+	G.svg = format == PLOT_SVG;
+	if (format == PLOT_SVG)
+		s = cairo_svg_surface_create_for_stream(sink_write, &svg_sink,
+							W, H);
+	else if (format == PLOT_PDF)
+		s = cairo_pdf_surface_create_for_stream(sink_write, &sink, W,
+							H);
 	else
+		s = cairo_image_surface_create(CAIRO_FORMAT_RGB24,
+					       (int)(W * scale + 0.5),
+					       (int)(H * scale + 0.5));
+	cr = cairo_create(s);
+	if (format == PLOT_PNG)
+		cairo_scale(cr, scale, scale);
+	if (o->title) {
+		snprintf(title, sizeof(title), "%s", o->title);
+	} else {
+		base_name(b, sizeof(b), ntraces ? traces[0] : "");
 		snprintf(title, sizeof(title), "%s%s%s",
 			 kind == PLOT_MAP   ? "address map: "
 			 : kind == PLOT_MIX ? "bus cycle mix: "
 			 : kind == PLOT_MRC ? "miss-ratio curves: "
 					    : "working set: ",
-			 ntraces ? traces[0] : "", ntraces > 1 ? " ..." : "");
-	frame_title(cr, title);
+			 b, ntraces > 1 ? " ..." : "");
+	}
+	utf8_clean(title);
+	frame_title(cr, o->no_title ? NULL : title);
 	status = draw(cr, NULL, kind, ntraces, traces, o);
 	if (!status)
 		plot_box(cr);
@@ -116,12 +230,42 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 		cairo_surface_write_to_png_stream(s, sink_write, &sink);
 	cairo_surface_finish(s);
 	if (!status && cairo_surface_status(s) != CAIRO_STATUS_SUCCESS &&
-	    !sink.err) {
+	    !sink.err && !svg_sink.err) {
 		errmsg("cairo: %s",
 		       cairo_status_to_string(cairo_surface_status(s)));
 		status = EXIT_USAGE;
 	}
 	cairo_surface_destroy(s);
+	if (!status && svg_sink.err)
+		sink.err = svg_sink.err;
+	if (!status && format == PLOT_SVG && !sink.err) {
+		/* cairo draws text as glyph outlines only: the texts go in
+		 * as <text>, on top, before the end of the picture */
+		struct dout d = { false, write, closure, 0 };
+		size_t end = svg.n;
+
+		while (end >= 6 && memcmp(svg.p + end - 6, "</svg>", 6))
+			end--;
+		end = end >= 6 ? end - 6 : svg.n;
+		sink.err = write(closure, svg.p, end);
+		if (!sink.err) {
+			svg_texts(&d);
+			sink.err = d.err;
+		}
+		if (!sink.err)
+			sink.err = write(closure, svg.p + end, svg.n - end);
+	}
+	free(svg.p);
+	time_reset();
+	if (!status && o->layout) {
+		FILE *f = fopen(o->layout, "w");
+		struct dout d = { true, file_write, f, 0 };
+
+		if (f)
+			layout_json(&d);
+		if (!f || d.err || fclose(f))
+			errmsg("%s: cannot write the layout", o->layout);
+	}
 	if (!status && sink.err) {
 		errmsg("writing the picture: %s", strerror(-sink.err));
 		status = EXIT_USAGE;

@@ -23,15 +23,31 @@
 #include "bach/record.h"
 #include "plot.h"
 
-/* the picture: points for SVG, pixels for PNG */
-#define W      1000
-#define H      600
-#define LEFT   110
-#define RIGHT  30
-#define TOP    50
-#define BOTTOM 70
+/*
+ * The picture's geometry (plot_draw() sets it from --size, --dpi, --font
+ * and --font-size; plot_layout() the margins): in points, which are the
+ * pixels of a PNG at 72 dpi (the default). Sizes of text and margins scale
+ * with the font size (K: the base size over 11 points).
+ */
+struct plot_geom {
+	int w, h;		      /* the canvas */
+	int left, right, top, bottom; /* the plot area's margins */
+	int title_h;		      /* the title's band (0: --no-title) */
+	double k;		      /* font size / 11 */
+	const char *font;	      /* family */
+	bool svg;		      /* text is written as <text>, not drawn */
+};
+extern struct plot_geom G;
+
+#define W      G.w
+#define H      G.h
+#define LEFT   G.left
+#define RIGHT  G.right
+#define TOP    G.top
+#define BOTTOM G.bottom
 #define PW     (W - LEFT - RIGHT)
 #define PH     (H - TOP - BOTTOM)
+#define S(x)   ((x)*G.k) /* a length of the 11-point layout, scaled */
 
 #define NCOLS	  800 /* time columns of map and mix */
 #define MAX_RULES 400
@@ -70,7 +86,7 @@ struct rule {
 	uint64_t at;
 	int kind;	/* BACH_EV_GAP, _MARK, _DEVICE_LOST, _BACK */
 	uint64_t count; /* a gap's records lost */
-	char label[40];
+	char label[64];
 };
 
 struct rules {
@@ -116,24 +132,66 @@ void dout_rules(struct dout *d, const struct rules *rs);
 
 /* ---- drawing primitives (plot_canvas.c) -------------------------------- */
 
+/* how a series or a legend entry is drawn: colour, dashes, marker */
+struct style {
+	const double *rgb;
+	int dash;   /* 0 solid, 1 dashed, 2 dotted, 3 dash-dot */
+	int marker; /* circle, square, triangle, diamond, cross; -1: none */
+};
+extern const double okabe_ito[8][3]; /* the palette of every picture */
+
+/* the font at size points of the 11-point layout (scaled by G.k) */
 void font(cairo_t *cr, double size, bool bold);
+/* what the texts drawn next are, for --debug-layout and SVG */
+extern const char *text_role;
 /* text at x, y; ax, ay: 0 left/top, 0.5 centre, 1 right/bottom */
 void text(cairo_t *cr, double x, double y, double ax, double ay, const char *s);
+/* would it overlap a text drawn (pad around it) or leave the canvas? */
+bool text_collides(cairo_t *cr, double x, double y, double ax, double ay,
+		   const char *s, double pad);
 void vtext(cairo_t *cr, double x, double y, const char *s);
+/* the font smaller, if it must be, for s to be at most maxw wide */
+void fit_text(cairo_t *cr, const char *s, double maxw);
+/* an axis' title, below the x axis or left of the y axis, within it */
+void axis_title(cairo_t *cr, bool y, const char *s);
+/* the texts drawn: forget them; as SVG <text>; as --debug-layout's JSON */
+void layout_reset(void);
+void svg_texts(struct dout *d);
+void layout_json(struct dout *d);
+/* bytes that are not UTF-8 as '?' (before any text call), in place */
+void utf8_clean(char *s);
 /* 1.5k, 20M, 3G: a count in few characters */
 void si(char *buf, size_t len, double v);
+/* the margins, for a legend of names and (events) the rules' labels */
+void plot_layout(cairo_t *cr, const char *const *names, size_t n, bool events);
 /* x axis of trace positions [0, total) with its title */
 void time_axis(cairo_t *cr, uint64_t total);
-/* y axis from 0 to top with ticks and its title */
-void value_axis(cairo_t *cr, double top, bool percent, const char *title);
-/* the rules over a time axis, labelled when there is room */
+/* y of v on a value axis to top (logy: from 1) */
+double value_y(double v, double top, bool logy);
+/* y axis from 0 (logy: 1) to top with ticks and its title */
+void value_axis(cairo_t *cr, double top, bool percent, bool logy,
+		const char *title);
+/* the rules over a time axis, labelled above the plot area */
 void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total);
-/* a legend box at the top right of the plot area */
-void legend(cairo_t *cr, const char *const *names, const double (*rgb)[3],
+/* the legend, right of the plot area */
+void legend(cairo_t *cr, const char *const *names, const struct style *st,
 	    size_t n, bool lines);
 /* a line through n points; x in [0, 1] when logx, else in [0, xmax] */
 void series(cairo_t *cr, const double *x, const double *y, size_t n,
-	    double xmax, double ymax, const double *rgb, bool logx);
+	    double xmax, double ymax, const struct style *st, bool logx,
+	    bool logy);
+
+/* ---- --x time (plot_time.c) ------------------------------------------ */
+
+/* forget the clocks; whether there are some (the x axis is then time) */
+void time_reset(void);
+bool time_axis_on(void);
+/* the clocks of the traces' kept records (f), from their sidecars */
+int time_table(int ntraces, char **traces, struct rec_filter *f);
+/* x of trace position pos: by its clock with time, else pos / total */
+double pos_x(uint64_t pos, uint64_t total);
+/* the x axis of time, its ticks and title */
+void time_ticks(cairo_t *cr);
 
 /* ---- the kinds: each reads its traces, then draws ---------------------- */
 

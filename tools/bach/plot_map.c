@@ -32,6 +32,21 @@ struct map {
 	uint32_t *cell; /* [MAP_CLS][PH][NCOLS] */
 };
 
+static const char *const map_names[MAP_CLS] = {
+	"instruction fetch",
+	"data read",
+	"data write, writeback",
+	"I/O (port space)",
+};
+
+/* Okabe-Ito: blue, bluish green, orange, sky blue */
+static const struct style map_style[MAP_CLS] = {
+	{ okabe_ito[5], 0, -1 },
+	{ okabe_ito[3], 0, -1 },
+	{ okabe_ito[1], 0, -1 },
+	{ okabe_ito[2], 0, -1 },
+};
+
 static int map_cls(unsigned type)
 {
 	switch (cls_of(type)) {
@@ -91,7 +106,11 @@ static void map_fill(struct pass *p, const uint8_t *r, size_t n)
 
 	for (size_t i = 0; i < n; i++, r += BACH_REC_SIZE) {
 		int c = map_cls(r[5] >> 4), row;
-		uint64_t col = (p->pos + i) * NCOLS / total;
+		uint64_t col =
+			time_axis_on()
+				? (uint64_t)((pos_x(p->pos + i, total) - LEFT) /
+					     PW * (NCOLS - 1e-9))
+				: (p->pos + i) * NCOLS / total;
 
 		if (c < 0 || col >= NCOLS)
 			continue;
@@ -165,25 +184,12 @@ static void map_ranges(struct map *m, const struct plot_opts *o)
 	}
 }
 
-static const char *const map_names[MAP_CLS] = {
-	"instruction fetch",
-	"data read",
-	"data write, writeback",
-	"I/O (port space)",
-};
-
 static void map_draw(cairo_t *cr, struct map *m)
 {
 	cairo_surface_t *img =
 		cairo_image_surface_create(CAIRO_FORMAT_RGB24, NCOLS, PH);
 	unsigned char *px = cairo_image_surface_get_data(img);
 	int stride = cairo_image_surface_get_stride(img);
-	static const double rgb[MAP_CLS][3] = {
-		{ 0.12, 0.47, 0.71 },
-		{ 0.17, 0.63, 0.17 },
-		{ 0.84, 0.15, 0.16 },
-		{ 0.58, 0.40, 0.74 },
-	};
 	uint32_t max = 1;
 	char b[40];
 
@@ -214,7 +220,7 @@ static void map_draw(cairo_t *cr, struct map *m)
 			 * with the log of the count */
 			v = sum ? 0.25 + 0.75 * log1p(sum) / log1p(max) : 0;
 			for (int j = 0; j < 3; j++)
-				k[j] = 1 - v * (1 - rgb[bc][j]);
+				k[j] = 1 - v * (1 - map_style[bc].rgb[j]);
 			row[x] = (uint32_t)(k[0] * 255) << 16 |
 				 (uint32_t)(k[1] * 255) << 8 |
 				 (uint32_t)(k[2] * 255);
@@ -229,31 +235,52 @@ static void map_draw(cairo_t *cr, struct map *m)
 	cairo_paint(cr);
 	cairo_restore(cr);
 	cairo_surface_destroy(img);
-	/* band labels: each band's first and last address */
+	/* band labels: each band's first and last address, and addresses
+	 * at a power of two between them where there is room */
 	font(cr, 11, false);
+	text_role = "tick";
 	for (size_t i = 0; i < m->nb; i++) {
 		double ylo = TOP + PH - m->y0[i], yhi = TOP + PH - m->y1[i];
 		bool io = m->io && i == m->nb - 1;
+		uint64_t size = m->hi[i] - m->lo[i] + 1, step = 1;
+		double want = (ylo - yhi) / S(40);
 
 		cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-		cairo_move_to(cr, LEFT - 4, ylo + 0.5);
+		cairo_move_to(cr, LEFT - S(4), ylo + 0.5);
 		cairo_line_to(cr, LEFT, ylo + 0.5);
-		cairo_move_to(cr, LEFT - 4, yhi + 0.5);
+		cairo_move_to(cr, LEFT - S(4), yhi + 0.5);
 		cairo_line_to(cr, LEFT, yhi + 0.5);
 		cairo_stroke(cr);
 		cairo_set_source_rgb(cr, 0, 0, 0);
 		snprintf(b, sizeof(b), io ? "I/O %04llx" : "%08llx",
 			 (unsigned long long)m->lo[i]);
-		text(cr, LEFT - 6, ylo, 1, 1, b);
-		if (ylo - yhi > 26) {
+		if (!text_collides(cr, LEFT - S(6), ylo, 1, 1, b, 0))
+			text(cr, LEFT - S(6), ylo, 1, 1, b);
+		snprintf(b, sizeof(b), io ? "I/O %04llx" : "%08llx",
+			 (unsigned long long)m->hi[i]);
+		if (!text_collides(cr, LEFT - S(6), yhi, 1, 0, b, S(1)))
+			text(cr, LEFT - S(6), yhi, 1, 0, b);
+		while (want >= 1 && (double)step * want < (double)size)
+			step *= 2;
+		for (uint64_t a = (m->lo[i] / step + 1) * step;
+		     want >= 1 && a < m->hi[i]; a += step) {
+			double y = ylo - (double)(a - m->lo[i]) / (double)size *
+						 (ylo - yhi);
+
 			snprintf(b, sizeof(b), io ? "I/O %04llx" : "%08llx",
-				 (unsigned long long)m->hi[i]);
-			text(cr, LEFT - 6, yhi, 1, 0, b);
+				 (unsigned long long)a);
+			if (text_collides(cr, LEFT - S(6), y, 1, 0.5, b, S(2)))
+				continue;
+			cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+			cairo_move_to(cr, LEFT - S(4), floor(y) + 0.5);
+			cairo_line_to(cr, LEFT, floor(y) + 0.5);
+			cairo_stroke(cr);
+			cairo_set_source_rgb(cr, 0, 0, 0);
+			text(cr, LEFT - S(6), y, 1, 0.5, b);
 		}
 	}
-	font(cr, 13, false);
-	vtext(cr, 14, TOP + PH / 2.0, "physical address (hex), ranges in use");
-	legend(cr, map_names, rgb, MAP_CLS, false);
+	axis_title(cr, true, "physical address (hex), ranges in use");
+	legend(cr, map_names, map_style, MAP_CLS, false);
 }
 
 /* The addresses of row r of band b (map_row()'s cells): [*lo, *hi]. */
@@ -369,6 +396,7 @@ int map_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	struct map *m = calloc(1, sizeof(*m));
 	int status = EXIT_OK;
 
+	plot_layout(cr, map_names, MAP_CLS, true);
 	if (!m || !(m->chunk = calloc(NCHUNKS, sizeof(*m->chunk))) ||
 	    !(m->cell =
 		      calloc((size_t)MAP_CLS * PH * NCOLS, sizeof(*m->cell)))) {

@@ -17,10 +17,15 @@ static const char *const cls_names[NCLS] = {
 	"invalid, gap marker",
 };
 
-static const double cls_rgb[NCLS][3] = {
-	{ 0.12, 0.47, 0.71 }, { 0.17, 0.63, 0.17 }, { 0.84, 0.15, 0.16 },
-	{ 1.00, 0.50, 0.05 }, { 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 },
-	{ 0.50, 0.50, 0.50 },
+static const double grey[3] = { 0.6, 0.6, 0.6 };
+
+/* Okabe-Ito: blue, bluish green, orange, yellow, sky blue, reddish
+ * purple; grey */
+static const struct style cls_style[NCLS] = {
+	{ okabe_ito[5], 0, -1 }, { okabe_ito[3], 0, -1 },
+	{ okabe_ito[1], 0, -1 }, { okabe_ito[4], 0, -1 },
+	{ okabe_ito[2], 0, -1 }, { okabe_ito[7], 0, -1 },
+	{ grey, 0, -1 },
 };
 
 struct cols {
@@ -52,33 +57,36 @@ static void cols_add(struct pass *p, const uint8_t *r, size_t n)
 
 static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 {
-	double span = total ? (double)total : 1;
-
-	/* abutting bars: no antialiased seams between them */
+	/* abutting bars: no antialiased seams between them; each class's
+	 * bars one path, one fill (SVG: one element, not one a bar) */
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
-	for (size_t k = 0; k < NCOLS && k * c->per < total; k++) {
-		uint64_t sum = 0;
-		double x0 = LEFT + (double)(k * c->per) / span * PW;
-		double x1 = LEFT + (double)((k + 1) * c->per) / span * PW;
-		double y = TOP + PH;
+	for (int j = 0; j < NCLS; j++) {
+		for (size_t k = 0; k < NCOLS && k * c->per < total; k++) {
+			uint64_t sum = 0, below = 0;
+			double x0 = pos_x(k * c->per, total);
+			double x1 = pos_x((k + 1) * c->per, total), h;
 
-		for (int j = 0; j < NCLS; j++)
-			sum += c->n[k][j];
-		if (x1 > LEFT + PW)
-			x1 = LEFT + PW;
-		for (int j = 0; j < NCLS && sum; j++) {
-			double h = (double)c->n[k][j] / (double)sum * PH;
-
-			cairo_set_source_rgb(cr, cls_rgb[j][0], cls_rgb[j][1],
-					     cls_rgb[j][2]);
-			cairo_rectangle(cr, x0, y - h, x1 - x0 + 0.3, h);
-			cairo_fill(cr);
-			y -= h;
+			for (int i = 0; i < NCLS; i++) {
+				sum += c->n[k][i];
+				below += i < j ? c->n[k][i] : 0;
+			}
+			if (!sum || !c->n[k][j])
+				continue;
+			if (x1 > LEFT + PW)
+				x1 = LEFT + PW;
+			h = (double)c->n[k][j] / (double)sum * PH;
+			cairo_rectangle(
+				cr, x0,
+				TOP + PH - (double)below / (double)sum * PH - h,
+				x1 - x0 + 0.3, h);
 		}
+		cairo_set_source_rgb(cr, cls_style[j].rgb[0],
+				     cls_style[j].rgb[1], cls_style[j].rgb[2]);
+		cairo_fill(cr);
 	}
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
-	value_axis(cr, 1, true, "share of bus cycles");
-	legend(cr, cls_names, cls_rgb, NCLS, false);
+	value_axis(cr, 1, true, false, "share of bus cycles");
+	legend(cr, cls_names, cls_style, NCLS, false);
 }
 
 /* each column's counts by class, the classes of the legend */
@@ -137,6 +145,7 @@ int mix_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
+	plot_layout(cr, cls_names, NCLS, true);
 	c->p.add = cols_add;
 	c->per = 1;
 	status = read_all(&c->p, ntraces, traces, rules);

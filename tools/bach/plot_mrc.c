@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "lib/analysis/mrc.h"
@@ -22,10 +23,11 @@ static void curve_add(struct pass *p, const uint8_t *r, size_t n)
 	bach_mrc_add(((struct curve *)p)->m, r, n);
 }
 
-static const double series_rgb[MRC_SERIES][3] = {
-	{ 0.12, 0.47, 0.71 }, { 0.84, 0.15, 0.16 }, { 0.17, 0.63, 0.17 },
-	{ 1.00, 0.50, 0.05 }, { 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 },
-	{ 0.89, 0.47, 0.76 }, { 0.50, 0.50, 0.50 },
+/* Okabe-Ito's colours, each curve with its own dashes and markers */
+static const struct style series_style[MRC_SERIES] = {
+	{ okabe_ito[5], 0, 0 }, { okabe_ito[6], 1, 1 }, { okabe_ito[3], 3, 2 },
+	{ okabe_ito[1], 2, 3 }, { okabe_ito[0], 0, 4 }, { okabe_ito[7], 1, 0 },
+	{ okabe_ito[2], 3, 1 }, { okabe_ito[4], 2, 2 },
 };
 
 static void size_label(char *b, size_t len, uint64_t v)
@@ -82,11 +84,35 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 				       .kinds = BACH_MRC_KIND_ALL,
 				       .sample = o->sample };
 	const char *names[MRC_SERIES];
+	char base[MRC_SERIES][48];
 	double x[BACH_MRC_MAX_SIZES], y[BACH_MRC_MAX_SIZES];
 	char why[200], b[32];
 	int n;
 
-	n = bach_mrc_parse_sizes(NULL, "1k", "32M", sizes, why, sizeof(why));
+	n = bach_mrc_parse_sizes(NULL, o->min ? o->min : "1k",
+				 o->max ? o->max : "32M", sizes, why,
+				 sizeof(why));
+	if (n < 0)
+		return usage_error("%s", why);
+	/* the legend: --label, or each trace's last name, cut to fit */
+	for (int t = 0; t < ntraces && t < MRC_SERIES; t++) {
+		size_t len = strlen(traces[t]);
+		const char *e = traces[t] + len, *p;
+
+		while (e > traces[t] + 1 && e[-1] == '/')
+			e--;
+		p = e;
+		while (p > traces[t] && p[-1] != '/')
+			p--;
+		snprintf(base[t], sizeof(base[t]), "%.*s%s",
+			 (int)(e - p > 40 ? 40 : e - p), p,
+			 e - p > 40 ? "..." : "");
+		if ((size_t)t < o->nlabels)
+			snprintf(base[t], sizeof(base[t]), "%s", o->label[t]);
+		utf8_clean(base[t]);
+		names[t] = base[t];
+	}
+	plot_layout(cr, names, (size_t)ntraces, false);
 	cfg.sizes = sizes;
 	cfg.nsizes = (size_t)n;
 	if (d && d->json)
@@ -97,7 +123,8 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	else if (d)
 		dout_printf(d, "trace,size,refs,misses,miss_ratio\n");
 	else
-		value_axis(cr, 1, false, "miss ratio (fully associative LRU)");
+		value_axis(cr, 1, false, false,
+			   "miss ratio (fully associative LRU)");
 	for (int t = 0; t < ntraces; t++) {
 		struct curve c = { .p.add = curve_add };
 		int status, err = bach_mrc_new(&c.m, &cfg, why, sizeof(why));
@@ -124,11 +151,11 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 			continue;
 		}
 		for (int i = 0; i < n; i++) {
-			x[i] = (double)i / (n - 1);
+			x[i] = n > 1 ? (double)i / (n - 1) : 0.5;
 			y[i] = pts[i].miss_ratio;
 		}
-		series(cr, x, y, (size_t)n, 1, 1, series_rgb[t], true);
-		names[t] = traces[t];
+		series(cr, x, y, (size_t)n, 1, 1, &series_style[t], true,
+		       false);
 	}
 	if (d) {
 		if (d->json)
@@ -137,22 +164,22 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	}
 	font(cr, 11, false);
 	cairo_set_source_rgb(cr, 0, 0, 0);
+	text_role = "tick";
 	for (int i = 0; i < n; i++) {
-		double px = LEFT + (double)i / (n - 1) * PW;
+		double px = LEFT + (n > 1 ? (double)i / (n - 1) : 0.5) * PW;
 
 		cairo_move_to(cr, px + 0.5, TOP + PH);
-		cairo_line_to(cr, px + 0.5, TOP + PH + 5);
+		cairo_line_to(cr, px + 0.5, TOP + PH + S(5));
 		cairo_stroke(cr);
-		if (i % 2 == 0) {
-			size_label(b, sizeof(b), sizes[i]);
-			text(cr, px, TOP + PH + 8, 0.5, 0, b);
-		}
+		size_label(b, sizeof(b), sizes[i]);
+		if (!text_collides(cr, px, TOP + PH + S(8), 0.5, 0, b, S(3)))
+			text(cr, px, TOP + PH + S(8), 0.5, 0, b);
 	}
-	font(cr, 13, false);
+
 	snprintf(why, sizeof(why),
 		 "cache size (bytes, log scale), %u-byte lines%s", o->line,
 		 o->sample < 1 ? ", sampled (SHARDS)" : "");
-	text(cr, LEFT + PW / 2.0, H - 22, 0.5, 0.5, why);
-	legend(cr, names, series_rgb, (size_t)ntraces, true);
+	axis_title(cr, false, why);
+	legend(cr, names, series_style, (size_t)ntraces, true);
 	return EXIT_OK;
 }

@@ -30,6 +30,7 @@ static void rule_add(struct rules *rs, uint64_t at, int kind, uint64_t count,
 	rs->r[rs->n].kind = kind;
 	rs->r[rs->n].count = count;
 	snprintf(rs->r[rs->n].label, sizeof(rs->r[rs->n].label), "%s", l);
+	utf8_clean(rs->r[rs->n].label);
 	rs->n++;
 }
 
@@ -57,17 +58,19 @@ static bool manifest_rules(const char *path, uint64_t base, struct rules *rs)
 	close(fd);
 	for (size_t i = 0; i < m.nevents; i++) {
 		const struct bach_manifest_event *e = &m.events[i];
-		char l[40];
+		char l[64];
 
 		if (!e->has_at)
 			continue;
 		switch (e->kind) {
 		case BACH_EV_GAP:
-			snprintf(l, sizeof(l), "gap %llu %.24s",
-				 (unsigned long long)e->count, e->detail);
+			snprintf(l, sizeof(l), "%llu records lost%s%.32s%s",
+				 (unsigned long long)e->count,
+				 e->detail[0] ? " (" : "", e->detail,
+				 e->detail[0] ? ")" : "");
 			break;
 		case BACH_EV_MARK:
-			snprintf(l, sizeof(l), "%.39s", e->detail);
+			snprintf(l, sizeof(l), "%.63s", e->detail);
 			break;
 		case BACH_EV_DEVICE_LOST:
 			snprintf(l, sizeof(l), "device lost");
@@ -126,11 +129,12 @@ static void pass_add(void *ctx, const uint8_t *recs, size_t n)
 	if (p->markers && p->rules) {
 		for (size_t i = 0; i < n; i++) {
 			const uint8_t *r = recs + i * BACH_REC_SIZE;
-			char l[40];
+			char l[64];
 
 			if (!bach_rec_is_gap(r))
 				continue;
-			snprintf(l, sizeof(l), "gap %u", bach_get_be32(r));
+			snprintf(l, sizeof(l), "%u records lost",
+				 bach_get_be32(r));
 			rule_add(p->rules, p->upos + i, BACH_EV_GAP,
 				 bach_get_be32(r), l);
 		}

@@ -29,8 +29,10 @@ static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
 	double *x = calloc(n ? n : 1, sizeof(*x));
 	double *yl = calloc(n ? n : 1, sizeof(*yl));
 	double *yp = calloc(n ? n : 1, sizeof(*yp));
-	static const double rgb[2][3] = { { 0.12, 0.47, 0.71 },
-					  { 0.84, 0.15, 0.16 } };
+	/* Okabe-Ito blue, solid with circles; bluish green, dashed with
+	 * squares: apart in grey too (vermillion is the gaps') */
+	const struct style st[2] = { { okabe_ito[5], 0, 0 },
+				     { okabe_ito[3], 1, 1 } };
 	char n0[64], n1[64], title[128], wb[32];
 	const char *names[2] = { n0, n1 };
 	double ymax = 1;
@@ -42,22 +44,21 @@ static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
 	snprintf(n1, sizeof(n1), "4 KiB pages");
 	if (x && yl && yp) {
 		for (size_t i = 0; i < n; i++) {
-			x[i] = (double)w[i].start + (double)w[i].records / 2;
+			x[i] = pos_x(w[i].start + w[i].records / 2, total) -
+			       LEFT;
 			yl[i] = (double)w[i].lines;
 			yp[i] = (double)w[i].pages;
 			ymax = yl[i] > ymax ? yl[i] : ymax;
 		}
-		ymax *= 1.05;
-		series(cr, x, yl, n, total ? (double)total : 1, ymax, rgb[0],
-		       false);
-		series(cr, x, yp, n, total ? (double)total : 1, ymax, rgb[1],
-		       false);
+		ymax *= 1.2; /* log axis: lines and pages, far apart */
+		series(cr, x, yl, n, PW, ymax, &st[0], false, true);
+		series(cr, x, yp, n, PW, ymax, &st[1], false, true);
 	}
 	si(wb, sizeof(wb), (double)window);
 	snprintf(title, sizeof(title),
-		 "distinct lines and pages per window of %s records", wb);
-	value_axis(cr, ymax, false, title);
-	legend(cr, names, rgb, 2, true);
+		 "distinct lines, pages per %s records (log)", wb);
+	value_axis(cr, ymax, false, true, title);
+	legend(cr, names, st, 2, true);
 	free(x);
 	free(yl);
 	free(yp);
@@ -109,6 +110,13 @@ int wss_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	int status = EXIT_OK;
 	size_t n;
 
+	{
+		char n0[64];
+		const char *names[2] = { n0, "4 KiB pages" };
+
+		snprintf(n0, sizeof(n0), "%u-byte lines", o->line);
+		plot_layout(cr, names, 2, true);
+	}
 	if (!window) { /* about 400 windows: the records first */
 		struct pass count = { .add = skip };
 
