@@ -28,25 +28,33 @@ from . import Trace, open as _open
 __all__ = ["data", "map", "mix", "mrc", "wss", "events"]
 
 NCOLS = 800           # time columns of map and mix (tools/bach/plot_kinds.h)
-ROWS = 480            # address rows of map: the picture's plot height
+ROWS = 480            # address rows of map's data (MAP_DATA_ROWS, plot_map.c)
 MAX_RULES = 400       # events drawn at most
 
 MIX_CLASSES = ["instruction fetch", "data read", "data write", "writeback",
                "I/O read or write", "interrupt ack., special",
                "invalid, gap marker"]
-MIX_COLORS = [(0.12, 0.47, 0.71), (0.17, 0.63, 0.17), (0.84, 0.15, 0.16),
-              (1.00, 0.50, 0.05), (0.58, 0.40, 0.74), (0.55, 0.34, 0.29),
-              (0.50, 0.50, 0.50)]
+# Okabe and Ito's palette ("Color Universal Design", 2008), as bach plot
+# draws with it (tools/bach/plot_canvas.c): readers with any common
+# colour-vision deficiency tell its colours apart
+OKABE_ITO = {"black": (0, 0, 0), "orange": (230 / 255, 159 / 255, 0),
+             "sky blue": (86 / 255, 180 / 255, 233 / 255),
+             "bluish green": (0, 158 / 255, 115 / 255),
+             "yellow": (240 / 255, 228 / 255, 66 / 255),
+             "blue": (0, 114 / 255, 178 / 255),
+             "vermillion": (213 / 255, 94 / 255, 0),
+             "reddish purple": (204 / 255, 121 / 255, 167 / 255)}
+_OI = OKABE_ITO
+MIX_COLORS = [_OI["blue"], _OI["bluish green"], _OI["orange"], _OI["yellow"],
+              _OI["sky blue"], _OI["reddish purple"], (0.6, 0.6, 0.6)]
 MAP_CLASSES = ["instruction fetch", "data read", "data write, writeback",
                "I/O (port space)"]
-MAP_COLORS = [(0.12, 0.47, 0.71), (0.17, 0.63, 0.17), (0.84, 0.15, 0.16),
-              (0.58, 0.40, 0.74)]
-RULE_STYLE = {"gap": dict(color=(0.85, 0, 0), alpha=0.8, linestyle="-"),
-              "mark": dict(color=(0, 0, 0.8), alpha=0.8, linestyle="--"),
-              "device_lost": dict(color=(0.6, 0, 0.6), alpha=0.8,
-                                  linestyle="-"),
-              "device_back": dict(color=(0.6, 0, 0.6), alpha=0.8,
-                                  linestyle="-")}
+MAP_COLORS = [_OI["blue"], _OI["bluish green"], _OI["orange"], _OI["sky blue"]]
+# gap vermillion solid, mark black dashed, device reddish purple dash-dot
+RULE_STYLE = {"gap": dict(color=_OI["vermillion"], linestyle="-"),
+              "mark": dict(color=_OI["black"], linestyle="--"),
+              "device_lost": dict(color=_OI["reddish purple"], linestyle="-."),
+              "device_back": dict(color=_OI["reddish purple"], linestyle="-.")}
 XLABEL = "trace position (records from the start)"
 
 # by type (control >> 4): mix's class (tools/bach/plot_kinds.h cls_of)
@@ -111,14 +119,15 @@ def _manifest_events(manifest):
             lost = ev.get("lost", 0)
             e["lost"] = lost if type(lost) is int else 0
             cause = ev.get("cause")
-            e["label"] = "gap %d %s" % (e["lost"], _cut(
-                cause if isinstance(cause, str) else "", 24))
+            cause = _cut(cause if isinstance(cause, str) else "", 32)
+            e["label"] = "%d records lost%s" % (
+                e["lost"], " (%s)" % cause if cause else "")
         elif kind == "mark":
             text = ev.get("text")
-            e["label"] = _cut(text if isinstance(text, str) else "", 39)
+            e["label"] = _cut(text if isinstance(text, str) else "", 63)
         else:
             e["label"] = kind.replace("_", " ")
-        e["label"] = _cut(e["label"], 39)
+        e["label"] = _cut(e["label"], 63)
         out.append(e)
     return out
 
@@ -127,7 +136,7 @@ def _marker_events(recs):
     ctl = recs["control"]
     at = np.flatnonzero(((ctl & 0x0f) == 0x0f) & _INVALID[ctl >> 4])
     return [{"event": "gap", "at": int(i), "lost": int(recs["address"][i]),
-             "label": "gap %d" % recs["address"][i]} for i in at]
+             "label": "%d records lost" % recs["address"][i]} for i in at]
 
 
 def _with_events(d, events, dropped):
@@ -419,7 +428,7 @@ def _draw_events(ax, d, total):
     if d["events_left_out"]:
         ax.text(1, 1.01, "(%d more events not drawn)" % d["events_left_out"],
                 transform=ax.transAxes, ha="right", va="bottom",
-                color=(0.85, 0, 0), fontsize="x-small", gid="bach-left-out")
+                color=_OI["vermillion"], fontsize="x-small", gid="bach-left-out")
 
 
 def _legend(ax, names, colors, lines):

@@ -149,15 +149,16 @@ def test_mix_artists(cap):
     assert gids == {"bach-gap", "bach-mark", "bach-device_lost",
                     "bach-device_back"}
     for ln in lines:
+        # Okabe-Ito, as bach plot: mark black dashed, gap vermillion
         if ln.get_gid() == "bach-mark":
             assert ln.get_linestyle() == "--"
-            assert ln.get_color()[:3] == (0, 0, 0.8)
+            assert tuple(ln.get_color()[:3]) == (0, 0, 0)
         if ln.get_gid() == "bach-gap":
-            assert ln.get_color()[:3] == (0.85, 0, 0)
+            assert tuple(ln.get_color()[:3]) == (213 / 255, 94 / 255, 0)
     texts = [t.get_text().strip() for t in ax.texts]
     assert set(texts) <= {e["label"] for e in d["events"]}
     assert {"phase one", "phase two"} & set(texts)
-    assert any(t.startswith("gap ") for t in texts)
+    assert any(t.endswith(" records lost (overflow)") for t in texts)
     fig.canvas.draw()
     plt.close(fig)
 

@@ -16,9 +16,10 @@
 #include "cmd.h"
 #include "plot_kinds.h"
 
-#define CHUNK_SHIFT 16 /* 64 KiB address chunks find the ranges */
-#define NCHUNKS	    (1u << (32 - CHUNK_SHIFT))
-#define MAP_CLS	    4 /* code, read, write (and writeback), I/O */
+#define CHUNK_SHIFT   16 /* 64 KiB address chunks find the ranges */
+#define NCHUNKS	      (1u << (32 - CHUNK_SHIFT))
+#define MAP_CLS	      4	  /* code, read, write (and writeback), I/O */
+#define MAP_DATA_ROWS 480 /* address rows of the data, --csv and --json */
 
 struct map {
 	struct pass p;
@@ -397,6 +398,11 @@ int map_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	int status = EXIT_OK;
 
 	plot_layout(cr, map_names, MAP_CLS, true);
+	/* the data (--csv, --json) has rows of its own, whatever the labels
+	 * above the picture take: those of the plot area of 1000 x 600
+	 * without them (python/bach/plot.py's ROWS) */
+	if (d)
+		G.top = G.h - G.bottom - MAP_DATA_ROWS;
 	if (!m || !(m->chunk = calloc(NCHUNKS, sizeof(*m->chunk))) ||
 	    !(m->cell =
 		      calloc((size_t)MAP_CLS * PH * NCOLS, sizeof(*m->cell)))) {
