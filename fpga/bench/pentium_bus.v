@@ -31,6 +31,17 @@
 //     (with two cycles open, the NA# of the newer one is its sampling
 //     point); a line fill may start mid-line: its ADS# carries the address
 //     of the quadword wanted first, A4:A3 not zero;
+//   - TD: between pipelined cycles of opposite directions (a write, then
+//     a read, or the reverse) a dead clock turns the data bus round, no
+//     BRDY# in it [P5, bus states]; NA# may come in it (a cycle marked
+//     na_at = 14: NA# in TD, KEN# sampled there) as in T12, the state
+//     with two cycles open (NA# with two open: na_at of the newer);
+//   - LOCK# from the first ADS# of a locked sequence (the interrupt-
+//     acknowledge pair, a read-modify-write) to the last BRDY# of its
+//     last cycle: not pipelined, no HLDA inside [K5 table 5-19; K6 5.25].
+//     SCYC (a misaligned locked transfer's split) is not played: no
+//     channel of docs/design.md section 5 carries it, and the sampler
+//     does not read it;
 //   - BOFF# sampled low aborts every cycle in progress, one whose ADS# is
 //     in that clock included, and wins over a BRDY# of the same clock; the
 //     CPU floats its outputs off the edge where it samples BOFF# low until
@@ -179,6 +190,8 @@ module pentium_bus #(
 	integer snoop_k = 0;		// clocks of this AHOLD episode
 	integer snoop_max = 5;		// its writeback's ADS# at this clock
 	reg     hahold = 1'b0;		// AHOLD in HLDA's last clock: drop it
+	reg     td_next = 1'b0;		// the next clock is TD
+	reg     td_now = 1'b0;		// this one is
 	reg     snoop_wb = 1'b0;	// its writeback issued, not complete
 
 	initial begin
@@ -365,6 +378,8 @@ module pentium_bus #(
 			end
 			if (gap_left > 0)
 				gap_left = gap_left - 1;
+			td_now = td_next;
+			td_next = 1'b0;
 			// AHOLD [K5 5.2.1, 5.2.5]: the address bus floats from
 			// the clock after AHOLD, EADS# with the inquire in that
 			// clock, HITM# two clocks later; after the writeback's
@@ -460,6 +475,13 @@ module pentium_bus #(
 							last_locked = f_lock(h);
 							complete_head;
 							done_now = 1;
+							// TD: the bus turns round
+							if (qn > 0 && f_wr(h) !=
+							    f_wr(cyc[q_idx[0]])) begin
+								td_next = 1'b1;
+								if (q_wait[0] == 0)
+									q_wait[0] = 1;
+							end
 						end else begin
 							q_wait[0] = f_wb(h);
 						end
@@ -468,8 +490,11 @@ module pentium_bus #(
 				// NA# for the newest open cycle that has not had
 				// one, at its time; KEN# is sampled there
 				if (boff_n && qn == 1 && qn0 == 1 && !done_now &&
-				    !q_na[0] && f_na(cyc[q_idx[0]]) != 0 &&
-				    q_age[0] == f_na(cyc[q_idx[0]])) begin
+				    !q_na[0] && (f_na(cyc[q_idx[0]]) == 14 ?
+						 td_now :
+						 f_na(cyc[q_idx[0]]) != 0 &&
+						 q_age[0] == f_na(cyc[q_idx[0]]))) begin
+					// (na_at 14: in TD)
 					na_n = 1'b0;
 					q_na[0] = 1'b1;
 					take_ken(0, cyc[q_idx[0]]);

@@ -284,6 +284,24 @@ static void corner_cases(int with_idle, int offbus)
 	c->inq2 = 1;
 	c->gap = 3;
 	bach_rec_put(c->rec, 0x00400200, 0x00, 0xe0);
+	/* TD (Pentium 241428, bus states): a write with NA#, a read
+	   pipelined into it; a dead clock after the write's BRDY#, the
+	   read's NA# in it (na_at 14), KEN# high sampled there: one
+	   transfer; a write pipelined after that read, TD again */
+	c = add(0x00400600, 0x0f, 0xf0);
+	c->na_at = 1;
+	c->w0 = 2;
+	c = refused(0x00400620, 0x00, 0x90);
+	c->na_at = 14;
+	add(0x00400640, 0xf0, 0xf0);
+	/* a locked read-modify-write: LOCK# through both, not pipelined,
+	   no HLDA inside (another master waits for the next cycle) */
+	c = add(0x00400660, 0xf0, 0xd0);
+	c->lock = 1;
+	c = add(0x00400660, 0xf0, 0xf0);
+	c->lock = 1;
+	c = add(0x00400680, 0x00, 0x90);
+	c->master = offbus ? 1 : 0;
 	if (offbus) {
 		/* a 1-clock BOFF# with ADS# floating low in the next clock,
 		   the first with BOFF# high: no record, the restart is */
