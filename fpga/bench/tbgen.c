@@ -367,8 +367,8 @@ static void write_cycles(const char *dir)
 		if (c->gap >= 1u << 24)
 			die("gap too long");
 		fprintf(f, "%01x%02x%01x%01x%01x%01x%06x%01x%01x%01x%02x%08x\n",
-			c->hahold << 2 | c->inq2 << 1 | c->hboff, c->boff_len, c->boff_at, c->na_at, c->wb,
-			c->w0, c->gap,
+			c->hahold << 2 | c->inq2 << 1 | c->hboff, c->boff_len,
+			c->boff_at, c->na_at, c->wb, c->w0, c->gap,
 			c->snoop << 3 | c->junk << 2 | c->lock << 1 | c->ken_n,
 			c->pins, c->floats << 3 | c->master, c->be, c->addr);
 		if (!c->filtered) {
