@@ -31,6 +31,17 @@
 //     (with two cycles open, the NA# of the newer one is its sampling
 //     point); a line fill may start mid-line: its ADS# carries the address
 //     of the quadword wanted first, A4:A3 not zero;
+//   - TD: between pipelined cycles of opposite directions (a write, then
+//     a read, or the reverse) a dead clock turns the data bus round, no
+//     BRDY# in it [P5, bus states]; NA# may come in it (a cycle marked
+//     na_at = 14: NA# in TD, KEN# sampled there) as in T12, the state
+//     with two cycles open (NA# with two open: na_at of the newer);
+//   - LOCK# from the first ADS# of a locked sequence (the interrupt-
+//     acknowledge pair, a read-modify-write) to the last BRDY# of its
+//     last cycle: not pipelined, no HLDA inside [K5 table 5-19; K6 5.25].
+//     SCYC (a misaligned locked transfer's split) is not played: no
+//     channel of docs/design.md section 5 carries it, and the sampler
+//     does not read it;
 //   - BOFF# sampled low aborts every cycle in progress, one whose ADS# is
 //     in that clock included, and wins over a BRDY# of the same clock; the
 //     CPU floats its outputs off the edge where it samples BOFF# low until
@@ -53,6 +64,11 @@
 //     falls even when BOFF# was low in the clock before (a cycle marked
 //     "hlda_boff" plays that: the chipset's BOFF# in the last clock of
 //     HLDA before it);
+//   [P5]  Pentium Processor Family Developer's Manual, vol. 1 (Intel
+//         241428), EADS# and HITM#: HITM# is driven two clocks after the
+//         EADS# of an inquire that hit a modified line, until the last
+//         BRDY# of its writeback; EADS# is ignored while HITM# is low.
+//
 //   - a snoop writeback under AHOLD [K5 5.2.1, 5.2.5]: the chipset raises
 //     AHOLD; the CPU floats A31..A3 from the next clock on, as long as
 //     AHOLD is high; the chipset drives the inquire address there with
@@ -60,7 +76,15 @@
 //     clocks after EADS# (a modified line hit) and a clock later the CPU
 //     runs the writeback, AHOLD still high, its ADS# with A31..A3
 //     floating (random). HITM# rises after the writeback's last BRDY#, AHOLD with
-//     it. The record is the inquire's line, A4:A3 = 0.
+//     it. The record is the inquire's line, A4:A3 = 0. A cycle marked
+//     "inq2" has a second inquire of another line in the episode, a
+//     clock after HITM# fell: the CPU ignores it [P5], the writeback
+//     (two clocks later) is still the first inquire's line;
+//   - AHOLD is sampled but not effective while HLDA is asserted [K5
+//     5.2.5]: a cycle marked "hahold" has the chipset's AHOLD and an
+//     inquire (EADS#, another line) in the last clock of HLDA before it;
+//     AHOLD falls with HLDA, and the CPU's ADS# in the clock where HLDA
+//     falls carries its own address.
 //
 // Pins change TCO after the rising edge: the step after edge k sets what
 // edge k+1 samples. Each completed CPU cycle's ADS# clock goes to the
@@ -127,6 +151,10 @@ module pentium_bus #(
 	// the chipset drives BOFF# in the last clock of HLDA before it
 	function f_hlda_boff(input [103:0] c); f_hlda_boff = c[100];
 	endfunction
+	// a second inquire while HITM# is low, ignored [P5]
+	function f_inq2(input [103:0] c); f_inq2 = c[101]; endfunction
+	// AHOLD and an inquire in the last clock of HLDA before it
+	function f_hahold(input [103:0] c); f_hahold = c[102]; endfunction
 	// KEN# says how many transfers: a memory read with CACHE# low
 	function f_needs_ken(input [103:0] c);
 		f_needs_ken = f_mio(c) && !f_wr(c) && !f_cache_n(c);
@@ -160,6 +188,10 @@ module pentium_bus #(
 	reg     m_open = 1'b0;
 	reg     hlda_was = 1'b0;	// HLDA in the last clock
 	integer snoop_k = 0;		// clocks of this AHOLD episode
+	integer snoop_max = 5;		// its writeback's ADS# at this clock
+	reg     hahold = 1'b0;		// AHOLD in HLDA's last clock: drop it
+	reg     td_next = 1'b0;		// the next clock is TD
+	reg     td_now = 1'b0;		// this one is
 	reg     snoop_wb = 1'b0;	// its writeback issued, not complete
 
 	initial begin
@@ -180,9 +212,9 @@ module pentium_bus #(
 
 	// ---- the VCD ----------------------------------------------------------
 	// pins in channel order; 0 is CLK
-	wire [50:0] pv = {eads_n, ahold, hlda, lock_n, boff_n, ken_n, na_n, brdy_n, cache_n,
+	wire [51:0] pv = {hitm_n, eads_n, ahold, hlda, lock_n, boff_n, ken_n, na_n, brdy_n, cache_n,
 			  wr, dc, mio, be_n, a, ads_n, clk};
-	reg  [50:0] pv_last;
+	reg  [51:0] pv_last;
 	reg  [64:0] vcd_end = 65'h1ffffffffffffffff;
 
 	function [8*8-1:0] chan(input integer k);
@@ -203,7 +235,8 @@ module pentium_bus #(
 			47: chan = "lock_n";
 			48: chan = "hlda";
 			49: chan = "ahold";
-			default: chan = "eads_n";
+			50: chan = "eads_n";
+			default: chan = "hitm_n";
 			endcase
 		end
 	endfunction
@@ -216,7 +249,7 @@ module pentium_bus #(
 				$fwrite(vcd, "$version bach fpga/bench/pentium_bus.v $end\n");
 				$fwrite(vcd, "$timescale 1 ns $end\n");
 				$fwrite(vcd, "$scope module pentium $end\n");
-				for (k = 0; k < 51; k = k + 1)
+				for (k = 0; k < 52; k = k + 1)
 					if (k >= 2 && k < 31)
 						$fwrite(vcd, "$var wire 1 %c a%0d $end\n",
 							33 + k, k + 1);
@@ -228,7 +261,7 @@ module pentium_bus #(
 							33 + k, chan(k));
 				$fwrite(vcd, "$upscope $end\n$enddefinitions $end\n");
 				$fwrite(vcd, "#0\n$dumpvars\n");
-				for (k = 0; k < 51; k = k + 1)
+				for (k = 0; k < 52; k = k + 1)
 					$fwrite(vcd, "%b%c\n", k == 0 ? 1'b1 : pv[k],
 						33 + k);
 				$fwrite(vcd, "$end\n");
@@ -242,7 +275,7 @@ module pentium_bus #(
 		integer k;
 		begin
 			$fwrite(vcd, "#%0d\n", clocks * 15 + 2);
-			for (k = 1; k < 51; k = k + 1)
+			for (k = 1; k < 52; k = k + 1)
 				if (pv[k] !== pv_last[k])
 					$fwrite(vcd, "%b%c\n", pv[k], 33 + k);
 			pv_last = pv;
@@ -345,12 +378,18 @@ module pentium_bus #(
 			end
 			if (gap_left > 0)
 				gap_left = gap_left - 1;
+			td_now = td_next;
+			td_next = 1'b0;
 			// AHOLD [K5 5.2.1, 5.2.5]: the address bus floats from
 			// the clock after AHOLD, EADS# with the inquire in that
 			// clock, HITM# two clocks later; after the writeback's
 			// last BRDY#, AHOLD and HITM# go, and A31..A3 are the
 			// CPU's again only a clock after that
 			eads_n = 1'b1;
+			if (hahold) begin
+				ahold = 1'b0;
+				hahold = 1'b0;
+			end
 			if (snoop_wb && qn == 0) begin
 				ahold = 1'b0;
 				hitm_n = 1'b1;
@@ -365,7 +404,13 @@ module pentium_bus #(
 				end
 				if (snoop_k == 3)
 					hitm_n = 1'b0;
-				if (snoop_k < 5)
+				if (snoop_k == 4 && snoop_max == 7) begin
+					// another line, HITM# low: ignored
+					a[31:5] = (f_addr(cyc[issue]) ^
+						   32'h00000800) >> 5;
+					eads_n = 1'b0;
+				end
+				if (snoop_k < snoop_max)
 					snoop_k = snoop_k + 1;
 			end
 			qn0 = qn;
@@ -401,6 +446,16 @@ module pentium_bus #(
 				if (!hold_q && issue < ncyc &&
 				    f_hlda_boff(cyc[issue]))
 					boff_n = 1'b0;
+				// and AHOLD with an inquire, not effective
+				// under HLDA [K5 5.2.5]; it falls with HLDA
+				if (!hold_q && issue < ncyc &&
+				    f_hahold(cyc[issue])) begin
+					ahold = 1'b1;
+					hahold = 1'b1;
+					a[31:5] = (f_addr(cyc[issue]) ^
+						   32'h00001000) >> 5;
+					eads_n = 1'b0;
+				end
 			end else begin
 				// a transfer of the oldest cycle, or BOFF# instead
 				if (qn > 0 && q_wait[0] > 0) begin
@@ -420,6 +475,13 @@ module pentium_bus #(
 							last_locked = f_lock(h);
 							complete_head;
 							done_now = 1;
+							// TD: the bus turns round
+							if (qn > 0 && f_wr(h) !=
+							    f_wr(cyc[q_idx[0]])) begin
+								td_next = 1'b1;
+								if (q_wait[0] == 0)
+									q_wait[0] = 1;
+							end
 						end else begin
 							q_wait[0] = f_wb(h);
 						end
@@ -428,8 +490,11 @@ module pentium_bus #(
 				// NA# for the newest open cycle that has not had
 				// one, at its time; KEN# is sampled there
 				if (boff_n && qn == 1 && qn0 == 1 && !done_now &&
-				    !q_na[0] && f_na(cyc[q_idx[0]]) != 0 &&
-				    q_age[0] == f_na(cyc[q_idx[0]])) begin
+				    !q_na[0] && (f_na(cyc[q_idx[0]]) == 14 ?
+						 td_now :
+						 f_na(cyc[q_idx[0]]) != 0 &&
+						 q_age[0] == f_na(cyc[q_idx[0]]))) begin
+					// (na_at 14: in TD)
 					na_n = 1'b0;
 					q_na[0] = 1'b1;
 					take_ken(0, cyc[q_idx[0]]);
@@ -468,12 +533,13 @@ module pentium_bus #(
 				      (!hold_q || lock_pair) &&
 				      (qn0 == 0 || (qn0 == 1 && na0 && !f_lock(c) &&
 						    !lock_open));
-				if (can && f_snoop(c) && snoop_k < 5) begin
+				if (can && f_snoop(c) && snoop_k < snoop_max) begin
 					// AHOLD first, on an idle bus; the
 					// writeback follows HITM#
 					if (snoop_k == 0 && qn0 == 0) begin
 						ahold = 1'b1;
 						snoop_k = 1;
+						snoop_max = f_inq2(c) ? 7 : 5;
 					end
 				end else if (can && f_boff(c) == 15 && !boffed[issue]) begin
 					// BOFF# in the clock of the ADS#, when

@@ -56,15 +56,15 @@ module tb_bach;
 
 	// the registers in the board's I/O cells
 	reg        p_ads_n, p_mio, p_dc, p_wr, p_cache_n, p_brdy_n, p_na_n;
-	reg        p_ken_n, p_boff_n, p_hlda, p_ahold, p_eads_n;
+	reg        p_ken_n, p_boff_n, p_hlda, p_ahold, p_eads_n, p_hitm_n;
 	reg [31:3] p_a;
 	reg [7:0]  p_be_n;
 
 	always @(posedge bclk)
 		{p_ads_n, p_a, p_be_n, p_mio, p_dc, p_wr, p_cache_n, p_brdy_n,
-		 p_na_n, p_ken_n, p_boff_n, p_hlda, p_ahold, p_eads_n} <=
+		 p_na_n, p_ken_n, p_boff_n, p_hlda, p_ahold, p_eads_n, p_hitm_n} <=
 			{ads_n, a, be_n, mio, dc, wr, cache_n, brdy_n, na_n,
-			 ken_n, boff_n, hlda, ahold, eads_n};
+			 ken_n, boff_n, hlda, ahold, eads_n, hitm_n};
 
 	// the hold output, as the CPU sees it
 	integer hold_clocks = 0, hold_episodes = 0;
@@ -103,7 +103,7 @@ module tb_bach;
 		.i_dc(p_dc), .i_wr(p_wr), .i_cache_n(p_cache_n),
 		.i_brdy_n(p_brdy_n), .i_na_n(p_na_n), .i_ken_n(p_ken_n),
 		.i_boff_n(p_boff_n), .i_hlda(p_hlda), .i_ahold(p_ahold),
-		.i_eads_n(p_eads_n), .o_hold(hold),
+		.i_eads_n(p_eads_n), .i_hitm_n(p_hitm_n), .o_hold(hold),
 		.o_running(running),
 		.i_ft_rxf_n(rxf_n), .i_ft_txe_n(txe_n), .i_ft_data(data),
 		.o_ft_rd_n(rd_n), .o_ft_wr_n(wr_n), .o_ft_oe_n(oe_n),

@@ -54,6 +54,8 @@ struct cycle {
 	uint8_t floats;	  /* its BOFF# episode: ADS# floats low */
 	uint8_t snoop;	  /* a snoop writeback: the address from AHOLD */
 	uint8_t hboff;	  /* BOFF# in the last clock of HLDA before it */
+	uint8_t inq2;	  /* snoop: a second inquire while HITM# is low */
+	uint8_t hahold;	  /* AHOLD, EADS# in the last clock of HLDA */
 	uint32_t gap;	  /* clocks from the previous ADS# at least */
 	uint8_t w0;	  /* wait states before the first BRDY# */
 	uint8_t wb;	  /* wait states between burst transfers */
@@ -273,6 +275,33 @@ static void corner_cases(int with_idle, int offbus)
 	c->snoop = 1;
 	c->gap = 3;
 	bach_rec_put(c->rec, 0x00400100, 0x00, 0xe0);
+	/* two inquires in one AHOLD episode: the second, of another line,
+	   a clock after HITM# answered the first, is ignored (EADS# while
+	   HITM# is asserted, Pentium 241428): the writeback is the first
+	   inquire's line */
+	c = add(0x00400210, 0x00, 0xe0);
+	c->snoop = 1;
+	c->inq2 = 1;
+	c->gap = 3;
+	bach_rec_put(c->rec, 0x00400200, 0x00, 0xe0);
+	/* TD (Pentium 241428, bus states): a write with NA#, a read
+	   pipelined into it; a dead clock after the write's BRDY#, the
+	   read's NA# in it (na_at 14), KEN# high sampled there: one
+	   transfer; a write pipelined after that read, TD again */
+	c = add(0x00400600, 0x0f, 0xf0);
+	c->na_at = 1;
+	c->w0 = 2;
+	c = refused(0x00400620, 0x00, 0x90);
+	c->na_at = 14;
+	add(0x00400640, 0xf0, 0xf0);
+	/* a locked read-modify-write: LOCK# through both, not pipelined,
+	   no HLDA inside (another master waits for the next cycle) */
+	c = add(0x00400660, 0xf0, 0xd0);
+	c->lock = 1;
+	c = add(0x00400660, 0xf0, 0xf0);
+	c->lock = 1;
+	c = add(0x00400680, 0x00, 0x90);
+	c->master = offbus ? 1 : 0;
 	if (offbus) {
 		/* a 1-clock BOFF# with ADS# floating low in the next clock,
 		   the first with BOFF# high: no record, the restart is */
@@ -300,6 +329,13 @@ static void corner_cases(int with_idle, int offbus)
 		c = refused(0x0000d000, 0x00, 0x90);
 		c->master = 1;
 		c->hboff = 1;
+		/* AHOLD and an inquire of another line in the last clock of
+		   HLDA, falling with it: sampled, not effective (K5 5.2.5);
+		   the writeback whose ADS# comes as HLDA falls carries its
+		   own address */
+		c = add(0x0000e020, 0x00, 0xe0);
+		c->master = 1;
+		c->hahold = 1;
 	}
 	/* pipelined line fills */
 	for (unsigned i = 0; i < 8; i++) {
@@ -331,8 +367,8 @@ static void write_cycles(const char *dir)
 		if (c->gap >= 1u << 24)
 			die("gap too long");
 		fprintf(f, "%01x%02x%01x%01x%01x%01x%06x%01x%01x%01x%02x%08x\n",
-			c->hboff, c->boff_len, c->boff_at, c->na_at, c->wb,
-			c->w0, c->gap,
+			c->hahold << 2 | c->inq2 << 1 | c->hboff, c->boff_len,
+			c->boff_at, c->na_at, c->wb, c->w0, c->gap,
 			c->snoop << 3 | c->junk << 2 | c->lock << 1 | c->ken_n,
 			c->pins, c->floats << 3 | c->master, c->be, c->addr);
 		if (!c->filtered) {
@@ -514,7 +550,7 @@ int main(int argc, char **argv)
 		static const uint8_t junk[] = { 0x00, 'B', 'A', 'C', 0xff,
 						'B',  'A', 'C', 'H', 0x01 };
 
-		corner_cases(1, 0);
+		corner_cases(1, 1);
 		load_gen(gen, 3000, 0, 0);
 		raw(junk, sizeof(junk));
 		identify();

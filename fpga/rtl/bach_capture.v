@@ -52,6 +52,7 @@ module bach_capture #(
 	input  wire           i_hlda,
 	input  wire           i_ahold,
 	input  wire           i_eads_n,
+	input  wire           i_hitm_n,
 	output wire           o_hold,	// stall: hold the CPU (to HOLD)
 
 	// from the USB clock (asynchronous)
@@ -128,7 +129,7 @@ module bach_capture #(
 		.i_dc(i_dc), .i_wr(i_wr), .i_cache_n(i_cache_n),
 		.i_brdy_n(i_brdy_n), .i_na_n(i_na_n), .i_ken_n(i_ken_n),
 		.i_boff_n(i_boff_n), .i_hlda(i_hlda),
-		.i_ahold(i_ahold), .i_eads_n(i_eads_n),
+		.i_ahold(i_ahold), .i_eads_n(i_eads_n), .i_hitm_n(i_hitm_n),
 		.o_valid(s_valid), .o_rec(s_rec), .o_ts(s_ts), .o_open(s_open),
 		.o_offbus(s_offbus));
 

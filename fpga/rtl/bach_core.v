@@ -50,6 +50,7 @@ module bach_core #(
 	input  wire        i_hlda,
 	input  wire        i_ahold,
 	input  wire        i_eads_n,
+	input  wire        i_hitm_n,
 	output wire        o_hold,	// to the CPU's HOLD
 	output wire        o_running,	// a capture runs (START to STOP)
 
@@ -140,7 +141,7 @@ module bach_core #(
 		.i_dc(i_dc), .i_wr(i_wr), .i_cache_n(i_cache_n),
 		.i_brdy_n(i_brdy_n), .i_na_n(i_na_n), .i_ken_n(i_ken_n),
 		.i_boff_n(i_boff_n), .i_hlda(i_hlda),
-		.i_ahold(i_ahold), .i_eads_n(i_eads_n), .o_hold(o_hold),
+		.i_ahold(i_ahold), .i_eads_n(i_eads_n), .i_hitm_n(i_hitm_n), .o_hold(o_hold),
 		.i_run(u_run), .i_drop(u_drop), .i_filter(u_filter),
 		.i_high(u_high), .i_low(u_low), .i_zero_tgl(u_zero_tgl),
 		.i_snap_tgl(u_snap_tgl),

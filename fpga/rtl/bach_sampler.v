@@ -44,8 +44,13 @@
 //     while AHOLD is still high, its ADS# with A31..A3 floating: an ADS#
 //     in a clock after one with AHOLD high takes A31..A5 of the last
 //     EADS# of the capture, A4:A3 = 0 (no part of an inquire's address,
-//     5.2.1), as bach decode does (docs/decoding.md). HITM# is not needed
-//     for that (the board top registers it for the wiring only).
+//     5.2.1), as bach decode does (docs/decoding.md). AHOLD is "sampled
+//     but not effective when BOFF or HLDA is asserted" (5.2.5): AHOLD in
+//     a clock with HLDA high or BOFF# in effect floats nothing. EADS#
+//     is ignored while HITM# is asserted (Pentium Processor Family
+//     Developer's Manual, 241428, EADS# and HITM#): a second inquire
+//     while HITM# answers the first names no line, the writeback is the
+//     first one's.
 //
 // An ADS# in a clock where the bus floats (HLDA high, or BOFF# low without
 // HLDA in the clock before) is no record: o_offbus counts it instead.
@@ -80,6 +85,7 @@ module bach_sampler #(
 	input  wire          i_hlda,
 	input  wire          i_ahold,
 	input  wire          i_eads_n,
+	input  wire          i_hitm_n,	// an EADS# while HITM# is low is ignored
 
 	output reg           o_valid = 1'b0, // a record this clock
 	output reg  [47:0]   o_rec,	// address BE, BE#, control (design 2)
@@ -116,16 +122,17 @@ module bach_sampler #(
 	// the pins of this clock are not the CPU's
 	wire floating = i_hlda || b_boff_q;
 
-	// b_ahold_q: AHOLD high in the clock before, so A31..A3 float in this
-	// one; b_inq: A31..A5 at the last EADS# of the capture (b_inq_ok)
+	// b_ahold_q: AHOLD high (and effective: not with HLDA or BOFF#) in
+	// the clock before, so A31..A3 float in this one; b_inq: A31..A5 at
+	// the last EADS# of the capture with HITM# high (b_inq_ok)
 	reg         b_ahold_q = 1'b0, b_inq_ok = 1'b0;
 	reg  [31:5] b_inq = 27'd0;
 
 	always @(posedge i_clk) begin
-		b_ahold_q <= i_ahold;
+		b_ahold_q <= i_ahold & ~i_hlda & ~boff;
 		if (i_clear)
 			b_inq_ok <= 1'b0;
-		else if (i_sample && !i_eads_n) begin
+		else if (i_sample && !i_eads_n && i_hitm_n) begin
 			b_inq_ok <= 1'b1;
 			b_inq <= i_a[31:5];
 		end
@@ -316,10 +323,10 @@ module bach_sampler #(
 	reg [31:5] f_inq = 27'd0;
 
 	always @(posedge i_clk) begin
-		f_ahold_q <= i_ahold;
+		f_ahold_q <= i_ahold && !i_hlda && !(!i_boff_n && !i_hlda);
 		if (i_clear)
 			f_inq_ok <= 1'b0;
-		else if (i_sample && !i_eads_n) begin
+		else if (i_sample && !i_eads_n && i_hitm_n) begin
 			f_inq_ok <= 1'b1;
 			f_inq <= i_a[31:5];
 		end

@@ -43,7 +43,7 @@ if command -v sigrok-cli > /dev/null; then
 	i=3; while [ $i -le 31 ]; do want="$want a$i"; i=$((i + 1)); done
 	i=0; while [ $i -le 7 ]; do want="$want be${i}_n"; i=$((i + 1)); done
 	want="$want mio dc wr cache_n brdy_n na_n ken_n boff_n lock_n hlda"
-	want="$want ahold eads_n"
+	want="$want ahold eads_n hitm_n"
 	got=$(sed -n 's/^- \([a-z0-9_]*\): logic$/\1/p' "$T/show" | tr '\n' ' ')
 	[ "$got" = "$want " ] || fail "VCD channels: $got"
 	# the logic-analyzer path: the same bus decodes to the records the

@@ -74,8 +74,7 @@ module top (
 	bus_in in_hlda (.clk(bus_clk), .pin(bus_hlda), .q(c_q[0]));
 	bus_in in_ahold (.clk(bus_clk), .pin(bus_ahold), .q(ahold_q));
 	bus_in in_eads (.clk(bus_clk), .pin(bus_eads_n), .q(eads_q));
-	// HITM#: wired and registered, not needed by the rules (the sampler
-	// takes the inquire's line at EADS#; HITM# only says it hit)
+	// HITM#: an EADS# while it is low is ignored (Pentium 241428)
 	bus_in in_hitm (.clk(bus_clk), .pin(bus_hitm_n), .q(hitm_q));
 
 	// FT2232H outputs: registered in the I/O cells on CLKOUT
@@ -120,7 +119,7 @@ module top (
 		.i_mio(c_q[8]), .i_dc(c_q[7]), .i_wr(c_q[6]),
 		.i_cache_n(c_q[5]), .i_brdy_n(c_q[4]), .i_na_n(c_q[3]),
 		.i_ken_n(c_q[2]), .i_boff_n(c_q[1]), .i_hlda(c_q[0]),
-		.i_ahold(ahold_q), .i_eads_n(eads_q),
+		.i_ahold(ahold_q), .i_eads_n(eads_q), .i_hitm_n(hitm_q),
 		.o_hold(hold),
 		.i_ft_rxf_n(ft_rxf_n), .i_ft_txe_n(ft_txe_n),
 		.i_ft_data(data_in),
