@@ -903,13 +903,21 @@ int bach_times_get(struct bach_times *t, const char *file, uint64_t rec,
 	return 0;
 }
 
+static bool walk_at_eof(struct bach_times *t);
+
 int bach_times_end(struct bach_times *t)
 {
 	if (t->fd < 0 || t->at_eof || t->untimed)
 		return 0;
 	if (t->next == t->first + t->mlen &&
-	    t->moff + BACH_BGZF_EOF_SIZE == t->size)
-		return 0;
+	    t->moff + BACH_BGZF_EOF_SIZE == t->size) {
+		/* the last 28 bytes must be the EOF block, not any 28 */
+		if (walk_at_eof(t))
+			return 0;
+		return tfail(t, -EBADMSG,
+			     "not the EOF block at byte offset %llu",
+			     (unsigned long long)t->moff);
+	}
 	return tfail(
 		t, -EBADMSG,
 		"more entries than %s has records (%llu records; entry %llu follows, in the member ending at byte offset %llu)",
