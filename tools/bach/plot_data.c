@@ -6,6 +6,7 @@
  * draw it again. Strings go out through jansson, so names are JSON
  * whatever bytes they hold; CSV quotes them as RFC 4180 says.
  */
+#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,13 @@
 
 #include "lib/io/manifest.h"
 #include "plot_kinds.h"
+
+void dout_flush(struct dout *d)
+{
+	if (d->len && !d->err)
+		d->err = d->write(d->closure, (const uint8_t *)d->buf, d->len);
+	d->len = 0;
+}
 
 void dout_printf(struct dout *d, const char *fmt, ...)
 {
@@ -26,11 +34,19 @@ void dout_printf(struct dout *d, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || d->err)
 		return;
-	if ((size_t)n >= sizeof(buf)) { /* longer than a line here: again */
+	if ((size_t)n < sizeof(buf)) {
+		if (d->len + (size_t)n > sizeof(d->buf))
+			dout_flush(d);
+		memcpy(d->buf + d->len, buf, (size_t)n);
+		d->len += (size_t)n;
+		return;
+	}
+	dout_flush(d);
+	{ /* longer than a line here: again */
 		char *big = malloc((size_t)n + 1);
 
 		if (!big) {
-			d->err = -12;
+			d->err = -ENOMEM;
 			return;
 		}
 		va_start(ap, fmt);
@@ -38,9 +54,7 @@ void dout_printf(struct dout *d, const char *fmt, ...)
 		va_end(ap);
 		d->err = d->write(d->closure, (const uint8_t *)big, (size_t)n);
 		free(big);
-		return;
 	}
-	d->err = d->write(d->closure, (const uint8_t *)buf, (size_t)n);
 }
 
 void dout_string(struct dout *d, const char *s)

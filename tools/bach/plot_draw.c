@@ -165,7 +165,9 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 	layout_reset();
 	time_reset();
 	if (format == PLOT_CSV || format == PLOT_JSON) {
-		struct dout d = { format == PLOT_JSON, write, closure, 0 };
+		struct dout d = { .json = format == PLOT_JSON,
+				  .write = write,
+				  .closure = closure };
 		/* the data of the default picture, whatever the size: map's
 		 * rows are those of 1000 x 600 */
 		struct plot_opts dflt = *o;
@@ -180,6 +182,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 		s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1, 1);
 		cr = cairo_create(s);
 		status = draw(cr, &d, kind, ntraces, traces, o);
+		dout_flush(&d);
 		cairo_destroy(cr);
 		cairo_surface_destroy(s);
 		if (!status && d.err) {
@@ -241,7 +244,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 	if (!status && format == PLOT_SVG && !sink.err) {
 		/* cairo draws text as glyph outlines only: the texts go in
 		 * as <text>, on top, before the end of the picture */
-		struct dout d = { false, write, closure, 0 };
+		struct dout d = { .write = write, .closure = closure };
 		size_t end = svg.n;
 
 		while (end >= 6 && memcmp(svg.p + end - 6, "</svg>", 6))
@@ -250,6 +253,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 		sink.err = write(closure, svg.p, end);
 		if (!sink.err) {
 			svg_texts(&d);
+			dout_flush(&d);
 			sink.err = d.err;
 		}
 		if (!sink.err)
@@ -259,10 +263,14 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 	time_reset();
 	if (!status && o->layout) {
 		FILE *f = fopen(o->layout, "w");
-		struct dout d = { true, file_write, f, 0 };
+		struct dout d = { .json = true,
+				  .write = file_write,
+				  .closure = f };
 
-		if (f)
+		if (f) {
 			layout_json(&d);
+			dout_flush(&d);
+		}
 		if (!f || d.err || fclose(f))
 			errmsg("%s: cannot write the layout", o->layout);
 	}

@@ -121,10 +121,15 @@ struct dout {
 	int (*write)(void *closure, const uint8_t *data, size_t len);
 	void *closure;
 	int err;
+	size_t len; /* bytes waiting in buf: written whole by dout_flush() */
+	char buf[65536];
 };
 
 void dout_printf(struct dout *d, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* what waits in d->buf out, once done (a map's cells are a write each
+ * 64 KiB, not each field) */
+void dout_flush(struct dout *d);
 /* s as a JSON string, or as a CSV field (quoted when it must be) */
 void dout_string(struct dout *d, const char *s);
 /* JSON: ,"events":[...],"events_left_out":N (the rules); CSV: nothing */
