@@ -40,6 +40,12 @@ set -eu
 # python3-zstandard: the independent zstd decoder of .byu.zst in its tests.
 # the manual pages: scdoc turns docs/man/*.scd into roff (make man, make
 # install); groff and man-db render them in the tests.
+# Slurm (bach plan --slurm): tests/cli/slurm.sh runs munged, slurmctld and
+# slurmd of its own, under a private slurm.conf, key, sockets and ports in
+# a temporary directory; it neither uses nor disturbs the services the
+# packages install (munge's starts with its own key and socket in
+# /run/munge where the system starts services; slurmctld's and slurmd's
+# do not start without an /etc/slurm/slurm.conf, which they do not ship).
 PKGS="gcc make pkg-config clang-format zlib1g-dev libdeflate-dev libzstd-dev libcmocka-dev clang pigz gzip zstd
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
@@ -50,7 +56,8 @@ libjansson-dev
 prometheus prometheus-node-exporter
 python3 libcairo2-dev chromium
 tabix python3-cffi python3-numpy python3-pytest python3-pandas python3-matplotlib python3-zstandard
-scdoc groff-base man-db"
+scdoc groff-base man-db
+slurmctld slurmd slurm-client munge"
 
 # deps.sh --check: only say whether the libraries the programs link are
 # there (pkg-config), naming the Debian package of each that is not; plain

@@ -139,6 +139,12 @@ want "$T/trace-one.byu" _bach "$BACH" plot map "$T/trace-o"
 mk=$(msg mrc --kind x a | sed -n "s/.*is not \(.*\)\$/\1/p" | sed 's/,\| or / /g')
 [ "$(echo $mk)" = "i d all" ] || fail "bach mrc --kind: [$mk]"
 want "$mk" _bach "$BACH" mrc --kind ""
+# plan --slurm DIR -- CMD OPTION...: the commands that take --range and
+# --partial, then CMD's own options and values
+has mrc stat -- _bach "$BACH" plan t --slurm d -- ""
+comp _bach "$BACH" plan t --slurm d -- "" | grep -qx merge && fail "plan -- offers merge"
+want --line _bach "$BACH" plan t --slurm d -- mrc --li
+want "$mk" _bach "$BACH" plan t --slurm d -- mrc --line 32 --kind ""
 pins=$(msg gen -n 1 --pins x | sed -n "s/.*--pins: \(.*\), not 'x'\$/\1/p" | sed 's/,\| or / /g')
 want "$pins" _bach "$BACH" gen --pins ""
 want "status start stop rotate mark" _bach "$BACH" ctl ""

@@ -80,6 +80,13 @@ int cmd_getopt_long(int argc, char *const *argv, const char *shortopts,
 /* `bach __complete WORD...` and `bach __options CMD` (complete.c) */
 int complete_main(const struct bach_cmd *const *cmds, int argc, char **argv);
 int options_main(const struct bach_cmd *c);
+/* the command named NAME (main.c), NULL when none */
+const struct bach_cmd *cmd_find(const char *name);
+/* c's getopt tables, as `bach __options` reads them (complete.c) */
+void cmd_options(const struct bach_cmd *c, const char **shortopts,
+		 const struct option **longopts);
+/* c takes --range and --partial: bach plan --slurm can split its runs */
+bool cmd_splits(const struct bach_cmd *c);
 
 extern const struct bach_cmd cmd_dump, cmd_stat, cmd_verify, cmd_convert,
 	cmd_gen, cmd_capture, cmd_ctl, cmd_decode, cmd_recover, cmd_sim,

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "lib/formats/formats.h"
@@ -58,6 +59,19 @@ static void table(const struct bach_cmd *c, const char **shortopts,
 	*longopts = caught_long;
 }
 
+void cmd_options(const struct bach_cmd *c, const char **shortopts,
+		 const struct option **longopts)
+{
+	int fd = dup(STDERR_FILENO);
+
+	table(c, shortopts, longopts);
+	fflush(stderr); /* table() sent it to /dev/null */
+	if (fd >= 0) {
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+}
+
 static void formats(enum bach_format_dir dir, const char *cur)
 {
 	for (size_t i = 0; bach_formats[i]; i++)
@@ -92,13 +106,47 @@ static const struct complete_values common[] = {
 	{ .opt = "as", .list = formats_both },
 };
 
-static int complete_cmd(const struct bach_cmd *c, int n, char **words)
+bool cmd_splits(const struct bach_cmd *c)
+{
+	const struct option *lo;
+	const char *so;
+	bool range = false, partial = false;
+
+	if (!c->help)
+		return false;
+	cmd_options(c, &so, &lo);
+	for (; lo && lo->name; lo++) {
+		range |= !strcmp(lo->name, "range");
+		partial |= !strcmp(lo->name, "partial");
+	}
+	return range && partial;
+}
+
+static int complete_cmd(const struct bach_cmd *const *cmds,
+			const struct bach_cmd *c, int n, char **words)
 {
 	struct complete_values v[64];
 	const struct option *lo;
 	const char *so;
 	size_t k = 0;
 
+	/* plan --slurm DIR -- CMD OPTION...: CMD, one that takes --partial,
+	 * then its own options */
+	for (int i = 0; c == &cmd_plan && i < n - 1; i++) {
+		if (strcmp(words[i], "--"))
+			continue;
+		if (i == n - 2) {
+			for (int j = 0; cmds[j]; j++)
+				if (cmd_splits(cmds[j]))
+					complete_word(cmds[j]->name,
+						      words[n - 1]);
+			return EXIT_OK;
+		}
+		c = cmd_find(words[i + 1]);
+		if (!c || !cmd_splits(c))
+			return EXIT_OK;
+		return complete_cmd(cmds, c, n - i - 2, words + i + 2);
+	}
 	table(c, &so, &lo);
 	for (size_t i = 0; c->values && c->values[i].opt && k < 32; i++)
 		v[k++] = c->values[i];
@@ -135,7 +183,7 @@ int complete_main(const struct bach_cmd *const *cmds, int argc, char **argv)
 	if (!c->help) { /* in another binary: its own __complete */
 		return c->run(argc - 1, argv + 1);
 	}
-	return complete_cmd(c, argc - 3, argv + 3);
+	return complete_cmd(cmds, c, argc - 3, argv + 3);
 }
 
 int options_main(const struct bach_cmd *c)

@@ -69,7 +69,7 @@ static int close_stdout(int status)
 	return status > EXIT_USAGE ? status : EXIT_USAGE;
 }
 
-static const struct bach_cmd *find(const char *name)
+const struct bach_cmd *cmd_find(const char *name)
 {
 	for (int i = 0; cmds[i]; i++)
 		if (!strcmp(cmds[i]->name, name))
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return close_stdout(EXIT_OK);
 		}
-		c = find(argv[2]);
+		c = cmd_find(argv[2]);
 		if (!c) {
 			fprintf(stderr, "bach: no command '%s'\n", argv[2]);
 			return EXIT_USAGE;
@@ -101,13 +101,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "__complete"))
 		return close_stdout(complete_main(cmds, argc, argv));
-	if (!strcmp(argv[1], "__options") && argc == 3 && find(argv[2]))
-		return close_stdout(options_main(find(argv[2])));
+	if (!strcmp(argv[1], "__options") && argc == 3 && cmd_find(argv[2]))
+		return close_stdout(options_main(cmd_find(argv[2])));
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("bach %s\n", BACH_VERSION);
 		return close_stdout(EXIT_OK);
 	}
-	c = find(argv[1]);
+	c = cmd_find(argv[1]);
 	if (!c) {
 		fprintf(stderr, "bach: no command '%s'\n", argv[1]);
 		usage(stderr);

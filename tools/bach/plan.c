@@ -5,9 +5,11 @@
  * each blocked segment's member index (.gzi, or its members' headers) and a
  * capture's manifest (gap events, retention) say where the cuts can go.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,22 +263,391 @@ static struct cand choose(const struct plan *p, uint64_t t, uint64_t w,
 	return near;
 }
 
+/* --slurm DIR -- CMD OPTION...: what the scripts are made of */
+struct slurm {
+	const char *dir; /* as given */
+	char *adir;	 /* absolute */
+	bool force;	 /* DIR may hold files */
+	char **cmd;	 /* CMD OPTION... */
+	int ncmd;
+	const char *fmt; /* --json, --csv or NULL: for bach merge */
+	uint64_t *range; /* START, END of each chunk */
+	size_t n, cap;
+};
+
+/* s in single quotes for sh: any byte but ' as it is, ' as '\'' */
+static void sh_quote(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
+/* DIR/NAME in sh quotes for Slurm's --output: DIR's % escaped, NAME's
+ * patterns (%a: the task) kept */
+static void slurm_path(FILE *f, const char *dir, const char *name)
+{
+	fputc('\'', f);
+	for (const char *p = dir; *p; p++)
+		if (*p == '\'')
+			fputs("'\\''", f);
+		else if (*p == '%')
+			fputs("%%", f);
+		else
+			fputc(*p, f);
+	fprintf(f, "/%s'", name);
+}
+
+/*
+ * The command after --: one whose options take --partial, its options
+ * valid by its own getopt table (abbreviations too), without --range,
+ * --partial or an operand; its --json or --csv is merge's.
+ */
+static int slurm_command(struct slurm *sl)
+{
+	const struct bach_cmd *c = cmd_find(sl->cmd[0]);
+	const struct option *lo = NULL;
+	const char *so = "";
+	char name[80], **av;
+	int k, status = EXIT_OK, saved = optind;
+
+	if (!c)
+		return usage_error("--slurm: no command '%s' after --",
+				   sl->cmd[0]);
+	if (!cmd_splits(c))
+		return usage_error(
+			"--slurm: bach %s takes no --range and --partial: its run cannot be split and merged",
+			c->name);
+	cmd_options(c, &so, &lo);
+	av = calloc((size_t)sl->ncmd + 1, sizeof(*av));
+	if (!av) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	snprintf(name, sizeof(name), "bach %s", c->name);
+	av[0] = name;
+	for (int i = 1; i < sl->ncmd; i++)
+		av[i] = sl->cmd[i];
+	optind = 0; /* a new scan, getopt's state reset */
+	for (;;) {
+		int li = -1;
+		const char *o = NULL;
+
+		k = getopt_long(sl->ncmd, av, so, lo, &li);
+		if (k == -1)
+			break;
+		if (k == '?' || k == ':') {
+			status = usage_error(
+				"--slurm: the options of bach %s after -- are not right (above)",
+				c->name);
+			goto out;
+		}
+		if (li >= 0)
+			o = lo[li].name;
+		for (int i = 0; !o && lo[i].name; i++)
+			if (!lo[i].flag && lo[i].val == k)
+				o = lo[i].name;
+		if (o && !strcmp(o, "json"))
+			sl->fmt = "--json";
+		else if (o && !strcmp(o, "csv"))
+			sl->fmt = "--csv";
+		else if (o && (!strcmp(o, "range") || !strcmp(o, "partial"))) {
+			status = usage_error(
+				"--slurm: --%s is bach plan's to give each task, not one of the command's options",
+				o);
+			goto out;
+		}
+	}
+	if (optind < sl->ncmd)
+		status = usage_error(
+			"--slurm: '%s' after --: the TRACEs go before --, the command's options after it",
+			av[optind]);
+out:
+	free(av);
+	optind = saved; /* plan's TRACEs start there */
+	return status;
+}
+
+/* DIR made, or an empty one (or any, --force); its absolute name */
+static int slurm_dir(struct slurm *sl)
+{
+	char ep[600];
+	DIR *d;
+
+	bach_escape_ctl(ep, sizeof(ep), sl->dir);
+	if (strchr(sl->dir, '\\'))
+		return usage_error(
+			"--slurm: %s: a backslash in it would turn off the patterns of Slurm's --output (its log files): choose another directory",
+			ep);
+	if (mkdir(sl->dir, 0777) && errno != EEXIST) {
+		errmsg("--slurm: %s: %s", ep, strerror(errno));
+		return EXIT_USAGE;
+	}
+	d = opendir(sl->dir);
+	if (!d) {
+		errmsg("--slurm: %s: %s", ep, strerror(errno));
+		return EXIT_USAGE;
+	}
+	for (struct dirent *e; !sl->force && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			closedir(d);
+			return usage_error(
+				"--slurm: %s is not empty (it holds %s): --force writes into it all the same",
+				ep, e->d_name);
+		}
+	closedir(d);
+	sl->adir = realpath(sl->dir, NULL);
+	if (!sl->adir) {
+		errmsg("--slurm: %s: %s", ep, strerror(errno));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* DIR/NAME written by put(), executable; a message naming it if not */
+static int slurm_write(const struct slurm *sl, const char *name,
+		       void (*put)(FILE *, const struct slurm *, void *),
+		       void *arg)
+{
+	char path[PATH_MAX + 64], ep[PATH_MAX + 64];
+	FILE *f;
+	int bad;
+
+	snprintf(path, sizeof(path), "%s/%s", sl->adir, name);
+	bach_escape_ctl(ep, sizeof(ep), path);
+	f = fopen(path, "w");
+	if (!f) {
+		errmsg("%s: %s", ep, strerror(errno));
+		return EXIT_USAGE;
+	}
+	put(f, sl, arg);
+	bad = ferror(f);
+	if (fchmod(fileno(f), 0755))
+		bad = 1;
+	if (fclose(f) || bad) {
+		errmsg("%s: %s", ep, errno ? strerror(errno) : "write error");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* DIR/NAME, quoted for sh */
+static void put_path(FILE *f, const struct slurm *sl, const char *name)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s/%s", sl->adir, name) < 0) {
+		fputs("/dev/null/out-of-memory", f);
+		return;
+	}
+	sh_quote(f, p);
+	free(p);
+}
+
+struct array_arg {
+	const char *bach; /* the binary, absolute */
+	char **traces;	  /* absolute */
+	int ntraces;
+};
+
+static void put_array(FILE *f, const struct slurm *sl, void *arg)
+{
+	const struct array_arg *a = arg;
+
+	fprintf(f,
+		"#!/bin/sh\n"
+		"# Written by bach plan --slurm: task I of this job array runs bach %s over\n"
+		"# the records of chunk I and writes their partial to part-I beside this\n"
+		"# script (docs/analysis.md section 7). submit.sh submits it, and\n"
+		"# merge.sh once every task has succeeded.\n"
+		"#SBATCH --job-name=bach-%s\n"
+		"#SBATCH --array=0-%zu\n"
+		"case ${SLURM_ARRAY_TASK_ID:-} in\n",
+		sl->cmd[0], sl->cmd[0], sl->n - 1);
+	for (size_t i = 0; i < sl->n; i++)
+		fprintf(f, "%zu) range=%llu:%llu ;;\n", i,
+			(unsigned long long)sl->range[2 * i],
+			(unsigned long long)sl->range[2 * i + 1]);
+	fprintf(f,
+		"*) echo \"array.sh: no chunk '${SLURM_ARRAY_TASK_ID:-}' (0 to %zu)\" >&2\n"
+		"   exit 2 ;;\nesac\nexec ",
+		sl->n - 1);
+	sh_quote(f, a->bach);
+	for (int i = 0; i < sl->ncmd; i++) {
+		fputc(' ', f);
+		sh_quote(f, sl->cmd[i]);
+	}
+	fputs(" --range \"$range\" --partial ", f);
+	put_path(f, sl, "part-");
+	fputs("\"$SLURM_ARRAY_TASK_ID\"", f);
+	for (int i = 0; i < a->ntraces; i++) {
+		fputc(' ', f);
+		sh_quote(f, a->traces[i]);
+	}
+	fputc('\n', f);
+}
+
+static void put_merge(FILE *f, const struct slurm *sl, void *arg)
+{
+	const char *bach = arg;
+
+	fprintf(f,
+		"#!/bin/sh\n"
+		"# Written by bach plan --slurm: bach merge of the partials the tasks of\n"
+		"# array.sh wrote, into result beside this script (through result.tmp:\n"
+		"# result is there only when the merge succeeded); its exit status is\n"
+		"# the merge's.\n"
+		"#SBATCH --job-name=bach-merge\n");
+	sh_quote(f, bach);
+	fputs(" merge", f);
+	if (sl->fmt)
+		fprintf(f, " %s", sl->fmt);
+	for (size_t i = 0; i < sl->n; i++) {
+		char part[40];
+
+		snprintf(part, sizeof(part), "part-%zu", i);
+		fputs(" \\\n\t", f);
+		put_path(f, sl, part);
+	}
+	fputs(" > ", f);
+	put_path(f, sl, "result.tmp");
+	fputs(" || exit\nexec mv -f ", f);
+	put_path(f, sl, "result.tmp");
+	fputc(' ', f);
+	put_path(f, sl, "result");
+	fputc('\n', f);
+}
+
+static void put_submit(FILE *f, const struct slurm *sl, void *arg)
+{
+	(void)arg;
+	fputs("#!/bin/sh\n"
+	      "# Written by bach plan --slurm: submits array.sh, then merge.sh to run\n"
+	      "# once every task of it has succeeded (cancelled if one fails). Its\n"
+	      "# arguments go to both sbatch runs (--partition, --account, --time...).\n"
+	      "# Prints the job ids: \"array ID\" and \"merge ID\".\n"
+	      "set -eu\n"
+	      "array=$(sbatch --parsable --output=",
+	      f);
+	slurm_path(f, sl->adir, "part-%a.log");
+	fputs(" \"$@\" ", f);
+	put_path(f, sl, "array.sh");
+	fputs(")\narray=${array%%;*}\n"
+	      "merge=$(sbatch --parsable --dependency=afterok:\"$array\" \\\n"
+	      "\t--kill-on-invalid-dep=yes --output=",
+	      f);
+	slurm_path(f, sl->adir, "merge.log");
+	fputs(" \"$@\" ", f);
+	put_path(f, sl, "merge.sh");
+	fputs(") || {\n"
+	      "\techo \"submit.sh: the merge was not submitted; job $array runs (scancel $array)\" >&2\n"
+	      "\texit 1\n"
+	      "}\n"
+	      "merge=${merge%%;*}\n"
+	      "echo \"array $array\"\n"
+	      "echo \"merge $merge\"\n",
+	      f);
+}
+
+/* the three scripts, for the traces argv[0..n) */
+static int slurm_scripts(struct slurm *sl, char **argv, int n)
+{
+	struct array_arg a = { .traces = calloc((size_t)n, sizeof(char *)),
+			       .ntraces = n };
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int status = EXIT_OK;
+
+	if (!a.traces) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	if (len <= 0) {
+		errmsg("--slurm: /proc/self/exe: %s (the scripts name bach's binary by its absolute path)",
+		       len ? strerror(errno) : "empty");
+		status = EXIT_USAGE;
+		goto out;
+	}
+	exe[len] = '\0';
+	a.bach = exe;
+	for (int i = 0; i < n && !status; i++) {
+		a.traces[i] = realpath(argv[i], NULL);
+		if (!a.traces[i]) {
+			char ep[600];
+
+			bach_escape_ctl(ep, sizeof(ep), argv[i]);
+			errmsg("%s: %s", ep, strerror(errno));
+			status = EXIT_USAGE;
+		}
+	}
+	if (!status)
+		status = slurm_write(sl, "array.sh", put_array, &a);
+	if (!status)
+		status = slurm_write(sl, "merge.sh", put_merge, exe);
+	if (!status)
+		status = slurm_write(sl, "submit.sh", put_submit, NULL);
+	if (!status)
+		fprintf(stderr,
+			"%s: %zu tasks of bach %s: sh %s/submit.sh submits them and the merge into %s/result\n",
+			prog_cmd, sl->n, sl->cmd[0], sl->adir, sl->adir);
+out:
+	for (int i = 0; i < n; i++)
+		free(a.traces[i]);
+	free(a.traces);
+	return status;
+}
+
+static int add_range(struct slurm *sl, uint64_t start, uint64_t end)
+{
+	if (sl->n == sl->cap) {
+		size_t cap = sl->cap ? 2 * sl->cap : 64;
+		uint64_t *r = realloc(sl->range, 2 * cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		sl->range = r;
+		sl->cap = cap;
+	}
+	sl->range[2 * sl->n] = start;
+	sl->range[2 * sl->n++ + 1] = end;
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "chunks", required_argument, NULL, 'n' },
 		{ "chunk-records", required_argument, NULL, 'c' },
+		{ "slurm", required_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct plan p = { 0 };
+	struct slurm sl = { 0 };
 	uint64_t chunks = 0, size = 0, prev = 0;
 	bool json = false;
 	int c, status = EXIT_OK;
 	json_t *arr = NULL;
 
+	/* --slurm's command follows "--": the options end there */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			sl.cmd = argv + i + 1;
+			sl.ncmd = argc - i - 1;
+			argc = i;
+			break;
+		}
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'j')
+		if (c == 's')
+			sl.dir = optarg;
+		else if (c == 'f')
+			sl.force = true;
+		else if (c == 'j')
 			json = true;
 		else if (c == 'n' && (!parse_u64(optarg, &chunks) || !chunks))
 			return usage_error(
@@ -289,11 +660,20 @@ static int run(int argc, char **argv)
 		else if (c != 'j' && c != 'n' && c != 'c')
 			return usage_error("bad option");
 	}
+	if (sl.dir && !sl.ncmd)
+		return usage_error(
+			"--slurm: no command after --: bach plan TRACE... --slurm DIR -- stat|mrc [OPTION]...");
+	if (!sl.dir && sl.cmd)
+		return usage_error("a command after --: only with --slurm DIR");
+	if (sl.force && !sl.dir)
+		return usage_error("--force: only with --slurm DIR");
 	if (chunks && size)
 		return usage_error(
 			"--chunks and --chunk-records: one or the other");
 	if (optind >= argc)
 		return usage_error("no TRACE given");
+	if (sl.dir && (status = slurm_command(&sl)))
+		return status;
 	for (int i = optind; i < argc && !status; i++) {
 		struct stat sb;
 
@@ -303,6 +683,8 @@ static int run(int argc, char **argv)
 		else
 			status = add_file(&p, argv[i], CUT_SEGMENT);
 	}
+	if (!status && sl.dir)
+		status = slurm_dir(&sl);
 	if (status)
 		goto out;
 	if (p.n)
@@ -334,6 +716,11 @@ static int run(int argc, char **argv)
 			}
 			if (to.at <= prev && k < chunks)
 				continue;
+			if (sl.dir && add_range(&sl, from.at, to.at)) {
+				errmsg("out of memory");
+				status = EXIT_USAGE;
+				goto out;
+			}
 			if (json) {
 				json_t *o =
 					json_pack("{sIsIsIss}", "start",
@@ -364,7 +751,11 @@ static int run(int argc, char **argv)
 					   (json_int_t)p.total, "chunks", arr));
 		arr = NULL;
 	}
+	if (!status && sl.dir)
+		status = slurm_scripts(&sl, argv + optind, argc - optind);
 out:
+	free(sl.adir);
+	free(sl.range);
 	json_decref(arr);
 	free(p.c);
 	free(p.raw);
@@ -374,8 +765,14 @@ out:
 const struct bach_cmd cmd_plan = {
 	.name = "plan",
 	.run = run,
+	.values =
+		(const struct complete_values[]){
+			{ .opt = "slurm", .dirs = true },
+			{ .opt = NULL },
+		},
 	.summary = "split a trace into record ranges for --range and --partial",
 	.help = "usage: bach plan [--chunks N | --chunk-records N] [--json] TRACE...\n"
+		"       [--slurm DIR [--force] -- CMD [OPTION]...]\n"
 		"\n"
 		"Record ranges START:END that cover the trace, one per line with its\n"
 		"records and where its start was cut, found without reading a record:\n"
@@ -392,6 +789,18 @@ const struct bach_cmd cmd_plan = {
 		"                         --chunks is given)\n"
 		"      --json             {\"records\": R, \"chunks\": [{\"start\": A,\n"
 		"                         \"end\": B, \"records\": B-A, \"cut\": KIND}]}\n"
+		"      --slurm DIR        write into DIR (made, or empty) the Slurm\n"
+		"                         scripts of a split run of bach CMD OPTION...\n"
+		"                         (a command that takes --range and --partial:\n"
+		"                         stat, mrc): array.sh, a job array of a task a\n"
+		"                         range writing DIR/part-I; merge.sh, bach merge\n"
+		"                         of them into DIR/result (with CMD's --json or\n"
+		"                         --csv); submit.sh, which submits both, the\n"
+		"                         merge with --dependency=afterok, and prints the\n"
+		"                         job ids (its arguments go to sbatch)\n"
+		"      --force            --slurm: write into a DIR that holds files\n"
 		"\n"
-		"example: bach plan --chunks 8 --json capture/\n",
+		"example: bach plan --chunks 8 --json capture/\n"
+		"         bach plan --chunks 64 capture/ --slurm run1 -- mrc --json\n"
+		"         sh run1/submit.sh --partition=batch\n",
 };
