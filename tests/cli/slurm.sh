@@ -7,7 +7,8 @@
 # merged result equals the unsplit run byte for byte (mrc --json, stat,
 # mrc --csv --assoc 4, over several chunks of a capture and a file with a
 # quote and a space in its name). A failing task cancels the merge. Bad
-# use is refused, exit 2, before anything is written.
+# use is refused, exit 2, before anything is written; the scripts run by
+# hand (as root or not) give the unsplit output too.
 . "$TOP/tests/lib.sh"
 
 # refusals need no Slurm
@@ -49,6 +50,21 @@ for r in $(cut -d' ' -f1 "$T/out"); do
 done
 expect_status 2 env SLURM_ARRAY_TASK_ID=3 sh "$T/d/array.sh"
 expect_err "no chunk '3' (0 to 2)"
+expect_status 2 "$BACH" plan --chunks 3 "$T/g.byu.gz" --slurm "$T/a\\b" -- mrc
+expect_err "a backslash in it would turn off the patterns of Slurm's --output"
+# the scripts run by hand, as Slurm would, from elsewhere: the command's
+# options parsed by its own table (--cs is --csv, which goes to merge)
+"$BACH" plan --chunks 4 "$T/g.byu.gz" --slurm "$T/by hand" -- mrc --cs --line 64 > /dev/null 2> "$T/err" ||
+	fail "plan --slurm -- mrc --cs: $(cat "$T/err")"
+grep -q " merge --csv " "$T/by hand/merge.sh" || fail "merge.sh: $(cat "$T/by hand/merge.sh")"
+for i in 0 1 2 3; do
+	(cd / && SLURM_ARRAY_TASK_ID=$i sh "$T/by hand/array.sh") 2> "$T/err" ||
+		fail "array.sh, task $i: $(cat "$T/err")"
+done
+(cd / && sh "$T/by hand/merge.sh") 2> "$T/err" || fail "merge.sh: $(cat "$T/err")"
+"$BACH" mrc --csv --line 64 "$T/g.byu.gz" > "$T/whole" || fail "mrc --csv --line 64"
+same "$T/by hand/result" "$T/whole"
+[ ! -e "$T/by hand/result.tmp" ] || fail "merge.sh left result.tmp"
 
 [ "$(id -u)" -eq 0 ] || skip "not root: a Slurm of its own runs slurmd as root"
 for p in munged slurmctld slurmd sbatch scontrol; do

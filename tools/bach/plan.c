@@ -394,16 +394,25 @@ static int slurm_dir(struct slurm *sl)
 	}
 	for (struct dirent *e; !sl->force && (e = readdir(d));)
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			char en[600];
+
+			bach_escape_ctl(en, sizeof(en), e->d_name);
 			closedir(d);
 			return usage_error(
 				"--slurm: %s is not empty (it holds %s): --force writes into it all the same",
-				ep, e->d_name);
+				ep, en);
 		}
 	closedir(d);
 	sl->adir = realpath(sl->dir, NULL);
 	if (!sl->adir) {
 		errmsg("--slurm: %s: %s", ep, strerror(errno));
 		return EXIT_USAGE;
+	}
+	if (strchr(sl->adir, '\\')) {
+		bach_escape_ctl(ep, sizeof(ep), sl->adir);
+		return usage_error(
+			"--slurm: %s: a backslash in it would turn off the patterns of Slurm's --output (its log files): choose another directory",
+			ep);
 	}
 	return EXIT_OK;
 }
@@ -438,14 +447,9 @@ static int slurm_write(const struct slurm *sl, const char *name,
 /* DIR/NAME, quoted for sh */
 static void put_path(FILE *f, const struct slurm *sl, const char *name)
 {
-	char *p = NULL;
-
-	if (asprintf(&p, "%s/%s", sl->adir, name) < 0) {
-		fputs("/dev/null/out-of-memory", f);
-		return;
-	}
-	sh_quote(f, p);
-	free(p);
+	sh_quote(f, sl->adir);
+	fputc('/', f);
+	sh_quote(f, name);
 }
 
 struct array_arg {
