@@ -162,6 +162,11 @@ KillWait=2
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=bach Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
+# the cluster this test may itself run in is not ours: its SLURM_* and
+# SBATCH_* (input variables of sbatch) go
+for v in $(env | sed -n 's/^\(SLURM_[A-Z0-9_]*\|SBATCH_[A-Z0-9_]*\)=.*/\1/p'); do
+	unset "$v"
+done
 SLURM_CONF=$T/slurm.conf
 export SLURM_CONF
 
