@@ -594,10 +594,14 @@ static int slurm_scripts(struct slurm *sl, char **argv, int n)
 		status = slurm_write(sl, "merge.sh", put_merge, exe);
 	if (!status)
 		status = slurm_write(sl, "submit.sh", put_submit, NULL);
-	if (!status)
+	if (!status) {
+		char ep[PATH_MAX + 64];
+
+		bach_escape_ctl(ep, sizeof(ep), sl->adir);
 		fprintf(stderr,
 			"%s: %zu tasks of bach %s: sh %s/submit.sh submits them and the merge into %s/result\n",
-			prog_cmd, sl->n, sl->cmd[0], sl->adir, sl->adir);
+			prog_cmd, sl->n, sl->cmd[0], ep, ep);
+	}
 out:
 	for (int i = 0; i < n; i++)
 		free(a.traces[i]);
