@@ -58,19 +58,21 @@ static int push(struct plan *p, uint64_t at, enum cut_kind kind)
 	return 0;
 }
 
-static int push_raw(struct plan *p, uint64_t lo, uint64_t hi)
+/* the pair (a, b) after the n pairs of *v (room for *cap pairs) */
+static int push_pair(uint64_t **v, size_t *n, size_t *cap, uint64_t a,
+		     uint64_t b)
 {
-	if (p->nraw == p->rawcap) {
-		size_t cap = p->rawcap ? 2 * p->rawcap : 16;
-		uint64_t *r = realloc(p->raw, 2 * cap * sizeof(*r));
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 16;
+		uint64_t *r = realloc(*v, 2 * c * sizeof(*r));
 
 		if (!r)
 			return -ENOMEM;
-		p->raw = r;
-		p->rawcap = cap;
+		*v = r;
+		*cap = c;
 	}
-	p->raw[2 * p->nraw] = lo;
-	p->raw[2 * p->nraw++ + 1] = hi;
+	(*v)[2 * *n] = a;
+	(*v)[2 * (*n)++ + 1] = b;
 	return 0;
 }
 
@@ -97,8 +99,8 @@ static int add_file(struct plan *p, const char *path, enum cut_kind first)
 			errmsg("%s: not a regular file", ep);
 			return EXIT_USAGE;
 		}
-		if (push_raw(p, p->total,
-			     p->total + (uint64_t)sb.st_size / BACH_REC_SIZE))
+		if (push_pair(&p->raw, &p->nraw, &p->rawcap, p->total,
+			      p->total + (uint64_t)sb.st_size / BACH_REC_SIZE))
 			goto nomem;
 		p->total += (uint64_t)sb.st_size / BACH_REC_SIZE;
 		return EXIT_OK;
@@ -526,6 +528,16 @@ static void put_merge(FILE *f, const struct slurm *sl, void *arg)
 	fputc('\n', f);
 }
 
+/* the end of an sbatch line: --output=DIR/LOG "$@" DIR/SCRIPT */
+static void put_sbatch(FILE *f, const struct slurm *sl, const char *log,
+		       const char *script)
+{
+	fputs(" --output=", f);
+	slurm_path(f, sl->adir, log);
+	fputs(" \"$@\" ", f);
+	put_path(f, sl, script);
+}
+
 static void put_submit(FILE *f, const struct slurm *sl, void *arg)
 {
 	(void)arg;
@@ -535,18 +547,14 @@ static void put_submit(FILE *f, const struct slurm *sl, void *arg)
 	      "# arguments go to both sbatch runs (--partition, --account, --time...).\n"
 	      "# Prints the job ids: \"array ID\" and \"merge ID\".\n"
 	      "set -eu\n"
-	      "array=$(sbatch --parsable --output=",
+	      "array=$(sbatch --parsable",
 	      f);
-	slurm_path(f, sl->adir, "part-%a.log");
-	fputs(" \"$@\" ", f);
-	put_path(f, sl, "array.sh");
+	put_sbatch(f, sl, "part-%a.log", "array.sh");
 	fputs(")\narray=${array%%;*}\n"
 	      "merge=$(sbatch --parsable --dependency=afterok:\"$array\" \\\n"
-	      "\t--kill-on-invalid-dep=yes --output=",
+	      "\t--kill-on-invalid-dep=yes",
 	      f);
-	slurm_path(f, sl->adir, "merge.log");
-	fputs(" \"$@\" ", f);
-	put_path(f, sl, "merge.sh");
+	put_sbatch(f, sl, "merge.log", "merge.sh");
 	fputs(") || {\n"
 	      "\techo \"submit.sh: the merge was not submitted; job $array runs (scancel $array)\" >&2\n"
 	      "\texit 1\n"
@@ -607,22 +615,6 @@ out:
 		free(a.traces[i]);
 	free(a.traces);
 	return status;
-}
-
-static int add_range(struct slurm *sl, uint64_t start, uint64_t end)
-{
-	if (sl->n == sl->cap) {
-		size_t cap = sl->cap ? 2 * sl->cap : 64;
-		uint64_t *r = realloc(sl->range, 2 * cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		sl->range = r;
-		sl->cap = cap;
-	}
-	sl->range[2 * sl->n] = start;
-	sl->range[2 * sl->n++ + 1] = end;
-	return 0;
 }
 
 static int run(int argc, char **argv)
@@ -724,7 +716,8 @@ static int run(int argc, char **argv)
 			}
 			if (to.at <= prev && k < chunks)
 				continue;
-			if (sl.dir && add_range(&sl, from.at, to.at)) {
+			if (sl.dir && push_pair(&sl.range, &sl.n, &sl.cap,
+						from.at, to.at)) {
 				errmsg("out of memory");
 				status = EXIT_USAGE;
 				goto out;
