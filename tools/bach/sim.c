@@ -155,31 +155,23 @@ int sim_option(struct bach_sim_config *cfg, int c, const char *arg, char *why,
 {
 	char reason[200];
 
-	switch (c) {
-	case BACH_SIM_L1I:
-	case BACH_SIM_L1D:
-	case BACH_SIM_L1:
-	case BACH_SIM_L2:
-	case BACH_SIM_L3:
-	case BACH_SIM_TLB:
-		if (cfg->have[c])
-			return bach_why(why, len, "--%s given twice",
-					bach_sim_cache_names[c]);
-		if (c == BACH_SIM_TLB
-			    ? bach_tlb_spec_parse(arg, &cfg->spec[c], reason,
-						  sizeof(reason))
-			    : bach_cache_spec_parse(arg, &cfg->spec[c], reason,
-						    sizeof(reason)))
-			return bach_why(why, len, "--%s: %s",
-					bach_sim_cache_names[c], reason);
-		cfg->have[c] = true;
-		return 0;
-	default: /* --seed */
+	if (c == 's') {
 		if (!parse_u64(arg, &cfg->seed))
 			return bach_why(why, len, "--seed: not a number: '%s'",
 					arg);
 		return 0;
 	}
+	if (cfg->have[c])
+		return bach_why(why, len, "--%s given twice",
+				bach_sim_cache_names[c]);
+	if (c == BACH_SIM_TLB ? bach_tlb_spec_parse(arg, &cfg->spec[c], reason,
+						    sizeof(reason))
+			      : bach_cache_spec_parse(arg, &cfg->spec[c],
+						      reason, sizeof(reason)))
+		return bach_why(why, len, "--%s: %s", bach_sim_cache_names[c],
+				reason);
+	cfg->have[c] = true;
+	return 0;
 }
 
 static void add(void *s, const uint8_t *recs, size_t n)
@@ -217,17 +209,12 @@ static int run(int argc, char **argv)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seed = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case BACH_SIM_L1I:
-		case BACH_SIM_L1D:
-		case BACH_SIM_L1:
-		case BACH_SIM_L2:
-		case BACH_SIM_L3:
-		case BACH_SIM_TLB:
-		case 's':
+		if ((c >= 0 && c < BACH_SIM_NCACHES) || c == 's') {
 			if (sim_option(&cfg, c, optarg, why, sizeof(why)))
 				return usage_error("%s", why);
-			break;
+			continue;
+		}
+		switch (c) {
 		case 'C':
 			configs = optarg;
 			break;

@@ -48,17 +48,6 @@ struct sweep {
 
 /* ---- FILE ---------------------------------------------------------------- */
 
-/* The options of a configuration, by name: bach sim's codes */
-static const struct {
-	const char *name;
-	int code;
-} line_opts[] = {
-	{ "l1i", BACH_SIM_L1I }, { "l1d", BACH_SIM_L1D },
-	{ "l1", BACH_SIM_L1 },	 { "l2", BACH_SIM_L2 },
-	{ "l3", BACH_SIM_L3 },	 { "tlb", BACH_SIM_TLB },
-	{ "seed", 's' },
-};
-
 /* bach sim's options that hold for every configuration */
 static const char *const cmdline_opts[] = {
 	"json", "configs", "threads", "type", "addr",
@@ -102,10 +91,13 @@ static int parse_line(const char *file, unsigned lineno, char *line,
 				file, lineno, words[i]);
 		eq = strchr(name, '=');
 		nlen = eq ? (size_t)(eq - name) : strlen(name);
-		for (k = 0; k < sizeof(line_opts) / sizeof(*line_opts); k++)
-			if (strlen(line_opts[k].name) == nlen &&
-			    !strncmp(line_opts[k].name, name, nlen))
-				code = line_opts[k].code;
+		/* a cache (bach sim's code is its number) or --seed */
+		for (k = 0; k < BACH_SIM_NCACHES; k++)
+			if (strlen(bach_sim_cache_names[k]) == nlen &&
+			    !strncmp(bach_sim_cache_names[k], name, nlen))
+				code = (int)k;
+		if (nlen == 4 && !strncmp(name, "seed", 4))
+			code = 's';
 		if (code < 0) {
 			for (k = 0; cmdline_opts[k]; k++)
 				if (strlen(cmdline_opts[k]) == nlen &&
