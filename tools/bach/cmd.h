@@ -408,10 +408,12 @@ void sim_print(const struct bach_sim *s, const struct bach_sim_config *cfg,
 /*
  * bach sim --configs FILE (sim_configs.c): every configuration of FILE,
  * each the command line's cfg with the line's options added, simulated
- * in one pass over the TRACE arguments on threads threads (0: as many
- * as CPUs) and printed in FILE's order. Returns the exit status.
+ * in one pass over records start to end-1 of the TRACE arguments (0,
+ * UINT64_MAX: all) on threads threads (0: as many as CPUs) and printed
+ * in FILE's order. Returns the exit status.
  */
 int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
-		int threads, struct rec_filter *f, int argc, char **argv);
+		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
+		int argc, char **argv);
 
 #endif

@@ -236,8 +236,8 @@ static int run(int argc, char **argv)
 	if (threads && !configs)
 		return usage_error("--threads: only with --configs");
 	if (configs) {
-		status = sim_configs(configs, &cfg, json, (int)threads, &flt,
-				     argc - optind, argv + optind);
+		status = sim_configs(configs, &cfg, json, (int)threads, &flt, 0,
+				     UINT64_MAX, argc - optind, argv + optind);
 		filter_free(&flt);
 		return status;
 	}

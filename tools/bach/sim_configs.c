@@ -270,7 +270,8 @@ static void add(void *ctx, const uint8_t *recs, size_t n)
 }
 
 int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
-		int threads, struct rec_filter *f, int argc, char **argv)
+		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
+		int argc, char **argv)
 {
 	struct sweep w = { .fb = 0 };
 	pthread_t tid[64];
@@ -301,7 +302,8 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		while (nt < threads - 1 &&
 		       !pthread_create(&tid[nt], NULL, helper, &w))
 			nt++;
-		status = read_traces(argc, argv, f, add, &w, NULL);
+		status = read_traces_range(argc, argv, f, start, end, add, &w,
+					   NULL, NULL);
 		if (w.fill)
 			dispatch(&w);
 		take(&w, false);
