@@ -165,6 +165,7 @@ bad '--l1' '--l1 needs a value'
 bad 'l1 8k:32:2' "'l1' is not an option"
 bad '--l1 8k:32:2 --tlb 3:2' '--tlb: ENTRIES 3 is not a multiple of ASSOC 2'
 bad '--l1 8k:32:2 --seed x' "--seed: not a number: 'x'"
+bad "--l1 8k:32:2$(printf ' --seed 1%.0s' $(seq 200))" 'more than 256 words'
 printf -- '--l1 8k:32:2\n' >"$T/one"
 expect_status 2 $BACH sim --l1 4k:32:1 --configs "$T/one" "$C"
 expect_err "$T/one:1: --l1 is on the command line already"

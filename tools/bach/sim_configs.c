@@ -67,6 +67,7 @@ static int parse_line(const char *file, unsigned lineno, char *line,
 	size_t nw = 0, len = 0;
 	int err;
 
+	memset(sc, 0, sizeof(*sc));
 	for (w = strtok_r(line, " \t\r\n\v\f", &save); w && *w != '#';
 	     w = strtok_r(NULL, " \t\r\n\v\f", &save)) {
 		if (nw == sizeof(words) / sizeof(*words))
@@ -75,7 +76,6 @@ static int parse_line(const char *file, unsigned lineno, char *line,
 		words[nw++] = w;
 		len += strlen(w) + 1;
 	}
-	memset(sc, 0, sizeof(*sc));
 	if (!nw)
 		return 0;
 	sc->line = lineno;
