@@ -99,8 +99,8 @@ echo "(abs error by size in KiB: $*)"
 # bach sim --configs: a design sweep of 16 configurations, one pass over
 # the trace as blocked gzip against a bach sim run each; the same runs
 # on the uncompressed trace say what decompressing costs a run
-G="$D/analysis.byu.gz"
-[ -f "$G" ] && [ "$G" -nt "$T" ] || "$BACH" convert -q "$T" "$G"
+G="$D/analysis-$N.byu.gz"
+[ -f "$G" ] || "$BACH" convert -q "$T" "$G"
 cat "$G" >/dev/null
 cat >"$D/sweep" <<'EOF'
 --l1 1k:32:1
