@@ -7,8 +7,13 @@
 #     the 16 bach sim runs it replaces (--l1 SIZE:32:full, the same caches);
 #   - bach mrc --sample 0.01: at least 100x faster than those runs, with an
 #     absolute error of 0.01 or less against the exact curve at every size.
+#   - bach sim --configs: 16 configurations in one pass over the trace as
+#     blocked gzip at least 4x faster than the 16 bach sim runs it
+#     replaces (elapsed time: the pass runs on all CPUs).
 # Times are CPU seconds (user + system) of each command, so that other
-# work on a shared machine does not move the ratios much.
+# work on a shared machine does not move the ratios much; the --configs
+# ratio is of elapsed time, meaningful only on an otherwise idle machine
+# (its CPU seconds are printed beside it).
 # Exits 1 when a target is missed.
 set -eu
 BUILD=${BUILD:-build}
@@ -30,6 +35,13 @@ cpu() {
 	tail -n 1 "$D/times.a" "$D/times.b" | awk '
 function s(x) { sub(/s$/, "", x); split(x, p, "m"); return p[1] * 60 + p[2] }
 NF == 2 { t[++n] = s($1) + s($2) } END { print t[2] - t[1] }'
+}
+# cpuwall CMD...: "CPU-seconds elapsed-seconds" of CMD, output discarded
+cpuwall() {
+	t0=$(now)
+	c=$(cpu "$@")
+	t1=$(now)
+	echo "$c $(calc "$t1 - $t0")"
 }
 # cpu5 CMD...: the same, the mean of five runs (for the short ones)
 cpu5() {
@@ -83,4 +95,49 @@ check "mrc --sample 0.01: abs error <= 0.01 at every size" "$1 <= 0.01" \
 	"largest $1, mean $2 over the $3 sizes"
 shift 3
 echo "(abs error by size in KiB: $*)"
+
+# bach sim --configs: a design sweep of 16 configurations, one pass over
+# the trace as blocked gzip against a bach sim run each; the same runs
+# on the uncompressed trace say what decompressing costs a run
+G="$D/analysis-$N.byu.gz"
+[ -f "$G" ] || "$BACH" convert -q "$T" "$G"
+cat "$G" >/dev/null
+cat >"$D/sweep" <<'EOF'
+--l1 1k:32:1
+--l1 4k:32:2
+--l1 8k:32:4
+--l1 16k:32:4
+--l1 32k:32:8
+--l1 64k:64:8
+--l1 16k:32:4:fifo
+--l1 16k:32:4:random
+--l1 16k:32:4:wt
+--l1 8k:16:2:wt:nwa
+--l1 4k:32:full
+--l1i 8k:32:2 --l1d 8k:32:2
+--l1 16k:32:4 --tlb 64:4
+--l1i 16k:32:4 --l1d 16k:32:4 --l2 256k:64:8
+--l1i 8k:32:2 --l1d 8k:32:2:wt --l2 128k:32:4 --l3 1M:64:16
+--l1i 16k:32:4 --l1d 16k:32:4 --l2 512k:64:8:fifo --tlb 32:full
+EOF
+sep=0 sepw=0 raw=0
+while IFS= read -r l; do
+	# shellcheck disable=SC2086 # the line's words are options
+	set -- $(cpuwall "$BACH" sim $l "$G")
+	sep=$(calc "$sep + $1")
+	sepw=$(calc "$sepw + $2")
+	# shellcheck disable=SC2086
+	raw=$(calc "$raw + $(cpu "$BACH" sim $l "$T")")
+done <"$D/sweep"
+one=$(cpu "$BACH" sim --threads 1 --configs "$D/sweep" "$G")
+set -- $(cpuwall "$BACH" sim --configs "$D/sweep" "$G")
+echo "sim --configs, 16 configurations ($(getconf _NPROCESSORS_ONLN) CPUs):" \
+	"16 runs $(fmt "$sep") s CPU, $(fmt "$sepw") s elapsed;" \
+	"decompressing $(fmt "$(calc "($sep - $raw) / 16")") s a run," \
+	"simulating $(fmt "$(calc "$raw / 16")") s a run (with reading .byu);" \
+	"one pass on 1 thread $(fmt "$one") s CPU ($(fmt "$(calc "$sep / $one")")x)," \
+	"on all CPUs $(fmt "$1") s CPU, $(fmt "$2") s elapsed"
+r=$(calc "$sepw / $2")
+check "sim --configs, 16 configurations >= 4x 16 sim runs" "$r >= 4" \
+	"$(fmt "$2") s against $(fmt "$sepw") s elapsed, $(fmt "$r")x"
 exit $missed

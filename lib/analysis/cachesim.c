@@ -727,25 +727,39 @@ void bach_sim_free(struct bach_sim *s)
 	free(s);
 }
 
-void bach_sim_add(struct bach_sim *s, const uint8_t *p, size_t n)
+void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
+		unsigned kind = bach_ref_kind(p[5]), size;
+
+		r[i].addr = bach_ref_span(p, &size);
+		r[i].size = (uint8_t)size;
+		if (__builtin_expect(kind == BACH_REF_NONE, 0) &&
+		    bach_rec_is_gap(p))
+			kind = BACH_SIM_GAP;
+		r[i].kind = (uint8_t)kind;
+	}
+}
+
+void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
+		       size_t n)
 {
 	struct cache *tlb = s->tlb;
 	uint64_t refs = 0;
 
-	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
-		unsigned kind = bach_ref_kind(p[5]), size;
+	for (size_t i = 0; i < n; i++) {
+		unsigned kind = r[i].kind, size = r[i].size;
+		uint32_t addr = r[i].addr;
 		struct cache *c;
-		uint32_t addr;
 
-		if (__builtin_expect(kind == BACH_REF_NONE, 0)) {
-			if (bach_rec_is_gap(p))
+		if (__builtin_expect(kind >= BACH_REF_NKINDS, 0)) {
+			if (kind == BACH_SIM_GAP)
 				flush(s);
 			else
 				s->t.skipped++;
 			continue;
 		}
 		refs++;
-		addr = bach_ref_span(p, &size);
 		if (tlb)
 			access_line(tlb, addr & ~(BACH_TLB_PAGE - 1), 1, kind);
 		c = s->top[kind];
@@ -757,6 +771,20 @@ void bach_sim_add(struct bach_sim *s, const uint8_t *p, size_t n)
 	}
 	s->t.records += n;
 	s->t.refs += refs;
+}
+
+void bach_sim_add(struct bach_sim *s, const uint8_t *p, size_t n)
+{
+	struct bach_sim_ref r[1024];
+
+	while (n) {
+		size_t k = n < 1024 ? n : 1024;
+
+		bach_sim_refs(r, p, k);
+		bach_sim_add_refs(s, r, k);
+		p += k * BACH_REC_SIZE;
+		n -= k;
+	}
 }
 
 void bach_sim_finish(struct bach_sim *s)

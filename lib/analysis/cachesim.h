@@ -144,6 +144,23 @@ void bach_sim_free(struct bach_sim *s);
 /* n whole records, in trace order. */
 void bach_sim_add(struct bach_sim *s, const uint8_t *recs, size_t n);
 
+/*
+ * A record as the simulator takes it, decoded once (bach_sim_refs()) and
+ * then given to any number of simulators (bach_sim_add_refs(); bach sim
+ * --configs): kind is a bach_ref_kind, BACH_REF_NONE (skipped) or
+ * BACH_SIM_GAP (a gap marker: a flush); addr and size are the
+ * reference's (bach_ref_span()). bach_sim_add() is the two in turn.
+ */
+#define BACH_SIM_GAP (BACH_REF_NONE + 1)
+struct bach_sim_ref {
+	uint32_t addr;
+	uint8_t size; /* 1 to 8 */
+	uint8_t kind;
+};
+void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *recs, size_t n);
+void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
+		       size_t n);
+
 /* The end of the trace: copy dirty lines back. Call once, after the last add.
  */
 void bach_sim_finish(struct bach_sim *s);

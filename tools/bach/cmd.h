@@ -399,4 +399,28 @@ int merge_write(const struct merge_job *j, json_t *data);
 int stat_merge(const struct merge_job *j); /* stat.c */
 int mrc_merge(const struct merge_job *j);  /* mrc.c */
 
+/*
+ * bach sim (sim.c): one option of a cache configuration (the code of
+ * --l1i, --l1d, --l1, --l2, --l3, --tlb: an enum bach_sim_cache; 's':
+ * --seed) into cfg; 0, or -EINVAL with the message in why ("--l2 given
+ * twice", "--l1d: SIZE ..."). sim_print(): the results of a finished
+ * simulator, as bach sim prints them (JSON: one object, no newline).
+ */
+struct bach_sim;
+struct bach_sim_config;
+int sim_option(struct bach_sim_config *cfg, int c, const char *arg, char *why,
+	       size_t len);
+void sim_print(const struct bach_sim *s, const struct bach_sim_config *cfg,
+	       bool json);
+/*
+ * bach sim --configs FILE (sim_configs.c): every configuration of FILE,
+ * each the command line's cfg with the line's options added, simulated
+ * in one pass over records start to end-1 of the TRACE arguments (0,
+ * UINT64_MAX: all) on threads threads (0: as many as CPUs) and printed
+ * in FILE's order. Returns the exit status.
+ */
+int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
+		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
+		int argc, char **argv);
+
 #endif

@@ -138,7 +138,40 @@ static void print_json(const struct bach_sim *s,
 		print_kinds("misses", st->miss);
 		putchar('}');
 	}
-	printf("}\n");
+	putchar('}');
+}
+
+void sim_print(const struct bach_sim *s, const struct bach_sim_config *cfg,
+	       bool json)
+{
+	if (json)
+		print_json(s, cfg);
+	else
+		print_text(s, cfg);
+}
+
+int sim_option(struct bach_sim_config *cfg, int c, const char *arg, char *why,
+	       size_t len)
+{
+	char reason[200];
+
+	if (c == 's') {
+		if (!parse_u64(arg, &cfg->seed))
+			return bach_why(why, len, "--seed: not a number: '%s'",
+					arg);
+		return 0;
+	}
+	if (cfg->have[c])
+		return bach_why(why, len, "--%s given twice",
+				bach_sim_cache_names[c]);
+	if (c == BACH_SIM_TLB ? bach_tlb_spec_parse(arg, &cfg->spec[c], reason,
+						    sizeof(reason))
+			      : bach_cache_spec_parse(arg, &cfg->spec[c],
+						      reason, sizeof(reason)))
+		return bach_why(why, len, "--%s: %s", bach_sim_cache_names[c],
+				reason);
+	cfg->have[c] = true;
+	return 0;
 }
 
 static void add(void *s, const uint8_t *recs, size_t n)
@@ -160,11 +193,15 @@ static int run(int argc, char **argv)
 		{ "type", required_argument, NULL, FILTER_TYPE },
 		{ "addr", required_argument, NULL, FILTER_ADDR },
 		{ "port", required_argument, NULL, FILTER_PORT },
+		{ "configs", required_argument, NULL, 'C' },
+		{ "threads", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_filter flt = { 0 };
 	struct bach_sim_config cfg;
 	struct bach_sim *s = NULL;
+	const char *configs = NULL;
+	uint64_t threads = 0;
 	bool json = false;
 	char why[200];
 	int c, status, err;
@@ -172,34 +209,20 @@ static int run(int argc, char **argv)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.seed = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if ((c >= 0 && c < BACH_SIM_NCACHES) || c == 's') {
+			if (sim_option(&cfg, c, optarg, why, sizeof(why)))
+				return usage_error("%s", why);
+			continue;
+		}
 		switch (c) {
-		case BACH_SIM_L1I:
-		case BACH_SIM_L1D:
-		case BACH_SIM_L1:
-		case BACH_SIM_L2:
-		case BACH_SIM_L3:
-			if (cfg.have[c])
-				return usage_error("--%s given twice",
-						   bach_sim_cache_names[c]);
-			if (bach_cache_spec_parse(optarg, &cfg.spec[c], why,
-						  sizeof(why)))
-				return usage_error("--%s: %s",
-						   bach_sim_cache_names[c],
-						   why);
-			cfg.have[c] = true;
+		case 'C':
+			configs = optarg;
 			break;
-		case BACH_SIM_TLB:
-			if (cfg.have[c])
-				return usage_error("--tlb given twice");
-			if (bach_tlb_spec_parse(optarg, &cfg.spec[c], why,
-						sizeof(why)))
-				return usage_error("--tlb: %s", why);
-			cfg.have[c] = true;
-			break;
-		case 's':
-			if (!parse_u64(optarg, &cfg.seed))
-				return usage_error("--seed: not a number: '%s'",
-						   optarg);
+		case 'T':
+			if (!parse_u64(optarg, &threads) || threads < 1 ||
+			    threads > 64)
+				return usage_error(
+					"--threads: 1 to 64, not '%s'", optarg);
 			break;
 		case 'j':
 			json = true;
@@ -209,6 +232,14 @@ static int run(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		}
+	}
+	if (threads && !configs)
+		return usage_error("--threads: only with --configs");
+	if (configs) {
+		status = sim_configs(configs, &cfg, json, (int)threads, &flt, 0,
+				     UINT64_MAX, argc - optind, argv + optind);
+		filter_free(&flt);
+		return status;
 	}
 	err = bach_sim_new(&s, &cfg, why, sizeof(why));
 	if (err == -ENOMEM) {
@@ -220,10 +251,9 @@ static int run(int argc, char **argv)
 	status = read_traces(argc - optind, argv + optind, &flt, add, s, NULL);
 	if (!status) {
 		bach_sim_finish(s);
+		sim_print(s, &cfg, json);
 		if (json)
-			print_json(s, &cfg);
-		else
-			print_text(s, &cfg);
+			putchar('\n');
 	}
 	bach_sim_free(s);
 	filter_free(&flt);
@@ -237,6 +267,7 @@ const struct bach_cmd cmd_sim = {
 	.help = "usage: bach sim [--l1i SPEC --l1d SPEC | --l1 SPEC] [--l2 SPEC] [--l3 SPEC]\n"
 		"                [--tlb ENTRIES:ASSOC] [--seed N] [--json]\n"
 		"                [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
+		"       bach sim --configs FILE [--threads N] [OPTION...] TRACE...\n"
 		"\n"
 		"Runs the trace's memory references through a hierarchy of demand-fetch\n"
 		"caches and prints, per cache and per kind (instruction fetch, read,\n"
@@ -259,7 +290,19 @@ const struct bach_cmd cmd_sim = {
 		"      --l2 SPEC, --l3 SPEC     unified L2 and L3 below it\n"
 		"      --tlb ENTRIES:ASSOC      a TLB of 4 KiB pages (LRU) beside L1\n"
 		"      --seed N                 random replacement's seed (default 1)\n"
-		"      --json                   one JSON object instead of text\n" FILTER_HELP
+		"      --json                   one JSON object instead of text\n"
+		"      --configs FILE           many configurations in one pass over the\n"
+		"                               trace, one a line of FILE written as the\n"
+		"                               cache options and --seed above ('#' starts\n"
+		"                               a comment); the command line's options\n"
+		"                               hold for every line, as if the line came\n"
+		"                               after them. Each prints what bach sim with\n"
+		"                               those options prints, in FILE's order: as\n"
+		"                               text after a line '== FILE:LINE: OPTIONS',\n"
+		"                               with --json as the entries of one array\n"
+		"      --threads N              --configs' simulating threads, 1 to 64\n"
+		"                               (default: all CPUs)\n" FILTER_HELP
 		"\n"
-		"example: bach sim --l1i 8k:32:2 --l1d 8k:32:2 --l2 256k:32:4 trace.byu.gz\n",
+		"example: bach sim --l1i 8k:32:2 --l1d 8k:32:2 --l2 256k:32:4 trace.byu.gz\n"
+		"         bach sim --json --configs sweep.txt trace.byu.gz\n",
 };

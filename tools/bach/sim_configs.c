@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bach sim --configs FILE (docs/analysis.md section 2.2): many cache
+ * configurations in one pass over the trace. The trace is read and
+ * decompressed once, each block of records is decoded once into
+ * references (bach_sim_refs()), and every configuration's simulator takes
+ * the same decoded chunk. The simulators run on worker threads, one
+ * configuration on one thread at a time and each chunk after the one
+ * before, so what each counts does not depend on the threads; the main
+ * thread decodes the next chunk meanwhile and then joins in. The results
+ * are printed in FILE's order, each as `bach sim` alone prints it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "lib/analysis/cachesim.h"
+
+#define CHUNK 16384 /* references handed to the simulators at a time */
+
+/* One line of FILE. */
+struct sweep_cfg {
+	struct bach_sim_config cfg;
+	struct bach_sim *s;
+	unsigned line;
+	char *text; /* its words, one space apart */
+};
+
+struct sweep {
+	struct sweep_cfg *c;
+	size_t n;
+	/* the chunk being decoded (buf[fb], fill references) */
+	struct bach_sim_ref *buf[2];
+	int fb;
+	size_t fill;
+	/* the chunk the simulators take: configuration next is the next one
+	 * to give it to; done: how many have taken it */
+	pthread_mutex_t mu;
+	pthread_cond_t go, fin;
+	const struct bach_sim_ref *cur;
+	size_t ncur, next, done;
+	bool quit;
+};
+
+/* ---- FILE ---------------------------------------------------------------- */
+
+/* bach sim's options that hold for every configuration */
+static const char *const cmdline_opts[] = {
+	"json", "configs", "threads", "type", "addr",
+	"port", "range",   "partial", NULL,
+};
+
+/*
+ * One line's words (up to a word starting with '#') into sc: the command
+ * line's configuration base with the line's options added, and its
+ * simulator. 0 (also for a line without words: sc->text NULL), or
+ * EXIT_USAGE after the message naming file and line.
+ */
+static int parse_line(const char *file, unsigned lineno, char *line,
+		      const struct bach_sim_config *base, struct sweep_cfg *sc)
+{
+	char why[300], *save = NULL, *w, *words[256];
+	size_t nw = 0, len = 0;
+	int err;
+
+	memset(sc, 0, sizeof(*sc));
+	for (w = strtok_r(line, " \t\r\n\v\f", &save); w && *w != '#';
+	     w = strtok_r(NULL, " \t\r\n\v\f", &save)) {
+		if (nw == sizeof(words) / sizeof(*words))
+			return usage_error("%s:%u: more than %zu words", file,
+					   lineno, nw);
+		words[nw++] = w;
+		len += strlen(w) + 1;
+	}
+	if (!nw)
+		return 0;
+	sc->line = lineno;
+	sc->cfg = *base;
+	for (size_t i = 0; i < nw; i++) {
+		const char *name = words[i] + 2, *eq, *arg;
+		size_t nlen, k;
+		int code = -1;
+
+		if (strncmp(words[i], "--", 2))
+			return usage_error(
+				"%s:%u: '%s' is not an option (a configuration is bach sim's cache options, e.g. --l1 16k:32:4)",
+				file, lineno, words[i]);
+		eq = strchr(name, '=');
+		nlen = eq ? (size_t)(eq - name) : strlen(name);
+		/* a cache (bach sim's code is its number) or --seed */
+		for (k = 0; k < BACH_SIM_NCACHES; k++)
+			if (strlen(bach_sim_cache_names[k]) == nlen &&
+			    !strncmp(bach_sim_cache_names[k], name, nlen))
+				code = (int)k;
+		if (nlen == 4 && !strncmp(name, "seed", 4))
+			code = 's';
+		if (code < 0) {
+			for (k = 0; cmdline_opts[k]; k++)
+				if (strlen(cmdline_opts[k]) == nlen &&
+				    !strncmp(cmdline_opts[k], name, nlen))
+					return usage_error(
+						"%s:%u: --%s goes on the command line, for every configuration, not in a line",
+						file, lineno, cmdline_opts[k]);
+			return usage_error(
+				"%s:%u: unknown option '%.*s' (a line takes --l1i, --l1d, --l1, --l2, --l3, --tlb and --seed)",
+				file, lineno, (int)nlen + 2, words[i]);
+		}
+		if (eq)
+			arg = eq + 1;
+		else if (i + 1 < nw)
+			arg = words[++i];
+		else
+			return usage_error("%s:%u: --%s needs a value", file,
+					   lineno, name);
+		if (code != 's' && base->have[code])
+			return usage_error(
+				"%s:%u: --%s is on the command line already",
+				file, lineno, bach_sim_cache_names[code]);
+		if (sim_option(&sc->cfg, code, arg, why, sizeof(why)))
+			return usage_error("%s:%u: %s", file, lineno, why);
+	}
+	err = bach_sim_new(&sc->s, &sc->cfg, why, sizeof(why));
+	if (err == -ENOMEM) {
+		errmsg("%s:%u: out of memory for these caches", file, lineno);
+		return EXIT_USAGE;
+	}
+	if (err)
+		return usage_error("%s:%u: %s", file, lineno, why);
+	sc->text = malloc(len);
+	if (!sc->text) {
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	sc->text[0] = 0;
+	for (size_t i = 0; i < nw; i++) {
+		if (i)
+			strcat(sc->text, " ");
+		strcat(sc->text, words[i]);
+	}
+	return 0;
+}
+
+/* Every configuration of file into w->c, w->n. */
+static int load(const char *file, const struct bach_sim_config *base,
+		struct sweep *w)
+{
+	FILE *f = fopen(file, "r");
+	char *line = NULL;
+	size_t cap = 0, alloc = 0;
+	unsigned lineno = 0;
+	int status = EXIT_OK;
+
+	if (!f) {
+		errmsg("--configs: %s: %s", file, strerror(errno));
+		return EXIT_USAGE;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		struct sweep_cfg sc;
+
+		status = parse_line(file, ++lineno, line, base, &sc);
+		if (status || !sc.text) {
+			bach_sim_free(sc.s);
+			if (status)
+				break;
+			continue;
+		}
+		if (w->n == alloc) {
+			size_t m = alloc ? 2 * alloc : 16;
+			struct sweep_cfg *c = realloc(w->c, m * sizeof(*c));
+
+			if (!c) {
+				bach_sim_free(sc.s);
+				free(sc.text);
+				errmsg("out of memory");
+				status = EXIT_USAGE;
+				break;
+			}
+			w->c = c;
+			alloc = m;
+		}
+		w->c[w->n++] = sc;
+	}
+	if (!status && ferror(f)) {
+		errmsg("--configs: %s: %s", file, strerror(errno));
+		status = EXIT_USAGE;
+	}
+	if (!status && !w->n)
+		status = usage_error("--configs: %s holds no configuration",
+				     file);
+	free(line);
+	fclose(f);
+	return status;
+}
+
+/* ---- the pass ------------------------------------------------------------ */
+
+/*
+ * Give the chunk in flight to the configurations not yet claimed, one at
+ * a time; a helper thread (until quit) or the main thread (until none is
+ * left, then waiting for the others to finish it).
+ */
+static void take(struct sweep *w, bool helper)
+{
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		const struct bach_sim_ref *r;
+		size_t i, n;
+
+		if (w->next >= w->n) {
+			if (!helper) {
+				while (w->done < w->n)
+					pthread_cond_wait(&w->fin, &w->mu);
+				break;
+			}
+			if (w->quit)
+				break;
+			pthread_cond_wait(&w->go, &w->mu);
+			continue;
+		}
+		i = w->next++;
+		r = w->cur;
+		n = w->ncur;
+		pthread_mutex_unlock(&w->mu);
+		bach_sim_add_refs(w->c[i].s, r, n);
+		pthread_mutex_lock(&w->mu);
+		if (++w->done == w->n)
+			pthread_cond_broadcast(&w->fin);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void *helper(void *arg)
+{
+	take(arg, true);
+	return NULL;
+}
+
+/* The chunk decoded so far to the simulators, once the last one is done. */
+static void dispatch(struct sweep *w)
+{
+	take(w, false);
+	pthread_mutex_lock(&w->mu);
+	w->cur = w->buf[w->fb];
+	w->ncur = w->fill;
+	w->next = w->done = 0;
+	pthread_cond_broadcast(&w->go);
+	pthread_mutex_unlock(&w->mu);
+	w->fb ^= 1;
+	w->fill = 0;
+}
+
+static void add(void *ctx, const uint8_t *recs, size_t n)
+{
+	struct sweep *w = ctx;
+
+	while (n) {
+		size_t k = CHUNK - w->fill < n ? CHUNK - w->fill : n;
+
+		bach_sim_refs(w->buf[w->fb] + w->fill, recs, k);
+		w->fill += k;
+		recs += k * BACH_REC_SIZE;
+		n -= k;
+		if (w->fill == CHUNK)
+			dispatch(w);
+	}
+}
+
+int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
+		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
+		int argc, char **argv)
+{
+	struct sweep w = { .fb = 0 };
+	pthread_t tid[64];
+	int status, nt = 0;
+
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.go, NULL);
+	pthread_cond_init(&w.fin, NULL);
+	status = load(file, cfg, &w);
+	w.next = w.done = w.n; /* nothing in flight */
+	if (!status) {
+		w.buf[0] = malloc(CHUNK * sizeof(*w.buf[0]));
+		w.buf[1] = malloc(CHUNK * sizeof(*w.buf[1]));
+		if (!w.buf[0] || !w.buf[1]) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+		}
+	}
+	if (!status) {
+		if (!threads) {
+			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+			threads = cpus < 1 ? 1 : cpus > 64 ? 64 : (int)cpus;
+		}
+		if ((size_t)threads > w.n)
+			threads = (int)w.n;
+		/* the main thread is one of them */
+		while (nt < threads - 1 &&
+		       !pthread_create(&tid[nt], NULL, helper, &w))
+			nt++;
+		status = read_traces_range(argc, argv, f, start, end, add, &w,
+					   NULL, NULL);
+		if (w.fill)
+			dispatch(&w);
+		take(&w, false);
+		pthread_mutex_lock(&w.mu);
+		w.quit = true;
+		pthread_cond_broadcast(&w.go);
+		pthread_mutex_unlock(&w.mu);
+		for (int i = 0; i < nt; i++)
+			pthread_join(tid[i], NULL);
+	}
+	if (!status) {
+		if (json)
+			fputs("[\n", stdout);
+		for (size_t i = 0; i < w.n; i++) {
+			bach_sim_finish(w.c[i].s);
+			if (json) {
+				if (i)
+					fputs(",\n", stdout);
+			} else {
+				printf("%s== %s:%u: %s\n", i ? "\n" : "", file,
+				       w.c[i].line, w.c[i].text);
+			}
+			sim_print(w.c[i].s, &w.c[i].cfg, json);
+		}
+		if (json)
+			fputs("\n]\n", stdout);
+	}
+	for (size_t i = 0; i < w.n; i++) {
+		bach_sim_free(w.c[i].s);
+		free(w.c[i].text);
+	}
+	free(w.c);
+	free(w.buf[0]);
+	free(w.buf[1]);
+	pthread_cond_destroy(&w.fin);
+	pthread_cond_destroy(&w.go);
+	pthread_mutex_destroy(&w.mu);
+	return status;
+}
