@@ -141,9 +141,13 @@ static void print_json(const struct bach_sim *s,
 	printf("}\n");
 }
 
-static void add(void *s, const uint8_t *recs, size_t n)
+void sim_print(const struct bach_sim *s, const struct bach_sim_config *cfg,
+	       bool json)
 {
-	bach_sim_add(s, recs, n);
+	if (json)
+		print_json(s, cfg);
+	else
+		print_text(s, cfg);
 }
 
 static int run(int argc, char **argv)
@@ -160,9 +164,13 @@ static int run(int argc, char **argv)
 		{ "type", required_argument, NULL, FILTER_TYPE },
 		{ "addr", required_argument, NULL, FILTER_ADDR },
 		{ "port", required_argument, NULL, FILTER_PORT },
+		{ "range", required_argument, NULL, 'r' },
+		{ "partial", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_filter flt = { 0 };
+	uint64_t start = 0, end = UINT64_MAX;
+	const char *partial = NULL;
 	struct bach_sim_config cfg;
 	struct bach_sim *s = NULL;
 	bool json = false;
@@ -204,12 +212,22 @@ static int run(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'r':
+			if (range_arg(optarg, &start, &end))
+				return EXIT_USAGE;
+			break;
+		case 'p':
+			partial = optarg;
+			break;
 		default: /* --type, --addr, --port, or a bad option */
 			if (filter_arg(&flt, c, optarg))
 				return EXIT_USAGE;
 			break;
 		}
 	}
+	if (partial && check_output(partial, (const char *const *)argv + optind,
+				    (size_t)(argc - optind)))
+		return EXIT_USAGE;
 	err = bach_sim_new(&s, &cfg, why, sizeof(why));
 	if (err == -ENOMEM) {
 		errmsg("out of memory for these caches");
@@ -217,13 +235,11 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	status = read_traces(argc - optind, argv + optind, &flt, add, s, NULL);
-	if (!status) {
+	status = sim_read(s, &cfg, &flt, argc - optind, argv + optind, start,
+			  end, partial);
+	if (!status && !partial) {
 		bach_sim_finish(s);
-		if (json)
-			print_json(s, &cfg);
-		else
-			print_text(s, &cfg);
+		sim_print(s, &cfg, json);
 	}
 	bach_sim_free(s);
 	filter_free(&flt);
@@ -236,6 +252,7 @@ const struct bach_cmd cmd_sim = {
 	.summary = "simulate caches on a trace (Dinero IV's numbers)",
 	.help = "usage: bach sim [--l1i SPEC --l1d SPEC | --l1 SPEC] [--l2 SPEC] [--l3 SPEC]\n"
 		"                [--tlb ENTRIES:ASSOC] [--seed N] [--json]\n"
+		"                [--range START:END [--partial FILE]]\n"
 		"                [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
 		"\n"
 		"Runs the trace's memory references through a hierarchy of demand-fetch\n"
@@ -259,7 +276,11 @@ const struct bach_cmd cmd_sim = {
 		"      --l2 SPEC, --l3 SPEC     unified L2 and L3 below it\n"
 		"      --tlb ENTRIES:ASSOC      a TLB of 4 KiB pages (LRU) beside L1\n"
 		"      --seed N                 random replacement's seed (default 1)\n"
-		"      --json                   one JSON object instead of text\n" FILTER_HELP
+		"      --json                   one JSON object instead of text\n"
+		"      --range START:END        only records START to END-1 (bach dump)\n"
+		"      --partial FILE           write the counts and the caches' state of\n"
+		"                               the range to FILE (- standard output) for\n"
+		"                               bach merge, instead of printing them\n" FILTER_HELP
 		"\n"
 		"example: bach sim --l1i 8k:32:2 --l1d 8k:32:2 --l2 256k:32:4 trace.byu.gz\n",
 };
