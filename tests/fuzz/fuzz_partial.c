@@ -29,8 +29,8 @@ static struct bach_stats a, b;
 
 static const uint8_t recs[] = {
 	0x00, 0x00, 0x10, 0x00, 0x00, 0x80, /* fetches, reads, writes */
-	0x00, 0x00, 0x20, 0x08, 0xf0, 0xc0, 0x00, 0x01, 0x00, 0x04,
-	0x00, 0xe0, 0x00, 0x00, 0x10, 0x00, 0x0f, 0xe0,
+	0x00, 0x00, 0x20, 0x08, 0xf0, 0xc0, 0x00, 0x01, 0x00,
+	0x04, 0x00, 0xe0, 0x00, 0x00, 0x10, 0x00, 0x0f, 0xe0,
 };
 
 /* bach sim's options and state, as bach merge reads them */
@@ -51,8 +51,7 @@ static void sim(const struct bach_partial *p)
 	for (int i = 0; i < BACH_SIM_NCACHES; i++)
 		if (cfg.have[i])
 			lines += cfg.spec[i].size / cfg.spec[i].line;
-	if (lines > (1u << 16) ||
-	    bach_sim_new(&x, &cfg, err, sizeof(err)) ||
+	if (lines > (1u << 16) || bach_sim_new(&x, &cfg, err, sizeof(err)) ||
 	    bach_sim_new(&y, &cfg, err, sizeof(err))) {
 		bach_sim_free(x);
 		return;
