@@ -11,50 +11,22 @@
 # changed or is gone, or was read from standard input (exit 2 naming it);
 # a damaged member in a chunk fails as the unsplit run does.
 . "$TOP/tests/lib.sh"
+. "$TOP/tests/helpers/partial_lib.sh"
 
-# parts OUTPREFIX TRACE RANGE...: a partial per range, OUTPREFIX.1 ...
-parts() {
-	pre=$1
-	tr=$2
-	shift 2
-	i=0
-	rm -f "$pre".*
-	for r in "$@"; do
-		i=$((i + 1))
-		# shellcheck disable=SC2086
-		"$BACH" sim $HIER --range "$r" --partial "$pre.$i" "$tr" 2> "$T/err" ||
-			fail "sim $HIER --range $r --partial: $(cat "$T/err")"
-	done
-}
-
-# same_as_whole TRACE PREFIX WHAT: merging PREFIX.* prints what sim does
-same_as_whole() {
-	for fmt in "" --json; do
-		# shellcheck disable=SC2086
-		"$BACH" sim $fmt $HIER "$1" > "$T/w.txt" || fail "sim $fmt $HIER $1"
-		"$BACH" merge $fmt "$2".* > "$T/m.txt" 2> "$T/err" || fail "merge $fmt ($3): $(cat "$T/err")"
-		cmp -s "$T/w.txt" "$T/m.txt" ||
-			fail "merge $fmt ($3) differs from sim $HIER: $(diff "$T/w.txt" "$T/m.txt" | head -5)"
-	done
-}
-
+CMD=sim
+CSV=
 # a capture with gap markers in several segments, and a generated trace
-mkdir "$T/caps"
-"$BACH" capture --driver fake --option records=300000 --option drop_every=7 \
-	--option overflow_every=5:300 --policy drop --set rotate_mb=1 \
-	--output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
-C=$(ls -d "$T"/caps/2*Z*)
-[ "$(ls "$C"/seg-*.byu.gz | wc -l)" -gt 1 ] || fail "one segment only"
+split_capture
 "$BACH" gen --records 150000 -o "$T/g.byu.gz" 2> "$T/err" || fail "gen"
 "$BACH" convert "$T/g.byu.gz" "$T/g.byu" 2> "$T/err" || fail "convert: $(cat "$T/err")"
 
-for HIER in "--l1 8k:32:2" \
+for STATOPT in "--l1 8k:32:2" \
 	"--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4" \
 	"--l1 4k:16:4:fifo:wt:nwa --l2 32k:64:8:random --seed 7" \
 	"--l1i 1k:32:full:random --l1d 3k:32:3:lru:wb:nwa --l2 16k:8:2:wt --l3 64k:64:4:nwa --tlb 8:full" \
 	"--l1 2k:32:64:random --l2 8k:16:4:fifo:wt"; do
 	trs="$C"
-	[ "$HIER" != "--l1 8k:32:2" ] || trs="$C $T/g.byu.gz $T/g.byu"
+	[ "$STATOPT" != "--l1 8k:32:2" ] || trs="$C $T/g.byu.gz $T/g.byu"
 	for tr in $trs; do
 		for n in 1 2 3 7 16; do
 			# shellcheck disable=SC2046
@@ -75,7 +47,7 @@ g=$(grep '"event":"gap"' "$C/manifest.jsonl" | sed -n 3p | sed 's/.*"at":\([0-9]
 s2=$(($(grep '"event":"segment"' "$C/manifest.jsonl" | head -n 1 | sed 's/.*"records":\([0-9]*\).*/\1/')))
 [ "$g" -gt 10880 ] && [ "$s2" -gt $((g + 1)) ] || fail "gap at $g, segment 2 at $s2: no room for the cuts"
 "$BACH" dump --range "$g:$((g + 1))" "$C" | grep -q GAP || fail "no gap marker at $g"
-for HIER in "--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4" \
+for STATOPT in "--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4" \
 	"--l1 4k:16:4:fifo:wt:nwa --l2 32k:64:8:random --seed 7"; do
 	parts "$T/h" "$C" 0:10880 10880:10880 10880:12345 12345:$g $g:$((g + 1)) \
 		$((g + 1)):$s2 $s2:
@@ -86,20 +58,20 @@ for HIER in "--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4" \
 	parts "$T/h" "$C" 5000:9000 9000:$g $g:$((g + 20000))
 	"$BACH" merge --json "$T"/h.* > "$T/m.txt" || fail "merge of 5000:$((g + 20000))"
 	# shellcheck disable=SC2086
-	"$BACH" sim --json $HIER --range 5000:$((g + 20000)) "$C" | cmp -s - "$T/m.txt" ||
+	"$BACH" sim --json $STATOPT --range 5000:$((g + 20000)) "$C" | cmp -s - "$T/m.txt" ||
 		fail "merged 5000:$((g + 20000)) differs from sim --range"
 done
 
 # the filters are part of the options, and random replacement draws by
 # the records' positions in the unfiltered trace
-HIER="--l1 2k:32:64:random --l2 8k:16:4:random --type fetch,read --addr 0x100000-0x7fffffff"
+STATOPT="--l1 2k:32:64:random --l2 8k:16:4:random --type fetch,read --addr 0x100000-0x7fffffff"
 parts "$T/f" "$C" 0:5000 5000:$g $g:$((g + 7)) $((g + 7)):
 same_as_whole "$C" "$T/f" "filtered"
 
 # a tree of merges is one merge, and the partial of the whole range:
 # associativity over random splits and groupings
-HIER="--l1i 1k:32:full:random --l1d 3k:32:3:lru:wb:nwa --l2 16k:8:2:wt --l3 64k:64:4:nwa --tlb 8:full"
-"$BACH" sim $HIER --partial "$T/whole" --range 0: "$C" || fail "sim --partial whole"
+STATOPT="--l1i 1k:32:full:random --l1d 3k:32:3:lru:wb:nwa --l2 16k:8:2:wt --l3 64k:64:4:nwa --tlb 8:full"
+"$BACH" sim $STATOPT --partial "$T/whole" --range 0: "$C" || fail "sim --partial whole"
 awk 'BEGIN { srand(23); for (k = 0; k < 4; k++) { a = int(rand() * 254862); b = int(rand() * 254862); if (a > b) { t = a; a = b; b = t } print a, b } }' > "$T/splits"
 while read -r a b; do
 	parts "$T/a" "$C" 0:$a $a:$b $b:
@@ -116,7 +88,7 @@ done < "$T/splits"
 # shellcheck disable=SC2046
 parts "$T/t" "$C" $("$BACH" plan --chunks 16 "$C" | cut -d' ' -f1)
 total=$("$BACH" plan --chunks 1 "$C" | sed 's/^0:\([0-9]*\) .*/\1/')
-"$BACH" sim $HIER --partial "$T/whole" --range "0:$total" "$C" || fail "sim --partial 0:$total"
+"$BACH" sim $STATOPT --partial "$T/whole" --range "0:$total" "$C" || fail "sim --partial 0:$total"
 python3 - "$BACH" "$T" << 'PY' || fail "a random tree of merges differs from the whole"
 import random, subprocess, sys
 bach, t = sys.argv[1], sys.argv[2]
@@ -161,12 +133,12 @@ for name, c in data["caches"].items():
 PY
 
 # refusals: other options, exit 2 naming the files
-HIER="--l1 8k:32:2 --l2 64k:32:4"
+STATOPT="--l1 8k:32:2 --l2 64k:32:4"
 parts "$T/x" "$C" 0:1000 1000:2000 2000:
 "$BACH" sim --l1 8k:32:2 --l2 64k:32:8 --range 1000:2000 --partial "$T/o" "$C" || fail "sim other options"
 expect_status 2 "$BACH" merge "$T/x.1" "$T/o" "$T/x.3"
 expect_err "$T/x.1 and $T/o: partials with different options"
-"$BACH" sim $HIER --seed 2 --range 1000:2000 --partial "$T/o" "$C" || fail "sim --seed 2"
+"$BACH" sim $STATOPT --seed 2 --range 1000:2000 --partial "$T/o" "$C" || fail "sim --seed 2"
 "$BACH" merge "$T/x.1" "$T/o" "$T/x.3" > /dev/null || fail "--seed is no option without a random cache"
 "$BACH" sim --l1 8k:32:2:random --range 0:1000 --partial "$T/o1" "$C" || fail "sim random"
 "$BACH" sim --l1 8k:32:2:random --seed 2 --range 1000: --partial "$T/o2" "$C" || fail "sim random --seed 2"
@@ -192,24 +164,13 @@ rm "$T/m.byu"
 expect_status 2 "$BACH" merge "$T"/y.*
 expect_err "$T/m.byu: not the trace $T/y.2 was made from"
 # read from standard input, it cannot be read again
-"$BACH" sim $HIER --range 0:70000 --partial "$T/s.1" - < "$T/g.byu" || fail "sim - 0:70000"
-"$BACH" sim $HIER --range 70000: --partial "$T/s.2" - < "$T/g.byu" || fail "sim - 70000:"
+"$BACH" sim $STATOPT --range 0:70000 --partial "$T/s.1" - < "$T/g.byu" || fail "sim - 0:70000"
+"$BACH" sim $STATOPT --range 70000: --partial "$T/s.2" - < "$T/g.byu" || fail "sim - 70000:"
 expect_status 2 "$BACH" merge "$T"/s.*
 expect_err "$T/s.2: its trace was read from standard input"
 
 # a damaged member inside a chunk fails as the unsplit run does
-cp "$T/g.byu.gz" "$T/d.byu.gz"
-"$BACH" index "$T/d.byu.gz" > /dev/null 2>&1 || true
-off=$(od -An -t u8 -j 24 -N8 "$T/d.byu.gz.gzi")
-rm -f "$T/d.byu.gz.gzi"
-printf '\377\377\377\377\377\377\377\377' | dd of="$T/d.byu.gz" bs=1 seek=$((off + 100)) conv=notrunc 2> /dev/null
-set +e
-"$BACH" sim $HIER "$T/d.byu.gz" > /dev/null 2> "$T/e1"
-w=$?
-"$BACH" sim $HIER --range 5000:30000 --partial "$T/dp" "$T/d.byu.gz" > /dev/null 2> "$T/e2"
-p=$?
-set -e
-[ $w -eq 1 ] && [ $p -eq 1 ] || fail "damaged member: sim exit $w, the chunk's $p"
-cmp -s "$T/e1" "$T/e2" || fail "damaged member: $(cat "$T/e1") vs $(cat "$T/e2")"
-[ ! -e "$T/dp" ] || fail "a partial written for a damaged chunk"
+damaged_member "$T/g.byu.gz"
+# shellcheck disable=SC2086
+fails_alike sim $STATOPT
 echo ok
