@@ -133,19 +133,8 @@ CMD=stat
 CSV=
 
 # a tree of merges is one merge: associativity over random splits
-awk 'BEGIN { srand(23); for (k = 0; k < 6; k++) { a = int(rand() * 254862); b = int(rand() * 254862); if (a > b) { t = a; a = b; b = t } print a, b } }' > "$T/splits"
-while read -r a b; do
-	parts "$T/a" "$C" 0:$a $a:$b $b:
-	"$BACH" merge --partial "$T/l" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2)"
-	"$BACH" merge --partial "$T/r" "$T/a.2" "$T/a.3" || fail "merge --partial (2 3)"
-	"$BACH" merge --partial "$T/all" "$T/a.3" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2 3)"
-	"$BACH" merge --partial "$T/lt" "$T/l" "$T/a.3" || fail "merge ((1 2) 3)"
-	"$BACH" merge --partial "$T/rt" "$T/a.1" "$T/r" || fail "merge (1 (2 3))"
-	same "$T/lt" "$T/all"
-	same "$T/rt" "$T/all"
-	"$BACH" stat --partial "$T/whole" --range 0: "$C" || fail "stat --partial whole"
-	same "$T/all" "$T/whole"
-done < "$T/splits"
+"$BACH" stat --partial "$T/whole" --range 0: "$C" || fail "stat --partial whole"
+tree_merges 6 "$T/whole"
 
 # standard output and input
 "$BACH" stat --range 0:1000 --partial - "$C" > "$T/s.1" || fail "--partial -"

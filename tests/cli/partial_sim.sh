@@ -72,18 +72,7 @@ same_as_whole "$C" "$T/f" "filtered"
 # associativity over random splits and groupings
 STATOPT="--l1i 1k:32:full:random --l1d 3k:32:3:lru:wb:nwa --l2 16k:8:2:wt --l3 64k:64:4:nwa --tlb 8:full"
 "$BACH" sim $STATOPT --partial "$T/whole" --range 0: "$C" || fail "sim --partial whole"
-awk 'BEGIN { srand(23); for (k = 0; k < 4; k++) { a = int(rand() * 254862); b = int(rand() * 254862); if (a > b) { t = a; a = b; b = t } print a, b } }' > "$T/splits"
-while read -r a b; do
-	parts "$T/a" "$C" 0:$a $a:$b $b:
-	"$BACH" merge --partial "$T/l" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2)"
-	"$BACH" merge --partial "$T/r" "$T/a.2" "$T/a.3" || fail "merge --partial (2 3)"
-	"$BACH" merge --partial "$T/all" "$T/a.3" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2 3)"
-	"$BACH" merge --partial "$T/lt" "$T/l" "$T/a.3" || fail "merge ((1 2) 3)"
-	"$BACH" merge --partial "$T/rt" "$T/a.1" "$T/r" || fail "merge (1 (2 3))"
-	same "$T/lt" "$T/all"
-	same "$T/rt" "$T/all"
-	same "$T/all" "$T/whole"
-done < "$T/splits"
+tree_merges 4 "$T/whole"
 # a random tree over 16 chunks
 # shellcheck disable=SC2046
 parts "$T/t" "$C" $("$BACH" plan --chunks 16 "$C" | cut -d' ' -f1)

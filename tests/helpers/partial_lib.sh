@@ -62,3 +62,20 @@ fails_alike() {
 	cmp -s "$T/e1" "$T/e2" || fail "damaged member, $1: $(cat "$T/e1") vs $(cat "$T/e2")"
 	[ ! -e "$T/dp" ] || fail "$1: a partial written for a damaged chunk"
 }
+
+# tree_merges K WHOLE: for K random cuts A, B of $C, the partials of
+# 0:A A:B B: merged ((1 2) 3), (1 (2 3)) and at once are all WHOLE
+tree_merges() {
+	awk -v k="$1" 'BEGIN { srand(23); for (i = 0; i < k; i++) { a = int(rand() * 254862); b = int(rand() * 254862); if (a > b) { t = a; a = b; b = t } print a, b } }' > "$T/splits"
+	while read -r a b; do
+		parts "$T/a" "$C" "0:$a" "$a:$b" "$b:"
+		"$BACH" merge --partial "$T/l" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2)"
+		"$BACH" merge --partial "$T/r" "$T/a.2" "$T/a.3" || fail "merge --partial (2 3)"
+		"$BACH" merge --partial "$T/all" "$T/a.3" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2 3)"
+		"$BACH" merge --partial "$T/lt" "$T/l" "$T/a.3" || fail "merge ((1 2) 3)"
+		"$BACH" merge --partial "$T/rt" "$T/a.1" "$T/r" || fail "merge (1 (2 3))"
+		same "$T/lt" "$T/all"
+		same "$T/rt" "$T/all"
+		same "$T/all" "$2"
+	done < "$T/splits"
+}
