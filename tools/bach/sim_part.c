@@ -314,7 +314,14 @@ int sim_merge(const struct merge_job *j)
 		bach_sim_free(r);
 		r = NULL;
 	}
-	if (!status && j->out) {
+	if (!status && j->out &&
+	    !json_is_array(json_object_get(j->p[0].head, "paths"))) {
+		char en[600];
+
+		bach_escape_ctl(en, sizeof(en), j->names[0]);
+		errmsg("%s: line 1: \"paths\" missing", en);
+		status = EXIT_DATA;
+	} else if (!status && j->out) {
 		const json_t *h = j->p[0].head;
 
 		status = write_sim(j->out, acc, json_deep_copy(op),
