@@ -279,7 +279,10 @@ struct cache {
 	uint8_t *dirty;
 	uint32_t *filled; /* per set: ways in use (they fill in order) */
 	uint64_t clock;
-	uint64_t rng;
+	uint64_t key;	     /* random: sm(seed * 8 + n) (bach_sim_draw) */
+	const uint64_t *now; /* the position of the record simulated */
+	uint64_t draw_at;    /* the record of the last draw, and its draws */
+	uint64_t draws;
 	uint64_t valid; /* ways in use in all */
 	/* hashed sets: slot of a line, and per set a list, most recent first */
 	uint32_t *hash;
@@ -299,16 +302,24 @@ struct bach_sim {
 	struct cache *data_top;		    /* where a copy-back starts */
 	struct cache *tlb;
 	struct bach_sim_totals t;
+	uint64_t pos;  /* the position of the record simulated */
+	uint64_t next; /* bach_sim_add()'s next position */
 	bool finished;
 };
 
-static uint64_t splitmix64(uint64_t *s)
+/* splitmix64's output for the state x */
+static inline uint64_t sm(uint64_t x)
 {
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	uint64_t z = x + 0x9e3779b97f4a7c15ull;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+uint64_t bach_sim_draw(uint64_t seed, unsigned n, uint64_t pos, uint64_t k)
+{
+	return sm(sm(sm(seed * 8 + n) ^ pos) ^ k);
 }
 
 static inline uint32_t set_of(const struct cache *c, uint32_t block)
@@ -426,7 +437,8 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 	c->wt = sp->write_through;
 	c->nwa = sp->no_allocate;
 	c->repl = sp->repl;
-	c->rng = seed;
+	c->key = sm(seed);
+	c->draw_at = UINT64_MAX;
 	c->down = down;
 	c->memo = NONE;
 	c->tag = malloc(ways * sizeof(*c->tag));
@@ -505,8 +517,15 @@ static uint32_t victim(struct cache *c, uint32_t set, uint32_t base)
 
 	if (c->filled[set] < c->assoc)
 		return base + c->filled[set]++;
-	if (c->repl == BACH_REPL_RANDOM)
-		return base + (uint32_t)(splitmix64(&c->rng) % c->assoc);
+	if (c->repl == BACH_REPL_RANDOM) {
+		if (c->draw_at != *c->now) {
+			c->draw_at = *c->now;
+			c->draws = 0;
+		}
+		return base +
+		       (uint32_t)(sm(sm(c->key ^ c->draw_at) ^ c->draws++) %
+				  c->assoc);
+	}
 	if (c->hashed)
 		return c->tail[set]; /* LRU or oldest filled */
 	min = c->stamp[base];
@@ -702,6 +721,7 @@ int bach_sim_new(struct bach_sim **sp, const struct bach_sim_config *cfg,
 			bach_sim_free(s);
 			return -ENOMEM;
 		}
+		c->now = &s->pos;
 		if (i == BACH_SIM_L2 || i == BACH_SIM_L3)
 			below = c;
 	}
@@ -727,11 +747,13 @@ void bach_sim_free(struct bach_sim *s)
 	free(s);
 }
 
-void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *p, size_t n)
+void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *p, size_t n,
+		   uint64_t base, const uint32_t *off)
 {
 	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
 		unsigned kind = bach_ref_kind(p[5]), size;
 
+		r[i].pos = base + (off ? off[i] : i);
 		r[i].addr = bach_ref_span(p, &size);
 		r[i].size = (uint8_t)size;
 		if (__builtin_expect(kind == BACH_REF_NONE, 0) &&
@@ -752,6 +774,7 @@ void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
 		uint32_t addr = r[i].addr;
 		struct cache *c;
 
+		s->pos = r[i].pos;
 		if (__builtin_expect(kind >= BACH_REF_NKINDS, 0)) {
 			if (kind == BACH_SIM_GAP)
 				flush(s);
@@ -773,18 +796,26 @@ void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
 	s->t.refs += refs;
 }
 
-void bach_sim_add(struct bach_sim *s, const uint8_t *p, size_t n)
+void bach_sim_add_at(struct bach_sim *s, const uint8_t *p, size_t n,
+		     uint64_t base, const uint32_t *off)
 {
 	struct bach_sim_ref r[1024];
 
-	while (n) {
-		size_t k = n < 1024 ? n : 1024;
+	for (size_t i = 0; i < n;) {
+		size_t k = n - i < 1024 ? n - i : 1024;
 
-		bach_sim_refs(r, p, k);
+		bach_sim_refs(r, p, k, off ? base : base + i,
+			      off ? off + i : NULL);
 		bach_sim_add_refs(s, r, k);
 		p += k * BACH_REC_SIZE;
-		n -= k;
+		i += k;
 	}
+}
+
+void bach_sim_add(struct bach_sim *s, const uint8_t *p, size_t n)
+{
+	bach_sim_add_at(s, p, n, s->next, NULL);
+	s->next += n;
 }
 
 void bach_sim_finish(struct bach_sim *s)
@@ -805,4 +836,253 @@ const struct bach_cache_stats *bach_sim_stats(const struct bach_sim *s,
 void bach_sim_get_totals(const struct bach_sim *s, struct bach_sim_totals *t)
 {
 	*t = s->t;
+}
+
+/* ---- state, for split runs ---------------------------------------------- */
+
+void bach_sim_get_counts(const struct bach_sim *s, struct bach_sim_counts *c)
+{
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		c->st[i] = s->c[i].st;
+	c->t = s->t;
+}
+
+void bach_sim_set_counts(struct bach_sim *s, const struct bach_sim_counts *c)
+{
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		s->c[i].st =
+			s->have[i] ? c->st[i] : (struct bach_cache_stats){ 0 };
+	s->t = c->t;
+}
+
+void bach_sim_counts_add(struct bach_sim_counts *a,
+			 const struct bach_sim_counts *b,
+			 const struct bach_sim_counts *c)
+{
+	_Static_assert(sizeof(*a) % sizeof(uint64_t) == 0,
+		       "counts are 64-bit words");
+	uint64_t *x = (uint64_t *)a;
+	const uint64_t *y = (const uint64_t *)b, *z = (const uint64_t *)c;
+
+	for (size_t i = 0; i < sizeof(*a) / sizeof(uint64_t); i++)
+		x[i] += y[i] - z[i];
+}
+
+uint64_t bach_sim_ways(const struct bach_sim *s)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		if (s->have[i])
+			n += (uint64_t)s->c[i].nsets * s->c[i].assoc;
+	return n;
+}
+
+static inline uint32_t flags_of(const struct cache *c, uint32_t slot,
+				uint32_t rank)
+{
+	return rank << 1 | c->dirty[slot];
+}
+
+/*
+ * The pairs TAG, FLAGS of a set's lines into out (2 x filled words), in
+ * the order bach_sim_state_get() says; uses c->order.
+ */
+static void set_words(struct cache *c, uint32_t set, uint32_t *out)
+{
+	uint32_t n = c->filled[set], base = set * c->assoc, *o = c->order;
+
+	if (c->hashed && c->repl != BACH_REPL_RANDOM) {
+		uint32_t r = 0;
+
+		for (uint32_t slot = c->tail[set]; slot != NONE;
+		     slot = c->prev[slot], r++) {
+			out[2 * r] = c->tag[slot];
+			out[2 * r + 1] = flags_of(c, slot, r);
+		}
+		return;
+	}
+	for (uint32_t w = 0; w < n; w++)
+		o[w] = base + w;
+	if (c->hashed) {
+		qsort_r(o, n, sizeof(*o), by_stamp, c->stamp);
+	} else { /* at most SMALL_ASSOC: by insertion */
+		for (uint32_t i = 1; i < n; i++)
+			for (uint32_t j = i;
+			     j > 0 && c->stamp[o[j]] < c->stamp[o[j - 1]];
+			     j--) {
+				uint32_t t = o[j];
+
+				o[j] = o[j - 1];
+				o[j - 1] = t;
+			}
+	}
+	/* o: the slots oldest first */
+	for (uint32_t r = 0; r < n; r++) {
+		uint32_t at = c->repl == BACH_REPL_RANDOM ? o[r] - base : r;
+
+		out[2 * at] = c->tag[o[r]];
+		out[2 * at + 1] = flags_of(c, o[r], r);
+	}
+}
+
+int bach_sim_state_get(const struct bach_sim *s, enum bach_sim_cache ci,
+		       uint32_t **wp, size_t *np)
+{
+	struct cache *c = (struct cache *)&s->c[ci];
+	size_t n = 0, cap = 0;
+	uint32_t *w = NULL;
+
+	*wp = NULL;
+	*np = 0;
+	if ((unsigned)ci >= BACH_SIM_NCACHES || !s->have[ci] || !c->valid)
+		return 0;
+	/* SET and N for each set holding lines, at most valid of them */
+	cap = 2 * (size_t)c->valid +
+	      2 * (c->nsets < c->valid ? (size_t)c->nsets : (size_t)c->valid);
+	w = malloc(cap * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (uint32_t set = 0; set < c->nsets; set++) {
+		if (!c->filled[set])
+			continue;
+		w[n] = set;
+		w[n + 1] = c->filled[set];
+		set_words(c, set, w + n + 2);
+		n += 2 + 2 * (size_t)c->filled[set];
+	}
+	*wp = w;
+	*np = n;
+	return 0;
+}
+
+static int bad_word(char *why, size_t len, size_t at, const char *what)
+{
+	snprintf(why, len, "word %zu: %s", at, what);
+	return -EBADMSG;
+}
+
+int bach_sim_state_set(struct bach_sim *s, enum bach_sim_cache ci,
+		       const uint32_t *w, size_t n, char *why, size_t whylen)
+{
+	struct cache *c = &s->c[ci];
+	uint32_t maxtag;
+	size_t i = 0;
+	int64_t last = -1;
+
+	if ((unsigned)ci >= BACH_SIM_NCACHES || !s->have[ci])
+		return n ? bad_word(why, whylen, 0, "a cache not configured")
+			 : 0;
+	c->valid = 1; /* invalidate() everything */
+	invalidate(c);
+	c->clock = 0;
+	maxtag = UINT32_MAX >> c->lg_line;
+	while (i < n) {
+		uint32_t set, cnt, base;
+
+		if (n - i < 2)
+			return bad_word(why, whylen, i, "a set cut short");
+		set = w[i];
+		cnt = w[i + 1];
+		if (set >= c->nsets || (int64_t)set <= last)
+			return bad_word(why, whylen, i,
+					"not a set after the one before");
+		if (!cnt || cnt > c->assoc || (n - i - 2) / 2 < cnt)
+			return bad_word(why, whylen, i + 1,
+					"not a count of the set's lines");
+		last = set;
+		base = set * c->assoc;
+		i += 2;
+		for (uint32_t r = 0; r < cnt; r++)
+			c->order[r] = NONE;
+		for (uint32_t j = 0; j < cnt; j++, i += 2) {
+			uint32_t tag = w[i], rank = w[i + 1] >> 1,
+				 slot = base + j;
+			bool dirty = w[i + 1] & 1;
+
+			if (tag > maxtag || set_of(c, tag) != set)
+				return bad_word(why, whylen, i,
+						"a line not of this set");
+			if (rank >= cnt || c->order[rank] != NONE ||
+			    (c->repl != BACH_REPL_RANDOM && rank != j))
+				return bad_word(why, whylen, i + 1,
+						"not the line's rank");
+			if (dirty && c->wt)
+				return bad_word(
+					why, whylen, i + 1,
+					"dirty in a cache that keeps no dirty line");
+			if (lookup(c, base, tag) != NONE)
+				return bad_word(why, whylen, i,
+						"a line given twice");
+			c->order[rank] = slot;
+			c->tag[slot] = tag;
+			c->dirty[slot] = dirty;
+			c->stamp[slot] = rank + 1;
+			if (c->hashed)
+				hash_insert(c, slot);
+		}
+		if (c->hashed && c->repl != BACH_REPL_RANDOM)
+			for (uint32_t r = 0; r < cnt; r++)
+				list_push(c, set, c->order[r]);
+		c->filled[set] = cnt;
+		c->valid += cnt;
+		if (c->clock < cnt)
+			c->clock = cnt;
+	}
+	return 0;
+}
+
+/* the sets of a and b (caches of one configuration) hold the same */
+static bool same_cache(struct cache *a, struct cache *b)
+{
+	uint32_t wa[4 * SMALL_ASSOC], *wb = wa + 2 * SMALL_ASSOC;
+
+	if (a->valid != b->valid)
+		return false;
+	if (!a->valid)
+		return true;
+	if (memcmp(a->filled, b->filled, a->nsets * sizeof(*a->filled)))
+		return false;
+	for (uint32_t set = 0; set < a->nsets; set++) {
+		uint32_t n = a->filled[set], base = set * a->assoc;
+
+		if (!n)
+			continue;
+		if (!a->hashed) {
+			set_words(a, set, wa);
+			set_words(b, set, wb);
+			if (memcmp(wa, wb, 2 * n * sizeof(*wa)))
+				return false;
+		} else if (a->repl != BACH_REPL_RANDOM) {
+			uint32_t x = a->head[set], y = b->head[set];
+
+			for (; x != NONE; x = a->next[x], y = b->next[y])
+				if (a->tag[x] != b->tag[y] ||
+				    flags_of(a, x, 0) != flags_of(b, y, 0))
+					return false;
+		} else {
+			uint32_t *o = a->order;
+
+			for (uint32_t w = base; w < base + n; w++)
+				if (a->tag[w] != b->tag[w] ||
+				    flags_of(a, w, 0) != flags_of(b, w, 0))
+					return false;
+			for (uint32_t w = 0; w < n; w++)
+				o[w] = base + w;
+			qsort_r(o, n, sizeof(*o), by_stamp, a->stamp);
+			for (uint32_t r = 1; r < n; r++)
+				if (b->stamp[o[r]] < b->stamp[o[r - 1]])
+					return false;
+		}
+	}
+	return true;
+}
+
+bool bach_sim_same_state(struct bach_sim *a, struct bach_sim *b)
+{
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		if (a->have[i] != b->have[i] ||
+		    (a->have[i] && !same_cache(&a->c[i], &b->c[i])))
+			return false;
+	return true;
 }

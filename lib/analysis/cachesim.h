@@ -27,10 +27,12 @@
  * - a gap marker flushes: dirty lines are copied back the same way, then
  *   every cache and the TLB is invalidated, as Dinero's -flushcount does.
  *
- * Replacement is LRU, FIFO or random (a seeded splitmix64 per cache, the
- * victim drawn uniformly among the ways of a full set); a set fills its
- * empty ways first. Each call works on the caller's thread; a simulator is
- * not shared between threads.
+ * Replacement is LRU, FIFO or random (the victim drawn uniformly among the
+ * ways of a full set by a counter-based draw keyed by the seed, the cache,
+ * the record's position in the trace and the draws the cache made before
+ * in that record: bach_sim_draw(), so that a run split anywhere draws what
+ * the whole run draws); a set fills its empty ways first. Each call works
+ * on the caller's thread; a simulator is not shared between threads.
  */
 #ifndef BACH_CACHESIM_H
 #define BACH_CACHESIM_H
@@ -111,9 +113,20 @@ extern const char *const bach_sim_cache_names[BACH_SIM_NCACHES];
 struct bach_sim_config {
 	struct bach_cache_spec spec[BACH_SIM_NCACHES];
 	bool have[BACH_SIM_NCACHES];
-	uint64_t seed; /* random replacement; cache n draws from
-			* splitmix64 started at seed * 8 + n */
+	uint64_t seed; /* random replacement: bach_sim_draw() */
 };
+
+/*
+ * Random replacement's draw: the k-th victim (from 0) cache n (enum
+ * bach_sim_cache) draws while simulating the record at position pos of
+ * the trace is way bach_sim_draw(seed, n, pos, k) % ASSOC, where, with
+ * sm(x) splitmix64's output for the state x (z = x + 0x9e3779b97f4a7c15,
+ * z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9, z = (z ^ z >> 27) *
+ * 0x94d049bb133111eb, z ^ z >> 31):
+ *
+ *	draw = sm(sm(sm(seed * 8 + n) ^ pos) ^ k)
+ */
+uint64_t bach_sim_draw(uint64_t seed, unsigned n, uint64_t pos, uint64_t k);
 
 /* Counts of one cache, each with Dinero IV's meaning. */
 struct bach_cache_stats {
@@ -141,23 +154,33 @@ int bach_sim_new(struct bach_sim **sp, const struct bach_sim_config *cfg,
 		 char *why, size_t whylen);
 void bach_sim_free(struct bach_sim *s);
 
-/* n whole records, in trace order. */
+/* n whole records, in trace order, at the positions after the last ones
+ * bach_sim_add() was given (the first at 0). */
 void bach_sim_add(struct bach_sim *s, const uint8_t *recs, size_t n);
+/* n whole records, in trace order, record i at position base + off[i] of
+ * the trace (off NULL: base + i): the positions random replacement draws
+ * by, those of the unfiltered trace. */
+void bach_sim_add_at(struct bach_sim *s, const uint8_t *recs, size_t n,
+		     uint64_t base, const uint32_t *off);
 
 /*
  * A record as the simulator takes it, decoded once (bach_sim_refs()) and
  * then given to any number of simulators (bach_sim_add_refs(); bach sim
  * --configs): kind is a bach_ref_kind, BACH_REF_NONE (skipped) or
  * BACH_SIM_GAP (a gap marker: a flush); addr and size are the
- * reference's (bach_ref_span()). bach_sim_add() is the two in turn.
+ * reference's (bach_ref_span()); pos is the record's position in the
+ * trace, as bach_sim_add_at() takes it (base + off[i], or base + i when
+ * off is NULL). bach_sim_add_at() is the two in turn.
  */
 #define BACH_SIM_GAP (BACH_REF_NONE + 1)
 struct bach_sim_ref {
+	uint64_t pos;
 	uint32_t addr;
 	uint8_t size; /* 1 to 8 */
 	uint8_t kind;
 };
-void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *recs, size_t n);
+void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *recs, size_t n,
+		   uint64_t base, const uint32_t *off);
 void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
 		       size_t n);
 
@@ -169,5 +192,44 @@ void bach_sim_finish(struct bach_sim *s);
 const struct bach_cache_stats *bach_sim_stats(const struct bach_sim *s,
 					      enum bach_sim_cache c);
 void bach_sim_get_totals(const struct bach_sim *s, struct bach_sim_totals *t);
+
+/*
+ * A split run (docs/analysis.md section 7): every count of a simulator,
+ * set or read whole, and its caches' state, which decides what follows.
+ * Counts add and subtract as unsigned 64-bit words (bach_sim_counts_add:
+ * a += b - c).
+ */
+struct bach_sim_counts {
+	struct bach_cache_stats st[BACH_SIM_NCACHES];
+	struct bach_sim_totals t;
+};
+void bach_sim_get_counts(const struct bach_sim *s, struct bach_sim_counts *c);
+void bach_sim_set_counts(struct bach_sim *s, const struct bach_sim_counts *c);
+void bach_sim_counts_add(struct bach_sim_counts *a,
+			 const struct bach_sim_counts *b,
+			 const struct bach_sim_counts *c);
+
+/*
+ * The state of cache c as 32-bit words (docs/formats.md section 11): for
+ * each set holding lines, in ascending order, SET, N and N pairs TAG (the
+ * line number, address / LINE), FLAGS (RANK << 1 | DIRTY; RANK 0 the
+ * oldest: the least recently used under LRU, the first filled under FIFO
+ * and random). LRU and FIFO list a set's lines oldest first (RANK is
+ * their place), random in the order of its ways (the victim is a way).
+ * Two simulators whose states are the same words behave the same from
+ * there on (a TLB's dirty bits count the bytes it would write, never
+ * printed, but they are its state too). get: malloc'd into *w,
+ * its count in *n; 0 or -ENOMEM. set: the cache emptied, then filled so;
+ * 0, or -EBADMSG with the reason (the word) in why.
+ */
+int bach_sim_state_get(const struct bach_sim *s, enum bach_sim_cache c,
+		       uint32_t **w, size_t *n);
+int bach_sim_state_set(struct bach_sim *s, enum bach_sim_cache c,
+		       const uint32_t *w, size_t n, char *why, size_t whylen);
+/* Whether a and b (of one configuration) hold the same state: every
+ * cache's words would be equal. */
+bool bach_sim_same_state(struct bach_sim *a, struct bach_sim *b);
+/* The ways of every cache: what bach_sim_same_state() costs at most. */
+uint64_t bach_sim_ways(const struct bach_sim *s);
 
 #endif

@@ -528,3 +528,303 @@ int bach_wss_pieces_from_json(struct bach_wss_piece **pp, size_t *n,
 	*pp = p;
 	return 0;
 }
+
+/* ---- bach sim ----------------------------------------------------------- */
+
+static const char *const repl_names[] = { "lru", "fifo", "random" };
+
+json_t *bach_sim_config_to_json(const struct bach_sim_config *cfg)
+{
+	json_t *caches = json_object();
+	bool random = false;
+
+	for (int i = 0; caches && i < BACH_SIM_NCACHES; i++) {
+		const struct bach_cache_spec *c = &cfg->spec[i];
+
+		if (!cfg->have[i])
+			continue;
+		random |= c->repl == BACH_REPL_RANDOM;
+		if (json_object_set_new(
+			    caches, bach_sim_cache_names[i],
+			    json_pack("{sIsisisbsssssb}", "size",
+				      (json_int_t)c->size, "line", (int)c->line,
+				      "assoc", (int)c->assoc, "full", c->full,
+				      "replacement", repl_names[c->repl],
+				      "write",
+				      c->write_through ? "through" : "back",
+				      "allocate", !c->no_allocate))) {
+			json_decref(caches);
+			return NULL;
+		}
+	}
+	return json_pack("{soso}", "caches", caches, "seed",
+			 random ? json_integer((json_int_t)cfg->seed)
+				: json_null());
+}
+
+int bach_sim_config_from_json(struct bach_sim_config *cfg, const json_t *o,
+			      char *err, size_t errlen)
+{
+	const json_t *caches = json_object_get(o, "caches");
+	const json_t *seed = json_object_get(o, "seed");
+	char text[160], why[200], ways[24];
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->seed = 1;
+	if (!json_is_object(caches) ||
+	    (!json_is_null(seed) && !get_u64(o, "seed", INT64_MAX, &cfg->seed)))
+		return bad(
+			err, errlen,
+			"line 1: \"options\": \"caches\" or \"seed\" missing or of the wrong type");
+	for (int i = 0; i < BACH_SIM_NCACHES; i++) {
+		const json_t *c =
+			json_object_get(caches, bach_sim_cache_names[i]);
+		struct bach_cache_spec *sp = &cfg->spec[i];
+		const char *r, *w;
+		json_int_t size, line, assoc;
+		int full, alloc, rc;
+
+		if (!c)
+			continue;
+		if (json_unpack((json_t *)c, "{sIsIsIsbsssssb!}", "size", &size,
+				"line", &line, "assoc", &assoc, "full", &full,
+				"replacement", &r, "write", &w, "allocate",
+				&alloc) ||
+		    size < 0 || line < 0 || assoc < 0) {
+			snprintf(
+				err, errlen,
+				"line 1: \"options\": cache \"%s\" is not one bach sim describes",
+				bach_sim_cache_names[i]);
+			return -EBADMSG;
+		}
+		/* as the options would say it, and through their checks */
+		snprintf(ways, sizeof(ways), "%llu", (unsigned long long)assoc);
+		if (i == BACH_SIM_TLB) {
+			snprintf(text, sizeof(text), "%llu:%s",
+				 (unsigned long long)size / BACH_TLB_PAGE,
+				 full ? "full" : ways);
+			rc = bach_tlb_spec_parse(text, sp, why, sizeof(why));
+		} else {
+			snprintf(text, sizeof(text), "%llu:%llu:%s:%s:w%c:%s",
+				 (unsigned long long)size,
+				 (unsigned long long)line, full ? "full" : ways,
+				 r, !strcmp(w, "through") ? 't' : 'b',
+				 alloc ? "wa" : "nwa");
+			rc = bach_cache_spec_parse(text, sp, why, sizeof(why));
+		}
+		if (rc || sp->size != (uint64_t)size ||
+		    sp->line != (uint64_t)line ||
+		    sp->assoc != (uint64_t)assoc || sp->full != !!full ||
+		    strcmp(r, repl_names[sp->repl]) ||
+		    strcmp(w, sp->write_through ? "through" : "back") ||
+		    sp->no_allocate == !!alloc) {
+			snprintf(
+				err, errlen,
+				"line 1: \"options\": cache \"%s\" is not one bach sim describes",
+				bach_sim_cache_names[i]);
+			return -EBADMSG;
+		}
+		cfg->have[i] = true;
+	}
+	return 0;
+}
+
+static const char b64[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* n words as base64 (RFC 4648, padded) of their little-endian bytes */
+static json_t *words_b64(const uint32_t *w, size_t n)
+{
+	size_t len = 4 * n, i, o = 0;
+	char *t = malloc((len + 2) / 3 * 4 + 1);
+	json_t *j;
+
+#define BYTE(k) ((unsigned)(w[(k) / 4] >> 8 * ((k) % 4)) & 255)
+	if (!t)
+		return NULL;
+	for (i = 0; i + 3 <= len; i += 3) {
+		unsigned v = BYTE(i) << 16 | BYTE(i + 1) << 8 | BYTE(i + 2);
+
+		t[o++] = b64[v >> 18];
+		t[o++] = b64[v >> 12 & 63];
+		t[o++] = b64[v >> 6 & 63];
+		t[o++] = b64[v & 63];
+	}
+	if (i < len) {
+		unsigned v =
+			BYTE(i) << 16 | (i + 1 < len ? BYTE(i + 1) << 8 : 0);
+
+		t[o++] = b64[v >> 18];
+		t[o++] = b64[v >> 12 & 63];
+		t[o++] = i + 1 < len ? b64[v >> 6 & 63] : '=';
+		t[o++] = '=';
+	}
+#undef BYTE
+	t[o] = 0;
+	j = json_stringn(t, o);
+	free(t);
+	return j;
+}
+
+/* base64 of whole little-endian words back into *w (malloc'd), or -1 */
+static int b64_words(const char *t, size_t len, uint32_t **wp, size_t *np)
+{
+	static signed char val[256];
+	size_t nb, o = 0;
+	uint8_t *b;
+
+	if (!val['B'])
+		for (int i = 0; i < 256; i++)
+			val[i] = (signed char)(strchr(b64, i) && i
+						       ? strchr(b64, i) - b64
+						       : -1);
+	*wp = NULL;
+	*np = 0;
+	if (len % 4)
+		return -1;
+	nb = len / 4 * 3 - (len && t[len - 1] == '=') -
+	     (len && t[len - 2] == '=');
+	if (nb % 4)
+		return -1;
+	b = malloc(nb + 3);
+	if (!b)
+		return -1;
+	for (size_t i = 0; i < len; i += 4) {
+		int v[4];
+		bool last = i + 4 == len;
+
+		for (int k = 0; k < 4; k++) {
+			v[k] = val[(unsigned char)t[i + k]];
+			if (v[k] < 0 && !(last && k >= 2 && t[i + k] == '=' &&
+					  (k == 3 || t[i + 3] == '='))) {
+				free(b);
+				return -1;
+			}
+		}
+		b[o++] = (uint8_t)(v[0] << 2 | v[1] >> 4);
+		if (v[2] >= 0)
+			b[o++] = (uint8_t)(v[1] << 4 | v[2] >> 2);
+		if (v[3] >= 0)
+			b[o++] = (uint8_t)(v[2] << 6 | v[3]);
+	}
+	if (o != nb) {
+		free(b);
+		return -1;
+	}
+	*wp = (uint32_t *)(void *)b; /* in place: bytes to words */
+	for (size_t i = 0; i < nb / 4; i++) {
+		const uint8_t *q = b + 4 * i;
+
+		(*wp)[i] = (uint32_t)q[0] | (uint32_t)q[1] << 8 |
+			   (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+	}
+	*np = nb / 4;
+	return 0;
+}
+
+static json_t *kinds3(const uint64_t *v)
+{
+	return u64_array(v, BACH_REF_NKINDS);
+}
+
+json_t *bach_sim_to_json(const struct bach_sim *s)
+{
+	struct bach_sim_counts c;
+	json_t *caches = json_object(), *o;
+
+	bach_sim_get_counts(s, &c);
+	for (int i = 0; caches && i < BACH_SIM_NCACHES; i++) {
+		const struct bach_cache_stats *st = bach_sim_stats(s, i);
+		uint32_t *w;
+		size_t n;
+
+		if (!st)
+			continue;
+		if (bach_sim_state_get(s, i, &w, &n) ||
+		    json_object_set_new(
+			    caches, bach_sim_cache_names[i],
+			    json_pack("{sososIsIsIso}", "fetches",
+				      kinds3(st->fetch), "misses",
+				      kinds3(st->miss), "multiblock",
+				      (json_int_t)st->multiblock, "bytes_read",
+				      (json_int_t)st->bytes_read,
+				      "bytes_written",
+				      (json_int_t)st->bytes_written, "state",
+				      words_b64(w, n)))) {
+			free(w);
+			json_decref(caches);
+			return NULL;
+		}
+		free(w);
+	}
+	o = json_pack("{sIsIsIsIso}", "records", (json_int_t)c.t.records,
+		      "references", (json_int_t)c.t.refs, "skipped",
+		      (json_int_t)c.t.skipped, "flushes",
+		      (json_int_t)c.t.flushes, "caches", caches);
+	return o;
+}
+
+int bach_sim_from_json(struct bach_sim *s, const json_t *data, char *err,
+		       size_t errlen)
+{
+	const json_t *caches = json_object_get(data, "caches");
+	struct bach_sim_counts c;
+	char why[200];
+
+	memset(&c, 0, sizeof(c));
+	if (!get_u64(data, "records", INT64_MAX, &c.t.records) ||
+	    !get_u64(data, "references", INT64_MAX, &c.t.refs) ||
+	    !get_u64(data, "skipped", INT64_MAX, &c.t.skipped) ||
+	    !get_u64(data, "flushes", INT64_MAX, &c.t.flushes) ||
+	    !json_is_object(caches) ||
+	    json_object_size(caches) > BACH_SIM_NCACHES)
+		return bad(
+			err, errlen,
+			"line 2: \"records\", \"references\", \"skipped\", \"flushes\" or \"caches\" missing or out of range");
+	for (int i = 0; i < BACH_SIM_NCACHES; i++) {
+		const json_t *o =
+			json_object_get(caches, bach_sim_cache_names[i]);
+		struct bach_cache_stats *st = &c.st[i];
+		const json_t *state = json_object_get(o, "state");
+		uint32_t *w;
+		size_t n;
+		int rc;
+
+		if (!o != !bach_sim_stats(s, i)) {
+			snprintf(err, errlen, "line 2: cache \"%s\" %s",
+				 bach_sim_cache_names[i],
+				 o ? "not in the options" : "missing");
+			return -EBADMSG;
+		}
+		if (!o)
+			continue;
+		if (json_object_size(o) != 6 ||
+		    !get_array(json_object_get(o, "fetches"), BACH_REF_NKINDS,
+			       INT64_MAX, st->fetch) ||
+		    !get_array(json_object_get(o, "misses"), BACH_REF_NKINDS,
+			       INT64_MAX, st->miss) ||
+		    !get_u64(o, "multiblock", INT64_MAX, &st->multiblock) ||
+		    !get_u64(o, "bytes_read", INT64_MAX, &st->bytes_read) ||
+		    !get_u64(o, "bytes_written", INT64_MAX,
+			     &st->bytes_written) ||
+		    !json_is_string(state) ||
+		    b64_words(json_string_value(state),
+			      json_string_length(state), &w, &n)) {
+			snprintf(
+				err, errlen,
+				"line 2: cache \"%s\": its counts or \"state\" (base64 of 32-bit words) missing or out of range",
+				bach_sim_cache_names[i]);
+			return -EBADMSG;
+		}
+		rc = bach_sim_state_set(s, i, w, n, why, sizeof(why));
+		free(w);
+		if (rc) {
+			snprintf(err, errlen,
+				 "line 2: cache \"%s\": \"state\" %s",
+				 bach_sim_cache_names[i], why);
+			return -EBADMSG;
+		}
+	}
+	bach_sim_set_counts(s, &c);
+	return 0;
+}

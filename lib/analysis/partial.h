@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "lib/analysis/cachesim.h"
 #include "lib/analysis/mrc.h"
 #include "lib/analysis/stats.h"
 
@@ -79,5 +80,21 @@ void bach_mrc_part_release(struct bach_mrc_part *p);
 json_t *bach_wss_pieces_to_json(const struct bach_wss_piece *p, size_t n);
 int bach_wss_pieces_from_json(struct bach_wss_piece **p, size_t *n,
 			      const json_t *data, char *err, size_t errlen);
+
+/*
+ * bach sim's options and state (docs/formats.md section 11). The
+ * configuration: {"caches": {NAME: {"size", "line", "assoc", "full",
+ * "replacement", "write", "allocate"}, ...}, "seed": N (null when no
+ * cache is random)}; from_json fills cfg as the options would, -EBADMSG
+ * with the reason. The state: the counts and, per cache, its
+ * bach_sim_state_get() words as base64 of little-endian 32-bit words;
+ * from_json loads it into s, made from the same configuration.
+ */
+json_t *bach_sim_config_to_json(const struct bach_sim_config *cfg);
+int bach_sim_config_from_json(struct bach_sim_config *cfg, const json_t *o,
+			      char *err, size_t errlen);
+json_t *bach_sim_to_json(const struct bach_sim *s);
+int bach_sim_from_json(struct bach_sim *s, const json_t *data, char *err,
+		       size_t errlen);
 
 #endif

@@ -10,38 +10,10 @@
 # in a chunk fails as the unsplit run does. Where the cuts may go is
 # checked against the manifest and the .gzi as written, not against bach.
 . "$TOP/tests/lib.sh"
-
-# parts OUTPREFIX TRACE RANGE...: a partial per range, OUTPREFIX.1 ...
-parts() {
-	pre=$1
-	tr=$2
-	shift 2
-	i=0
-	rm -f "$pre".*
-	for r in "$@"; do
-		i=$((i + 1))
-		"$BACH" $CMD --range "$r" --partial "$pre.$i" $STATOPT "$tr" 2> "$T/err" ||
-			fail "stat --range $r --partial: $(cat "$T/err")"
-	done
-}
-
-# same_as_whole TRACE PREFIX WHAT: merging PREFIX.* prints what $CMD does
-same_as_whole() {
-	for fmt in "" --json $CSV; do
-		"$BACH" $CMD $fmt $STATOPT "$1" > "$T/w.txt" || fail "$CMD $fmt $1"
-		"$BACH" merge $fmt "$2".* > "$T/m.txt" 2> "$T/err" || fail "merge $fmt ($3): $(cat "$T/err")"
-		cmp -s "$T/w.txt" "$T/m.txt" ||
-			fail "merge $fmt ($3) differs from $CMD $STATOPT: $(diff "$T/w.txt" "$T/m.txt" | head -5)"
-	done
-}
+. "$TOP/tests/helpers/partial_lib.sh"
 
 # a capture with gap markers in several segments
-mkdir "$T/caps"
-"$BACH" capture --driver fake --option records=300000 --option drop_every=7 \
-	--option overflow_every=5:300 --policy drop --set rotate_mb=1 \
-	--output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
-C=$(ls -d "$T"/caps/2*Z*)
-[ "$(ls "$C"/seg-*.byu.gz | wc -l)" -gt 1 ] || fail "one segment only"
+split_capture
 "$BACH" gen --records 200000 -o "$T/g.byu.gz" 2> "$T/err" || fail "gen"
 "$BACH" convert "$T/g.byu.gz" "$T/g.byu" 2> "$T/err" || fail "convert: $(cat "$T/err")"
 
@@ -161,19 +133,8 @@ CMD=stat
 CSV=
 
 # a tree of merges is one merge: associativity over random splits
-awk 'BEGIN { srand(23); for (k = 0; k < 6; k++) { a = int(rand() * 254862); b = int(rand() * 254862); if (a > b) { t = a; a = b; b = t } print a, b } }' > "$T/splits"
-while read -r a b; do
-	parts "$T/a" "$C" 0:$a $a:$b $b:
-	"$BACH" merge --partial "$T/l" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2)"
-	"$BACH" merge --partial "$T/r" "$T/a.2" "$T/a.3" || fail "merge --partial (2 3)"
-	"$BACH" merge --partial "$T/all" "$T/a.3" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2 3)"
-	"$BACH" merge --partial "$T/lt" "$T/l" "$T/a.3" || fail "merge ((1 2) 3)"
-	"$BACH" merge --partial "$T/rt" "$T/a.1" "$T/r" || fail "merge (1 (2 3))"
-	same "$T/lt" "$T/all"
-	same "$T/rt" "$T/all"
-	"$BACH" stat --partial "$T/whole" --range 0: "$C" || fail "stat --partial whole"
-	same "$T/all" "$T/whole"
-done < "$T/splits"
+"$BACH" stat --partial "$T/whole" --range 0: "$C" || fail "stat --partial whole"
+tree_merges 6 "$T/whole"
 
 # standard output and input
 "$BACH" stat --range 0:1000 --partial - "$C" > "$T/s.1" || fail "--partial -"
@@ -208,27 +169,7 @@ expect_status 1 "$BACH" merge "$T/g.byu"
 expect_err "$T/g.byu: "
 
 # a damaged member inside a chunk fails as the unsplit run does
-cp "$T/g.byu.gz" "$T/d.byu.gz"
-off=$(od -An -t u8 -j 24 -N8 "$T/g.byu.gz.gzi" 2> /dev/null || true)
-[ -n "$off" ] || { "$BACH" index "$T/d.byu.gz" > /dev/null && off=$(od -An -t u8 -j 24 -N8 "$T/d.byu.gz.gzi"); }
-rm -f "$T/d.byu.gz.gzi"
-printf '\377\377\377\377\377\377\377\377' | dd of="$T/d.byu.gz" bs=1 seek=$((off + 100)) conv=notrunc 2> /dev/null
-set +e
-"$BACH" stat "$T/d.byu.gz" > /dev/null 2> "$T/e1"
-w=$?
-"$BACH" stat --range 5000:30000 --partial "$T/dp" "$T/d.byu.gz" > /dev/null 2> "$T/e2"
-p=$?
-set -e
-[ $w -eq 1 ] && [ $p -eq 1 ] || fail "damaged member: stat exit $w, the chunk's $p"
-cmp -s "$T/e1" "$T/e2" || fail "damaged member: $(cat "$T/e1") vs $(cat "$T/e2")"
-[ ! -e "$T/dp" ] || fail "a partial written for a damaged chunk"
-set +e
-"$BACH" mrc --assoc 2 "$T/d.byu.gz" > /dev/null 2> "$T/e1"
-w=$?
-"$BACH" mrc --assoc 2 --range 5000:30000 --partial "$T/dp" "$T/d.byu.gz" > /dev/null 2> "$T/e2"
-p=$?
-set -e
-[ $w -eq 1 ] && [ $p -eq 1 ] || fail "damaged member: mrc exit $w, the chunk's $p"
-cmp -s "$T/e1" "$T/e2" || fail "damaged member, mrc: $(cat "$T/e1") vs $(cat "$T/e2")"
-[ ! -e "$T/dp" ] || fail "mrc: a partial written for a damaged chunk"
+damaged_member "$T/g.byu.gz"
+fails_alike stat
+fails_alike mrc --assoc 2
 echo ok

@@ -10,7 +10,11 @@
  * partial that parses and loads into the same counters (a round trip), so
  * a merge of it is what it says; the same state read as bach mrc's
  * (bach_mrc_part_from_json()) is refused with a reason or has its lists,
- * and read as --window's pieces it is refused or merges without harm.
+ * and read as --window's pieces it is refused or merges without harm;
+ * bach sim's options (bach_sim_config_from_json()) and state
+ * (bach_sim_from_json()) are refused with a reason or load into a
+ * simulator that holds the same state when written back and read again,
+ * and that simulates and copies back without harm.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -22,6 +26,54 @@
 #include "fuzz_check.h"
 
 static struct bach_stats a, b;
+
+static const uint8_t recs[] = {
+	0x00, 0x00, 0x10, 0x00, 0x00, 0x80, /* fetches, reads, writes */
+	0x00, 0x00, 0x20, 0x08, 0xf0, 0xc0, 0x00, 0x01, 0x00,
+	0x04, 0x00, 0xe0, 0x00, 0x00, 0x10, 0x00, 0x0f, 0xe0,
+};
+
+/* bach sim's options and state, as bach merge reads them */
+static void sim(const struct bach_partial *p)
+{
+	struct bach_sim_config cfg;
+	struct bach_sim *x = NULL, *y = NULL;
+	char err[300] = "";
+	json_t *j, *k;
+	uint64_t lines = 0;
+	int rc;
+
+	rc = bach_sim_config_from_json(
+		&cfg, json_object_get(p->head, "options"), err, sizeof(err));
+	CHECK(rc == 0 || (rc == -EBADMSG && err[0]), "sim config rc %d", rc);
+	if (rc)
+		return;
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		if (cfg.have[i])
+			lines += cfg.spec[i].size / cfg.spec[i].line;
+	if (lines > (1u << 16) || bach_sim_new(&x, &cfg, err, sizeof(err)) ||
+	    bach_sim_new(&y, &cfg, err, sizeof(err))) {
+		bach_sim_free(x);
+		return;
+	}
+	rc = bach_sim_from_json(x, p->data, err, sizeof(err));
+	CHECK(rc == 0 || (rc == -EBADMSG && err[0]), "sim state rc %d", rc);
+	if (!rc) {
+		j = bach_sim_to_json(x);
+		CHECK(j, "sim to json");
+		rc = bach_sim_from_json(y, j, err, sizeof(err));
+		CHECK(!rc, "sim state written back, refused: %s", err);
+		CHECK(bach_sim_same_state(x, y), "sim round trip changed it");
+		k = bach_sim_to_json(y);
+		CHECK(json_equal(j, k), "sim state written twice differs");
+		json_decref(j);
+		json_decref(k);
+		bach_sim_add(x, recs, sizeof(recs) / BACH_REC_SIZE);
+		bach_sim_finish(x);
+	}
+	bach_sim_free(x);
+	bach_sim_free(y);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -70,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bach_wss_merge_free(&acc);
 		}
 	}
+	sim(&p);
 	bach_stats_free(&a);
 	bach_stats_free(&b);
 	CHECK(!bach_stats_init(&a) && !bach_stats_init(&b), "init");

@@ -29,13 +29,22 @@ KIND_NAMES = {INSTRN: "ifetch", READ: "read", WRITE: "write"}
 MASK64 = (1 << 64) - 1
 
 
-def splitmix64(state):
-    """docs/analysis.md: random replacement draws from splitmix64."""
-    state = (state + 0x9E3779B97F4A7C15) & MASK64
-    z = state
+def sm(x):
+    """splitmix64's output for the state x."""
+    z = (x + 0x9E3779B97F4A7C15) & MASK64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-    return state, z ^ (z >> 31)
+    return z ^ (z >> 31)
+
+
+# the position in the trace of the record being simulated
+position = 0
+
+
+def draw(seed, n, pos, k):
+    """docs/analysis.md: the k-th victim cache n draws for the record at
+    position pos is way draw % ASSOC, draw = sm(sm(sm(seed * 8 + n) ^ pos) ^ k)."""
+    return sm(sm(sm((seed * 8 + n) & MASK64) ^ pos) ^ k)
 
 
 class Memory:
@@ -63,7 +72,8 @@ class Cache:
         self.nsets = self.size // (self.block * self.assoc)
         self.sets = [Set(self.assoc) for _ in range(self.nsets)]
         self.down = down
-        self.rng = seed_state
+        self.seed, self.index = seed_state  # (seed, n) of draw()
+        self.draw_at, self.draws = None, 0
         self.pending = []  # Dinero's c->pending: the top is the end
         self.fetch = {INSTRN: 0, READ: 0, WRITE: 0}
         self.miss = {INSTRN: 0, READ: 0, WRITE: 0}
@@ -120,8 +130,10 @@ class Cache:
             way = s.ways.index(None)
         elif self.repl == "random":
             # docs/analysis.md: the victim is way (draw % assoc)
-            self.rng, r = splitmix64(self.rng)
-            way = r % self.assoc
+            if self.draw_at != position:
+                self.draw_at, self.draws = position, 0
+            way = draw(self.seed, self.index, position, self.draws) % self.assoc
+            self.draws += 1
         else:  # LRU and FIFO: the bottom of the stack
             way = next(iter(s.stack.values()))
         old = s.ways[way]
@@ -264,29 +276,31 @@ def main():
     ap.add_argument("trace")
     a = ap.parse_args()
 
-    # cache n's random numbers start at seed * 8 + n (docs/analysis.md)
+    # cache n draws by (seed, n, position, k) (docs/analysis.md)
     index = {"l1i": 0, "l1d": 1, "l1": 2, "l2": 3, "l3": 4}
     below = Memory()
     caches = {}
     for name in ("l3", "l2"):
         if getattr(a, name):
             below = caches[name] = Cache(name, parse_spec(getattr(a, name)),
-                                         below, (a.seed * 8 + index[name]) & MASK64)
+                                         below, (a.seed, index[name]))
     if a.l1:
         ci = cd = caches["l1"] = Cache("l1", parse_spec(a.l1), below,
-                                       (a.seed * 8 + 2) & MASK64)
+                                       (a.seed, 2))
     else:
         ci = caches["l1i"] = Cache("l1i", parse_spec(a.l1i), below,
-                                   (a.seed * 8) & MASK64)
+                                   (a.seed, 0))
         cd = caches["l1d"] = Cache("l1d", parse_spec(a.l1d), below,
-                                   (a.seed * 8 + 1) & MASK64)
+                                   (a.seed, 1))
     tlb = None
     if a.tlb:
         e, w = a.tlb.split(":")
         tlb = Tlb(int(e), int(e) if w == "full" else int(w))
 
+    global position
     nrec = nref = skipped = flushes = 0
     for rec in records(a.trace):
+        position = nrec
         nrec += 1
         t = rec[5] >> 4
         if t not in TYPE_KIND:

@@ -6,6 +6,10 @@
  * apart, written to their JSON and read back, and combined in any tree
  * (a left fold, a random tree; empty chunks included) give exactly what
  * one pass over the whole gives, fully associative and set-associative.
+ * For bach sim, Heidelberger and Stone's time partitioning: chunks run
+ * cold, their counts and caches' state through JSON, joined by
+ * re-simulating each chunk's start warm and cold until the states meet,
+ * give the whole run's counts and state, for every policy.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -419,6 +423,138 @@ static void test_parse(void **state)
 	assert_non_null(strstr(err, "version"));
 }
 
+/* ---- bach sim ----------------------------------------------------------- */
+
+static const char *const sim_cfgs[][6] = {
+	/* l1i, l1d, l1, l2, l3, tlb */
+	{ NULL, NULL, "1k:32:2", NULL, NULL, NULL },
+	{ "512:32:2", "1k:32:4", NULL, "4k:32:8", NULL, "8:2" },
+	{ NULL, NULL, "1k:16:4:fifo:wt:nwa", "4k:64:8:random", NULL, NULL },
+	{ "256:32:full:random", "768:32:3:lru:wb:nwa", NULL, "2k:8:2:wt",
+	  "8k:64:4:nwa", "4:full" },
+	{ NULL, NULL, "2k:32:64:random", "8k:16:4:fifo", NULL, NULL },
+	{ NULL, NULL, "2k:64:full:fifo", "16k:32:32:lru", NULL, NULL },
+};
+static unsigned sim_pick;
+
+static struct bach_sim *new_sim(void)
+{
+	struct bach_sim_config cfg;
+	struct bach_sim *s;
+	char why[200];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.seed = 3 + sim_pick;
+	for (int i = 0; i < BACH_SIM_NCACHES; i++) {
+		const char *t = sim_cfgs[sim_pick][i];
+
+		if (!t)
+			continue;
+		assert_int_equal(
+			i == BACH_SIM_TLB
+				? bach_tlb_spec_parse(t, &cfg.spec[i], why,
+						      sizeof(why))
+				: bach_cache_spec_parse(t, &cfg.spec[i], why,
+							sizeof(why)),
+			0);
+		cfg.have[i] = true;
+	}
+	assert_int_equal(bach_sim_new(&s, &cfg, why, sizeof(why)), 0);
+	return s;
+}
+
+/* a simulator through its JSON and back into a new one */
+static struct bach_sim *sim_roundtrip(struct bach_sim *s)
+{
+	json_t *j = roundtrip(bach_sim_to_json(s));
+	struct bach_sim *t = new_sim();
+	char err[300];
+
+	assert_int_equal(bach_sim_from_json(t, j, err, sizeof(err)), 0);
+	assert_true(bach_sim_same_state(s, t));
+	json_decref(j);
+	bach_sim_free(s);
+	return t;
+}
+
+/* acc, the chunks before record a, then r, the chunk a..b run cold */
+static struct bach_sim *sim_join(struct bach_sim *acc, struct bach_sim *r,
+				 size_t a, size_t b)
+{
+	struct bach_sim *cold = new_sim();
+	struct bach_sim_counts ca, cr, cc;
+	bool same = bach_sim_same_state(acc, cold);
+
+	for (size_t i = a; !same && i < b; i += 7) {
+		size_t n = b - i < 7 ? b - i : 7;
+
+		bach_sim_add_at(acc, recs + i * BACH_REC_SIZE, n, i, NULL);
+		bach_sim_add_at(cold, recs + i * BACH_REC_SIZE, n, i, NULL);
+		same = bach_sim_same_state(acc, cold);
+	}
+	if (same) {
+		bach_sim_get_counts(acc, &ca);
+		bach_sim_get_counts(r, &cr);
+		bach_sim_get_counts(cold, &cc);
+		bach_sim_counts_add(&ca, &cr, &cc);
+		bach_sim_set_counts(r, &ca);
+		bach_sim_free(acc);
+		acc = r;
+	} else {
+		bach_sim_free(r);
+	}
+	bach_sim_free(cold);
+	return acc;
+}
+
+static void check_sim_same(struct bach_sim *a, struct bach_sim *b)
+{
+	json_t *x = bach_sim_to_json(a), *y = bach_sim_to_json(b);
+
+	assert_true(bach_sim_same_state(a, b));
+	assert_true(json_equal(x, y));
+	json_decref(x);
+	json_decref(y);
+	bach_sim_finish(a);
+	bach_sim_finish(b);
+	x = bach_sim_to_json(a);
+	y = bach_sim_to_json(b);
+	assert_true(json_equal(x, y));
+	json_decref(x);
+	json_decref(y);
+}
+
+static void test_sim_splits(void **state)
+{
+	(void)state;
+	make_trace();
+	for (sim_pick = 0; sim_pick < sizeof(sim_cfgs) / sizeof(*sim_cfgs);
+	     sim_pick++) {
+		for (int round = 0; round < 12; round++) {
+			struct bach_sim *whole = new_sim(), *acc = NULL;
+			size_t at[17], n = cuts(at, 16);
+
+			bach_sim_add(whole, recs, NREC);
+			for (size_t k = 0; k < n; k++) {
+				struct bach_sim *r = new_sim();
+
+				bach_sim_add_at(r, recs + at[k] * BACH_REC_SIZE,
+						at[k + 1] - at[k], at[k], NULL);
+				r = sim_roundtrip(r);
+				acc = !acc ? r
+				      : at[k + 1] == at[k]
+					      ? (bach_sim_free(r), acc)
+					      : sim_join(acc, r, at[k],
+							 at[k + 1]);
+				acc = sim_roundtrip(acc);
+			}
+			check_sim_same(acc, whole);
+			bach_sim_free(acc);
+			bach_sim_free(whole);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_mrc_assoc_splits),
 		cmocka_unit_test(test_mrc_sampled_splits),
 		cmocka_unit_test(test_wss_splits),
+		cmocka_unit_test(test_sim_splits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -379,6 +379,13 @@ int partial_write(const char *out, const char *cmd, json_t *options,
 		  uint32_t crc, json_t *data);
 int partial_load(const char *path, struct bach_partial *p);
 uint32_t partial_crc(uint32_t crc, const uint8_t *p, size_t n);
+/* partial_write() in two steps: the header (steals options and trace;
+ * NULL when memory ran out), to which a command may add, then the file
+ * (steals head and data). */
+json_t *partial_head(const char *cmd, json_t *options, json_t *trace,
+		     uint64_t start, uint64_t end, uint64_t records,
+		     uint32_t crc);
+int partial_write_head(const char *out, json_t *head, json_t *data);
 /*
  * What bach merge hands a command's merge function (merge.c): the
  * partials, checked to share command, options, version and trace and to
@@ -388,6 +395,7 @@ uint32_t partial_crc(uint32_t crc, const uint8_t *p, size_t n);
  */
 struct merge_job {
 	struct bach_partial *p;
+	const char **names; /* the partials' file names, in the same order */
 	size_t n;
 	bool json, csv;
 	const char *out;
@@ -422,5 +430,20 @@ void sim_print(const struct bach_sim *s, const struct bach_sim_config *cfg,
 int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
 		int argc, char **argv);
+/*
+ * bach sim over a range (sim_part.c, docs/analysis.md section 7): read
+ * the records START to END-1 of the TRACE arguments through the filter
+ * into s, each at its position in the trace (random replacement draws by
+ * it); with partial, write s's counts and state there instead of leaving
+ * them to print. sim_merge(): bach merge's for sim, re-reading the start
+ * of each chunk from the trace its partial names.
+ */
+int sim_read(struct bach_sim *s, const struct bach_sim_config *cfg,
+	     struct rec_filter *f, int argc, char **argv, uint64_t start,
+	     uint64_t end, const char *partial);
+int sim_merge(const struct merge_job *j);
+/* The filter filter_json() describes, into f (zeroed); false when o is
+ * not one. */
+bool filter_from_json(struct rec_filter *f, const json_t *o);
 
 #endif

@@ -230,3 +230,42 @@ json_t *filter_json(const struct rec_filter *f)
 
 	return json_pack("{sososo}", "type", t, "addr", a, "port", p);
 }
+
+/* [LO, HI] with LO <= HI < 2^32, or null (not given) */
+static bool span_from_json(const json_t *a, bool *on, uint64_t *lo,
+			   uint64_t *hi)
+{
+	const json_t *l = json_array_get(a, 0), *h = json_array_get(a, 1);
+
+	*on = !json_is_null(a);
+	if (!*on)
+		return true;
+	if (json_array_size(a) != 2 || !json_is_integer(l) ||
+	    !json_is_integer(h) || json_integer_value(l) < 0 ||
+	    json_integer_value(h) < json_integer_value(l) ||
+	    json_integer_value(h) > UINT32_MAX)
+		return false;
+	*lo = (uint64_t)json_integer_value(l);
+	*hi = (uint64_t)json_integer_value(h);
+	return true;
+}
+
+bool filter_from_json(struct rec_filter *f, const json_t *o)
+{
+	const json_t *t = json_object_get(o, "type");
+
+	memset(f, 0, sizeof(*f));
+	if (!json_is_object(o) || !t ||
+	    (!json_is_null(t) &&
+	     (!json_is_integer(t) || json_integer_value(t) < 0 ||
+	      json_integer_value(t) > 0xffff)) ||
+	    !span_from_json(json_object_get(o, "addr"), &f->by_addr, &f->lo[0],
+			    &f->hi[0]) ||
+	    !span_from_json(json_object_get(o, "port"), &f->by_port, &f->lo[1],
+			    &f->hi[1]))
+		return false;
+	f->by_type = !json_is_null(t);
+	f->types = f->by_type ? (uint16_t)json_integer_value(t) : 0;
+	f->on = f->by_type || f->by_addr || f->by_port;
+	return true;
+}

@@ -20,6 +20,7 @@ static const struct {
 } mergers[] = {
 	{ "stat", stat_merge },
 	{ "mrc", mrc_merge },
+	{ "sim", sim_merge },
 };
 
 struct part {
@@ -153,13 +154,16 @@ static int run(int argc, char **argv)
 	}
 	/* the command's own merge, over the partials in order */
 	job.p = malloc(n * sizeof(*job.p));
-	if (!job.p) {
+	job.names = malloc(n * sizeof(*job.names));
+	if (!job.p || !job.names) {
 		errmsg("out of memory");
 		status = EXIT_USAGE;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		job.p[i] = v[i].p;
+		job.names[i] = v[i].path;
+	}
 	job.n = n;
 	for (m = 0; m < sizeof(mergers) / sizeof(*mergers); m++)
 		if (!strcmp(mergers[m].cmd, v[0].p.command))
@@ -179,6 +183,7 @@ out:
 		bach_partial_free(&v[i].p);
 	free(v);
 	free(job.p);
+	free(job.names);
 	return status;
 }
 
@@ -188,7 +193,7 @@ const struct bach_cmd cmd_merge = {
 	.summary = "combine partial results into what the whole run prints",
 	.help = "usage: bach merge [--json | --csv | --partial FILE] PART...\n"
 		"\n"
-		"The partials PART (written by bach stat or bach mrc --range A:B\n"
+		"The partials PART (written by bach stat, bach mrc or bach sim --range A:B\n"
 		"--partial FILE, over ranges bach plan gives) printed exactly as the\n"
 		"command run over\n"
 		"the union of their ranges prints: text, or its --json or --csv. The\n"

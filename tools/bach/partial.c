@@ -66,17 +66,31 @@ json_t *trace_identity(int argc, char **argv)
 	return a;
 }
 
-int partial_write(const char *out, const char *cmd, json_t *options,
-		  json_t *trace, uint64_t start, uint64_t end, uint64_t records,
-		  uint32_t crc, json_t *data)
+json_t *partial_head(const char *cmd, json_t *options, json_t *trace,
+		     uint64_t start, uint64_t end, uint64_t records,
+		     uint32_t crc)
 {
-	json_t *head = json_pack(
+	return json_pack(
 		"{sssisssssososIsosIsI}", "format", BACH_PARTIAL_FORMAT,
 		"version", BACH_PARTIAL_VERSION, "bach", BACH_VERSION,
 		"command", cmd, "options", options, "trace", trace, "start",
 		(json_int_t)start, "end",
 		end == UINT64_MAX ? json_null() : json_integer((json_int_t)end),
 		"records", (json_int_t)records, "range_crc", (json_int_t)crc);
+}
+
+int partial_write(const char *out, const char *cmd, json_t *options,
+		  json_t *trace, uint64_t start, uint64_t end, uint64_t records,
+		  uint32_t crc, json_t *data)
+{
+	return partial_write_head(
+		out,
+		partial_head(cmd, options, trace, start, end, records, crc),
+		data);
+}
+
+int partial_write_head(const char *out, json_t *head, json_t *data)
+{
 	char *text = bach_partial_format(head, data);
 	struct bach_outfile of;
 	size_t len, done = 0;

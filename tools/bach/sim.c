@@ -174,11 +174,6 @@ int sim_option(struct bach_sim_config *cfg, int c, const char *arg, char *why,
 	return 0;
 }
 
-static void add(void *s, const uint8_t *recs, size_t n)
-{
-	bach_sim_add(s, recs, n);
-}
-
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -195,9 +190,13 @@ static int run(int argc, char **argv)
 		{ "port", required_argument, NULL, FILTER_PORT },
 		{ "configs", required_argument, NULL, 'C' },
 		{ "threads", required_argument, NULL, 'T' },
+		{ "range", required_argument, NULL, 'r' },
+		{ "partial", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rec_filter flt = { 0 };
+	uint64_t start = 0, end = UINT64_MAX;
+	const char *partial = NULL;
 	struct bach_sim_config cfg;
 	struct bach_sim *s = NULL;
 	const char *configs = NULL;
@@ -227,6 +226,13 @@ static int run(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'r':
+			if (range_arg(optarg, &start, &end))
+				return EXIT_USAGE;
+			break;
+		case 'p':
+			partial = optarg;
+			break;
 		default: /* --type, --addr, --port, or a bad option */
 			if (filter_arg(&flt, c, optarg))
 				return EXIT_USAGE;
@@ -235,12 +241,18 @@ static int run(int argc, char **argv)
 	}
 	if (threads && !configs)
 		return usage_error("--threads: only with --configs");
+	if (configs && partial)
+		return usage_error(
+			"--configs does not take --partial yet: split a sweep by its configurations");
 	if (configs) {
-		status = sim_configs(configs, &cfg, json, (int)threads, &flt, 0,
-				     UINT64_MAX, argc - optind, argv + optind);
+		status = sim_configs(configs, &cfg, json, (int)threads, &flt,
+				     start, end, argc - optind, argv + optind);
 		filter_free(&flt);
 		return status;
 	}
+	if (partial && check_output(partial, (const char *const *)argv + optind,
+				    (size_t)(argc - optind)))
+		return EXIT_USAGE;
 	err = bach_sim_new(&s, &cfg, why, sizeof(why));
 	if (err == -ENOMEM) {
 		errmsg("out of memory for these caches");
@@ -248,8 +260,9 @@ static int run(int argc, char **argv)
 	}
 	if (err)
 		return usage_error("%s", why);
-	status = read_traces(argc - optind, argv + optind, &flt, add, s, NULL);
-	if (!status) {
+	status = sim_read(s, &cfg, &flt, argc - optind, argv + optind, start,
+			  end, partial);
+	if (!status && !partial) {
 		bach_sim_finish(s);
 		sim_print(s, &cfg, json);
 		if (json)
@@ -266,6 +279,7 @@ const struct bach_cmd cmd_sim = {
 	.summary = "simulate caches on a trace (Dinero IV's numbers)",
 	.help = "usage: bach sim [--l1i SPEC --l1d SPEC | --l1 SPEC] [--l2 SPEC] [--l3 SPEC]\n"
 		"                [--tlb ENTRIES:ASSOC] [--seed N] [--json]\n"
+		"                [--range START:END [--partial FILE]]\n"
 		"                [--type LIST] [--addr LO-HI] [--port LO-HI] TRACE...\n"
 		"       bach sim --configs FILE [--threads N] [OPTION...] TRACE...\n"
 		"\n"
@@ -301,7 +315,11 @@ const struct bach_cmd cmd_sim = {
 		"                               text after a line '== FILE:LINE: OPTIONS',\n"
 		"                               with --json as the entries of one array\n"
 		"      --threads N              --configs' simulating threads, 1 to 64\n"
-		"                               (default: all CPUs)\n" FILTER_HELP
+		"                               (default: all CPUs)\n"
+		"      --range START:END        only records START to END-1 (bach dump)\n"
+		"      --partial FILE           write the counts and the caches' state of\n"
+		"                               the range to FILE (- standard output) for\n"
+		"                               bach merge, instead of printing them\n" FILTER_HELP
 		"\n"
 		"example: bach sim --l1i 8k:32:2 --l1d 8k:32:2 --l2 256k:32:4 trace.byu.gz\n"
 		"         bach sim --json --configs sweep.txt trace.byu.gz\n",

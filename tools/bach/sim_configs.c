@@ -44,6 +44,11 @@ struct sweep {
 	const struct bach_sim_ref *cur;
 	size_t ncur, next, done;
 	bool quit;
+	/* the filter, and the trace position of the next record read (random
+	 * replacement draws by it, as in a single run: sim_read()) */
+	struct rec_filter *f;
+	uint64_t pos;
+	bool oom;
 };
 
 /* ---- FILE ---------------------------------------------------------------- */
@@ -256,14 +261,26 @@ static void dispatch(struct sweep *w)
 static void add(void *ctx, const uint8_t *recs, size_t n)
 {
 	struct sweep *w = ctx;
+	const uint32_t *off;
+	ssize_t kept = filter_block(w->f, &recs, NULL, n);
+	uint64_t base = w->pos;
 
-	while (n) {
-		size_t k = CHUNK - w->fill < n ? CHUNK - w->fill : n;
+	w->pos += n;
+	if (kept < 0) {
+		w->oom = true;
+		return;
+	}
+	off = w->f && w->f->on ? w->f->off : NULL;
+	for (size_t i = 0; i < (size_t)kept;) {
+		size_t k = CHUNK - w->fill < (size_t)kept - i
+				   ? CHUNK - w->fill
+				   : (size_t)kept - i;
 
-		bach_sim_refs(w->buf[w->fb] + w->fill, recs, k);
+		bach_sim_refs(w->buf[w->fb] + w->fill, recs, k,
+			      off ? base : base + i, off ? off + i : NULL);
 		w->fill += k;
 		recs += k * BACH_REC_SIZE;
-		n -= k;
+		i += k;
 		if (w->fill == CHUNK)
 			dispatch(w);
 	}
@@ -273,7 +290,7 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
 		int argc, char **argv)
 {
-	struct sweep w = { .fb = 0 };
+	struct sweep w = { .fb = 0, .f = f, .pos = start };
 	pthread_t tid[64];
 	int status, nt = 0;
 
@@ -302,8 +319,12 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		while (nt < threads - 1 &&
 		       !pthread_create(&tid[nt], NULL, helper, &w))
 			nt++;
-		status = read_traces_range(argc, argv, f, start, end, add, &w,
-					   NULL, NULL);
+		status = read_traces_range(argc, argv, NULL, start, end, add,
+					   &w, NULL, NULL);
+		if (!status && w.oom) {
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+		}
 		if (w.fill)
 			dispatch(&w);
 		take(&w, false);

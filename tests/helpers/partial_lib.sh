@@ -1,0 +1,81 @@
+# Split runs, for tests/cli/partial.sh and partial_sim.sh (sourced): the
+# command CMD with the options STATOPT, its formats "" --json and CSV.
+
+# parts OUTPREFIX TRACE RANGE...: a partial per range, OUTPREFIX.1 ...
+parts() {
+	pre=$1
+	tr=$2
+	shift 2
+	i=0
+	rm -f "$pre".*
+	for r in "$@"; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		"$BACH" $CMD --range "$r" --partial "$pre.$i" $STATOPT "$tr" 2> "$T/err" ||
+			fail "$CMD --range $r --partial: $(cat "$T/err")"
+	done
+}
+
+# same_as_whole TRACE PREFIX WHAT: merging PREFIX.* prints what $CMD does
+same_as_whole() {
+	for fmt in "" --json $CSV; do
+		# shellcheck disable=SC2086
+		"$BACH" $CMD $fmt $STATOPT "$1" > "$T/w.txt" || fail "$CMD $fmt $1"
+		"$BACH" merge $fmt "$2".* > "$T/m.txt" 2> "$T/err" || fail "merge $fmt ($3): $(cat "$T/err")"
+		cmp -s "$T/w.txt" "$T/m.txt" ||
+			fail "merge $fmt ($3) differs from $CMD $STATOPT: $(diff "$T/w.txt" "$T/m.txt" | head -5)"
+	done
+}
+
+# split_capture: $C, a capture with gap markers in several segments
+split_capture() {
+	mkdir "$T/caps"
+	"$BACH" capture --driver fake --option records=300000 --option drop_every=7 \
+		--option overflow_every=5:300 --policy drop --set rotate_mb=1 \
+		--output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
+	C=$(ls -d "$T"/caps/2*Z*)
+	[ "$(ls "$C"/seg-*.byu.gz | wc -l)" -gt 1 ] || fail "one segment only"
+}
+
+# damaged_member GZ: $T/d.byu.gz, GZ with its second member damaged
+damaged_member() {
+	cp "$1" "$T/d.byu.gz"
+	"$BACH" index "$T/d.byu.gz" > /dev/null 2>&1 || true
+	off=$(od -An -t u8 -j 24 -N8 "$T/d.byu.gz.gzi")
+	rm -f "$T/d.byu.gz.gzi"
+	printf '\377\377\377\377\377\377\377\377' |
+		dd of="$T/d.byu.gz" bs=1 seek=$((off + 100)) conv=notrunc 2> /dev/null
+}
+
+# fails_alike ARGS...: bach ARGS on $T/d.byu.gz and on a chunk of it
+# inside the damage fail alike, exit 1 with the same message, and the
+# chunk writes no partial
+fails_alike() {
+	rm -f "$T/dp"
+	set +e
+	"$BACH" "$@" "$T/d.byu.gz" > /dev/null 2> "$T/e1"
+	w=$?
+	"$BACH" "$@" --range 5000:30000 --partial "$T/dp" "$T/d.byu.gz" > /dev/null 2> "$T/e2"
+	p=$?
+	set -e
+	[ $w -eq 1 ] && [ $p -eq 1 ] || fail "damaged member: $1 exit $w, the chunk's $p"
+	cmp -s "$T/e1" "$T/e2" || fail "damaged member, $1: $(cat "$T/e1") vs $(cat "$T/e2")"
+	[ ! -e "$T/dp" ] || fail "$1: a partial written for a damaged chunk"
+}
+
+# tree_merges K WHOLE: for K random cuts A, B of $C, the partials of
+# 0:A A:B B: merged ((1 2) 3), (1 (2 3)) and at once are all WHOLE
+tree_merges() {
+	awk -v k="$1" 'BEGIN { srand(23); for (i = 0; i < k; i++) { a = int(rand() * 254862); b = int(rand() * 254862); if (a > b) { t = a; a = b; b = t } print a, b } }' > "$T/splits"
+	while read -r a b; do
+		parts "$T/a" "$C" "0:$a" "$a:$b" "$b:"
+		"$BACH" merge --partial "$T/l" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2)"
+		"$BACH" merge --partial "$T/r" "$T/a.2" "$T/a.3" || fail "merge --partial (2 3)"
+		"$BACH" merge --partial "$T/all" "$T/a.3" "$T/a.1" "$T/a.2" || fail "merge --partial (1 2 3)"
+		"$BACH" merge --partial "$T/lt" "$T/l" "$T/a.3" || fail "merge ((1 2) 3)"
+		"$BACH" merge --partial "$T/rt" "$T/a.1" "$T/r" || fail "merge (1 (2 3))"
+		same "$T/lt" "$T/all"
+		same "$T/rt" "$T/all"
+		same "$T/all" "$2"
+	done < "$T/splits"
+}
