@@ -12,8 +12,8 @@
 //         (chapter 6, page 150);
 //   [K5]  AMD-K5 Processor Technical Reference Manual, 18524C, November
 //         1996: 5.2.5 AHOLD, 5.2.10 BOFF ("BOFF is sampled but not
-//         effective when HLDA is asserted"), table 5-19 "Bus Cycle
-//         Definitions".
+//         effective when HLDA is asserted"), 5.2.46 SCYC (page 5-114),
+//         table 5-19 "Bus Cycle Definitions".
 //
 // These processors are pin for pin the Pentium's (P54C, Socket 7) bus, and
 // their data sheets state its rules clock edge by clock edge. The rules
@@ -39,9 +39,14 @@
 //   - LOCK# from the first ADS# of a locked sequence (the interrupt-
 //     acknowledge pair, a read-modify-write) to the last BRDY# of its
 //     last cycle: not pipelined, no HLDA inside [K5 table 5-19; K6 5.25].
-//     SCYC (a misaligned locked transfer's split) is not played: no
-//     channel of docs/design.md section 5 carries it, and the sampler
-//     does not read it;
+//   - SCYC [K5 5.2.46 "SCYC (Split Cycle)", page 5-114; P5, SCYC]: a
+//     misaligned locked transfer takes more cycles than two under one
+//     LOCK# (a read-modify-write of an operand split in two parts: four),
+//     and the CPU says so with SCYC, driven from the ADS# of the
+//     sequence's first cycle (marked "scyc") to that cycle's last BRDY#;
+//     low in the sequence's other cycles. Outside locked cycles SCYC is
+//     undefined ("not driven or not meaningful"): random levels there,
+//     and while the CPU floats the bus. The sampler does not read it;
 //   - BOFF# sampled low aborts every cycle in progress, one whose ADS# is
 //     in that clock included, and wins over a BRDY# of the same clock; the
 //     CPU floats its outputs off the edge where it samples BOFF# low until
@@ -122,7 +127,8 @@ module pentium_bus #(
 	output reg         hlda = 1'b0,
 	output reg         ahold = 1'b0,
 	output reg         eads_n = 1'b1,
-	output reg         hitm_n = 1'b1
+	output reg         hitm_n = 1'b1,
+	output reg         scyc = 1'b0
 );
 	reg [103:0] cyc [0:MAX-1];
 	reg        boffed [0:MAX-1];	// restarted once already
@@ -155,6 +161,8 @@ module pentium_bus #(
 	function f_inq2(input [103:0] c); f_inq2 = c[101]; endfunction
 	// AHOLD and an inquire in the last clock of HLDA before it
 	function f_hahold(input [103:0] c); f_hahold = c[102]; endfunction
+	// the first cycle of a split locked sequence: SCYC
+	function f_scyc(input [103:0] c); f_scyc = c[103]; endfunction
 	// KEN# says how many transfers: a memory read with CACHE# low
 	function f_needs_ken(input [103:0] c);
 		f_needs_ken = f_mio(c) && !f_wr(c) && !f_cache_n(c);
@@ -193,6 +201,10 @@ module pentium_bus #(
 	reg     td_next = 1'b0;		// the next clock is TD
 	reg     td_now = 1'b0;		// this one is
 	reg     snoop_wb = 1'b0;	// its writeback issued, not complete
+	reg     scyc_on = 1'b0;		// SCYC: its cycle issued
+	reg     scyc_end = 1'b0;	// ... and ended in this clock
+	integer scyc_idx = 0;		// that cycle
+	reg [31:0] scyc_rng = 32'h2545f491;	// SCYC's random levels
 
 	initial begin
 		if (!$value$plusargs("cycles=%s", name)) begin
@@ -212,9 +224,9 @@ module pentium_bus #(
 
 	// ---- the VCD ----------------------------------------------------------
 	// pins in channel order; 0 is CLK
-	wire [51:0] pv = {hitm_n, eads_n, ahold, hlda, lock_n, boff_n, ken_n, na_n, brdy_n, cache_n,
-			  wr, dc, mio, be_n, a, ads_n, clk};
-	reg  [51:0] pv_last;
+	wire [52:0] pv = {scyc, hitm_n, eads_n, ahold, hlda, lock_n, boff_n, ken_n, na_n, brdy_n,
+			  cache_n, wr, dc, mio, be_n, a, ads_n, clk};
+	reg  [52:0] pv_last;
 	reg  [64:0] vcd_end = 65'h1ffffffffffffffff;
 
 	function [8*8-1:0] chan(input integer k);
@@ -236,7 +248,8 @@ module pentium_bus #(
 			48: chan = "hlda";
 			49: chan = "ahold";
 			50: chan = "eads_n";
-			default: chan = "hitm_n";
+			51: chan = "hitm_n";
+			default: chan = "scyc";
 			endcase
 		end
 	endfunction
@@ -249,7 +262,7 @@ module pentium_bus #(
 				$fwrite(vcd, "$version bach fpga/bench/pentium_bus.v $end\n");
 				$fwrite(vcd, "$timescale 1 ns $end\n");
 				$fwrite(vcd, "$scope module pentium $end\n");
-				for (k = 0; k < 52; k = k + 1)
+				for (k = 0; k < 53; k = k + 1)
 					if (k >= 2 && k < 31)
 						$fwrite(vcd, "$var wire 1 %c a%0d $end\n",
 							33 + k, k + 1);
@@ -261,7 +274,7 @@ module pentium_bus #(
 							33 + k, chan(k));
 				$fwrite(vcd, "$upscope $end\n$enddefinitions $end\n");
 				$fwrite(vcd, "#0\n$dumpvars\n");
-				for (k = 0; k < 52; k = k + 1)
+				for (k = 0; k < 53; k = k + 1)
 					$fwrite(vcd, "%b%c\n", k == 0 ? 1'b1 : pv[k],
 						33 + k);
 				$fwrite(vcd, "$end\n");
@@ -275,7 +288,7 @@ module pentium_bus #(
 		integer k;
 		begin
 			$fwrite(vcd, "#%0d\n", clocks * 15 + 2);
-			for (k = 1; k < 52; k = k + 1)
+			for (k = 1; k < 53; k = k + 1)
 				if (pv[k] !== pv_last[k])
 					$fwrite(vcd, "%b%c\n", pv[k], 33 + k);
 			pv_last = pv;
@@ -285,6 +298,8 @@ module pentium_bus #(
 	// ---- one clock --------------------------------------------------------
 	task complete_head;
 		begin
+			if (scyc_on && q_idx[0] == scyc_idx)
+				scyc_end = 1'b1;
 			if (tsf != 0)
 				$fwrite(tsf, "%0d\n", q_ts[0]);
 			completed = completed + 1;
@@ -380,6 +395,10 @@ module pentium_bus #(
 				gap_left = gap_left - 1;
 			td_now = td_next;
 			td_next = 1'b0;
+			if (scyc_end) begin
+				scyc_on = 1'b0;
+				scyc_end = 1'b0;
+			end
 			// AHOLD [K5 5.2.1, 5.2.5]: the address bus floats from
 			// the clock after AHOLD, EADS# with the inquire in that
 			// clock, HITM# two clocks later; after the writeback's
@@ -571,6 +590,10 @@ module pentium_bus #(
 					q_ts[qn] = clocks;
 					qn = qn + 1;
 					last_locked = f_lock(c);
+					if (f_lock(c) && f_scyc(c)) begin
+						scyc_on = 1'b1;
+						scyc_idx = issue;
+					end
 					issue = issue + 1;
 					if (issue < ncyc)
 						gap_left = f_gap(cyc[issue]);
@@ -587,6 +610,15 @@ module pentium_bus #(
 				    f_lock(cyc[issue])));
 			if (hlda)
 				lock_n = 1'b1;
+			// SCYC: the split sequence's first cycle, ADS# to its
+			// last BRDY#; random where it means nothing
+			scyc_rng = scyc_rng ^ (scyc_rng << 13);
+			scyc_rng = scyc_rng ^ (scyc_rng >> 17);
+			scyc_rng = scyc_rng ^ (scyc_rng << 5);
+			if (!lock_n && !hlda && !floating && boff_n)
+				scyc = scyc_on;
+			else
+				scyc = scyc_rng[0];
 			for (i = 0; i < qn; i = i + 1)
 				q_age[i] = q_age[i] + 1;
 			// BOFF# under HLDA floats nothing [K5 5.2.10]
@@ -619,6 +651,15 @@ module pentium_bus #(
 			end
 			clocks = clocks + 1;
 		end else if (playing) begin
+			// all played: the chipset's strobes go high, BRDY#
+			// with them (a BRDY# held low from the last transfer
+			// would be one with no cycle open [K6 6.3: BRDY# is
+			// the system's answer to a cycle in progress])
+			ads_n = 1'b1;
+			brdy_n = 1'b1;
+			na_n = 1'b1;
+			boff_n = 1'b1;
+			eads_n = 1'b1;
 			if (vcd != 0 && {1'b0, clocks} >= vcd_end) begin
 				$fclose(vcd);
 				vcd = 0;

@@ -43,7 +43,7 @@ module tb_bach;
 	wire        bus_done;
 	wire [31:0] completed, offbus;
 	wire        ads_n, mio, dc, wr, cache_n, brdy_n, na_n, ken_n, boff_n;
-	wire        lock_n, hlda, hold, ahold, eads_n, hitm_n;
+	wire        lock_n, hlda, hold, ahold, eads_n, hitm_n, scyc;
 	wire [31:3] a;
 	wire [7:0]  be_n;
 
@@ -52,7 +52,64 @@ module tb_bach;
 		.ads_n(ads_n), .a(a), .be_n(be_n), .mio(mio), .dc(dc), .wr(wr),
 		.cache_n(cache_n), .brdy_n(brdy_n), .na_n(na_n), .ken_n(ken_n),
 		.boff_n(boff_n), .lock_n(lock_n), .hlda(hlda), .ahold(ahold),
-		.eads_n(eads_n), .hitm_n(hitm_n));
+		.eads_n(eads_n), .hitm_n(hitm_n), .scyc(scyc));
+
+	// SCYC on the model's pins, checked from the data sheets alone
+	// (docs/decoding.md, "SCYC"; tests/unit/test_busdecode.c check_scyc
+	// on lib/bus/busmodel.c): taking a locked sequence as a run of
+	// clocks with the CPU on the bus (no HLDA, no BOFF# in this clock or
+	// the one before) and LOCK# low [K6 5.32], SCYC is high at its first
+	// ADS# exactly when it has more than two ADS#s, low at its others
+	// [P5, SCYC], and steady from a locked cycle's ADS# to its BRDY# [K5
+	// 5.2.46]; where LOCK# is high it means nothing, and is not checked
+	reg     sc_boff_n = 1'b1, sc_hlda = 1'b0, sc_first = 1'b0;
+	reg     sc_level = 1'b0, sc_open = 1'b0, sc_off, sc_lock, sc_ads;
+	integer sc_nads = 0, sc_split = 0;
+	time    sc_first_t = 0;
+
+	always @(posedge bclk) begin
+		// the pins as they stood before this edge
+		sc_off = hlda || !boff_n || (!sc_boff_n && !sc_hlda);
+		sc_lock = !sc_off && !lock_n;
+		sc_ads = !sc_off && !ads_n;
+		if (!sc_lock && sc_nads > 0) begin
+			if (sc_first != (sc_nads > 2)) begin
+				$display("FAIL: SCYC %0s at the first ADS# (%0t ps) of a locked sequence of %0d cycles",
+					 sc_first ? "high" : "low", sc_first_t,
+					 sc_nads);
+				errors = errors + 1;
+			end
+			if (sc_nads > 2)
+				sc_split = sc_split + 1;
+			sc_nads = 0;
+		end
+		if (!sc_lock) begin
+			sc_open = 1'b0;
+		end else begin
+			if (sc_open && scyc !== sc_level) begin
+				$display("FAIL: SCYC changed inside a locked cycle (%0t ps)",
+					 $time);
+				errors = errors + 1;
+			end
+			if (sc_ads) begin
+				if (sc_nads == 0) begin
+					sc_first = scyc;
+					sc_first_t = $time;
+				end else if (scyc) begin
+					$display("FAIL: SCYC high at ADS# number %0d of a locked sequence (%0t ps)",
+						 sc_nads + 1, $time);
+					errors = errors + 1;
+				end
+				sc_nads = sc_nads + 1;
+				sc_open = 1'b1;
+				sc_level = scyc;
+			end
+			if (!brdy_n)
+				sc_open = 1'b0;
+		end
+		sc_boff_n = boff_n;
+		sc_hlda = hlda;
+	end
 
 	// the registers in the board's I/O cells
 	reg        p_ads_n, p_mio, p_dc, p_wr, p_cache_n, p_brdy_n, p_na_n;
@@ -336,6 +393,7 @@ module tb_bach;
 		$fwrite(sf, "ready_clocks %0d\n", ready_mark);
 		$fwrite(sf, "ready_bytes %0d\n", bytes_mark);
 		$fwrite(sf, "mark_byte %0d\n", mark_byte);
+		$fwrite(sf, "split_locked %0d\n", sc_split);
 		$fwrite(sf, "errors %0d\n", errors);
 		$fclose(sf);
 		$display("tb: %0d bytes, %0d bus cycles, %0d ADS# off the bus, hold %0d times for %0d clocks, SIWU# %0d times; from the first data frame, %0d bytes in %0d clocks with TXE# low",

@@ -56,6 +56,7 @@ struct cycle {
 	uint8_t hboff;	  /* BOFF# in the last clock of HLDA before it */
 	uint8_t inq2;	  /* snoop: a second inquire while HITM# is low */
 	uint8_t hahold;	  /* AHOLD, EADS# in the last clock of HLDA */
+	uint8_t scyc;	  /* the first of a split locked sequence: SCYC */
 	uint32_t gap;	  /* clocks from the previous ADS# at least */
 	uint8_t w0;	  /* wait states before the first BRDY# */
 	uint8_t wb;	  /* wait states between burst transfers */
@@ -302,6 +303,18 @@ static void corner_cases(int with_idle, int offbus)
 	c->lock = 1;
 	c = add(0x00400680, 0x00, 0x90);
 	c->master = offbus ? 1 : 0;
+	/* a split locked read-modify-write (K5 5.2.46 and Pentium 241428,
+	   SCYC): a 4-byte operand at 0x4006a6, bytes 6-7 of a quadword and
+	   0-1 of the next, read (noncacheable: CACHE# high) and written
+	   under one LOCK#; SCYC from the first ADS# to its BRDY# */
+	for (unsigned i = 0; i < 4; i++) {
+		c = add(i & 1 ? 0x004006a8 : 0x004006a0, i & 1 ? 0xfc : 0x3f,
+			i < 2 ? 0xd0 : 0xf0);
+		c->lock = 1;
+		c->scyc = i == 0;
+		c->pins |= 1;
+		c->ken_n = 1;
+	}
 	if (offbus) {
 		/* a 1-clock BOFF# with ADS# floating low in the next clock,
 		   the first with BOFF# high: no record, the restart is */
@@ -367,8 +380,8 @@ static void write_cycles(const char *dir)
 		if (c->gap >= 1u << 24)
 			die("gap too long");
 		fprintf(f, "%01x%02x%01x%01x%01x%01x%06x%01x%01x%01x%02x%08x\n",
-			c->hahold << 2 | c->inq2 << 1 | c->hboff, c->boff_len,
-			c->boff_at, c->na_at, c->wb, c->w0, c->gap,
+			c->scyc << 3 | c->hahold << 2 | c->inq2 << 1 | c->hboff,
+			c->boff_len, c->boff_at, c->na_at, c->wb, c->w0, c->gap,
 			c->snoop << 3 | c->junk << 2 | c->lock << 1 | c->ken_n,
 			c->pins, c->floats << 3 | c->master, c->be, c->addr);
 		if (!c->filtered) {

@@ -55,12 +55,14 @@ enum bach_sig {
 	BACH_SIG_AHOLD, /* appended: AHOLD and EADS#, for */
 	BACH_SIG_EADS,	/* writebacks run under AHOLD */
 	BACH_SIG_HITM,	/* appended: HITM#, which inquire hit */
+	BACH_SIG_SCYC,	/* appended: SCYC, a split locked sequence;
+			   accepted, not used (no record field holds it) */
 	BACH_NSIG
 };
 
 #define BACH_BUS_MAX_UNIT 16 /* bytes per sample: 128 channels */
 
-/* "clk", "ads_n", "a3", ..., "hlda", "ahold", "eads_n", "hitm_n" */
+/* "clk", "ads_n", "a3", ..., "hlda", "ahold", "eads_n", "hitm_n", "scyc" */
 const char *bach_sig_name(int sig);
 /* The signal named so, or -1. */
 int bach_sig_find(const char *name);

@@ -23,7 +23,7 @@ static const char *const sig_names[BACH_NSIG] = {
 	"a29",	   "a30",    "a31",    "be0_n", "be1_n",  "be2_n",  "be3_n",
 	"be4_n",   "be5_n",  "be6_n",  "be7_n", "mio",	  "dc",	    "wr",
 	"cache_n", "brdy_n", "na_n",   "ken_n", "boff_n", "lock_n", "hlda",
-	"ahold",   "eads_n", "hitm_n",
+	"ahold",   "eads_n", "hitm_n", "scyc",
 };
 
 const char *bach_sig_name(int sig)
@@ -54,7 +54,8 @@ static uint8_t default_level(int sig)
 	case BACH_SIG_HITM:
 		return 1;
 	default:
-		return 0; /* address, BE#, W/R#, KEN#, HLDA, AHOLD, clk */
+		return 0; /* address, BE#, W/R#, KEN#, HLDA, AHOLD, SCYC,
+			    clk */
 	}
 }
 
@@ -130,7 +131,7 @@ int bach_mapspec_load(struct bach_mapspec *spec, const char *path, char *err,
 		if (sig < 0) {
 			snprintf(
 				err, errlen,
-				"%s:%u: unknown signal '%s' (the names are those of docs/design.md section 5: clk ads_n a3..a31 be0_n..be7_n mio dc wr cache_n brdy_n na_n ken_n boff_n lock_n hlda ahold eads_n hitm_n)",
+				"%s:%u: unknown signal '%s' (the names are those of docs/design.md section 5: clk ads_n a3..a31 be0_n..be7_n mio dc wr cache_n brdy_n na_n ken_n boff_n lock_n hlda ahold eads_n hitm_n scyc)",
 				path, lineno, lhs);
 			goto fail;
 		}

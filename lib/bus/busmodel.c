@@ -6,17 +6,27 @@
  *   [K6-2] AMD-K6-2 Processor Data Sheet, 21850J, February 2000,
  *          4.11 "BOFF# (Backoff)", page 93.
  *   [K6]   AMD-K6 Processor Data Sheet, 20695H, March 1998: 5.25 "HLDA",
- *          5.26 "HOLD", page 99; 6.3 "Memory Reads and Writes", page 126;
- *          "Bus Backoff (BOFF#)", chapter 6, page 150.
+ *          5.26 "HOLD", page 99; 5.32 "LOCK#", page 104 (LOCK# from the
+ *          ADS# of a locked operation's first cycle, two to five cycles,
+ *          to the last BRDY# of its last; negated for at least a clock
+ *          between two locked operations); 6.3 "Memory Reads and
+ *          Writes", page 126; "Bus Backoff (BOFF#)", chapter 6, page 150.
  *   [K5]   AMD-K5 Processor Technical Reference Manual, 18524C, November
  *          1996: 5.2.1 "A31-A3"; 5.2.5 "AHOLD", page 5-28; 5.2.10 "BOFF";
  *          5.3.1 "Cycle Definitions", table 5-19, page 5-136; 5.4.4 "Bus
- *          Arbitration and Inquire Cycles", page 5-156; 5.2.18 "D63-D0".
+ *          Arbitration and Inquire Cycles", page 5-156; 5.2.18 "D63-D0";
+ *          5.2.46 "SCYC (Split Cycle)", page 5-114: SCYC is asserted in
+ *          misaligned locked transfers, which take additional bus cycles,
+ *          driven from the clock of a cycle's ADS# to its last expected
+ *          BRDY#, meaningful only in locked memory cycles (in others not
+ *          driven, or not meaningful).
  *   [P5]   Pentium Processor Family Developer's Manual, vol. 1 (Intel
  *          241428), EADS# and HITM#: HITM# is driven two clocks after the
  *          EADS# of an inquire that hit a modified line and stays
  *          asserted until the last BRDY# of its writeback; EADS# is
- *          ignored while HITM# is asserted.
+ *          ignored while HITM# is asserted. SCYC: asserted in misaligned
+ *          locked transfers to say that more than two cycles are locked
+ *          together; defined for locked cycles only.
  *   [D5]   docs/design.md section 5: KEN# sampled at a cycle's first BRDY# or
  *          NA#, at most two cycles open, BRDY#s in order.
  *
@@ -37,10 +47,11 @@
 
 #define B(sig) (1ull << (sig))
 #define A_PINS (((1ull << 29) - 1) << BACH_SIG_A3)
-/* what the CPU drives with ADS#; LOCK# too */
+/* what the CPU drives with ADS# (SCYC too [K5 5.2.46]); LOCK# too */
 #define CYC_PINS                                                               \
 	(A_PINS | (0xffull << BACH_SIG_BE0) | B(BACH_SIG_MIO) |                \
-	 B(BACH_SIG_DC) | B(BACH_SIG_WR) | B(BACH_SIG_CACHE))
+	 B(BACH_SIG_DC) | B(BACH_SIG_WR) | B(BACH_SIG_CACHE) |                 \
+	 B(BACH_SIG_SCYC))
 #define OUT_PINS (CYC_PINS | B(BACH_SIG_ADS) | B(BACH_SIG_LOCK))
 
 #define AT_ADS	8 /* a back-off planned at the cycle's ADS# */
@@ -71,7 +82,9 @@ struct cyc {
 	uint8_t got;
 	bool ken_seen, na_seen;
 	bool wb;      /* a writeback after an inquire hit */
-	uint8_t lock; /* of a locked sequence: 1 its first, 2 its last */
+	uint8_t lock; /* of a locked sequence: 1 its first, 2 its last,
+			 3 between */
+	bool scyc;    /* the first of a split one: SCYC */
 	uint8_t tries;
 	uint8_t boff_at;   /* back off at this transfer, AT_ADS, NO_BOFF */
 	bool boff_in_wait; /* ... in a wait state before it */
@@ -125,6 +138,9 @@ struct sim {
 	bool hold_inq;		     /* an inquire under this HLDA */
 	size_t td_at;		     /* the last dead clock (TD) */
 	bool lock_on;		     /* LOCK# asserted */
+	size_t unlock_at;	     /* LOCK# negated in this clock */
+	unsigned lock_left;	     /* records of the locked sequence
+					still to come */
 	size_t ahold_from, ahold_to; /* AHOLD at HLDA's end: [from, to) */
 	struct foreign fm;
 };
@@ -178,23 +194,48 @@ static uint64_t cycle_pins(const uint8_t *r, bool ask)
 	return p;
 }
 
+static bool data_read(const uint8_t *r)
+{
+	const uint8_t m = BACH_CTL_MIO | BACH_CTL_DC | BACH_CTL_WR;
+
+	return (r[5] & m) == (BACH_CTL_MIO | BACH_CTL_DC);
+}
+
+static bool data_write(const uint8_t *r)
+{
+	const uint8_t wm =
+		BACH_CTL_MIO | BACH_CTL_DC | BACH_CTL_WR | BACH_CTL_CACHE;
+
+	return (r[5] & wm) == wm;
+}
+
 /*
- * Does a locked read-modify-write start at record idx: a data read, then
- * a data write, every lock_every-th record? LOCK# is asserted from the
- * read's ADS# to the write's last BRDY#, and HOLD is not answered in
- * between [K6 5.26; P5, LOCK#]. The model gives locked cycles no NA#,
- * starts them on an idle bus, and backs none off nor inquires in them:
- * the chipset's choices, which the data sheets allow.
+ * Does a locked read-modify-write start at record idx, every
+ * lock_every-th record, and how many cycles has it? A data read then a
+ * data write: two. A misaligned operand split in two parts (two data
+ * reads of distinct bytes, in one quadword or the next, then two data
+ * writes of the same parts in the same order): four, the split locked
+ * sequence SCYC announces [K5 5.2.46; P5, SCYC]. LOCK# is asserted from
+ * the first cycle's ADS# to the last one's last BRDY#, and HOLD is not
+ * answered in between [K6 5.26, 5.32; P5, LOCK#]. The model gives locked
+ * cycles no NA#, starts them on an idle bus, and backs none off nor
+ * inquires in them: the chipset's choices, which the data sheets allow.
  */
-static bool locked_at(const struct sim *s, size_t idx)
+static unsigned locked_at(const struct sim *s, size_t idx)
 {
 	const uint8_t *r = s->recs + idx * BACH_REC_SIZE;
-	const uint8_t m = BACH_CTL_MIO | BACH_CTL_DC | BACH_CTL_WR;
-	const uint8_t wm = m | BACH_CTL_CACHE;
 
-	return s->o->lock_every > 1 && idx % s->o->lock_every == 0 &&
-	       idx + 1 < s->n && (r[5] & m) == (BACH_CTL_MIO | BACH_CTL_DC) &&
-	       (r[11] & wm) == wm;
+	if (s->o->lock_every < 2 || idx % s->o->lock_every || idx + 1 >= s->n ||
+	    !data_read(r))
+		return 0;
+	if (idx + 3 < s->n && data_read(r + 6) && data_write(r + 12) &&
+	    data_write(r + 18) && !memcmp(r, r + 12, 5) &&
+	    !memcmp(r + 6, r + 18, 5) && (r[4] | r[10]) == 0xff &&
+	    r[4] != 0xff && r[10] != 0xff &&
+	    (bach_get_be32(r + 6) == bach_get_be32(r) ||
+	     bach_get_be32(r + 6) == bach_get_be32(r) + 8))
+		return 4;
+	return data_write(r + 6) ? 2 : 0;
 }
 
 /*
@@ -215,7 +256,15 @@ static struct cyc fresh(struct sim *s, size_t idx)
 		mem && (!nc || (!write && pick(&s->rng, 100) < s->o->ken_pct));
 
 	memcpy(c.rec, r, BACH_REC_SIZE);
-	c.lock = locked_at(s, idx) ? 1 : idx && locked_at(s, idx - 1) ? 2 : 0;
+	if (s->lock_left) {
+		c.lock = --s->lock_left ? 3 : 2;
+	} else {
+		unsigned len = locked_at(s, idx);
+
+		s->lock_left = len ? len - 1 : 0;
+		c.lock = len ? 1 : 0;
+		c.scyc = len > 2;
+	}
 	if (c.lock) {
 		/* a locked read runs noncacheable, one transfer [P5,
 		 * LOCK#]: the record the CPU completes says so */
@@ -351,7 +400,9 @@ static bool may_issue(const struct sim *s, size_t k, const struct cyc *c)
 	if (!c || k < c->ready || s->boff_prev || hlda_at(s, k) ||
 	    (s->hold_seen && !s->lock_on))
 		return false;
-	if (c->lock == 1 && s->nopen)
+	/* a locked sequence on an idle bus, LOCK# negated for a clock
+	 * after the one before [K6 5.32] */
+	if (c->lock == 1 && (s->nopen || k <= s->unlock_at))
 		return false;
 	if (s->ahold_prev && !(c->wb && s->nopen == 0))
 		return false;
@@ -463,6 +514,7 @@ static int clock(struct sim *s, size_t k)
 		if (c.lock == 1) {
 			s->lock_on = true;
 			s->st.locked++;
+			s->st.split_locked += c.scyc;
 		}
 		s->open[s->nopen++] = c;
 		issued = &s->open[s->nopen - 1];
@@ -581,6 +633,15 @@ static int clock(struct sim *s, size_t k)
 			w = rnd & CYC_PINS;
 		if (!s->lock_on)
 			w |= B(BACH_SIG_LOCK);
+		/* SCYC from the ADS# of a split locked sequence's first
+		 * cycle to its last BRDY#, low in the sequence's other
+		 * cycles; undefined outside locked cycles [P5; K5 5.2.46]:
+		 * random levels there */
+		w &= ~B(BACH_SIG_SCYC);
+		if (!s->lock_on)
+			w |= rnd & B(BACH_SIG_SCYC);
+		else if (issued ? issued->scyc : s->nopen && s->open[0].scyc)
+			w |= B(BACH_SIG_SCYC);
 		if (!issued)
 			w |= B(BACH_SIG_ADS);
 		/* A31-A3 float a clock after AHOLD [K5 5.2.1] */
@@ -654,8 +715,10 @@ static int clock(struct sim *s, size_t k)
 
 				if (head->wb)
 					s->hitm_from = 0;
-				if (head->lock == 2)
+				if (head->lock == 2) {
 					s->lock_on = false;
+					s->unlock_at = k + 1;
+				}
 				s->open[0] = s->open[1];
 				s->nopen--;
 				/* TD: a dead clock turns the data bus round

@@ -55,7 +55,10 @@ struct bach_busmodel_opts {
 	/* appended */
 	unsigned lock_every; /* a locked read-modify-write (LOCK#) from
 				every Nth record (N >= 2) that is a data
-				read followed by a data write (0: never) */
+				read followed by a data write, or a split
+				one with SCYC (two data reads of the parts
+				of a misaligned operand, then two data
+				writes of the same parts) (0: never) */
 };
 
 /* What the model did, for tests to hold the decoder's counts against. */
@@ -81,6 +84,8 @@ struct bach_busmodel_stats {
 	size_t na_t12;	     /* NA# with two cycles open */
 	size_t na_td;	     /* NA# in a dead clock */
 	size_t locked;	     /* locked sequences (LOCK#) */
+	/* appended */
+	size_t split_locked; /* ... of four cycles, split: SCYC */
 };
 
 /* The signals the system drives (CPU inputs): their timing differs. */

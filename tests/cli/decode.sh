@@ -97,6 +97,19 @@ expect_err "writebacks under AHOLD recorded at the inquire's address"
 printf 'ahold = none\neads_n = none\n' > "$T/noahold.map"
 expect_status 0 "$BACH" decode --map "$T/noahold.map" "$T/snoop.vcd" -o "$T/x.byu"
 expect_err "ahold, eads_n not captured: a writeback under AHOLD keeps the address pins"
+# locked read-modify-writes add the scyc channel (SCYC, random levels
+# outside locked cycles, where it means nothing): it is accepted, with no
+# warning, and the records are those of the same capture without it
+"$BACH" gen --records $N --seed $SEED --pins vcd \
+	--bus wait=1,pipeline=20,lock=2 -o "$T/lock.vcd"
+grep -q ' scyc \$end' "$T/lock.vcd" || fail "no scyc channel in the VCD"
+expect_status 0 "$BACH" decode "$T/lock.vcd" -o "$T/lock.byu"
+grep -qi 'scyc\|warning' "$T/err" && fail "scyc: $(cat "$T/err")"
+echo "scyc = none" > "$T/noscyc.map"
+expect_status 0 "$BACH" decode --map "$T/noscyc.map" "$T/lock.vcd" \
+	-o "$T/lock-noscyc.byu"
+same "$T/lock.byu" "$T/lock-noscyc.byu"
+[ $(($(wc -c < "$T/lock.byu") / 6)) -eq $N ] || fail "lock.byu: not $N records"
 
 # 2c. KEN# or NA# not captured: one record per ADS#, and the summary says
 # so; a map line that fixes the level brings cycle tracking back

@@ -65,7 +65,11 @@ static uint64_t mix(uint64_t *s)
 /*
  * A random script: every cycle type, at random addresses. Line fills
  * start at any quadword of the line (the critical one first); the record
- * is the first transfer's address. Writebacks are whole lines.
+ * is the first transfer's address. Writebacks are whole lines. Now and
+ * then the four cycles of a read-modify-write of a misaligned operand:
+ * its two parts read (noncacheable), in one quadword or across two,
+ * then written in the same order; the model locks such a run where its
+ * lock_every falls, as a split locked sequence (SCYC).
  */
 static uint8_t *script(size_t n, uint64_t seed)
 {
@@ -83,6 +87,35 @@ static uint8_t *script(size_t n, uint64_t seed)
 		uint8_t t = types[x % sizeof types];
 		uint32_t a = (uint32_t)(x >> 32) & ~7u;
 		uint8_t be = (uint8_t)(x >> 8);
+
+		if (i + 4 <= n && x % 16 == 0) {
+			/* an operand of 2 to 8 bytes from byte 1..7: the
+			 * bytes up to the quadword's end, or to its dword's
+			 * end (both parts then in the quadword), the rest */
+			unsigned at = 1 + (unsigned)(x >> 16) % 7;
+			unsigned len = 2 + (unsigned)(x >> 24) % 7;
+			unsigned end = (x >> 28 & 1) && at < 4 ? 4 : 8;
+			unsigned lo = end - at < len ? end - at : len - 1;
+			uint8_t b0 = (uint8_t) ~(((1u << lo) - 1) << at);
+			uint8_t b1 =
+				end == 4 ? (uint8_t) ~(((1u << (len - lo)) - 1)
+						       << 4)
+					 : (uint8_t) ~((1u << (len - lo)) - 1);
+			uint32_t a1 = end == 4 ? a : a + 8;
+
+			if (end == 4 && len - lo > 4)
+				b1 = 0x0f; /* at most the next dword */
+			for (unsigned k = 0; k < 4; k++, i++) {
+				bach_put_be32(r + i * 6, k & 1 ? a1 : a);
+				r[i * 6 + 4] = k & 1 ? b1 : b0;
+				r[i * 6 + 5] =
+					(uint8_t)((k < 2 ? BACH_T_NC_D_READ
+							 : BACH_T_D_WRITE)
+						  << 4);
+			}
+			i--;
+			continue;
+		}
 
 		if (t == BACH_T_WRITE_BACK)
 			a &= ~31u;
@@ -271,6 +304,78 @@ static void same_records(const uint8_t *got, size_t ngot, const uint8_t *want,
 /* What the model did, over the scripts of random_scripts(). */
 static struct bach_busmodel_stats seen;
 
+/*
+ * SCYC on a bus, checked from the data sheets alone (not from the
+ * model): [P5] Pentium Processor Family Developer's Manual (Intel
+ * 241428), SCYC: asserted in misaligned locked transfers to say that more
+ * than two cycles are locked together, defined for locked cycles only;
+ * [K5] AMD-K5 Technical Reference Manual 18524C, 5.2.46 "SCYC (Split
+ * Cycle)", page 5-114: driven from the clock of a cycle's ADS# to its
+ * last expected BRDY#, meaningful only in locked memory cycles; [K6]
+ * AMD-K6 Data Sheet 20695H, 5.32 "LOCK#", page 104: LOCK# from the first
+ * ADS# of a locked operation to the last BRDY# of its last cycle, negated
+ * for at least a clock between two of them; it floats under HLDA and
+ * after BOFF#, where the CPU is off the bus. So, taking a locked sequence
+ * as a run of clocks with the CPU on the bus and LOCK# low:
+ *   - SCYC at an ADS# of a locked sequence is high exactly at its first
+ *     ADS#, and only when the sequence has more than two ADS#s;
+ *   - at an ADS# with LOCK# high SCYC means nothing: not checked;
+ *   - a locked cycle's SCYC holds from its ADS# to its BRDY#: a locked
+ *     cycle is one transfer, a locked read being noncacheable [K6 5.32].
+ * Returns the split sequences seen; fails naming the clock.
+ */
+static size_t check_scyc(const uint64_t *clk, size_t n)
+{
+	size_t split = 0, first = SIZE_MAX, nads = 0, open = SIZE_MAX;
+	bool first_scyc = false, level = false;
+
+	for (size_t i = 0; i <= n; i++) {
+		uint64_t w = i < n ? clk[i] : SIG(BACH_SIG_LOCK);
+		bool off = (w & SIG(BACH_SIG_HLDA)) ||
+			   !(w & SIG(BACH_SIG_BOFF)) ||
+			   (i && !(clk[i - 1] & SIG(BACH_SIG_BOFF)) &&
+			    !(clk[i - 1] & SIG(BACH_SIG_HLDA)));
+		bool locked = !off && !(w & SIG(BACH_SIG_LOCK));
+		bool ads = !off && !(w & SIG(BACH_SIG_ADS));
+		bool scyc = w & SIG(BACH_SIG_SCYC);
+
+		if (!locked && nads) {
+			/* the sequence ended at clock i - 1 */
+			if (first_scyc != (nads > 2))
+				fail_msg(
+					"clock %zu: SCYC %s at the first ADS# of a locked sequence of %zu cycles",
+					first, first_scyc ? "high" : "low",
+					nads);
+			split += nads > 2;
+			nads = 0;
+		}
+		if (!locked) {
+			open = SIZE_MAX;
+			continue;
+		}
+		if (open != SIZE_MAX && scyc != level)
+			fail_msg(
+				"clock %zu: SCYC changed inside the locked cycle of clock %zu",
+				i, open);
+		if (ads) {
+			if (nads == 0) {
+				first = i;
+				first_scyc = scyc;
+			} else if (scyc) {
+				fail_msg(
+					"clock %zu: SCYC high at ADS# number %zu of a locked sequence",
+					i, nads + 1);
+			}
+			nads++;
+			open = i;
+			level = scyc;
+		}
+		if (!(w & SIG(BACH_SIG_BRDY)))
+			open = SIZE_MAX;
+	}
+	return split;
+}
+
 /* Play recs on the model, decode its pins, compare with its truth. */
 static void against_model(const struct bach_busmodel_opts *o,
 			  const uint8_t *recs, size_t n, unsigned ov,
@@ -292,6 +397,7 @@ static void against_model(const struct bach_busmodel_opts *o,
 		    !(clk[i - 1] & (SIG(BACH_SIG_HLDA) | SIG(BACH_SIG_LOCK))))
 			fail_msg("clock %zu: HLDA rises with LOCK# asserted",
 				 i);
+	assert_int_equal(check_scyc(clk, nclk), ms.split_locked);
 	seen.eads_ignored += ms.eads_ignored;
 	seen.eads_hits += ms.eads_hits;
 	seen.hold_ahold += ms.hold_ahold;
@@ -301,6 +407,7 @@ static void against_model(const struct bach_busmodel_opts *o,
 	seen.na_t12 += ms.na_t12;
 	seen.na_td += ms.na_td;
 	seen.locked += ms.locked;
+	seen.split_locked += ms.split_locked;
 	seen.snoops_floated += ms.snoops_floated;
 	s = samples(clk, nclk, ov, &ns);
 	out = decode(s, ns, h, &nrec, &st);
@@ -398,6 +505,10 @@ static void random_scripts(void **state)
 		unsigned ov = i % 4 == 3 ? 4 : 0;
 		struct how h = { .drop = ov ? 0 : SIG(BACH_SIG_CLK) };
 
+		/* SCYC captured or not: the same records */
+		if (i % 4 == 1)
+			h.drop |= SIG(BACH_SIG_SCYC);
+
 		if (i % 3 == 1)
 			o.boff_max = 1; /* every back-off one clock */
 		against_model(&o, recs, 3000, ov, &h);
@@ -406,8 +517,10 @@ static void random_scripts(void **state)
 	/* the scripts did what the data sheets allow and a decoder may get
 	 * wrong: an inquire while HITM# answered an earlier one (ignored),
 	 * EADS#, AHOLD and BOFF# under HLDA (no effect) */
-	print_message("TD %zu, NA# in T12 %zu, in TD %zu; %zu locked\n",
-		      seen.dead_clocks, seen.na_t12, seen.na_td, seen.locked);
+	print_message(
+		"TD %zu, NA# in T12 %zu, in TD %zu; %zu locked, %zu split (SCYC)\n",
+		seen.dead_clocks, seen.na_t12, seen.na_td, seen.locked,
+		seen.split_locked);
 	print_message(
 		"inquires %zu hit, %zu ignored (HITM#); under HLDA: %zu EADS#, %zu AHOLD, %zu BOFF#; %zu writebacks under AHOLD\n",
 		seen.eads_hits, seen.eads_ignored, seen.hold_eads,
@@ -420,6 +533,7 @@ static void random_scripts(void **state)
 	assert_true(seen.na_t12 > 10);
 	assert_true(seen.na_td > 10);
 	assert_true(seen.locked > 10);
+	assert_true(seen.split_locked > 10);
 }
 
 static void clock_mode_every_rule(void **state)

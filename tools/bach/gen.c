@@ -69,6 +69,8 @@ static int parse_bus(const char *spec, struct bach_busmodel_opts *o)
 			o->hold_every = (unsigned)v;
 		else if (!strcmp(tok, "snoop"))
 			o->snoop_every = (unsigned)v;
+		else if (!strcmp(tok, "lock") && v != 1)
+			o->lock_every = (unsigned)v;
 		else
 			rc = -1;
 	}
@@ -79,7 +81,7 @@ static int parse_bus(const char *spec, struct bach_busmodel_opts *o)
 /*
  * The channels written, in order: signals of enum bach_sig. hlda only
  * when the bus has HOLD, ahold, eads_n and hitm_n only when it has
- * inquires.
+ * inquires, scyc only when it has locked sequences.
  */
 static unsigned pin_channels(const struct pins *p, int *sig)
 {
@@ -92,7 +94,9 @@ static unsigned pin_channels(const struct pins *p, int *sig)
 			continue;
 		if (s == BACH_SIG_HLDA && !p->bus.hold_every)
 			continue;
-		if (s > BACH_SIG_HLDA && !p->bus.snoop_every)
+		if (s == BACH_SIG_SCYC
+			    ? !p->bus.lock_every
+			    : s > BACH_SIG_HLDA && !p->bus.snoop_every)
 			continue;
 		sig[n++] = s;
 	}
@@ -275,7 +279,7 @@ static int run(int argc, char **argv)
 			pins.bus_given = true;
 			if (parse_bus(optarg, &pins.bus))
 				return usage_error(
-					"--bus: expected wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N, not '%s'",
+					"--bus: expected wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N,lock=N, not '%s'",
 					optarg);
 			break;
 		case 'b':
@@ -356,11 +360,11 @@ const struct bach_cmd cmd_gen = {
 		"                    named as in the design (bin: channel i = bit i, in\n"
 		"                    the order ads_n a3..a31 be0_n..be7_n mio dc wr\n"
 		"                    cache_n brdy_n na_n ken_n boff_n lock_n, clk first\n"
-		"                    when oversampled, hlda ahold eads_n hitm_n last when\n"
-		"                    --bus asks for HOLD or inquires)\n"
+		"                    when oversampled, hlda ahold eads_n hitm_n scyc last\n"
+		"                    when --bus asks for HOLD, inquires or locks)\n"
 		"  --oversample K    K samples per bus clock with a clk channel (clock\n"
 		"                    mode); default one sample per clock (state mode)\n"
-		"  --bus wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N\n"
+		"  --bus wait=N,pipeline=PCT,boff=N,bofflen=N,ken=PCT,hold=N,snoop=N,lock=N\n"
 		"                    timing: up to N wait states, PCT% of cycles\n"
 		"                    pipelined with NA#, every Nth cycle backed off with\n"
 		"                    BOFF# (for 1 to bofflen clocks, default 3), PCT% of\n"
@@ -369,7 +373,10 @@ const struct bach_cmd cmd_gen = {
 		"                    inquires under AHOLD before every Nth cycle, most\n"
 		"                    hitting a modified line, and under HLDA (adds ahold\n"
 		"                    eads_n hitm_n; a writeback is a record bach gen did\n"
-		"                    not write)\n"
+		"                    not write), a locked read-modify-write from every\n"
+		"                    Nth record (N >= 2) that starts one, split with\n"
+		"                    SCYC when it is four cycles (adds scyc; its read\n"
+		"                    is recorded noncacheable)\n"
 		"  --basic           only ads_n, address, BE#, mio dc wr cache_n (no\n"
 		"                    brdy_n na_n ken_n boff_n lock_n)\n"
 		"\n"
