@@ -149,6 +149,28 @@ void reader_zst_end(struct bach_reader *r)
 	r->zs.dctx = NULL;
 }
 
+void reader_zst_resume(struct bach_reader *r, uint64_t from, uint64_t at)
+{
+	struct zst_in *z = &r->zs;
+
+	if (!z->resumed) {
+		z->first_bad = from;
+		z->first_dsum = z->dsum;
+	}
+
+	free(z->tab);
+	z->tab = NULL;
+	z->tab_len = z->skip_left = 0;
+	z->zpos = z->zlen = z->whole = 0;
+	z->in_frame = z->tab_done = z->bad = false;
+	z->frame_start = z->csum = at;
+	/* the seek table is checked against the frames before the first
+	 * damage and from here on */
+	z->resumed = true;
+	z->resume_at = at;
+	z->resume_dsum = z->dsum;
+}
+
 /* The file offset of the next input byte. */
 static uint64_t zat(const struct bach_reader *r)
 {
@@ -247,6 +269,22 @@ static int frame_start(struct bach_reader *r, size_t left, bool made)
 	avail = z->zlen - z->zpos;
 	p = r->in + z->zpos;
 	z->frame_start = zat(r);
+	/*
+	 * Bytes after a seek table: another file's frames, concatenated (cat
+	 * a.byu.zst b.byu.zst), which its own table lists; the table before
+	 * them is checked first
+	 */
+	if (z->tab_done) {
+		if ((err = reader_zst_check_end(r)) < 0)
+			return err;
+		free(z->tab);
+		z->tab = NULL;
+		z->tab_done = z->resumed = false;
+		z->base = z->csum;
+		z->dbase = z->dsum;
+		z->frames = 0;
+	}
+	z->bad = true; /* until it is seen to be a frame */
 	if (avail < 4 ||
 	    (avail < 8 && (bach_get_le32(p) & ~0xFu) == ZST_SKIP_MAGIC))
 		return reader_fail(
@@ -263,20 +301,7 @@ static int frame_start(struct bach_reader *r, size_t left, bool made)
 				: "%s: not zstd: no zstd frame at byte offset %llu",
 			bach_reader_file(r),
 			(unsigned long long)z->frame_start);
-	/*
-	 * Frames after a seek table: another file's, concatenated (cat
-	 * a.byu.zst b.byu.zst), whose frames its own table lists
-	 */
-	if (z->tab_done) {
-		if ((err = reader_zst_check_end(r)) < 0)
-			return err;
-		free(z->tab);
-		z->tab = NULL;
-		z->tab_done = false;
-		z->base = z->csum;
-		z->dbase = z->dsum;
-		z->frames = 0;
-	}
+	z->bad = false;
 	if ((magic & ~0xFu) == ZST_SKIP_MAGIC)
 		return skippable(r, magic);
 	fcs = ZSTD_getFrameContentSize(p, avail);
@@ -362,6 +387,7 @@ static int batch(struct bach_reader *r, uint8_t *dst, size_t room, size_t *made)
 	for (size_t i = 0; i < n; i++) {
 		z->frame_start = zat(r);
 		if (ZSTD_isError(jobs[i].got)) {
+			z->bad = true;
 			reader_fail(
 				r, -BACH_EDATA,
 				"%s: bad zstd frame at byte offset %llu: %s",
@@ -409,6 +435,7 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 			if (want(r, 1) < 0)
 				return damaged(r, good);
 			if (z->zpos == z->zlen) {
+				z->bad = z->in_frame || z->skip_left;
 				if (z->in_frame)
 					reader_fail(
 						r, -BACH_EDATA,
@@ -456,6 +483,7 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 
 				if (ZSTD_isError(got)) {
 					z->whole = 0;
+					z->bad = true;
 					reader_fail(
 						r, -BACH_EDATA,
 						"%s: bad zstd frame at byte offset %llu: %s",
@@ -480,6 +508,7 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 		ret = ZSTD_decompressStream(z->dctx, &ob, &ib);
 		z->zpos = ib.pos;
 		if (ZSTD_isError(ret)) {
+			z->bad = true;
 			reader_fail(
 				r, -BACH_EDATA,
 				"%s: bad zstd frame at byte offset %llu: %s",
@@ -529,9 +558,47 @@ int reader_zst_check_end(struct bach_reader *r)
 			"missing seek table: the skippable frame at byte offset %llu ends without the seekable magic",
 			(unsigned long long)z->tab_at);
 	}
-	if (!err && (ix.uoff[ix.n] != z->dsum - z->dbase ||
-		     (!z->seeked &&
-		      bach_get_le32(z->tab + z->tab_len - 9) != z->frames)))
+	if (!err && z->resumed) {
+		/* read on after damage: the frames before the first damaged
+		 * one, and those from the one reading went on at */
+		uint64_t k = 0, k0;
+
+		while (k < ix.n && ix.coff[k] < z->first_bad)
+			k++;
+		k0 = k;
+		while (k < ix.n && ix.coff[k] < z->resume_at)
+			k++;
+		if (ix.coff[k0] != z->first_bad || ix.coff[k] != z->resume_at)
+			err = reader_fail(
+				r, -BACH_EDATA,
+				"%s: seek table at byte offset %llu does not match the frames before it: it lists no frame at byte offset %llu",
+				bach_reader_file(r),
+				(unsigned long long)z->tab_at,
+				(unsigned long long)(ix.coff[k0] != z->first_bad
+							     ? z->first_bad
+							     : z->resume_at));
+		else if (ix.uoff[k0] != z->first_dsum - z->dbase)
+			err = reader_fail(
+				r, -BACH_EDATA,
+				"%s: seek table at byte offset %llu does not match the frames before it: %llu bytes read before byte offset %llu, the table lists %llu",
+				bach_reader_file(r),
+				(unsigned long long)z->tab_at,
+				(unsigned long long)(z->first_dsum - z->dbase),
+				(unsigned long long)z->first_bad,
+				(unsigned long long)ix.uoff[k0]);
+		else if (ix.uoff[ix.n] - ix.uoff[k] != z->dsum - z->resume_dsum)
+			err = reader_fail(
+				r, -BACH_EDATA,
+				"%s: seek table at byte offset %llu does not match the frames before it: %llu bytes read from byte offset %llu on, the table lists %llu",
+				bach_reader_file(r),
+				(unsigned long long)z->tab_at,
+				(unsigned long long)(z->dsum - z->resume_dsum),
+				(unsigned long long)z->resume_at,
+				(unsigned long long)(ix.uoff[ix.n] -
+						     ix.uoff[k]));
+	} else if (!err && (ix.uoff[ix.n] != z->dsum - z->dbase ||
+			    (!z->seeked && bach_get_le32(z->tab + z->tab_len -
+							 9) != z->frames)))
 		err = reader_fail(
 			r, -BACH_EDATA,
 			"%s: seek table at byte offset %llu does not match the frames before it: %llu frames of %llu bytes read, the table lists %llu of %llu",
