@@ -29,11 +29,15 @@
 
 /*
  * Frames decompressed two at a time: when several whole frames are at hand
- * and fit the block, a second thread decompresses the second half of them
- * while the reader's does the first (one hand-over a block, never a frame
- * or a record). Started with the first such block, on a machine of more
- * than one CPU; its frames' results are taken in file order, so damage is
- * reported as a read through one thread reports it.
+ * and fit the block, a second thread takes them one by one, as the
+ * reader's thread does, from the same list (a lock taken per 64 KiB frame,
+ * never per record). The reader's thread never waits for a frame the
+ * helper has not begun: on a machine busy with other work, where the
+ * helper may not run for a while, it decompresses them all itself (waiting
+ * each block for a thread that was not scheduled cost more than it gave).
+ * Started with the first such block, on a machine of more than one CPU;
+ * the frames' results are taken in file order, so damage is reported as a
+ * read through one thread reports it.
  */
 #define BATCH_MAX 8
 
@@ -47,20 +51,34 @@ struct zst_job {
 struct zst_helper {
 	pthread_t tid;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;   /* jobs to take, or quit */
+	pthread_cond_t done; /* the last job taken is finished */
 	ZSTD_DCtx *d;
+	/* under mu: jobs[next, njobs) are not taken yet, finished of them
+	 * are */
 	struct zst_job *jobs;
-	size_t njobs;
-	int state; /* H_IDLE, H_WORK, H_QUIT */
+	size_t njobs, next, finished;
+	bool quit;
 };
 
-enum { H_IDLE, H_WORK, H_QUIT };
-
-static void run_jobs(ZSTD_DCtx *d, struct zst_job *j, size_t n)
+static void run_job(ZSTD_DCtx *d, struct zst_job *j)
 {
-	for (size_t i = 0; i < n; i++)
-		j[i].got = ZSTD_decompressDCtx(d, j[i].dst, j[i].fcs, j[i].src,
-					       j[i].c);
+	j->got = ZSTD_decompressDCtx(d, j->dst, j->fcs, j->src, j->c);
+}
+
+/* Take and decompress the jobs left, with mu held (and held again on
+ * return); d is the taking thread's. */
+static void take_jobs(struct zst_helper *h, ZSTD_DCtx *d)
+{
+	while (h->next < h->njobs) {
+		struct zst_job *j = &h->jobs[h->next++];
+
+		pthread_mutex_unlock(&h->mu);
+		run_job(d, j);
+		pthread_mutex_lock(&h->mu);
+		if (++h->finished == h->njobs)
+			pthread_cond_signal(&h->done);
+	}
 }
 
 static void *helper_main(void *arg)
@@ -69,15 +87,11 @@ static void *helper_main(void *arg)
 
 	pthread_mutex_lock(&h->mu);
 	for (;;) {
-		while (h->state == H_IDLE)
+		while (h->next >= h->njobs && !h->quit)
 			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->state == H_QUIT)
+		if (h->quit)
 			break;
-		pthread_mutex_unlock(&h->mu);
-		run_jobs(h->d, h->jobs, h->njobs);
-		pthread_mutex_lock(&h->mu);
-		h->state = H_IDLE;
-		pthread_cond_broadcast(&h->cv);
+		take_jobs(h, h->d);
 	}
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
@@ -88,12 +102,13 @@ static void helper_stop(struct zst_helper *h)
 	if (!h)
 		return;
 	pthread_mutex_lock(&h->mu);
-	h->state = H_QUIT;
+	h->quit = true;
 	pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
 	pthread_join(h->tid, NULL);
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->cv);
+	pthread_cond_destroy(&h->done);
 	ZSTD_freeDCtx(h->d);
 	free(h);
 }
@@ -116,9 +131,11 @@ static struct zst_helper *helper(struct zst_in *z)
 		return NULL;
 	}
 	pthread_cond_init(&h->cv, NULL);
+	pthread_cond_init(&h->done, NULL);
 	if (pthread_create(&h->tid, NULL, helper_main, h)) {
 		pthread_mutex_destroy(&h->mu);
 		pthread_cond_destroy(&h->cv);
+		pthread_cond_destroy(&h->done);
 		ZSTD_freeDCtx(h->d);
 		free(h);
 		return NULL;
@@ -356,33 +373,33 @@ static size_t frames_at_hand(struct bach_reader *r, uint8_t *dst, size_t room,
 
 /*
  * Two or more whole frames at hand: decompressed by this thread and the
- * helper, half each, into dst. Returns the frames done (0: not two at
- * hand, nothing done), their bytes added to *made; or -1 at a damaged
- * frame, the frames before it done and r->msg naming it.
+ * helper, each taking the next one left, into dst. Returns the frames done (0:
+ * not two at hand, nothing done), their bytes added to *made; or -1 at a
+ * damaged frame, the frames before it done and r->msg naming it.
  */
 static int batch(struct bach_reader *r, uint8_t *dst, size_t room, size_t *made)
 {
 	struct zst_in *z = &r->zs;
 	struct zst_job jobs[BATCH_MAX];
 	struct zst_helper *h;
-	size_t n, half;
+	size_t n;
 
 	if (want(r, BATCH_MAX * WHOLE_IN / 2) < 0)
 		return -1;
 	n = frames_at_hand(r, dst, room, jobs);
 	if (n < 2 || !(h = helper(z)))
 		return 0;
-	half = n / 2;
 	pthread_mutex_lock(&h->mu);
-	h->jobs = jobs + half;
-	h->njobs = n - half;
-	h->state = H_WORK;
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-	run_jobs(z->dctx, jobs, half);
-	pthread_mutex_lock(&h->mu);
-	while (h->state == H_WORK)
-		pthread_cond_wait(&h->cv, &h->mu);
+	h->jobs = jobs;
+	h->njobs = n;
+	h->next = h->finished = 0;
+	pthread_cond_signal(&h->cv);
+	take_jobs(h, z->dctx);
+	/* only for a frame the helper is decompressing */
+	while (h->finished < h->njobs)
+		pthread_cond_wait(&h->done, &h->mu);
+	h->jobs = NULL;
+	h->njobs = h->next = 0;
 	pthread_mutex_unlock(&h->mu);
 	for (size_t i = 0; i < n; i++) {
 		z->frame_start = zat(r);
