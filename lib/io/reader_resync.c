@@ -11,7 +11,6 @@
 #include <libdeflate.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -34,17 +33,18 @@ struct scratch {
 /*
  * Whether a gzip member that inflates starts at byte off: a blocked one
  * whole, with its CRC; any other as far as 64 KiB of it go without an
- * error (it may be larger than that).
+ * error (it may be larger than that). 1 if so, else 0.
  */
-static bool member_at(int fd, uint64_t off, struct scratch *s)
+static int member_at(int fd, uint64_t off, uint64_t size, struct scratch *s)
 {
 	ssize_t got = pread(fd, s->in, sizeof(s->in), (off_t)off);
 	size_t in_used, out_used;
 	z_stream zs = { 0 };
 	int n, ret;
 
+	(void)size;
 	if (got < 20 || s->in[0] != 0x1f || s->in[1] != 0x8b || s->in[2] != 8)
-		return false;
+		return 0;
 	n = bach_bgzf_member_size(s->in, (size_t)got);
 	if (n > 0)
 		return n <= got &&
@@ -53,7 +53,7 @@ static bool member_at(int fd, uint64_t off, struct scratch *s)
 			       &in_used, &out_used) == LIBDEFLATE_SUCCESS &&
 		       in_used == (size_t)n;
 	if (n != -ENOENT || inflateInit2(&zs, 15 + 16) != Z_OK)
-		return false;
+		return 0;
 	zs.next_in = s->in;
 	zs.avail_in = (uInt)got;
 	do {
@@ -65,44 +65,9 @@ static bool member_at(int fd, uint64_t off, struct scratch *s)
 	return ret == Z_STREAM_END || ret == Z_OK || ret == Z_BUF_ERROR;
 }
 
-/* The first member after byte from that inflates, or size when none. */
-static uint64_t next_member(const char *path, int fd, uint64_t from,
-			    uint64_t size, struct scratch *s)
+static bool gzip_magic(const uint8_t *q)
 {
-	struct bach_index ix;
-	char msg[256];
-	uint64_t pos = from + 1;
-
-	/* the index names the members' starts, if it fits the file */
-	if (!bach_index_load(path, &ix, msg, sizeof(msg))) {
-		uint64_t c = size;
-
-		for (uint64_t i = 0; i <= ix.n && c == size; i++)
-			if (ix.coff[i] > from && member_at(fd, ix.coff[i], s))
-				c = ix.coff[i];
-		bach_index_free(&ix);
-		if (c < size)
-			return c;
-	}
-	while (pos < size) {
-		ssize_t got = pread(fd, s->scan, sizeof(s->scan), (off_t)pos);
-		const uint8_t *q = s->scan,
-			      *end = s->scan + (got > 0 ? got : 0);
-
-		if (got <= 0)
-			break;
-		while ((q = memchr(q, 0x1f, (size_t)(end - q)))) {
-			uint64_t c = pos + (uint64_t)(q - s->scan);
-
-			/* the magic in view, or straddling the end */
-			if ((end - q < 3 || (q[1] == 0x8b && q[2] == 8)) &&
-			    member_at(fd, c, s))
-				return c;
-			q++;
-		}
-		pos += (uint64_t)got;
-	}
-	return size;
+	return q[1] == 0x8b && q[2] == 8;
 }
 
 /*
@@ -122,12 +87,10 @@ static int zst_at(int fd, uint64_t off, uint64_t size, struct scratch *s)
 		return 0;
 	if (bach_get_le32(s->in) == ZST_SEEK_MAGIC) {
 		end = off + 8 + bach_get_le32(s->in + 4);
-		return end <= size && end >= off + 8 + ZST_FOOTER &&
-				       pread(fd, foot, 4, (off_t)(end - 4)) ==
-					       4 &&
-				       bach_get_le32(foot) == ZST_SEEKABLE_MAGIC
-			       ? 2
-			       : 0;
+		if (end > size || end < off + 8 + ZST_FOOTER ||
+		    pread(fd, foot, 4, (off_t)(end - 4)) != 4)
+			return 0;
+		return bach_get_le32(foot) == ZST_SEEKABLE_MAGIC ? 2 : 0;
 	}
 	if (bach_get_le32(s->in) != ZST_FRAME_MAGIC)
 		return 0;
@@ -144,24 +107,39 @@ static int zst_at(int fd, uint64_t off, uint64_t size, struct scratch *s)
 	return 1;
 }
 
-/* The first zstd frame or seek table after byte from, its kind in
- * *what (zst_at()); size when none. */
-static uint64_t next_frame(int fd, uint64_t from, uint64_t size,
+static bool zst_magic(const uint8_t *q)
+{
+	return bach_get_le32(q) == ZST_FRAME_MAGIC ||
+	       bach_get_le32(q) == ZST_SEEK_MAGIC;
+}
+
+/* What reading goes on at in a file of one kind. */
+struct kind {
+	uint8_t first, first2; /* the first byte of one, or of the other */
+	size_t magic;	       /* bytes magic_at() looks at */
+	bool (*magic_at)(const uint8_t *q);
+	/* the kind of start at off (not 0), or 0: none there */
+	int (*at)(int fd, uint64_t off, uint64_t size, struct scratch *s);
+};
+
+static const struct kind gzip_kind = { 0x1f, 0x1f, 3, gzip_magic, member_at };
+static const struct kind zst_kind = { 0x28, 0x5e, 4, zst_magic, zst_at };
+
+/*
+ * The first place after byte from where k's at() finds a start (its
+ * value in *what): of the places ix names, if any (an index that fits the
+ * file), else by looking for the start's magic; size when none.
+ */
+static uint64_t next_start(int fd, uint64_t from, uint64_t size,
+			   const struct bach_index *ix, const struct kind *k,
 			   struct scratch *s, int *what)
 {
-	struct bach_index ix = { 0 };
-	char msg[256];
-	uint64_t pos = from + 1, c = size;
+	uint64_t pos = from + 1;
 
-	/* the seek table names the frames' starts, if it fits the file */
-	if (!zst_table_load(fd, size, &ix, msg, sizeof(msg)))
-		for (uint64_t i = 0; i <= ix.n && c == size; i++)
-			if (ix.coff[i] > from &&
-			    (*what = zst_at(fd, ix.coff[i], size, s)))
-				c = ix.coff[i];
-	bach_index_free(&ix);
-	if (c < size)
-		return c;
+	for (uint64_t i = 0; ix && i <= ix->n; i++)
+		if (ix->coff[i] > from &&
+		    (*what = k->at(fd, ix->coff[i], size, s)))
+			return ix->coff[i];
 	while (pos < size) {
 		ssize_t got = pread(fd, s->scan, sizeof(s->scan), (off_t)pos);
 		const uint8_t *q = s->scan,
@@ -169,16 +147,13 @@ static uint64_t next_frame(int fd, uint64_t from, uint64_t size,
 
 		if (got <= 0)
 			break;
-		for (; q < end; q++) {
+		for (; q < end; q++)
 			/* the magic in view, or straddling the end */
-			if ((*q == 0x28 || *q == 0x5e) &&
-			    (end - q < 4 ||
-			     bach_get_le32(q) == ZST_FRAME_MAGIC ||
-			     bach_get_le32(q) == ZST_SEEK_MAGIC) &&
-			    (*what = zst_at(fd, pos + (uint64_t)(q - s->scan),
-					    size, s)))
+			if ((*q == k->first || *q == k->first2) &&
+			    ((size_t)(end - q) < k->magic || k->magic_at(q)) &&
+			    (*what = k->at(fd, pos + (uint64_t)(q - s->scan),
+					   size, s)))
 				return pos + (uint64_t)(q - s->scan);
-		}
 		pos += (uint64_t)got;
 	}
 	return size;
@@ -187,9 +162,11 @@ static uint64_t next_frame(int fd, uint64_t from, uint64_t size,
 int reader_resync(struct bach_reader *r, uint64_t *from, uint64_t *to)
 {
 	uint64_t members = r->gz.members, c;
-	bool blocked = r->gz.blocked, zst = r->kind == BACH_FILE_ZSTD;
+	bool blocked = r->gz.blocked, zst = r->kind == BACH_FILE_ZSTD, have_ix;
+	struct bach_index ix = { 0 };
 	int what = 1;
 	struct scratch *s;
+	char msg[256];
 
 	if (r->err != -BACH_EDATA || !r->open || !r->own_fd || !r->sized ||
 	    !(zst ? r->zs.bad : r->kind == BACH_FILE_GZIP && r->gz.in_member))
@@ -201,8 +178,13 @@ int reader_resync(struct bach_reader *r, uint64_t *from, uint64_t *to)
 		return r->err;
 	}
 	*from = zst ? r->zs.frame_start : r->gz.member_start;
-	c = zst ? next_frame(r->fd, *from, r->size, s, &what)
-		: next_member(r->paths[r->cur], r->fd, *from, r->size, s);
+	/* the index names the starts, if it fits the file */
+	have_ix =
+		zst ? !zst_table_load(r->fd, r->size, &ix, msg, sizeof(msg))
+		    : !bach_index_load(r->paths[r->cur], &ix, msg, sizeof(msg));
+	c = next_start(r->fd, *from, r->size, have_ix ? &ix : NULL,
+		       zst ? &zst_kind : &gzip_kind, s, &what);
+	bach_index_free(&ix);
 	if (s->ld)
 		libdeflate_free_decompressor(s->ld);
 	ZSTD_freeDCtx(s->zd);

@@ -594,25 +594,28 @@ int reader_zst_check_end(struct bach_reader *r)
 				(unsigned long long)(ix.coff[k0] != z->first_bad
 							     ? z->first_bad
 							     : z->resume_at));
-		else if (ix.uoff[k0] != z->first_dsum - z->dbase)
+		else if (ix.uoff[k0] != z->first_dsum - z->dbase ||
+			 ix.uoff[ix.n] - ix.uoff[k] !=
+				 z->dsum - z->resume_dsum) {
+			/* the frames before the damage, or those after it */
+			bool pre = ix.uoff[k0] != z->first_dsum - z->dbase;
+
 			err = reader_fail(
 				r, -BACH_EDATA,
-				"%s: seek table at byte offset %llu does not match the frames before it: %llu bytes read before byte offset %llu, the table lists %llu",
+				"%s: seek table at byte offset %llu does not match the frames before it: %llu bytes read %s byte offset %llu%s, the table lists %llu",
 				bach_reader_file(r),
 				(unsigned long long)z->tab_at,
-				(unsigned long long)(z->first_dsum - z->dbase),
-				(unsigned long long)z->first_bad,
-				(unsigned long long)ix.uoff[k0]);
-		else if (ix.uoff[ix.n] - ix.uoff[k] != z->dsum - z->resume_dsum)
-			err = reader_fail(
-				r, -BACH_EDATA,
-				"%s: seek table at byte offset %llu does not match the frames before it: %llu bytes read from byte offset %llu on, the table lists %llu",
-				bach_reader_file(r),
-				(unsigned long long)z->tab_at,
-				(unsigned long long)(z->dsum - z->resume_dsum),
-				(unsigned long long)z->resume_at,
-				(unsigned long long)(ix.uoff[ix.n] -
-						     ix.uoff[k]));
+				(unsigned long long)(pre ? z->first_dsum -
+								     z->dbase
+							 : z->dsum - z->resume_dsum),
+				pre ? "before" : "from",
+				(unsigned long long)(pre ? z->first_bad
+							 : z->resume_at),
+				pre ? "" : " on",
+				(unsigned long long)(pre ? ix.uoff[k0]
+							 : ix.uoff[ix.n] -
+								     ix.uoff[k]));
+		}
 	} else if (!err && (ix.uoff[ix.n] != z->dsum - z->dbase ||
 			    (!z->seeked && bach_get_le32(z->tab + z->tab_len -
 							 9) != z->frames)))
