@@ -149,4 +149,24 @@ grep -q "reading on" "$T/out" && fail "stdin read on: $(cat "$T/out")"
 read -r off next skipped table < "$T/want"
 expect_status 1 "$BACH" stat "$T/bad.byu.zst"
 expect_err "$T/bad.byu.zst: bad zstd frame at byte offset $off: "
+
+# a capture's damaged .byu.zst segment: named, read on, the next segment
+# read, the manifest's CRC-32 no longer the segment's
+mkdir "$T/caps"
+"$BACH" capture --driver fake --option records=600000 --set compressor=zstd \
+	--set rotate_mb=1 --output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
+C=$(ls -d "$T"/caps/2*Z*)
+S=$C/seg-000001.byu.zst
+[ -f "$C/seg-000002.byu.zst" ] || fail "one segment only: $(ls "$C")"
+python3 "$T/damage.py" "$S" "$T/seg.byu.zst" 5 > "$T/want" || fail "damage.py seg"
+read -r off next skipped table < "$T/want"
+after=$(recs "$T/damage.py.after")
+mv "$T/seg.byu.zst" "$S"
+expect_status 1 "$BACH" verify "$C"
+grep -qF "$S: bad zstd frame at byte offset $off: " "$T/out" || fail "capture: $(cat "$T/out")"
+grep -qxF "$S: reading on at byte offset $next, the next zstd frame ($((next - off)) bytes skipped)" "$T/out" ||
+	fail "capture: not read on: $(cat "$T/out")"
+grep -qF ", $after of them after the damage ($skipped bytes skipped)" "$T/out" || fail "capture: $(cat "$T/out")"
+grep -q "seg-000001.byu.zst: CRC-32 " "$T/out" || fail "capture: no CRC mismatch: $(cat "$T/out")"
+grep -q "seg-000002.byu.zst: OK, " "$T/out" || fail "capture: the next segment: $(cat "$T/out")"
 echo ok
