@@ -368,8 +368,8 @@ bench-python: $(PROGRAMS) $(BUILD)/libbach.so
 
 .PHONY: bench-python
 
-# seek to record 10^9 of a capture and dump 10 records (about 2 GiB of
-# capture kept in build/bench-seek between runs)
+# seek to record 10^9 of a capture and dump 10 records, .byu.gz and .byu.zst
+# segments (about 4 GiB of captures kept in build/bench-seek between runs)
 bench-seek: $(PROGRAMS) $(BUILD)/bench/seek10
 	$(Q)BUILD=$(BUILD) bench/seek.sh
 

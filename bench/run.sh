@@ -68,21 +68,33 @@ echo "(bach stat of the .byu.gz: $(fmt "$zs") s)"
 
 # 5. .byu.zst (docs/formats.md section 10): written against zstd -3 -T2
 # (bach's default level is zstd's 3; both on two threads), read (stat)
-# against zstd -d to /dev/null
+# against zstd -d to /dev/null. Each pair is run in turn BENCH_REPEAT times
+# (default 3), the best of each kept: a machine shared with other work
+# slows single runs by more than the ratios measure.
 if command -v zstd > /dev/null; then
-	zw=$(secs "$BACH" convert -q --threads 2 --to byu.zst "$T" "$D/trace.byu.zst")
-	zt=$(secs sh -c "zstd -q -3 -T2 -c '$T' > '$D/zstd3.zst'")
+	rep=${BENCH_REPEAT:-3}
+	zw=999999 zt=999999 zst=999999 zd=999999
+	i=0
+	while [ "$i" -lt "$rep" ]; do
+		i=$((i + 1))
+		t=$(secs "$BACH" convert -q --threads 2 --to byu.zst "$T" "$D/trace.byu.zst")
+		zw=$(calc "$t < $zw ? $t : $zw")
+		t=$(secs sh -c "zstd -q -3 -T2 -c '$T' > '$D/zstd3.zst'")
+		zt=$(calc "$t < $zt ? $t : $zt")
+		t=$(secs "$BACH" stat "$D/trace.byu.zst")
+		zst=$(calc "$t < $zst ? $t : $zst")
+		t=$(secs sh -c "zstd -q -d -c '$D/trace.byu.zst' > /dev/null")
+		zd=$(calc "$t < $zd ? $t : $zd")
+	done
 	r=$(calc "$zt / $zw")
 	check "write .byu.zst at least as fast as zstd -3 -T2" "$r >= 1" \
-		"bach $(fmt "$zw") s, zstd $(fmt "$zt") s, $(fmt "$r")x; ratio bach $(fmt "$(calc "$bytes / $(wc -c < "$D/trace.byu.zst")")"), zstd -3 $(fmt "$(calc "$bytes / $(wc -c < "$D/zstd3.zst")")")"
-	zst=$(secs "$BACH" stat "$D/trace.byu.zst")
+		"bach $(fmt "$zw") s, zstd $(fmt "$zt") s, $(fmt "$r")x, best of $rep; ratio bach $(fmt "$(calc "$bytes / $(wc -c < "$D/trace.byu.zst")")"), zstd -3 $(fmt "$(calc "$bytes / $(wc -c < "$D/zstd3.zst")")")"
 	gbs=$(calc "$bytes / $zst / 1000000000")
 	check "stat of a .byu.zst >= 1 GB/s of records" "$gbs >= 1" \
-		"$(fmt "$gbs") GB/s, $(fmt "$zst") s"
-	zd=$(secs sh -c "zstd -q -d -c '$D/trace.byu.zst' > /dev/null")
+		"$(fmt "$gbs") GB/s, $(fmt "$zst") s, best of $rep"
 	r=$(calc "$zd / $zst")
 	check "read .byu.zst (stat) at least as fast as zstd -d" "$r >= 1" \
-		"bach stat $(fmt "$zst") s, zstd -d $(fmt "$zd") s, $(fmt "$r")x"
+		"bach stat $(fmt "$zst") s, zstd -d $(fmt "$zd") s, $(fmt "$r")x, best of $rep"
 	rm -f "$D/zstd3.zst" "$D/trace.byu.zst"
 else
 	check "write and read .byu.zst against zstd" "0" "zstd is not installed (scripts/deps.sh)"

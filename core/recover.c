@@ -195,6 +195,7 @@ static int measure(int fd, const struct stat *st, bool gz, bool whole_crc,
 	if (map)
 		munmap(map, (size_t)st->st_size);
 	res->cut = (uint64_t)st->st_size - *keep;
+	res->cut_at = *keep;
 	res->bytes = *keep;
 	res->whole = !res->cut && (!(gz || zt) || *has_eof);
 	return 0;
@@ -464,9 +465,10 @@ static void recover_seg(int dfd, const char *where, const char *name,
 	}
 	if (part)
 		log_notice(
-			"%s/%s: recovered %llu record%s, cut %llu bytes of an unfinished block%s",
+			"%s/%s: recovered %llu record%s, cut %llu bytes of an unfinished block at byte offset %llu%s",
 			where, seg, (unsigned long long)r.records,
 			bach_s(r.records), (unsigned long long)r.cut,
+			(unsigned long long)r.cut_at,
 			r.removed ? " (nothing whole: removed)" : "");
 	else
 		log_notice(

@@ -25,6 +25,7 @@ struct seg_result {
 	uint64_t markers; /* of which gap markers */
 	uint64_t bytes;	  /* final file size */
 	uint64_t cut;	  /* bytes cut off the end */
+	uint64_t cut_at;  /* the byte offset they were cut from */
 	uint32_t crc;	  /* CRC-32 of the final file */
 	bool removed;	  /* no whole record: the file was removed */
 	bool whole;	  /* measured: every byte belongs to a good block */

@@ -114,6 +114,10 @@ struct bach_reader {
 		uint64_t tab_len, tab_at;
 		bool tab_done; /* the seek table was read whole */
 		bool seeked;   /* entered by a seek: frames not counted */
+		bool bad;     /* failed in a frame: reader_resync() may go on */
+		bool resumed; /* read on at resume_at after a damaged frame */
+		uint64_t resume_at, resume_dsum; /* and dsum there */
+		uint64_t first_bad, first_dsum;	 /* the first damaged frame */
 	} zs;
 
 	/* seeking: record bytes still to pass over, then where to stop */
@@ -159,6 +163,9 @@ ssize_t reader_gz_read(void *ctx, uint8_t *buf, size_t len);
  * r->out after the carry (bytes, or r->err), its end checked. */
 void reader_zst_restart(struct bach_reader *r);
 void reader_zst_end(struct bach_reader *r);
+/* Go on at byte offset at of the file after the damaged frame at byte
+ * offset from (resync.h). */
+void reader_zst_resume(struct bach_reader *r, uint64_t from, uint64_t at);
 ssize_t reader_zst_produce(struct bach_reader *r, size_t room);
 bool reader_zst_done(const struct bach_reader *r);
 int reader_zst_check_end(struct bach_reader *r);

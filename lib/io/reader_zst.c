@@ -29,11 +29,15 @@
 
 /*
  * Frames decompressed two at a time: when several whole frames are at hand
- * and fit the block, a second thread decompresses the second half of them
- * while the reader's does the first (one hand-over a block, never a frame
- * or a record). Started with the first such block, on a machine of more
- * than one CPU; its frames' results are taken in file order, so damage is
- * reported as a read through one thread reports it.
+ * and fit the block, a second thread takes them one by one, as the
+ * reader's thread does, from the same list (a lock taken per 64 KiB frame,
+ * never per record). The reader's thread never waits for a frame the
+ * helper has not begun: on a machine busy with other work, where the
+ * helper may not run for a while, it decompresses them all itself (waiting
+ * each block for a thread that was not scheduled cost more than it gave).
+ * Started with the first such block, on a machine of more than one CPU;
+ * the frames' results are taken in file order, so damage is reported as a
+ * read through one thread reports it.
  */
 #define BATCH_MAX 8
 
@@ -47,20 +51,34 @@ struct zst_job {
 struct zst_helper {
 	pthread_t tid;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;   /* jobs to take, or quit */
+	pthread_cond_t done; /* the last job taken is finished */
 	ZSTD_DCtx *d;
+	/* under mu: jobs[next, njobs) are not taken yet, finished of them
+	 * are */
 	struct zst_job *jobs;
-	size_t njobs;
-	int state; /* H_IDLE, H_WORK, H_QUIT */
+	size_t njobs, next, finished;
+	bool quit;
 };
 
-enum { H_IDLE, H_WORK, H_QUIT };
-
-static void run_jobs(ZSTD_DCtx *d, struct zst_job *j, size_t n)
+static void run_job(ZSTD_DCtx *d, struct zst_job *j)
 {
-	for (size_t i = 0; i < n; i++)
-		j[i].got = ZSTD_decompressDCtx(d, j[i].dst, j[i].fcs, j[i].src,
-					       j[i].c);
+	j->got = ZSTD_decompressDCtx(d, j->dst, j->fcs, j->src, j->c);
+}
+
+/* Take and decompress the jobs left, with mu held (and held again on
+ * return); d is the taking thread's. */
+static void take_jobs(struct zst_helper *h, ZSTD_DCtx *d)
+{
+	while (h->next < h->njobs) {
+		struct zst_job *j = &h->jobs[h->next++];
+
+		pthread_mutex_unlock(&h->mu);
+		run_job(d, j);
+		pthread_mutex_lock(&h->mu);
+		if (++h->finished == h->njobs)
+			pthread_cond_signal(&h->done);
+	}
 }
 
 static void *helper_main(void *arg)
@@ -69,15 +87,11 @@ static void *helper_main(void *arg)
 
 	pthread_mutex_lock(&h->mu);
 	for (;;) {
-		while (h->state == H_IDLE)
+		while (h->next >= h->njobs && !h->quit)
 			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->state == H_QUIT)
+		if (h->quit)
 			break;
-		pthread_mutex_unlock(&h->mu);
-		run_jobs(h->d, h->jobs, h->njobs);
-		pthread_mutex_lock(&h->mu);
-		h->state = H_IDLE;
-		pthread_cond_broadcast(&h->cv);
+		take_jobs(h, h->d);
 	}
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
@@ -88,12 +102,13 @@ static void helper_stop(struct zst_helper *h)
 	if (!h)
 		return;
 	pthread_mutex_lock(&h->mu);
-	h->state = H_QUIT;
+	h->quit = true;
 	pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
 	pthread_join(h->tid, NULL);
 	pthread_mutex_destroy(&h->mu);
 	pthread_cond_destroy(&h->cv);
+	pthread_cond_destroy(&h->done);
 	ZSTD_freeDCtx(h->d);
 	free(h);
 }
@@ -116,9 +131,11 @@ static struct zst_helper *helper(struct zst_in *z)
 		return NULL;
 	}
 	pthread_cond_init(&h->cv, NULL);
+	pthread_cond_init(&h->done, NULL);
 	if (pthread_create(&h->tid, NULL, helper_main, h)) {
 		pthread_mutex_destroy(&h->mu);
 		pthread_cond_destroy(&h->cv);
+		pthread_cond_destroy(&h->done);
 		ZSTD_freeDCtx(h->d);
 		free(h);
 		return NULL;
@@ -147,6 +164,28 @@ void reader_zst_end(struct bach_reader *r)
 	r->zs.helper = NULL;
 	ZSTD_freeDCtx(r->zs.dctx);
 	r->zs.dctx = NULL;
+}
+
+void reader_zst_resume(struct bach_reader *r, uint64_t from, uint64_t at)
+{
+	struct zst_in *z = &r->zs;
+
+	if (!z->resumed) {
+		z->first_bad = from;
+		z->first_dsum = z->dsum;
+	}
+
+	free(z->tab);
+	z->tab = NULL;
+	z->tab_len = z->skip_left = 0;
+	z->zpos = z->zlen = z->whole = 0;
+	z->in_frame = z->tab_done = z->bad = false;
+	z->frame_start = z->csum = at;
+	/* the seek table is checked against the frames before the first
+	 * damage and from here on */
+	z->resumed = true;
+	z->resume_at = at;
+	z->resume_dsum = z->dsum;
 }
 
 /* The file offset of the next input byte. */
@@ -247,6 +286,22 @@ static int frame_start(struct bach_reader *r, size_t left, bool made)
 	avail = z->zlen - z->zpos;
 	p = r->in + z->zpos;
 	z->frame_start = zat(r);
+	/*
+	 * Bytes after a seek table: another file's frames, concatenated (cat
+	 * a.byu.zst b.byu.zst), which its own table lists; the table before
+	 * them is checked first
+	 */
+	if (z->tab_done) {
+		if ((err = reader_zst_check_end(r)) < 0)
+			return err;
+		free(z->tab);
+		z->tab = NULL;
+		z->tab_done = z->resumed = false;
+		z->base = z->csum;
+		z->dbase = z->dsum;
+		z->frames = 0;
+	}
+	z->bad = true; /* until it is seen to be a frame */
 	if (avail < 4 ||
 	    (avail < 8 && (bach_get_le32(p) & ~0xFu) == ZST_SKIP_MAGIC))
 		return reader_fail(
@@ -263,20 +318,7 @@ static int frame_start(struct bach_reader *r, size_t left, bool made)
 				: "%s: not zstd: no zstd frame at byte offset %llu",
 			bach_reader_file(r),
 			(unsigned long long)z->frame_start);
-	/*
-	 * Frames after a seek table: another file's, concatenated (cat
-	 * a.byu.zst b.byu.zst), whose frames its own table lists
-	 */
-	if (z->tab_done) {
-		if ((err = reader_zst_check_end(r)) < 0)
-			return err;
-		free(z->tab);
-		z->tab = NULL;
-		z->tab_done = false;
-		z->base = z->csum;
-		z->dbase = z->dsum;
-		z->frames = 0;
-	}
+	z->bad = false;
 	if ((magic & ~0xFu) == ZST_SKIP_MAGIC)
 		return skippable(r, magic);
 	fcs = ZSTD_getFrameContentSize(p, avail);
@@ -331,37 +373,38 @@ static size_t frames_at_hand(struct bach_reader *r, uint8_t *dst, size_t room,
 
 /*
  * Two or more whole frames at hand: decompressed by this thread and the
- * helper, half each, into dst. Returns the frames done (0: not two at
- * hand, nothing done), their bytes added to *made; or -1 at a damaged
- * frame, the frames before it done and r->msg naming it.
+ * helper, each taking the next one left, into dst. Returns the frames done (0:
+ * not two at hand, nothing done), their bytes added to *made; or -1 at a
+ * damaged frame, the frames before it done and r->msg naming it.
  */
 static int batch(struct bach_reader *r, uint8_t *dst, size_t room, size_t *made)
 {
 	struct zst_in *z = &r->zs;
 	struct zst_job jobs[BATCH_MAX];
 	struct zst_helper *h;
-	size_t n, half;
+	size_t n;
 
 	if (want(r, BATCH_MAX * WHOLE_IN / 2) < 0)
 		return -1;
 	n = frames_at_hand(r, dst, room, jobs);
 	if (n < 2 || !(h = helper(z)))
 		return 0;
-	half = n / 2;
 	pthread_mutex_lock(&h->mu);
-	h->jobs = jobs + half;
-	h->njobs = n - half;
-	h->state = H_WORK;
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-	run_jobs(z->dctx, jobs, half);
-	pthread_mutex_lock(&h->mu);
-	while (h->state == H_WORK)
-		pthread_cond_wait(&h->cv, &h->mu);
+	h->jobs = jobs;
+	h->njobs = n;
+	h->next = h->finished = 0;
+	pthread_cond_signal(&h->cv);
+	take_jobs(h, z->dctx);
+	/* only for a frame the helper is decompressing */
+	while (h->finished < h->njobs)
+		pthread_cond_wait(&h->done, &h->mu);
+	h->jobs = NULL;
+	h->njobs = h->next = 0;
 	pthread_mutex_unlock(&h->mu);
 	for (size_t i = 0; i < n; i++) {
 		z->frame_start = zat(r);
 		if (ZSTD_isError(jobs[i].got)) {
+			z->bad = true;
 			reader_fail(
 				r, -BACH_EDATA,
 				"%s: bad zstd frame at byte offset %llu: %s",
@@ -409,6 +452,7 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 			if (want(r, 1) < 0)
 				return damaged(r, good);
 			if (z->zpos == z->zlen) {
+				z->bad = z->in_frame || z->skip_left;
 				if (z->in_frame)
 					reader_fail(
 						r, -BACH_EDATA,
@@ -456,6 +500,7 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 
 				if (ZSTD_isError(got)) {
 					z->whole = 0;
+					z->bad = true;
 					reader_fail(
 						r, -BACH_EDATA,
 						"%s: bad zstd frame at byte offset %llu: %s",
@@ -480,6 +525,7 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 		ret = ZSTD_decompressStream(z->dctx, &ob, &ib);
 		z->zpos = ib.pos;
 		if (ZSTD_isError(ret)) {
+			z->bad = true;
 			reader_fail(
 				r, -BACH_EDATA,
 				"%s: bad zstd frame at byte offset %llu: %s",
@@ -529,9 +575,50 @@ int reader_zst_check_end(struct bach_reader *r)
 			"missing seek table: the skippable frame at byte offset %llu ends without the seekable magic",
 			(unsigned long long)z->tab_at);
 	}
-	if (!err && (ix.uoff[ix.n] != z->dsum - z->dbase ||
-		     (!z->seeked &&
-		      bach_get_le32(z->tab + z->tab_len - 9) != z->frames)))
+	if (!err && z->resumed) {
+		/* read on after damage: the frames before the first damaged
+		 * one, and those from the one reading went on at */
+		uint64_t k = 0, k0;
+
+		while (k < ix.n && ix.coff[k] < z->first_bad)
+			k++;
+		k0 = k;
+		while (k < ix.n && ix.coff[k] < z->resume_at)
+			k++;
+		if (ix.coff[k0] != z->first_bad || ix.coff[k] != z->resume_at)
+			err = reader_fail(
+				r, -BACH_EDATA,
+				"%s: seek table at byte offset %llu does not match the frames before it: it lists no frame at byte offset %llu",
+				bach_reader_file(r),
+				(unsigned long long)z->tab_at,
+				(unsigned long long)(ix.coff[k0] != z->first_bad
+							     ? z->first_bad
+							     : z->resume_at));
+		else if (ix.uoff[k0] != z->first_dsum - z->dbase ||
+			 ix.uoff[ix.n] - ix.uoff[k] !=
+				 z->dsum - z->resume_dsum) {
+			/* the frames before the damage, or those after it */
+			bool pre = ix.uoff[k0] != z->first_dsum - z->dbase;
+
+			err = reader_fail(
+				r, -BACH_EDATA,
+				"%s: seek table at byte offset %llu does not match the frames before it: %llu bytes read %s byte offset %llu%s, the table lists %llu",
+				bach_reader_file(r),
+				(unsigned long long)z->tab_at,
+				(unsigned long long)(pre ? z->first_dsum -
+								     z->dbase
+							 : z->dsum - z->resume_dsum),
+				pre ? "before" : "from",
+				(unsigned long long)(pre ? z->first_bad
+							 : z->resume_at),
+				pre ? "" : " on",
+				(unsigned long long)(pre ? ix.uoff[k0]
+							 : ix.uoff[ix.n] -
+								     ix.uoff[k]));
+		}
+	} else if (!err && (ix.uoff[ix.n] != z->dsum - z->dbase ||
+			    (!z->seeked && bach_get_le32(z->tab + z->tab_len -
+							 9) != z->frames)))
 		err = reader_fail(
 			r, -BACH_EDATA,
 			"%s: seek table at byte offset %llu does not match the frames before it: %llu frames of %llu bytes read, the table lists %llu of %llu",

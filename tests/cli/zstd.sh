@@ -141,18 +141,25 @@ expect_out "seg-000001.byu.zst: CRC-32 "
 # and ends it with the table of those
 cp -r "$C" "$T/crash"
 last=$(ls "$T/crash" | grep '\.byu\.zst$' | tail -n 1)
-python3 - "$T/crash/$last" <<'PY'
+python3 - "$T/crash/$last" > "$T/cutat" <<'PY'
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 n = struct.unpack('<I', d[-9:-5])[0]
 tab = len(d) - (8 + 12 * n + 9)
 open(sys.argv[1] + '.part', 'wb').write(d[:tab - 100])
+# where the last frame starts (the cut), and the bytes of it left
+c = struct.unpack('<I', d[tab + 8 + 12 * (n - 1):tab + 12 + 12 * (n - 1)])[0]
+print(tab - c, c - 100)
 PY
+read -r cutat cutn < "$T/cutat"
 rm "$T/crash/$last"
 grep -v "\"$last\"\|\"ended\"" "$C/manifest.jsonl" > "$T/crash/manifest.jsonl"
 expect_status 1 $BACH stat "$T/crash/$last.part"
-expect_err "truncated zstd frame at byte offset"
+expect_err "$T/crash/$last.part: truncated zstd frame at byte offset $cutat"
 expect_status 0 $BACH recover "$T/crash"
+# the cut named with the file and where it starts
+expect_err "/$last: recovered "
+expect_err " records, cut $cutn bytes of an unfinished block at byte offset $cutat"
 [ -f "$T/crash/$last" ] || fail "recover left no $last: $(ls "$T/crash")"
 zstd -q -t "$T/crash/$last" || fail "zstd -t rejects the recovered $last"
 expect_status 0 $BACH verify "$T/crash"

@@ -11,6 +11,10 @@
  * the end must decode completely to the same bytes; and a file the oracle
  * decodes that the reader rejects must have a reason the format names (a
  * missing or wrong seek table, a partial record, an empty file).
+ *
+ * Then read again as bach verify reads, on past each damaged frame
+ * (lib/io/resync.h): each damage named with the file and a byte offset,
+ * reading always going on further in the file, never back.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +25,7 @@
 #include <zstd.h>
 
 #include "bach/trace.h"
+#include "lib/io/resync.h"
 
 #include "fuzz_check.h"
 
@@ -70,6 +75,41 @@ static void decode(const uint8_t *data, size_t size, uint8_t *out,
 	o->ok = true;
 }
 
+static void read_on(const char *path, size_t size)
+{
+	struct bach_reader *r = bach_reader_new();
+	uint64_t from, to, last = 0;
+	const uint8_t *recs;
+	const char *m;
+	ssize_t n;
+	int rs;
+
+	CHECK(r && bach_reader_add_as(r, path, BACH_FILE_ZSTD) == 0,
+	      "out of memory");
+	for (;;) {
+		n = bach_reader_read(r, &recs);
+		if (n > 0)
+			continue;
+		if (n != -EBADMSG)
+			break;
+		m = bach_reader_strerror(r);
+		CHECK(strstr(m, path) && (strstr(m, "byte offset") ||
+					  strstr(m, "empty file")),
+		      "message names no file and offset: %s", m);
+		rs = reader_resync(r, &from, &to);
+		if (rs < 0)
+			break;
+		CHECK(from >= last && to > from && to <= size,
+		      "read on from %llu to %llu after %llu, size %zu",
+		      (unsigned long long)from, (unsigned long long)to,
+		      (unsigned long long)last, size);
+		last = to;
+	}
+	CHECK(n == 0 || n == -EBADMSG, "got %zd: %s", n,
+	      bach_reader_strerror(r));
+	bach_reader_free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -116,5 +156,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(bach_reader_read(r, &recs) == n, "error not sticky");
 	}
 	bach_reader_free(r);
+	read_on(path, size);
 	return 0;
 }

@@ -115,18 +115,23 @@ static const char *rec_at(char *buf, size_t cap, uint64_t idx, bool bytes,
 }
 
 /*
- * A damaged gzip member: named (msg), and reading goes on at the next
- * member (resync.h). False when it cannot (the damage is not in a
- * member): the read's error stands.
+ * A damaged gzip member or zstd frame: named (msg), and reading goes on
+ * at the next member, frame or seek table (resync.h). False when it
+ * cannot (the damage is not in a member or frame): the read's error
+ * stands.
  */
 static bool read_on(struct vstate *v, struct bach_reader *r, const char *path,
 		    struct damage *d)
 {
 	uint64_t base = bach_reader_file_records(r), from, to;
+	struct bach_file_info fi;
+	const char *what;
 	char msg[600];
 	int rs;
 
 	snprintf(msg, sizeof(msg), "%s", bach_reader_strerror(r));
+	bach_reader_info(r, &fi);
+	what = fi.kind == BACH_FILE_ZSTD ? "zstd frame" : "gzip member";
 	rs = reader_resync(r, &from, &to);
 	if (rs < 0)
 		return false;
@@ -138,12 +143,13 @@ static bool read_on(struct vstate *v, struct bach_reader *r, const char *path,
 	d->on_off = to;
 	d->on_recs = base;
 	if (rs)
-		printf("%s: reading on at byte offset %llu, the next gzip member (%llu bytes skipped)\n",
-		       path, (unsigned long long)to,
+		printf("%s: reading on at byte offset %llu, the %s%s (%llu bytes skipped)\n",
+		       path, (unsigned long long)to, rs == 2 ? "" : "next ",
+		       rs == 2 ? "seek table" : what,
 		       (unsigned long long)(to - from));
 	else
-		printf("%s: no gzip member after it (%llu bytes to the end skipped)\n",
-		       path, (unsigned long long)(to - from));
+		printf("%s: no %s after it (%llu bytes to the end skipped)\n",
+		       path, what, (unsigned long long)(to - from));
 	return true;
 }
 
@@ -800,6 +806,9 @@ const struct bach_cmd cmd_verify = {
 		"header after it), and says how many records it still read after the\n"
 		"damage and how many bytes it passed over; records after the damage\n"
 		"are named by their place after the byte offset reading went on from.\n"
+		"A damaged zstd frame of a .byu.zst is read past the same way: at the\n"
+		"next frame that decompresses (from the file's seek table, or the next\n"
+		"frame magic after it), or at the seek table.\n"
 		"\n"
 		"A capture directory is checked segment by segment, and against its\n"
 		"manifest.jsonl: every segment must be named there with the records,\n"
