@@ -450,6 +450,7 @@ install-lib: $(BUILD)/libbach.so
 install-python: install-lib
 	install -d $(DESTDIR)$(PYTHONDIR)/bach
 	install -m 644 python/bach/__init__.py python/bach/_lib.py python/bach/plot.py \
+		python/bach/dist.py \
 		$(DESTDIR)$(PYTHONDIR)/bach/
 	echo 'LIBRARY = "$(LIBDIR)/$(SONAME)"' > $(DESTDIR)$(PYTHONDIR)/bach/_config.py
 
