@@ -200,14 +200,18 @@ def stat(client, traces, *, bach=None, chunks=None, fanin=8, **options):
 
 # ---- sim: configurations in groups, one task a group ----------------------
 
-def _sim_configs_supported(exe, _seen={}):
+_HAS_CONFIGS = {}  # bach program -> whether it has sim --configs
+
+
+def _sim_configs_supported(exe):
     """Whether this bach has `sim --configs FILE` (many configurations in
-    one pass, --json printing an array): its help names the option."""
-    if exe not in _seen:
+    one pass, --json printing an array): its help names the option. Asked
+    once per program in each worker process."""
+    if exe not in _HAS_CONFIGS:
         p = subprocess.run([exe, "sim", "--help"], stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        _seen[exe] = b"--configs" in p.stdout
-    return _seen[exe]
+        _HAS_CONFIGS[exe] = b"--configs" in p.stdout
+    return _HAS_CONFIGS[exe]
 
 
 def _sim_group_task(bach, configs, common, traces):
