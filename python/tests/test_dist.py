@@ -197,9 +197,11 @@ def test_sim_groups(client, traces, logged):
     assert bach.dist.sim(client, t, []) == []
 
 
-# A bach with `sim --configs FILE` (one pass, --json an array), as docs
-# issue 23 point 5 specify it, standing in until bach has it: it runs
-# each line of FILE through the real bach sim --json.
+# A bach with `sim --configs FILE` (one pass over the trace; FILE one
+# configuration a line, written as bach sim's options; --json an array,
+# one entry a line, each what that configuration's bach sim --json
+# prints), standing in until bach has it: it runs each line of FILE
+# through the real bach sim --json.
 CONFIGS_BACH = r'''#!%s
 import json, subprocess, sys
 BACH, LOG = %r, %r
