@@ -94,6 +94,7 @@ echo "dist: wall times; LocalCluster of 1 and of 2 worker processes, 1 thread ea
 out=$(cd "$D" && BACH="$BACH" BACH_LIBRARY="$TOP/$BUILD/libbach.so.0" \
 	PYTHONPATH="$TOP/python" "$PYTHON" dist_bench.py "$CAP" "$D" 2> "$D/err") ||
 	{ tail -n 20 "$D/err" >&2; exit 1; }
+# shellcheck disable=SC2086
 set -- $out
 echo "dist:   mrc exact   1 worker $(fmt "$1") s ($(fmt "$(calc "$N / $1 / 1e6")") M records/s), 2 workers $(fmt "$2") s"
 echo "dist:   16-config sim  1 worker $(fmt "$4") s, 2 workers $(fmt "$5") s"
