@@ -14,7 +14,8 @@
 #                      bench/timing.sh (timing sidecars' cost, a ratio),
 #                      bench/soak.sh (bachd for SOAK_MINUTES=10: flat RSS
 #                      and fds, accounting, retention),
-#                      bench/analysis.sh (bach sim and bach mrc)
+#                      bench/analysis.sh (bach sim and bach mrc),
+#                      bench/dist.sh (bach.dist: 2 Dask workers against 1)
 #   make soak          long fault runs, out of make check: bench/fault_soak.sh
 #                      (SOAK_CYCLES=40 kills of bachd amid SIGHUP storms, then
 #                      every capture recovered, whole and adding up)
@@ -298,11 +299,12 @@ fuzz:
 
 bench:
 	$(Q)$(INSTALL_DEPS)
-	$(Q)$(SUBMAKE) $(PROGRAMS) $(BENCH_BIN)
+	$(Q)$(SUBMAKE) $(PROGRAMS) $(BENCH_BIN) $(BUILD)/libbach.so
 	$(Q)rc=0; BUILD=$(BUILD) bench/run.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/diff.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/decode.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/analysis.sh || rc=1; \
+		echo; BUILD=$(BUILD) PYTHON=$(PYTHON) bench/dist.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/markers.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/timing.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc
@@ -450,6 +452,7 @@ install-lib: $(BUILD)/libbach.so
 install-python: install-lib
 	install -d $(DESTDIR)$(PYTHONDIR)/bach
 	install -m 644 python/bach/__init__.py python/bach/_lib.py python/bach/plot.py \
+		python/bach/dist.py \
 		$(DESTDIR)$(PYTHONDIR)/bach/
 	echo 'LIBRARY = "$(LIBDIR)/$(SONAME)"' > $(DESTDIR)$(PYTHONDIR)/bach/_config.py
 

@@ -38,6 +38,8 @@ set -eu
 # python3-matplotlib: bach.plot (python/bach/plot.py), the figures, tested
 # when present (optional for users too).
 # python3-zstandard: the independent zstd decoder of .byu.zst in its tests.
+# python3-dask, python3-distributed: bach.dist (python/bach/dist.py), split
+# runs on a Dask cluster, and its tests (a LocalCluster) and bench.
 # the manual pages: scdoc turns docs/man/*.scd into roff (make man, make
 # install); groff and man-db render them in the tests.
 # Slurm (bach plan --slurm): tests/cli/slurm.sh runs munged, slurmctld and
@@ -56,6 +58,7 @@ libjansson-dev
 prometheus prometheus-node-exporter
 python3 libcairo2-dev chromium
 tabix python3-cffi python3-numpy python3-pytest python3-pandas python3-matplotlib python3-zstandard
+python3-dask python3-distributed
 scdoc groff-base man-db
 slurmctld slurmd slurm-client munge"
 

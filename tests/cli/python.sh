@@ -17,7 +17,7 @@ for prefix in /usr /usr/local; do
 		install-python > "$T/install.log" 2>&1 ||
 		fail "make install-python: $(cat "$T/install.log")"
 	dir=$(cd "$R$prefix/lib" && ls -d python3*/dist-packages)
-	for f in __init__.py _lib.py plot.py; do
+	for f in __init__.py _lib.py plot.py dist.py; do
 		[ -f "$R$prefix/lib/$dir/bach/$f" ] || fail "$prefix: $f not installed: $(find "$R")"
 	done
 	"$PY" -c "import sys; sys.exit('$prefix/lib/$dir' not in sys.path)" ||

@@ -1,0 +1,107 @@
+#!/bin/sh
+# bach.dist on Dask (docs/scale.md): a LocalCluster of 2 worker processes
+# against one of 1 (one thread each), on a capture of DIST_RECORDS records
+# (default 200 M, made once by the fake driver and kept in
+# $BENCH_DIR/dist-N), wall times measured in this one run:
+#   - bach.dist.mrc, the exact curve: 2 workers at least 1.7x faster;
+#   - bach.dist.sim, a 16-configuration sweep: at least 1.7x faster;
+#   - the merge at most 5% of the 2-worker mrc's time (from the end of the
+#     last chunk's task to the end of the root bach merge: what the merge
+#     adds to the run, from Dask's task stream).
+# Both clusters must give the same answers. Also printed: the capture's
+# compression ratio and the 1-worker mrc rate (docs/scale.md uses them).
+# Wall times: on a shared machine they move with the load; say so.
+# Exits 1 when a target is missed, 0 with a note when python3-distributed
+# is missing.
+set -eu
+BUILD=${BUILD:-build}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BACH="$TOP/$BUILD/bin/bach"
+PYTHON=${PYTHON:-/usr/bin/python3}
+N=${DIST_RECORDS:-200000000}
+B=${BENCH_DIR:-$TOP/$BUILD/bench-data}
+. "$TOP/bench/lib.sh"
+missed=0
+
+if ! "$PYTHON" -c 'import distributed' 2>/dev/null; then
+	echo "dist: python3-distributed missing (scripts/deps.sh): not measured"
+	exit 0
+fi
+C="$B/dist-$N"
+if [ ! -f "$C/done" ]; then
+	echo "dist: capturing $N records of the fake driver into $C..."
+	rm -rf "$C"
+	mkdir -p "$C"
+	"$BACH" capture --driver fake --option records="$N" --output "$C" \
+		2> "$C/log" || { cat "$C/log" >&2; exit 1; }
+	touch "$C/done"
+fi
+CAP=$(ls -d "$C"/2*Z)
+D=$(mktemp -d "${TMPDIR:-/tmp}/bach-bench-dist.XXXXXX")
+trap 'rm -rf "$D"' EXIT
+cat "$CAP"/seg-* > /dev/null
+
+# the driver is a file, its work under __main__: Dask's worker processes
+# start by spawn, which imports the main module again
+cat > "$D/dist_bench.py" << 'EOF'
+import json, os, sys, time
+import distributed
+import bach.dist
+
+trace, tmp = sys.argv[1], sys.argv[2]
+# 16 configurations: split L1s of 4 sizes by 2 associativities, with and
+# without an L2
+CONFIGS = ["--l1i %s:32:%d --l1d %s:32:%d%s" % (s, a, s, a, l2)
+           for s in ("8k", "16k", "32k", "64k") for a in (2, 4)
+           for l2 in ("", " --l2 256k:64:8")]
+assert len(CONFIGS) == 16
+
+
+def spans(ts, prefix):
+    return [(s["start"], s["stop"]) for t in ts for s in t["startstops"]
+            if t["key"].startswith(prefix) and s["action"] == "compute"]
+
+
+def run(workers):
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
+                                  processes=True, dashboard_address=None,
+                                  local_directory=tmp) as cl, \
+            distributed.Client(cl) as c:
+        c.wait_for_workers(workers, timeout=300)
+        c.run(lambda: __import__("bach.dist"))
+        with distributed.get_task_stream(c) as ts:
+            t0 = time.perf_counter()
+            curve = bach.dist.mrc(c, trace)
+            t_mrc = time.perf_counter() - t0
+        merge = (max(b for _, b in spans(ts.data, "_merge_task")) -
+                 max(b for _, b in spans(ts.data, "_part_task")))
+        t0 = time.perf_counter()
+        sims = bach.dist.sim(c, trace, CONFIGS)
+        t_sim = time.perf_counter() - t0
+    return t_mrc, merge, t_sim, curve, sims
+
+
+if __name__ == "__main__":
+    m1, g1, s1, c1, r1 = run(1)
+    m2, g2, s2, c2, r2 = run(2)
+    assert c1 == c2, "the curves of 1 and 2 workers differ"
+    assert r1 == r2, "the sweeps of 1 and 2 workers differ"
+    print(m1, m2, g2, s1, s2)
+EOF
+echo "dist: $CAP, $N records, $(du -sm "$CAP" | cut -f1) MB on disk" \
+	"(compression $(fmt "$(calc "$N * 6 / $(cat "$CAP"/seg-*.byu.gz | wc -c)")"):1)"
+echo "dist: wall times; LocalCluster of 1 and of 2 worker processes, 1 thread each"
+out=$(cd "$D" && BACH="$BACH" BACH_LIBRARY="$TOP/$BUILD/libbach.so.0" \
+	PYTHONPATH="$TOP/python" "$PYTHON" dist_bench.py "$CAP" "$D" 2> "$D/err") ||
+	{ tail -n 20 "$D/err" >&2; exit 1; }
+# shellcheck disable=SC2086
+set -- $out
+echo "dist:   mrc exact   1 worker $(fmt "$1") s ($(fmt "$(calc "$N / $1 / 1e6")") M records/s), 2 workers $(fmt "$2") s"
+echo "dist:   16-config sim  1 worker $(fmt "$4") s, 2 workers $(fmt "$5") s"
+check "dist mrc exact, 2 workers >= 1.7x 1 worker" "$1 / $2 >= 1.7" \
+	"$(fmt "$(calc "$1 / $2")")x"
+check "dist sim, 16 configurations, 2 workers >= 1.7x 1 worker" "$4 / $5 >= 1.7" \
+	"$(fmt "$(calc "$4 / $5")")x"
+check "dist mrc, merge <= 5% of the 2-worker time" "$3 / $2 <= 0.05" \
+	"$(fmt "$3") s, $(fmt "$(calc "100 * $3 / $2")")%"
+exit $missed
