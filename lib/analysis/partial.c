@@ -74,12 +74,12 @@ int bach_partial_parse(const char *buf, size_t len, struct bach_partial *p,
 			   "line 1: \"format\" is not \"" BACH_PARTIAL_FORMAT
 			   "\" (not a partial)");
 	}
-	if (!get_u64(p->head, "version", UINT32_MAX, &v) ||
-	    v != BACH_PARTIAL_VERSION) {
+	if (!get_u64(p->head, "version", UINT32_MAX, &v) || v < 1 ||
+	    v > BACH_PARTIAL_VERSION) {
 		bach_partial_free(p);
 		snprintf(
 			err, errlen,
-			"line 1: \"version\": not %d (a partial of another bach)",
+			"line 1: \"version\": not 1 to %d (a partial of another bach)",
 			BACH_PARTIAL_VERSION);
 		return -EBADMSG;
 	}
@@ -283,16 +283,15 @@ static json_t *u64_array(const uint64_t *v, size_t n)
 	return a;
 }
 
+static json_t *words_b64(const uint32_t *w, size_t n);
+static int b64_words(const char *t, size_t len, uint32_t **wp, size_t *np);
+
+/* A list of lines: base64 of their 32-bit little-endian words (format
+ * version 2; one string to parse, where an array of numbers cost the merge
+ * an allocation and a number's parse per line). */
 static json_t *u32_array(const uint32_t *v, size_t n)
 {
-	json_t *a = json_array();
-
-	for (size_t i = 0; a && i < n; i++)
-		if (json_array_append_new(a, json_integer(v[i]))) {
-			json_decref(a);
-			return NULL;
-		}
-	return a;
+	return words_b64(v, n);
 }
 
 json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p)
@@ -358,6 +357,26 @@ static uint32_t *get_lines(const json_t *a, size_t *n)
 {
 	uint32_t *v;
 
+	if (json_is_string(a)) { /* version 2: base64 of the words */
+		uint32_t *w;
+		size_t k;
+
+		if (b64_words(json_string_value(a), json_string_length(a), &w,
+			      &k))
+			return NULL;
+		for (size_t i = 0; i < k; i++)
+			if (w[i] == UINT32_MAX) {
+				free(w);
+				return NULL;
+			}
+		v = realloc(w, (k + 1) * sizeof(*v));
+		if (!v)
+			free(w);
+		else
+			*n = k;
+		return v;
+	}
+	/* version 1: an array of numbers */
 	if (!get_array(a, 0, UINT32_MAX - 1, NULL))
 		return NULL;
 	*n = json_array_size(a);

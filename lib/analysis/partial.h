@@ -22,7 +22,7 @@
 #include "lib/analysis/stats.h"
 
 #define BACH_PARTIAL_FORMAT  "bach-partial"
-#define BACH_PARTIAL_VERSION 1
+#define BACH_PARTIAL_VERSION 2 /* 1 is read too: lists as arrays */
 /* the largest partial read (its state lines for 2^27 lines of stat) */
 #define BACH_PARTIAL_MAX (1ull << 31)
 
