@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench-compress (and make bench): the compressors on three traces,
-# one table, every figure from this one run (issue 24; the decision it
+# one table, every figure from this one run (the decision it
 # informs: docs/formats.md section 10.1, docs/bachd.md `compressor`).
 #
 # The traces (made once, kept in BENCH_DIR/compress between runs):
@@ -157,7 +157,8 @@ for t in real gen dec; do
 	rm -f "$W/z3.zst"
 	printf '  %-20s %12d %7.2f %9.2f %13.1f %14s\n' "zstd -3 -T2 (file)" "$sz" \
 		"$(calc "$bytes / $sz")" "$s" "$(calc "$n / $s / 2 / 1000000")" "-"
-	# issue 24's size targets, for bach's zstd segments at zstd's own level
+	# the size targets of bach's zstd segments at zstd's own level: no
+	# larger than zstd -3 -T2 of the file (real), nor than .byu.gz (all)
 	z=$(cat "$W/size.byu.zst-3" 2>/dev/null || echo 0)
 	rz=$(cat "$W/size.byu.gz-record")
 	if [ "$z" -gt 0 ]; then

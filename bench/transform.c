@@ -2,7 +2,7 @@
 /*
  * bench/transform TRACE.byu [LEVEL...]: record-aware transforms before
  * zstd, measured against plain zstd at the same level on the same blocks
- * (issue 24, point 2; the numbers and the decision: docs/formats.md,
+ * (the numbers and the decision: docs/formats.md,
  * section 10.1). A prototype only: bach writes none of these.
  *
  * Every transform works on what a .byu.zst frame holds, one 64 KiB block
