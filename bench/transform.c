@@ -457,8 +457,9 @@ int main(int argc, char **argv)
 				base = ratio;
 			printf("%-8s %5d %8.2f %7.3fx %12.1f %12.1f%s\n",
 			       tr->name, levels[li], ratio,
-			       base ? ratio / base : 0, (double)nrec / tc / 1e6,
-			       (double)nrec / td / 1e6,
+			       base ? ratio / base : 0,
+			       tc > 0 ? (double)nrec / tc / 1e6 : 0,
+			       td > 0 ? (double)nrec / td / 1e6 : 0,
 			       bad ? "  ROUND TRIP FAILED" : "");
 			if (bad)
 				return 1;
