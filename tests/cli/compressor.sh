@@ -44,7 +44,7 @@ expect_err "level: libdeflate takes 1 to 12, not 13"
 # zstd: .byu.zst segments, read by bach and by zstd, at a level up to 19
 command -v zstd > /dev/null || fail "zstd (Debian: zstd, scripts/deps.sh) is missing"
 # with no level given, zstd's own 3 (make bench-compress: zstd 1's frames
-# of bus traces are 65 to 70% larger than the record encoder's), the bytes
+# of bus traces are 60 to 70% larger than the record encoder's), the bytes
 # that level = 3 writes
 for c in zstd-nolevel zstd3; do
 	mkdir "$T/$c"
