@@ -16,6 +16,9 @@
 #                      and fds, accounting, retention),
 #                      bench/analysis.sh (bach sim and bach mrc),
 #                      bench/dist.sh (bach.dist: 2 Dask workers against 1)
+#                      bench/compress.sh (the compressors and the transforms
+#                      of bench/transform.c on three traces; alone: make
+#                      bench-compress)
 #   make soak          long fault runs, out of make check: bench/fault_soak.sh
 #                      (SOAK_CYCLES=40 kills of bachd amid SIGHUP storms, then
 #                      every capture recovered, whole and adding up)
@@ -307,6 +310,7 @@ bench:
 		echo; BUILD=$(BUILD) PYTHON=$(PYTHON) bench/dist.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/markers.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/timing.sh || rc=1; \
+		echo; BUILD=$(BUILD) bench/compress.sh || rc=1; \
 		echo; BUILD=$(BUILD) bench/soak.sh || rc=1; exit $$rc
 
 soak:
@@ -376,6 +380,14 @@ bench-seek: $(PROGRAMS) $(BUILD)/bench/seek10
 	$(Q)BUILD=$(BUILD) bench/seek.sh
 
 .PHONY: bench-seek
+
+# the compressors and record-aware transforms on a real program's trace
+# (valgrind lackey), bach gen and a decoded bus capture (traces kept in
+# build/bench-data/compress between runs)
+bench-compress: $(PROGRAMS) $(BUILD)/bench/transform
+	$(Q)BUILD=$(BUILD) bench/compress.sh
+
+.PHONY: bench-compress
 
 # ---- manual pages (docs/man/*.scd) ---------------------------------------
 # make man: scdoc turns docs/man/NAME.SECTION.scd into $(BUILD)/man/NAME.SECTION

@@ -88,11 +88,7 @@ capture() {
 	fi
 	cap_bytes=$(sed -n 's/.*"event":"segment".*"bytes":\([0-9]*\).*/\1/p' "$man" |
 		awk '{ n += $1 } END { print n + 0 }')
-	cap_secs=$(awk -F'"' '
-		function s(t) { return substr(t, 12, 2) * 3600 + substr(t, 15, 2) * 60 + substr(t, 18, 6) }
-		/"event":"started"/ { t0 = s($4) }
-		/"event":"segment"/ { t1 = s($4) }
-		END { d = t1 - t0; if (d < 0) d += 86400; if (d <= 0) d = 0.001; print d }' "$man")
+	cap_secs=$(manifest_span "$man")
 	rm -rf "$out"
 }
 

@@ -21,3 +21,12 @@ bench_trace() {
 		"$BACH" gen --records "$2" --seed 1 -o "$1"
 	fi
 }
+# manifest_span MANIFEST: seconds from its "started" event to its last
+# "segment" event (a capture's time without bachd's start and exit)
+manifest_span() {
+	awk -F'"' '
+		function s(t) { return substr(t, 12, 2) * 3600 + substr(t, 15, 2) * 60 + substr(t, 18, 6) }
+		/"event":"started"/ { t0 = s($4) }
+		/"event":"segment"/ { t1 = s($4) }
+		END { d = t1 - t0; if (d < 0) d += 86400; if (d <= 0) d = 0.001; print d }' "$1"
+}

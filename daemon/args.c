@@ -385,6 +385,9 @@ static int check_config(struct bachd_config *c, const char *prog)
 		fprintf(stderr, "Try '%s --help'.\n", prog);
 		return EXIT_USAGE;
 	}
+	/* level 0: the compressor's own, which the manifest then shows */
+	if (!c->cap.level)
+		c->cap.level = c->cap.compressor == BACH_DEFLATE_ZSTD ? 3 : 1;
 	if (c->cap.compressor == BACH_DEFLATE_LIBDEFLATE && c->cap.level > 12) {
 		say(prog, "level: libdeflate takes 1 to 12, not %d",
 		    c->cap.level);

@@ -9,7 +9,9 @@ set -eu
 # cmocka (unit tests), libzstd (.byu.zst: zstd frames and the seekable
 # format's seek table); tests and bench: clang (libFuzzer smoke runs),
 # pigz and gzip (reference figures in make bench), zstd (the reference
-# reader of .byu.zst in the tests, and its figures in make bench), libisal (ISA-L's igzip,
+# reader of .byu.zst in the tests, and its figures in make bench), valgrind
+# (make bench only: its lackey tool traces a real program for
+# bench/compress.sh), libisal (ISA-L's igzip,
 # measured beside the block compressors in make bench; not used to write:
 # it compresses traces less than gzip -1).
 # bachd: liburing (io_uring writes), libinih (configuration), libsystemd
@@ -49,6 +51,7 @@ set -eu
 # /run/munge where the system starts services; slurmctld's and slurmd's
 # do not start without an /etc/slurm/slurm.conf, which they do not ship).
 PKGS="gcc make pkg-config clang-format zlib1g-dev libdeflate-dev libzstd-dev libcmocka-dev clang pigz gzip zstd
+valgrind
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
