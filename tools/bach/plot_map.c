@@ -280,7 +280,8 @@ static void map_draw(cairo_t *cr, struct map *m)
 			text(cr, LEFT - S(6), y, 1, 0.5, b);
 		}
 	}
-	axis_title(cr, true, "physical address (hex), ranges in use");
+	axis_title(cr, true, "physical address (hex), ranges in use",
+		   "physical address (hex)");
 	legend(cr, map_names, map_style, MAP_CLS, false);
 }
 
@@ -395,9 +396,12 @@ int map_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	     const struct plot_opts *o, struct rules *rules)
 {
 	struct map *m = calloc(1, sizeof(*m));
-	int status = EXIT_OK;
+	int status = plot_layout(cr, map_names, MAP_CLS, true, "00000000");
 
-	plot_layout(cr, map_names, MAP_CLS, true);
+	if (status) {
+		free(m);
+		return status;
+	}
 	/* the data (--csv, --json) has rows of its own, whatever the labels
 	 * above the picture take: those of the plot area of 1000 x 600
 	 * without them (python/bach/plot.py's ROWS) */

@@ -185,7 +185,7 @@ void time_ticks(cairo_t *cr)
 {
 	static const char *const unit[] = { "s", "ms", "\xc2\xb5s", "ns" };
 	double span = (double)(ts[nts - 1].clk - ts[0].clk), div = 1, step;
-	char b[64];
+	char b[64], brief[32];
 	int u = 0;
 
 	if (time_hz) {
@@ -218,5 +218,7 @@ void time_ticks(cairo_t *cr)
 	}
 	snprintf(b, sizeof(b), "time (%s from the first timed record)",
 		 time_hz ? unit[u] : "clocks");
-	axis_title(cr, false, b);
+	snprintf(brief, sizeof(brief), "time (%s)",
+		 time_hz ? unit[u] : "clocks");
+	axis_title(cr, false, b, brief);
 }
