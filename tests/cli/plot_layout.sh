@@ -97,6 +97,12 @@ for t in texts:
         bad.append("%r is %.2f points, the tick labels %.2f" % (t["text"], t["size"], fs))
 if p["x1"] - p["x0"] < (c["x1"] - c["x0"]) / 2 or p["y1"] - p["y0"] < (c["y1"] - c["y0"]) / 4:
     bad.append("the plot area %s is small in the canvas %s" % (p, c))
+# and no empty band for the labels of events a trace does not have
+if not any(t["role"] in ("event", "note") for t in texts):
+    top = max([t["y1"] for t in texts if t["role"] == "title"] +
+              ([leg["y1"]] if leg and leg["y1"] <= p["y0"] else []), default=0)
+    if p["y0"] - top > 3 * fs:
+        bad.append("%.1f points empty above the plot area %s, with no events" % (p["y0"] - top, p))
 if bad:
     sys.exit("%s:\n  %s" % (what, "\n  ".join(bad)))
 ev = [t for t in texts if t["role"] == "event"]

@@ -145,14 +145,12 @@ int mix_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
-	status = plot_layout(cr, cls_names, NCLS, true, "100%");
-	if (status) {
-		free(c);
-		return status;
-	}
 	c->p.add = cols_add;
 	c->per = 1;
 	status = read_all(&c->p, ntraces, traces, rules);
+	if (!status) /* the band of the rules' labels if there are some */
+		status = plot_layout(cr, cls_names, NCLS,
+				     rules->n || rules->dropped, "100%");
 	if (!status && d) {
 		mix_data(d, c, c->p.pos, rules);
 	} else if (!status) {

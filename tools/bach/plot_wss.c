@@ -111,16 +111,6 @@ int wss_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	int status = EXIT_OK;
 	size_t n;
 
-	{
-		char n0[64];
-		const char *names[2] = { n0, "4 KiB pages" };
-
-		snprintf(n0, sizeof(n0), "%u-byte lines", o->line);
-		/* the widest of the log axis' labels (1, 10, ... 100M) */
-		status = plot_layout(cr, names, 2, true, "100M");
-		if (status)
-			return status;
-	}
 	if (!window) { /* about 400 windows: the records first */
 		struct pass count = { .add = skip };
 
@@ -137,6 +127,15 @@ int wss_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	if (!status && bach_wss_error(w.w)) {
 		errmsg("out of memory");
 		status = EXIT_USAGE;
+	}
+	if (!status) { /* the band of the rules' labels if there are some */
+		char n0[64];
+		const char *names[2] = { n0, "4 KiB pages" };
+
+		snprintf(n0, sizeof(n0), "%u-byte lines", o->line);
+		/* the widest of the log axis' labels (1, 10, ... 100M) */
+		status = plot_layout(cr, names, 2, rules->n || rules->dropped,
+				     "100M");
 	}
 	if (!status) {
 		n = bach_wss_finish(w.w, &win);
