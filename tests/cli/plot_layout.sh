@@ -97,6 +97,11 @@ for t in texts:
         bad.append("%r is %.2f points, the tick labels %.2f" % (t["text"], t["size"], fs))
 if p["x1"] - p["x0"] < (c["x1"] - c["x0"]) / 2 or p["y1"] - p["y0"] < (c["y1"] - c["y0"]) / 4:
     bad.append("the plot area %s is small in the canvas %s" % (p, c))
+# the x axis' tick labels not crowded: an em at least between two
+t = sorted((x for x in texts if x["role"] == "tick" and x["y0"] >= p["y1"]), key=lambda x: x["x0"])
+for a, b in zip(t, t[1:]):
+    if b["x0"] - a["x1"] < 0.9 * fs:
+        bad.append("tick labels %r and %r %.1f points apart" % (a["text"], b["text"], b["x0"] - a["x1"]))
 # and no empty band for the labels of events a trace does not have
 if not any(t["role"] in ("event", "note") for t in texts):
     top = max([t["y1"] for t in texts if t["role"] == "title"] +

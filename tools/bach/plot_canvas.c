@@ -577,6 +577,16 @@ double nice_step(double span, int n)
 	return p * (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10);
 }
 
+/* the 1-2-5 step of an x axis over span: up to 8 ticks, fewer where
+ * their labels (widest as wide as widest, in the font set) would crowd:
+ * an em at least between two, whatever the rounding to 1, 2 or 5 */
+double tick_step(cairo_t *cr, double span, const char *widest)
+{
+	int n = (int)(PW / (2.5 * text_width(cr, widest) + S(12)));
+
+	return nice_step(span, n < 2 ? 2 : n > 8 ? 8 : n);
+}
+
 /* the title of the x axis (below it) or of the y axis (left of it),
  * centred on the plot area's side but kept inside the canvas (the y
  * axis' beside the plot area and the x axis' tick labels, under the
@@ -606,7 +616,7 @@ void axis_title(cairo_t *cr, bool y, const char *s, const char *brief)
 /* x axis of trace positions [0, total) with its title */
 void time_axis(cairo_t *cr, uint64_t total)
 {
-	double span = total ? (double)total : 1, step = nice_step(span, 8);
+	double span = total ? (double)total : 1, step;
 	char b[32];
 
 	if (time_axis_on()) {
@@ -614,6 +624,8 @@ void time_axis(cairo_t *cr, uint64_t total)
 		return;
 	}
 	font(cr, 11, false);
+	si(b, sizeof(b), span * 0.999);
+	step = tick_step(cr, span, b);
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	text_role = "tick";
 	for (double v = 0; v <= span; v += step) {

@@ -180,6 +180,9 @@ void utf8_clean(char *s);
 void si(char *buf, size_t len, double v);
 /* a 1-2-5 step giving about n ticks over span */
 double nice_step(double span, int n);
+/* that of an x axis over span, as many as labels like widest leave room
+ * for (8 at most) */
+double tick_step(cairo_t *cr, double span, const char *widest);
 /* the margins, for a legend of names, (events) the rules' labels, and
  * ylabel the widest tick label of the y axis; EXIT_USAGE, said, when the
  * canvas leaves too little room for the plot area */

@@ -281,7 +281,7 @@ static void map_draw(cairo_t *cr, struct map *m)
 		}
 	}
 	axis_title(cr, true, "physical address (hex), ranges in use",
-		   "physical address (hex)");
+		   "address (hex)");
 	legend(cr, map_names, map_style, MAP_CLS, false);
 }
 

@@ -168,14 +168,15 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	font(cr, 11, false);
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	text_role = "tick";
-	/* a label every `every` ticks, counted from the last, so that the
-	 * widest fits between two: labels at even steps, not wherever one
-	 * happened to find room */
+	/* a label every `every` ticks, so that the widest and an em fit
+	 * between two: labels at even steps, not wherever one happened to
+	 * find room; and the last (--max), for which the one before it
+	 * makes room if it must */
 	for (int i = 0; i < n; i++) {
 		size_label(b, sizeof(b), sizes[i]);
 		wmax = text_width(cr, b) > wmax ? text_width(cr, b) : wmax;
 	}
-	every = n > 1 ? (int)ceil((wmax + S(6)) / (PW / (double)(n - 1))) : 1;
+	every = n > 1 ? (int)ceil((wmax + S(11)) / (PW / (double)(n - 1))) : 1;
 	for (int i = 0; i < n; i++) {
 		double px = LEFT + (n > 1 ? (double)i / (n - 1) : 0.5) * PW;
 
@@ -183,7 +184,7 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		cairo_line_to(cr, px + 0.5, TOP + PH + S(5));
 		cairo_stroke(cr);
 		size_label(b, sizeof(b), sizes[i]);
-		if ((n - 1 - i) % every == 0 &&
+		if ((i == n - 1 || (i % every == 0 && i <= n - 1 - every)) &&
 		    !text_collides(cr, px, TOP + PH + S(8), 0.5, 0, b, S(1)))
 			text(cr, px, TOP + PH + S(8), 0.5, 0, b);
 	}

@@ -198,9 +198,12 @@ void time_ticks(cairo_t *cr)
 	span *= div;
 	if (!(span > 0))
 		span = 1;
-	step = pow(10, floor(log10(span / 8)));
-	step *= span / step > 40 ? 5 : span / step > 16 ? 2 : 1;
 	font(cr, 11, false);
+	if (time_hz)
+		snprintf(b, sizeof(b), "%g", span * 0.999);
+	else
+		si(b, sizeof(b), span * 0.999);
+	step = tick_step(cr, span, b);
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	text_role = "tick";
 	for (double v = 0; v <= span * 1.0001; v += step) {

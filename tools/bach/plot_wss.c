@@ -57,7 +57,7 @@ static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
 	si(wb, sizeof(wb), (double)window);
 	snprintf(title, sizeof(title),
 		 "distinct lines, pages per %s records (log)", wb);
-	snprintf(brief, sizeof(brief), "lines, pages per %s", wb);
+	snprintf(brief, sizeof(brief), "lines, pages per %s records", wb);
 	value_axis(cr, ymax, false, true, title, brief);
 	legend(cr, names, st, 2, true);
 	free(x);
