@@ -85,7 +85,7 @@ static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 		cairo_fill(cr);
 	}
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
-	value_axis(cr, 1, true, false, "share of bus cycles", NULL);
+	value_axis(cr, 1, true, false, "share of bus cycles", "share");
 	legend(cr, cls_names, cls_style, NCLS, false);
 }
 
