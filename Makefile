@@ -110,9 +110,10 @@ EXT_DEFS = $(if $(NO_USB),-DBACH_NO_USB) $(if $(NO_SIGROK),-DBACH_NO_SIGROK)
 # pkg-config runs when a command needs these (after scripts/deps.sh)
 EXT_CFLAGS = $(if $(strip $(EXT_PKGS)),$(shell pkg-config --cflags $(EXT_PKGS)))
 EXT_LIBS = $(if $(strip $(EXT_PKGS)),$(shell pkg-config --libs $(EXT_PKGS)))
-# cairo draws bach plot's and bach report's pictures (bach-draw only)
-CAIRO_CFLAGS = $(shell pkg-config --cflags cairo)
-CAIRO_LIBS = $(shell pkg-config --libs cairo) -lm
+# cairo draws bach plot's and bach report's pictures, pango lays their
+# text out (bach-draw only)
+CAIRO_CFLAGS = $(shell pkg-config --cflags cairo pangocairo)
+CAIRO_LIBS = $(shell pkg-config --libs cairo pangocairo) -lm
 DAEMON_LIBS = -luring -linih -lsystemd $(EXT_LIBS)
 ALL_CFLAGS = $(CFLAGS) $(BACH_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)

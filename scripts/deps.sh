@@ -18,7 +18,8 @@ set -eu
 # (sd_notify). jansson: reading a capture's manifest.jsonl (bach verify,
 # recovery).
 # the analyses: python3 runs the reference models in tests/models/; cairo
-# renders bach plot's SVG and PNG (linked into bach only); chromium renders
+# renders bach plot's SVG, PDF and PNG and pango (libpango1.0-dev, its
+# pangocairo) lays their text out (both linked into bach-draw only); chromium renders
 # bach report's page headless in its test (a real browser, no console
 # errors, images present).
 # the capture board: libusb (drivers/usb), umockdev (an emulated board for
@@ -59,7 +60,7 @@ fpga-icestorm z3
 libsigrok-dev libzip-dev sigrok-cli
 libjansson-dev
 prometheus prometheus-node-exporter
-python3 libcairo2-dev chromium
+python3 libcairo2-dev libpango1.0-dev chromium
 tabix python3-cffi python3-numpy python3-pytest python3-pandas python3-matplotlib python3-zstandard
 python3-dask python3-distributed
 scdoc groff-base man-db
@@ -75,7 +76,8 @@ if [ "${1:-}" = --check ]; then
 		exit 2
 	fi
 	mods="zlib:zlib1g-dev libdeflate:libdeflate-dev libzstd:libzstd-dev jansson:libjansson-dev
-liburing:liburing-dev inih:libinih-dev libsystemd:libsystemd-dev"
+liburing:liburing-dev inih:libinih-dev libsystemd:libsystemd-dev
+cairo:libcairo2-dev pangocairo:libpango1.0-dev"
 	[ -n "${NO_USB:-}" ] || mods="$mods libusb-1.0:libusb-1.0-0-dev"
 	[ -n "${NO_SIGROK:-}" ] || mods="$mods libsigrok:libsigrok-dev libzip:libzip-dev"
 	miss="" pk=""

@@ -38,6 +38,14 @@ assert g and g[0].get("font-family").startswith("DejaVu Serif"), [e.attrib for e
 PY
 	head -c 5 "$T/$k.pdf" | grep -q '%PDF-' || fail "$k.pdf is not a PDF"
 done
+# a family that is not installed: drawn in fontconfig's choice, which
+# is said, and which the SVG names first (the font measured), then the
+# one asked for
+expect_status 0 "$BACH" plot wss "$T/cap" --font "No Such Family" -o "$T/nf.svg"
+expect_err "font 'No Such Family' is not installed: drawn in "
+drawn=$(sed -n "s/.*drawn in //p" "$T/err")
+grep -q "<g font-family=\"$drawn, No Such Family, sans-serif\">" "$T/nf.svg" ||
+	fail "nf.svg does not name $drawn, then No Such Family: $(grep -o '<g font-family=[^>]*>' "$T/nf.svg")"
 # mix's bars: one path a class, not one a bar (8000 records: 800 columns)
 n=$(grep -c '<path' "$T/mix.svg")
 [ "$n" -le 60 ] || fail "mix.svg has $n paths: a bar each"
@@ -236,6 +244,16 @@ bad "--window: '0'" wss --window 0 "$T/g.byu" -o "$T/x.png"
 bad "at most 8 traces" mrc "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" "$T/g.byu" -o "$T/x.png"
 bad "missing.byu" mix "$T/missing.byu" -o "$T/x.png"
 bad "inside the capture directory" mix "$T/cap" -o "$T/cap/x.png"
+# a small canvas: a wide, low figure is drawn (map said "out of memory":
+# its plot area was negative); one too small for any plot area is a
+# usage error that says why, and leaves no picture
+for k in map mix mrc wss; do
+	expect_status 0 $BACH plot $k "$T/cap" --size 4inx1.5in -o "$T/low.png"
+	rm -f "$T/x.png"
+	bad "a 108 x 72 point picture is too small for its text at 7 points: the plot area would be" \
+		$k "$T/cap" --size 1.5inx1in -o "$T/x.png"
+	[ -e "$T/x.png" ] && fail "plot $k left a picture too small to draw"
+done
 [ -e "$T/x.png" ] && fail "a failed plot left its output"
 
 # --json and --csv: the data behind each picture, checked against what

@@ -171,11 +171,18 @@ def at(es):
     return sorted(round(10 + 980 * min(e["at"], total) / total, 1) for e in es)
 gaps = [e for e in ev if e["event"] == "gap"]
 marks = [e for e in ev if e["event"] == "mark"]
-assert len(gaps) >= 2 and xs("#d00") == at(gaps), (xs("#d00"), at(gaps))
+# in bach plot's palette (Okabe and Ito's), the gaps labelled as it
+# labels them, and the axis with 1-2-5 ticks
+assert len(gaps) >= 2 and xs("#d55e00") == at(gaps), (xs("#d55e00"), at(gaps))
 markers = [e for e in marks if e.get("source") == "marker"]
-assert len(markers) >= 2 and xs("#1a8a1a") == at(markers)
-assert xs("#00c") == at([e for e in marks if e.get("source") != "marker"])
+assert len(markers) >= 2 and xs("#009e73") == at(markers)
+assert xs("#000000") == at([e for e in marks if e.get("source") != "marker"])
 assert "phase two</text>" in svg
+g = gaps[0]
+assert ">%d records lost (%s)</text>" % (g["lost"], g["cause"]) in svg, svg
+ticks = re.findall(r'<line x1="([0-9.]+)" y1="70" x2="[0-9.]+" y2="75"', svg)
+step = 980 * 5000 / total  # 60000 records: ticks every 5k
+assert len(ticks) >= 8 and all(abs(float(b) - float(a) - step) < 0.2 for a, b in zip(ticks, ticks[1:])), ticks
 assert len(re.findall("<rect ", svg)) == len([e for e in ev if e["event"] == "segment"])
 assert re.search(r'role="img" aria-labelledby="tl-title tl-desc"', svg)
 assert re.search(r"<desc id=\"tl-desc\">[^<]{40,}</desc>", svg)
@@ -202,7 +209,7 @@ $BACH report "$T/flat.byu.gz" -o "$T/flat.html" || fail "report of a file exited
 grep -qF "<h1>Trace $T/flat.byu.gz</h1>" "$T/flat.html" || fail "the file's report lacks its title"
 grep -qF "Timing (bach stat --time)" "$T/flat.html" && fail "timing shown for a file without a sidecar"
 ngaps=$(grep -c '"event":"gap"' "$fc/manifest.jsonl")
-[ "$(grep -o 'stroke="#d00"' "$T/flat.html" | wc -l)" = "$ngaps" ] ||
+[ "$(grep -o 'stroke="#d55e00"' "$T/flat.html" | wc -l)" = "$ngaps" ] ||
 	fail "the file's timeline lacks its $ngaps gap markers"
 grep -q '<img alt="Address map of ' "$T/flat.html" || fail "the file's report lacks its pictures"
 

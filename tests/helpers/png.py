@@ -3,7 +3,9 @@
 """png.py FILE X Y [X Y ...]: print the RGB of each pixel of an 8-bit RGB
 or RGBA PNG (the PNG specification's filters undone here, with zlib), one
 'r g b' line per point; first line 'W H'. No imaging library needed.
-png.py FILE --count X0 Y0 X1 Y1: the pixels of that box that are not white."""
+png.py FILE --count X0 Y0 X1 Y1: the pixels of that box that are not white.
+png.py FILE --bbox X0 Y0 X1 Y1: the box (x0 y0 x1 y1, ends excluded) of
+those pixels, or "none"""
 import struct, sys, zlib
 
 data = open(sys.argv[1], "rb").read()
@@ -41,6 +43,13 @@ for y in range(h):
             line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
     rows.append(line)
     prev = line
+if len(sys.argv) > 2 and sys.argv[2] == "--bbox":
+    x0, y0, x1, y1 = (int(v) for v in sys.argv[3:7])
+    ink = [(x, y) for y in range(y0, y1) for x in range(x0, x1)
+           if rows[y][x * bpp:x * bpp + 3] != b"\xff\xff\xff"]
+    print(*(min(x for x, _ in ink), min(y for _, y in ink), max(x for x, _ in ink) + 1,
+            max(y for _, y in ink) + 1) if ink else ["none"])
+    sys.exit(0)
 if len(sys.argv) > 2 and sys.argv[2] == "--count":
     x0, y0, x1, y1 = (int(v) for v in sys.argv[3:7])
     print(sum(1 for y in range(y0, y1) for x in range(x0, x1)

@@ -384,13 +384,15 @@ const struct bach_cmd cmd_plot = {
 		"                     1000x600 pixels; 3.5inx2.5in, 9cmx6cm)\n"
 		"      --dpi N        PNG pixels per inch (default 72: a pixel is a\n"
 		"                     point; 3.5inx2.5in --dpi 300 is 1050x750)\n"
-		"      --font FAMILY  the font (default DejaVu Sans)\n"
+		"      --font FAMILY  the font family, as fontconfig names it (default\n"
+		"                     DejaVu Sans)\n"
 		"      --debug-layout FILE  the boxes of every text, the legend and the\n"
 		"                     plot area, as JSON (for the tests)\n"
 		"      --x time       map, mix, wss: x is the time of the records (the\n"
 		"                     traces' .time.gz sidecars), not their position\n"
-		"      --font-size PT the tick labels' size in points (default 11;\n"
-		"                     the rest and the margins scale with it)\n" FILTER_HELP
+		"      --font-size PT the tick labels' size in points (default 11, down\n"
+		"                     to 8 on a 3.5x2.5 in canvas; the rest and the\n"
+		"                     margins scale with it)\n" FILTER_HELP
 		"                    (positions are those of the records kept)\n"
 		"      --csv, --json  the data behind the picture instead, to standard\n"
 		"                     output or -o FILE (docs/analysis.md section 4)\n"

@@ -10,6 +10,7 @@
 #include <cairo-svg.h>
 #include <cairo.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,17 +83,13 @@ static void base_name(char *b, size_t len, const char *path)
 /* the white page and the title (NULL: none) */
 static void frame_title(cairo_t *cr, const char *title)
 {
-	cairo_text_extents_t e;
-
 	cairo_set_source_rgb(cr, 1, 1, 1);
 	cairo_paint(cr);
 	if (!title)
 		return;
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	font(cr, 16, true);
-	cairo_text_extents(cr, title, &e);
-	if (e.x_advance > W - S(8)) /* smaller, to fit */
-		font(cr, 16 * (W - S(8)) / e.x_advance, true);
+	fit_text(cr, title, W - S(8)); /* smaller, to fit */
 	text_role = "title";
 	text(cr, W / 2.0, S(16), 0.5, 0.5, title);
 }
@@ -125,6 +122,18 @@ static int draw(cairo_t *cr, struct dout *d, enum plot_kind kind, int ntraces,
 	}
 }
 
+/* the size of the tick labels without --font-size: 11 points on a
+ * canvas of 500 x 300 points or more, less on a smaller one, down to 8 at
+ * half that (a 3.5 x 2.5 inch figure) and 7 below, in half points */
+static double default_font_size(double w, double h)
+{
+	double r = w / 500 < h / 300 ? w / 500 : h / 300;
+	double pt = r >= 1 ? 11 : 8 + 6 * (r - 0.5);
+
+	pt = pt < 7 ? 7 : pt;
+	return floor(pt * 2 + 0.5) / 2;
+}
+
 /* the geometry from --size, --dpi, --font, --font-size, --no-title */
 static void geometry(const struct plot_opts *o, double *scale)
 {
@@ -140,7 +149,7 @@ static void geometry(const struct plot_opts *o, double *scale)
 	memset(&G, 0, sizeof(G));
 	G.w = (int)(w + 0.5);
 	G.h = (int)(h + 0.5);
-	G.k = (o->font_size > 0 ? o->font_size : 11) / 11;
+	G.k = (o->font_size > 0 ? o->font_size : default_font_size(w, h)) / 11;
 	G.font = o->font;
 	G.title_h = o->no_title ? (int)S(6) : (int)S(30);
 	*scale = dpi / 72;
@@ -185,6 +194,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 		dout_flush(&d);
 		cairo_destroy(cr);
 		cairo_surface_destroy(s);
+		font_release();
 		if (!status && d.err) {
 			errmsg("writing the data: %s", strerror(-d.err));
 			status = EXIT_USAGE;
@@ -226,8 +236,10 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 	utf8_clean(title);
 	frame_title(cr, o->no_title ? NULL : title);
 	status = draw(cr, NULL, kind, ntraces, traces, o);
-	if (!status)
+	if (!status) {
 		plot_box(cr);
+		font_family(); /* says so if --font is not installed */
+	}
 	cairo_destroy(cr);
 	if (!status && format == PLOT_PNG)
 		cairo_surface_write_to_png_stream(s, sink_write, &sink);
@@ -260,6 +272,7 @@ int plot_draw(enum plot_kind kind, int ntraces, char **traces,
 			sink.err = write(closure, svg.p + end, svg.n - end);
 	}
 	free(svg.p);
+	font_release();
 	time_reset();
 	if (!status && o->layout) {
 		FILE *f = fopen(o->layout, "w");

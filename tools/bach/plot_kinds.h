@@ -145,7 +145,8 @@ struct style {
 };
 extern const double okabe_ito[8][3]; /* the palette of every picture */
 
-/* the font at size points of the 11-point layout (scaled by G.k) */
+/* the font at size points of the 11-point layout (scaled by G.k), laid
+ * out by pango for cr's surface */
 void font(cairo_t *cr, double size, bool bold);
 /* what the texts drawn next are, for --debug-layout and SVG */
 extern const char *text_role;
@@ -157,8 +158,18 @@ bool text_collides(cairo_t *cr, double x, double y, double ax, double ay,
 void vtext(cairo_t *cr, double x, double y, const char *s);
 /* the font smaller, if it must be, for s to be at most maxw wide */
 void fit_text(cairo_t *cr, const char *s, double maxw);
+/* s in out, at most maxw wide: the font smaller, down to S(10), then s
+ * cut short with an ellipsis */
+void fit_label(cairo_t *cr, char *out, size_t len, const char *s, double maxw);
+/* the advance of s, and the height of a line, in the font set */
+double text_width(cairo_t *cr, const char *s);
+double line_height(cairo_t *cr);
+/* the family the texts are drawn in (pango's, for --font); the font
+ * forgotten, at the end of a picture */
+const char *font_family(void);
+void font_release(void);
 /* an axis' title, below the x axis or left of the y axis, within it */
-void axis_title(cairo_t *cr, bool y, const char *s);
+void axis_title(cairo_t *cr, bool y, const char *s, const char *brief);
 /* the texts drawn: forget them; as SVG <text>; as --debug-layout's JSON */
 void layout_reset(void);
 void svg_texts(struct dout *d);
@@ -167,15 +178,23 @@ void layout_json(struct dout *d);
 void utf8_clean(char *s);
 /* 1.5k, 20M, 3G: a count in few characters */
 void si(char *buf, size_t len, double v);
-/* the margins, for a legend of names and (events) the rules' labels */
-void plot_layout(cairo_t *cr, const char *const *names, size_t n, bool events);
+/* a 1-2-5 step giving about n ticks over span */
+double nice_step(double span, int n);
+/* that of an x axis over span, as many as labels like widest leave room
+ * for (8 at most) */
+double tick_step(cairo_t *cr, double span, const char *widest);
+/* the margins, for a legend of names, (events) the rules' labels, and
+ * ylabel the widest tick label of the y axis; EXIT_USAGE, said, when the
+ * canvas leaves too little room for the plot area */
+int plot_layout(cairo_t *cr, const char *const *names, size_t n, bool events,
+		const char *ylabel);
 /* x axis of trace positions [0, total) with its title */
 void time_axis(cairo_t *cr, uint64_t total);
 /* y of v on a value axis to top (logy: from 1) */
 double value_y(double v, double top, bool logy);
 /* y axis from 0 (logy: 1) to top with ticks and its title */
 void value_axis(cairo_t *cr, double top, bool percent, bool logy,
-		const char *title);
+		const char *title, const char *brief);
 /* the rules over a time axis, labelled above the plot area */
 void draw_rules(cairo_t *cr, const struct rules *rs, uint64_t total);
 /* the legend, right of the plot area */

@@ -280,7 +280,8 @@ static void map_draw(cairo_t *cr, struct map *m)
 			text(cr, LEFT - S(6), y, 1, 0.5, b);
 		}
 	}
-	axis_title(cr, true, "physical address (hex), ranges in use");
+	axis_title(cr, true, "physical address (hex), ranges in use",
+		   "address (hex)");
 	legend(cr, map_names, map_style, MAP_CLS, false);
 }
 
@@ -397,26 +398,33 @@ int map_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	struct map *m = calloc(1, sizeof(*m));
 	int status = EXIT_OK;
 
-	plot_layout(cr, map_names, MAP_CLS, true);
+	if (!m || !(m->chunk = calloc(NCHUNKS, sizeof(*m->chunk)))) {
+		errmsg("out of memory");
+		status = EXIT_USAGE;
+	}
+	/* the first pass gathers the rules: the band of their labels only
+	 * when there are some */
+	if (!status) {
+		m->p.add = map_count;
+		status = read_all(&m->p, ntraces, traces, rules);
+	}
+	if (!status)
+		status = plot_layout(cr, map_names, MAP_CLS,
+				     rules->n || rules->dropped, "00000000");
 	/* the data (--csv, --json) has rows of its own, whatever the labels
 	 * above the picture take: those of the plot area of 1000 x 600
 	 * without them (python/bach/plot.py's ROWS) */
 	if (d)
 		G.top = G.h - G.bottom - MAP_DATA_ROWS;
-	if (!m || !(m->chunk = calloc(NCHUNKS, sizeof(*m->chunk))) ||
-	    !(m->cell =
-		      calloc((size_t)MAP_CLS * PH * NCOLS, sizeof(*m->cell)))) {
+	if (!status && !(m->cell = calloc((size_t)MAP_CLS * PH * NCOLS,
+					  sizeof(*m->cell)))) {
 		errmsg("out of memory");
 		status = EXIT_USAGE;
 	}
 	if (!status) {
-		m->p.add = map_count;
-		status = read_all(&m->p, ntraces, traces, NULL);
-	}
-	if (!status) {
 		map_ranges(m, o);
 		m->p.add = map_fill;
-		status = read_all(&m->p, ntraces, traces, rules);
+		status = read_all(&m->p, ntraces, traces, NULL);
 	}
 	if (!status && d) {
 		map_data(d, m, rules);

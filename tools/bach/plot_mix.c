@@ -85,7 +85,7 @@ static void mix_draw(cairo_t *cr, const struct cols *c, uint64_t total)
 		cairo_fill(cr);
 	}
 	cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
-	value_axis(cr, 1, true, false, "share of bus cycles");
+	value_axis(cr, 1, true, false, "share of bus cycles", "share");
 	legend(cr, cls_names, cls_style, NCLS, false);
 }
 
@@ -145,10 +145,12 @@ int mix_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
-	plot_layout(cr, cls_names, NCLS, true);
 	c->p.add = cols_add;
 	c->per = 1;
 	status = read_all(&c->p, ntraces, traces, rules);
+	if (!status) /* the band of the rules' labels if there are some */
+		status = plot_layout(cr, cls_names, NCLS,
+				     rules->n || rules->dropped, "100%");
 	if (!status && d) {
 		mix_data(d, c, c->p.pos, rules);
 	} else if (!status) {

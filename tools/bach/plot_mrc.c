@@ -6,6 +6,7 @@
  * distances of lib/analysis/mrc.h (lib/analysis/mrc.c).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,7 +86,8 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 				       .sample = o->sample };
 	const char *names[MRC_SERIES];
 	char base[MRC_SERIES][48];
-	double x[BACH_MRC_MAX_SIZES], y[BACH_MRC_MAX_SIZES];
+	double x[BACH_MRC_MAX_SIZES], y[BACH_MRC_MAX_SIZES], wmax = 0;
+	int every;
 	char why[200], b[32];
 	int n;
 
@@ -112,7 +114,8 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		utf8_clean(base[t]);
 		names[t] = base[t];
 	}
-	plot_layout(cr, names, (size_t)ntraces, false);
+	if (plot_layout(cr, names, (size_t)ntraces, false, "0.00"))
+		return EXIT_USAGE;
 	cfg.sizes = sizes;
 	cfg.nsizes = (size_t)n;
 	if (d && d->json)
@@ -124,7 +127,7 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		dout_printf(d, "trace,size,refs,misses,miss_ratio\n");
 	else
 		value_axis(cr, 1, false, false,
-			   "miss ratio (fully associative LRU)");
+			   "miss ratio (fully associative LRU)", "miss ratio");
 	for (int t = 0; t < ntraces; t++) {
 		struct curve c = { .p.add = curve_add };
 		int status, err = bach_mrc_new(&c.m, &cfg, why, sizeof(why));
@@ -165,6 +168,15 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	font(cr, 11, false);
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	text_role = "tick";
+	/* a label every `every` ticks, so that the widest and an em fit
+	 * between two: labels at even steps, not wherever one happened to
+	 * find room; and the last (--max), for which the one before it
+	 * makes room if it must */
+	for (int i = 0; i < n; i++) {
+		size_label(b, sizeof(b), sizes[i]);
+		wmax = text_width(cr, b) > wmax ? text_width(cr, b) : wmax;
+	}
+	every = n > 1 ? (int)ceil((wmax + S(11)) / (PW / (double)(n - 1))) : 1;
 	for (int i = 0; i < n; i++) {
 		double px = LEFT + (n > 1 ? (double)i / (n - 1) : 0.5) * PW;
 
@@ -172,14 +184,15 @@ int mrc_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 		cairo_line_to(cr, px + 0.5, TOP + PH + S(5));
 		cairo_stroke(cr);
 		size_label(b, sizeof(b), sizes[i]);
-		if (!text_collides(cr, px, TOP + PH + S(8), 0.5, 0, b, S(3)))
+		if ((i == n - 1 || (i % every == 0 && i <= n - 1 - every)) &&
+		    !text_collides(cr, px, TOP + PH + S(8), 0.5, 0, b, S(1)))
 			text(cr, px, TOP + PH + S(8), 0.5, 0, b);
 	}
 
 	snprintf(why, sizeof(why),
 		 "cache size (bytes, log scale), %u-byte lines%s", o->line,
 		 o->sample < 1 ? ", sampled (SHARDS)" : "");
-	axis_title(cr, false, why);
+	axis_title(cr, false, why, "cache size (bytes)");
 	legend(cr, names, series_style, (size_t)ntraces, true);
 	return EXIT_OK;
 }

@@ -185,7 +185,7 @@ void time_ticks(cairo_t *cr)
 {
 	static const char *const unit[] = { "s", "ms", "\xc2\xb5s", "ns" };
 	double span = (double)(ts[nts - 1].clk - ts[0].clk), div = 1, step;
-	char b[64];
+	char b[64], brief[32];
 	int u = 0;
 
 	if (time_hz) {
@@ -198,9 +198,12 @@ void time_ticks(cairo_t *cr)
 	span *= div;
 	if (!(span > 0))
 		span = 1;
-	step = pow(10, floor(log10(span / 8)));
-	step *= span / step > 40 ? 5 : span / step > 16 ? 2 : 1;
 	font(cr, 11, false);
+	if (time_hz)
+		snprintf(b, sizeof(b), "%g", span * 0.999);
+	else
+		si(b, sizeof(b), span * 0.999);
+	step = tick_step(cr, span, b);
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	text_role = "tick";
 	for (double v = 0; v <= span * 1.0001; v += step) {
@@ -218,5 +221,7 @@ void time_ticks(cairo_t *cr)
 	}
 	snprintf(b, sizeof(b), "time (%s from the first timed record)",
 		 time_hz ? unit[u] : "clocks");
-	axis_title(cr, false, b);
+	snprintf(brief, sizeof(brief), "time (%s)",
+		 time_hz ? unit[u] : "clocks");
+	axis_title(cr, false, b, brief);
 }

@@ -33,7 +33,7 @@ static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
 	 * squares: apart in grey too (vermillion is the gaps') */
 	const struct style st[2] = { { okabe_ito[5], 0, 0 },
 				     { okabe_ito[3], 1, 1 } };
-	char n0[64], n1[64], title[128], wb[32];
+	char n0[64], n1[64], title[128], brief[64], wb[32];
 	const char *names[2] = { n0, n1 };
 	double ymax = 1;
 
@@ -57,7 +57,8 @@ static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
 	si(wb, sizeof(wb), (double)window);
 	snprintf(title, sizeof(title),
 		 "distinct lines, pages per %s records (log)", wb);
-	value_axis(cr, ymax, false, true, title);
+	snprintf(brief, sizeof(brief), "lines, pages per %s records", wb);
+	value_axis(cr, ymax, false, true, title, brief);
 	legend(cr, names, st, 2, true);
 	free(x);
 	free(yl);
@@ -110,13 +111,6 @@ int wss_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	int status = EXIT_OK;
 	size_t n;
 
-	{
-		char n0[64];
-		const char *names[2] = { n0, "4 KiB pages" };
-
-		snprintf(n0, sizeof(n0), "%u-byte lines", o->line);
-		plot_layout(cr, names, 2, true);
-	}
 	if (!window) { /* about 400 windows: the records first */
 		struct pass count = { .add = skip };
 
@@ -133,6 +127,15 @@ int wss_plot(cairo_t *cr, struct dout *d, int ntraces, char **traces,
 	if (!status && bach_wss_error(w.w)) {
 		errmsg("out of memory");
 		status = EXIT_USAGE;
+	}
+	if (!status) { /* the band of the rules' labels if there are some */
+		char n0[64];
+		const char *names[2] = { n0, "4 KiB pages" };
+
+		snprintf(n0, sizeof(n0), "%u-byte lines", o->line);
+		/* the widest of the log axis' labels (1, 10, ... 100M) */
+		status = plot_layout(cr, names, 2, rules->n || rules->dropped,
+				     "100M");
 	}
 	if (!status) {
 		n = bach_wss_finish(w.w, &win);

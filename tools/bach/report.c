@@ -26,6 +26,7 @@
 #include "lib/io/outfile.h"
 #include "lib/options.h"
 #include "plot.h"
+#include "plot_kinds.h"
 
 #define MAX_ROWS  2000 /* timeline rows in the table; the rest are counted */
 #define MAX_TICKS 2000 /* lines of each kind on the timeline picture */
@@ -154,7 +155,7 @@ static int picture(struct page *p, enum plot_kind kind, char *dir,
 }
 
 static const char *const css =
-	"body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;border:1px solid #ddd}.gap{color:#b00}.mark{color:#00a}.stall{color:#a60}.device_lost,.device_back{color:#808}figure{margin:1em 0}svg.tl{width:100%;height:auto;border:1px solid #ddd}\n"
+	"body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}table{border-collapse:collapse;margin:0.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}img{max-width:100%;border:1px solid #ddd}.gap{color:#a34800}.stall{color:#8a5d00}.device_lost,.device_back{color:#9c4a7a}figure{margin:1em 0}svg.tl{width:100%;height:auto;border:1px solid #ddd}\n"
 	"@media print{body{margin:0;max-width:none;font-size:9pt;color:#000}h2{break-after:avoid}table,figure,svg{break-inside:avoid}img{border:none;max-width:100%}td,th{border-color:#999}svg,img{print-color-adjust:exact;-webkit-print-color-adjust:exact}}";
 
 /* every event of the manifest, in a table */
@@ -487,31 +488,57 @@ static double tl_x(uint64_t at, uint64_t total)
 	return 10 + 980.0 * (total ? (double)at / (double)total : 0);
 }
 
+/* the colours and dashes of bach plot's rules (plot_canvas.c: Okabe and
+ * Ito's palette), and darker ones of their hues for text on white */
+#define TL_GAP	    "#d55e00" /* vermillion, solid */
+#define TL_MARK	    "#000000" /* black, dashed */
+#define TL_MARKER   "#009e73" /* bluish green ticks */
+#define TL_DEVICE   "#cc79a7" /* reddish purple, dash-dot */
+#define TL_GAP_TEXT "#a34800"
+#define TL_DEV_TEXT "#9c4a7a"
+
 static void tl_line(struct page *p, double x, int y0, int y1,
-		    const char *colour, bool dash)
+		    const char *colour, const char *dash)
 {
-	pf(p,
-	   "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"%s/>",
-	   x, y0, x, y1, colour, dash ? " stroke-dasharray=\"4 3\"" : "");
+	pf(p, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"",
+	   x, y0, x, y1, colour);
+	if (dash)
+		pf(p, " stroke-dasharray=\"%s\"", dash);
+	pf(p, "/>");
 }
 
-/* a label above the bar where there is room after the last one (each
- * kind its own row: gaps and device events y 18, marks y 32) */
+/*
+ * A label above the bar (each kind its own row: gaps and device events y
+ * 18, marks y 32), right of its line, or left of it where it would leave
+ * the picture, if it starts after the end of the last one in its row
+ * (*last). The browser draws it in its own sans-serif: its width is
+ * guessed generously, 0.62 em a character.
+ */
 static void tl_label(struct page *p, double x, int y, double *last,
 		     const char *colour, const char *s)
 {
-	if (!s[0] || x - *last < 90)
+	double w = 0, x0 = x + 2;
+
+	for (const char *c = s; *c; c++)
+		w += ((unsigned char)*c & 0xc0) != 0x80 ? 11 * 0.62 : 0;
+	if (x0 + w > 998)
+		x0 = x - 2 - w;
+	if (!s[0] || x0 < *last + 6 || x0 < 0)
 		return;
-	pf(p, "<text x=\"%.1f\" y=\"%d\" fill=\"%s\">", x + 2, y, colour);
+	pf(p, "<text x=\"%.1f\" y=\"%d\" fill=\"%s\"%s>",
+	   x0 == x + 2 ? x0 : x - 2, y, colour,
+	   x0 == x + 2 ? "" : " text-anchor=\"end\"");
 	esc(p, s);
 	pf(p, "</text>");
-	*last = x;
+	*last = x0 + w;
 }
 
 /*
  * The segments as a bar in proportion to their records, with every gap
- * (red), user's mark (dashed blue, labelled), in-band marker (green) and
- * device event (purple) at its position; m NULL: a plain file, one bar
+ * (vermillion, labelled as bach plot labels it), user's mark (dashed
+ * black, labelled), in-band marker (bluish green) and device event
+ * (reddish purple, dash-dot) at its position, in bach plot's palette, and
+ * an axis of positions with 1-2-5 ticks; m NULL: a plain file, one bar
  * and its gap markers.
  */
 static void timeline_svg(struct page *p, const char *name,
@@ -541,7 +568,7 @@ static void timeline_svg(struct page *p, const char *name,
 	   "<figure><svg class=\"tl\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-labelledby=\"tl-title tl-desc\" viewBox=\"0 0 1000 120\" width=\"1000\" height=\"120\" font-family=\"sans-serif\" font-size=\"11\"><title id=\"tl-title\">Timeline of ");
 	esc(p, name);
 	pf(p,
-	   "</title><desc id=\"tl-desc\">%zu segment%s over %llu records, drawn in proportion to their records; %llu gap%s (red lines), %llu mark%s (dashed blue lines), %llu in-band marker%s (green ticks) and %llu device event%s (purple lines) at their record positions.</desc>",
+	   "</title><desc id=\"tl-desc\">%zu segment%s over %llu records, drawn in proportion to their records; %llu gap%s (vermillion lines), %llu mark%s (dashed black lines), %llu in-band marker%s (bluish green ticks) and %llu device event%s (reddish purple dash-dot lines) at their record positions.</desc>",
 	   m ? m->nsegs : (size_t)1, m && m->nsegs == 1 ? "" : "s",
 	   (unsigned long long)total, (unsigned long long)gaps,
 	   gaps == 1 ? "" : "s", (unsigned long long)marks,
@@ -555,9 +582,9 @@ static void timeline_svg(struct page *p, const char *name,
 		pf(p,
 		   "<rect x=\"%.1f\" y=\"40\" width=\"%.1f\" height=\"30\" fill=\"%s\"><title>",
 		   tl_x(at, total), tl_x(at + n, total) - tl_x(at, total),
-		   bad	   ? "#b00"
-		   : i % 2 ? "#4a7fb0"
-			   : "#2f5f8f");
+		   bad	   ? "#999999"
+		   : i % 2 ? "#56b4e9"
+			   : "#0072b2");
 		esc(p, m ? m->segs[i].name : name);
 		pf(p, ": %llu records</title></rect>", (unsigned long long)n);
 		at += n;
@@ -565,7 +592,7 @@ static void timeline_svg(struct page *p, const char *name,
 	for (size_t i = 0, k = 0; m && i < m->nmarks && k < MAX_TICKS; i++)
 		if (m->marks[i].marker) {
 			tl_line(p, tl_x(m->marks[i].at, total), 62, 78,
-				"#1a8a1a", false);
+				TL_MARKER, NULL);
 			k++;
 		}
 	for (size_t i = 0, k = 0; m && i < m->nevents && k < MAX_TICKS; i++) {
@@ -578,13 +605,13 @@ static void timeline_svg(struct page *p, const char *name,
 			continue;
 		k++;
 		if (e->kind == BACH_EV_GAP) {
-			tl_line(p, x, 22, 80, "#d00", false);
-			snprintf(b, sizeof(b), "gap %llu %.40s",
+			tl_line(p, x, 22, 80, TL_GAP, NULL);
+			snprintf(b, sizeof(b), "%llu records lost (%.40s)",
 				 (unsigned long long)e->count, e->detail);
-			tl_label(p, x, 18, &last, "#b00", b);
+			tl_label(p, x, 18, &last, TL_GAP_TEXT, b);
 		} else {
-			tl_line(p, x, 22, 80, "#909", false);
-			tl_label(p, x, 18, &last, "#808",
+			tl_line(p, x, 22, 80, TL_DEVICE, "8 3 2 3");
+			tl_label(p, x, 18, &last, TL_DEV_TEXT,
 				 e->kind == BACH_EV_DEVICE_LOST
 					 ? "device lost"
 					 : "device back");
@@ -593,25 +620,43 @@ static void timeline_svg(struct page *p, const char *name,
 	for (size_t i = 0; !m && i < sc->ngaps; i++) {
 		double x = tl_x(sc->gap_at[i], total);
 
-		tl_line(p, x, 22, 80, "#d00", false);
-		snprintf(b, sizeof(b), "gap %llu",
+		tl_line(p, x, 22, 80, TL_GAP, NULL);
+		snprintf(b, sizeof(b), "%llu records lost",
 			 (unsigned long long)sc->gap_lost[i]);
-		tl_label(p, x, 18, &last, "#b00", b);
+		tl_label(p, x, 18, &last, TL_GAP_TEXT, b);
 	}
 	for (size_t i = 0, k = 0; m && i < m->nmarks && k < MAX_TICKS; i++)
 		if (!m->marks[i].marker) {
 			double x = tl_x(m->marks[i].at, total);
 
-			tl_line(p, x, 34, 80, "#00c", true);
-			tl_label(p, x, 32, &last_mark, "#00a",
+			tl_line(p, x, 34, 80, TL_MARK, "4 3");
+			tl_label(p, x, 32, &last_mark, TL_MARK,
 				 m->marks[i].text ? m->marks[i].text : "");
 			k++;
 		}
+	/* the axis: ticks at 1-2-5 steps, as bach plot's */
+	{
+		double span = total ? (double)total : 1;
+		double step = nice_step(span, 8);
+
+		for (double v = 0; v <= span; v += step) {
+			double x = 10 + 980 * v / span;
+
+			si(b, sizeof(b), v);
+			pf(p,
+			   "<line x1=\"%.1f\" y1=\"70\" x2=\"%.1f\" y2=\"75\" stroke=\"#000\"/><text x=\"%.1f\" y=\"88\" text-anchor=\"%s\">%s</text>",
+			   x, x, x,
+			   x < 30    ? "start"
+			   : x > 970 ? "end"
+				     : "middle",
+			   b);
+		}
+	}
 	pf(p,
-	   "<text x=\"10\" y=\"94\">0</text><text x=\"990\" y=\"94\" text-anchor=\"end\">%llu</text><text x=\"500\" y=\"112\" text-anchor=\"middle\">trace position (records from the start)</text></svg>",
+	   "<text x=\"500\" y=\"112\" text-anchor=\"middle\">trace position (records from the start; %llu in all)</text></svg>",
 	   (unsigned long long)total);
 	pf(p,
-	   "<figcaption>The timeline: segments in proportion to their records; gaps red, marks dashed blue, in-band markers green, device lost and back purple.</figcaption></figure>\n");
+	   "<figcaption>The timeline: segments in proportion to their records; gaps vermillion, marks dashed black, in-band markers bluish green, device lost and back reddish purple (dash-dot), as in bach plot's pictures.</figcaption></figure>\n");
 }
 
 static int build(struct page *p, char *dir, const struct bach_manifest *m)
