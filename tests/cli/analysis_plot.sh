@@ -315,4 +315,9 @@ for k in map mix mrc wss; do
 	[ -e "$T/x.svg" ] && fail "plot $k left a picture of a damaged trace"
 	ls -a "$T" | grep -q '^\.x\.svg' && fail "plot $k left its temporary file"
 done
+
+# a window of one record is "per 1 record", not "per 1 records"
+$BACH plot wss --window 1 "$T/g.byu" -o "$T/w1.svg" || fail "plot wss --window 1"
+grep -q 'per 1 record (log)' "$T/w1.svg" || fail "wss --window 1: the axis title is not 'per 1 record (log)'"
+grep -q 'per 1 records' "$T/w1.svg" && fail "wss --window 1: 'per 1 records'"
 exit 0

@@ -56,8 +56,10 @@ static void wss_draw(cairo_t *cr, const struct bach_wss_window *w, size_t n,
 	}
 	si(wb, sizeof(wb), (double)window);
 	snprintf(title, sizeof(title),
-		 "distinct lines, pages per %s records (log)", wb);
-	snprintf(brief, sizeof(brief), "lines, pages per %s records", wb);
+		 "distinct lines, pages per %s record%s (log)", wb,
+		 window == 1 ? "" : "s");
+	snprintf(brief, sizeof(brief), "lines, pages per %s record%s", wb,
+		 window == 1 ? "" : "s");
 	value_axis(cr, ymax, false, true, title, brief);
 	legend(cr, names, st, 2, true);
 	free(x);
