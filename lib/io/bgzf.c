@@ -19,6 +19,7 @@
 #include "bach/bytes.h"
 #include "bach/trace.h"
 #include "lib/io/recdeflate.h"
+#include "lib/io/zpool.h"
 
 const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE] = {
 	0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C',
@@ -139,6 +140,35 @@ static size_t deflate_raw(struct bach_deflater *d, uint8_t *dst, size_t cap,
 	if (deflate(&d->zs, Z_FINISH) != Z_STREAM_END)
 		return 0;
 	return cap - d->zs.avail_out;
+}
+
+size_t bach_zstd_frame(struct bach_deflater *d, uint8_t *dst, size_t cap,
+		       const struct bach_piece *in, size_t n)
+{
+	ZSTD_outBuffer ob = { dst, cap, 0 };
+	unsigned long long total = 0;
+
+	if (!d->zc)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		total += in[i].len;
+	/* the content size goes in the frame's header, as in one call */
+	if (ZSTD_isError(ZSTD_CCtx_reset(d->zc, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(d->zc, total)))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		ZSTD_inBuffer ib = { in[i].p, in[i].len, 0 };
+		ZSTD_EndDirective op =
+			i + 1 == n ? ZSTD_e_end : ZSTD_e_continue;
+		size_t ret;
+
+		do {
+			ret = ZSTD_compressStream2(d->zc, &ob, &ib, op);
+			if (ZSTD_isError(ret) || (ret && ob.pos == ob.size))
+				return 0;
+		} while (op == ZSTD_e_end ? ret != 0 : ib.pos < ib.size);
+	}
+	return ob.pos;
 }
 
 size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,

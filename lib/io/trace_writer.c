@@ -122,8 +122,14 @@ static void put_member(struct bach_writer *w, const uint8_t *out, size_t len)
 	if (w->err)
 		return;
 	if (w->o.format == BACH_OUT_BYU_ZST) {
-		/* 0: zstd failed (it cannot, on 64 KiB and its room) */
-		int err = len ? zst_table_add(&w->zt, out, len) : -EIO;
+		/* 0: zstd failed (it cannot, on its room); no out: a block
+		 * of the frame before, written with it */
+		int err = !out	? 0
+			  : len ? zst_table_add(&w->zt, out, len)
+				: -EIO;
+
+		if (!out)
+			return;
 
 		if (err)
 			return (void)wfail(
@@ -218,6 +224,7 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 {
 	struct bach_writer *w = calloc(1, sizeof(*w));
 	int threads, ret;
+	size_t fblocks = 1;
 
 	*wp = w;
 	if (!w)
@@ -250,8 +257,14 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 		threads = 1;
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
+	/* .byu.zst: frames of several blocks, two a thread in flight */
+	if (o->format == BACH_OUT_BYU_ZST)
+		fblocks = bach_zstd_frame_blocks(o->zstd_frame_kb);
 	/* one input block per pool slot, plus the one being filled */
-	w->nin = (size_t)threads * BLOCKS_PER_THREAD + 1;
+	w->nin = (size_t)threads * (fblocks * 2 > BLOCKS_PER_THREAD
+					    ? fblocks * 2
+					    : BLOCKS_PER_THREAD) +
+		 1;
 	w->in = calloc(w->nin, sizeof(*w->in));
 	if (!w->in)
 		return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
@@ -265,6 +278,7 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 	if (!w->pool)
 		return wfail(w, -ENOMEM, "%s: cannot start compressor",
 			     wname(w));
+	bach_zpool_frame(w->pool, fblocks);
 	return 0;
 }
 

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Ordered block compression: a ring of slots; [head, tail) are pending in
- * submission order, [take, tail) not yet taken by a worker.
+ * submission order, [take, ready) not yet taken by a worker, [ready, tail)
+ * the frame being gathered. A worker takes a whole frame: its first slot
+ * says how many blocks it has, and gets the frame's bytes.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <zstd.h>
 
 #include "lib/io/zpool.h"
 
@@ -15,8 +18,9 @@ struct slot {
 	const uint8_t *in;
 	size_t len;
 	void *tag;
-	uint8_t *out; /* BACH_BGZF_MAX_BLOCK */
-	size_t olen;
+	uint8_t *out; /* BACH_BGZF_MAX_BLOCK, or more for a frame */
+	size_t ocap, olen;
+	size_t nblk;	       /* a frame's first slot: its blocks; else 0 */
 	enum slot_state state; /* under mu */
 };
 
@@ -30,7 +34,8 @@ struct worker {
 struct bach_zpool {
 	struct slot *slots;
 	size_t depth;
-	uint64_t head, tail, take;
+	uint64_t head, tail, take, ready;
+	size_t fblocks; /* blocks per frame */
 	struct worker *workers;
 	int nworkers;
 	struct bach_deflater *own; /* when there are no workers */
@@ -44,6 +49,49 @@ static struct slot *slot_at(struct bach_zpool *z, uint64_t i)
 	return &z->slots[i % z->depth];
 }
 
+/*
+ * Compress the frame starting at slot first (its blocks' slots owned by
+ * the caller until marked done): one block as bach_bgzf_block() does, more
+ * as one zstd frame into the first slot's buffer, grown to fit.
+ */
+static void compress(struct bach_zpool *z, struct bach_deflater *d,
+		     uint64_t first)
+{
+	struct slot *s = slot_at(z, first);
+	struct bach_piece in[BACH_ZPOOL_MAX_FRAME];
+	size_t n = s->nblk, total = 0, cap;
+
+	if (n == 1) {
+		s->olen = bach_bgzf_block(d, s->out, s->in, s->len);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct slot *b = slot_at(z, first + i);
+
+		in[i] = (struct bach_piece){ b->in, b->len };
+		total += b->len;
+	}
+	cap = ZSTD_compressBound(total);
+	if (s->ocap < cap) {
+		uint8_t *o = realloc(s->out, cap);
+
+		if (!o) {
+			s->olen = 0;
+			return;
+		}
+		s->out = o;
+		s->ocap = cap;
+	}
+	s->olen = bach_zstd_frame(d, s->out, s->ocap, in, n);
+}
+
+/* The frame at first is compressed: its slots done (with mu held). */
+static void frame_done(struct bach_zpool *z, uint64_t first, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		slot_at(z, first + i)->state = SLOT_DONE;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *wk = arg;
@@ -51,17 +99,20 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&z->mu);
 	for (;;) {
-		struct slot *s;
+		uint64_t first;
+		size_t n;
 
-		while (z->take == z->tail && !z->quit)
+		while (z->take == z->ready && !z->quit)
 			pthread_cond_wait(&z->work, &z->mu);
-		if (z->take == z->tail)
+		if (z->take == z->ready)
 			break;
-		s = slot_at(z, z->take++);
+		first = z->take;
+		n = slot_at(z, first)->nblk;
+		z->take += n;
 		pthread_mutex_unlock(&z->mu);
-		s->olen = bach_bgzf_block(wk->d, s->out, s->in, s->len);
+		compress(z, wk->d, first);
 		pthread_mutex_lock(&z->mu);
-		s->state = SLOT_DONE;
+		frame_done(z, first, n);
 		pthread_cond_broadcast(&z->done);
 	}
 	pthread_mutex_unlock(&z->mu);
@@ -79,6 +130,7 @@ struct bach_zpool *bach_zpool_new(int threads, size_t depth,
 	pthread_cond_init(&z->work, NULL);
 	pthread_cond_init(&z->done, NULL);
 	z->depth = depth ? depth : 1;
+	z->fblocks = 1;
 	z->slots = calloc(z->depth, sizeof(*z->slots));
 	if (!z->slots)
 		goto out_free;
@@ -86,6 +138,7 @@ struct bach_zpool *bach_zpool_new(int threads, size_t depth,
 		z->slots[i].out = malloc(BACH_BGZF_MAX_BLOCK);
 		if (!z->slots[i].out)
 			goto out_free;
+		z->slots[i].ocap = BACH_BGZF_MAX_BLOCK;
 	}
 	if (threads <= 0) {
 		z->own = bach_deflater_new(backend, level);
@@ -146,6 +199,33 @@ size_t bach_zpool_depth(const struct bach_zpool *z)
 	return z->depth;
 }
 
+void bach_zpool_frame(struct bach_zpool *z, size_t blocks)
+{
+	z->fblocks = blocks < 1			     ? 1
+		     : blocks > BACH_ZPOOL_MAX_FRAME ? BACH_ZPOOL_MAX_FRAME
+						     : blocks;
+}
+
+void bach_zpool_end_frame(struct bach_zpool *z)
+{
+	uint64_t first = z->ready;
+	size_t n = (size_t)(z->tail - first);
+
+	if (!n)
+		return;
+	slot_at(z, first)->nblk = n;
+	if (!z->nworkers) {
+		z->ready = z->take = z->tail;
+		compress(z, z->own, first);
+		frame_done(z, first, n);
+		return;
+	}
+	pthread_mutex_lock(&z->mu);
+	z->ready = z->tail;
+	pthread_cond_signal(&z->work);
+	pthread_mutex_unlock(&z->mu);
+}
+
 void bach_zpool_submit(struct bach_zpool *z, const uint8_t *in, size_t len,
 		       void *tag)
 {
@@ -154,17 +234,13 @@ void bach_zpool_submit(struct bach_zpool *z, const uint8_t *in, size_t len,
 	s->in = in;
 	s->len = len;
 	s->tag = tag;
-	if (!z->nworkers) {
-		s->olen = bach_bgzf_block(z->own, s->out, in, len);
-		s->state = SLOT_DONE;
-		z->tail++;
-		return;
-	}
+	s->nblk = 0;
 	pthread_mutex_lock(&z->mu);
 	s->state = SLOT_FILLED;
 	z->tail++;
-	pthread_cond_signal(&z->work);
 	pthread_mutex_unlock(&z->mu);
+	if (z->tail - z->ready >= z->fblocks)
+		bach_zpool_end_frame(z);
 }
 
 bool bach_zpool_peek(struct bach_zpool *z, bool wait, const uint8_t **out,
@@ -175,6 +251,11 @@ bool bach_zpool_peek(struct bach_zpool *z, bool wait, const uint8_t **out,
 
 	if (z->head == z->tail)
 		return false;
+	if (z->head == z->ready) { /* in the frame being gathered */
+		if (!wait)
+			return false;
+		bach_zpool_end_frame(z);
+	}
 	s = slot_at(z, z->head);
 	pthread_mutex_lock(&z->mu);
 	while (wait && s->state != SLOT_DONE)
@@ -183,8 +264,8 @@ bool bach_zpool_peek(struct bach_zpool *z, bool wait, const uint8_t **out,
 	pthread_mutex_unlock(&z->mu);
 	if (!ready)
 		return false;
-	*out = s->out;
-	*len = s->olen;
+	*out = s->nblk ? s->out : NULL;
+	*len = s->nblk ? s->olen : 0;
 	if (tag)
 		*tag = s->tag;
 	return true;

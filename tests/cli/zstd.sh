@@ -21,13 +21,21 @@ same "$T/back.byu" "$T/t.byu"
 zstdcat "$T/t.byu.zst" | cmp -s - "$T/t.byu" || fail "zstdcat differs"
 zstd -l -v "$T/t.byu.zst" > "$T/l" 2>&1 || fail "zstd -l: $(cat "$T/l")"
 grep -q "Check: XXH64" "$T/l" || grep -q "XXH64" "$T/l" || fail "zstd -l sees no checksum: $(cat "$T/l")"
-# the layout, read by Python alone: frames of 65280 record bytes with
-# content size and checksum flag, then the seek table (zstd's
+# the layout, read by Python alone: frames of 16 blocks of 65280 record
+# bytes (1 MiB, the default; --zstd-frame-kb 64: one block) with content size
+# and checksum flag, then the seek table (zstd's
 # contrib/seekable_format/zstd_seekable_compression_format.md)
-python3 - "$T/t.byu.zst" "$T/t.byu" <<'PY' || fail "seek table layout"
+expect_status 0 $BACH convert --zstd-frame-kb 64 "$T/t.byu" "$T/f64.byu.zst"
+expect_status 2 $BACH convert --zstd-frame-kb 63 "$T/t.byu" "$T/f63.byu.zst"
+expect_err "--zstd-frame-kb: 64 to 16384, not '63'"
+expect_status 2 $BACH convert --zstd-frame-kb 64 "$T/t.byu" "$T/f64.byu.gz"
+expect_err "--zstd-frame-kb: for byu.zst, not byu.gz"
+for f in t:1044480 f64:65280; do
+python3 - "$T/${f%:*}.byu.zst" "$T/t.byu" "${f#*:}" <<'PY' || fail "seek table layout of ${f%:*}"
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 recs = open(sys.argv[2], 'rb').read()
+fb = int(sys.argv[3])
 n, desc, magic = struct.unpack('<IBI', d[-9:])
 assert magic == 0x8F92EAB1 and desc == 0x80, (hex(magic), desc)
 size = 8 + 12 * n + 9
@@ -41,11 +49,14 @@ for i in range(n):
     fhd = fr[4]
     assert fhd & 0x04, 'checksum flag'      # Content_Checksum_flag
     assert fhd & 0x20 or fhd >> 6, 'content size'
-    assert u == (65280 if i < n - 1 else len(recs) - 65280 * (n - 1)), (i, u)
+    assert u == (fb if i < n - 1 else len(recs) - fb * (n - 1)), (i, u)
     off += c
     uoff += u
 assert off == len(d) - size and uoff == len(recs)
+assert n == (len(recs) + fb - 1) // fb, n
 PY
+done
+zstd -q -dc "$T/f64.byu.zst" | cmp -s - "$T/t.byu" || fail "--zstd-frame-kb 64 differs"
 
 # the readers: stat and dump as of the raw file; --range through the table
 $BACH stat "$T/t.byu" > "$T/s1"
@@ -87,7 +98,7 @@ printf '\125' | dd of="$T/flip.byu.zst" bs=1 seek=$((c0 + 500)) conv=notrunc 2> 
 expect_status 1 $BACH stat "$T/flip.byu.zst"
 expect_err "flip.byu.zst: bad zstd frame at byte offset $c0: "
 expect_status 1 $BACH dump "$T/flip.byu.zst"
-[ "$(wc -l < "$T/out")" -eq 10880 ] || fail "dump of a damaged second frame printed $(wc -l < "$T/out") records, not the first frame's 10880"
+[ "$(wc -l < "$T/out")" -eq 174080 ] || fail "dump of a damaged second frame printed $(wc -l < "$T/out") records, not the first frame's 174080"
 expect_status 1 $BACH verify "$T/flip.byu.zst"
 expect_out "flip.byu.zst: bad zstd frame at byte offset $c0"
 zstd -q -t "$T/flip.byu.zst" 2> /dev/null && fail "zstd -t passes the flipped file: the test damages nothing"
@@ -120,7 +131,8 @@ expect_err "lie.byu.zst: seek table at byte offset"
 # bachd: replayed from the .byu.zst, written as .byu.zst segments
 mkdir "$T/rep"
 expect_status 0 "$BACHD" --driver replay --option path="$T/t.byu.zst" \
-	--output "$T/rep" --set compressor=zstd --set rotate_mb=1
+	--output "$T/rep" --set compressor=zstd --set rotate_mb=1 \
+	--set zstd_frame_kb=256
 C=$(echo "$T/rep"/*/)
 n=$(ls "$C" | grep -c '^seg-[0-9]*\.byu\.zst$')
 [ "$n" -ge 2 ] || fail "bachd wrote $n .byu.zst segments: $(ls "$C")"
@@ -165,10 +177,11 @@ zstd -q -t "$T/crash/$last" || fail "zstd -t rejects the recovered $last"
 expect_status 0 $BACH verify "$T/crash"
 tail -n 2 "$T/crash/manifest.jsonl" | grep -q "\"name\":\"$last\".*\"recovered\":true" ||
 	fail "no recovered segment event: $(tail -n 2 "$T/crash/manifest.jsonl")"
-# what is kept is the records before the cut frame, whole frames of 10880
+# what is kept is the records before the cut frame, whole frames of
+# 4 blocks of 10880 (zstd_frame_kb=256)
 k=$($BACH stat "$T/crash/$last" | awk '/^records/ { print $2 }')
 all=$($BACH stat "$C/$last" | awk '/^records/ { print $2 }')
-[ $((k % 10880)) -eq 0 ] && [ "$k" -lt "$all" ] && [ "$k" -ge $((all - 10880)) ] ||
+[ $((k % 43520)) -eq 0 ] && [ "$k" -lt "$all" ] && [ "$k" -ge $((all - 43520)) ] ||
 	fail "recovered $k of $all records: not the whole frames before the cut"
 # a timed capture: the sidecar is seg-N.time.gz beside seg-N.byu.zst
 # (docs/formats.md 3.2), read with the records
