@@ -202,4 +202,24 @@ expect_status 0 "$BACHD" --driver replay --option path="$T/t.byu.zst" \
 grep -q "retention: .*seg-000001.byu.zst removed" "$T/err" ||
 	fail "retention removed no .byu.zst segment: $(cat "$T/err")"
 [ ! -e "$(echo "$T/keep"/*/)seg-000001.byu.zst" ] || fail "seg-000001.byu.zst still there"
+
+# a slow source's records reach the disk at once, not when a frame of
+# zstd_frame_kb has gathered: a block flushed before it was full
+# (flush_ms) ends the frame, so a crash 2 s in keeps the records up to
+# about then (50000 a second here, a block flushed every 80 ms or so; a
+# 16 MiB frame would have waited for 256 blocks, or the pool's 128 at
+# ring_mb=16: 10 s)
+mkdir "$T/slow"
+bg "$BACHD" --driver fake --option seed=5 --option rate=50000 \
+	--set compressor=zstd --set zstd_frame_kb=16384 --set flush_ms=50 \
+	--set ring_mb=16 --output "$T/slow" 2> "$T/slow.log"
+P=$BGPID
+wait_until 20 "the slow capture's first segment" sh -c "ls '$T'/slow/*/ | grep -q '^seg-000001.byu.zst.part$'"
+sleep 2
+kill -KILL "$P"
+reap "$P"
+S=$(capdir "$T/slow")
+expect_status 0 $BACH recover "$S"
+k=$($BACH stat "$S/seg-000001.byu.zst" 2> /dev/null | awk '/^records/ { print $2 }')
+[ "${k:-0}" -ge 50000 ] || fail "a crash 2 s into a slow capture kept ${k:-no} records, not the 50000 of its first second: $(cat "$T/err")"
 echo ok
