@@ -256,9 +256,13 @@ struct bach_writer_opts {
 	unsigned zstd_frame_kb;
 };
 
-/* The .byu.zst frame's default size, KiB: 16 blocks (docs/formats.md
- * section 10). */
-#define BACH_ZSTD_FRAME_KB 1024
+/*
+ * The .byu.zst frame's default size, KiB: 128 blocks, and zstd's window
+ * to match (2^23 bytes, whatever the level): no larger than zstd -3 of the
+ * whole file on a real program's trace (docs/formats.md section 10).
+ */
+#define BACH_ZSTD_FRAME_KB   8192
+#define BACH_ZSTD_WINDOW_LOG 23
 
 /* Blocks per .byu.zst frame of kb KiB (0: the default). */
 static inline size_t bach_zstd_frame_blocks(unsigned kb)

@@ -80,7 +80,11 @@ struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 		return d;
 	}
 	if (backend == BACH_DEFLATE_ZSTD) {
-		/* one frame per block: its size and checksum in it */
+		/*
+		 * one frame per block or frame job: its size and checksum in
+		 * it; an 8 MiB window (zstd shrinks it to a smaller frame), so
+		 * that a frame of 8 MiB finds repeats across all of it
+		 */
 		d->zc = ZSTD_createCCtx();
 		if (!d->zc ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(
@@ -89,7 +93,9 @@ struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 		    ZSTD_isError(ZSTD_CCtx_setParameter(
 			    d->zc, ZSTD_c_checksumFlag, 1)) ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(
-			    d->zc, ZSTD_c_contentSizeFlag, 1))) {
+			    d->zc, ZSTD_c_contentSizeFlag, 1)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(
+			    d->zc, ZSTD_c_windowLog, BACH_ZSTD_WINDOW_LOG))) {
 			ZSTD_freeCCtx(d->zc);
 			goto out_free;
 		}

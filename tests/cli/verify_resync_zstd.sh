@@ -108,10 +108,10 @@ n=$(python3 -c 'import struct,sys; print(struct.unpack("<I", open(sys.argv[1],"r
 check "$T/a.byu.zst" 4 # a frame in the middle: found through the seek table
 grep -q "bad zstd frame at byte offset $off: " "$T/out" || fail "frame 4: $(cat "$T/out")"
 grep -qF "verify: 1 file, $((before + after)) records, 1 problem" "$T/out" || fail "frame 4: summary: $(tail -n 1 "$T/out")"
-# frames of 16 blocks (1 MiB, the default): the damaged one's records,
-# decompressed before its checksum failed, are not counted as read
+# frames of 16 blocks (1 MiB; the default is 128): the damaged one's
+# records, decompressed before its checksum failed, are not counted as read
 "$BACH" gen --records 1000000 --seed 4 -o "$T/m.byu"
-"$BACH" convert -q --to byu.zst "$T/m.byu" "$T/m.byu.zst"
+"$BACH" convert -q --to byu.zst --zstd-frame-kb 1024 "$T/m.byu" "$T/m.byu.zst"
 check "$T/m.byu.zst" 2
 grep -q "bad zstd frame at byte offset $off: " "$T/out" || fail "1 MiB frame 2: $(cat "$T/out")"
 [ "$before" -eq 348160 ] || fail "1 MiB frames: $before records before frame 2, not 2 * 174080"

@@ -13,7 +13,8 @@ command -v zstd > /dev/null || skip "zstd (Debian: zstd) is not installed: no re
 command -v python3 > /dev/null || skip "python3 is not installed"
 
 $BACH gen --records 300000 --seed 11 -o "$T/t.byu"
-expect_status 0 $BACH convert --to byu.zst "$T/t.byu" "$T/t.byu.zst"
+# frames of 1 MiB: two of them (the default 8 MiB ones: below)
+expect_status 0 $BACH convert --to byu.zst --zstd-frame-kb 1024 "$T/t.byu" "$T/t.byu.zst"
 # zstd's own checks and decoding: the records, byte for byte
 zstd -q -t "$T/t.byu.zst" || fail "zstd -t rejects t.byu.zst"
 zstd -q -dc "$T/t.byu.zst" > "$T/back.byu"
@@ -21,17 +22,20 @@ same "$T/back.byu" "$T/t.byu"
 zstdcat "$T/t.byu.zst" | cmp -s - "$T/t.byu" || fail "zstdcat differs"
 zstd -l -v "$T/t.byu.zst" > "$T/l" 2>&1 || fail "zstd -l: $(cat "$T/l")"
 grep -q "Check: XXH64" "$T/l" || grep -q "XXH64" "$T/l" || fail "zstd -l sees no checksum: $(cat "$T/l")"
-# the layout, read by Python alone: frames of 16 blocks of 65280 record
-# bytes (1 MiB, the default; --zstd-frame-kb 64: one block) with content size
-# and checksum flag, then the seek table (zstd's
+# the layout, read by Python alone: frames of 128 blocks of 65280 record
+# bytes (8 MiB, the default; --zstd-frame-kb 1024: 16 blocks, 64: one)
+# with content size and checksum flag, then the seek table (zstd's
 # contrib/seekable_format/zstd_seekable_compression_format.md)
+$BACH gen --records 1500000 --seed 12 -o "$T/big.byu"
+expect_status 0 $BACH convert "$T/big.byu" "$T/big.byu.zst"
+zstd -q -dc "$T/big.byu.zst" | cmp -s - "$T/big.byu" || fail "8 MiB frames differ under zstd -d"
 expect_status 0 $BACH convert --zstd-frame-kb 64 "$T/t.byu" "$T/f64.byu.zst"
 expect_status 2 $BACH convert --zstd-frame-kb 63 "$T/t.byu" "$T/f63.byu.zst"
 expect_err "--zstd-frame-kb: 64 to 16384, not '63'"
 expect_status 2 $BACH convert --zstd-frame-kb 64 "$T/t.byu" "$T/f64.byu.gz"
 expect_err "--zstd-frame-kb: for byu.zst, not byu.gz"
-for f in t:1044480 f64:65280; do
-python3 - "$T/${f%:*}.byu.zst" "$T/t.byu" "${f#*:}" <<'PY' || fail "seek table layout of ${f%:*}"
+for f in big:big:8355840 t:t:1044480 f64:t:65280; do
+python3 - "$T/${f%%:*}.byu.zst" "$T/$(echo "$f" | cut -d: -f2).byu" "${f##*:}" <<'PY' || fail "seek table layout of ${f%%:*}"
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 recs = open(sys.argv[2], 'rb').read()

@@ -396,7 +396,7 @@ static int run(int argc, char **argv)
 	"                    smaller than gzip -1 on traces); byu.zst with\n"  \
 	"                    zstd at level N, 1 to 19 (default 3)\n"           \
 	"  --zstd-frame-kb N byu.zst: KiB of records a frame, whole 64 KiB\n"  \
-	"                    blocks, 64 to 16384 (default 1024)\n"             \
+	"                    blocks, 64 to 16384 (default 8192)\n"             \
 	"  --threads N       compressing threads (default: all CPUs)\n"        \
 	"  -q, --quiet       no summary line on standard error\n"              \
 	"  --range START:END only records START to END-1 of IN (a trace,\n"    \
