@@ -29,6 +29,10 @@ grep -q "Check: XXH64" "$T/l" || grep -q "XXH64" "$T/l" || fail "zstd -l sees no
 $BACH gen --records 1500000 --seed 12 -o "$T/big.byu"
 expect_status 0 $BACH convert "$T/big.byu" "$T/big.byu.zst"
 zstd -q -dc "$T/big.byu.zst" | cmp -s - "$T/big.byu" || fail "8 MiB frames differ under zstd -d"
+# on one thread (no pool threads: a frame compressed as it ends), the
+# same bytes
+expect_status 0 $BACH convert --threads 1 "$T/big.byu" "$T/big1.byu.zst"
+same "$T/big1.byu.zst" "$T/big.byu.zst"
 expect_status 0 $BACH convert --zstd-frame-kb 64 "$T/t.byu" "$T/f64.byu.zst"
 expect_status 2 $BACH convert --zstd-frame-kb 63 "$T/t.byu" "$T/f63.byu.zst"
 expect_err "--zstd-frame-kb: 64 to 16384, not '63'"
