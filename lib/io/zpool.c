@@ -18,8 +18,9 @@ struct slot {
 	const uint8_t *in;
 	size_t len;
 	void *tag;
-	uint8_t *out; /* BACH_BGZF_MAX_BLOCK, or more for a frame */
-	size_t ocap, olen;
+	uint8_t *out; /* BACH_BGZF_MAX_BLOCK */
+	uint8_t *big; /* a frame of several blocks: from the spares */
+	size_t bigcap, olen;
 	size_t nblk;	       /* a frame's first slot: its blocks; else 0 */
 	enum slot_state state; /* under mu */
 };
@@ -31,6 +32,16 @@ struct worker {
 	bool started;
 };
 
+/*
+ * A frame buffer (ZSTD_compressBound() of a frame) not in use: a frame
+ * takes one and gives it back when released, so there are never more
+ * than the frames in flight, whatever slots they start at.
+ */
+struct spare {
+	uint8_t *p;
+	size_t cap;
+};
+
 struct bach_zpool {
 	struct slot *slots;
 	size_t depth;
@@ -39,6 +50,9 @@ struct bach_zpool {
 	struct worker *workers;
 	int nworkers;
 	struct bach_deflater *own; /* when there are no workers */
+	/* frame buffers not in use (struct spare), under mu */
+	struct spare *spares;
+	size_t nspares, maxspares;
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	bool quit;
@@ -59,6 +73,7 @@ static void compress(struct bach_zpool *z, struct bach_deflater *d,
 {
 	struct slot *s = slot_at(z, first);
 	struct bach_piece in[BACH_ZPOOL_MAX_FRAME];
+	struct spare b = { NULL, 0 };
 	size_t n = s->nblk, total = 0, cap;
 
 	if (n == 1) {
@@ -66,23 +81,30 @@ static void compress(struct bach_zpool *z, struct bach_deflater *d,
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct slot *b = slot_at(z, first + i);
+		struct slot *k = slot_at(z, first + i);
 
-		in[i] = (struct bach_piece){ b->in, b->len };
-		total += b->len;
+		in[i] = (struct bach_piece){ k->in, k->len };
+		total += k->len;
 	}
 	cap = ZSTD_compressBound(total);
-	if (s->ocap < cap) {
-		uint8_t *o = realloc(s->out, cap);
+	pthread_mutex_lock(&z->mu);
+	if (z->nspares)
+		b = z->spares[--z->nspares];
+	pthread_mutex_unlock(&z->mu);
+	if (b.cap < cap) {
+		uint8_t *o = realloc(b.p, cap);
 
 		if (!o) {
+			free(b.p);
+			s->big = NULL;
 			s->olen = 0;
 			return;
 		}
-		s->out = o;
-		s->ocap = cap;
+		b = (struct spare){ o, cap };
 	}
-	s->olen = bach_zstd_frame(d, s->out, s->ocap, in, n);
+	s->big = b.p;
+	s->bigcap = b.cap;
+	s->olen = bach_zstd_frame(d, b.p, b.cap, in, n);
 }
 
 /* The frame at first is compressed: its slots done (with mu held). */
@@ -131,6 +153,11 @@ struct bach_zpool *bach_zpool_new(int threads, size_t depth,
 	pthread_cond_init(&z->done, NULL);
 	z->depth = depth ? depth : 1;
 	z->fblocks = 1;
+	/* the frames being compressed, plus one a worker to come back */
+	z->maxspares = 2 * (size_t)(threads > 0 ? threads : 1) + 2;
+	z->spares = calloc(z->maxspares, sizeof(*z->spares));
+	if (!z->spares)
+		goto out_free;
 	z->slots = calloc(z->depth, sizeof(*z->slots));
 	if (!z->slots)
 		goto out_free;
@@ -138,7 +165,6 @@ struct bach_zpool *bach_zpool_new(int threads, size_t depth,
 		z->slots[i].out = malloc(BACH_BGZF_MAX_BLOCK);
 		if (!z->slots[i].out)
 			goto out_free;
-		z->slots[i].ocap = BACH_BGZF_MAX_BLOCK;
 	}
 	if (threads <= 0) {
 		z->own = bach_deflater_new(backend, level);
@@ -180,8 +206,13 @@ void bach_zpool_free(struct bach_zpool *z)
 	}
 	free(z->workers);
 	bach_deflater_free(z->own);
-	for (size_t i = 0; z->slots && i < z->depth; i++)
+	for (size_t i = 0; z->slots && i < z->depth; i++) {
 		free(z->slots[i].out);
+		free(z->slots[i].big);
+	}
+	for (size_t i = 0; i < z->nspares; i++)
+		free(z->spares[i].p);
+	free(z->spares);
 	free(z->slots);
 	pthread_mutex_destroy(&z->mu);
 	pthread_cond_destroy(&z->work);
@@ -264,7 +295,7 @@ bool bach_zpool_peek(struct bach_zpool *z, bool wait, const uint8_t **out,
 	pthread_mutex_unlock(&z->mu);
 	if (!ready)
 		return false;
-	*out = s->nblk ? s->out : NULL;
+	*out = !s->nblk ? NULL : s->big ? s->big : s->out;
 	*len = s->nblk ? s->olen : 0;
 	if (tag)
 		*tag = s->tag;
@@ -275,6 +306,16 @@ void bach_zpool_release(struct bach_zpool *z)
 {
 	struct slot *s = slot_at(z, z->head);
 
+	if (s->big) {
+		pthread_mutex_lock(&z->mu);
+		if (z->nspares < z->maxspares)
+			z->spares[z->nspares++] =
+				(struct spare){ s->big, s->bigcap };
+		else
+			free(s->big);
+		pthread_mutex_unlock(&z->mu);
+		s->big = NULL;
+	}
 	s->state = SLOT_FREE;
 	z->head++;
 }
