@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <libdeflate.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -153,11 +154,23 @@ size_t bach_zstd_frame(struct bach_deflater *d, uint8_t *dst, size_t cap,
 {
 	ZSTD_outBuffer ob = { dst, cap, 0 };
 	unsigned long long total = 0;
+	bool contiguous = true;
 
 	if (!d->zc)
 		return 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		total += in[i].len;
+		if (i && in[i - 1].p + in[i - 1].len != in[i].p)
+			contiguous = false;
+	}
+	/* pieces one after the other in memory (a ring's blocks): one call,
+	 * with no copy into zstd's window */
+	if (contiguous && n) {
+		size_t c =
+			ZSTD_compress2(d->zc, dst, cap, in[0].p, (size_t)total);
+
+		return ZSTD_isError(c) ? 0 : c;
+	}
 	/* the content size goes in the frame's header, as in one call */
 	if (ZSTD_isError(ZSTD_CCtx_reset(d->zc, ZSTD_reset_session_only)) ||
 	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(d->zc, total)))

@@ -50,6 +50,7 @@ struct bach_writer {
 	/* gzip: input blocks, one per pool slot, filled in ring order */
 	struct bach_zpool *pool;
 	uint8_t **in;
+	uint8_t *inmem; /* the nin blocks in[] point into */
 	size_t nin, cur, cur_len;
 
 	/* a named gzip output: its members, for NAME.gzi */
@@ -268,11 +269,13 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 	w->in = calloc(w->nin, sizeof(*w->in));
 	if (!w->in)
 		return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
-	for (size_t i = 0; i < w->nin; i++) {
-		w->in[i] = malloc(BACH_BGZF_MAX_INPUT);
-		if (!w->in[i])
-			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
-	}
+	/* one after the other: a frame's full blocks are one run of
+	 * memory, compressed with no copy (bach_zstd_frame()) */
+	w->inmem = malloc(w->nin * BACH_BGZF_MAX_INPUT);
+	if (!w->inmem)
+		return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
+	for (size_t i = 0; i < w->nin; i++)
+		w->in[i] = w->inmem + i * BACH_BGZF_MAX_INPUT;
 	w->pool = bach_zpool_new(threads > 1 ? threads : 0, w->nin - 1,
 				 w->o.backend, w->o.level);
 	if (!w->pool)
@@ -373,8 +376,7 @@ void bach_writer_free(struct bach_writer *w)
 	if (!w->closed)
 		bach_outfile_abort(&w->out);
 	free(w->buf);
-	for (size_t i = 0; w->in && i < w->nin; i++)
-		free(w->in[i]);
+	free(w->inmem);
 	free(w->in);
 	bach_index_free(&w->ix);
 	zst_table_free(&w->zt);
