@@ -17,7 +17,7 @@
 #         small for this.
 #
 # For each trace and compressor: the file's size and ratio (bach convert,
-# 64 KiB blocks or frames as bachd writes them), the rate of bach convert
+# 64 KiB blocks, or 8 MiB zstd frames, as bachd writes them), the rate of bach convert
 # on one thread (M records/s per core), and bachd's capture rate with the
 # pool on every core: replay (loop=1) of the trace for BENCH_CAPTURE_SECS
 # seconds (default 3; the best of BENCH_REPEAT=2 runs), policy stall, so

@@ -88,13 +88,15 @@ static uint64_t good_frames(const uint8_t *p, uint64_t size, uint64_t *recs,
 			    struct zst_table *t)
 {
 	ZSTD_DCtx *d = ZSTD_createDCtx();
-	static uint8_t out[BACH_BGZF_MAX_BLOCK];
+	uint8_t *out = NULL; /* the largest frame's records so far */
+	size_t ocap = 0;
 	uint64_t off = 0;
 
 	*recs = *markers = 0;
 	*has_table = false;
 	while (d && size - off >= 8) {
 		const uint8_t *m = p + off;
+		unsigned long long fcs;
 		size_t c, got;
 
 		if (bach_get_le32(m) == ZST_SEEK_MAGIC) {
@@ -114,7 +116,22 @@ static uint64_t good_frames(const uint8_t *p, uint64_t size, uint64_t *recs,
 		c = ZSTD_findFrameCompressedSize(m, size - off);
 		if (ZSTD_isError(c))
 			break;
-		got = ZSTD_decompressDCtx(d, out, sizeof(out), m, c);
+		/* a frame of several blocks: its content size, from its
+		 * header (ours always carry it), bounded by the seek table's
+		 * 32 bits */
+		fcs = ZSTD_getFrameContentSize(m, c);
+		if (fcs == ZSTD_CONTENTSIZE_UNKNOWN ||
+		    fcs == ZSTD_CONTENTSIZE_ERROR || fcs > UINT32_MAX)
+			break;
+		if (fcs > ocap) {
+			uint8_t *o = realloc(out, (size_t)fcs);
+
+			if (!o)
+				break;
+			out = o;
+			ocap = (size_t)fcs;
+		}
+		got = ZSTD_decompressDCtx(d, out, ocap, m, c);
 		if (ZSTD_isError(got) || got % BACH_REC_SIZE || !got ||
 		    zst_table_add(t, m, c))
 			break;
@@ -123,6 +140,7 @@ static uint64_t good_frames(const uint8_t *p, uint64_t size, uint64_t *recs,
 		off += c;
 	}
 	ZSTD_freeDCtx(d);
+	free(out);
 	return off;
 }
 

@@ -88,8 +88,8 @@ static void push(struct capture *c)
  */
 static void append_member(struct capture_wr *w, const uint8_t *out, size_t len)
 {
-	if (w->write_err)
-		return;
+	if (w->write_err || (w->pool_zstd && !out))
+		return; /* no out: a block of the frame before, written */
 	if (w->pool_zstd) {
 		w->write_err = len ? zst_table_add(&w->segzt, out, len) : -EIO;
 		if (!w->write_err)
@@ -168,6 +168,13 @@ void segment_records(struct capture *c, struct ring_block *b, size_t len)
 		if (bach_zpool_pending(w->pool) == bach_zpool_depth(w->pool))
 			take_member(c, true);
 		bach_zpool_submit(w->pool, b->data, len, b);
+		/*
+		 * A block the producer flushed before it was full (the source
+		 * is slow) ends the frame: its records go to disk now, not
+		 * when more blocks have come.
+		 */
+		if (len < (size_t)RING_BLOCK_RECS * BACH_REC_SIZE)
+			bach_zpool_end_frame(w->pool);
 		segment_drain(c, false);
 	} else {
 		if (!w->write_err)

@@ -302,7 +302,13 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		 * never takes more than half of it, so the source always has
 		 * room to go on.
 		 */
-		size_t depth = (size_t)threads * 4;
+		size_t fblocks =
+			cfg->compressor == BACH_DEFLATE_ZSTD
+				? bach_zstd_frame_blocks(cfg->zstd_frame_kb)
+				: 1;
+		/* zstd frames of several blocks: two a thread in flight */
+		size_t depth =
+			(size_t)threads * (fblocks * 2 > 4 ? fblocks * 2 : 4);
 
 		if (depth > c->ring.nblocks / 2)
 			depth = c->ring.nblocks / 2 ? c->ring.nblocks / 2 : 1;
@@ -311,6 +317,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		c->wr.pool_zstd = cfg->compressor == BACH_DEFLATE_ZSTD;
 		if (!c->wr.pool)
 			return -ENOMEM;
+		bach_zpool_frame(c->wr.pool, fblocks);
 	}
 	c->priv = calloc(1, c->drv->priv_size ? c->drv->priv_size : 1);
 	if (!c->priv)

@@ -66,7 +66,8 @@ struct capture_config {
 	bool compress;	  /* .byu.gz segments (else .byu) */
 	enum bach_deflate_backend compressor; /* libdeflate or record */
 	int level;			      /* the compressor's level */
-	int threads; /* compressing threads, 0 = online CPUs */
+	unsigned zstd_frame_kb; /* zstd: records per frame, KiB (0: 1024) */
+	int threads;		/* compressing threads, 0 = online CPUs */
 	uint64_t ring_bytes;
 	uint64_t rotate_bytes;	 /* record bytes per segment, 0 = no limit */
 	uint64_t rotate_seconds; /* 0 = no limit */

@@ -280,6 +280,19 @@ const struct bach_optdesc bachd_settings[] = {
 	  .def = "0",
 	  .help = "the compressor's level (libdeflate 1 to 12, the record encoder 1 to 2, zstd 1 to 19); 0: its own default (zstd 3, the others 1)",
 	  BACH_OPT_AT(struct bachd_config, cap.level) },
+	/*
+	 * 8 MiB: on a real program's trace no larger than zstd -3 of the
+	 * whole file, where 64 KiB frames were 1.6x larger; a seek still
+	 * decompresses one frame (make bench-compress, bench-seek)
+	 */
+	{ .key = "zstd_frame_kb",
+	  .type = BACH_OPT_UINT,
+	  .arg = "KIB",
+	  .min = 64,
+	  .max = 16384,
+	  .def = "8192",
+	  .help = "zstd: the records of one frame, KiB, in whole 64 KiB blocks; a crash loses at most the frame being gathered",
+	  BACH_OPT_AT(struct bachd_config, cap.zstd_frame_kb) },
 	{ .key = "threads",
 	  .type = BACH_OPT_UINT,
 	  .arg = "N",

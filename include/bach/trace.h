@@ -251,7 +251,26 @@ struct bach_writer_opts {
 	int level;   /* compression level; 0 = default */
 	int threads; /* compressing threads; 0 = online CPUs */
 	enum bach_deflate_backend backend;
+	/* .byu.zst: records per frame, KiB, in whole 64 KiB blocks (65280
+	 * bytes of records each) rounded up; 0: BACH_ZSTD_FRAME_KB */
+	unsigned zstd_frame_kb;
 };
+
+/*
+ * The .byu.zst frame's default size, KiB: 128 blocks, and zstd's window
+ * to match (2^23 bytes, whatever the level): no larger than zstd -3 of the
+ * whole file on a real program's trace (docs/formats.md section 10).
+ */
+#define BACH_ZSTD_FRAME_KB   8192
+#define BACH_ZSTD_WINDOW_LOG 23
+
+/* Blocks per .byu.zst frame of kb KiB (0: the default). */
+static inline size_t bach_zstd_frame_blocks(unsigned kb)
+{
+	size_t n = ((kb ? kb : BACH_ZSTD_FRAME_KB) + 63) / 64;
+
+	return n < 1 ? 1 : n > 256 ? 256 : n;
+}
 
 /*
  * The level when a writer names libdeflate or zlib without one. With

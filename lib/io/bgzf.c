@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <libdeflate.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -19,6 +20,7 @@
 #include "bach/bytes.h"
 #include "bach/trace.h"
 #include "lib/io/recdeflate.h"
+#include "lib/io/zpool.h"
 
 const uint8_t bach_bgzf_eof[BACH_BGZF_EOF_SIZE] = {
 	0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 6, 0, 'B', 'C',
@@ -79,7 +81,11 @@ struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 		return d;
 	}
 	if (backend == BACH_DEFLATE_ZSTD) {
-		/* one frame per block: its size and checksum in it */
+		/*
+		 * one frame per block or frame job: its size and checksum in
+		 * it; an 8 MiB window (zstd shrinks it to a smaller frame), so
+		 * that a frame of 8 MiB finds repeats across all of it
+		 */
 		d->zc = ZSTD_createCCtx();
 		if (!d->zc ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(
@@ -88,7 +94,9 @@ struct bach_deflater *bach_deflater_new(enum bach_deflate_backend backend,
 		    ZSTD_isError(ZSTD_CCtx_setParameter(
 			    d->zc, ZSTD_c_checksumFlag, 1)) ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(
-			    d->zc, ZSTD_c_contentSizeFlag, 1))) {
+			    d->zc, ZSTD_c_contentSizeFlag, 1)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(
+			    d->zc, ZSTD_c_windowLog, BACH_ZSTD_WINDOW_LOG))) {
 			ZSTD_freeCCtx(d->zc);
 			goto out_free;
 		}
@@ -139,6 +147,47 @@ static size_t deflate_raw(struct bach_deflater *d, uint8_t *dst, size_t cap,
 	if (deflate(&d->zs, Z_FINISH) != Z_STREAM_END)
 		return 0;
 	return cap - d->zs.avail_out;
+}
+
+size_t bach_zstd_frame(struct bach_deflater *d, uint8_t *dst, size_t cap,
+		       const struct bach_piece *in, size_t n)
+{
+	ZSTD_outBuffer ob = { dst, cap, 0 };
+	unsigned long long total = 0;
+	bool contiguous = true;
+
+	if (!d->zc)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		total += in[i].len;
+		if (i && in[i - 1].p + in[i - 1].len != in[i].p)
+			contiguous = false;
+	}
+	/* pieces one after the other in memory (a ring's blocks): one call,
+	 * with no copy into zstd's window */
+	if (contiguous && n) {
+		size_t c =
+			ZSTD_compress2(d->zc, dst, cap, in[0].p, (size_t)total);
+
+		return ZSTD_isError(c) ? 0 : c;
+	}
+	/* the content size goes in the frame's header, as in one call */
+	if (ZSTD_isError(ZSTD_CCtx_reset(d->zc, ZSTD_reset_session_only)) ||
+	    ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(d->zc, total)))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		ZSTD_inBuffer ib = { in[i].p, in[i].len, 0 };
+		ZSTD_EndDirective op =
+			i + 1 == n ? ZSTD_e_end : ZSTD_e_continue;
+		size_t ret;
+
+		do {
+			ret = ZSTD_compressStream2(d->zc, &ob, &ib, op);
+			if (ZSTD_isError(ret) || (ret && ob.pos == ob.size))
+				return 0;
+		} while (op == ZSTD_e_end ? ret != 0 : ib.pos < ib.size);
+	}
+	return ob.pos;
 }
 
 size_t bach_bgzf_block(struct bach_deflater *d, uint8_t *dst,

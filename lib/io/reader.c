@@ -41,6 +41,7 @@ struct bach_reader *bach_reader_new(void)
 	if (!r)
 		return NULL;
 	r->out = malloc(OUT_CAP);
+	r->out_cap = OUT_CAP;
 	r->in = malloc(IN_CAP);
 	if (!r->out || !r->in) {
 		free(r->out);

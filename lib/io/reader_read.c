@@ -237,7 +237,7 @@ int reader_open_file(struct bach_reader *r)
  */
 static size_t out_room(const struct bach_reader *r)
 {
-	size_t room = OUT_CAP - r->carry;
+	size_t room = r->out_cap - r->carry;
 	uint64_t need;
 
 	if (r->limit == UINT64_MAX || r->total_recs >= r->limit ||

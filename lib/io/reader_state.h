@@ -87,7 +87,8 @@ struct bach_reader {
 	bool sized;
 	uint64_t size;
 
-	uint8_t *out; /* OUT_CAP bytes */
+	uint8_t *out; /* out_cap bytes: OUT_CAP, or a zstd frame's more */
+	size_t out_cap;
 	size_t carry; /* bytes of a partial record ... */
 	size_t tail;  /* ... at out[tail], moved to out[0] next call */
 
@@ -101,6 +102,7 @@ struct bach_reader {
 		size_t zpos, zlen;
 		bool in_frame; /* a zstd frame begun, not ended */
 		size_t whole;  /* its compressed size: it is all at hand */
+		unsigned long long fcs; /* its content size, from its header */
 		struct zst_helper *helper; /* a second decompressing thread */
 		bool no_helper;		   /* none could be started */
 		uint64_t skip_left;   /* bytes of a skippable frame to pass */

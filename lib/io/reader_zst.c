@@ -268,6 +268,27 @@ static int skippable(struct bach_reader *r, uint32_t magic)
 }
 
 /*
+ * A zstd frame begun that fits left bytes goes in one call, with no copy
+ * through zstd's window, when it is all at hand (within WHOLE_IN, or what
+ * the input holds); else it is streamed. 0, or r->err.
+ */
+static int frame_start_whole(struct bach_reader *r, size_t left)
+{
+	struct zst_in *z = &r->zs;
+	size_t c;
+	int err;
+
+	if (z->fcs > left)
+		return 0;
+	if ((err = want(r, WHOLE_IN)) < 0)
+		return err;
+	c = ZSTD_findFrameCompressedSize(r->in + z->zpos, z->zlen - z->zpos);
+	if (!ZSTD_isError(c) && c <= z->zlen - z->zpos)
+		z->whole = c;
+	return 0;
+}
+
+/*
  * The start of a frame at hand: a skippable one, or a zstd frame begun.
  * Returns 1 when the frame should wait for the next block (it does not fit
  * what is left of this one), 0, or r->err.
@@ -322,24 +343,12 @@ static int frame_start(struct bach_reader *r, size_t left, bool made)
 	if ((magic & ~0xFu) == ZST_SKIP_MAGIC)
 		return skippable(r, magic);
 	fcs = ZSTD_getFrameContentSize(p, avail);
+	z->fcs = fcs;
 	if (made && fcs < ZSTD_CONTENTSIZE_ERROR && fcs > left)
 		return 1;
 	ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
 	z->in_frame = true;
-	if (fcs <= left) {
-		/* a frame that fits goes in one call, with no copy through
-		 * zstd's window (bach's are 64 KiB of records, well within
-		 * WHOLE_IN compressed) */
-		size_t c;
-
-		if ((err = want(r, WHOLE_IN)) < 0)
-			return err;
-		c = ZSTD_findFrameCompressedSize(r->in + z->zpos,
-						 z->zlen - z->zpos);
-		if (!ZSTD_isError(c) && c <= z->zlen - z->zpos)
-			z->whole = c;
-	}
-	return 0;
+	return frame_start_whole(r, left);
 }
 
 /*
@@ -493,6 +502,31 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 			if (st > 0)
 				break;
 			fmade = 0;
+			/*
+			 * A frame larger than the whole buffer (of several
+			 * blocks): the buffer grows to hold it, so that its
+			 * records go out only once its checksum vouched for
+			 * them (a range's end in sight asks for less: not
+			 * grown).
+			 */
+			if (z->in_frame && !made && z->fcs > room &&
+			    z->fcs < ZSTD_CONTENTSIZE_ERROR &&
+			    z->fcs <= UINT32_MAX &&
+			    room == r->out_cap - r->carry) {
+				size_t cap = r->carry + (size_t)z->fcs;
+				uint8_t *o = realloc(r->out, cap);
+
+				if (!o)
+					return reader_fail(r, -ENOMEM,
+							   "%s: out of memory",
+							   bach_reader_file(r));
+				r->out = o;
+				r->out_cap = cap;
+				dst = o + r->carry;
+				room = (size_t)z->fcs;
+				if (frame_start_whole(r, room) < 0)
+					return damaged(r, good);
+			}
 			if (z->whole) {
 				size_t got = ZSTD_decompressDCtx(
 					z->dctx, dst + made, room - made,

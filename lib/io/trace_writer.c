@@ -50,6 +50,7 @@ struct bach_writer {
 	/* gzip: input blocks, one per pool slot, filled in ring order */
 	struct bach_zpool *pool;
 	uint8_t **in;
+	uint8_t *inmem; /* the nin blocks in[] point into */
 	size_t nin, cur, cur_len;
 
 	/* a named gzip output: its members, for NAME.gzi */
@@ -122,8 +123,14 @@ static void put_member(struct bach_writer *w, const uint8_t *out, size_t len)
 	if (w->err)
 		return;
 	if (w->o.format == BACH_OUT_BYU_ZST) {
-		/* 0: zstd failed (it cannot, on 64 KiB and its room) */
-		int err = len ? zst_table_add(&w->zt, out, len) : -EIO;
+		/* 0: zstd failed (it cannot, on its room); no out: a block
+		 * of the frame before, written with it */
+		int err = !out	? 0
+			  : len ? zst_table_add(&w->zt, out, len)
+				: -EIO;
+
+		if (!out)
+			return;
 
 		if (err)
 			return (void)wfail(
@@ -218,6 +225,7 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 {
 	struct bach_writer *w = calloc(1, sizeof(*w));
 	int threads, ret;
+	size_t fblocks = 1;
 
 	*wp = w;
 	if (!w)
@@ -250,21 +258,30 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 		threads = 1;
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
+	/* .byu.zst: frames of several blocks, two a thread in flight */
+	if (o->format == BACH_OUT_BYU_ZST)
+		fblocks = bach_zstd_frame_blocks(o->zstd_frame_kb);
 	/* one input block per pool slot, plus the one being filled */
-	w->nin = (size_t)threads * BLOCKS_PER_THREAD + 1;
+	w->nin = (size_t)threads * (fblocks * 2 > BLOCKS_PER_THREAD
+					    ? fblocks * 2
+					    : BLOCKS_PER_THREAD) +
+		 1;
 	w->in = calloc(w->nin, sizeof(*w->in));
 	if (!w->in)
 		return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
-	for (size_t i = 0; i < w->nin; i++) {
-		w->in[i] = malloc(BACH_BGZF_MAX_INPUT);
-		if (!w->in[i])
-			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
-	}
+	/* one after the other: a frame's full blocks are one run of
+	 * memory, compressed with no copy (bach_zstd_frame()) */
+	w->inmem = malloc(w->nin * BACH_BGZF_MAX_INPUT);
+	if (!w->inmem)
+		return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
+	for (size_t i = 0; i < w->nin; i++)
+		w->in[i] = w->inmem + i * BACH_BGZF_MAX_INPUT;
 	w->pool = bach_zpool_new(threads > 1 ? threads : 0, w->nin - 1,
 				 w->o.backend, w->o.level);
 	if (!w->pool)
 		return wfail(w, -ENOMEM, "%s: cannot start compressor",
 			     wname(w));
+	bach_zpool_frame(w->pool, fblocks);
 	return 0;
 }
 
@@ -359,8 +376,7 @@ void bach_writer_free(struct bach_writer *w)
 	if (!w->closed)
 		bach_outfile_abort(&w->out);
 	free(w->buf);
-	for (size_t i = 0; w->in && i < w->nin; i++)
-		free(w->in[i]);
+	free(w->inmem);
 	free(w->in);
 	bach_index_free(&w->ix);
 	zst_table_free(&w->zt);

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Ordered block compression: a ring of slots; [head, tail) are pending in
- * submission order, [take, tail) not yet taken by a worker.
+ * submission order, [take, ready) not yet taken by a worker, [ready, tail)
+ * the frame being gathered. A worker takes a whole frame: its first slot
+ * says how many blocks it has, and gets the frame's bytes.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <zstd.h>
 
 #include "lib/io/zpool.h"
 
@@ -16,7 +19,9 @@ struct slot {
 	size_t len;
 	void *tag;
 	uint8_t *out; /* BACH_BGZF_MAX_BLOCK */
-	size_t olen;
+	uint8_t *big; /* a frame of several blocks: from the spares */
+	size_t bigcap, olen;
+	size_t nblk;	       /* a frame's first slot: its blocks; else 0 */
 	enum slot_state state; /* under mu */
 };
 
@@ -27,13 +32,27 @@ struct worker {
 	bool started;
 };
 
+/*
+ * A frame buffer (ZSTD_compressBound() of a frame) not in use: a frame
+ * takes one and gives it back when released, so there are never more
+ * than the frames in flight, whatever slots they start at.
+ */
+struct spare {
+	uint8_t *p;
+	size_t cap;
+};
+
 struct bach_zpool {
 	struct slot *slots;
 	size_t depth;
-	uint64_t head, tail, take;
+	uint64_t head, tail, take, ready;
+	size_t fblocks; /* blocks per frame */
 	struct worker *workers;
 	int nworkers;
 	struct bach_deflater *own; /* when there are no workers */
+	/* frame buffers not in use (struct spare), under mu */
+	struct spare *spares;
+	size_t nspares, maxspares;
 	pthread_mutex_t mu;
 	pthread_cond_t work, done;
 	bool quit;
@@ -44,6 +63,57 @@ static struct slot *slot_at(struct bach_zpool *z, uint64_t i)
 	return &z->slots[i % z->depth];
 }
 
+/*
+ * Compress the frame starting at slot first (its blocks' slots owned by
+ * the caller until marked done): one block as bach_bgzf_block() does, more
+ * as one zstd frame into the first slot's buffer, grown to fit.
+ */
+static void compress(struct bach_zpool *z, struct bach_deflater *d,
+		     uint64_t first)
+{
+	struct slot *s = slot_at(z, first);
+	struct bach_piece in[BACH_ZPOOL_MAX_FRAME];
+	struct spare b = { NULL, 0 };
+	size_t n = s->nblk, total = 0, cap;
+
+	if (n == 1) {
+		s->olen = bach_bgzf_block(d, s->out, s->in, s->len);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct slot *k = slot_at(z, first + i);
+
+		in[i] = (struct bach_piece){ k->in, k->len };
+		total += k->len;
+	}
+	cap = ZSTD_compressBound(total);
+	pthread_mutex_lock(&z->mu);
+	if (z->nspares)
+		b = z->spares[--z->nspares];
+	pthread_mutex_unlock(&z->mu);
+	if (b.cap < cap) {
+		uint8_t *o = realloc(b.p, cap);
+
+		if (!o) {
+			free(b.p);
+			s->big = NULL;
+			s->olen = 0;
+			return;
+		}
+		b = (struct spare){ o, cap };
+	}
+	s->big = b.p;
+	s->bigcap = b.cap;
+	s->olen = bach_zstd_frame(d, b.p, b.cap, in, n);
+}
+
+/* The frame at first is compressed: its slots done (with mu held). */
+static void frame_done(struct bach_zpool *z, uint64_t first, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		slot_at(z, first + i)->state = SLOT_DONE;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *wk = arg;
@@ -51,17 +121,20 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&z->mu);
 	for (;;) {
-		struct slot *s;
+		uint64_t first;
+		size_t n;
 
-		while (z->take == z->tail && !z->quit)
+		while (z->take == z->ready && !z->quit)
 			pthread_cond_wait(&z->work, &z->mu);
-		if (z->take == z->tail)
+		if (z->take == z->ready)
 			break;
-		s = slot_at(z, z->take++);
+		first = z->take;
+		n = slot_at(z, first)->nblk;
+		z->take += n;
 		pthread_mutex_unlock(&z->mu);
-		s->olen = bach_bgzf_block(wk->d, s->out, s->in, s->len);
+		compress(z, wk->d, first);
 		pthread_mutex_lock(&z->mu);
-		s->state = SLOT_DONE;
+		frame_done(z, first, n);
 		pthread_cond_broadcast(&z->done);
 	}
 	pthread_mutex_unlock(&z->mu);
@@ -79,6 +152,12 @@ struct bach_zpool *bach_zpool_new(int threads, size_t depth,
 	pthread_cond_init(&z->work, NULL);
 	pthread_cond_init(&z->done, NULL);
 	z->depth = depth ? depth : 1;
+	z->fblocks = 1;
+	/* the frames being compressed, plus one a worker to come back */
+	z->maxspares = 2 * (size_t)(threads > 0 ? threads : 1) + 2;
+	z->spares = calloc(z->maxspares, sizeof(*z->spares));
+	if (!z->spares)
+		goto out_free;
 	z->slots = calloc(z->depth, sizeof(*z->slots));
 	if (!z->slots)
 		goto out_free;
@@ -127,8 +206,13 @@ void bach_zpool_free(struct bach_zpool *z)
 	}
 	free(z->workers);
 	bach_deflater_free(z->own);
-	for (size_t i = 0; z->slots && i < z->depth; i++)
+	for (size_t i = 0; z->slots && i < z->depth; i++) {
 		free(z->slots[i].out);
+		free(z->slots[i].big);
+	}
+	for (size_t i = 0; i < z->nspares; i++)
+		free(z->spares[i].p);
+	free(z->spares);
 	free(z->slots);
 	pthread_mutex_destroy(&z->mu);
 	pthread_cond_destroy(&z->work);
@@ -146,6 +230,33 @@ size_t bach_zpool_depth(const struct bach_zpool *z)
 	return z->depth;
 }
 
+void bach_zpool_frame(struct bach_zpool *z, size_t blocks)
+{
+	z->fblocks = blocks < 1			     ? 1
+		     : blocks > BACH_ZPOOL_MAX_FRAME ? BACH_ZPOOL_MAX_FRAME
+						     : blocks;
+}
+
+void bach_zpool_end_frame(struct bach_zpool *z)
+{
+	uint64_t first = z->ready;
+	size_t n = (size_t)(z->tail - first);
+
+	if (!n)
+		return;
+	slot_at(z, first)->nblk = n;
+	if (!z->nworkers) {
+		z->ready = z->take = z->tail;
+		compress(z, z->own, first);
+		frame_done(z, first, n);
+		return;
+	}
+	pthread_mutex_lock(&z->mu);
+	z->ready = z->tail;
+	pthread_cond_signal(&z->work);
+	pthread_mutex_unlock(&z->mu);
+}
+
 void bach_zpool_submit(struct bach_zpool *z, const uint8_t *in, size_t len,
 		       void *tag)
 {
@@ -154,17 +265,13 @@ void bach_zpool_submit(struct bach_zpool *z, const uint8_t *in, size_t len,
 	s->in = in;
 	s->len = len;
 	s->tag = tag;
-	if (!z->nworkers) {
-		s->olen = bach_bgzf_block(z->own, s->out, in, len);
-		s->state = SLOT_DONE;
-		z->tail++;
-		return;
-	}
+	s->nblk = 0;
 	pthread_mutex_lock(&z->mu);
 	s->state = SLOT_FILLED;
 	z->tail++;
-	pthread_cond_signal(&z->work);
 	pthread_mutex_unlock(&z->mu);
+	if (z->tail - z->ready >= z->fblocks)
+		bach_zpool_end_frame(z);
 }
 
 bool bach_zpool_peek(struct bach_zpool *z, bool wait, const uint8_t **out,
@@ -175,6 +282,11 @@ bool bach_zpool_peek(struct bach_zpool *z, bool wait, const uint8_t **out,
 
 	if (z->head == z->tail)
 		return false;
+	if (z->head == z->ready) { /* in the frame being gathered */
+		if (!wait)
+			return false;
+		bach_zpool_end_frame(z);
+	}
 	s = slot_at(z, z->head);
 	pthread_mutex_lock(&z->mu);
 	while (wait && s->state != SLOT_DONE)
@@ -183,8 +295,8 @@ bool bach_zpool_peek(struct bach_zpool *z, bool wait, const uint8_t **out,
 	pthread_mutex_unlock(&z->mu);
 	if (!ready)
 		return false;
-	*out = s->out;
-	*len = s->olen;
+	*out = !s->nblk ? NULL : s->big ? s->big : s->out;
+	*len = s->nblk ? s->olen : 0;
 	if (tag)
 		*tag = s->tag;
 	return true;
@@ -194,6 +306,16 @@ void bach_zpool_release(struct bach_zpool *z)
 {
 	struct slot *s = slot_at(z, z->head);
 
+	if (s->big) {
+		pthread_mutex_lock(&z->mu);
+		if (z->nspares < z->maxspares)
+			z->spares[z->nspares++] =
+				(struct spare){ s->big, s->bigcap };
+		else
+			free(s->big);
+		pthread_mutex_unlock(&z->mu);
+		s->big = NULL;
+	}
 	s->state = SLOT_FREE;
 	z->head++;
 }

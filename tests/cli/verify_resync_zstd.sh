@@ -100,13 +100,22 @@ check() {
 }
 
 "$BACH" gen --records 100000 --seed 3 -o "$T/a.byu"
-"$BACH" convert -q --to byu.zst "$T/a.byu" "$T/a.byu.zst"
+# frames of one 64 KiB block: enough of them to damage the middle
+"$BACH" convert -q --to byu.zst --zstd-frame-kb 64 "$T/a.byu" "$T/a.byu.zst"
 n=$(python3 -c 'import struct,sys; print(struct.unpack("<I", open(sys.argv[1],"rb").read()[-9:-5])[0])' "$T/a.byu.zst")
 [ "$n" -ge 8 ] || fail "a.byu.zst has $n frames: too few to damage the middle"
 
 check "$T/a.byu.zst" 4 # a frame in the middle: found through the seek table
 grep -q "bad zstd frame at byte offset $off: " "$T/out" || fail "frame 4: $(cat "$T/out")"
 grep -qF "verify: 1 file, $((before + after)) records, 1 problem" "$T/out" || fail "frame 4: summary: $(tail -n 1 "$T/out")"
+# frames of 16 blocks (1 MiB; the default is 128): the damaged one's
+# records, decompressed before its checksum failed, are not counted as read
+"$BACH" gen --records 1000000 --seed 4 -o "$T/m.byu"
+"$BACH" convert -q --to byu.zst --zstd-frame-kb 1024 "$T/m.byu" "$T/m.byu.zst"
+check "$T/m.byu.zst" 2
+grep -q "bad zstd frame at byte offset $off: " "$T/out" || fail "1 MiB frame 2: $(cat "$T/out")"
+[ "$before" -eq 348160 ] || fail "1 MiB frames: $before records before frame 2, not 2 * 174080"
+grep -qF "verify: 1 file, $((before + after)) records, 1 problem" "$T/out" || fail "1 MiB frame 2: summary: $(tail -n 1 "$T/out")"
 check "$T/a.byu.zst" hdr4 # its magic: not a zstd frame there
 grep -q "trailing garbage at byte offset $off: not a zstd frame" "$T/out" || fail "hdr4: $(cat "$T/out")"
 check "$T/a.byu.zst" 2 6 # two of them
@@ -154,7 +163,7 @@ expect_err "$T/bad.byu.zst: bad zstd frame at byte offset $off: "
 # read, the manifest's CRC-32 no longer the segment's
 mkdir "$T/caps"
 "$BACH" capture --driver fake --option records=600000 --set compressor=zstd \
-	--set rotate_mb=1 --output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
+	--set zstd_frame_kb=128 --set rotate_mb=1 --output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
 C=$(ls -d "$T"/caps/2*Z*)
 S=$C/seg-000001.byu.zst
 [ -f "$C/seg-000002.byu.zst" ] || fail "one segment only: $(ls "$C")"

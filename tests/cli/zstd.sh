@@ -13,7 +13,8 @@ command -v zstd > /dev/null || skip "zstd (Debian: zstd) is not installed: no re
 command -v python3 > /dev/null || skip "python3 is not installed"
 
 $BACH gen --records 300000 --seed 11 -o "$T/t.byu"
-expect_status 0 $BACH convert --to byu.zst "$T/t.byu" "$T/t.byu.zst"
+# frames of 1 MiB: two of them (the default 8 MiB ones: below)
+expect_status 0 $BACH convert --to byu.zst --zstd-frame-kb 1024 "$T/t.byu" "$T/t.byu.zst"
 # zstd's own checks and decoding: the records, byte for byte
 zstd -q -t "$T/t.byu.zst" || fail "zstd -t rejects t.byu.zst"
 zstd -q -dc "$T/t.byu.zst" > "$T/back.byu"
@@ -21,13 +22,28 @@ same "$T/back.byu" "$T/t.byu"
 zstdcat "$T/t.byu.zst" | cmp -s - "$T/t.byu" || fail "zstdcat differs"
 zstd -l -v "$T/t.byu.zst" > "$T/l" 2>&1 || fail "zstd -l: $(cat "$T/l")"
 grep -q "Check: XXH64" "$T/l" || grep -q "XXH64" "$T/l" || fail "zstd -l sees no checksum: $(cat "$T/l")"
-# the layout, read by Python alone: frames of 65280 record bytes with
-# content size and checksum flag, then the seek table (zstd's
+# the layout, read by Python alone: frames of 128 blocks of 65280 record
+# bytes (8 MiB, the default; --zstd-frame-kb 1024: 16 blocks, 64: one)
+# with content size and checksum flag, then the seek table (zstd's
 # contrib/seekable_format/zstd_seekable_compression_format.md)
-python3 - "$T/t.byu.zst" "$T/t.byu" <<'PY' || fail "seek table layout"
+$BACH gen --records 1500000 --seed 12 -o "$T/big.byu"
+expect_status 0 $BACH convert "$T/big.byu" "$T/big.byu.zst"
+zstd -q -dc "$T/big.byu.zst" | cmp -s - "$T/big.byu" || fail "8 MiB frames differ under zstd -d"
+# on one thread (no pool threads: a frame compressed as it ends), the
+# same bytes
+expect_status 0 $BACH convert --threads 1 "$T/big.byu" "$T/big1.byu.zst"
+same "$T/big1.byu.zst" "$T/big.byu.zst"
+expect_status 0 $BACH convert --zstd-frame-kb 64 "$T/t.byu" "$T/f64.byu.zst"
+expect_status 2 $BACH convert --zstd-frame-kb 63 "$T/t.byu" "$T/f63.byu.zst"
+expect_err "--zstd-frame-kb: 64 to 16384, not '63'"
+expect_status 2 $BACH convert --zstd-frame-kb 64 "$T/t.byu" "$T/f64.byu.gz"
+expect_err "--zstd-frame-kb: for byu.zst, not byu.gz"
+for f in big:big:8355840 t:t:1044480 f64:t:65280; do
+python3 - "$T/${f%%:*}.byu.zst" "$T/$(echo "$f" | cut -d: -f2).byu" "${f##*:}" <<'PY' || fail "seek table layout of ${f%%:*}"
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 recs = open(sys.argv[2], 'rb').read()
+fb = int(sys.argv[3])
 n, desc, magic = struct.unpack('<IBI', d[-9:])
 assert magic == 0x8F92EAB1 and desc == 0x80, (hex(magic), desc)
 size = 8 + 12 * n + 9
@@ -41,11 +57,14 @@ for i in range(n):
     fhd = fr[4]
     assert fhd & 0x04, 'checksum flag'      # Content_Checksum_flag
     assert fhd & 0x20 or fhd >> 6, 'content size'
-    assert u == (65280 if i < n - 1 else len(recs) - 65280 * (n - 1)), (i, u)
+    assert u == (fb if i < n - 1 else len(recs) - fb * (n - 1)), (i, u)
     off += c
     uoff += u
 assert off == len(d) - size and uoff == len(recs)
+assert n == (len(recs) + fb - 1) // fb, n
 PY
+done
+zstd -q -dc "$T/f64.byu.zst" | cmp -s - "$T/t.byu" || fail "--zstd-frame-kb 64 differs"
 
 # the readers: stat and dump as of the raw file; --range through the table
 $BACH stat "$T/t.byu" > "$T/s1"
@@ -87,7 +106,7 @@ printf '\125' | dd of="$T/flip.byu.zst" bs=1 seek=$((c0 + 500)) conv=notrunc 2> 
 expect_status 1 $BACH stat "$T/flip.byu.zst"
 expect_err "flip.byu.zst: bad zstd frame at byte offset $c0: "
 expect_status 1 $BACH dump "$T/flip.byu.zst"
-[ "$(wc -l < "$T/out")" -eq 10880 ] || fail "dump of a damaged second frame printed $(wc -l < "$T/out") records, not the first frame's 10880"
+[ "$(wc -l < "$T/out")" -eq 174080 ] || fail "dump of a damaged second frame printed $(wc -l < "$T/out") records, not the first frame's 174080"
 expect_status 1 $BACH verify "$T/flip.byu.zst"
 expect_out "flip.byu.zst: bad zstd frame at byte offset $c0"
 zstd -q -t "$T/flip.byu.zst" 2> /dev/null && fail "zstd -t passes the flipped file: the test damages nothing"
@@ -120,7 +139,8 @@ expect_err "lie.byu.zst: seek table at byte offset"
 # bachd: replayed from the .byu.zst, written as .byu.zst segments
 mkdir "$T/rep"
 expect_status 0 "$BACHD" --driver replay --option path="$T/t.byu.zst" \
-	--output "$T/rep" --set compressor=zstd --set rotate_mb=1
+	--output "$T/rep" --set compressor=zstd --set rotate_mb=1 \
+	--set zstd_frame_kb=256
 C=$(echo "$T/rep"/*/)
 n=$(ls "$C" | grep -c '^seg-[0-9]*\.byu\.zst$')
 [ "$n" -ge 2 ] || fail "bachd wrote $n .byu.zst segments: $(ls "$C")"
@@ -165,10 +185,11 @@ zstd -q -t "$T/crash/$last" || fail "zstd -t rejects the recovered $last"
 expect_status 0 $BACH verify "$T/crash"
 tail -n 2 "$T/crash/manifest.jsonl" | grep -q "\"name\":\"$last\".*\"recovered\":true" ||
 	fail "no recovered segment event: $(tail -n 2 "$T/crash/manifest.jsonl")"
-# what is kept is the records before the cut frame, whole frames of 10880
+# what is kept is the records before the cut frame, whole frames of
+# 4 blocks of 10880 (zstd_frame_kb=256)
 k=$($BACH stat "$T/crash/$last" | awk '/^records/ { print $2 }')
 all=$($BACH stat "$C/$last" | awk '/^records/ { print $2 }')
-[ $((k % 10880)) -eq 0 ] && [ "$k" -lt "$all" ] && [ "$k" -ge $((all - 10880)) ] ||
+[ $((k % 43520)) -eq 0 ] && [ "$k" -lt "$all" ] && [ "$k" -ge $((all - 43520)) ] ||
 	fail "recovered $k of $all records: not the whole frames before the cut"
 # a timed capture: the sidecar is seg-N.time.gz beside seg-N.byu.zst
 # (docs/formats.md 3.2), read with the records
@@ -189,4 +210,24 @@ expect_status 0 "$BACHD" --driver replay --option path="$T/t.byu.zst" \
 grep -q "retention: .*seg-000001.byu.zst removed" "$T/err" ||
 	fail "retention removed no .byu.zst segment: $(cat "$T/err")"
 [ ! -e "$(echo "$T/keep"/*/)seg-000001.byu.zst" ] || fail "seg-000001.byu.zst still there"
+
+# a slow source's records reach the disk at once, not when a frame of
+# zstd_frame_kb has gathered: a block flushed before it was full
+# (flush_ms) ends the frame, so a crash 2 s in keeps the records up to
+# about then (50000 a second here, a block flushed every 80 ms or so; a
+# 16 MiB frame would have waited for 256 blocks, or the pool's 128 at
+# ring_mb=16: 10 s)
+mkdir "$T/slow"
+bg "$BACHD" --driver fake --option seed=5 --option rate=50000 \
+	--set compressor=zstd --set zstd_frame_kb=16384 --set flush_ms=50 \
+	--set ring_mb=16 --output "$T/slow" 2> "$T/slow.log"
+P=$BGPID
+wait_until 20 "the slow capture's first segment" sh -c "ls '$T'/slow/*/ | grep -q '^seg-000001.byu.zst.part$'"
+sleep 2
+kill -KILL "$P"
+reap "$P"
+S=$(capdir "$T/slow")
+expect_status 0 $BACH recover "$S"
+k=$($BACH stat "$S/seg-000001.byu.zst" 2> /dev/null | awk '/^records/ { print $2 }')
+[ "${k:-0}" -ge 50000 ] || fail "a crash 2 s into a slow capture kept ${k:-no} records, not the 50000 of its first second: $(cat "$T/err")"
 echo ok

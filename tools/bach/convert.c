@@ -186,6 +186,7 @@ static int run(int argc, char **argv)
 		{ "mask-address", no_argument, NULL, 'm' },
 		{ "level", required_argument, NULL, 'l' },
 		{ "threads", required_argument, NULL, 'j' },
+		{ "zstd-frame-kb", required_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "between", required_argument, NULL, 'B' },
@@ -243,6 +244,13 @@ static int run(int argc, char **argv)
 					"--threads: 1 to 64, not '%s'", optarg);
 			wo.threads = (int)v;
 			break;
+		case 'F':
+			if (!parse_u64(optarg, &v) || v < 64 || v > 16384)
+				return usage_error(
+					"--zstd-frame-kb: 64 to 16384, not '%s'",
+					optarg);
+			wo.zstd_frame_kb = (unsigned)v;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -281,6 +289,9 @@ static int run(int argc, char **argv)
 	if (wo.level > 12 && to->kind != BACH_FORMAT_BYU_ZST)
 		return usage_error("--level: 1 to 12 for %s, not %d", to->name,
 				   wo.level);
+	if (wo.zstd_frame_kb && to->kind != BACH_FORMAT_BYU_ZST)
+		return usage_error("--zstd-frame-kb: for byu.zst, not %s",
+				   to->name);
 	if ((ba || start || end != UINT64_MAX) &&
 	    from->kind == BACH_FORMAT_FOREIGN)
 		return usage_error(
@@ -384,6 +395,8 @@ static int run(int argc, char **argv)
 	"                    bach's record encoder, faster than pigz -1 and\n" \
 	"                    smaller than gzip -1 on traces); byu.zst with\n"  \
 	"                    zstd at level N, 1 to 19 (default 3)\n"           \
+	"  --zstd-frame-kb N byu.zst: KiB of records a frame, whole 64 KiB\n"  \
+	"                    blocks, 64 to 16384 (default 8192)\n"             \
 	"  --threads N       compressing threads (default: all CPUs)\n"        \
 	"  -q, --quiet       no summary line on standard error\n"              \
 	"  --range START:END only records START to END-1 of IN (a trace,\n"    \
