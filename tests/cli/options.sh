@@ -85,7 +85,7 @@ jq -r '.config | keys[]' "$T/started" | sort > "$T/config_keys" ||
 while read -r k d; do
 	case $k:$d in
 	output:* | driver:*) continue ;; # given
-	level:0) want=1 ;; # 0: the compressor's own level, the record encoder's 1
+	level:0) want=3 ;; # 0: the compressor's own level, zstd's 3
 	*::*) want='""|[]' ;;
 	*:yes) want=true ;;
 	*:no) want=false ;;
