@@ -47,9 +47,11 @@ def capture(tmp_path_factory):
                     "--set", "rotate_mb=1", "--output", str(d)],
                    check=True, capture_output=True)
     (cap,) = [p for p in d.iterdir() if p.is_dir()]
-    segs = sorted(cap.glob("seg-*.byu.gz"))
+    # bachd's default segments, .byu.zst, as zstd itself reads them
+    segs = sorted(cap.glob("seg-*.byu.zst"))
+    assert len(segs) > 1
     raw = np.concatenate([np.frombuffer(subprocess.run(
-        ["zcat", str(s)], check=True, capture_output=True).stdout,
+        ["zstd", "-dcq", str(s)], check=True, capture_output=True).stdout,
         dtype=bach.RECORD) for s in segs])
     return cap, raw
 

@@ -105,14 +105,14 @@ mkdir "$T/rd"
 "$BACH" capture --driver fake --option records=400000 --set rotate_mb=1 \
 	--output "$T/rd" 2> /dev/null || fail "first capture failed"
 R=$(capdir "$T/rd")
-n0=$(ls "$R" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')
+n0=$(ls "$R" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$')
 # a reader (as the replay driver, dump or verify do) holds a shared lock
 flock -s "$R" sleep 4 &
 RP=$!
 sleep 0.3
 "$BACH" capture --driver fake --option records=1000 --set keep_bytes=1 \
 	--output "$T/rd" 2> /dev/null || fail "second capture failed"
-[ "$(ls "$R" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')" -eq "$n0" ] || fail "retention removed segments being read"
+[ "$(ls "$R" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$')" -eq "$n0" ] || fail "retention removed segments being read"
 wait "$RP"
 "$BACH" capture --driver fake --option records=1000 --set keep_bytes=1 \
 	--output "$T/rd" 2> /dev/null || fail "third capture failed"

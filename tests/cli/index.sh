@@ -280,7 +280,10 @@ for s in 0 174760 174762 349520 399995; do
 	sed -n "$((s + 1)),$((s + 5))p" "$T/capall.txt" | cmp -s - "$T/r.txt" ||
 		fail ".byu.zst capture --range $s"
 done
+# bach index names no segment that needs no index (as for raw ones)
 expect_status 0 $BACH index "$Z"
+[ ! -s "$T/out" ] || fail "bach index DIR of .byu.zst segments: $(cat "$T/out")"
+expect_status 0 $BACH index "${Z}seg-000001.byu.zst"
 expect_out "seg-000001.byu.zst: zstd, no .gzi needed (the seek table at its end is its index)"
 ls "$Z" | grep -q '\.gzi$' && fail "bach index wrote a .gzi beside .byu.zst: $(ls "$Z")"
 echo "index: ok"

@@ -9,7 +9,7 @@ mkdir "$T/cap"
 "$BACHD" --driver fake --option records=600000 --option seed=5 --set rotate_mb=1 \
 	--set ring_mb=4 --output "$T/cap" 2> "$T/log" || fail "capture: $(cat "$T/log")"
 C=$(capdir "$T/cap")
-[ "$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')" -ge 3 ] || fail "fewer than 3 segments: $(ls "$C")"
+[ "$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$')" -ge 3 ] || fail "fewer than 3 segments: $(ls "$C")"
 expect_status 0 "$BACH" verify "$C"
 expect_out "verify: 4 files, 600000 records, 0 problems"
 
