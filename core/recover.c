@@ -240,6 +240,58 @@ int segment_measure(int dirfd, const char *name, struct seg_result *res)
 	return err;
 }
 
+/* A write of a file's tail: a short one is a full disk (errno is not set). */
+static int write_tail(int fd, const void *p, size_t len, uint64_t off)
+{
+	ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -ENOSPC;
+}
+
+/*
+ * End the cut .byu.zst open at fd (*keep bytes of whole frames, their
+ * entries in zt; size bytes before the cut) with the seek table of its
+ * frames. The table needs 12 bytes a frame, which a full disk may not
+ * have even after the cut (a .byu.gz's EOF block needs 28): then the last
+ * frame goes, and again, measured again into res, until the table fits
+ * or no record is left (res->records 0: the caller removes the file).
+ */
+static int end_zst(int fd, uint64_t size, struct zst_table *zt,
+		   struct seg_result *res, uint64_t *keep)
+{
+	for (;;) {
+		struct stat st;
+		size_t tlen;
+		uint8_t *tab = zst_table_bytes(zt, &tlen);
+		bool has_eof;
+		int err;
+
+		if (!tab)
+			return -ENOMEM;
+		err = write_tail(fd, tab, tlen, *keep);
+		if (!err) {
+			res->crc = libdeflate_crc32(res->crc, tab, tlen);
+			*keep += tlen;
+		}
+		free(tab);
+		if (err != -ENOSPC || !zt->n)
+			return err;
+		*keep -= zt->e[zt->n - 1].csize;
+		if (ftruncate(fd, (off_t)*keep) < 0 || fstat(fd, &st) < 0)
+			return -errno;
+		zst_table_free(zt);
+		err = measure(fd, &st, false, false, res, keep, &has_eof, zt);
+		if (err)
+			return err;
+		res->cut = size - *keep;
+		res->cut_at = *keep;
+		if (!res->records)
+			return 0;
+	}
+}
+
 int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 {
 	char final[256];
@@ -264,47 +316,28 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 		      zst ? &zt : NULL);
 	if (err)
 		goto out_close;
-	if (!res->records) {
-		/* nothing whole survived: no segment is better than an empty
-		 * one */
-		res->removed = true;
-		res->bytes = 0;
-		if (unlinkat(dirfd, part, 0) < 0 || fsync(dirfd) < 0)
-			err = -errno;
-		goto out_close;
-	}
+	if (!res->records)
+		goto remove;
 	/* cutting first frees the space the EOF block needs */
 	if (ftruncate(fd, (off_t)keep) < 0) {
 		err = -errno;
 		goto out_close;
 	}
 	if (gz && !has_eof) {
-		if (pwrite(fd, bach_bgzf_eof, BACH_BGZF_EOF_SIZE,
-			   (off_t)keep) != BACH_BGZF_EOF_SIZE) {
-			err = errno ? -errno : -EIO;
+		err = write_tail(fd, bach_bgzf_eof, BACH_BGZF_EOF_SIZE, keep);
+		if (err)
 			goto out_close;
-		}
 		res->crc = libdeflate_crc32(res->crc, bach_bgzf_eof,
 					    BACH_BGZF_EOF_SIZE);
 		keep += BACH_BGZF_EOF_SIZE;
 	}
 	if (zst && !has_eof) {
 		/* the seek table of the frames kept ends it */
-		size_t tlen;
-		uint8_t *tab = zst_table_bytes(&zt, &tlen);
-
-		if (!tab) {
-			err = -ENOMEM;
+		err = end_zst(fd, (uint64_t)st.st_size, &zt, res, &keep);
+		if (err)
 			goto out_close;
-		}
-		if (pwrite(fd, tab, tlen, (off_t)keep) != (ssize_t)tlen) {
-			err = errno ? -errno : -EIO;
-			free(tab);
-			goto out_close;
-		}
-		res->crc = libdeflate_crc32(res->crc, tab, tlen);
-		keep += tlen;
-		free(tab);
+		if (!res->records)
+			goto remove;
 	}
 	res->bytes = keep;
 	if (fsync(fd) < 0) {
@@ -312,6 +345,13 @@ int segment_finish_part(int dirfd, const char *part, struct seg_result *res)
 		goto out_close;
 	}
 	if (renameat(dirfd, part, dirfd, final) < 0 || fsync(dirfd) < 0)
+		err = -errno;
+	goto out_close;
+remove:
+	/* nothing whole survived: no segment is better than an empty one */
+	res->removed = true;
+	res->bytes = 0;
+	if (unlinkat(dirfd, part, 0) < 0 || fsync(dirfd) < 0)
 		err = -errno;
 out_close:
 	zst_table_free(&zt);

@@ -260,16 +260,17 @@ const struct bach_optdesc bachd_settings[] = {
 	  .type = BACH_OPT_BOOL,
 	  .arg = "yes|no",
 	  .def = "yes",
-	  .help = ".byu.gz segments (blocked gzip) instead of .byu",
+	  .help = "compressed segments (.byu.zst, or .byu.gz with the record encoder or libdeflate) instead of .byu",
 	  BACH_OPT_AT(struct bachd_config, cap.compress) },
 	/*
-	 * The record encoder: 30% smaller than libdeflate -1, and above the
-	 * bus's 33 M records/s on two cores (make bench, bench/capture.sh)
+	 * zstd (at its level 3): the best ratio of those above the bus's 33 M
+	 * records/s on two cores, on a real program's trace, bach gen and a
+	 * decoded bus capture (make bench-compress, docs/bachd.md)
 	 */
 	{ .key = "compressor",
 	  .type = BACH_OPT_ENUM,
 	  .names = compressors,
-	  .def = "record",
+	  .def = "zstd",
 	  .help = "the block compressor: bach's own record encoder (levels 1 and 2), or libdeflate (faster, about 30% larger), .byu.gz segments; or zstd (levels 1 to 19), .byu.zst segments",
 	  .values = compressor_values,
 	  BACH_OPT_AT(struct bachd_config, cap.compressor) },

@@ -33,20 +33,9 @@ static bool ends_with(const char *path, const char *end)
 /* A .byu.zst file's frames, from its seek table (lib/io/zst.h). */
 static int zst_index(const char *path, struct bach_index *ix)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
 	char msg[256];
-	int err;
 
-	if (fd < 0)
-		return -errno;
-	err = fstat(fd, &st) < 0 ? -errno
-				 : zst_table_load(fd, (uint64_t)st.st_size, ix,
-						  msg, sizeof(msg));
-	close(fd);
-	if (err)
-		bach_index_free(ix);
-	return err;
+	return zst_table_load_path(path, ix, msg, sizeof(msg));
 }
 
 /*

@@ -6,9 +6,11 @@
  * (lib/io/reader_read.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -163,5 +165,23 @@ int zst_table_load(int fd, uint64_t size, struct bach_index *ix, char *msg,
 	}
 	err = zst_table_parse(tab, tlen, size - tlen, 0, ix, msg, len);
 	free(tab);
+	return err;
+}
+
+int zst_table_load_path(const char *path, struct bach_index *ix, char *msg,
+			size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = fstat(fd, &st) < 0
+		      ? -errno
+		      : zst_table_load(fd, (uint64_t)st.st_size, ix, msg, len);
+	close(fd);
+	if (err)
+		bach_index_free(ix);
 	return err;
 }

@@ -71,6 +71,10 @@ void zst_table_put(uint8_t *dst, const struct zst_entry *e, uint64_t n);
 int zst_table_load(int fd, uint64_t size, struct bach_index *ix, char *msg,
 		   size_t len);
 
+/* The same for the file at path, opened and closed here. */
+int zst_table_load_path(const char *path, struct bach_index *ix, char *msg,
+			size_t len);
+
 /* The same from the seek table frame's bytes, tab[0..tlen), found at
  * byte offset at of a file whose first frame it lists is at base. */
 int zst_table_parse(const uint8_t *tab, uint64_t tlen, uint64_t at,

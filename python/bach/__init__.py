@@ -5,7 +5,7 @@
     with bach.open("capture/20261121T223000Z") as t:   # .byu, .byu.gz, .byu.zst, dir, "-"
         for chunk in t:                 # numpy structured arrays, in chunks
             print(chunk["address"][:4], chunk["control"] >> 4)
-        t.seek(1_000_000_000)           # through the segments' .gzi indexes
+        t.seek(1_000_000_000)           # through the segments' seek tables
         ten = t.read(10)
         t.gaps()                        # the capture's gaps and their causes
         t.marks(), t.between("a", "b")  # its marks; bach dump --between
@@ -210,8 +210,9 @@ class Trace:
         return out
 
     def seek(self, rec):
-        """Go to record rec of the whole trace (from 0); through the .gzi
-        index of blocked .byu.gz files, checked before it is trusted.
+        """Go to record rec of the whole trace (from 0); through the seek
+        table of .byu.zst files and the .gzi index of blocked .byu.gz
+        files, checked before it is trusted.
         Past the end, reads give nothing. Standard input: forward only."""
         r = self._open()
         if rec < 0:

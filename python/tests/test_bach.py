@@ -47,9 +47,11 @@ def capture(tmp_path_factory):
                     "--set", "rotate_mb=1", "--output", str(d)],
                    check=True, capture_output=True)
     (cap,) = [p for p in d.iterdir() if p.is_dir()]
-    segs = sorted(cap.glob("seg-*.byu.gz"))
+    # bachd's default segments, .byu.zst, as zstd itself reads them
+    segs = sorted(cap.glob("seg-*.byu.zst"))
+    assert len(segs) > 1
     raw = np.concatenate([np.frombuffer(subprocess.run(
-        ["zcat", str(s)], check=True, capture_output=True).stdout,
+        ["zstd", "-dcq", str(s)], check=True, capture_output=True).stdout,
         dtype=bach.RECORD) for s in segs])
     return cap, raw
 
@@ -383,13 +385,13 @@ def test_time_after_seek_and_read_n(timed):
 
 
 def test_time_errors_name_the_sidecar(timed, traces, tmp_path):
-    seg = sorted(timed.glob("seg-*.byu.gz"))[0]
-    (tmp_path / "d.byu.gz").write_bytes(seg.read_bytes())
-    side = seg.with_name(seg.name.replace(".byu.gz", ".time.gz"))
+    seg = sorted(timed.glob("seg-*.byu.zst"))[0]
+    (tmp_path / "d.byu.zst").write_bytes(seg.read_bytes())
+    side = seg.with_name(seg.name.replace(".byu.zst", ".time.gz"))
     data = side.read_bytes()  # cut in its first member (BSIZE + 1 bytes)
     (tmp_path / "d.time.gz").write_bytes(data[:int.from_bytes(data[16:18], "little") + 1 - 10])
     with pytest.raises(bach.BachError) as e:
-        bach.open(tmp_path / "d.byu.gz").read()
+        bach.open(tmp_path / "d.byu.zst").read()
     assert "d.time.gz: truncated gzip member at byte offset" in str(e.value)
     assert e.value.exit_status == 1
     d, _ = traces
@@ -401,7 +403,8 @@ def test_time_errors_name_the_sidecar(timed, traces, tmp_path):
 
 
 def copy_capture(src, dst):
-    """A capture directory copied, times kept (its .gzi stay fresh)."""
+    """A capture directory copied, times kept (a .byu.gz's .gzi stays
+    fresh)."""
     import shutil
     shutil.copytree(src, dst)
     return dst
@@ -439,12 +442,12 @@ def test_untimed_segment_of_a_timed_capture(timed, tmp_path):
     man = (d / "manifest.jsonl").read_text().split("\n")
     n2 = None
     for i, line in enumerate(man):
-        if '"name":"seg-000002.byu.gz"' in line:
+        if '"name":"seg-000002.byu.zst"' in line:
             n2 = int(line.split('"records":')[1].split(",")[0])
             cut = line.index(',"timing":')
             man[i] = line[:cut] + "}"
     (d / "manifest.jsonl").write_text("\n".join(man))
-    n1 = len(bach.open(timed / "seg-000001.byu.gz", time=False).read())
+    n1 = len(bach.open(timed / "seg-000001.byu.zst", time=False).read())
     got = bach.open(d).read()
     assert len(got) == len(want)
     assert np.all(got["time"][n1:n1 + n2] == bach.TIME_NONE)
@@ -478,7 +481,7 @@ def marked(tmp_path_factory):
     with (cap / "manifest.jsonl").open("a") as f:
         for at, text in ((250000, "end"), (1000, "go"), (200000, "go")):
             f.write('{"time":"2026-11-26T14:00:00.000Z","event":"mark",'
-                    '"segment":"seg-000001.byu.gz","at":%d,"record":%d,'
+                    '"segment":"seg-000001.byu.zst","at":%d,"record":%d,'
                     '"source":"ctl","text":"%s"}\n' % (at, at, text))
     return cap
 
@@ -556,7 +559,7 @@ def test_between_after_retention(marked, tmp_path):
         f.unlink()
     with (d / "manifest.jsonl").open("a") as f:
         f.write('{"time":"2026-11-26T14:00:01.000Z","event":"retention",'
-                '"name":"seg-000001.byu.gz","bytes":1,"reason":"keep_bytes"}\n')
+                '"name":"seg-000001.byu.zst","bytes":1,"reason":"keep_bytes"}\n')
     want = between_cli(d, "end", "0x80", tmp_path)
     with bach.open(d) as t:
         assert t.between("end", "0x80").read().tobytes() == want

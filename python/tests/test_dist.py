@@ -52,8 +52,8 @@ def client(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
-    """A capture with gap markers in several segments, and a plain
-    blocked .byu.gz."""
+    """A capture with gap markers in several segments (bachd's default
+    .byu.zst), and a plain blocked .byu.gz."""
     d = tmp_path_factory.mktemp("disttraces")
     subprocess.run([BACH, "capture", "--driver", "fake",
                     "--option", "records=300000", "--option", "drop_every=7",
@@ -61,7 +61,7 @@ def traces(tmp_path_factory):
                     "--set", "rotate_mb=1", "--output", str(d)],
                    check=True, capture_output=True)
     (cap,) = [p for p in d.iterdir() if p.is_dir()]
-    assert len(list(cap.glob("seg-*.byu.gz"))) > 1
+    assert len(list(cap.glob("seg-*.byu.zst"))) > 1
     events = [json.loads(x) for x in open(cap / "manifest.jsonl")]
     assert sum(e["event"] == "gap" for e in events) > 2
     g = d / "g.byu.gz"

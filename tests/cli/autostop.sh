@@ -41,7 +41,7 @@ mkdir "$T/s"
 C=$(capdir "$T/s")
 stopped_by "$C" segments || fail "segments: $(tail -n 1 "$C/manifest.jsonl")"
 [ "$(ended "$C" segments)" -eq 3 ] || fail "segments: $(ended "$C" segments) segments"
-[ "$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')" -eq 3 ] || fail "segments: $(ls "$C")"
+[ "$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$')" -eq 3 ] || fail "segments: $(ls "$C")"
 "$BACH" verify -q "$C" > /dev/null || fail "segments: does not verify"
 
 # a source that ends first: no stopped_by

@@ -6,19 +6,20 @@ BACHD="$(dirname "$BACH")/bachd"
 ended() { grep '"event":"ended"' "$1"/manifest.jsonl | tail -n 1 | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
 capdir() { ls -d "$1"/2*Z* | tail -n 1; }
 
-# N records: exit 0, verifies, zcat equals bach gen, manifest totals N
+# N records: exit 0, verifies, zstd -d (bachd's default segments are
+# .byu.zst) equals bach gen, manifest totals N
 mkdir "$T/out"
 $BACHD --driver fake --option records=300000 --option seed=11 --output "$T/out" 2> "$T/log" ||
 	fail "bachd exited $?: $(cat "$T/log")"
 C=$(capdir "$T/out")
 $BACH verify "$C" > /dev/null || fail "capture does not verify"
 $BACH gen --records 300000 --seed 11 -o "$T/gen.byu"
-zcat "$C"/seg-*.byu.gz | cmp -s - "$T/gen.byu" || fail "capture differs from bach gen"
+zstd -dcq "$C"/seg-*.byu.zst | cmp -s - "$T/gen.byu" || fail "capture differs from bach gen"
 [ "$(ended "$C" produced)" = 300000 ] || fail "produced: $(ended "$C" produced)"
 [ "$(ended "$C" written)" = 300000 ] || fail "written: $(ended "$C" written)"
 [ "$(ended "$C" lost)" = 0 ] || fail "lost"
 grep -q '"event":"started".*"driver":"fake"' "$C/manifest.jsonl" || fail "no started event"
-grep -q '"event":"segment","name":"seg-000001.byu.gz","records":300000' "$C/manifest.jsonl" ||
+grep -q '"event":"segment","name":"seg-000001.byu.zst","records":300000' "$C/manifest.jsonl" ||
 	fail "no segment event: $(cat "$C/manifest.jsonl")"
 ls "$C" | grep -q part && fail ".part left behind"
 # one segment is "1 segment" in the log
@@ -77,7 +78,7 @@ bsum() { grep '"event":"stall".*"source":"board"' "$C/manifest.jsonl" |
 [ "$(ended "$C" board_stalls)" = 4 ] || fail "board stalls in ended: $(ended "$C" board_stalls)"
 [ "$(ended "$C" lost)" = 0 ] || fail "a stall lost records"
 $BACH gen --records 100000 --seed 4 -o "$T/g4.byu"
-zcat "$C"/seg-*.byu.gz | cmp -s - "$T/g4.byu" || fail "records differ from bach gen after board stalls"
+zstd -dcq "$C"/seg-*.byu.zst | cmp -s - "$T/g4.byu" || fail "records differ from bach gen after board stalls"
 
 # a raw board stream dump of a live session replays to the same trace and totals
 mkdir "$T/dump" "$T/replayed"
@@ -110,7 +111,7 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 [ "$ms" -ge 450 ] || fail "pace=original over 0.5 s of board time took $ms ms"
 # a trace without a timing sidecar has no timing to pace by
 set +e
-$BACHD --driver replay --option path="$C/seg-000001.byu.gz" --option pace=original \
+$BACHD --driver replay --option path="$C/seg-000001.byu.zst" --option pace=original \
 	--output "$T/paced" 2> "$T/log"
 rc=$?
 set -e

@@ -53,7 +53,7 @@ reap "$CPID"
 ctl status --json > "$T/st"
 for k in '"ok":true' '"capturing":true' '"running":true' '"driver":"fake"' \
 	'"bachd":{"version":"' "\"pid\":$P," '"gateware":"1.0"' \
-	"\"capture\":\"$C1\"" '"segment":"seg-000001.byu.gz.part"' '"produced":' \
+	"\"capture\":\"$C1\"" '"segment":"seg-000001.'$SEG'.part"' '"produced":' \
 	'"written":' '"lost":0' '"lost_by":{' '"overflow":0' '"frames":0' \
 	'"corrupt":0' '"ring":0' '"device":0' '"disk":0' '"gap_markers":0' \
 	'"bytes":' '"segments":0' '"stalls":' '"stall_ns":' '"ring_used":' \
@@ -107,7 +107,7 @@ grep -qF '"text":"he said \"hi\" \\ back\\slash ünïcødé"' "$C1/manifest.json
 	fail "mark text not escaped right: $(grep mark "$C1/manifest.jsonl")"
 grep -qF '"text":"tab\u0009here\u0001ctl"' "$C1/manifest.jsonl" ||
 	fail "control characters not escaped: $(grep mark "$C1/manifest.jsonl")"
-grep '"event":"mark"' "$C1/manifest.jsonl" | grep -q '"segment":"seg-000001.byu.gz","at":[0-9]' ||
+grep '"event":"mark"' "$C1/manifest.jsonl" | grep -q "\"segment\":\"seg-000001.$SEG\",\"at\":[0-9]" ||
 	fail "a mark without its position"
 
 # -- malformed requests: an error each, and the capture goes on -----------
@@ -173,8 +173,8 @@ wait_until 20 "records in the second capture" sh -c \
 	"'$BACH' ctl --socket '$S' status --json | grep -q '\"written\":[1-9]'"
 ctl rotate > "$T/r" || fail "rotate: $(cat "$T/r")"
 grep -qx 'rotated: the next segment is open' "$T/r" || fail "rotate says: $(cat "$T/r")"
-wait_until 20 "seg-000002 after rotate" test -e "$C2/seg-000002.byu.gz.part"
-test -e "$C2/seg-000001.byu.gz" || fail "rotate: seg-000001 not closed"
+wait_until 20 "seg-000002 after rotate" test -e "$C2/seg-000002.$SEG.part"
+test -e "$C2/seg-000001.$SEG" || fail "rotate: seg-000001 not closed"
 ctl stop > "$T/r" || fail "stop: $(cat "$T/r")"
 stopped
 alive "$P" || fail "bachd exited on stop"

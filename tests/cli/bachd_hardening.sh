@@ -6,17 +6,19 @@
 . "$TOP/tests/helpers/bachd_lib.sh"
 helper crc32
 
-# crash OUT: a capture in OUT killed with SIGKILL mid-segment; its
-# directory in $A
+# crash OUT [BACHD OPTIONS]: a capture in OUT killed with SIGKILL
+# mid-segment; its directory in $A
 crash() {
+	co=$1
+	shift
 	bg "$BACHD" --driver fake --option seed=3 --option rate=200000 \
-		--set ring_mb=4 --output "$1" 2> "$T/crash.log"
+		--set ring_mb=4 --output "$co" "$@" 2> "$T/crash.log"
 	P=$BGPID
-	wait_until 20 "a segment with data" sh -c "[ -s \"\$(ls '$1'/2*Z*/seg-000001.byu.gz.part 2>/dev/null)\" ]"
+	wait_until 20 "a segment with data" sh -c "[ -s \"\$(ls '$co'/2*Z*/seg-000001.byu*.part 2>/dev/null)\" ]"
 	sleep 0.3
 	kill -KILL "$P"
 	reap "$P"
-	A=$(capdir "$1")
+	A=$(capdir "$co")
 }
 
 # -- 1. recovery follows no symbolic link ------------------------------------
@@ -42,16 +44,16 @@ crash "$T/out1"
 part=$(ls "$A" | grep '\.part$')
 mv "$A/$part" "$T/real.part"
 ln -s "$T/outside/victim.byu.gz" "$A/$part"
-ln -s "$T/outside/victim.byu.gz" "$A/seg-000009.byu.gz"
-mkfifo "$A/seg-000010.byu.gz.part"
+ln -s "$T/outside/victim.byu.gz" "$A/seg-000009.$SEG"
+mkfifo "$A/seg-000010.$SEG.part"
 "$BACHD" --driver fake --option records=1000 --set ring_mb=4 --output "$T/out1" \
 	2> "$T/b.log" || fail "the start after the second crash exited $?: $(cat "$T/b.log")"
 same "$T/outside/victim.byu.gz" "$T/victim.copy"
 grep -q "$A/$part: a symbolic link: left alone" "$T/b.log" ||
 	fail "the link is not named: $(cat "$T/b.log")"
-grep -q "$A/seg-000009.byu.gz: a symbolic link: left alone" "$T/b.log" ||
+grep -q "$A/seg-000009.$SEG: a symbolic link: left alone" "$T/b.log" ||
 	fail "the closed-looking link is not named: $(cat "$T/b.log")"
-grep -q "$A/seg-000010.byu.gz.part: a FIFO: left alone" "$T/b.log" ||
+grep -q "$A/seg-000010.$SEG.part: a FIFO: left alone" "$T/b.log" ||
 	fail "the FIFO is not named: $(cat "$T/b.log")"
 grep -q '"name":"seg-000009' "$A/manifest.jsonl" && fail "a link was named as a segment"
 [ "$(ended_state "$A")" = recovered ] || fail "the capture was not closed: $(tail -n 1 "$A/manifest.jsonl")"
@@ -61,11 +63,11 @@ mkdir "$T/out7"
 "$BACHD" --driver fake --option records=600000 --set rotate_mb=1 \
 	--set ring_mb=4 --output "$T/out7" 2> "$T/a.log" || fail "capture: $(cat "$T/a.log")"
 C=$(capdir "$T/out7")
-n=$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')
+n=$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$')
 [ "$n" -ge 3 ] || fail "only $n segments"
 # the manifest as a kill after the last rename leaves it: without the last
 # segment's line and without "ended"
-last=$(ls "$C" | grep -E '^seg-[0-9]+\.byu(\.gz)?$' | tail -n 1)
+last=$(ls "$C" | grep -E '^seg-[0-9]+\.byu(\.gz|\.zst)?$' | tail -n 1)
 grep -v "\"name\":\"$last\"" "$C/manifest.jsonl" | grep -v '"event":"ended"' > "$T/m"
 cp "$T/m" "$C/manifest.jsonl"
 # and a line cut in the middle by a crash of the machine
@@ -92,12 +94,12 @@ mkdir "$T/out9"
 bg "$BACHD" --driver fake --option seed=3 --option rate=200000 --set ring_mb=4 \
 	--output "$T/out9" 2> "$T/first.log"
 P=$BGPID
-wait_until 20 "the first segment" sh -c "ls '$T/out9'/2*Z*/seg-000001.byu.gz.part"
+wait_until 20 "the first segment" sh -c "ls '$T/out9'/2*Z*/seg-000001.$SEG.part"
 rm -f "$T/out9/.bach.lock"
 expect_status 2 "$BACHD" --driver fake --option records=1000 --output "$T/out9"
 expect_err "another bachd or bach capture is writing there"
 alive "$P" || fail "the first bachd died"
-ls "$T/out9"/2*Z*/seg-000001.byu.gz.part > /dev/null || fail "the live segment was touched"
+ls "$T/out9"/2*Z*/seg-000001.$SEG.part > /dev/null || fail "the live segment was touched"
 kill -TERM "$P"
 reap "$P"
 [ "$RC" -eq 0 ] || fail "the first bachd exited $RC: $(cat "$T/first.log")"
@@ -128,8 +130,10 @@ expect_status 2 "$BACH" capture --driver fake --option records=1000 --output "$T
 # -- a FIFO at a segment index's temporary: no hang ---------------------
 # recovery writes the index of the segment it closes as .NAME.gzi.tmp;
 # a FIFO there made bachd wait for a reader for ever, deaf to SIGTERM
+# (a .gzi is .byu.gz's: compressor = record; a .byu.zst's index is its
+# own seek table, written into the segment)
 mkdir "$T/out18f"
-crash "$T/out18f"
+crash "$T/out18f" --set compressor=record
 part=$(ls "$A" | grep '\.byu\.gz\.part$')
 mkfifo "$A/.${part%.part}.gzi.tmp"
 bg "$BACHD" --driver fake --option records=1000 --set ring_mb=4 --output "$T/out18f" \

@@ -8,10 +8,14 @@
 helper crc32
 mkdir "$T/out"
 
+# the frames of a .byu.zst, read by zstd's format documents alone
+ZF="python3 $TOP/tests/helpers/zstd_frames.py"
+
 # seg_records FILE: records in a segment
 seg_records() {
 	case $1 in
 	*.gz) zcat "$1" | wc -c | awk '{ print $1 / 6 }' ;;
+	*.zst) zstd -dcq "$1" | wc -c | awk '{ print $1 / 6 }' ;;
 	*) wc -c < "$1" | awk '{ print int($1 / 6) }' ;;
 	esac
 }
@@ -41,6 +45,20 @@ check_recovered() {
 				fail "$new: cut at $k, but a whole member of $b bytes followed ($osz bytes were there)"
 		fi
 		;;
+	*.zst)
+		# every whole frame kept (RFC 8878), then the seek table of
+		# those (docs/formats.md section 10), which zstd itself checks
+		tab=$($ZF table "$new") || fail "$new: $tab"
+		set -- $tab # frames, table bytes, their compressed, decompressed sizes
+		k=$((nsz - $2))
+		[ "$3" -eq "$k" ] || fail "$new: the seek table's frames are $3 bytes, $k precede it"
+		cmp -s -n "$k" "$old" "$new" || fail "$new: not the start of the unfinished segment"
+		nf=$1
+		set -- $($ZF whole "$old")
+		[ "$1" -eq "$k" ] && [ "$2" -eq "$nf" ] ||
+			fail "$new: $nf frames, $k bytes kept, but the unfinished segment had $2 whole frames, $1 bytes ($osz bytes were there)"
+		zstd -q -t "$new" || fail "$new: zstd -t rejects it"
+		;;
 	*)
 		[ "$nsz" -eq $((osz - osz % 6)) ] || fail "$new: $nsz bytes kept of $osz"
 		cmp -s -n "$nsz" "$old" "$new" || fail "$new: not the start of the unfinished segment"
@@ -49,7 +67,8 @@ check_recovered() {
 }
 
 # nothing_whole PART: the unfinished segment held no whole record (a raw
-# one under 6 bytes; a gzip one whose first member is not complete)
+# one under 6 bytes; a gzip one whose first member is not complete; a
+# zstd one whose first frame is not)
 nothing_whole() {
 	sz=$(wc -c < "$1")
 	case $1 in
@@ -57,6 +76,7 @@ nothing_whole() {
 		[ "$sz" -lt 18 ] || [ "$(first2 "$1" 0)" != 1f8b ] ||
 			[ $(($(le16 "$1" 16) + 1)) -gt "$sz" ] ||
 			{ [ $(($(le16 "$1" 16) + 1)) -eq 28 ] && cmp -s -n 28 "$1" "$T/eof28"; } ;;
+	*.zst.part) [ "$($ZF whole "$1" | cut -d' ' -f2)" -eq 0 ] ;;
 	*) [ "$sz" -lt 6 ] ;;
 	esac
 }
@@ -68,8 +88,11 @@ recovered=0
 i=1
 while [ "$i" -le 10 ]; do
 	delay=0.$(((i * 37 + 11) % 9 + 1))
+	# raw, the default .byu.zst, and twice .byu.gz (its members and the
+	# .gzi that htslib's bgzip makes: compressor = record)
 	mode=""
 	[ $((i % 2)) -eq 0 ] && mode=--no-compress
+	[ $((i % 4)) -eq 3 ] && mode="--set compressor=record"
 	before=$(ncaps "$T/out")
 	bg "$BACHD" --driver fake --option seed=8 --option rate=3000000 $mode \
 		--set rotate_mb=8 --set ring_mb=16 --output "$T/out" 2> "$T/a.log"
@@ -189,10 +212,10 @@ cp "$A"/*.part "$T/tmcrash/"
 "$BACH" recover "$A" 2> "$T/rec.log" || fail "recover: $(cat "$T/rec.log")"
 ls "$A" | grep -q '\.part$' && fail "timed: .part left: $(ls "$A")"
 : > "$T/want"
-for s in "$A"/seg-*.byu.gz; do
+for s in "$A"/seg-*.$SEG; do
 	n=${s##*/}
-	n=${n%.byu.gz}
-	ev=$(grep "\"event\":\"segment\",\"name\":\"$n.byu.gz\"" "$A/manifest.jsonl")
+	n=${n%.$SEG}
+	ev=$(grep "\"event\":\"segment\",\"name\":\"$n.$SEG\"" "$A/manifest.jsonl")
 	echo "$ev" | grep -q "\"timing\":\"$n.time.gz\",\"clock_hz\":66666666,\"timing_bytes\":$(wc -c < "$A/$n.time.gz"),\"timing_crc32\":\"$($SC crc32 "$A/$n.time.gz")\"" ||
 		fail "timed: $n: the event is not the sidecar's: $ev"
 	$SC entries "$A/$n.time.gz" > "$T/got"
@@ -228,10 +251,10 @@ cut_member "$T/tm2/$part" "$T/p" && cat "$T/p" > "$T/tm2/$part"
 "$BACH" recover "$T/tm2" 2> "$T/rec.log" || fail "recover: $(cat "$T/rec.log")"
 [ -e "$T/tm2/$part" ] || fail "untimed: $part was not left alone"
 n=${part%.time.gz.part}
-grep "\"name\":\"$n.byu.gz\"" "$T/tm2/manifest.jsonl" | grep -q '"timing"' &&
+grep "\"name\":\"$n.$SEG\"" "$T/tm2/manifest.jsonl" | grep -q '"timing"' &&
 	fail "untimed: the event of $n names a sidecar"
 "$BACH" dump --time "$T/tm2" > "$T/d" 2> "$T/err" || fail "untimed: dump --time exited $?: $(cat "$T/err")"
-recs=$("$BACH" dump "$T/tm2/$n.byu.gz" | wc -l)
+recs=$("$BACH" dump "$T/tm2/$n.$SEG" | wc -l)
 [ "$(tail -n "$recs" "$T/d" | awk '$4 != "-"' | wc -l)" -eq 0 ] || fail "untimed: $n has clocks"
 [ "$(head -n $(($(wc -l < "$T/d") - recs)) "$T/d" | awk '$4 == "-"' | wc -l)" -eq 0 ] ||
 	fail "untimed: the segments before $n lost their clocks"

@@ -8,7 +8,7 @@ $BACH capture --driver fake --option records=50000 --option seed=8 --output "$T/
 grep -q "50000 records produced, 50000 written, 0 lost" "$T/err" || fail "summary: $(cat "$T/err")"
 C=$(ls -d "$T"/c/2*Z*)
 $BACH gen --records 50000 --seed 8 -o "$T/g.byu"
-zcat "$C"/seg-*.byu.gz | cmp -s - "$T/g.byu" || fail "bach capture differs from bach gen"
+zstd -dcq "$C"/seg-*.byu.zst | cmp -s - "$T/g.byu" || fail "bach capture differs from bach gen"
 $BACH verify "$C" > /dev/null || fail "does not verify"
 
 # Ctrl-C (SIGINT) drains and closes: exit 0, no .part, a prefix of gen's stream
@@ -16,7 +16,7 @@ mkdir "$T/i"
 $BACH capture --driver fake --option rate=200000 --option seed=8 --output "$T/i" 2> "$T/err2" &
 pid=$!
 i=0
-until ls "$T"/i/2*Z*/seg-000001.byu.gz.part > /dev/null 2>&1; do
+until ls "$T"/i/2*Z*/seg-000001.byu.zst.part > /dev/null 2>&1; do
 	i=$((i + 1)); [ $i -lt 200 ] || fail "no segment after 20 s"; sleep 0.1
 done
 sleep 0.5

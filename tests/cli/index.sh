@@ -220,11 +220,12 @@ $BACH index "$T/v.byu.gz" >/dev/null
 expect_status 0 $BACH verify "$T/v.byu.gz"
 grep -q warning "$T/out" && fail "rewritten index warned: $(cat "$T/out")"
 
-# a capture directory: bachd's segments each get the index bgzip -r makes,
-# and a range crosses segments
+# a capture directory: bachd's .byu.gz segments (compressor = record; the
+# .gzi is gzip's, and htslib's) each get the index bgzip -r makes, and a
+# range crosses segments
 mkdir "$T/cap"
 $BACH capture --driver fake --option records=400000 --option seed=3 \
-	--set rotate_mb=1 --output "$T/cap" 2>/dev/null
+	--set rotate_mb=1 --set compressor=record --output "$T/cap" 2>/dev/null
 D=$(echo "$T"/cap/*/)
 nseg=0
 for f in "$D"seg-*.byu.gz; do
@@ -263,4 +264,26 @@ $BACH dump --range 349520:349525 "$D" | cmp -s - "$T/want.txt" || fail "bach ind
 for f in "$D"seg-*.byu.gz; do
 	[ -s "$f.gzi" ] || fail "bach index DIR: $f.gzi missing"
 done
+
+# bachd's default .byu.zst segments: no .gzi beside them (the seek table
+# in each is its index, docs/formats.md section 10), the same records, and
+# a range crosses their boundaries the same
+mkdir "$T/zcap"
+$BACH capture --driver fake --option records=400000 --option seed=3 \
+	--set rotate_mb=1 --output "$T/zcap" 2>/dev/null
+Z=$(echo "$T"/zcap/*/)
+[ "$(ls "$Z"seg-*.byu.zst | wc -l)" -ge 2 ] || fail "default capture: $(ls "$Z")"
+ls "$Z" | grep -q '\.gzi$' && fail "a .gzi beside .byu.zst segments: $(ls "$Z")"
+$BACH dump "$Z" | cmp -s - "$T/capall.txt" || fail "the .byu.zst capture's records"
+for s in 0 174760 174762 349520 399995; do
+	$BACH dump --range $s:$((s + 5)) "$Z" > "$T/r.txt"
+	sed -n "$((s + 1)),$((s + 5))p" "$T/capall.txt" | cmp -s - "$T/r.txt" ||
+		fail ".byu.zst capture --range $s"
+done
+# bach index names no segment that needs no index (as for raw ones)
+expect_status 0 $BACH index "$Z"
+[ ! -s "$T/out" ] || fail "bach index DIR of .byu.zst segments: $(cat "$T/out")"
+expect_status 0 $BACH index "${Z}seg-000001.byu.zst"
+expect_out "seg-000001.byu.zst: zstd, no .gzi needed (the seek table at its end is its index)"
+ls "$Z" | grep -q '\.gzi$' && fail "bach index wrote a .gzi beside .byu.zst: $(ls "$Z")"
 echo "index: ok"

@@ -80,14 +80,14 @@ expect_status 0 "$T/dump_times" "$C" 21000:21500
 $BACH dump --time --range 21000:21500 "$C" | cut -d' ' -f1-4 | sed 's/ GAP:[^ ]* / INVALID /' > "$T/want"
 same "$T/out" "$T/want"
 # a damaged or missing sidecar: the message names it and the offset
-S=$(ls "$C"/seg-*.byu.gz | head -1)
-cp "$S" "$T/d.byu.gz"
-cut_member "${S%.byu.gz}.time.gz" "$T/d.time.gz"
-expect_status 1 "$T/dump_times" "$T/d.byu.gz"
+S=$(ls "$C"/seg-*.byu.zst | head -1)
+cp "$S" "$T/d.byu.zst"
+cut_member "${S%.byu.zst}.time.gz" "$T/d.time.gz"
+expect_status 1 "$T/dump_times" "$T/d.byu.zst"
 expect_err "d.time.gz: truncated gzip member at byte offset"
 # more entries than records
 $BACH convert -q --range 0:1000 "$S" "$T/e.byu.gz"
-cp "${S%.byu.gz}.time.gz" "$T/e.time.gz"
+cp "${S%.byu.zst}.time.gz" "$T/e.time.gz"
 expect_status 1 "$T/dump_times" "$T/e.byu.gz"
 expect_err "e.time.gz: more entries than"
 expect_status 2 "$T/dump_times" "$T/a.byu.gz"

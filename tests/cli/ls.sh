@@ -86,7 +86,7 @@ P=$BGPID
 three() { [ "$(ncaps "$O")" -eq 3 ]; }
 wait_until 20 "the third capture" three
 C=$(capdir "$O")
-wait_until 20 "its first segment" test -e "$C/seg-000001.byu.gz.part"
+wait_until 20 "its first segment" test -e "$C/seg-000001.$SEG.part"
 "$BACH" ls --json "$O" > "$T/ls.json"
 [ "$(field "$(basename "$C")" state)" = running ] || fail "a capture bachd writes is $(field "$(basename "$C")" state)"
 [ "$(field "$first" state)" = clean ] || fail "an older capture is $(field "$first" state) while bachd runs"

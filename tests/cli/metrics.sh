@@ -113,7 +113,7 @@ done
 [ "$(int bach_segments_total)" -eq "$(ended "$C" segments)" ] || fail "segments differ"
 [ "$(int bach_segments_total)" -ge 2 ] || fail "rotate_seconds=1 made one segment"
 [ "$(int bach_written_bytes_total)" -eq "$(ended "$C" bytes)" ] || fail "bytes differ"
-[ "$(int bach_written_bytes_total)" -eq "$(cat "$C"/seg-*.byu.gz | wc -c)" ] || fail "bytes are not the segments' sizes"
+[ "$(int bach_written_bytes_total)" -eq "$(cat "$C"/seg-*.$SEG | wc -c)" ] || fail "bytes are not the segments' sizes"
 [ "$(int bach_board_stalls_total)" -eq "$(ended "$C" board_stalls)" ] || fail "board stalls differ"
 [ "$(int bach_records_in_flight)" -eq 0 ] || fail "records still in flight at the end"
 [ "$(int bach_ring_size_blocks)" -eq $((8 * 1048576 / 65280)) ] || fail "ring blocks $(int bach_ring_size_blocks)"

@@ -1,6 +1,6 @@
 # Files named on the command line are read for what they hold, as
-# standard input is: an unfinished segment
-# (*.byu.gz.part) is gzip, never raw records, and is only read; bach
+# standard input is: an unfinished segment (bachd's default
+# *.byu.zst.part) is zstd, never raw records, and is only read; bach
 # verify on a crashed capture names its .part and leaves it as it was.
 . "$TOP/tests/lib.sh"
 . "$TOP/tests/helpers/bachd_lib.sh"
@@ -9,14 +9,14 @@
 mkdir "$T/crash"
 crashed_capture "$T/crash" 3
 K=$CRASHED
-PART="$K/seg-000001.byu.gz.part"
+PART="$K/seg-000001.$SEG.part"
 [ -f "$PART" ] || fail "no .part after the crash"
 ls -l --time-style=+%s.%N "$PART" > "$T/before.ls"
 cksum < "$PART" > "$T/before.sum"
 
 # dump: the records of bach gen --seed 3, then the unfinished end named
 expect_status 1 $BACH dump "$PART"
-expect_err "seg-000001.byu.gz.part: missing EOF block"
+expect_err "seg-000001.$SEG.part: missing seek table"
 expect_err "an unfinished segment"
 n=$(wc -l < "$T/out")
 [ "$n" -gt 0 ] || fail "dump of the .part printed nothing"
@@ -32,7 +32,7 @@ expect_out "an unfinished segment"
 
 # verify of the capture: the .part named, read, not damage
 expect_status 0 $BACH verify "$K"
-expect_out "seg-000001.byu.gz.part: unfinished segment:"
+expect_out "seg-000001.$SEG.part: unfinished segment:"
 # ... and nothing of it changed: read-only, even its times
 ls -l --time-style=+%s.%N "$PART" > "$T/after.ls"
 cksum < "$PART" > "$T/after.sum"

@@ -14,7 +14,7 @@ mkdir "$T/cap"
 $BACH capture --driver fake --option records=$N --option seed=4 \
 	--set rotate_mb=1 --output "$T/cap" > /dev/null 2>&1 || fail "capture"
 CAP=$(ls -d "$T"/cap/2*)
-[ "$(ls "$CAP"/seg-*.byu.gz | wc -l)" -ge 3 ] || fail "capture: $(ls "$CAP")"
+[ "$(ls "$CAP"/seg-*.byu.zst | wc -l)" -ge 3 ] || fail "capture: $(ls "$CAP")"
 $BACH dump "$T/a.byu" > "$T/all.txt"
 
 # 6 * 9223372036854775813 wraps to 30 (record 5), 6 * 3074457345618258603

@@ -177,12 +177,12 @@ mkdir "$T/ret" "$T/rep3"
 	--option drop_every=7 --policy drop --set marker=io:0x80 --set marker_rate=1000000 \
 	--set rotate_mb=1 --output "$T/ret" 2> "$T/log" || fail "capture to rotate: $(cat "$T/log")"
 C3=$(capdir "$T/ret")
-[ -e "$C3/seg-000002.byu.gz" ] || fail "no second segment: $(ls "$C3")"
+[ -e "$C3/seg-000002.$SEG" ] || fail "no second segment: $(ls "$C3")"
 cp -r "$C3" "$T/open"
-base=$(grep '"name":"seg-000001.byu.gz"' "$C3/manifest.jsonl" | sed 's/.*"records":\([0-9]*\).*/\1/')
+base=$(grep "\"name\":\"seg-000001.$SEG\"" "$C3/manifest.jsonl" | sed 's/.*"records":\([0-9]*\).*/\1/')
 bytes=$(cat "$C3"/seg-000001.* | wc -c)
 rm "$C3"/seg-000001.*
-printf '{"time":"2026-11-26T12:00:00.000Z","event":"retention","name":"seg-000001.byu.gz","bytes":%s,"reason":"keep_bytes"}\n' \
+printf '{"time":"2026-11-26T12:00:00.000Z","event":"retention","name":"seg-000001.'"$SEG"'","bytes":%s,"reason":"keep_bytes"}\n' \
 	"$bytes" >> "$C3/manifest.jsonl"
 "$BACH" verify -q "$C3" > "$T/v" 2>&1 || fail "the source after retention: $(cat "$T/v")"
 "$BACH" capture --driver replay --option path="$C3" --output "$T/rep3" 2> "$T/log" ||
@@ -216,9 +216,9 @@ print(sum(json.loads(l)["lost"] for l in open(sys.argv[1])))' "$T/src3.gap")" ] 
 # a capture still being written (its last segment a .part, a copy from
 # before the retention above): what its manifest places past the closed
 # segments is left out, and said
-last=$(ls "$T"/open/seg-*.byu.gz | tail -n 1)
+last=$(ls "$T"/open/seg-*.$SEG | tail -n 1)
 mv "$last" "$last.part"
-closed=$(cat "$T"/open/seg-*.byu.gz | gzip -dc | wc -c)
+closed=$(cat "$T"/open/seg-*.$SEG | zstd -dcq | wc -c)
 closed=$((closed / 6))
 "$BACH" capture --driver replay --option path="$T/open" --output "$T/rep3" 2> "$T/log" ||
 	fail "replay of an open capture: $(cat "$T/log")"

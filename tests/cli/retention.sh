@@ -1,6 +1,6 @@
 # Retention with timing sidecars: a segment, its
-# timing sidecar (seg-N.time.gz) and its index (.gzi) are one unit, counted
-# and removed together; the running capture's newest closed segment is
+# timing sidecar (seg-N.time.gz) and a .byu.gz's index (.gzi) are one
+# unit, counted and removed together; the running capture's newest closed segment is
 # never removed for a limit it cannot meet (the log, the status and the
 # metrics say so); keep_captures and keep_days leave no sidecar behind;
 # bach verify and bach ls are content with what is left.
@@ -12,20 +12,22 @@ companions_whole() {
 	for f in "$1"/seg-*.time.gz "$1"/seg-*.time.gz.part "$1"/seg-*.gzi; do
 		[ -e "$f" ] || continue
 		n=$(basename "$f" | sed 's/^\(seg-[0-9]*\)\..*/\1/')
-		ls "$1/$n".byu* 2> /dev/null | grep -qE '\.byu(\.gz)?(\.part)?$' ||
+		ls "$1/$n".byu* 2> /dev/null | grep -qE '\.byu(\.gz|\.zst)?(\.part)?$' ||
 			fail "$(basename "$f") is left without its segment in $1: $(ls "$1")"
 	done
 }
 not_there() { [ ! -e "$1" ]; }
-nsegs() { ls "$1" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$' || true; }
+nsegs() { ls "$1" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$' || true; }
 # the bytes of the regular files in DIR
 dirbytes() { find "$1" -maxdepth 1 -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
 
 # -- keep_bytes with timing: the reproducer of the issue --------------------
 # 11 segments of ~0.3 MB, each with a sidecar and an index; 1.5 MB kept
+# (compressor = record: the .gzi is .byu.gz's; the default .byu.zst's
+# index is inside it, and its keep_bytes is bachd_disk_guard.sh's)
 mkdir "$T/r4"
 expect_status 0 "$BACH" capture --driver fake -O records=2000000 -O timing=1 \
-	--set rotate_mb=1 --set keep_bytes=1.5M -o "$T/r4"
+	--set rotate_mb=1 --set keep_bytes=1.5M --set compressor=record -o "$T/r4"
 C=$(capdir "$T/r4")
 left=$(nsegs "$C")
 [ "$left" -ge 2 ] || fail "keep_bytes=1.5M left $left segments: $(ls "$C")"
@@ -58,7 +60,7 @@ C=$(capdir "$T/kb1")
 segs=$(ended "$C" segments)
 [ "$(nsegs "$C")" -eq 1 ] || fail "keep_bytes=1: $(ls "$C")"
 last=$(printf 'seg-%06d' "$segs")
-[ "$(ls "$C" | sort | tr '\n' ' ')" = "manifest.jsonl $last.byu.gz $last.byu.gz.gzi $last.time.gz " ] ||
+[ "$(ls "$C" | sort | tr '\n' ' ')" = "manifest.jsonl $last.$SEG $last.time.gz " ] ||
 	fail "keep_bytes=1 should leave the newest segment whole: $(ls "$C")"
 grep -q "\"event\":\"retention\",\"name\":\"$last" "$C/manifest.jsonl" &&
 	fail "a retention event for the newest segment $last"
@@ -107,9 +109,10 @@ grep -q "emptied" "$T/err" && fail "$(cat "$T/err")"
 expect_status 0 "$BACH" ls "$T/kd"
 
 # -- a sidecar an older bach left without its segment goes ------------------
+# (and a .byu.gz's index: compressor = record)
 mkdir "$T/orph"
 "$BACH" capture --driver fake -O records=400000 -O timing=1 --set rotate_mb=1 \
-	-o "$T/orph" 2> /dev/null || fail "capture 1 failed"
+	--set compressor=record -o "$T/orph" 2> /dev/null || fail "capture 1 failed"
 old=$(capdir "$T/orph")
 rm "$old/seg-000001.byu.gz"
 sleep 1.1
@@ -132,18 +135,18 @@ for i in 1 2; do
 done
 L=$(capdir "$T/live")
 wait_until 10 "seg-000002 closed" test -f "$L/seg-000002.time.gz"
-wait_until 10 "seg-000002 closed" test -f "$L/seg-000002.byu.gz"
+wait_until 10 "seg-000002 closed" test -f "$L/seg-000002.$SEG"
 touch -d '3 days ago' "$L"/seg-000001.* "$L"/seg-000002.*
 # retention runs at least every 10 s
-wait_until 15 "seg-000001 removed by keep_days" not_there "$L/seg-000001.byu.gz"
+wait_until 15 "seg-000001 removed by keep_days" not_there "$L/seg-000001.$SEG"
 wait_until 5 "the status to say the newest is kept" sh -c "'$BACH' ctl --socket '$T/live.sock' status --json | grep -q '\"retention_kept_newest\":true'"
-[ -f "$L/seg-000002.byu.gz" ] && [ -f "$L/seg-000002.time.gz" ] ||
+[ -f "$L/seg-000002.$SEG" ] && [ -f "$L/seg-000002.time.gz" ] ||
 	fail "keep_days removed the newest closed segment: $(ls "$L")"
 [ ! -e "$L/seg-000001.time.gz" ] || fail "seg-000001's sidecar stays: $(ls "$L")"
 wait_until 5 "the metric" grep -q '^bach_retention_kept_newest 1$' "$T/live.prom"
 "$BACH" ctl --socket "$T/live.sock" status > "$T/st" || fail "status"
 grep -q "the newest closed segment is kept" "$T/st" || fail "bach ctl status: $(cat "$T/st")"
-grep -q "seg-000002.byu.gz: older than keep_days, kept" "$T/live.log" ||
+grep -q "seg-000002.$SEG: older than keep_days, kept" "$T/live.log" ||
 	fail "no warning: $(cat "$T/live.log")"
 kill -TERM "$P"
 reap_within 20 "$P"

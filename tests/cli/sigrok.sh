@@ -68,7 +68,7 @@ mkdir "$T/o2"
 bg "$BACH" capture --driver sigrok --option device=$DEV --option samplerate=200k \
 	--option map="$T/demo.map" --output "$T/o2"
 pid=$BGPID
-wait_until 20 "a segment" sh -c "ls '$T'/o2/2*Z*/seg-000001.byu.gz.part"
+wait_until 20 "a segment" sh -c "ls '$T'/o2/2*Z*/seg-000001.$SEG.part"
 sleep 1
 kill -INT "$pid"
 reap_within 10 "$pid"

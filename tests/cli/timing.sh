@@ -36,7 +36,7 @@ awk -v hz=$HZ '{ e = $4 / hz - $5; if (e < 0) e = -e
 /usr/bin/python3 "$TOP/tests/helpers/sidecar.py" entries "$C/seg-000001.time.gz" > "$T/raw"
 awk '{ print $2 }' "$T/expected" | cmp -s - "$T/raw" ||
 	fail "sidecar entries are not the model's clocks"
-sb=$(wc -c < "$C/seg-000001.time.gz") bb=$(wc -c < "$C/seg-000001.byu.gz")
+sb=$(wc -c < "$C/seg-000001.time.gz") bb=$(wc -c < "$C/seg-000001.byu.zst")
 [ $((sb * 50)) -le "$bb" ] ||
 	fail "sidecar $sb bytes, more than 2% of its segment's $bb"
 
@@ -75,22 +75,22 @@ expect_status 2 $BACH dump --time "$U"
 expect_err "seg-000001.time.gz: no timing sidecar"
 
 # damage: cut short, a corrupt member, one of another trace
-cp "$C/seg-000001.byu.gz" "$T/d.byu.gz"
+cp "$C/seg-000001.byu.zst" "$T/d.byu.zst"
 cut_member "$C/seg-000001.time.gz" "$T/d.time.gz"
-expect_status 1 $BACH dump --time "$T/d.byu.gz"
+expect_status 1 $BACH dump --time "$T/d.byu.zst"
 expect_err "d.time.gz: truncated gzip member at byte offset"
-expect_status 1 $BACH stat --time "$T/d.byu.gz"
+expect_status 1 $BACH stat --time "$T/d.byu.zst"
 expect_err "d.time.gz: truncated gzip member at byte offset"
 cp "$C/seg-000001.time.gz" "$T/d.time.gz"
 printf '\377\377\377\377' | dd of="$T/d.time.gz" bs=1 seek=$(member1_data "$T/d.time.gz") conv=notrunc 2> /dev/null
-expect_status 1 $BACH dump --time "$T/d.byu.gz"
+expect_status 1 $BACH dump --time "$T/d.byu.zst"
 expect_err "d.time.gz: corrupt gzip member at byte offset 0"
-cp "$U/seg-000001.byu.gz" "$T/s.byu.gz"
+cp "$U/seg-000001.byu.zst" "$T/s.byu.zst"
 cp "$C/seg-000001.time.gz" "$T/s.time.gz"
-expect_status 1 $BACH dump --time "$T/s.byu.gz"
+expect_status 1 $BACH dump --time "$T/s.byu.zst"
 expect_err "more entries than"
-cp "$C/seg-000001.byu.gz" "$T/l.byu.gz"
-$BACH dump "$T/l.byu.gz" > /dev/null || fail "plain dump"
+cp "$C/seg-000001.byu.zst" "$T/l.byu.zst"
+$BACH dump "$T/l.byu.zst" > /dev/null || fail "plain dump"
 
 # the clock buffers are in status: some while the board sends timing,
 # never more than one a ring block (87040 bytes each, docs/bachd.md)

@@ -41,12 +41,12 @@ grep -q '"timing":"seg-000002.time.gz","clock_hz":66666666' "$R/manifest.jsonl" 
 $BACH verify "$R" > /dev/null || fail "the replay does not verify"
 
 # one trace file and its sidecar, not a capture directory
-cp "$C/seg-000001.byu.gz" "$T/one.byu.gz"
+cp "$C/seg-000001.byu.zst" "$T/one.byu.zst"
 cp "$C/seg-000001.time.gz" "$T/one.time.gz"
 mkdir "$T/o"
-$BACH capture --driver replay --option path="$T/one.byu.gz" --output "$T/o" \
+$BACH capture --driver replay --option path="$T/one.byu.zst" --output "$T/o" \
 	2> "$T/err" || fail "replay of a file: $(cat "$T/err")"
-$BACH dump --time "$T/one.byu.gz" > "$T/one"
+$BACH dump --time "$T/one.byu.zst" > "$T/one"
 $BACH dump --time "$T"/o/2*Z* > "$T/oneagain" || fail "dump --time of the file's replay"
 same "$T/one" "$T/oneagain"
 
@@ -84,10 +84,10 @@ $BACH verify "$T"/lp/2*Z* > /dev/null || fail "the looped replay does not verify
 # without the sidecar: replays as before, untimed; pace=original refused
 rm "$T/one.time.gz"
 mkdir "$T/u"
-$BACH capture --driver replay --option path="$T/one.byu.gz" --output "$T/u" \
+$BACH capture --driver replay --option path="$T/one.byu.zst" --output "$T/u" \
 	2> "$T/err" || fail "replay without sidecar: $(cat "$T/err")"
 [ ! -e "$(ls -d "$T"/u/2*Z*)/seg-000001.time.gz" ] || fail "a sidecar from nowhere"
-expect_status 2 $BACH capture --driver replay --option path="$T/one.byu.gz" \
+expect_status 2 $BACH capture --driver replay --option path="$T/one.byu.zst" \
 	--option pace=original --output "$T/u"
 expect_err "pace=original needs the trace's timing sidecar $T/one.time.gz, which is missing"
 rm "$C/seg-000001.time.gz"
@@ -96,17 +96,17 @@ expect_status 2 $BACH capture --driver replay --option path="$C" \
 expect_err "seg-000001.time.gz, which is missing"
 
 # a damaged sidecar stops the replay, naming it and the offset
-cp "$C/seg-000002.byu.gz" "$T/d.byu.gz"
+cp "$C/seg-000002.byu.zst" "$T/d.byu.zst"
 cut_member "$C/seg-000002.time.gz" "$T/d.time.gz"
 mkdir "$T/d"
-expect_status 4 $BACH capture --driver replay --option path="$T/d.byu.gz" \
+expect_status 4 $BACH capture --driver replay --option path="$T/d.byu.zst" \
 	--output "$T/d"
 expect_err "d.time.gz: truncated gzip member at byte offset"
 # ... and so does one with more entries than its trace has records (the
 # second segment's sidecar beside its first 1000 records)
-$BACH convert -q --range 0:1000 "$C/seg-000002.byu.gz" "$T/m.byu.gz"
+$BACH convert -q --range 0:1000 "$C/seg-000002.byu.zst" "$T/m.byu.zst"
 cp "$C/seg-000002.time.gz" "$T/m.time.gz"
-expect_status 4 $BACH capture --driver replay --option path="$T/m.byu.gz" \
+expect_status 4 $BACH capture --driver replay --option path="$T/m.byu.zst" \
 	--output "$T/d"
-expect_err "m.time.gz: more entries than $T/m.byu.gz has records (1000 records"
+expect_err "m.time.gz: more entries than $T/m.byu.zst has records (1000 records"
 echo ok

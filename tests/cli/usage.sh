@@ -135,7 +135,7 @@ if command -v script > /dev/null 2>&1; then
 	tr '\r' '\n' < "$T/prog.tty" > "$T/lines"
 	sum=$(sed -n 's/.* written, .* \([0-9]*\) segments*, .*/\1/p' "$T/lines")
 	[ -n "$sum" ] || fail "no summary: $(cat "$T/lines")"
-	[ "$sum" -eq "$(ls "$T"/prog/*/ | grep -c '^seg-.*\.byu\.gz$')" ] ||
+	[ "$sum" -eq "$(ls "$T"/prog/*/ | grep -c '^seg-.*\.byu\.zst$')" ] ||
 		fail "the summary's $sum segments are not those on disk: $(ls "$T"/prog/*/)"
 	sed -n 's/.* lost, \([0-9]*\) segments*.*/\1/p' "$T/lines" > "$T/segs"
 	[ -s "$T/segs" ] || fail "no segments in the progress lines: $(cat "$T/lines")"

@@ -178,16 +178,16 @@ prefix "$T/unplug.byu" 3
 cap replug records=300000 seed=3 disconnect=100000:1 cut=1000 -- --option reconnect=1
 [ $RC -eq 0 ] || fail "replug: exit $RC: $(tail -n 5 "$T/replug.log")"
 log_has replug "usb: device_back: board EMU-3 back at 1-2"
-man_has '"event":"device_back","segment":"seg-000002.byu.gz"'
+man_has '"event":"device_back","segment":"seg-000002.byu.zst"'
 grep '"event":"gap"' "$C/manifest.jsonl" | grep -q '"cause":"device"' ||
 	fail "replug: no gap with cause device: $(cat "$C/manifest.jsonl")"
 lost=$(grep '"event":"gap"' "$C/manifest.jsonl" | sed 's/.*"lost":\([0-9]*\).*/\1/')
 [ "$lost" -gt 0 ] && [ "$lost" -le 65535 ] || fail "replug: $lost records lost to the cut frame"
-[ "$(ls "$C" | grep -c 'seg-.*\.byu\.gz$')" -eq 2 ] || fail "replug: not two segments: $(ls "$C")"
+[ "$(ls "$C" | grep -c 'seg-.*\.byu\.zst$')" -eq 2 ] || fail "replug: not two segments: $(ls "$C")"
 no_part
-zcat "$C/seg-000002.byu.gz" > "$T/replug2.byu"
+zstd -dcq "$C/seg-000002.byu.zst" > "$T/replug2.byu"
 same "$T/replug2.byu" "$T/g3.byu"
-zcat "$C/seg-000001.byu.gz" > "$T/replug1.byu"
+zstd -dcq "$C/seg-000001.byu.zst" > "$T/replug1.byu"
 n1=$(($(wc -c < "$T/replug1.byu") / 6 - 1))	# the last record is the gap marker
 head -c $((n1 * 6)) "$T/replug1.byu" > "$T/replug1r.byu"
 prefix "$T/replug1r.byu" 3
@@ -201,8 +201,8 @@ $BACH verify "$C" > /dev/null || fail "replug capture does not verify"
 cap replugt records=300000 seed=3 disconnect=100000:1 cut=1000 -- \
 	--option reconnect=1 --option timing=1
 [ $RC -eq 0 ] || fail "replug with timing: exit $RC: $(tail -n 5 "$T/replugt.log")"
-$BACH dump --time "$C/seg-000001.byu.gz" > "$T/rt1" || fail "replug with timing: dump --time of segment 1"
-$BACH dump --time "$C/seg-000002.byu.gz" > "$T/rt2" || fail "replug with timing: dump --time of segment 2"
+$BACH dump --time "$C/seg-000001.byu.zst" > "$T/rt1" || fail "replug with timing: dump --time of segment 1"
+$BACH dump --time "$C/seg-000002.byu.zst" > "$T/rt2" || fail "replug with timing: dump --time of segment 2"
 last=$(tail -n 1 "$T/rt1" | awk '{ print $4 }')
 awk -v l="$last" '$4 != l + 2 * (NR - 1) { print NR ": " $0; exit 1 }' "$T/rt2" ||
 	fail "replug with timing: segment 2's clocks do not go on from $last"
@@ -235,7 +235,7 @@ mkdir "$T/term"
 	--output "$T/term" 2> "$T/term.log" &
 emu=$!
 PIDS="$PIDS $emu"
-wait_until 20 "the first segment" sh -c "ls '$T'/term/2*Z*/seg-000001.byu.gz.part"
+wait_until 20 "the first segment" sh -c "ls '$T'/term/2*Z*/seg-000001.byu.zst.part"
 sleep 0.5
 kill -TERM "$(cat "$T/term.pid")"
 reap $emu

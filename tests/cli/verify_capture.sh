@@ -9,7 +9,7 @@ mkdir "$T/cap"
 "$BACHD" --driver fake --option records=600000 --option seed=5 --set rotate_mb=1 \
 	--set ring_mb=4 --output "$T/cap" 2> "$T/log" || fail "capture: $(cat "$T/log")"
 C=$(capdir "$T/cap")
-[ "$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')" -ge 3 ] || fail "fewer than 3 segments: $(ls "$C")"
+[ "$(ls "$C" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$')" -ge 3 ] || fail "fewer than 3 segments: $(ls "$C")"
 expect_status 0 "$BACH" verify "$C"
 expect_out "verify: 4 files, 600000 records, 0 problems"
 
@@ -26,40 +26,40 @@ damaged() {
 }
 
 fresh
-rm "$T/c/seg-000002.byu.gz"
-damaged "a deleted segment" "seg-000002.byu.gz is missing (manifest.jsonl line"
+rm "$T/c/seg-000002.byu.zst"
+damaged "a deleted segment" "seg-000002.byu.zst is missing (manifest.jsonl line"
 
 fresh
-mv "$T/c/seg-000001.byu.gz" "$T/swap"
-mv "$T/c/seg-000002.byu.gz" "$T/c/seg-000001.byu.gz"
-mv "$T/swap" "$T/c/seg-000002.byu.gz"
-damaged "two segments swapped" "c: seg-000001.byu.gz has"
+mv "$T/c/seg-000001.byu.zst" "$T/swap"
+mv "$T/c/seg-000002.byu.zst" "$T/c/seg-000001.byu.zst"
+mv "$T/swap" "$T/c/seg-000002.byu.zst"
+damaged "two segments swapped" "c: seg-000001.byu.zst has"
 
 fresh
-"$BACH" gen --records 174720 --seed 99 -o "$T/other.byu.gz"
-cp "$T/other.byu.gz" "$T/c/seg-000002.byu.gz"
-damaged "a segment replaced by another trace" "seg-000002.byu.gz"
+"$BACH" gen --records 174720 --seed 99 -o "$T/other.byu.zst"
+cp "$T/other.byu.zst" "$T/c/seg-000002.byu.zst"
+damaged "a segment replaced by another trace" "seg-000002.byu.zst"
 grep -q "not the segment written\|holds\|bytes, manifest" "$T/out" || fail "no reason given: $(cat "$T/out")"
 
 fresh
-n=$(zcat "$T/c/seg-000002.byu.gz" | wc -c)
-"$BACH" gen --records $((n / 6)) --seed 98 -o "$T/same.byu.gz"
-cp "$T/same.byu.gz" "$T/c/seg-000002.byu.gz"
+n=$(zstd -dcq "$T/c/seg-000002.byu.zst" | wc -c)
+"$BACH" gen --records $((n / 6)) --seed 98 -o "$T/same.byu.zst"
+cp "$T/same.byu.zst" "$T/c/seg-000002.byu.zst"
 expect_status 1 "$BACH" verify "$T/c"
-grep -q "seg-000002.byu.gz" "$T/out" || fail "a same-sized trace in place of a segment passed: $(cat "$T/out")"
+grep -q "seg-000002.byu.zst" "$T/out" || fail "a same-sized trace in place of a segment passed: $(cat "$T/out")"
 
 fresh
-cp "$T/c/seg-000003.byu.gz" "$T/c/seg-000005.byu.gz"
-damaged "an extra segment" "seg-000005.byu.gz is not named in manifest.jsonl"
+cp "$T/c/seg-000003.byu.zst" "$T/c/seg-000005.byu.zst"
+damaged "an extra segment" "seg-000005.byu.zst is not named in manifest.jsonl"
 
 fresh
-zcat "$T/c/seg-000001.byu.gz" > "$T/c/seg-000001.byu"
-damaged "a segment there as .byu and .byu.gz" "seg-000001.byu is not named in manifest.jsonl"
+zstd -dcq "$T/c/seg-000001.byu.zst" > "$T/c/seg-000001.byu"
+damaged "a segment there as .byu and .byu.zst" "seg-000001.byu is not named in manifest.jsonl"
 
 fresh
-crc=$(grep '"name":"seg-000003.byu.gz"' "$T/c/manifest.jsonl" | sed 's/.*"crc32":"\([0-9a-f]*\)".*/\1/')
+crc=$(grep '"name":"seg-000003.byu.zst"' "$T/c/manifest.jsonl" | sed 's/.*"crc32":"\([0-9a-f]*\)".*/\1/')
 sed -i "s/\"crc32\":\"$crc\"/\"crc32\":\"0badc0de\"/" "$T/c/manifest.jsonl"
-damaged "a segment whose CRC is not the manifest's" "seg-000003.byu.gz: CRC-32 $crc, manifest.jsonl line 4 says 0badc0de"
+damaged "a segment whose CRC is not the manifest's" "seg-000003.byu.zst: CRC-32 $crc, manifest.jsonl line 4 says 0badc0de"
 
 fresh
 sed -i 's/"event":"gap"/"event":"gap","x":1/' "$T/c/manifest.jsonl"
@@ -93,7 +93,7 @@ mkdir "$T/crash"
 crashed_capture "$T/crash" 3
 K=$CRASHED
 expect_status 0 "$BACH" verify "$K"
-expect_out "seg-000001.byu.gz.part: unfinished segment:"
+expect_out "seg-000001.byu.zst.part: unfinished segment:"
 expect_out "no ended event"
 # bach recover closes it offline, as a bachd start would; once
 expect_status 0 "$BACH" recover "$K"

@@ -117,10 +117,12 @@ expect_status 1 sh -c '"$1" verify - < "$2"' sh "$BACH" "$T/bad.byu.gz"
 grep -q "verify: 1 file, $before records, 1 problem" "$T/out" || fail "stdin: $(cat "$T/out")"
 
 # a capture's damaged segment: named, read on, the other segments read, the
-# summary counting what is readable
+# summary counting what is readable (a damaged gzip member: compressor =
+# record; a damaged zstd frame of the default: verify_resync_zstd.sh)
 mkdir "$T/caps"
 "$BACH" capture --driver fake --option records=600000 --option drop_every=9 --policy drop \
-	--set rotate_mb=1 --output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
+	--set rotate_mb=1 --set compressor=record --output "$T/caps" 2> "$T/log" ||
+	fail "capture: $(cat "$T/log")"
 C=$(ls -d "$T"/caps/2*Z*)
 S=$C/seg-000001.byu.gz
 [ -f "$C/seg-000002.byu.gz" ] || fail "one segment only"

@@ -7,6 +7,10 @@ BACHD="$(dirname "$BACH")/bachd"
 LC_ALL=C
 export LC_ALL
 [ -x "$BACHD" ] || fail "no bachd next to $BACH"
+# the segments bachd writes by default (compressor = zstd, docs/bachd.md):
+# seg-NNNNNN.$SEG, its seek table its index (no .gzi); tests of what is
+# gzip's own (.gzi, bgzip, damaged members) set compressor = record
+SEG=byu.zst
 PIDS=""
 MOUNTS=""
 
@@ -76,15 +80,18 @@ alive() { kill -0 "$1" 2>/dev/null; }
 capdir() { ls -d "$1"/2*Z* 2>/dev/null | tail -n 1; }
 # crashed_capture OUT SEED: a capture of the fake board (workload SEED)
 # in the directory OUT, killed (SIGKILL) while its first segment is
-# written: its directory, with seg-000001.byu.gz.part, in $CRASHED
+# written: its directory, with seg-000001.$SEG.part, in $CRASHED (more
+# bachd options after SEED: --set compressor=record for a .byu.gz.part)
 crashed_capture() {
-	bg "$BACHD" --driver fake --option "seed=$2" --option rate=200000 \
-		--set ring_mb=4 --output "$1" 2> "$1.log"
-	wait_until 20 "a segment with data" sh -c "[ -s \"\$(ls '$1'/2*Z*/seg-000001.byu.gz.part 2>/dev/null)\" ]"
+	cc_out=$1 cc_seed=$2
+	shift 2
+	bg "$BACHD" --driver fake --option "seed=$cc_seed" --option rate=200000 \
+		--set ring_mb=4 --output "$cc_out" "$@" 2> "$cc_out.log"
+	wait_until 20 "a segment with data" sh -c "[ -s \"\$(ls '$cc_out'/2*Z*/seg-000001.byu*.part 2>/dev/null)\" ]"
 	sleep 0.3
 	kill -KILL "$BGPID"
 	reap "$BGPID"
-	CRASHED=$(capdir "$1")
+	CRASHED=$(capdir "$cc_out")
 }
 # the number of capture directories in OUT
 ncaps() { ls -d "$1"/2*Z* 2>/dev/null | wc -l; }
@@ -111,6 +118,7 @@ records() {
 		*.gzi) ;; # a segment's index (docs/formats.md section 3.1)
 		*.part) fail "$f: unfinished segment left" ;;
 		*.gz) zcat "$f" >> "$2" || fail "$f: zcat failed" ;;
+		*.zst) zstd -dcq "$f" >> "$2" || fail "$f: zstd -d failed" ;;
 		*) cat "$f" >> "$2" ;;
 		esac
 	done

@@ -27,14 +27,15 @@ same_as_whole() {
 	done
 }
 
-# split_capture: $C, a capture with gap markers in several segments
+# split_capture: $C, a capture with gap markers in several segments (of
+# bachd's default, .byu.zst)
 split_capture() {
 	mkdir "$T/caps"
 	"$BACH" capture --driver fake --option records=300000 --option drop_every=7 \
 		--option overflow_every=5:300 --policy drop --set rotate_mb=1 \
 		--output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
 	C=$(ls -d "$T"/caps/2*Z*)
-	[ "$(ls "$C"/seg-*.byu.gz | wc -l)" -gt 1 ] || fail "one segment only"
+	[ "$(ls "$C"/seg-*.byu.zst | wc -l)" -gt 1 ] || fail "one segment only"
 }
 
 # damaged_member GZ: $T/d.byu.gz, GZ with its second member damaged

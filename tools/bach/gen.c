@@ -16,13 +16,13 @@
 
 #define CHUNK 65536 /* records per write */
 
-/* Output format from the name: .byu.gz or .gz is blocked gzip. */
+/* Output format from the name: .byu.gz or .gz is blocked gzip, .byu.zst
+ * or .zst zstd frames with their seek table (docs/formats.md 10). */
 enum bach_out_format out_format_for(const char *path)
 {
-	size_t len = strlen(path);
-
-	return len > 3 && !strcmp(path + len - 3, ".gz") ? BACH_OUT_BYU_GZ
-							 : BACH_OUT_BYU;
+	return ends_with(path, ".gz")	 ? BACH_OUT_BYU_GZ
+	       : ends_with(path, ".zst") ? BACH_OUT_BYU_ZST
+					 : BACH_OUT_BYU;
 }
 
 /* ---- --pins: the workload as a logic analyzer would capture it ---------- */
@@ -351,7 +351,8 @@ const struct bach_cmd cmd_gen = {
 		"  -n, --records N   how many records (required)\n"
 		"  -s, --seed S      seed (default 1)\n"
 		"  -o, --output F    output file (default - for standard output);\n"
-		"                    a name ending in .gz is written as blocked gzip\n"
+		"                    a name ending in .gz is written as blocked gzip,\n"
+		"                    one in .zst as zstd frames with a seek table\n"
 		"\n"
 		"The same workload as a logic analyzer would capture it on a Pentium bus\n"
 		"(to try bach decode and a channel map; bach decode gives the records\n"

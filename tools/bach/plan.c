@@ -2,8 +2,9 @@
 /*
  * bach plan: split a trace into record ranges for --range and --partial
  * (docs/analysis.md section 8), without reading a record: the files' sizes,
- * each blocked segment's member index (.gzi, or its members' headers) and a
- * capture's manifest (gap events, retention) say where the cuts can go.
+ * each blocked segment's member index (.gzi, or its members' headers; a
+ * .byu.zst's seek table) and a capture's manifest (gap events, retention) say
+ * where the cuts can go.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "bach/index.h"
 #include "cmd.h"
 #include "lib/io/manifest.h"
+#include "lib/io/zst.h"
 #include "lib/options.h"
 
 /* where a cut may go, best first (docs/analysis.md section 8) */
@@ -90,7 +92,7 @@ static int add_file(struct plan *p, const char *path, enum cut_kind first)
 			"-: standard input cannot be planned (it can be read only once)");
 	if (p->total && push(p, p->total, first))
 		goto nomem;
-	if (!ends_with(path, ".gz")) {
+	if (!ends_with(path, ".gz") && !ends_with(path, ".zst")) {
 		if (stat(path, &sb)) {
 			errmsg("%s: %s", ep, strerror(errno));
 			return EXIT_USAGE;
@@ -105,9 +107,26 @@ static int add_file(struct plan *p, const char *path, enum cut_kind first)
 		p->total += (uint64_t)sb.st_size / BACH_REC_SIZE;
 		return EXIT_OK;
 	}
-	rc = bach_index_load(path, &ix, msg, sizeof(msg));
-	if (rc == -ENOENT || rc == -ESTALE)
-		rc = bach_index_build(path, &ix, msg, sizeof(msg));
+	if (ends_with(path, ".zst")) {
+		/* its frames, from its seek table (docs/formats.md 10) */
+		rc = zst_table_load_path(path, &ix, msg, sizeof(msg));
+		if (rc == -ENOENT && !stat(path, &sb)) {
+			/* a zstd file that does not end with one: damaged
+			 * to bach, as to its readers */
+			errmsg("%s: missing seek table: its records cannot be found without reading them",
+			       ep);
+			return EXIT_DATA;
+		}
+		if (rc) {
+			errmsg("%s: %s", ep,
+			       rc == -BACH_EDATA ? msg : strerror(-rc));
+			return bach_exit_status(rc);
+		}
+	} else {
+		rc = bach_index_load(path, &ix, msg, sizeof(msg));
+		if (rc == -ENOENT || rc == -ESTALE)
+			rc = bach_index_build(path, &ix, msg, sizeof(msg));
+	}
 	if (rc == -ENOTSUP) {
 		errmsg("%s: not blocked gzip: its records cannot be found without reading them (bach convert writes a blocked one)",
 		       ep);
@@ -778,10 +797,11 @@ const struct bach_cmd cmd_plan = {
 		"Record ranges START:END that cover the trace, one per line with its\n"
 		"records and where its start was cut, found without reading a record:\n"
 		"from the files' sizes, each blocked file's member index (its .gzi, or\n"
-		"its members' headers) and a capture's manifest. A cut goes, within a\n"
-		"quarter of a chunk of its even place, at a gap marker (the caches are\n"
-		"empty there), else at a segment's start, else at a gzip member's\n"
-		"start (a raw file: any record). Each range is what --range takes:\n"
+		"its members' headers; a .byu.zst's seek table) and a capture's\n"
+		"manifest. A cut goes, within a quarter of a chunk of its even place,\n"
+		"at a gap marker (the caches are empty there), else at a segment's\n"
+		"start, else at a gzip member's or zstd frame's start (a raw file: any\n"
+		"record). Each range is what --range takes:\n"
 		"bach stat --range START:END --partial FILE, then bach merge.\n"
 		"\n"
 		"      --chunks N         N ranges (fewer when there are not N places\n"
