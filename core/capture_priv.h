@@ -97,6 +97,7 @@ struct capture_wr {
 	int segix_err;
 	struct zst_table segzt;	     /* a .byu.zst segment's seek table */
 	bool pool_zstd;		     /* the pool makes zstd frames */
+	uint64_t frame_born_ns;	     /* the frame being gathered began */
 	struct bach_time_writer *tw; /* the open segment's sidecar */
 	bool tw_failed;		     /* given up for this segment */
 	uint64_t trace_pos;	     /* records in segments, markers included */

@@ -167,13 +167,21 @@ void segment_records(struct capture *c, struct ring_block *b, size_t len)
 		/* a full pool takes b once its oldest member is out */
 		if (bach_zpool_pending(w->pool) == bach_zpool_depth(w->pool))
 			take_member(c, true);
+		if (w->pool_zstd && bach_zpool_gathering_none(w->pool))
+			w->frame_born_ns = bach_now_ns();
 		bach_zpool_submit(w->pool, b->data, len, b);
 		/*
 		 * A block the producer flushed before it was full (the source
 		 * is slow) ends the frame: its records go to disk now, not
-		 * when more blocks have come.
+		 * when more blocks have come. So does a frame gathered for
+		 * flush_ms already: a crash loses at most that long of
+		 * records besides the frames being compressed, however large
+		 * zstd_frame_kb is (docs/design.md section 4).
 		 */
-		if (len < (size_t)RING_BLOCK_RECS * BACH_REC_SIZE)
+		if (len < (size_t)RING_BLOCK_RECS * BACH_REC_SIZE ||
+		    (w->pool_zstd && !bach_zpool_gathering_none(w->pool) &&
+		     bach_now_ns() - w->frame_born_ns >
+			     c->cfg.flush_ms * 1000000ull))
 			bach_zpool_end_frame(w->pool);
 		segment_drain(c, false);
 	} else {

@@ -237,6 +237,11 @@ void bach_zpool_frame(struct bach_zpool *z, size_t blocks)
 						     : blocks;
 }
 
+bool bach_zpool_gathering_none(const struct bach_zpool *z)
+{
+	return z->tail == z->ready;
+}
+
 void bach_zpool_end_frame(struct bach_zpool *z)
 {
 	uint64_t first = z->ready;

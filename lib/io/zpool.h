@@ -60,6 +60,8 @@ void bach_zpool_free(struct bach_zpool *z);
 void bach_zpool_frame(struct bach_zpool *z, size_t blocks);
 /* End the frame being gathered now: its blocks go to the workers. */
 void bach_zpool_end_frame(struct bach_zpool *z);
+/* Whether no block is being gathered into a frame (the submitter's view). */
+bool bach_zpool_gathering_none(const struct bach_zpool *z);
 
 /* Blocks submitted and not yet taken. */
 size_t bach_zpool_pending(const struct bach_zpool *z);

@@ -16,8 +16,10 @@ mkdir "$T/c" "$T/fs"
 mount -t tmpfs -o size=4m tmpfs "$T/fs" 2> /dev/null ||
 	skip "mount -t tmpfs refused (not root, or no CAP_SYS_ADMIN here): a full disk needs a small filesystem of its own"
 trap 'umount "$T/fs" 2> /dev/null || umount -l "$T/fs" 2> /dev/null; rm -rf "$T"' EXIT
+# frames of one 64 KiB block, many of them in a small segment (the 8 MiB
+# default would give one frame, and no table to squeeze)
 "$BACH" capture --driver fake --option records=1000000 --option seed=3 \
-	--output "$T/c" 2> "$T/log" || fail "capture: $(cat "$T/log")"
+	--set zstd_frame_kb=64 --output "$T/c" 2> "$T/log" || fail "capture: $(cat "$T/log")"
 C=$(echo "$T"/c/*/)
 S=${C}seg-000001.byu.zst
 # the crash: the first M whole frames, then the next frame's first bytes

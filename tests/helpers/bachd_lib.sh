@@ -114,6 +114,7 @@ evcount() { grep -c "\"event\":\"$2\"" "$1/manifest.jsonl" || true; }
 records() {
 	: > "$2"
 	for f in "$1"/seg-*; do
+		[ -e "$f" ] || continue # no segment at all: no records
 		case $f in
 		*.gzi) ;; # a segment's index (docs/formats.md section 3.1)
 		*.part) fail "$f: unfinished segment left" ;;
