@@ -24,6 +24,13 @@
 
 /* The longest seek table collected: 64 MiB, 5.6 M frames, 340 GiB. */
 #define TAB_MAX (64ull << 20)
+/*
+ * The largest frame decompressed whole into a grown buffer: the largest
+ * bach writes (zstd_frame_kb 16384). A larger one (another tool's, or a
+ * header that lies) is decompressed as a stream, never an allocation of
+ * the size its header claims.
+ */
+#define WHOLE_FRAME_MAX ((uint64_t)16384 * 1024)
 /* Compressed bytes at hand for a frame decompressed in one call. */
 #define WHOLE_IN (1u << 17)
 
@@ -511,7 +518,7 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 			 */
 			if (z->in_frame && !made && z->fcs > room &&
 			    z->fcs < ZSTD_CONTENTSIZE_ERROR &&
-			    z->fcs <= UINT32_MAX &&
+			    z->fcs <= WHOLE_FRAME_MAX &&
 			    room == r->out_cap - r->carry) {
 				size_t cap = r->carry + (size_t)z->fcs;
 				uint8_t *o = realloc(r->out, cap);
