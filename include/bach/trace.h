@@ -251,9 +251,6 @@ struct bach_writer_opts {
 	int level;   /* compression level; 0 = default */
 	int threads; /* compressing threads; 0 = online CPUs */
 	enum bach_deflate_backend backend;
-	/* .byu.zst: records per frame, KiB, in whole 64 KiB blocks (65280
-	 * bytes of records each) rounded up; 0: BACH_ZSTD_FRAME_KB */
-	unsigned zstd_frame_kb;
 };
 
 /*
@@ -287,6 +284,16 @@ struct bach_writer;
  */
 int bach_writer_open(struct bach_writer **wp, const char *path,
 		     const struct bach_writer_opts *o);
+/*
+ * bach_writer_open() with the size of a .byu.zst's frames: records per
+ * frame, KiB, in whole 64 KiB blocks (65280 bytes of records each) rounded
+ * up, 64 to 16384; 0: BACH_ZSTD_FRAME_KB. Other formats ignore it. (A
+ * function of its own, not a member of bach_writer_opts, whose size is
+ * part of libbach.so.0's interface since BACH_0.)
+ */
+int bach_writer_open_framed(struct bach_writer **wp, const char *path,
+			    const struct bach_writer_opts *o,
+			    unsigned zstd_frame_kb);
 /* n whole records. Errors are sticky: later calls return the same error. */
 int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n);
 /* Flush, finish (EOF block), sync, rename into place. Returns the first error.

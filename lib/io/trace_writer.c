@@ -223,6 +223,13 @@ int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n)
 int bach_writer_open(struct bach_writer **wp, const char *path,
 		     const struct bach_writer_opts *o)
 {
+	return bach_writer_open_framed(wp, path, o, 0);
+}
+
+int bach_writer_open_framed(struct bach_writer **wp, const char *path,
+			    const struct bach_writer_opts *o,
+			    unsigned zstd_frame_kb)
+{
 	struct bach_writer *w = calloc(1, sizeof(*w));
 	int threads, ret;
 	size_t fblocks = 1;
@@ -260,7 +267,7 @@ int bach_writer_open(struct bach_writer **wp, const char *path,
 		threads = MAX_THREADS;
 	/* .byu.zst: frames of several blocks, two a thread in flight */
 	if (o->format == BACH_OUT_BYU_ZST)
-		fblocks = bach_zstd_frame_blocks(o->zstd_frame_kb);
+		fblocks = bach_zstd_frame_blocks(zstd_frame_kb);
 	/* one input block per pool slot, plus the one being filled */
 	w->nin = (size_t)threads * (fblocks * 2 > BLOCKS_PER_THREAD
 					    ? fblocks * 2

@@ -18,7 +18,8 @@
 /* records to byu / byu.gz */
 static int to_trace(struct source *s, const struct bach_format *f,
 		    const char *out, const struct bach_writer_opts *base,
-		    struct rec_filter *flt, uint64_t *nrec, uint64_t *nkept)
+		    unsigned frame_kb, struct rec_filter *flt, uint64_t *nrec,
+		    uint64_t *nkept)
 {
 	struct bach_writer_opts wo = *base;
 	struct bach_writer *w;
@@ -29,7 +30,7 @@ static int to_trace(struct source *s, const struct bach_format *f,
 	wo.format = f->kind == BACH_FORMAT_BYU_GZ    ? BACH_OUT_BYU_GZ
 		    : f->kind == BACH_FORMAT_BYU_ZST ? BACH_OUT_BYU_ZST
 						     : BACH_OUT_BYU;
-	err = bach_writer_open(&w, out, &wo);
+	err = bach_writer_open_framed(&w, out, &wo, frame_kb);
 	if (err) {
 		errmsg("%s", bach_writer_strerror(w));
 		bach_writer_free(w);
@@ -201,6 +202,7 @@ static int run(int argc, char **argv)
 	const char *ba = NULL, *bb = NULL;
 	const struct bach_format *from = NULL, *to = NULL;
 	struct bach_writer_opts wo = { 0 };
+	unsigned frame_kb = 0; /* --zstd-frame-kb; 0: the default */
 	struct bach_import_stats ist = { 0 };
 	struct bach_export_carry carry = { 0 };
 	uint64_t nrec = 0, nkept = 0, skipped = 0, v;
@@ -249,7 +251,7 @@ static int run(int argc, char **argv)
 				return usage_error(
 					"--zstd-frame-kb: 64 to 16384, not '%s'",
 					optarg);
-			wo.zstd_frame_kb = (unsigned)v;
+			frame_kb = (unsigned)v;
 			break;
 		case 'q':
 			quiet = true;
@@ -289,7 +291,7 @@ static int run(int argc, char **argv)
 	if (wo.level > 12 && to->kind != BACH_FORMAT_BYU_ZST)
 		return usage_error("--level: 1 to 12 for %s, not %d", to->name,
 				   wo.level);
-	if (wo.zstd_frame_kb && to->kind != BACH_FORMAT_BYU_ZST)
+	if (frame_kb && to->kind != BACH_FORMAT_BYU_ZST)
 		return usage_error("--zstd-frame-kb: for byu.zst, not %s",
 				   to->name);
 	if ((ba || start || end != UINT64_MAX) &&
@@ -330,7 +332,8 @@ static int run(int argc, char **argv)
 		status = to_text(&s, to, out, start, ttp, &flt, &nrec, &nkept,
 				 &skipped, &carry);
 	else
-		status = to_trace(&s, to, out, &wo, &flt, &nrec, &nkept);
+		status = to_trace(&s, to, out, &wo, frame_kb, &flt, &nrec,
+				  &nkept);
 	if (s.im)
 		bach_importer_stats(s.im, &ist);
 	if (!quiet && status == EXIT_OK) {
