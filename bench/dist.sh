@@ -89,7 +89,7 @@ if __name__ == "__main__":
     print(m1, m2, g2, s1, s2)
 EOF
 echo "dist: $CAP, $N records, $(du -sm "$CAP" | cut -f1) MB on disk" \
-	"(compression $(fmt "$(calc "$N * 6 / $(cat "$CAP"/seg-*.byu.gz | wc -c)")"):1)"
+	"(compression $(fmt "$(calc "$N * 6 / $(cat $(ls "$CAP"/seg-*.byu* | grep -v '\.gzi$') | wc -c)")"):1)"
 echo "dist: wall times; LocalCluster of 1 and of 2 worker processes, 1 thread each"
 out=$(cd "$D" && BACH="$BACH" BACH_LIBRARY="$TOP/$BUILD/libbach.so.0" \
 	PYTHONPATH="$TOP/python" "$PYTHON" dist_bench.py "$CAP" "$D" 2> "$D/err") ||

@@ -77,7 +77,7 @@ done
 caps=0 segs=0
 for c in "$OUT"/2*; do
 	caps=$((caps + 1))
-	segs=$((segs + $(ls "$c" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')))
+	segs=$((segs + $(ls "$c" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$')))
 	finished "$c" '\.part$'
 done
 rec=$(grep -c 'recovered [0-9]* capture' "$D/bachd.log")
@@ -146,7 +146,7 @@ done
 caps1=0 segs1=0
 for c in "$OUT1"/2*; do
 	caps1=$((caps1 + 1))
-	segs1=$((segs1 + $(ls "$c" | grep -cE '^seg-[0-9]+\.byu(\.gz)?$')))
+	segs1=$((segs1 + $(ls "$c" | grep -cE '^seg-[0-9]+\.byu(\.gz|\.zst)?$')))
 	# a sidecar's .time.gz.part beside a recovered segment is recovery's
 	finished "$c" '\.byu(\.gz)?\.part$'
 	f1_alone "$c"

@@ -39,7 +39,7 @@ run() {
 		ls "$D"/*/seg-000001.time.gz > /dev/null ||
 			{ echo "bench/timing.sh: no sidecar" >&2; exit 1; }
 		side=$(cat "$D"/*/seg-*.time.gz | wc -c)
-		segs=$(cat "$D"/*/seg-*.byu.gz | wc -c)
+		segs=$(cat $(ls "$D"/*/seg-*.byu* | grep -v '\.gzi$') | wc -c)
 	fi
 }
 
