@@ -226,8 +226,12 @@ def _sim_group_task(bach, configs, common, traces):
             path = os.path.join(d, "configs")
             with open(path, "w") as f:
                 f.writelines(" ".join(cfg) + "\n" for cfg in configs)
-            out = json.loads(_run([exe, "sim", "--configs", path, "--json",
-                                   *common, *traces]))
+            # one simulating thread: the task is one of the worker's
+            # threads (bach sim --configs takes every CPU by default,
+            # which the other tasks on this host are using)
+            out = json.loads(_run([exe, "sim", "--configs", path,
+                                   "--threads", "1", "--json", *common,
+                                   *traces]))
         if not isinstance(out, list) or len(out) != len(configs):
             raise CommandError([exe, "sim", "--configs", path], 0,
                                "expected an array of %d results"

@@ -216,6 +216,9 @@ if a[0] == "sim" and "--configs" in a:
     i = a.index("--configs")
     lines = open(a[i + 1]).read().splitlines()
     rest = a[1:i] + a[i + 2:]
+    if "--threads" in rest:  # one task, one thread: bach sim --configs's
+        j = rest.index("--threads")
+        rest = rest[:j] + rest[j + 2:]
     out = [json.loads(subprocess.run([BACH, "sim"] + l.split() + rest,
                                      check=True, capture_output=True).stdout)
            for l in lines]
