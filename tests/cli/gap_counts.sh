@@ -9,12 +9,8 @@
 command -v python3 > /dev/null || skip "no python3 to read the segments"
 command -v zstd > /dev/null || fail "zstd (Debian: zstd, scripts/deps.sh) is missing"
 
-mkdir "$T/caps"
-"$BACH" capture --driver fake --option records=1000000 --option drop_every=7 \
-	--option overflow_every=5:300 --policy drop --set rotate_mb=1 \
-	--output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
-C=$(ls -d "$T"/caps/2*Z*)
-[ "$(ls "$C"/seg-*.byu.zst | wc -l)" -gt 1 ] || fail "one segment only: the gaps of later ones are not tried"
+. "$TOP/tests/helpers/partial_lib.sh"
+split_capture 1000000 # several segments: the gaps of later ones are tried
 
 # "records markers lost" of the segments, by zstd -d: a gap marker
 # is an INVALID type with control low nibble f, its address the lost count

@@ -1,4 +1,4 @@
-# Split runs, for tests/cli/partial.sh and partial_sim.sh (sourced): the
+# Split runs, for tests/cli/partial.sh, partial_sim.sh and gap_counts.sh (sourced): the
 # command CMD with the options STATOPT, its formats "" --json and CSV.
 
 # parts OUTPREFIX TRACE RANGE...: a partial per range, OUTPREFIX.1 ...
@@ -27,11 +27,11 @@ same_as_whole() {
 	done
 }
 
-# split_capture: $C, a capture with gap markers in several segments (of
-# bachd's default, .byu.zst)
+# split_capture [RECORDS]: $C, a capture of RECORDS (300000) with gap
+# markers in several segments (of bachd's default, .byu.zst)
 split_capture() {
 	mkdir "$T/caps"
-	"$BACH" capture --driver fake --option records=300000 --option drop_every=7 \
+	"$BACH" capture --driver fake --option records="${1:-300000}" --option drop_every=7 \
 		--option overflow_every=5:300 --policy drop --set rotate_mb=1 \
 		--output "$T/caps" 2> "$T/log" || fail "capture: $(cat "$T/log")"
 	C=$(ls -d "$T"/caps/2*Z*)
