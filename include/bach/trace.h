@@ -299,7 +299,11 @@ int bach_writer_write(struct bach_writer *w, const uint8_t *recs, size_t n);
 /* Flush, finish (EOF block), sync, rename into place. Returns the first error.
  */
 int bach_writer_close(struct bach_writer *w);
-/* Free; a writer not closed successfully removes its temporary file. */
+/*
+ * Free; a writer not closed successfully removes its temporary file. A
+ * stream ("-", a FIFO, a device) cannot be removed: one freed unclosed
+ * gets the records it was given, in whole members, without the end mark.
+ */
 void bach_writer_free(struct bach_writer *w);
 const char *bach_writer_strerror(const struct bach_writer *w);
 uint64_t bach_writer_bytes(const struct bach_writer *w);

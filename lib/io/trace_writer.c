@@ -375,10 +375,29 @@ int bach_writer_close(struct bach_writer *w)
 	return 0;
 }
 
+/*
+ * A stream (standard output, a FIFO, a device) cannot be taken back: what
+ * was written of it stays, so a writer freed unclosed writes out the
+ * records it was given, in whole members (frames), without the end mark
+ * (EOF block, seek table) that only a good close writes. A reader at the
+ * other end then has every record up to the failure, as bach dump prints
+ * them, and sees that the stream was cut.
+ */
+static void flush_stream(struct bach_writer *w)
+{
+	if (w->closed || w->err || w->out.tmp || w->fd < 0)
+		return;
+	if (w->o.format == BACH_OUT_BYU)
+		write_all(w, w->buf, w->fill);
+	else if (w->pool && submit(w) == 0)
+		drain(w, true);
+}
+
 void bach_writer_free(struct bach_writer *w)
 {
 	if (!w)
 		return;
+	flush_stream(w);
 	bach_zpool_free(w->pool);
 	if (!w->closed)
 		bach_outfile_abort(&w->out);

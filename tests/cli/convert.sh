@@ -299,6 +299,37 @@ gzip -c "$G/lackey-bad.txt" >"$T/lbad.gz"
 expect_status 1 "$BACH" convert --from lackey "$T/lbad.gz" "$T/lbad.byu"
 expect_err "lbad.gz: line 4: unknown operation 'Q'"
 
+# ---- a damaged input converted to a stream ---------------------------
+# A named output is removed on failure; standard output cannot be taken
+# back, so it gets every record before the damage (as many as bach dump
+# prints), not the records short of the writer's last buffer (4 MiB raw, 64
+# KiB blocks compressed) that it dropped once.
+expect_status 0 "$BACH" gen --records 3000000 --seed 2 -o "$T/s.byu"
+expect_status 0 "$BACH" convert "$T/s.byu" "$T/s.byu.zst"
+python3 -c '
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+for i in range(len(d) // 2, len(d) // 2 + 64):
+    d[i] ^= 0x55
+open(sys.argv[2], "wb").write(d)' "$T/s.byu.zst" "$T/sbad.byu.zst"
+good=$("$BACH" dump "$T/sbad.byu.zst" 2>/dev/null | wc -l)
+[ "$good" -gt 699050 ] || fail "damage too early to test the last buffer: $good records"
+head -c $((good * 6)) "$T/s.byu" >"$T/sgood.byu"
+for f in byu byu.gz byu.zst; do
+	rc=0
+	"$BACH" convert --to "$f" "$T/sbad.byu.zst" - >"$T/sout.$f" 2>"$T/err" || rc=$?
+	[ $rc -eq 1 ] || fail "convert --to $f of a damaged input to stdout: not exit 1"
+	grep -q "sbad.byu.zst: bad zstd frame at byte offset" "$T/err" ||
+		fail "convert --to $f: no damage message: $(cat "$T/err")"
+done
+cmp -s "$T/sout.byu" "$T/sgood.byu" || fail "stdout .byu: not the $good records before the damage"
+gzip -dc "$T/sout.byu.gz" >"$T/sgz.byu" 2>/dev/null
+cmp -s "$T/sgz.byu" "$T/sgood.byu" || fail "stdout .byu.gz: not the $good records before the damage"
+zstd -qdc "$T/sout.byu.zst" >"$T/szst.byu"
+cmp -s "$T/szst.byu" "$T/sgood.byu" || fail "stdout .byu.zst: not the $good records before the damage"
+expect_status 1 "$BACH" convert --to byu "$T/sbad.byu.zst" "$T/snamed.byu"
+no_output "$T/snamed.byu"
+
 # ---- byu <-> byu.gz ---------------------------------------------------
 
 expect_status 0 "$BACH" gen --records 100000 --seed 3 -o "$T/a.byu"
