@@ -399,6 +399,7 @@ static int cut_partial_line(int dfd, const char *where,
 
 struct totals {
 	unsigned done;
+	unsigned failed; /* files it had to close or name and could not */
 	struct manifest_recovered r;
 };
 
@@ -503,13 +504,17 @@ static void recover_seg(int dfd, const char *where, const char *name,
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
+	snprintf(seg, sizeof(seg), "%.*s", (int)(strlen(name) - (part ? 5 : 0)),
+		 name);
 	if (!S_ISREG(st.st_mode)) {
 		log_err("%s/%s: %s: left alone", where, name,
 			bach_file_type(st.st_mode));
+		/* one the manifest names is verify's to judge; an
+		 * unfinished or unnamed one was left unrecovered */
+		if (part || !bach_manifest_find_seg(man, seg))
+			t->failed++;
 		return;
 	}
-	snprintf(seg, sizeof(seg), "%.*s", (int)(strlen(name) - (part ? 5 : 0)),
-		 name);
 	if (!part && bach_manifest_find_seg(man, seg))
 		return; /* closed and named: nothing to do */
 	err = part ? segment_finish_part(dfd, name, &r)
@@ -519,6 +524,7 @@ static void recover_seg(int dfd, const char *where, const char *name,
 			err == -EEXIST
 				? "a closed segment of the same name exists"
 				: strerror(-err));
+		t->failed++;
 		return;
 	}
 	if (part)
@@ -547,16 +553,19 @@ static void recover_seg(int dfd, const char *where, const char *name,
 		recover_times(dfd, where, seg, &r, tname, sizeof(tname), &ts);
 	ev.clock_hz = ts.clock_hz;
 	ev.tsum = &ts;
-	if (manifest_segment(m, &ev))
+	if (manifest_segment(m, &ev)) {
 		log_err("%s/%s: cannot write: %s", where, BACH_MANIFEST_NAME,
 			strerror(errno));
+		t->failed++;
+	}
 	if (!r.removed)
 		segment_index(dfd, where, seg);
 	count_seg(t, r.records, r.markers, r.bytes, r.removed);
 	t->done++;
 }
 
-int recover_capture(int outfd, const char *outdir, const char *name)
+int recover_capture(int outfd, const char *outdir, const char *name,
+		    unsigned *failed)
 {
 	struct manifest m = { .fd = -1 };
 	struct bach_manifest man;
@@ -620,15 +629,21 @@ int recover_capture(int outfd, const char *outdir, const char *name)
 			log_notice(
 				"%s: closed a capture cut off by a crash (%u segment%s recovered)",
 				where, t.done, bach_s(t.done));
-		else
+		else {
 			log_err("%s/%s: cannot write: %s", where,
 				BACH_MANIFEST_NAME, strerror(errno));
+			t.failed++;
+		}
 		t.done++;
 	}
-	if (manifest_sync(&m))
+	if (manifest_sync(&m)) {
 		log_err("%s/%s: cannot sync: %s", where, BACH_MANIFEST_NAME,
 			strerror(errno));
+		t.failed++;
+	}
 	err = (int)t.done;
+	if (failed)
+		*failed += t.failed;
 out:
 	for (int i = 0; i < n; i++)
 		free(ents[i]);
@@ -639,7 +654,7 @@ out:
 	return err;
 }
 
-int recover_outdir(int outfd, const char *outdir)
+int recover_outdir(int outfd, const char *outdir, unsigned *failed)
 {
 	struct dirent *de;
 	int fd, captures = 0;
@@ -656,7 +671,7 @@ int recover_outdir(int outfd, const char *outdir)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (recover_capture(outfd, outdir, de->d_name) > 0)
+		if (recover_capture(outfd, outdir, de->d_name, failed) > 0)
 			captures++;
 	}
 	closedir(d);

@@ -48,8 +48,13 @@ int segment_measure(int dirfd, const char *name, struct seg_result *res);
  * messages). Returns the number of things done (segments closed or
  * named, an "ended" written), 0 when it needed nothing or is not a
  * capture directory, or -errno when it could not be recovered (logged).
+ * What it had to close, name or write and could not (a .part that is not
+ * a regular file, a manifest line it cannot write; each logged) is added
+ * to *failed when failed is not NULL: the capture is then only partly
+ * recovered.
  */
-int recover_capture(int outfd, const char *outdir, const char *name);
+int recover_capture(int outfd, const char *outdir, const char *name,
+		    unsigned *failed);
 
 /*
  * Open the output directory and lock it (flock on the directory itself,
@@ -61,8 +66,9 @@ int outdir_lock(const char *outdir);
 
 /*
  * Recover every capture directory in outfd. Returns the number of
- * captures that needed recovery, or -errno when outfd cannot be listed.
+ * captures that needed recovery, or -errno when outfd cannot be listed;
+ * *failed as for recover_capture(), summed.
  */
-int recover_outdir(int outfd, const char *outdir);
+int recover_outdir(int outfd, const char *outdir, unsigned *failed);
 
 #endif

@@ -223,6 +223,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 	size_t nblocks;
 	uint64_t avail;
 	int err, uring_err, n;
+	unsigned failed = 0;
 
 	*cp = c;
 	if (!c)
@@ -252,7 +253,7 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		log_err("no driver '%s'", cfg->driver);
 		return -ENOENT;
 	}
-	n = recover_outdir(c->out_fd, c->cfg.output);
+	n = recover_outdir(c->out_fd, c->cfg.output, &failed);
 	if (n < 0) {
 		log_err("output directory %s: %s", c->cfg.output, strerror(-n));
 		return n;
@@ -261,6 +262,10 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		log_notice(
 			"%s: recovered %d capture%s left unfinished by an earlier run",
 			c->cfg.output, n, n == 1 ? "" : "s");
+	if (failed)
+		log_warn(
+			"%s: %u file%s of earlier captures could not be recovered (see above; bach recover tells again)",
+			c->cfg.output, failed, failed == 1 ? "" : "s");
 	nblocks = (size_t)(cfg->ring_bytes / (RING_BLOCK_RECS * BACH_REC_SIZE));
 	/* refused now rather than killed by the OOM killer when it fills */
 	avail = ring_memory_available();

@@ -146,7 +146,15 @@ want() {
 	part)
 		W_TXT="$n: $what" W_RC=1
 		[ "$cmd.$kind" != verify.cut ] || W_RC=0 W_TXT="$n: unfinished segment"
-		[ "$cmd" != recover ] || W_RC=0 W_TXT= ;;
+		if [ "$cmd" = recover ]; then # closed, or named and left: exit 1
+			W_RC=1
+			case $kind in
+			cut) W_RC=0 W_TXT= ;;
+			fifo) W_TXT="$n: a FIFO: left alone" ;;
+			dir) W_TXT="$n: a directory: left alone" ;;
+			link | linkfifo) W_TXT="$n: a symbolic link: left alone" ;;
+			esac
+		fi ;;
 	gzi) # readers find the members from the file
 		case $cmd.$kind in
 		range.*) W_RC=0 W_SAME=1 ;;

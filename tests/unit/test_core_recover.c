@@ -132,8 +132,9 @@ static void part_cut_and_closed(void **state)
 
 	put_file(f->cap, BACH_MANIFEST_NAME, STARTED, strlen(STARTED));
 	put_file(f->cap, "seg-000001.byu.gz.part", gz, len);
-	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"),
-			 2); /* the segment, and the ended event */
+	assert_int_equal(
+		recover_capture(f->outfd, f->out, "20261121T223000Z", NULL),
+		2); /* the segment, and the ended event */
 	assert_int_equal(file_size(f->cap, "seg-000001.byu.gz.part"),
 			 (size_t)-1);
 	assert_int_equal(file_size(f->cap, "seg-000001.byu.gz"),
@@ -155,8 +156,8 @@ static void part_cut_and_closed(void **state)
 	assert_int_equal(m.segments, 1);
 	bach_manifest_free(&m);
 	/* once is enough */
-	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"),
-			 0);
+	assert_int_equal(
+		recover_capture(f->outfd, f->out, "20261121T223000Z", NULL), 0);
 	free(gz);
 }
 
@@ -168,8 +169,32 @@ static void raw_part_whole_records(void **state)
 	put_file(f->cap, BACH_MANIFEST_NAME, STARTED, strlen(STARTED));
 	memset(raw, 0x90, sizeof(raw));
 	put_file(f->cap, "seg-000001.byu.part", raw, sizeof(raw));
-	assert_true(recover_capture(f->outfd, f->out, "20261121T223000Z") > 0);
+	assert_true(recover_capture(f->outfd, f->out, "20261121T223000Z",
+				    NULL) > 0);
 	assert_int_equal(file_size(f->cap, "seg-000001.byu"), 6 * 500);
+}
+
+/* a .part that is not a regular file is left alone, and counted: the
+ * capture is only partly recovered (bach recover exits 1) */
+static void fifo_part_counted(void **state)
+{
+	struct fixture *f = *state;
+	static uint8_t raw[6 * 10];
+	char path[4400];
+	unsigned failed = 0;
+
+	put_file(f->cap, BACH_MANIFEST_NAME, STARTED, strlen(STARTED));
+	put_file(f->cap, "seg-000001.byu.part", raw, sizeof(raw));
+	snprintf(path, sizeof(path), "%s/seg-000002.byu.part", f->cap);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_true(recover_capture(f->outfd, f->out, "20261121T223000Z",
+				    &failed) > 0);
+	assert_int_equal(failed, 1);
+	assert_int_equal(file_size(f->cap, "seg-000001.byu"), sizeof(raw));
+	/* again: the FIFO is still there, still counted */
+	failed = 0;
+	assert_int_equal(recover_outdir(f->outfd, f->out, &failed), 0);
+	assert_int_equal(failed, 1);
 }
 
 static void orphan_named_and_tail_cut(void **state)
@@ -185,7 +210,8 @@ static void orphan_named_and_tail_cut(void **state)
 	put_file(f->cap, "seg-000001.byu.gz", gz, whole + BACH_BGZF_EOF_SIZE);
 	snprintf(man, sizeof(man), "%s%s", STARTED, partial);
 	put_file(f->cap, BACH_MANIFEST_NAME, man, strlen(man));
-	assert_true(recover_capture(f->outfd, f->out, "20261121T223000Z") > 0);
+	assert_true(recover_capture(f->outfd, f->out, "20261121T223000Z",
+				    NULL) > 0);
 	load(f->cap, &m);
 	assert_false(m.partial_tail);
 	assert_int_equal(m.lines, 3);
@@ -214,15 +240,16 @@ static void links_left_alone(void **state)
 	put_file(f->cap, BACH_MANIFEST_NAME, STARTED, strlen(STARTED));
 	snprintf(link, sizeof(link), "%s/seg-000001.byu.gz.part", f->cap);
 	assert_int_equal(symlink(outside, link), 0);
-	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"),
-			 1);
+	assert_int_equal(
+		recover_capture(f->outfd, f->out, "20261121T223000Z", NULL), 1);
 	assert_int_equal(file_size(f->out, "victim.gz"), len);
 	/* a manifest that is a link: the capture is not recovered at all */
 	snprintf(man, sizeof(man), "%s/%s", f->cap, BACH_MANIFEST_NAME);
 	unlink(man);
 	snprintf(outside, sizeof(outside), "%s/victim.txt", f->out);
 	assert_int_equal(symlink(outside, man), 0);
-	assert_true(recover_capture(f->outfd, f->out, "20261121T223000Z") < 0);
+	assert_true(recover_capture(f->outfd, f->out, "20261121T223000Z",
+				    NULL) < 0);
 	assert_int_equal(file_size(f->out, "victim.txt"), 5);
 	free(gz);
 }
@@ -234,10 +261,10 @@ static void not_a_capture(void **state)
 
 	/* no manifest: not ours, whatever it holds */
 	put_file(f->cap, "seg-000001.byu.part", raw, sizeof(raw));
-	assert_int_equal(recover_capture(f->outfd, f->out, "20261121T223000Z"),
-			 0);
+	assert_int_equal(
+		recover_capture(f->outfd, f->out, "20261121T223000Z", NULL), 0);
 	assert_int_equal(file_size(f->cap, "seg-000001.byu.part"), sizeof(raw));
-	assert_int_equal(recover_outdir(f->outfd, f->out), 0);
+	assert_int_equal(recover_outdir(f->outfd, f->out, NULL), 0);
 }
 
 int main(void)
@@ -246,6 +273,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(part_cut_and_closed, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(raw_part_whole_records, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(fifo_part_counted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(orphan_named_and_tail_cut,
 						setup, teardown),

@@ -19,6 +19,7 @@ static int run(int argc, char **argv)
 {
 	char path[4096], dir[4096], base[4096], man[4200];
 	int fd, n, status = EXIT_OK;
+	unsigned failed = 0;
 	bool capture;
 
 	if (argc != 2 || argv[1][0] == '-')
@@ -38,15 +39,17 @@ static int run(int argc, char **argv)
 	if (fd < 0)
 		return EXIT_USAGE;
 	if (capture) {
-		n = recover_capture(fd, dir, basename(base));
+		n = recover_capture(fd, dir, basename(base), &failed);
 		if (n < 0)
 			status = EXIT_DATA;
+		else if (failed)
+			printf("%s: partly recovered\n", path);
 		else if (n == 0)
 			printf("%s: nothing to recover\n", path);
 		else
 			printf("%s: recovered\n", path);
 	} else {
-		n = recover_outdir(fd, path);
+		n = recover_outdir(fd, path, &failed);
 		if (n < 0) {
 			errmsg("%s: %s", path, strerror(-n));
 			status = EXIT_USAGE;
@@ -54,6 +57,12 @@ static int run(int argc, char **argv)
 			printf("%s: %d capture%s recovered\n", path, n,
 			       bach_s(n));
 		}
+	}
+	if (failed) {
+		errmsg("%s: %u file%s could not be recovered (the log above says why)",
+		       path, failed, bach_s(failed));
+		if (status == EXIT_OK)
+			status = EXIT_DATA;
 	}
 	close(fd);
 	return status;
@@ -74,8 +83,9 @@ const struct bach_cmd cmd_recover = {
 		"symbolic link. Refused while a bachd or bach capture writes there.\n"
 		"\n"
 		"Exit status: 0 done (or nothing to do), 1 a capture could not be\n"
-		"recovered (its manifest is damaged or not a regular file: the log\n"
-		"says why), 2 usage error, or the directory is in use.\n"
+		"recovered, or only partly (its manifest is damaged or not a regular\n"
+		"file, an unfinished segment is not a regular file: the log says\n"
+		"why), 2 usage error, or the directory is in use.\n"
 		"\n"
 		"example: bach recover /var/lib/bach/captures\n",
 };
