@@ -185,3 +185,36 @@ int zst_table_load_path(const char *path, struct bach_index *ix, char *msg,
 		bach_index_free(ix);
 	return err;
 }
+
+int zst_table_check(int fd, const struct bach_index *ix, char *msg, size_t len)
+{
+	uint8_t h[ZST_HEADER_MAX];
+
+	for (uint64_t i = 0; i < ix->n; i++) {
+		uint64_t room = ix->coff[i + 1] - ix->coff[i];
+		uint64_t want = ix->uoff[i + 1] - ix->uoff[i];
+		ssize_t got = pread(fd, h, room < sizeof(h) ? room : sizeof(h),
+				    (off_t)ix->coff[i]);
+		unsigned long long has;
+
+		if (got < 0)
+			return -errno;
+		/* RFC 8878 3.1.1: a frame starts with its magic, and its
+		 * header (up to 18 bytes) may carry the content size */
+		if (got < 4 || bach_get_le32(h) != ZST_FRAME_MAGIC)
+			return zfail(
+				msg, len, -BACH_EDATA,
+				"seek table entry %llu: no zstd frame at byte offset %llu, where the table puts one",
+				(unsigned long long)i,
+				(unsigned long long)ix->coff[i]);
+		has = ZSTD_getFrameContentSize(h, (size_t)got);
+		if (has != ZSTD_CONTENTSIZE_UNKNOWN && has != want)
+			return zfail(
+				msg, len, -BACH_EDATA,
+				"seek table entry %llu: the frame at byte offset %llu holds %llu bytes, the table says %llu",
+				(unsigned long long)i,
+				(unsigned long long)ix->coff[i], has,
+				(unsigned long long)want);
+	}
+	return 0;
+}

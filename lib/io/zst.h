@@ -71,6 +71,15 @@ void zst_table_put(uint8_t *dst, const struct zst_entry *e, uint64_t n);
 int zst_table_load(int fd, uint64_t size, struct bach_index *ix, char *msg,
 		   size_t len);
 
+/*
+ * Check a loaded table (ix, from zst_table_load()) against the frames of
+ * the file open at fd: each entry's offset must start a zstd frame whose
+ * header's content size, when it has one, is the entry's. 0, -EBADMSG
+ * naming the entry and byte offset in msg, or -errno of a read. One read
+ * of a frame header per frame: bach index's check, not the readers'.
+ */
+int zst_table_check(int fd, const struct bach_index *ix, char *msg, size_t len);
+
 /* The same for the file at path, opened and closed here. */
 int zst_table_load_path(const char *path, struct bach_index *ix, char *msg,
 			size_t len);

@@ -284,6 +284,45 @@ done
 expect_status 0 $BACH index "$Z"
 [ ! -s "$T/out" ] || fail "bach index DIR of .byu.zst segments: $(cat "$T/out")"
 expect_status 0 $BACH index "${Z}seg-000001.byu.zst"
-expect_out "seg-000001.byu.zst: zstd, no .gzi needed (the seek table at its end is its index)"
+expect_out "seg-000001.byu.zst: zstd, 1 frame, 184960 records: its seek table matches its frames"
 ls "$Z" | grep -q '\.gzi$' && fail "bach index wrote a .gzi beside .byu.zst: $(ls "$Z")"
+
+# ... but checks it: the seek table (zstd's seekable format) must be there
+# and match the frames, each entry's offset a frame (RFC 8878 3.1.1) whose
+# header's content size is the entry's. Frames of 64 KiB; the table's
+# entries are 12 bytes (csize, dsize, checksum), then a 9-byte footer.
+expect_status 0 $BACH gen --records 400000 --seed 3 -o "$T/all.byu"
+expect_status 0 $BACH convert --zstd-frame-kb 64 "$T/all.byu" "$T/f.byu.zst"
+expect_status 0 $BACH index "$T/f.byu.zst"
+expect_out "f.byu.zst: zstd, 37 frames, 400000 records: its seek table matches its frames"
+python3 - "$T/f.byu.zst" "$T" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+n = struct.unpack_from("<I", d, len(d) - 9)[0]
+tab = len(d) - 9 - 12 * n - 8
+assert struct.unpack_from("<I", d, tab)[0] == 0x184D2A5E
+open(sys.argv[2] + "/notab.byu.zst", "wb").write(d[:tab])
+e = lambda i: tab + 8 + 12 * i
+x = bytearray(d)  # entries 2 and 36: the last frame is the short one
+x[e(2):e(2) + 12], x[e(36):e(36) + 12] = d[e(36):e(36) + 12], d[e(2):e(2) + 12]
+open(sys.argv[2] + "/swap.byu.zst", "wb").write(x)
+x = bytearray(d)  # entry 5 claims 6 more bytes, entry 6 6 fewer
+struct.pack_into("<I", x, e(5) + 4, struct.unpack_from("<I", d, e(5) + 4)[0] + 6)
+struct.pack_into("<I", x, e(6) + 4, struct.unpack_from("<I", d, e(6) + 4)[0] - 6)
+open(sys.argv[2] + "/size.byu.zst", "wb").write(x)
+x = bytearray(d)  # entry 5's frame 1 byte longer, entry 6's 1 shorter
+struct.pack_into("<I", x, e(5), struct.unpack_from("<I", d, e(5))[0] + 1)
+struct.pack_into("<I", x, e(6), struct.unpack_from("<I", d, e(6))[0] - 1)
+open(sys.argv[2] + "/moved.byu.zst", "wb").write(x)
+PY
+expect_status 1 $BACH index "$T/notab.byu.zst"
+expect_err "notab.byu.zst: missing seek table: zstd file ends at byte offset $(wc -c < "$T/notab.byu.zst") without it"
+expect_status 1 $BACH index "$T/swap.byu.zst"
+expect_err "swap.byu.zst: seek table entry 2: the frame at byte offset"
+expect_err "holds 65280 bytes, the table says 49920"
+expect_status 1 $BACH index "$T/size.byu.zst"
+expect_err "size.byu.zst: seek table entry 5: the frame at byte offset"
+expect_err "holds 65280 bytes, the table says 65286"
+expect_status 1 $BACH index "$T/moved.byu.zst"
+expect_err "moved.byu.zst: seek table entry 6: no zstd frame at byte offset"
 echo "index: ok"

@@ -13,7 +13,48 @@
 #include "bach/record.h"
 #include "cmd.h"
 #include "lib/io/found.h"
+#include "lib/io/zst.h"
 #include "lib/options.h"
+
+/*
+ * A .byu.zst needs no .gzi: the seek table at its end is its index
+ * (docs/formats.md section 10). Checked here, as bach index builds a
+ * .gzi from the members: it must be there, and match the frames.
+ */
+static int check_zst(const char *path, int fd, bool in_capture)
+{
+	struct bach_index ix = { 0 };
+	struct stat st;
+	char msg[512];
+	int err;
+
+	err = fstat(fd, &st) < 0 ? -errno
+				 : zst_table_load(fd, (uint64_t)st.st_size, &ix,
+						  msg, sizeof(msg));
+	if (err == -ENOENT) {
+		snprintf(
+			msg, sizeof(msg),
+			"missing seek table: zstd file ends at byte offset %llu without it (bach convert writes one again)",
+			(unsigned long long)st.st_size);
+		err = -BACH_EDATA;
+	} else if (!err) {
+		err = zst_table_check(fd, &ix, msg, sizeof(msg));
+	} else if (err != -BACH_EDATA) {
+		snprintf(msg, sizeof(msg), "%s", strerror(-err));
+	}
+	close(fd);
+	if (!err && !in_capture)
+		printf("%s: zstd, %llu frame%s, %llu record%s: its seek table matches its frames (it is the index; no .gzi)\n",
+		       path, (unsigned long long)ix.n, bach_s(ix.n),
+		       (unsigned long long)(ix.uoff[ix.n] / BACH_REC_SIZE),
+		       bach_s(ix.uoff[ix.n] / BACH_REC_SIZE));
+	bach_index_free(&ix);
+	if (err) {
+		errmsg("%s: %s", path, msg);
+		return bach_exit_status(err);
+	}
+	return EXIT_OK;
+}
 
 /*
  * in_capture: a segment of a capture directory, never read through a
@@ -32,10 +73,12 @@ static int index_file(const char *path, bool in_capture)
 		errmsg("%s", msg);
 		return bach_exit_status(err);
 	}
+	if (ends_with(path, ".zst"))
+		return check_zst(path, err, in_capture);
 	close(err);
-	if (ends_with(path, ".zst") || ends_with(path, ".zst.part")) {
+	if (ends_with(path, ".zst.part")) {
 		if (!in_capture)
-			printf("%s: zstd, no .gzi needed (the seek table at its end is its index)\n",
+			printf("%s: unfinished zstd segment, no index (bach recover closes it)\n",
 			       path);
 		return EXIT_OK;
 	}
