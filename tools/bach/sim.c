@@ -241,18 +241,16 @@ static int run(int argc, char **argv)
 	}
 	if (threads && !configs)
 		return usage_error("--threads: only with --configs");
-	if (configs && partial)
-		return usage_error(
-			"--configs does not take --partial yet: split a sweep by its configurations");
-	if (configs) {
-		status = sim_configs(configs, &cfg, json, (int)threads, &flt,
-				     start, end, argc - optind, argv + optind);
-		filter_free(&flt);
-		return status;
-	}
 	if (partial && check_output(partial, (const char *const *)argv + optind,
 				    (size_t)(argc - optind)))
 		return EXIT_USAGE;
+	if (configs) {
+		status = sim_configs(configs, &cfg, json, (int)threads, &flt,
+				     start, end, partial, argc - optind,
+				     argv + optind);
+		filter_free(&flt);
+		return status;
+	}
 	err = bach_sim_new(&s, &cfg, why, sizeof(why));
 	if (err == -ENOMEM) {
 		errmsg("out of memory for these caches");
