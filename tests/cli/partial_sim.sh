@@ -3,7 +3,8 @@
 # prints, as text and --json, for 1, 2, 3, 7 and 16 chunks of bach plan
 # and for hierarchies of every kind (L1 only; L1i/L1d, L2 and a TLB; FIFO;
 # random, hashed and searched; write-through and no-write-allocate; three
-# levels), filtered too; for cuts at a member start, inside a member, at a
+# levels; random caches below write-back ones, whose copy-back at the end
+# draws on from the last record's draws), filtered too; for cuts at a member start, inside a member, at a
 # gap marker and just after one, at a segment boundary, an empty chunk and
 # a chunk of a gap marker only. Merging as a tree gives what one merge
 # gives (random groupings); the merged partial is the one the whole range
@@ -24,7 +25,8 @@ for STATOPT in "--l1 8k:32:2" \
 	"--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4" \
 	"--l1 4k:16:4:fifo:wt:nwa --l2 32k:64:8:random --seed 7" \
 	"--l1i 1k:32:full:random --l1d 3k:32:3:lru:wb:nwa --l2 16k:8:2:wt --l3 64k:64:4:nwa --tlb 8:full" \
-	"--l1 2k:32:64:random --l2 8k:16:4:fifo:wt"; do
+	"--l1 2k:32:64:random --l2 8k:16:4:fifo:wt" \
+	"--l1 4k:16:4 --l2 32k:64:8:random --l3 64k:64:4:random"; do
 	trs="$C"
 	[ "$STATOPT" != "--l1 8k:32:2" ] || trs="$C $T/g.byu.gz $T/g.byu"
 	for tr in $trs; do

@@ -366,12 +366,20 @@ static int join(const struct join *jn, struct bach_sim **r,
 	for (size_t c = 0; !status && c < jn->n; c++) {
 		struct bach_sim_counts ca, cr, cc;
 		struct bach_sim *acc = jn->c[c].s;
+		uint64_t da[BACH_SIM_NCACHES], dr[BACH_SIM_NCACHES], la;
 
 		if (!u[c].same)
 			continue;
 		bach_sim_get_counts(acc, &ca);
 		bach_sim_get_counts(r[c], &cr);
 		bach_sim_get_counts(u[c].cold, &cc);
+		/* the states met after the chunk's last record (or it gave
+		 * the simulator none): the draws made for that record are
+		 * the warm run's, which the copy-back at the end goes on
+		 * from */
+		la = bach_sim_last_get(acc, da);
+		if (!cr.t.records || la == bach_sim_last_get(r[c], dr))
+			bach_sim_last_set(r[c], la, da);
 		bach_sim_counts_add(&ca, &cr, &cc);
 		bach_sim_set_counts(r[c], &ca);
 		jn->c[c].s = r[c];
