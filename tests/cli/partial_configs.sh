@@ -70,15 +70,8 @@ PY
 same "$T/sw" "$T/sw1"
 
 # cuts by hand (partial_sim.sh's)
-g=$(grep '"event":"gap"' "$C/manifest.jsonl" | sed -n 3p | sed 's/.*"at":\([0-9]*\).*/\1/')
-s2=$(($(grep '"event":"segment"' "$C/manifest.jsonl" | head -n 1 | sed 's/.*"records":\([0-9]*\).*/\1/')))
-[ "$g" -gt 10880 ] && [ "$s2" -gt $((g + 1)) ] || fail "gap at $g, segment 2 at $s2: no room for the cuts"
-"$BACH" dump --range "$g:$((g + 1))" "$C" | grep -q GAP || fail "no gap marker at $g"
-parts "$T/h" "$C" 0:10880 10880:10880 10880:12345 12345:$g $g:$((g + 1)) \
-	$((g + 1)):$s2 $s2:
-same_as_whole "$C" "$T/h" "cuts by hand"
-parts "$T/h" "$C" 0:$g $g:$((g + 1)) $((g + 1)):
-same_as_whole "$C" "$T/h" "a chunk of a gap marker only"
+gap_and_segment
+hand_cuts "$T/h"
 # a range merged is sim --configs --range over it
 parts "$T/h" "$C" 5000:9000 9000:$g $g:$((g + 20000))
 "$BACH" merge --json "$T"/h.* > "$T/m.txt" || fail "merge of 5000:$((g + 20000))"
@@ -95,27 +88,8 @@ STATOPT="--configs $T/sweep.txt"
 # a tree of merges is one merge, and the partial of the whole range
 "$BACH" sim $STATOPT --partial "$T/whole" --range 0: "$C" || fail "sim --configs --partial whole"
 tree_merges 2 "$T/whole"
-# shellcheck disable=SC2046
-parts "$T/t" "$C" $("$BACH" plan --chunks 16 "$C" | cut -d' ' -f1)
-total=$("$BACH" plan --chunks 1 "$C" | sed 's/^0:\([0-9]*\) .*/\1/')
-"$BACH" sim $STATOPT --partial "$T/whole" --range "0:$total" "$C" || fail "sim --partial 0:$total"
-python3 - "$BACH" "$T" << 'PY' || fail "a random tree of merges differs from the whole"
-import random, subprocess, sys
-bach, t = sys.argv[1], sys.argv[2]
-random.seed(11)
-for trial in range(2):
-    nodes = [f"{t}/t.{i}" for i in range(1, 17)]
-    k = 0
-    while len(nodes) > 1:
-        i = random.randrange(len(nodes) - 1)
-        j = random.randint(i + 2, min(len(nodes), i + 4))
-        k += 1
-        out = f"{t}/tree.{trial}.{k}"
-        subprocess.run([bach, "merge", "--partial", out] + nodes[i:j], check=True)
-        nodes[i:j] = [out]
-    a, b = open(nodes[0]).read(), open(f"{t}/whole").read()
-    assert a == b, (a[:400], b[:400])
-PY
+# random trees over 16 chunks
+random_trees 11
 
 # refusals, exit 2 naming the files: another FILE's contents, a plain
 # bach sim partial, overlapping ranges, a hole
