@@ -112,6 +112,11 @@ expect_status 2 "$BACH" merge "$T/x.1" "$T/o" "$T/x.3"
 expect_err "$T/x.1 and $T/o: their ranges overlap"
 expect_status 2 "$BACH" merge "$T/x.1" "$T/x.3"
 expect_err "$T/x.1 and $T/x.3: their ranges leave a hole"
+# --partial FILE over the configurations' FILE: refused, FILE kept
+cp "$T/sweep.txt" "$T/keep.txt"
+expect_status 2 "$BACH" sim --configs "$T/keep.txt" --range 0:10 --partial "$T/keep.txt" "$C"
+expect_err "$T/keep.txt: the same file as the input $T/keep.txt"
+same "$T/keep.txt" "$T/sweep.txt"
 # a partial not of its lines: exit 1 naming it
 sed 's/"state":"[^"]*"/"state":"AAAAAA=="/' "$T/x.2" > "$T/bad"
 expect_status 1 "$BACH" merge "$T/x.1" "$T/bad" "$T/x.3"

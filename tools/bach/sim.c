@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -241,9 +242,22 @@ static int run(int argc, char **argv)
 	}
 	if (threads && !configs)
 		return usage_error("--threads: only with --configs");
-	if (partial && check_output(partial, (const char *const *)argv + optind,
-				    (size_t)(argc - optind)))
-		return EXIT_USAGE;
+	if (partial) {
+		/* the inputs: the TRACEs and FILE (NULL: passed over) */
+		size_t nin = (size_t)(argc - optind) + 1;
+		const char **in = malloc(nin * sizeof(*in));
+
+		if (!in) {
+			errmsg("out of memory");
+			return EXIT_USAGE;
+		}
+		memcpy(in, argv + optind, (nin - 1) * sizeof(*in));
+		in[nin - 1] = configs;
+		status = check_output(partial, in, nin);
+		free(in);
+		if (status)
+			return status;
+	}
 	if (configs) {
 		status = sim_configs(configs, &cfg, json, (int)threads, &flt,
 				     start, end, partial, argc - optind,
