@@ -1078,6 +1078,26 @@ static bool same_cache(struct cache *a, struct cache *b)
 	return true;
 }
 
+uint64_t bach_sim_last_get(const struct bach_sim *s,
+			   uint64_t draws[BACH_SIM_NCACHES])
+{
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		draws[i] = s->have[i] && s->c[i].draw_at == s->pos
+				   ? s->c[i].draws
+				   : 0;
+	return s->pos;
+}
+
+void bach_sim_last_set(struct bach_sim *s, uint64_t pos,
+		       const uint64_t draws[BACH_SIM_NCACHES])
+{
+	s->pos = pos;
+	for (int i = 0; i < BACH_SIM_NCACHES; i++) {
+		s->c[i].draw_at = draws[i] ? pos : UINT64_MAX;
+		s->c[i].draws = draws[i];
+	}
+}
+
 bool bach_sim_same_state(struct bach_sim *a, struct bach_sim *b)
 {
 	for (int i = 0; i < BACH_SIM_NCACHES; i++)

@@ -229,6 +229,16 @@ int bach_sim_state_set(struct bach_sim *s, enum bach_sim_cache c,
 /* Whether a and b (of one configuration) hold the same state: every
  * cache's words would be equal. */
 bool bach_sim_same_state(struct bach_sim *a, struct bach_sim *b);
+/*
+ * The position of the last record given, and the victims each cache drew
+ * while simulating it (random replacement; 0 for the others): the
+ * copy-back at the end draws on from there, so a simulator restored from
+ * a partial takes them too (set, after bach_sim_state_set()).
+ */
+uint64_t bach_sim_last_get(const struct bach_sim *s,
+			   uint64_t draws[BACH_SIM_NCACHES]);
+void bach_sim_last_set(struct bach_sim *s, uint64_t pos,
+		       const uint64_t draws[BACH_SIM_NCACHES]);
 /* The ways of every cache: what bach_sim_same_state() costs at most. */
 uint64_t bach_sim_ways(const struct bach_sim *s);
 

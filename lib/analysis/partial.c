@@ -750,6 +750,8 @@ json_t *bach_sim_to_json(const struct bach_sim *s)
 {
 	struct bach_sim_counts c;
 	json_t *caches = json_object(), *o;
+	uint64_t draws[BACH_SIM_NCACHES];
+	uint64_t last = bach_sim_last_get(s, draws);
 
 	bach_sim_get_counts(s, &c);
 	for (int i = 0; caches && i < BACH_SIM_NCACHES; i++) {
@@ -775,11 +777,19 @@ json_t *bach_sim_to_json(const struct bach_sim *s)
 			return NULL;
 		}
 		free(w);
+		if (draws[i] &&
+		    json_object_set_new(
+			    json_object_get(caches, bach_sim_cache_names[i]),
+			    "draws", json_integer((json_int_t)draws[i]))) {
+			json_decref(caches);
+			return NULL;
+		}
 	}
-	o = json_pack("{sIsIsIsIso}", "records", (json_int_t)c.t.records,
+	o = json_pack("{sIsIsIsIsosI}", "records", (json_int_t)c.t.records,
 		      "references", (json_int_t)c.t.refs, "skipped",
 		      (json_int_t)c.t.skipped, "flushes",
-		      (json_int_t)c.t.flushes, "caches", caches);
+		      (json_int_t)c.t.flushes, "caches", caches, "last",
+		      (json_int_t)last);
 	return o;
 }
 
@@ -788,10 +798,13 @@ int bach_sim_from_json(struct bach_sim *s, const json_t *data, char *err,
 {
 	const json_t *caches = json_object_get(data, "caches");
 	struct bach_sim_counts c;
+	uint64_t last = 0, draws[BACH_SIM_NCACHES] = { 0 };
 	char why[200];
 
 	memset(&c, 0, sizeof(c));
-	if (!get_u64(data, "records", INT64_MAX, &c.t.records) ||
+	if ((json_object_get(data, "last") &&
+	     !get_u64(data, "last", INT64_MAX, &last)) ||
+	    !get_u64(data, "records", INT64_MAX, &c.t.records) ||
 	    !get_u64(data, "references", INT64_MAX, &c.t.refs) ||
 	    !get_u64(data, "skipped", INT64_MAX, &c.t.skipped) ||
 	    !get_u64(data, "flushes", INT64_MAX, &c.t.flushes) ||
@@ -817,7 +830,10 @@ int bach_sim_from_json(struct bach_sim *s, const json_t *data, char *err,
 		}
 		if (!o)
 			continue;
-		if (json_object_size(o) != 6 ||
+		if (json_object_size(o) !=
+			    6 + !!json_object_get(o, "draws") ||
+		    (json_object_get(o, "draws") &&
+		     !get_u64(o, "draws", INT64_MAX, &draws[i])) ||
 		    !get_array(json_object_get(o, "fetches"), BACH_REF_NKINDS,
 			       INT64_MAX, st->fetch) ||
 		    !get_array(json_object_get(o, "misses"), BACH_REF_NKINDS,
@@ -845,5 +861,6 @@ int bach_sim_from_json(struct bach_sim *s, const json_t *data, char *err,
 		}
 	}
 	bach_sim_set_counts(s, &c);
+	bach_sim_last_set(s, last, draws);
 	return 0;
 }

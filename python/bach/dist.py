@@ -17,7 +17,10 @@ merged as a tree of `bach merge --partial -` runs (up to `fanin` partials
 each), the root printing `bach merge --json`. sim returns a list, one entry
 per configuration: what json.loads() of `bach sim --json CONFIG` returns;
 the configurations are split into a few groups (by default one per worker
-thread), one task each.
+thread), and each group's pass over the trace into chunks of time, so
+that there are about twice as many tasks as worker threads: each task
+runs `bach sim --configs GROUP --range A:B --partial -`, merged like the
+others.
 
 Options are keyword arguments: `name=value` is `--name VALUE` with
 underscores as dashes, `name=True` the flag `--name` (False or None: left
@@ -157,25 +160,32 @@ def _merge_task(bach, last, *parts):
         return _run([find_bach(bach), "merge", *out, *files])
 
 
-def _split(client, cmd, traces, argv, bach, chunks, fanin):
-    traces = _traces(traces)
-    if fanin < 2:
-        raise ValueError("bach.dist: fanin must be at least 2, not %r"
-                         % (fanin,))
-    n = chunks if chunks is not None else 2 * _threads(client)
-    if n < 1:
-        raise ValueError("bach.dist: chunks must be at least 1, not %r"
-                         % (n,))
-    ranges = client.submit(_plan_task, bach, traces, n, pure=False).result()
-    level = [client.submit(_part_task, bach, cmd, argv, traces, a, b,
-                           pure=False) for a, b in ranges]
-    # a tree: consecutive groups of fanin, until the root can take them all
+def _check(name, v, least):
+    if v < least:
+        raise ValueError("bach.dist: %s must be at least %d, not %r"
+                         % (name, least, v))
+
+
+def _tree(client, bach, level, fanin):
+    """The partials (futures, in range order) merged as a tree:
+    consecutive groups of fanin, until the root can take them all; the
+    root's future (its --json text)."""
     while len(level) > fanin:
         level = [client.submit(_merge_task, bach, False, *level[i:i + fanin],
                                pure=False)
                  for i in range(0, len(level), fanin)]
-    root = client.submit(_merge_task, bach, True, *level, pure=False)
-    return json.loads(root.result())
+    return client.submit(_merge_task, bach, True, *level, pure=False)
+
+
+def _split(client, cmd, traces, argv, bach, chunks, fanin):
+    traces = _traces(traces)
+    _check("fanin", fanin, 2)
+    n = chunks if chunks is not None else 2 * _threads(client)
+    _check("chunks", n, 1)
+    ranges = client.submit(_plan_task, bach, traces, n, pure=False).result()
+    level = [client.submit(_part_task, bach, cmd, argv, traces, a, b,
+                           pure=False) for a, b in ranges]
+    return json.loads(_tree(client, bach, level, fanin).result())
 
 
 def mrc(client, traces, line=32, *, bach=None, chunks=None, fanin=8,
@@ -198,34 +208,49 @@ def stat(client, traces, *, bach=None, chunks=None, fanin=8, **options):
                   fanin)
 
 
-# ---- sim: configurations in groups, one task a group ----------------------
+# ---- sim: configurations in groups, each split by time --------------------
 
-_HAS_CONFIGS = {}  # bach program -> whether it has sim --configs
+_HAS = {}  # (bach program, what) -> whether its sim has it
+
+
+def _sim_has(exe, what):
+    """Whether this bach's sim has `--configs FILE` (many configurations
+    in one pass, --json printing an array; what "configs"), and whether
+    it takes --range and --partial with it ("split"): its help says so.
+    Asked once per program in each worker process."""
+    if (exe, what) not in _HAS:
+        p = subprocess.run([exe, "sim", "--help"], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        _HAS[exe, "configs"] = b"--configs" in p.stdout
+        _HAS[exe, "split"] = b"holding each configuration's" in p.stdout
+    return _HAS[exe, what]
 
 
 def _sim_configs_supported(exe):
-    """Whether this bach has `sim --configs FILE` (many configurations in
-    one pass, --json printing an array): its help names the option. Asked
-    once per program in each worker process."""
-    if exe not in _HAS_CONFIGS:
-        p = subprocess.run([exe, "sim", "--help"], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        _HAS_CONFIGS[exe] = b"--configs" in p.stdout
-    return _HAS_CONFIGS[exe]
+    return _sim_has(exe, "configs")
+
+
+def _one_line(configs):
+    """Whether each configuration can be a line of a --configs file
+    (options split at blanks)."""
+    return all(a and not any(c.isspace() for c in a)
+               for cfg in configs for a in cfg)
+
+
+def _configs_file(d, configs):
+    path = os.path.join(d, "configs")
+    with open(path, "w") as f:
+        f.writelines(" ".join(cfg) + "\n" for cfg in configs)
+    return path
 
 
 def _sim_group_task(bach, configs, common, traces):
     """The group's configurations over the trace: with --configs, one bach
     sim for all of them (one pass); else one bach sim a configuration."""
     exe = find_bach(bach)
-    # a line of the configurations file is options split at blanks
-    one_line = all(a and not any(c.isspace() for c in a)
-                   for cfg in configs for a in cfg)
-    if _sim_configs_supported(exe) and one_line:
+    if _sim_configs_supported(exe) and _one_line(configs):
         with _tmpdir() as d:
-            path = os.path.join(d, "configs")
-            with open(path, "w") as f:
-                f.writelines(" ".join(cfg) + "\n" for cfg in configs)
+            path = _configs_file(d, configs)
             # one simulating thread: the task is one of the worker's
             # threads (bach sim --configs takes every CPU by default,
             # which the other tasks on this host are using)
@@ -241,6 +266,33 @@ def _sim_group_task(bach, configs, common, traces):
             for cfg in configs]
 
 
+def _sim_plan_task(bach, traces, chunks):
+    """bach plan's ranges, or None when this bach's sim --configs does not
+    take --partial (the groups then run whole)."""
+    if not _sim_has(find_bach(bach), "split"):
+        return None
+    return _plan_task(bach, traces, chunks)
+
+
+def _sim_part_task(bach, configs, common, traces, start, end):
+    """One partial of the group's configurations over a range: bach sim
+    --configs --range --partial - (the file's name is not compared by
+    the merge, so each task writes its own)."""
+    exe = find_bach(bach)
+    with _tmpdir() as d:
+        return _run([exe, "sim", "--configs", _configs_file(d, configs),
+                     "--threads", "1", *common, "--range",
+                     "%d:%d" % (start, end), "--partial", "-", *traces])
+
+
+def _sim_result(root, n):
+    out = json.loads(root)
+    if not isinstance(out, list) or len(out) != n:
+        raise CommandError(["bach", "merge", "--json"], 0,
+                           "expected an array of %d results" % n)
+    return out
+
+
 def _config(c):
     if isinstance(c, str):
         return shlex.split(c)
@@ -250,26 +302,48 @@ def _config(c):
                     "options or a list of them, not %r" % (c,))
 
 
-def sim(client, traces, configs, *, bach=None, groups=None, **options):
+def sim(client, traces, configs, *, bach=None, groups=None, chunks=None,
+        fanin=8, **options):
     """For each configuration (a string of bach sim's options, "--l1
     16k:32:4 --l2 256k:64:8", or a list of them) what json.loads(`bach sim
     --json CONFIG OPTIONS TRACES`) returns, in a list in the order given.
-    options are added to every configuration (seed=, type=, ...). The
-    configurations go in groups (default: one per worker thread), one task
-    each."""
+    options are added to every configuration (seed=, type=, ...).
+
+    The configurations go in groups (default: one per worker thread, at
+    most one per configuration), and each group's run is cut by time
+    into chunks (bach plan's; default: as many as bring the tasks, groups
+    x chunks, to about twice the workers' threads): each task runs `bach
+    sim --configs GROUP --range A:B --partial -`, and a group's partials
+    are merged as a tree of bach merge (fanin partials each). chunks=1
+    runs each group whole, as does a bach whose sim --configs takes no
+    --partial."""
     if isinstance(configs, str):
         raise TypeError("bach.dist.sim: configs is a list of configurations")
     cfgs = [_config(c) for c in configs]
     common = _options(options)
     traces = _traces(traces)
+    _check("fanin", fanin, 2)
     if not cfgs:
         return []
-    n = groups if groups is not None else _threads(client)
-    if n < 1:
-        raise ValueError("bach.dist: groups must be at least 1, not %r"
-                         % (n,))
+    threads = _threads(client)
+    n = groups if groups is not None else threads
+    _check("groups", n, 1)
     n = min(n, len(cfgs))
+    k = chunks if chunks is not None else -(-2 * threads // n)
+    _check("chunks", k, 1)
     cut = [len(cfgs) * i // n for i in range(n + 1)]
-    futures = [client.submit(_sim_group_task, bach, cfgs[a:b], common, traces,
-                             pure=False) for a, b in zip(cut, cut[1:])]
-    return [r for group in client.gather(futures) for r in group]
+    parts = [cfgs[a:b] for a, b in zip(cut, cut[1:])]
+    ranges = None
+    if k > 1 and _one_line(cfgs):
+        ranges = client.submit(_sim_plan_task, bach, traces, k,
+                               pure=False).result()
+    if not ranges:
+        futures = [client.submit(_sim_group_task, bach, g, common, traces,
+                                 pure=False) for g in parts]
+        return [r for group in client.gather(futures) for r in group]
+    roots = [_tree(client, bach,
+                   [client.submit(_sim_part_task, bach, g, common, traces, a,
+                                  b, pure=False) for a, b in ranges],
+                   fanin) for g in parts]
+    return [r for g, root in zip(parts, client.gather(roots))
+            for r in _sim_result(root, len(g))]

@@ -2,8 +2,10 @@
 # bach.dist on a LocalCluster of two worker processes: each result equal
 # to json.loads of the bach command run whole on the same trace (a capture
 # whose gap markers fall in several segments, and a plain .byu.gz), the
-# tasks bach.dist ran (a logging wrapper around bach), bach sim --configs
-# through a stand-in that has it, the errors, and no process left behind.
+# tasks bach.dist ran (a logging wrapper around bach), bach.dist.sim's
+# groups of configurations each split by time (bach sim --configs
+# --partial), a stand-in bach whose sim --configs takes no --partial, the
+# errors, and no process left behind.
 import json
 import os
 import shlex
@@ -176,25 +178,67 @@ def test_sim_equals_bach(client, traces, which):
 
 
 def test_sim_groups(client, traces, logged):
-    """Without --configs, one bach sim --json a configuration (with it,
-    one bach sim --configs a group), the results in the order given."""
+    """By default one group a worker thread (2), each cut into chunks that
+    bring the tasks to twice the threads (2 chunks a group): one bach sim
+    --configs GROUP --range A:B --partial - a task, a bach merge --json a
+    group; the results in the order given."""
     w, log = logged
     log.write_text("")
     t = traces["file"]
     got = bach.dist.sim(client, t, SIMS, bach=str(w))
     assert got == [cli("sim", "--json", *(shlex.split(c) if isinstance(
         c, str) else c), t) for c in SIMS]
-    runs = [x for x in log.read_text().splitlines() if x.startswith("sim ")]
-    if bach.dist._sim_configs_supported(BACH):
-        runs = [x for x in runs if x != "sim --help"]
-        assert len(runs) == 2 and all(
-            x.startswith("sim --configs ") for x in runs), runs
-        return
-    assert sorted(runs) == sorted(
-        ["sim --help"] * runs.count("sim --help") +
-        ["sim --json %s %s" % (c if isinstance(c, str) else " ".join(c), t)
-         for c in SIMS])
+    lines = [x for x in log.read_text().splitlines() if x != "sim --help"]
+    plan = cli("plan", "--chunks", 2, "--json", t)["chunks"]
+    assert len(plan) == 2
+    assert lines.count("plan --chunks 2 --json " + t) == 1
+    runs = sorted(x.split(" ", 3)[3] for x in lines if x.startswith("sim "))
+    assert all(x.startswith("--threads 1 --range ") for x in runs), runs
+    assert runs == sorted(
+        "--threads 1 --range %d:%d --partial - %s" % (c["start"], c["end"], t)
+        for c in plan for g in range(2))
+    merges = [x.split() for x in lines if x.startswith("merge ")]
+    assert len(merges) == 2 and all(m[1] == "--json" and len(m) == 4
+                                    for m in merges)
+    # chunks=1: each group whole, one bach sim --configs --json a group
+    log.write_text("")
+    assert bach.dist.sim(client, t, SIMS, bach=str(w), chunks=1) == got
+    runs = [x for x in log.read_text().splitlines()
+            if x.startswith("sim ") and x != "sim --help"]
+    assert len(runs) == 2 and all(x.startswith("sim --configs ") and
+                                  " --json " in x for x in runs), runs
     assert bach.dist.sim(client, t, []) == []
+
+
+SWEEP = ["--l1 8k:32:2",
+         "--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4",
+         "--l1 4k:16:4:fifo:wt:nwa --l2 32k:64:8:random --seed 7",
+         "--l1 4k:16:4 --l2 32k:64:8:random --l3 64k:64:4:random",
+         "--l1=2k:32:64:random --l2 8k:16:4:fifo:wt"]
+
+
+@pytest.mark.parametrize("which", TRACES)
+@pytest.mark.parametrize("groups,chunks", [(1, 3), (2, 7), (5, 2), (3, 16)])
+def test_sim_split_by_time(client, traces, logged, which, groups, chunks):
+    """Groups x chunks of bach plan, a tree of merges a group (fanin 2):
+    what bach sim --json prints for each configuration, filtered too."""
+    w, log = logged
+    log.write_text("")
+    t = traces[which]
+    got = bach.dist.sim(client, t, SWEEP, bach=str(w), groups=groups,
+                        chunks=chunks, fanin=2)
+    assert got == [cli("sim", "--json", *shlex.split(c), t) for c in SWEEP]
+    plan = cli("plan", "--chunks", chunks, "--json", t)["chunks"]
+    lines = log.read_text().splitlines()
+    assert sum(x.startswith("sim --configs ") for x in lines) == \
+        groups * len(plan)
+    assert sum(x.startswith("merge --json ") for x in lines) == groups
+    # (a line's --seed would win over seed=, as in bach sim --configs)
+    some = SWEEP[1::2]
+    got = bach.dist.sim(client, t, some, groups=groups, chunks=chunks,
+                        type="fetch,write", seed=3)
+    assert got == [cli("sim", "--json", *shlex.split(c), "--type",
+                       "fetch,write", "--seed", 3, t) for c in some]
 
 
 # A bach with `sim --configs FILE` (one pass over the trace; FILE one
@@ -208,8 +252,10 @@ BACH, LOG = %r, %r
 a = sys.argv[1:]
 open(LOG, "a").write(" ".join(a) + "\n")
 if a == ["sim", "--help"]:
+    # a sim --configs that takes no --partial (the groups run whole)
     sys.stdout.write(subprocess.run([BACH] + a, capture_output=True,
-                                    text=True).stdout)
+                                    text=True).stdout.replace(
+        "holding each configuration's", ""))
     print("      --configs FILE   one configuration a line, one pass")
     sys.exit(0)
 if a[0] == "sim" and "--configs" in a:

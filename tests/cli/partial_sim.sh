@@ -3,7 +3,8 @@
 # prints, as text and --json, for 1, 2, 3, 7 and 16 chunks of bach plan
 # and for hierarchies of every kind (L1 only; L1i/L1d, L2 and a TLB; FIFO;
 # random, hashed and searched; write-through and no-write-allocate; three
-# levels), filtered too; for cuts at a member start, inside a member, at a
+# levels; random caches below write-back ones, whose copy-back at the end
+# draws on from the last record's draws), filtered too; for cuts at a member start, inside a member, at a
 # gap marker and just after one, at a segment boundary, an empty chunk and
 # a chunk of a gap marker only. Merging as a tree gives what one merge
 # gives (random groupings); the merged partial is the one the whole range
@@ -24,7 +25,8 @@ for STATOPT in "--l1 8k:32:2" \
 	"--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4" \
 	"--l1 4k:16:4:fifo:wt:nwa --l2 32k:64:8:random --seed 7" \
 	"--l1i 1k:32:full:random --l1d 3k:32:3:lru:wb:nwa --l2 16k:8:2:wt --l3 64k:64:4:nwa --tlb 8:full" \
-	"--l1 2k:32:64:random --l2 8k:16:4:fifo:wt"; do
+	"--l1 2k:32:64:random --l2 8k:16:4:fifo:wt" \
+	"--l1 4k:16:4 --l2 32k:64:8:random --l3 64k:64:4:random"; do
 	trs="$C"
 	[ "$STATOPT" != "--l1 8k:32:2" ] || trs="$C $T/g.byu.gz $T/g.byu"
 	for tr in $trs; do
@@ -43,17 +45,10 @@ expect_err "bach sim has no --csv"
 # cuts by hand: a gap marker (at and just after), a segment boundary, a
 # member start and the middle of a member, an empty chunk, a chunk of one
 # gap marker only
-g=$(grep '"event":"gap"' "$C/manifest.jsonl" | sed -n 3p | sed 's/.*"at":\([0-9]*\).*/\1/')
-s2=$(($(grep '"event":"segment"' "$C/manifest.jsonl" | head -n 1 | sed 's/.*"records":\([0-9]*\).*/\1/')))
-[ "$g" -gt 10880 ] && [ "$s2" -gt $((g + 1)) ] || fail "gap at $g, segment 2 at $s2: no room for the cuts"
-"$BACH" dump --range "$g:$((g + 1))" "$C" | grep -q GAP || fail "no gap marker at $g"
+gap_and_segment
 for STATOPT in "--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4" \
 	"--l1 4k:16:4:fifo:wt:nwa --l2 32k:64:8:random --seed 7"; do
-	parts "$T/h" "$C" 0:10880 10880:10880 10880:12345 12345:$g $g:$((g + 1)) \
-		$((g + 1)):$s2 $s2:
-	same_as_whole "$C" "$T/h" "cuts by hand"
-	parts "$T/h" "$C" 0:$g $g:$((g + 1)) $((g + 1)):
-	same_as_whole "$C" "$T/h" "a chunk of a gap marker only"
+	hand_cuts "$T/h"
 	# a range of the trace, merged, is sim --range over it
 	parts "$T/h" "$C" 5000:9000 9000:$g $g:$((g + 20000))
 	"$BACH" merge --json "$T"/h.* > "$T/m.txt" || fail "merge of 5000:$((g + 20000))"
@@ -73,28 +68,8 @@ same_as_whole "$C" "$T/f" "filtered"
 STATOPT="--l1i 1k:32:full:random --l1d 3k:32:3:lru:wb:nwa --l2 16k:8:2:wt --l3 64k:64:4:nwa --tlb 8:full"
 "$BACH" sim $STATOPT --partial "$T/whole" --range 0: "$C" || fail "sim --partial whole"
 tree_merges 4 "$T/whole"
-# a random tree over 16 chunks
-# shellcheck disable=SC2046
-parts "$T/t" "$C" $("$BACH" plan --chunks 16 "$C" | cut -d' ' -f1)
-total=$("$BACH" plan --chunks 1 "$C" | sed 's/^0:\([0-9]*\) .*/\1/')
-"$BACH" sim $STATOPT --partial "$T/whole" --range "0:$total" "$C" || fail "sim --partial 0:$total"
-python3 - "$BACH" "$T" << 'PY' || fail "a random tree of merges differs from the whole"
-import random, subprocess, sys
-bach, t = sys.argv[1], sys.argv[2]
-random.seed(5)
-for trial in range(2):
-    nodes = [f"{t}/t.{i}" for i in range(1, 17)]
-    k = 0
-    while len(nodes) > 1:
-        i = random.randrange(len(nodes) - 1)
-        j = random.randint(i + 2, min(len(nodes), i + 4))
-        k += 1
-        out = f"{t}/tree.{trial}.{k}"
-        subprocess.run([bach, "merge", "--partial", out] + nodes[i:j], check=True)
-        nodes[i:j] = [out]
-    a, b = open(nodes[0]).read(), open(f"{t}/whole").read()
-    assert a == b, (a[:400], b[:400])
-PY
+# random trees over 16 chunks
+random_trees 5
 
 # the state's layout (docs/formats.md section 11), read with Python's
 # own base64: per set SET, N, then N pairs TAG, RANK << 1 | DIRTY

@@ -5,7 +5,7 @@
 # stopped by its pid on the way out. submit.sh submits the array of
 # --partial runs and the merge after it (--dependency=afterok), and the
 # merged result equals the unsplit run byte for byte (mrc --json, stat,
-# mrc --csv --assoc 4, over several chunks of a capture and a file with a
+# mrc --csv --assoc 4, sim --configs FILE --json, over several chunks of a capture and a file with a
 # quote and a space in its name). A failing task cancels the merge. Bad
 # use is refused, exit 2, before anything is written; the scripts run by
 # hand (as root or not) give the unsplit output too.
@@ -65,6 +65,20 @@ done
 "$BACH" mrc --csv --line 64 "$T/g.byu.gz" > "$T/whole" || fail "mrc --csv --line 64"
 same "$T/by hand/result" "$T/whole"
 [ ! -e "$T/by hand/result.tmp" ] || fail "merge.sh left result.tmp"
+# sim --configs FILE: the scripts name FILE by its absolute path
+printf '%s\n' "--l1 8k:32:2" "--l1 4k:16:4:fifo --l2 32k:64:8:random --tlb 16:4" > "$T/sweep.txt"
+(cd "$T" && "$BACH" plan --chunks 3 g.byu.gz --slurm sweep -- sim --configs=sweep.txt) > /dev/null 2> "$T/err" ||
+	fail "plan --slurm -- sim --configs: $(cat "$T/err")"
+grep -qF "'--configs=$T/sweep.txt'" "$T/sweep/array.sh" || fail "array.sh: $(tail -n 1 "$T/sweep/array.sh")"
+for i in 0 1 2; do
+	(cd / && SLURM_ARRAY_TASK_ID=$i sh "$T/sweep/array.sh") 2> "$T/err" ||
+		fail "sim --configs array.sh, task $i: $(cat "$T/err")"
+done
+(cd / && sh "$T/sweep/merge.sh") 2> "$T/err" || fail "sim --configs merge.sh: $(cat "$T/err")"
+"$BACH" sim --configs "$T/sweep.txt" "$T/g.byu.gz" > "$T/whole" || fail "sim --configs"
+same "$T/sweep/result" "$T/whole"
+expect_status 2 "$BACH" plan --chunks 3 "$T/g.byu.gz" --slurm "$T/d2" -- sim --configs "$T/none.txt"
+expect_err "--slurm: --configs: $T/none.txt: No such file or directory"
 
 [ "$(id -u)" -eq 0 ] || skip "not root: a Slurm of its own runs slurmd as root"
 for p in munged slurmctld slurmd sbatch scontrol; do
@@ -285,6 +299,14 @@ run_plan "100%" "$C" 4 mrc --csv --assoc 4 --line 64
 "$BACH" mrc --csv --assoc 4 --line 64 "$C" > "$T/whole" || fail "mrc --csv"
 same "$T/100%/result" "$T/whole"
 [ -f "$T/100%/part-0.log" ] || fail "no task log where --output was to put it: $(ls "$T/100%")"
+
+# a sweep, its FILE given relative to the directory plan runs in
+cd "$T"
+run_plan "sweep slurm" "$C" 4 sim --json --configs sweep.txt
+cd /
+[ "$MSTATE" = COMPLETED ] || fail "sim --configs merge job: $MSTATE (array: $ATASKS)"
+"$BACH" sim --json --configs "$T/sweep.txt" "$C" > "$T/whole" || fail "sim --configs --json"
+same "$T/sweep slurm/result" "$T/whole"
 
 # a task that fails: the merge never runs, and no result appears
 run_plan bad "$T/g.byu.gz" 2 mrc --window 1000 --type fetch

@@ -14,7 +14,8 @@
  * bach sim's options (bach_sim_config_from_json()) and state
  * (bach_sim_from_json()) are refused with a reason or load into a
  * simulator that holds the same state when written back and read again,
- * and that simulates and copies back without harm.
+ * and that simulates and copies back without harm; so are each line's of
+ * a sweep's partial (bach sim --configs).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -34,7 +35,7 @@ static const uint8_t recs[] = {
 };
 
 /* bach sim's options and state, as bach merge reads them */
-static void sim(const struct bach_partial *p)
+static void sim_one(const json_t *options, const json_t *data)
 {
 	struct bach_sim_config cfg;
 	struct bach_sim *x = NULL, *y = NULL;
@@ -43,8 +44,7 @@ static void sim(const struct bach_partial *p)
 	uint64_t lines = 0;
 	int rc;
 
-	rc = bach_sim_config_from_json(
-		&cfg, json_object_get(p->head, "options"), err, sizeof(err));
+	rc = bach_sim_config_from_json(&cfg, options, err, sizeof(err));
 	CHECK(rc == 0 || (rc == -EBADMSG && err[0]), "sim config rc %d", rc);
 	if (rc)
 		return;
@@ -56,7 +56,7 @@ static void sim(const struct bach_partial *p)
 		bach_sim_free(x);
 		return;
 	}
-	rc = bach_sim_from_json(x, p->data, err, sizeof(err));
+	rc = bach_sim_from_json(x, data, err, sizeof(err));
 	CHECK(rc == 0 || (rc == -EBADMSG && err[0]), "sim state rc %d", rc);
 	if (!rc) {
 		j = bach_sim_to_json(x);
@@ -73,6 +73,22 @@ static void sim(const struct bach_partial *p)
 	}
 	bach_sim_free(x);
 	bach_sim_free(y);
+}
+
+/* bach sim's, or a sweep's (--configs): each line's options and state */
+static void sim(const struct bach_partial *p)
+{
+	const json_t *op = json_object_get(p->head, "options");
+	const json_t *lines = json_object_get(op, "configs");
+	const json_t *states = json_object_get(p->data, "configs");
+
+	if (!lines) {
+		sim_one(op, p->data);
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(lines) && i < 8; i++)
+		sim_one(json_object_get(json_array_get(lines, i), "options"),
+			json_array_get(states, i));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,4 +1,4 @@
-# Split runs, for tests/cli/partial.sh, partial_sim.sh and gap_counts.sh (sourced): the
+# Split runs, for tests/cli/partial.sh, partial_sim.sh, partial_configs.sh and gap_counts.sh (sourced): the
 # command CMD with the options STATOPT, its formats "" --json and CSV.
 
 # parts OUTPREFIX TRACE RANGE...: a partial per range, OUTPREFIX.1 ...
@@ -79,4 +79,54 @@ tree_merges() {
 		same "$T/rt" "$T/all"
 		same "$T/all" "$2"
 	done < "$T/splits"
+}
+
+# gap_and_segment: $g, the position of $C's third gap marker, and $s2, the
+# start of its second segment, with room before them for hand_cuts
+gap_and_segment() {
+	g=$(grep '"event":"gap"' "$C/manifest.jsonl" | sed -n 3p | sed 's/.*"at":\([0-9]*\).*/\1/')
+	s2=$(($(grep '"event":"segment"' "$C/manifest.jsonl" | head -n 1 | sed 's/.*"records":\([0-9]*\).*/\1/')))
+	[ "$g" -gt 10880 ] && [ "$s2" -gt $((g + 1)) ] || fail "gap at $g, segment 2 at $s2: no room for the cuts"
+	"$BACH" dump --range "$g:$((g + 1))" "$C" | grep -q GAP || fail "no gap marker at $g"
+}
+
+# hand_cuts PREFIX: partials of $C cut at a member start and inside a
+# member, an empty chunk, at a gap marker and just after one, a segment
+# boundary, and a chunk of a gap marker only, each set merged to the
+# whole run (gap_and_segment first)
+hand_cuts() {
+	parts "$1" "$C" 0:10880 10880:10880 10880:12345 12345:$g $g:$((g + 1)) \
+		$((g + 1)):$s2 $s2:
+	same_as_whole "$C" "$1" "cuts by hand"
+	parts "$1" "$C" 0:$g $g:$((g + 1)) $((g + 1)):
+	same_as_whole "$C" "$1" "a chunk of a gap marker only"
+}
+
+# random_trees SEED: the partials of bach plan's 16 chunks of $C merged
+# as two random trees of bach merge --partial (groupings of 2 to 4
+# neighbours), each root byte for byte the partial of the whole range
+random_trees() {
+	# shellcheck disable=SC2046
+	parts "$T/t" "$C" $("$BACH" plan --chunks 16 "$C" | cut -d' ' -f1)
+	total=$("$BACH" plan --chunks 1 "$C" | sed 's/^0:\([0-9]*\) .*/\1/')
+	# shellcheck disable=SC2086
+	"$BACH" $CMD $STATOPT --partial "$T/whole" --range "0:$total" "$C" ||
+		fail "$CMD --partial 0:$total"
+	python3 - "$BACH" "$T" 16 "$T/whole" "$1" << 'PY' || fail "a random tree of merges differs from the whole"
+import random, subprocess, sys
+bach, t, n, whole = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+random.seed(int(sys.argv[5]))
+for trial in range(2):
+    nodes = [f"{t}/t.{i}" for i in range(1, n + 1)]
+    k = 0
+    while len(nodes) > 1:
+        i = random.randrange(len(nodes) - 1)
+        j = random.randint(i + 2, min(len(nodes), i + 4))
+        k += 1
+        out = f"{t}/tree.{trial}.{k}"
+        subprocess.run([bach, "merge", "--partial", out] + nodes[i:j], check=True)
+        nodes[i:j] = [out]
+    a, b = open(nodes[0]).read(), open(whole).read()
+    assert a == b, (a[:400], b[:400])
+PY
 }

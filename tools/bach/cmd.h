@@ -425,22 +425,42 @@ void sim_print(const struct bach_sim *s, const struct bach_sim_config *cfg,
  * each the command line's cfg with the line's options added, simulated
  * in one pass over records start to end-1 of the TRACE arguments (0,
  * UINT64_MAX: all) on threads threads (0: as many as CPUs) and printed
- * in FILE's order. Returns the exit status.
+ * in FILE's order, or with partial their partials written there in one
+ * file (docs/formats.md section 11). Returns the exit status.
  */
 int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
-		int argc, char **argv);
+		const char *partial, int argc, char **argv);
+/* One configuration of a sweep: line of FILE, its words (one space
+ * apart), its configuration and simulator. */
+struct sim_line {
+	struct bach_sim_config cfg;
+	struct bach_sim *s;
+	unsigned line;
+	char *text;
+};
+/* The sweep's n finished simulators as bach sim --configs FILE prints
+ * them (sim_configs.c); bach_sim_finish() is called on each. */
+void sim_configs_print(const char *file, struct sim_line *c, size_t n,
+		       bool json);
 /*
  * bach sim over a range (sim_part.c, docs/analysis.md section 7): read
  * the records START to END-1 of the TRACE arguments through the filter
  * into s, each at its position in the trace (random replacement draws by
  * it); with partial, write s's counts and state there instead of leaving
- * them to print. sim_merge(): bach merge's for sim, re-reading the start
- * of each chunk from the trace its partial names.
+ * them to print. sim_write_part(): the partial of a range of records
+ * records (CRC crc) read into the n simulators of c: a sweep's when file
+ * is its FILE, else bach sim's of c[0] alone. sim_merge(): bach merge's
+ * for both, re-reading the start of each chunk from the trace its
+ * partial names.
  */
 int sim_read(struct bach_sim *s, const struct bach_sim_config *cfg,
 	     struct rec_filter *f, int argc, char **argv, uint64_t start,
 	     uint64_t end, const char *partial);
+int sim_write_part(const char *out, const char *file, const struct sim_line *c,
+		   size_t n, const struct rec_filter *f, int argc, char **argv,
+		   uint64_t start, uint64_t end, uint64_t records,
+		   uint32_t crc);
 int sim_merge(const struct merge_job *j);
 /* The filter filter_json() describes, into f (zeroed); false when o is
  * not one. */

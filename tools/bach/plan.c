@@ -292,6 +292,7 @@ struct slurm {
 	char **cmd;	 /* CMD OPTION... */
 	int ncmd;
 	const char *fmt; /* --json, --csv or NULL: for bach merge */
+	char *configs;	 /* sim --configs FILE's argument made absolute */
 	uint64_t *range; /* START, END of each chunk */
 	size_t n, cap;
 };
@@ -321,6 +322,48 @@ static void slurm_path(FILE *f, const char *dir, const char *name)
 		else
 			fputc(*p, f);
 	fprintf(f, "/%s'", name);
+}
+
+/*
+ * sim --configs FILE: FILE (arg, the argument FILE or the end of
+ * --configs=FILE) made absolute in its place, as the tasks run elsewhere
+ */
+static int slurm_configs(struct slurm *sl, const char *arg)
+{
+	char *abs = realpath(arg, NULL);
+	size_t pre;
+	int i = 1;
+
+	/* the argument arg is in (getopt may have moved av's) */
+	while (i < sl->ncmd && !(arg >= sl->cmd[i] &&
+				 arg <= sl->cmd[i] + strlen(sl->cmd[i])))
+		i++;
+	if (i == sl->ncmd) {
+		free(abs);
+		errmsg("--slurm: --configs: its argument not found");
+		return EXIT_USAGE;
+	}
+	pre = (size_t)(arg - sl->cmd[i]);
+
+	if (!abs) {
+		char ep[600];
+
+		bach_escape_ctl(ep, sizeof(ep), arg);
+		errmsg("--slurm: --configs: %s: %s", ep, strerror(errno));
+		return EXIT_USAGE;
+	}
+	free(sl->configs);
+	sl->configs = malloc(pre + strlen(abs) + 1);
+	if (!sl->configs) {
+		free(abs);
+		errmsg("out of memory");
+		return EXIT_USAGE;
+	}
+	memcpy(sl->configs, sl->cmd[i], pre);
+	strcpy(sl->configs + pre, abs);
+	free(abs);
+	sl->cmd[i] = sl->configs;
+	return EXIT_OK;
 }
 
 /*
@@ -372,7 +415,11 @@ static int slurm_command(struct slurm *sl)
 		for (int i = 0; !o && lo[i].name; i++)
 			if (!lo[i].flag && lo[i].val == k)
 				o = lo[i].name;
-		if (o && !strcmp(o, "json"))
+		if (o && !strcmp(o, "configs")) {
+			status = slurm_configs(sl, optarg);
+			if (status)
+				goto out;
+		} else if (o && !strcmp(o, "json"))
 			sl->fmt = "--json";
 		else if (o && !strcmp(o, "csv"))
 			sl->fmt = "--csv";
@@ -775,6 +822,7 @@ static int run(int argc, char **argv)
 		status = slurm_scripts(&sl, argv + optind, argc - optind);
 out:
 	free(sl.adir);
+	free(sl.configs);
 	free(sl.range);
 	json_decref(arr);
 	free(p.c);

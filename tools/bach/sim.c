@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -241,18 +242,29 @@ static int run(int argc, char **argv)
 	}
 	if (threads && !configs)
 		return usage_error("--threads: only with --configs");
-	if (configs && partial)
-		return usage_error(
-			"--configs does not take --partial yet: split a sweep by its configurations");
+	if (partial) {
+		/* the inputs: the TRACEs and FILE (NULL: passed over) */
+		size_t nin = (size_t)(argc - optind) + 1;
+		const char **in = malloc(nin * sizeof(*in));
+
+		if (!in) {
+			errmsg("out of memory");
+			return EXIT_USAGE;
+		}
+		memcpy(in, argv + optind, (nin - 1) * sizeof(*in));
+		in[nin - 1] = configs;
+		status = check_output(partial, in, nin);
+		free(in);
+		if (status)
+			return status;
+	}
 	if (configs) {
 		status = sim_configs(configs, &cfg, json, (int)threads, &flt,
-				     start, end, argc - optind, argv + optind);
+				     start, end, partial, argc - optind,
+				     argv + optind);
 		filter_free(&flt);
 		return status;
 	}
-	if (partial && check_output(partial, (const char *const *)argv + optind,
-				    (size_t)(argc - optind)))
-		return EXIT_USAGE;
 	err = bach_sim_new(&s, &cfg, why, sizeof(why));
 	if (err == -ENOMEM) {
 		errmsg("out of memory for these caches");
@@ -313,7 +325,9 @@ const struct bach_cmd cmd_sim = {
 		"                               after them. Each prints what bach sim with\n"
 		"                               those options prints, in FILE's order: as\n"
 		"                               text after a line '== FILE:LINE: OPTIONS',\n"
-		"                               with --json as the entries of one array\n"
+		"                               with --json as the entries of one array;\n"
+		"                               with --range and --partial, one partial\n"
+		"                               holding each configuration's\n"
 		"      --threads N              --configs' simulating threads, 1 to 64\n"
 		"                               (default: all CPUs)\n"
 		"      --range START:END        only records START to END-1 (bach dump)\n"

@@ -8,7 +8,9 @@
  * configuration on one thread at a time and each chunk after the one
  * before, so what each counts does not depend on the threads; the main
  * thread decodes the next chunk meanwhile and then joins in. The results
- * are printed in FILE's order, each as `bach sim` alone prints it.
+ * are printed in FILE's order, each as `bach sim` alone prints it, or
+ * with --partial (a range of the trace) written in one partial that holds
+ * each configuration's (sim_part.c, docs/formats.md section 11).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,16 +24,8 @@
 
 #define CHUNK 16384 /* references handed to the simulators at a time */
 
-/* One line of FILE. */
-struct sweep_cfg {
-	struct bach_sim_config cfg;
-	struct bach_sim *s;
-	unsigned line;
-	char *text; /* its words, one space apart */
-};
-
 struct sweep {
-	struct sweep_cfg *c;
+	struct sim_line *c;
 	size_t n;
 	/* the chunk being decoded (buf[fb], fill references) */
 	struct bach_sim_ref *buf[2];
@@ -66,7 +60,7 @@ static const char *const cmdline_opts[] = {
  * EXIT_USAGE after the message naming file and line.
  */
 static int parse_line(const char *file, unsigned lineno, char *line,
-		      const struct bach_sim_config *base, struct sweep_cfg *sc)
+		      const struct bach_sim_config *base, struct sim_line *sc)
 {
 	char why[300], *save = NULL, *w, *words[256];
 	size_t nw = 0, len = 0;
@@ -164,7 +158,7 @@ static int load(const char *file, const struct bach_sim_config *base,
 		return EXIT_USAGE;
 	}
 	while (getline(&line, &cap, f) >= 0) {
-		struct sweep_cfg sc;
+		struct sim_line sc;
 
 		status = parse_line(file, ++lineno, line, base, &sc);
 		if (status || !sc.text) {
@@ -175,7 +169,7 @@ static int load(const char *file, const struct bach_sim_config *base,
 		}
 		if (w->n == alloc) {
 			size_t m = alloc ? 2 * alloc : 16;
-			struct sweep_cfg *c = realloc(w->c, m * sizeof(*c));
+			struct sim_line *c = realloc(w->c, m * sizeof(*c));
 
 			if (!c) {
 				bach_sim_free(sc.s);
@@ -286,12 +280,34 @@ static void add(void *ctx, const uint8_t *recs, size_t n)
 	}
 }
 
+void sim_configs_print(const char *file, struct sim_line *c, size_t n,
+		       bool json)
+{
+	if (json)
+		fputs("[\n", stdout);
+	for (size_t i = 0; i < n; i++) {
+		bach_sim_finish(c[i].s);
+		if (json) {
+			if (i)
+				fputs(",\n", stdout);
+		} else {
+			printf("%s== %s:%u: %s\n", i ? "\n" : "", file,
+			       c[i].line, c[i].text);
+		}
+		sim_print(c[i].s, &c[i].cfg, json);
+	}
+	if (json)
+		fputs("\n]\n", stdout);
+}
+
 int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
-		int argc, char **argv)
+		const char *partial, int argc, char **argv)
 {
 	struct sweep w = { .fb = 0, .f = f, .pos = start };
 	pthread_t tid[64];
+	uint64_t records = 0;
+	uint32_t crc = 0;
 	int status, nt = 0;
 
 	pthread_mutex_init(&w.mu, NULL);
@@ -320,7 +336,7 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		       !pthread_create(&tid[nt], NULL, helper, &w))
 			nt++;
 		status = read_traces_range(argc, argv, NULL, start, end, add,
-					   &w, NULL, NULL);
+					   &w, &records, partial ? &crc : NULL);
 		if (!status && w.oom) {
 			errmsg("out of memory");
 			status = EXIT_USAGE;
@@ -335,23 +351,13 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		for (int i = 0; i < nt; i++)
 			pthread_join(tid[i], NULL);
 	}
-	if (!status) {
-		if (json)
-			fputs("[\n", stdout);
-		for (size_t i = 0; i < w.n; i++) {
-			bach_sim_finish(w.c[i].s);
-			if (json) {
-				if (i)
-					fputs(",\n", stdout);
-			} else {
-				printf("%s== %s:%u: %s\n", i ? "\n" : "", file,
-				       w.c[i].line, w.c[i].text);
-			}
-			sim_print(w.c[i].s, &w.c[i].cfg, json);
-		}
-		if (json)
-			fputs("\n]\n", stdout);
-	}
+	if (!status && partial)
+		status = sim_write_part(partial, file, w.c, w.n, f, argc, argv,
+					start, end,
+					records > start ? records - start : 0,
+					crc);
+	else if (!status)
+		sim_configs_print(file, w.c, w.n, json);
 	for (size_t i = 0; i < w.n; i++) {
 		bach_sim_free(w.c[i].s);
 		free(w.c[i].text);
