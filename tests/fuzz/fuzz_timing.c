@@ -22,7 +22,9 @@
  *     with a message naming the sidecar.
  *   - mode odd: the rest, as u64 LE entries repeated up to N (3 x
  *     8160 + 5 at most, so that members fill), goes through
- *     bach_time_writer_put() and _close(), then back through the reader.
+ *     bach_time_writer_put() (bit 1 of the mode clear) or, as the
+ *     capture's ring gives them, bach_time_writer_steps() (set), and
+ *     _close(), then back through the reader.
  *     Oracle: when the entries' clocks never go back, every entry comes
  *     back, bach_times_end() finds no more, and zlib decodes the file to
  *     the same entries; when they do, the reader refuses the first entry
@@ -264,6 +266,38 @@ static void read_back(uint64_t n, size_t chunk, const uint64_t *want,
 	bach_times_free(t);
 }
 
+/*
+ * n entries through bach_time_writer_steps(), as the capture's ring
+ * (core/ring.h) gives them: blocks of 10880, each from BACH_TIME_NONE,
+ * steps below 65535 within the same kind (clock or none), an escape for
+ * the rest.
+ */
+static void put_steps(struct bach_time_writer *w, const uint64_t *e, size_t n)
+{
+	static uint16_t st[MAXN];
+	static uint64_t esc[MAXN];
+
+	for (size_t i = 0; i < n; i += 10880) {
+		size_t k = n - i < 10880 ? n - i : 10880, ne = 0;
+		uint64_t prev = BACH_TIME_NONE;
+
+		for (size_t j = 0; j < k; j++) {
+			uint64_t v = e[i + j], d = v - prev;
+
+			if (d >= BACH_TIME_ESCAPE ||
+			    (v == BACH_TIME_NONE) != (prev == BACH_TIME_NONE)) {
+				st[j] = BACH_TIME_ESCAPE;
+				esc[ne++] = v;
+			} else {
+				st[j] = (uint16_t)d;
+			}
+			prev = v;
+		}
+		CHECK(!bach_time_writer_steps(w, BACH_TIME_NONE, st, esc, k),
+		      "steps");
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -305,7 +339,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!bach_time_writer_open(&w, AT_FDCWD, side,
 					     (uint64_t)data[0] * 1000),
 		      "writer open");
-		CHECK(!bach_time_writer_put(w, ent, (size_t)n), "put");
+		if (data[0] & 2)
+			put_steps(w, ent, (size_t)n);
+		else
+			CHECK(!bach_time_writer_put(w, ent, (size_t)n), "put");
 		CHECK(bach_time_writer_entries(w) == n, "entries");
 		CHECK(!bach_time_writer_close(w, false), "close");
 		bach_time_writer_free(w);
