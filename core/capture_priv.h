@@ -62,8 +62,8 @@ struct capture_acq {
 	int dump_fd; /* board-stream.bin, or -1 */
 	/*
 	 * Timing (docs/formats.md section 3.2): set once a source gives
-	 * clocks; each block's are in its clock buffer (ring.h); fclk the
-	 * clocks of the data frame being delivered.
+	 * clocks; each block's are in its clock buffer (ring.h); fdeltas
+	 * the deltas of the data frame being delivered (in its payload).
 	 */
 	bool timing;
 	bool timing_nomem;   /* said once */
@@ -71,8 +71,9 @@ struct capture_acq {
 	/* the clocks kept never go back: the source's plus clk_shift,
 	 * clk_last the last of them (onward_clocks()) */
 	uint64_t clk_shift, clk_last;
-	uint64_t *fclk;
-	size_t nfclk;
+	const uint8_t *fdeltas;
+	uint64_t fts;
+	size_t nfdeltas;
 };
 
 /*

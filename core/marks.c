@@ -185,22 +185,31 @@ static void scan_records(struct capture *c, const struct ring_block *b,
 /*
  * The scan: a rule matches a record of its kind when a byte it enables
  * (BE# bit clear) lies in the rule's range. Nearly every record lies in
- * no rule's range, so the block goes SCAN_CHUNK records at a time: their
- * addresses into an array, then, rule after rule, whether any of them is
- * in range, with no branch on the data (a loop of a fixed count the
- * compiler vectorizes). Only a chunk with a candidate is scanned record by
- * record. With four rules this took bachd's CPU time from 1.18x that
- * without rules to 1.05-1.09x (bench/markers.sh, BENCH_REPEAT=5).
+ * no rule's range, so every rule's range is tested on many records at
+ * once, with no branch on the data, for a mask of the candidates (the
+ * records in some rule's range); only those are tested record by record
+ * (scan_records()), never the records around them.
  *
- * On x86-64 the function is built three times, for AVX-512 (16 addresses
- * a compare), AVX2 (8) and the baseline SSE2 (4), and the loader picks
- * the one the CPU runs (GCC's target_clones, an ifunc), and where the
- * CPU has AVX512-VBMI the addresses are gathered by byte permutes
- * (addrs_vbmi()). With four rules the scan's time fell to 0.42 of what it
- * was (perf samples of bachd on the fake board, 89 M records, counted
- * against the workload generator's, whose work is the same: 0.59 of them
- * before, 0.25 after), and every marker event is the same (4544 of 3 M
- * records with marker_rate = 1000000).
+ * Where the CPU has AVX2 but not AVX512-VBMI (at run time, by
+ * __builtin_cpu_supports()), scan_avx2() takes twelve records a step in
+ * registers. Else scan_chunks() goes SCAN_CHUNK records at a time: their
+ * addresses into an array, then, rule after rule, a byte each of whether
+ * it is in range (loops of a fixed count the compiler vectorizes),
+ * built twice on x86-64, for AVX-512 and the baseline SSE2 (GCC's
+ * target_clones, an ifunc), and where the CPU has AVX512-VBMI the
+ * addresses are gathered by byte permutes (addrs_vbmi()).
+ *
+ * Before the candidate masks, a chunk of 64 with a candidate was
+ * scanned whole, record by record and rule by rule, and with AVX2 the
+ * addresses were gathered one by one: with four rules (bench/markers.sh's,
+ * one of them a page of code the workload runs often) bachd did 1.36x
+ * the instructions it does without a rule, with one 1.23x (callgrind,
+ * AVX2, 3 M records of the fake board, raw segments); now 1.12x and
+ * 1.07x (of which the mark events written, 0.04x with four rules: under
+ * callgrind the run is slow and marker_rate lets more through), and
+ * every marker event is the same (4541 of 2 M replayed
+ * records with five rules and marker_rate = 1000000, on the AVX2 and
+ * AVX512-VBMI paths).
  */
 #define SCAN_CHUNK 64
 
@@ -208,7 +217,7 @@ static void scan_records(struct capture *c, const struct ring_block *b,
 #include <immintrin.h>
 
 #define SCAN_CLONES                                                            \
-	__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+	__attribute__((target_clones("arch=x86-64-v4", "default")))
 
 /*
  * The addresses of SCAN_CHUNK records at p, with AVX512-VBMI's byte
@@ -256,24 +265,26 @@ static bool have_vbmi(void)
 }
 #endif
 
-SCAN_CLONES static void scan(struct capture *c, const struct ring_block *b)
+/*
+ * The scan, SCAN_CHUNK records at a time: their addresses into an array,
+ * then, rule after rule, which of them are in range (a byte each), with
+ * no branch on the data (loops of a fixed count the compiler
+ * vectorizes); then the candidates alone, one by one. From k on; the
+ * records after the last whole chunk one by one.
+ */
+SCAN_CLONES static void scan_chunks(struct capture *c,
+				    const struct ring_block *b, uint32_t k,
+				    const uint32_t *lo, const uint32_t *span,
+				    uint64_t *now)
 {
-	const struct capture_marker *rules = c->cfg.markers;
 	size_t nr = c->cfg.nmarkers;
-	uint32_t lo[CAPTURE_MAX_MARKERS], span[CAPTURE_MAX_MARKERS];
 	uint32_t addr[SCAN_CHUNK];
-	uint32_t k = 0;
-	uint64_t now = 0;
 	bool vbmi = have_vbmi();
 
-	/* the rules' quadword ranges in locals: the loop reads nothing else */
-	for (size_t r = 0; r < nr; r++) {
-		lo[r] = rules[r].lo & ~7u;
-		span[r] = rules[r].hi - lo[r];
-	}
 	for (; k + SCAN_CHUNK <= b->nrec; k += SCAN_CHUNK) {
 		const uint8_t *p = b->data + (size_t)k * BACH_REC_SIZE;
-		unsigned any = 0;
+		uint8_t hit[SCAN_CHUNK] = { 0 };
+		uint64_t w[SCAN_CHUNK / 8];
 
 		if (vbmi)
 			addrs_vbmi(p, addr);
@@ -284,12 +295,148 @@ SCAN_CLONES static void scan(struct capture *c, const struct ring_block *b)
 			uint32_t l = lo[r], s = span[r];
 
 			for (unsigned i = 0; i < SCAN_CHUNK; i++)
-				any |= addr[i] - l <= s;
+				hit[i] |= addr[i] - l <= s;
 		}
-		if (any)
-			scan_records(c, b, k, SCAN_CHUNK, lo, span, &now);
+		/* only the candidates, one by one: a byte of hit each */
+		memcpy(w, hit, sizeof(w));
+		for (unsigned j = 0; j < SCAN_CHUNK / 8; j++)
+			for (uint64_t m = w[j]; m; m &= m - 1)
+				scan_records(c, b,
+					     k + 8 * j +
+						     (uint32_t)__builtin_ctzll(m) / 8,
+					     1, lo, span, now);
 	}
-	scan_records(c, b, k, b->nrec - k, lo, span, &now);
+	scan_records(c, b, k, b->nrec - k, lo, span, now);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* The addresses of the 6 records at p (36 bytes) into lanes 0-2, 4-6. */
+__attribute__((target("avx2"))) static inline __m256i addrs6(const uint8_t *p,
+							   __m256i shuf)
+{
+	return _mm256_shuffle_epi8(
+		_mm256_inserti128_si256(
+			_mm256_castsi128_si256(
+				_mm_loadu_si128((const __m128i *)p)),
+			_mm_loadu_si128((const __m128i *)(p + 18)), 1),
+		shuf);
+}
+
+/*
+ * With AVX2, twelve records at a time: for each six (36 bytes), two
+ * 16-byte loads (the records from 0 and from 3, whose first 16 bytes
+ * hold three addresses each) into the halves of a register, one byte
+ * shuffle that turns the three big-endian addresses of each half around
+ * (the fourth lane a copy of the third); then every rule's range on all
+ * of them, a subtract and a signed compare each (a - lo + 2^31 against
+ * span + 2^31: the unsigned compare AVX2 lacks). The mask of the records
+ * in any rule's range, the candidates, is most often 0; the candidates
+ * alone go through scan_records(). Returns the records it did not reach
+ * (fewer than 12, for scan_chunks()).
+ */
+__attribute__((target("avx2"), always_inline)) static inline uint32_t
+scan_avx2_n(struct capture *c, const struct ring_block *b, const uint32_t *lo,
+	    const uint32_t *span, uint64_t *now, size_t nr)
+{
+	const __m256i shuf = _mm256_setr_epi8(
+		3, 2, 1, 0, 9, 8, 7, 6, 15, 14, 13, 12, 15, 14, 13, 12, /**/
+		3, 2, 1, 0, 9, 8, 7, 6, 15, 14, 13, 12, 15, 14, 13, 12);
+	__m256i vlo[CAPTURE_MAX_MARKERS], vspan[CAPTURE_MAX_MARKERS];
+	uint32_t k = 0;
+
+	for (size_t r = 0; r < nr; r++) {
+		vlo[r] = _mm256_set1_epi32((int)(lo[r] ^ 0x80000000u));
+		vspan[r] = _mm256_set1_epi32((int)(span[r] ^ 0x80000000u));
+	}
+	for (; k + 12 <= b->nrec; k += 12) {
+		const uint8_t *p = b->data + (size_t)k * BACH_REC_SIZE;
+		__m256i a0 = addrs6(p, shuf), a1 = addrs6(p + 36, shuf);
+		__m256i out0 = _mm256_set1_epi32(-1), out1 = out0;
+		unsigned m;
+
+#pragma GCC unroll 4
+		for (size_t r = 0; r < nr; r++) {
+			out0 = _mm256_and_si256(
+				out0, _mm256_cmpgt_epi32(
+					      _mm256_sub_epi32(a0, vlo[r]),
+					      vspan[r]));
+			out1 = _mm256_and_si256(
+				out1, _mm256_cmpgt_epi32(
+					      _mm256_sub_epi32(a1, vlo[r]),
+					      vspan[r]));
+		}
+		m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(out0)) |
+		    (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(out1))
+			    << 8;
+		m = ~m & 0x7777; /* lanes 0-2, 4-6 of each */
+		if (__builtin_expect(m != 0, 0))
+			for (m = (m & 7) | (m >> 1 & 070) | (m >> 2 & 0700) |
+				 (m >> 3 & 07000);
+			     m; m &= m - 1)
+				scan_records(c, b,
+					     k + (uint32_t)__builtin_ctz(m), 1,
+					     lo, span, now);
+	}
+	return k;
+}
+
+/* Built for one to four rules apart (the rules in registers), and any. */
+__attribute__((target("avx2"))) static uint32_t
+scan_avx2(struct capture *c, const struct ring_block *b, const uint32_t *lo,
+	  const uint32_t *span, uint64_t *now)
+{
+	switch (c->cfg.nmarkers) {
+	case 1:
+		return scan_avx2_n(c, b, lo, span, now, 1);
+	case 2:
+		return scan_avx2_n(c, b, lo, span, now, 2);
+	case 3:
+		return scan_avx2_n(c, b, lo, span, now, 3);
+	case 4:
+		return scan_avx2_n(c, b, lo, span, now, 4);
+	default:
+		return scan_avx2_n(c, b, lo, span, now, c->cfg.nmarkers);
+	}
+}
+
+static bool have_avx2(void)
+{
+	static int v = -1;
+
+	if (v < 0)
+		v = __builtin_cpu_supports("avx2");
+	return v;
+}
+#else
+static uint32_t scan_avx2(struct capture *c, const struct ring_block *b,
+			  const uint32_t *lo, const uint32_t *span,
+			  uint64_t *now)
+{
+	(void)c, (void)b, (void)lo, (void)span, (void)now;
+	return 0;
+}
+static bool have_avx2(void)
+{
+	return false;
+}
+#endif
+
+static void scan(struct capture *c, const struct ring_block *b)
+{
+	const struct capture_marker *rules = c->cfg.markers;
+	size_t nr = c->cfg.nmarkers;
+	uint32_t lo[CAPTURE_MAX_MARKERS], span[CAPTURE_MAX_MARKERS];
+	uint32_t k = 0;
+	uint64_t now = 0;
+
+	/* the rules' quadword ranges in locals: the loop reads nothing else */
+	for (size_t r = 0; r < nr; r++) {
+		lo[r] = rules[r].lo & ~7u;
+		span[r] = rules[r].hi - lo[r];
+	}
+	if (have_avx2() && !have_vbmi())
+		k = scan_avx2(c, b, lo, span, &now);
+	scan_chunks(c, b, k, lo, span, &now);
 }
 
 void marks_block(struct capture *c, const struct ring_block *b, bool at_end)

@@ -28,6 +28,9 @@
 #define LOG_PREFIX NULL
 #include "log.h"
 #include "recover.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---- producer: the services drivers call ------------------------------- */
 
@@ -122,13 +125,15 @@ static void stalls_due(struct capture *c, uint64_t now)
  * gets its first clock takes a clock buffer (once per block, never per
  * record) and starts with BACH_TIME_NONE for what it holds.
  */
-static uint64_t *block_times(struct capture *c, struct ring_block *b)
+static struct ring_times *block_times(struct capture *c, struct ring_block *b)
 {
+	struct ring_times *t;
+
 	if (!c->acq.timing)
 		return NULL;
 	if (!b->times) {
-		b->times = ring_times_get(&c->ring);
-		if (!b->times) {
+		t = b->times = ring_times_get(&c->ring);
+		if (!t) {
 			if (!c->acq.timing_nomem)
 				log_warn(
 					"%s: no memory for the timing (%zu bytes a block): records are kept without it",
@@ -136,23 +141,47 @@ static uint64_t *block_times(struct capture *c, struct ring_block *b)
 			c->acq.timing_nomem = true;
 			return NULL;
 		}
-		memset(b->times, 0xff, (size_t)b->nrec * sizeof(*b->times));
+		t->prev = BACH_TIME_NONE;
+		t->nesc = 0;
+		memset(t->step, 0, (size_t)b->nrec * sizeof(*t->step));
 	}
 	return b->times;
+}
+
+/*
+ * Entry i of t is v: a step from the one before, or an escape (ring.h).
+ * false when it needs an escape and none is left.
+ */
+static inline bool time_at(struct ring_times *t, uint32_t i, uint64_t v)
+{
+	uint64_t d = v - t->prev;
+
+	if (d >= RING_TIME_ESCAPE ||
+	    (v == BACH_TIME_NONE) != (t->prev == BACH_TIME_NONE)) {
+		if (t->nesc == RING_TIME_ESC_MAX)
+			return false;
+		t->esc[t->nesc++] = v;
+		d = RING_TIME_ESCAPE;
+	}
+	t->step[i] = (uint16_t)d;
+	t->prev = v;
+	return true;
 }
 
 /* Gap markers for lost records at the block's end; false when it is full. */
 static bool put_markers(struct capture *c, struct ring_block *b, uint64_t *lost)
 {
-	uint64_t *t = block_times(c, b);
+	struct ring_times *t = block_times(c, b);
 
 	while (*lost) {
 		uint32_t n = *lost > UINT32_MAX ? UINT32_MAX : (uint32_t)*lost;
 
 		if (b->nrec == RING_BLOCK_RECS)
 			return false;
-		if (t) /* a marker is at the clock of the record before it */
-			t[b->nrec] = c->acq.last_clock;
+		/* a marker is at the clock of the record before it (a block
+		 * without an escape left counts as full) */
+		if (t && !time_at(t, b->nrec, c->acq.last_clock))
+			return false;
 		bach_rec_put(b->data + (size_t)b->nrec * BACH_REC_SIZE, n, 0,
 			     BACH_GAP_CTL);
 		b->nrec++;
@@ -299,7 +328,7 @@ void bach_source_records(struct bach_source *src, const uint8_t *recs, size_t n)
 /*
  * Once, at the first clock. The clocks live in per-block buffers taken
  * as blocks fill and given back as the writer has them: a few while the
- * writer keeps up, up to one a ring block (a third more than ring_mb)
+ * writer keeps up, up to one a ring block (half of ring_mb more)
  * while it lags; the memory check at the start counted the ring only.
  */
 static void timing_start(struct capture *c)
@@ -316,41 +345,185 @@ static void timing_start(struct capture *c)
 }
 
 /*
- * k of a source's clocks into a block's: as they are, but where they go
- * back (a board started again after an unplug, the next pass of a
- * replay's loop=1) shifted on to go on from the last one, so that a
- * capture's clocks never go back (docs/formats.md 3.2). Entries without
- * a time stay so. A compare a record, no call.
+ * Where a run of records' clocks come from: none (clk and steps NULL),
+ * a source's u64 clocks, or a TIMING frame's u16 deltas (little-endian,
+ * as sent: the first record at ts, each one after it delta clocks after
+ * the one before; first while the frame's first is still to come).
  */
-static void onward_clocks(struct capture *c, uint64_t *t, const uint64_t *clk,
-			  size_t k)
+struct clocks_in {
+	const uint64_t *clk;
+	const uint8_t *steps;
+	uint64_t ts;
+	bool first;
+};
+
+/*
+ * A source's clock v as the capture keeps it: as it is, but where the
+ * clocks go back (a board started again after an unplug, the next pass
+ * of a replay's loop=1) shifted on to go on from the last one, so that
+ * a capture's clocks never go back (docs/formats.md 3.2). No time stays
+ * so. *shift and *last: the state, c->acq's once the entry is taken.
+ */
+static uint64_t onward(uint64_t v, uint64_t *shift, uint64_t *last)
 {
-	uint64_t shift = c->acq.clk_shift, last = c->acq.clk_last;
-
-	for (size_t i = 0; i < k; i++) {
-		uint64_t v = clk[i];
-
-		if (v != BACH_TIME_NONE) {
-			v += shift;
-			if (v < last) {
-				shift += last - v;
-				v = last;
-			}
-			last = v;
+	if (v != BACH_TIME_NONE) {
+		v += *shift;
+		if (v < *last) {
+			*shift += *last - v;
+			v = *last;
 		}
-		t[i] = v;
+		*last = v;
+	}
+	return v;
+}
+
+/*
+ * n deltas (u16 little-endian) at d into steps at dst, *sum their sum.
+ * false when one is RING_TIME_ESCAPE (dst is then only partly written).
+ * Eight at a time where SSE2 is (every x86-64): no work a record but the
+ * copy.
+ */
+static bool copy_steps(uint16_t *dst, const uint8_t *d, size_t n,
+		       uint64_t *sum)
+{
+	uint64_t s = 0;
+	size_t i = 0;
+#if defined(__SSE2__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	__m128i acc = _mm_setzero_si128(), esc = _mm_setzero_si128();
+	__m128i ones = _mm_set1_epi16(-1), zero = _mm_setzero_si128();
+	uint32_t lanes[4];
+
+	/* 32-bit lanes: at most 2 * 65535 * 65535 / 8 each, a frame's */
+	for (; i + 8 <= n; i += 8) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(d + 2 * i));
+
+		_mm_storeu_si128((__m128i *)(dst + i), x);
+		esc = _mm_or_si128(esc, _mm_cmpeq_epi16(x, ones));
+		acc = _mm_add_epi32(acc, _mm_add_epi32(
+						 _mm_unpacklo_epi16(x, zero),
+						 _mm_unpackhi_epi16(x, zero)));
+	}
+	if (_mm_movemask_epi8(esc))
+		return false;
+	_mm_storeu_si128((__m128i *)lanes, acc);
+	s = (uint64_t)lanes[0] + lanes[1] + lanes[2] + lanes[3];
+#endif
+	for (; i < n; i++) {
+		uint16_t x = bach_get_le16(d + 2 * i);
+
+		if (x == RING_TIME_ESCAPE)
+			return false;
+		dst[i] = x;
+		s += x;
+	}
+	*sum = s;
+	return true;
+}
+
+/*
+ * The clocks of k records from in into t from entry at on. Returns how
+ * many it took: fewer when t's escapes ran out (the block is then
+ * published as it is).
+ */
+static size_t put_times(struct capture *c, struct ring_times *t, uint32_t at,
+			struct clocks_in *in, size_t k)
+{
+	uint64_t shift = c->acq.clk_shift, last = c->acq.clk_last, sum;
+	size_t i = 0;
+
+	if (in->clk) {
+		for (; i < k; i++) {
+			uint64_t sh = shift, la = last;
+			uint64_t v = onward(in->clk[i], &sh, &la);
+
+			if (!time_at(t, at + (uint32_t)i, v))
+				break;
+			shift = sh, last = la;
+		}
+		in->clk += i;
+	} else if (in->steps) {
+		/*
+		 * The frame's first at its timestamp, then each a step on
+		 * (only the first may shift: a frame's clocks never go back);
+		 * in->ts the last one put. A fresh block's first is an escape
+		 * (from BACH_TIME_NONE), then the deltas are its steps.
+		 */
+		if (in->first) {
+			uint64_t v = onward(in->ts, &shift, &last);
+
+			if (!time_at(t, at, v))
+				return 0;
+			in->first = false;
+			in->steps += 2;
+			in->ts = v;
+			i = 1;
+		}
+		if (i < k && t->prev != in->ts) {
+			uint64_t v = in->ts + bach_get_le16(in->steps);
+
+			if (!time_at(t, at + (uint32_t)i, v))
+				return i;
+			in->steps += 2;
+			in->ts = v;
+			i++;
+		}
+		if (i < k && t->prev != BACH_TIME_NONE &&
+		    copy_steps(t->step + at + i, in->steps, k - i, &sum)) {
+			t->prev += sum;
+			in->steps += 2 * (k - i);
+			in->ts = t->prev;
+			i = k;
+		}
+		for (; i < k; i++, in->steps += 2) { /* a delta of 65535 */
+			uint64_t v = in->ts + bach_get_le16(in->steps);
+
+			if (!time_at(t, at + (uint32_t)i, v))
+				break;
+			in->ts = v;
+		}
+		if (in->ts != BACH_TIME_NONE)
+			last = in->ts;
+	} else {
+		if (!time_at(t, at, BACH_TIME_NONE))
+			return 0;
+		memset(t->step + at + 1, 0, (k - 1) * sizeof(*t->step));
+		i = k;
 	}
 	c->acq.clk_shift = shift;
 	c->acq.clk_last = last;
+	return i;
 }
 
-void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
-			       const uint64_t *clocks, size_t n)
+/*
+ * The last of k clocks from in, without a clock buffer to put them in
+ * (no memory): as the source gave them.
+ */
+static uint64_t skip_times(struct clocks_in *in, size_t k)
+{
+	uint64_t v = in->ts;
+
+	if (in->clk) {
+		v = in->clk[k - 1];
+		in->clk += k;
+		return v;
+	}
+	for (size_t i = 0; i < k; i++, in->steps += 2) {
+		v = in->first ? v : v + bach_get_le16(in->steps);
+		in->first = false;
+	}
+	in->ts = v;
+	return v;
+}
+
+/* n records from the source, their clocks from in. */
+static void put_records(struct bach_source *src, const uint8_t *recs,
+			struct clocks_in *in, size_t n)
 {
 	struct capture *c = src->c;
+	bool timed = in->clk || in->steps;
 
 	n = (size_t)records_left(c, n);
-	if (clocks && n && !c->acq.timing)
+	if (timed && n && !c->acq.timing)
 		timing_start(c);
 
 	while (n) {
@@ -365,31 +538,47 @@ void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
 		k = RING_BLOCK_RECS - b->nrec;
 		if (k > n)
 			k = n;
-		memcpy(b->data + (size_t)b->nrec * BACH_REC_SIZE, recs,
-		       k * BACH_REC_SIZE);
-		if (clocks || b->times) {
-			uint64_t *t = block_times(c, b);
+		if (timed || b->times) {
+			struct ring_times *t = block_times(c, b);
 
-			if (t && clocks)
-				onward_clocks(c, t + b->nrec, clocks, k);
-			else if (t)
-				memset(t + b->nrec, 0xff, k * sizeof(*t));
-			if (clocks) {
-				c->acq.last_clock =
-					t ? t[b->nrec + k - 1] : clocks[k - 1];
-				clocks += k;
+			if (t) {
+				k = put_times(c, t, b->nrec, in, k);
+				if (timed)
+					c->acq.last_clock = t->prev;
+			} else if (timed) {
+				c->acq.last_clock = skip_times(in, k);
 			}
 		}
+		memcpy(b->data + (size_t)b->nrec * BACH_REC_SIZE, recs,
+		       k * BACH_REC_SIZE);
 		b->nrec += (uint32_t)k;
 		recs += k * BACH_REC_SIZE;
 		n -= k;
 		atomic_fetch_add_explicit(&c->sh.produced, k,
 					  memory_order_relaxed);
-		if (b->nrec == RING_BLOCK_RECS)
+		/* full, or out of escapes (put_times() took fewer) */
+		if (b->nrec == RING_BLOCK_RECS || n)
 			publish(c);
 	}
 	/* a slow source still reaches the disk within a fraction of a second */
 	bach_source_flush(src);
+}
+
+void bach_source_timed_records(struct bach_source *src, const uint8_t *recs,
+			       const uint64_t *clocks, size_t n)
+{
+	struct clocks_in in = { .clk = clocks };
+
+	put_records(src, recs, &in, n);
+}
+
+/* The records of a TIMING frame: its deltas as steps, no u64 a record. */
+static void frame_records(struct bach_source *src, const uint8_t *recs,
+			  const uint8_t *deltas, uint64_t ts, size_t n)
+{
+	struct clocks_in in = { .steps = deltas, .ts = ts, .first = true };
+
+	put_records(src, recs, &in, n);
 }
 
 void bach_source_flush(struct bach_source *src)
@@ -595,25 +784,19 @@ void bach_source_warn(struct bach_source *src, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A TIMING frame's deltas as absolute clocks, for its records next. */
+/*
+ * A TIMING frame's deltas, for its records next: kept where they are (the
+ * frame's payload, which the parser holds until its records are handed
+ * over, lib/bus/frame.h).
+ */
 static void parser_deltas(void *ctx, const uint8_t *d, size_t n, uint64_t ts)
 {
 	struct bach_source *src = ctx;
 	struct capture *c = src->c;
-	uint64_t clk = ts;
 
-	if (!c->acq.fclk) {
-		c->acq.fclk = malloc((BACH_FRAME_MAX_RECORDS + 1) *
-				     sizeof(*c->acq.fclk));
-		if (!c->acq.fclk)
-			return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (i) /* delta 0 is always 0: record 0 is at ts */
-			clk += bach_get_le16(d + 2 * i);
-		c->acq.fclk[i] = clk;
-	}
-	c->acq.nfclk = n;
+	c->acq.fdeltas = d;
+	c->acq.fts = ts;
+	c->acq.nfdeltas = n;
 }
 
 void bach_source_notice(struct bach_source *src, const char *fmt, ...)
@@ -666,11 +849,14 @@ static void parser_records(void *ctx, const uint8_t *recs, size_t n,
 {
 	struct bach_source *src = ctx;
 	struct capture *c = src->c;
-	const uint64_t *clk = c->acq.nfclk == n ? c->acq.fclk : NULL;
+	bool timed = c->acq.nfdeltas == n;
 
 	(void)ts;
-	c->acq.nfclk = 0;
-	bach_source_timed_records(ctx, recs, clk, n);
+	c->acq.nfdeltas = 0;
+	if (timed)
+		frame_records(src, recs, c->acq.fdeltas, c->acq.fts, n);
+	else
+		bach_source_records(src, recs, n);
 }
 
 static void parser_gap(void *ctx, uint64_t lost, enum bach_gap_cause cause)

@@ -210,9 +210,9 @@ struct ring_block *ring_consume(struct ring *r, int timeout_ms, bool *ended)
 	return b;
 }
 
-uint64_t *ring_times_get(struct ring *r)
+struct ring_times *ring_times_get(struct ring *r)
 {
-	uint64_t *t = NULL;
+	struct ring_times *t = NULL;
 
 	pthread_mutex_lock(&r->mu);
 	if (r->ntfree)
@@ -223,13 +223,13 @@ uint64_t *ring_times_get(struct ring *r)
 	return t;
 }
 
-static void times_put_locked(struct ring *r, uint64_t *t)
+static void times_put_locked(struct ring *r, struct ring_times *t)
 {
 	if (t)
 		r->tfree[r->ntfree++] = t;
 }
 
-void ring_times_put(struct ring *r, uint64_t *t)
+void ring_times_put(struct ring *r, struct ring_times *t)
 {
 	if (!t)
 		return;

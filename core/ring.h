@@ -38,16 +38,35 @@ struct ring_event {
 	uint64_t a, b, c, d;
 };
 
+/*
+ * A block's clocks as steps, 2 bytes a record where the clock moves by
+ * less than 65535 (the board's deltas as they come): entry i is entry
+ * i - 1 plus step[i] (mod 2^64; BACH_TIME_NONE before entry 0), or, where
+ * step[i] is RING_TIME_ESCAPE, the next of esc. An escape is where the
+ * step is 65535 or more, and where the entries go from BACH_TIME_NONE to
+ * a clock or back (bach_time_writer_steps(), lib/io/timing.h). A block
+ * whose escapes are all taken is published as it is (a block's worth of
+ * clocks that jump would otherwise need 8 bytes a record).
+ */
+#define RING_TIME_ESCAPE 0xffff
+#define RING_TIME_ESC_MAX (RING_BLOCK_RECS / 8)
+struct ring_times {
+	uint64_t prev; /* the last entry put */
+	uint32_t nesc;
+	uint16_t step[RING_BLOCK_RECS];
+	uint64_t esc[RING_TIME_ESC_MAX];
+};
+
 struct ring_block {
 	uint8_t *data;
 	uint32_t nrec;	   /* records in data, gap markers included */
 	uint32_t nmarkers; /* of which gap markers */
 	uint32_t nev;
 	/*
-	 * Its records' clocks (RING_BLOCK_RECS entries, from the ring's
-	 * clock buffers: ring_times_get()), or NULL while it has none.
+	 * Its records' clocks (from the ring's clock buffers:
+	 * ring_times_get()), or NULL while it has none.
 	 */
-	uint64_t *times;
+	struct ring_times *times;
 	/*
 	 * Source indexes (records the source delivered, lost ones
 	 * included): src0 of the first real record put in the block, src1
@@ -75,11 +94,11 @@ struct ring {
 	 * first need one, at most one a block, given back when the writer
 	 * has the clocks; under mu, taken once per block.
 	 */
-	uint64_t **tfree;
+	struct ring_times **tfree;
 	size_t ntfree, ntalloc;
 };
 
-#define RING_TIMES_BYTES ((size_t)RING_BLOCK_RECS * sizeof(uint64_t))
+#define RING_TIMES_BYTES sizeof(struct ring_times)
 
 /*
  * Allocate nblocks blocks, every page touched (and locked in memory where
@@ -97,9 +116,9 @@ void ring_free(struct ring *r);
  * A clock buffer for a block (RING_TIMES_BYTES, contents undefined): a
  * free one, else a new one. NULL when out of memory. Any thread.
  */
-uint64_t *ring_times_get(struct ring *r);
+struct ring_times *ring_times_get(struct ring *r);
 /* Give a block's clock buffer back (NULL: nothing). Any thread. */
-void ring_times_put(struct ring *r, uint64_t *t);
+void ring_times_put(struct ring *r, struct ring_times *t);
 /* Bytes of clock buffers allocated so far. */
 size_t ring_times_bytes(struct ring *r);
 

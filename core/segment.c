@@ -226,9 +226,10 @@ static void time_fail(struct capture *c, const char *what, int err)
 
 /*
  * The sidecars' members are compressed in a pool of their own, as the
- * records are in theirs: the writer thread only copies clocks. Made at
- * the first sidecar; without it (no memory, no thread) the time writer
- * compresses on this thread.
+ * records are in theirs: the writer thread only turns a block's steps
+ * (ring.h) into runs (lib/io/timing.h). Made at the first sidecar;
+ * without it (no memory, no thread) the time writer compresses on this
+ * thread.
  */
 static struct bach_zpool *time_pool(struct capture *c)
 {
@@ -272,8 +273,12 @@ void segment_times(struct capture *c, struct ring_block *b, uint32_t nrec)
 		}
 	}
 	bach_time_writer_clock(w->tw, atomic_load(&c->sh.clock_hz));
+	_Static_assert(RING_TIME_ESCAPE == BACH_TIME_ESCAPE,
+		       "the ring's steps are the time writer's");
 	if (b->times)
-		err = bach_time_writer_put(w->tw, b->times, nrec);
+		err = bach_time_writer_steps(w->tw, BACH_TIME_NONE,
+					     b->times->step, b->times->esc,
+					     nrec);
 	else
 		err = bach_time_writer_fill(w->tw, BACH_TIME_NONE, nrec);
 	if (err)

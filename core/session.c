@@ -635,7 +635,6 @@ int capture_close(struct capture *c, struct capture_status *final)
 	zst_table_free(&c->wr.segzt);
 	bach_time_writer_free(c->wr.tw);
 	bach_zpool_free(c->wr.tpool);
-	free(c->acq.fclk);
 	if (c->acq.parser)
 		bach_parser_free(c->acq.parser);
 	if (c->ring.blocks)

@@ -79,8 +79,12 @@ size_t bach_frame_build_data(uint8_t *dst, uint32_t seq, uint64_t index,
 	flags &= (uint8_t)~BACH_FF_TIMING;
 	if (deltas) {
 		flags |= BACH_FF_TIMING;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		memcpy(pl, deltas, 2 * n); /* already little-endian */
+#else
 		for (size_t i = 0; i < n; i++)
 			bach_put_le16(pl + 2 * i, deltas[i]);
+#endif
 		pl += 2 * n;
 		plen += 2 * n;
 	}

@@ -222,7 +222,8 @@ struct bach_parser_ops {
 	/*
 	 * A TIMING frame's n u16 deltas (little-endian, as sent), right
 	 * before its records: record 0 is at timestamp, record i delta i
-	 * clocks after record i - 1.
+	 * clocks after record i - 1. The pointer stays valid until the
+	 * records callback of the same frame returns.
 	 */
 	void (*deltas)(void *ctx, const uint8_t *deltas, size_t n,
 		       uint64_t timestamp);

@@ -3,10 +3,12 @@
  * Timing sidecars (lib/io/timing.h, docs/formats.md section 3.2): one
  * bus clock per record in blocked gzip members of exactly 8160 entries
  * (the last one fewer), each carrying the clock rate in a BT subfield.
- * Version 2 members (a TE subfield) hold each entry as the zigzag LEB128
- * varint of its difference from the one before; version 1 members (none)
- * hold u64s. The writer makes version 2, and version 1 only for a member
- * whose varints would not be smaller.
+ * Version 2 members (a TE subfield) hold the entries' differences from
+ * the one before, as runs of equal ones (encoding 2: a zigzag LEB128
+ * varint difference and a varint count) or one zigzag varint an entry
+ * (encoding 1, still read); version 1 members (none) hold u64s. The
+ * writer makes encoding 2, and version 1 only for a member whose runs
+ * would take more room.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +19,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "bach/bytes.h"
 #include "bach/trace.h"
@@ -31,6 +36,7 @@
 #define BT_LEN	     12 /* 'B' 'T' SLEN=8 and the rate */
 #define TE_LEN	     7	/* 'T' 'E' SLEN=3, the encoding and the entries */
 #define TE_DELTAS    1	/* TE's encoding: zigzag LEB128 differences */
+#define TE_RUNS	     2	/* TE's encoding: runs of equal differences */
 #define VARINT_MAX   10 /* bytes of a u64's LEB128 */
 
 static const char *const suffixes[] = { ".byu.gz", ".byu.zst", ".byu", ".gz",
@@ -56,6 +62,14 @@ int bach_time_name(char *dst, size_t cap, const char *trace)
 
 /* ---- writing ------------------------------------------------------------ */
 
+/*
+ * Bytes of a member's runs at most: a run is a difference (at most 10
+ * bytes of varint) and a count (at most 2: 8160 < 2^14), one an entry at
+ * worst. A member whose runs take more than MEMBER_BYTES is written as
+ * version 1 (u64s) instead.
+ */
+#define RUNS_MAX (BACH_TIME_MEMBER_ENTRIES * (VARINT_MAX + 2))
+
 struct bach_time_writer {
 	int dirfd, fd;
 	char name[4096], part[4096];
@@ -63,16 +77,26 @@ struct bach_time_writer {
 	struct bach_deflater *d;
 	/*
 	 * With a pool (bach_time_writer_pool()), members are compressed by
-	 * its threads: bufs[nsub % nbufs] fills while the nbufs - 1 before
-	 * it may be pending; without one, buf fills and d compresses it.
+	 * its threads: bufs[nsub % nbufs] holds the next one while the
+	 * nbufs - 1 before it may be pending; without one, own holds it and
+	 * d compresses it.
 	 */
 	struct bach_zpool *pool;
 	uint8_t *bufs;
 	size_t nbufs;
 	uint64_t nsub; /* members submitted to the pool */
-	uint8_t *buf;  /* where the next member's data is encoded */
-	size_t nbuf;   /* entries waiting in ent */
-	uint64_t ent[BACH_TIME_MEMBER_ENTRIES];
+	uint8_t *buf;  /* where the next member's data goes (MEMBER_BYTES) */
+	/*
+	 * The member being made, as runs (encoding 2, docs/formats.md 3.2):
+	 * nbuf entries so far, their runs in runs[0..nruns), then the open
+	 * run: run_n entries, each run_d more than the one before. last is
+	 * the last entry written (0 before the first); a member's first
+	 * entry is its difference from 0, the entry itself.
+	 */
+	size_t nbuf, nruns;
+	uint64_t run_d, run_n, last;
+	uint8_t runs[RUNS_MAX];
+	uint64_t ent[BACH_TIME_MEMBER_ENTRIES]; /* a version 1 member's */
 	uint8_t own[MEMBER_BYTES];
 	uint8_t out[BACH_BGZF_MAX_BLOCK + BT_LEN + TE_LEN];
 	int err;  /* a write of a pooled member failed */
@@ -164,42 +188,59 @@ static int write_out(struct bach_time_writer *w, const uint8_t *p, size_t len)
 
 /*
  * What a member's data is, as encode_member() made it, in a pool's tag:
- * its entries, and TE_DELTAS << 16 when they are varints.
+ * its entries, and its TE encoding << 16 (0: version 1, u64s).
  */
-#define TAG(entries, deltas)                                                   \
-	((void *)(uintptr_t)((entries) | ((deltas) ? TE_DELTAS << 16 : 0)))
+#define TAG(entries, enc) ((void *)(uintptr_t)((entries) | (enc) << 16))
+
+static uint8_t *put_varint(uint8_t *p, uint64_t z)
+{
+	while (z >= 0x80) {
+		*p++ = (uint8_t)(z | 0x80);
+		z >>= 7;
+	}
+	*p++ = (uint8_t)z;
+	return p;
+}
+
+static uint64_t zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t) - (int64_t)(d >> 63);
+}
+
+/* The open run, if any, into runs. */
+static void close_run(struct bach_time_writer *w)
+{
+	uint8_t *p = w->runs + w->nruns;
+
+	if (!w->run_n)
+		return;
+	p = put_varint(p, zigzag(w->run_d));
+	p = put_varint(p, w->run_n);
+	w->nruns = (size_t)(p - w->runs);
+	w->run_n = 0;
+}
+
+static int runs_entries(const uint8_t *p, size_t len, uint64_t *out,
+			size_t n);
 
 /*
- * The entries waiting in ent encoded at buf: the zigzag LEB128 varint of
- * each one's difference (mod 2^64) from the one before (0 before the
- * first), or, when those would take more room, the u64s themselves.
+ * The member made so far (its runs closed) at buf: its runs, or, when
+ * they would take more room than u64s, the u64s themselves (version 1).
  * Returns the bytes; *tag says which.
  */
 static size_t encode_member(struct bach_time_writer *w, void **tag)
 {
-	const uint64_t *e = w->ent;
-	uint8_t *p = w->buf, *end = w->buf + MEMBER_BYTES - VARINT_MAX;
-	uint64_t prev = 0;
-	size_t i;
-
-	for (i = 0; i < w->nbuf && p <= end; i++) {
-		uint64_t d = e[i] - prev;
-		uint64_t z = (d << 1) ^ (uint64_t) - (int64_t)(d >> 63);
-
-		prev = e[i];
-		while (z >= 0x80) {
-			*p++ = (uint8_t)(z | 0x80);
-			z >>= 7;
-		}
-		*p++ = (uint8_t)z;
+	close_run(w);
+	if (w->nruns <= MEMBER_BYTES) {
+		memcpy(w->buf, w->runs, w->nruns);
+		*tag = TAG(w->nbuf, TE_RUNS);
+		return w->nruns;
 	}
-	if (i == w->nbuf) {
-		*tag = TAG(w->nbuf, true);
-		return (size_t)(p - w->buf);
-	}
-	for (i = 0; i < w->nbuf; i++) /* version 1: as large, never larger */
-		bach_put_le64(w->buf + i * BACH_TIME_ENTRY, e[i]);
-	*tag = TAG(w->nbuf, false);
+	/* version 1: the runs are this writer's own, so they decode */
+	(void)runs_entries(w->runs, w->nruns, w->ent, w->nbuf);
+	for (size_t i = 0; i < w->nbuf; i++)
+		bach_put_le64(w->buf + i * BACH_TIME_ENTRY, w->ent[i]);
+	*tag = TAG(w->nbuf, 0);
 	return w->nbuf * BACH_TIME_ENTRY;
 }
 
@@ -259,7 +300,7 @@ static int drain(struct bach_time_writer *w, bool wait)
 	return w->err;
 }
 
-/* The waiting entries as one member, the BT subfield after BC. */
+/* The member made so far out, the BT subfield after BC; a new one begins. */
 static int flush_member(struct bach_time_writer *w)
 {
 	size_t len;
@@ -267,20 +308,18 @@ static int flush_member(struct bach_time_writer *w)
 
 	if (!w->nbuf)
 		return 0;
+	len = encode_member(w, &tag);
+	w->nbuf = w->nruns = 0;
 	if (!w->pool) {
-		len = encode_member(w, &tag);
 		len = bach_bgzf_block(w->d, w->out, w->buf, len);
-		w->nbuf = 0;
 		return emit_member(w, w->out, len, tag);
 	}
 	/* the buffer after this one may still be pending: make room */
 	if (bach_zpool_pending(w->pool) == w->nbufs - 1)
 		emit_next(w, true);
-	len = encode_member(w, &tag);
 	bach_zpool_submit(w->pool, w->buf, len, tag);
 	w->nsub++;
 	w->buf = w->bufs + (size_t)(w->nsub % w->nbufs) * MEMBER_BYTES;
-	w->nbuf = 0;
 	return drain(w, false);
 }
 
@@ -299,19 +338,35 @@ int bach_time_writer_pool(struct bach_time_writer *w, struct bach_zpool *pool)
 	return 0;
 }
 
-int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
-			 size_t n)
+/*
+ * n entries, each d more than the one before (mod 2^64; the first, d more
+ * than the last one written): into runs, members flushed as they fill.
+ * A member's first entry begins a run with its difference from 0.
+ */
+static int put_run(struct bach_time_writer *w, uint64_t d, uint64_t n)
 {
 	while (n) {
-		size_t k = BACH_TIME_MEMBER_ENTRIES - w->nbuf;
+		uint64_t k = BACH_TIME_MEMBER_ENTRIES - w->nbuf;
 
+		if (!w->nbuf) { /* from 0: the entry itself */
+			w->last += d;
+			w->run_d = w->last;
+			w->run_n = 1;
+			w->nbuf = 1;
+			w->entries++;
+			n--;
+			continue;
+		}
 		if (k > n)
 			k = n;
-		memcpy(w->ent + w->nbuf, t, k * sizeof(*t));
-		bach_time_summary_add(&w->sum, t, k);
-		w->nbuf += k;
+		if (d != w->run_d || !w->run_n) {
+			close_run(w);
+			w->run_d = d;
+		}
+		w->run_n += k;
+		w->last += d * k;
+		w->nbuf += (size_t)k;
 		w->entries += k;
-		t += k;
 		n -= k;
 		if (w->nbuf == BACH_TIME_MEMBER_ENTRIES) {
 			int err = flush_member(w);
@@ -323,21 +378,93 @@ int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
 	return 0;
 }
 
+int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
+			 size_t n)
+{
+	int err = 0;
+
+	bach_time_summary_add(&w->sum, t, n);
+	for (size_t i = 0, j; i < n && !err; i = j) {
+		uint64_t d = t[i] - w->last;
+
+		/* the entries after it that are d apart too */
+		for (j = i + 1; j < n && t[j] - t[j - 1] == d; j++)
+			;
+		err = put_run(w, d, j - i);
+	}
+	return err;
+}
+
+/*
+ * How many of the n steps at p (n >= 1) equal p[0]: a compare of eight
+ * at a time where SSE2 is (every x86-64), else one at a time.
+ */
+static size_t same_steps(const uint16_t *p, size_t n)
+{
+	size_t i = 1;
+#if defined(__SSE2__)
+	__m128i v = _mm_set1_epi16((short)p[0]);
+
+	for (; i + 8 <= n; i += 8) {
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi16(
+			_mm_loadu_si128((const __m128i *)(p + i)), v));
+
+		if (m != 0xffff)
+			return i + (size_t)__builtin_ctz(~m) / 2;
+	}
+#endif
+	while (i < n && p[i] == p[0])
+		i++;
+	return i;
+}
+
+int bach_time_writer_steps(struct bach_time_writer *w, uint64_t base,
+			   const uint16_t *step, const uint64_t *esc, size_t n)
+{
+	struct bach_time_summary *s = &w->sum;
+	uint64_t v = base; /* the entry before the next one */
+	size_t i = 0;
+	int err = 0;
+
+	while (i < n && !err) {
+		uint16_t d = step[i];
+		size_t j = i + 1;
+
+		if (d == BACH_TIME_ESCAPE || !i) {
+			/* a value of its own (the first one's, from base) */
+			uint64_t x = d == BACH_TIME_ESCAPE ? *esc++ : v + d;
+
+			if (v != BACH_TIME_NONE && i)
+				s->last_clock = v;
+			if (x != BACH_TIME_NONE && !s->has_clocks) {
+				s->has_clocks = true;
+				s->first_clock = x;
+			}
+			err = put_run(w, x - w->last, 1);
+			v = x;
+		} else {
+			j = i + same_steps(step + i, n - i);
+			err = put_run(w, d, j - i);
+			v += (uint64_t)d * (j - i);
+		}
+		i = j;
+	}
+	if (n && v != BACH_TIME_NONE)
+		s->last_clock = v;
+	s->entries += n;
+	return err;
+}
+
 int bach_time_writer_fill(struct bach_time_writer *w, uint64_t v, uint64_t n)
 {
-	uint64_t chunk[256];
+	int err;
 
-	for (size_t i = 0; i < 256; i++)
-		chunk[i] = v;
-	while (n) {
-		size_t k = n < 256 ? (size_t)n : 256;
-		int err = bach_time_writer_put(w, chunk, k);
-
-		if (err)
-			return err;
-		n -= k;
-	}
-	return 0;
+	if (!n)
+		return 0;
+	bach_time_summary_add(&w->sum, &v, 1);
+	w->sum.entries += n - 1;
+	err = put_run(w, v - w->last, 1);
+	return err ? err : put_run(w, 0, n - 1);
 }
 
 void bach_time_writer_clock(struct bach_time_writer *w, uint64_t clock_hz)
@@ -642,42 +769,76 @@ static int pread_all(struct bach_times *t, uint8_t *p, size_t len, uint64_t off)
 }
 
 /*
- * A version 2 member's data, len bytes in raw, into its n entries in mbuf:
- * each a zigzag LEB128 varint of the difference from the entry before
- * (mod 2^64; 0 before the first), exactly filling len.
+ * An unsigned LEB128 varint at *pp (before end): at most 10 bytes, the
+ * 10th 0 or 1. false when it is not one.
  */
-static int decode_deltas(struct bach_times *t, size_t len, size_t n)
+static bool get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
-	const uint8_t *p = t->raw, *end = t->raw + len;
-	uint64_t v = 0;
+	const uint8_t *p = *pp;
+	uint64_t z;
+	unsigned sh = 7;
+
+	if (p == end)
+		return false;
+	z = *p++;
+	if (z >= 0x80) {
+		z &= 0x7f;
+		for (;;) {
+			if (p == end || (sh == 63 && *p > 1))
+				return false;
+			z |= (uint64_t)(*p & 0x7f) << sh;
+			if (*p++ < 0x80)
+				break;
+			sh += 7;
+		}
+	}
+	*pp = p;
+	*v = z;
+	return true;
+}
+
+static uint64_t unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
+}
+
+/*
+ * Encoding 1's data, len bytes at p, into its n entries at out: each a
+ * zigzag varint of the difference from the entry before (mod 2^64; 0
+ * before the first), exactly filling len. -1 when it is not that.
+ */
+static int deltas_entries(const uint8_t *p, size_t len, uint64_t *out,
+			  size_t n)
+{
+	const uint8_t *end = p + len;
+	uint64_t v = 0, z;
 	size_t i;
 
-	for (i = 0; i < n && p < end; i++) {
-		uint64_t z = *p++;
+	for (i = 0; i < n && get_varint(&p, end, &z); i++)
+		out[i] = v += unzigzag(z);
+	return i == n && p == end ? 0 : -1;
+}
 
-		if (z >= 0x80) { /* more bytes: at most 10, the 10th 0 or 1 */
-			unsigned sh = 7;
+/*
+ * Encoding 2's: runs, each a zigzag varint difference d and a varint
+ * count (at least 1): count entries, each d more than the one before.
+ * The counts add up to n, the runs exactly fill len. -1 when not.
+ */
+static int runs_entries(const uint8_t *p, size_t len, uint64_t *out,
+			size_t n)
+{
+	const uint8_t *end = p + len;
+	uint64_t v = 0, z, k;
+	size_t i = 0;
 
-			z &= 0x7f;
-			for (;;) {
-				if (p == end || (sh == 63 && *p > 1))
-					goto bad;
-				z |= (uint64_t)(*p & 0x7f) << sh;
-				if (*p++ < 0x80)
-					break;
-				sh += 7;
-			}
-		}
-		v += (z >> 1) ^ (uint64_t) - (int64_t)(z & 1);
-		t->mbuf[i] = v;
+	while (i < n && get_varint(&p, end, &z) && get_varint(&p, end, &k) &&
+	       k && k <= n - i) {
+		uint64_t d = unzigzag(z);
+
+		for (uint64_t e = i + k; i < e; i++)
+			out[i] = v += d;
 	}
-	if (i == n && p == end)
-		return 0;
-bad:
-	return tfail(
-		t, -EBADMSG,
-		"member at byte offset %llu: its data (%zu bytes) is not the %zu varints its TE subfield says",
-		(unsigned long long)t->mstart, len, n);
+	return i == n && p == end ? 0 : -1;
 }
 
 /*
@@ -731,12 +892,13 @@ static int next_member(struct bach_times *t, bool decode)
 		if (sf[0] == 'B' && sf[1] == 'T' && slen == 8 && !off)
 			t->clock_hz = bach_get_le64(sf + 4);
 		if (sf[0] == 'T' && sf[1] == 'E') {
-			if (slen != 3 || sf[4] != TE_DELTAS ||
+			if (slen != 3 ||
+			    (sf[4] != TE_DELTAS && sf[4] != TE_RUNS) ||
 			    !bach_get_le16(sf + 5) ||
 			    bach_get_le16(sf + 5) > BACH_TIME_MEMBER_ENTRIES)
 				return tfail(
 					t, -EBADMSG,
-					"member at byte offset %llu: its TE subfield is not encoding 1 with 1 to %u entries",
+					"member at byte offset %llu: its TE subfield is not encoding 1 or 2 with 1 to %u entries",
 					(unsigned long long)off,
 					BACH_TIME_MEMBER_ENTRIES);
 			enc = sf[4];
@@ -778,8 +940,14 @@ static int next_member(struct bach_times *t, bool decode)
 			for (size_t i = 0; i < nent; i++)
 				t->mbuf[i] = bach_get_le64(t->raw +
 							   i * BACH_TIME_ENTRY);
-		else if ((err = decode_deltas(t, isize, nent)))
-			return err;
+		else if ((enc == TE_DELTAS ? deltas_entries
+					   : runs_entries)(t->raw, isize,
+							   t->mbuf, nent))
+			return tfail(
+				t, -EBADMSG,
+				"member at byte offset %llu: its data (%zu bytes) is not the %zu entries its TE subfield says, as %s",
+				(unsigned long long)t->mstart, isize, nent,
+				enc == TE_DELTAS ? "varints" : "runs");
 	}
 	t->mlen = nent;
 	t->moff = off + size;

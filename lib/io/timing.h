@@ -4,8 +4,9 @@
  * TRACE.byu.gz (or TRACE.byu), TRACE.time.gz holds one entry per record,
  * gap markers included, record i <-> entry i: the record's bus clock,
  * BACH_TIME_NONE where no time is known (version 2: each member holds
- * the differences from entry to entry as varints; version 1, still read:
- * u64s little-endian). Blocked gzip
+ * the differences from entry to entry, as runs of equal ones (encoding
+ * 2, what the writer makes) or one varint an entry (encoding 1, still
+ * read); version 1, still read: u64s little-endian). Blocked gzip
  * as the traces are; every member but the last holds exactly
  * BACH_TIME_MEMBER_ENTRIES entries, so entry i is found by walking member
  * headers alone; each member's extra field carries, beside BC, a "BT"
@@ -29,8 +30,9 @@
 #define BACH_TIME_SUFFIX	 ".time.gz"
 /*
  * How members are compressed (a pool given to bach_time_writer_pool()
- * is made with these): version 2's varints are mostly one byte, which
- * libdeflate's fastest level shrinks well.
+ * is made with these): version 2's runs are a few bytes a member where
+ * the clocks are regular, and libdeflate's fastest level shrinks the
+ * rest well.
  */
 #define BACH_TIME_BACKEND BACH_DEFLATE_LIBDEFLATE
 #define BACH_TIME_LEVEL	  1
@@ -63,6 +65,17 @@ int bach_time_writer_pool(struct bach_time_writer *w, struct bach_zpool *pool);
 /* n entries; whole members are compressed and written as they fill. */
 int bach_time_writer_put(struct bach_time_writer *w, const uint64_t *t,
 			 size_t n);
+/*
+ * n entries as steps (the capture's ring keeps them so, core/ring.h):
+ * entry i is the entry before it plus step[i] (mod 2^64; base before
+ * entry 0), or, where step[i] is BACH_TIME_ESCAPE, the next value of esc.
+ * A step (not an escape) never goes from BACH_TIME_NONE to a clock or
+ * from a clock to BACH_TIME_NONE: the summary (below) looks at escapes
+ * and the last entry only. Runs of equal steps cost one compare a step.
+ */
+#define BACH_TIME_ESCAPE 0xffff
+int bach_time_writer_steps(struct bach_time_writer *w, uint64_t base,
+			   const uint16_t *step, const uint64_t *esc, size_t n);
 /* n entries of value v (BACH_TIME_NONE for records without a time). */
 int bach_time_writer_fill(struct bach_time_writer *w, uint64_t v, uint64_t n);
 uint64_t bach_time_writer_entries(const struct bach_time_writer *w);

@@ -93,7 +93,7 @@ cp "$C/seg-000001.byu.zst" "$T/l.byu.zst"
 $BACH dump "$T/l.byu.zst" > /dev/null || fail "plain dump"
 
 # the clock buffers are in status: some while the board sends timing,
-# never more than one a ring block (87040 bytes each, docs/bachd.md)
+# never more than one a ring block (32656 bytes each, docs/bachd.md)
 . "$TOP/tests/helpers/bachd_lib.sh"
 mkdir "$T/cs"
 bg $BACH capture --driver fake --option rate=200000 --option timing=1 \
@@ -109,7 +109,7 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 done
 blocks=$(jq -r '.status.ring_blocks' "$T/st")
 [ "$tb" -gt 0 ] || fail "no clock buffers in status with timing=1: $(cat "$T/st")"
-[ "$tb" -le $((blocks * 87040)) ] || fail "clock buffers $tb bytes, more than one a block ($blocks)"
+[ "$tb" -le $((blocks * 32656)) ] || fail "clock buffers $tb bytes, more than one a block ($blocks)"
 "$BACH" ctl --socket "$T/t.sock" stop > /dev/null || fail "stop"
 reap_within 20 "$P"
 [ "$RC" -eq 0 ] || fail "bach capture exited $RC: $(cat "$T/cs.log")"

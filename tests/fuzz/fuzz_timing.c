@@ -14,14 +14,17 @@
  *     (RFC 1952, members one after another; each member's data u64 LE
  *     entries, or, when its extra field has a TE subfield, the zigzag
  *     LEB128 varints of the differences docs/formats.md 3.2 defines,
- *     decoded here from that text), gives exactly N entries and
+ *     one an entry or in runs (encoding 1 or 2), decoded here from that
+ *     text), gives exactly N entries and
  *     the same ones, whose clocks (the entries but BACH_TIME_NONE) never
  *     go back, and the reader never yields more entries than the file
  *     holds. A refusal is -EBADMSG (or -ENOENT never: the file is there)
  *     with a message naming the sidecar.
  *   - mode odd: the rest, as u64 LE entries repeated up to N (3 x
  *     8160 + 5 at most, so that members fill), goes through
- *     bach_time_writer_put() and _close(), then back through the reader.
+ *     bach_time_writer_put() (bit 1 of the mode clear) or, as the
+ *     capture's ring gives them, bach_time_writer_steps() (set), and
+ *     _close(), then back through the reader.
  *     Oracle: when the entries' clocks never go back, every entry comes
  *     back, bach_times_end() finds no more, and zlib decodes the file to
  *     the same entries; when they do, the reader refuses the first entry
@@ -56,9 +59,9 @@ static void cleanup(void)
 /*
  * A member's TE subfield (docs/formats.md 3.2) from its header at p (n
  * bytes left): its entry count, 0 when it has none (u64s), -1 when its
- * encoding is not 1.
+ * encoding is not 1 or 2; *enc its encoding.
  */
-static long te_entries(const uint8_t *p, size_t n)
+static long te_entries(const uint8_t *p, size_t n, unsigned *enc)
 {
 	size_t xlen, i;
 
@@ -69,8 +72,12 @@ static long te_entries(const uint8_t *p, size_t n)
 	     i += 4 + (size_t)(p[12 + i + 2] | p[12 + i + 3] << 8)) {
 		const uint8_t *sf = p + 12 + i;
 
-		if (sf[0] == 'T' && sf[1] == 'E' && i + 4 + 3 <= xlen)
-			return sf[4] == 1 ? (long)(sf[5] | sf[6] << 8) : -1;
+		if (sf[0] == 'T' && sf[1] == 'E' && i + 4 + 3 <= xlen) {
+			*enc = sf[4];
+			return sf[4] == 1 || sf[4] == 2
+				       ? (long)(sf[5] | sf[6] << 8)
+				       : -1;
+		}
 	}
 	return 0;
 }
@@ -89,7 +96,8 @@ static long zlib_members(const uint8_t *p, size_t n, uint64_t *out, size_t cap)
 
 	while (off < n) {
 		z_stream zs = { 0 };
-		long te = te_entries(p + off, n - off);
+		unsigned enc = 0;
+		long te = te_entries(p + off, n - off, &enc);
 		size_t len;
 		int rc;
 
@@ -112,22 +120,40 @@ static long zlib_members(const uint8_t *p, size_t n, uint64_t *out, size_t cap)
 				out[have++] = bach_get_le64(raw + i);
 			continue;
 		}
-		{ /* varints: 7 bits a byte, low first; zigzag differences */
+		{ /* varints: 7 bits a byte, low first; zigzag differences,
+		   * one an entry (encoding 1), or each with a count of
+		   * entries (encoding 2: runs) */
 			size_t i = 0;
 			uint64_t v = 0;
 
-			for (long k = 0; k < te; k++) {
-				uint64_t z = 0;
+			for (long k = 0; k < te;) {
+				uint64_t z = 0, c = 1;
 				unsigned sh = 0;
 
 				do {
-					if (i == len || sh > 63 || have == cap)
+					if (i == len || sh > 63)
 						return -1;
 					z |= (uint64_t)(raw[i] & 0x7f) << sh;
 					sh += 7;
 				} while (raw[i++] & 0x80);
-				v += (z & 1) ? ~(z >> 1) : z >> 1;
-				out[have++] = v;
+				if (enc == 2) {
+					c = 0, sh = 0;
+					do {
+						if (i == len || sh > 63)
+							return -1;
+						c |= (uint64_t)(raw[i] & 0x7f)
+						     << sh;
+						sh += 7;
+					} while (raw[i++] & 0x80);
+					if (!c || c > (uint64_t)(te - k))
+						return -1;
+				}
+				for (; c; c--, k++) {
+					if (have == cap)
+						return -1;
+					v += (z & 1) ? ~(z >> 1) : z >> 1;
+					out[have++] = v;
+				}
 			}
 			if (i != len)
 				return -1;
@@ -240,6 +266,38 @@ static void read_back(uint64_t n, size_t chunk, const uint64_t *want,
 	bach_times_free(t);
 }
 
+/*
+ * n entries through bach_time_writer_steps(), as the capture's ring
+ * (core/ring.h) gives them: blocks of 10880, each from BACH_TIME_NONE,
+ * steps below 65535 within the same kind (clock or none), an escape for
+ * the rest.
+ */
+static void put_steps(struct bach_time_writer *w, const uint64_t *e, size_t n)
+{
+	static uint16_t st[MAXN];
+	static uint64_t esc[MAXN];
+
+	for (size_t i = 0; i < n; i += 10880) {
+		size_t k = n - i < 10880 ? n - i : 10880, ne = 0;
+		uint64_t prev = BACH_TIME_NONE;
+
+		for (size_t j = 0; j < k; j++) {
+			uint64_t v = e[i + j], d = v - prev;
+
+			if (d >= BACH_TIME_ESCAPE ||
+			    (v == BACH_TIME_NONE) != (prev == BACH_TIME_NONE)) {
+				st[j] = BACH_TIME_ESCAPE;
+				esc[ne++] = v;
+			} else {
+				st[j] = (uint16_t)d;
+			}
+			prev = v;
+		}
+		CHECK(!bach_time_writer_steps(w, BACH_TIME_NONE, st, esc, k),
+		      "steps");
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -281,7 +339,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!bach_time_writer_open(&w, AT_FDCWD, side,
 					     (uint64_t)data[0] * 1000),
 		      "writer open");
-		CHECK(!bach_time_writer_put(w, ent, (size_t)n), "put");
+		if (data[0] & 2)
+			put_steps(w, ent, (size_t)n);
+		else
+			CHECK(!bach_time_writer_put(w, ent, (size_t)n), "put");
 		CHECK(bach_time_writer_entries(w) == n, "entries");
 		CHECK(!bach_time_writer_close(w, false), "close");
 		bach_time_writer_free(w);

@@ -13,7 +13,9 @@ bach's code.
                              8160 entries, each with the BC and BT (HZ)
                              subfields, then the EOF block; version V
                              (default 2: varints of the differences and
-                             a TE subfield; 1: u64s)
+                             a TE subfield of encoding 1; runs: runs of
+                             equal differences, TE encoding 2, what bach
+                             writes; 1: u64s)
   sidecar.py offsets FILE    the byte offset of each member
   sidecar.py crc32 FILE      zlib's CRC-32 of the whole file, 8 hex digits
 """
@@ -53,23 +55,36 @@ def members(data):
         off = len(data) - len(d.unused_data)
 
 
-def varints(raw, n):
-    """Version 2: n zigzag LEB128 varints, each the difference from the
-    entry before (mod 2^64, from 0 at the member's start)."""
+def varint(raw, i):
+    """The unsigned LEB128 varint at raw[i]: (value, index after it)."""
+    z = sh = 0
+    while True:
+        b = raw[i]
+        i += 1
+        z |= (b & 0x7F) << sh
+        sh += 7
+        if b < 0x80:
+            return z, i
+
+
+def varints(raw, n, enc):
+    """Version 2: the n entries, each the difference from the entry
+    before (mod 2^64, from 0 at the member's start), zigzag-mapped:
+    encoding 1, one LEB128 varint an entry; encoding 2, runs: such a
+    varint, then a varint count of entries that differ by it."""
     out, v, i = [], 0, 0
-    for _ in range(n):
-        z = sh = 0
-        while True:
-            b = raw[i]
-            i += 1
-            z |= (b & 0x7F) << sh
-            sh += 7
-            if b < 0x80:
-                break
-        v = (v + ((z >> 1) ^ -(z & 1))) % 2**64
-        out.append(v)
+    while len(out) < n:
+        z, i = varint(raw, i)
+        k = 1
+        if enc == 2:
+            k, i = varint(raw, i)
+            if not 1 <= k <= n - len(out):
+                raise ValueError("member data has a run of %d" % k)
+        for _ in range(k):
+            v = (v + ((z >> 1) ^ -(z & 1))) % 2**64
+            out.append(v)
     if i != len(raw):
-        raise ValueError("member data is not its TE's varints")
+        raise ValueError("member data is not its TE's entries")
     return out
 
 
@@ -79,23 +94,38 @@ def entries(data):
         if te is None:
             out += struct.unpack("<%dQ" % (len(raw) // 8), raw[:len(raw) // 8 * 8])
         elif len(raw):
-            assert te[0] == 1, "TE encoding %d" % te[0]
-            out += varints(raw, struct.unpack_from("<H", te, 1)[0])
+            assert te[0] in (1, 2), "TE encoding %d" % te[0]
+            out += varints(raw, struct.unpack_from("<H", te, 1)[0], te[0])
     return out
 
 
+def put_varint(raw, z):
+    while z >= 0x80:
+        raw.append(z & 0x7F | 0x80)
+        z >>= 7
+    raw.append(z)
+
+
 def encode(e, version):
-    if version == 1:
+    if version == "1":
         return struct.pack("<%dQ" % len(e), *e), b""
-    raw, prev = bytearray(), 0
+    raw, prev, zs = bytearray(), 0, []
     for v in e:
         d = (v - prev) % 2**64
-        z = ((d << 1) ^ (-1 if d >> 63 else 0)) % 2**64
+        zs.append(((d << 1) ^ (-1 if d >> 63 else 0)) % 2**64)
         prev = v
-        while z >= 0x80:
-            raw.append(z & 0x7F | 0x80)
-            z >>= 7
-        raw.append(z)
+    if version == "runs":
+        i = 0
+        while i < len(zs):
+            j = i + 1
+            while j < len(zs) and zs[j] == zs[i]:
+                j += 1
+            put_varint(raw, zs[i])
+            put_varint(raw, j - i)
+            i = j
+        return bytes(raw), b"TE" + struct.pack("<HBH", 3, 2, len(e))
+    for z in zs:
+        put_varint(raw, z)
     return bytes(raw), b"TE" + struct.pack("<HBH", 3, 1, len(e))
 
 
@@ -114,7 +144,7 @@ def main():
     cmd, path = sys.argv[1], sys.argv[2]
     if cmd == "write":
         hz = int(sys.argv[3])
-        version = int(sys.argv[4]) if len(sys.argv) > 4 else 2
+        version = sys.argv[4] if len(sys.argv) > 4 else "2"
         e = [NONE if l.strip() == "-" else int(l) for l in sys.stdin if l.strip()]
         with open(path, "wb") as f:
             for i in range(0, len(e), PER_MEMBER):

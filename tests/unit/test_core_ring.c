@@ -72,7 +72,7 @@ static void clock_buffers(void **state)
 {
 	struct ring r;
 	struct ring_block *b;
-	uint64_t *t[3];
+	struct ring_times *t[3];
 	bool ended;
 
 	(void)state;
@@ -82,7 +82,8 @@ static void clock_buffers(void **state)
 	assert_non_null(t[0]);
 	assert_non_null(t[1]);
 	assert_ptr_not_equal(t[0], t[1]);
-	t[0][RING_BLOCK_RECS - 1] = 1;	 /* the whole of it is there */
+	t[0]->step[RING_BLOCK_RECS - 1] = 1; /* the whole of it is there */
+	t[0]->esc[RING_TIME_ESC_MAX - 1] = 1;
 	assert_null(ring_times_get(&r)); /* no more than the blocks */
 	assert_int_equal(ring_times_bytes(&r), 2 * RING_TIMES_BYTES);
 	ring_times_put(&r, t[1]);

@@ -92,8 +92,10 @@ static uint8_t *slurp(const char *name, size_t *len)
  * The entries of sidecar PATH read as docs/formats.md section 3.2 says,
  * with zlib's inflate (none of bach's reading): member after member
  * (BSIZE in the BC subfield), its data u64s little-endian (version 1) or,
- * when the extra field has a TE subfield (version 2), zigzag LEB128
- * varints of the differences from entry to entry, from 0 in each member.
+ * when the extra field has a TE subfield (version 2), the differences
+ * from entry to entry, from 0 in each member: zigzag LEB128 varints, one
+ * an entry (encoding 1), or runs, each such a varint and then an unsigned
+ * varint count of entries that differ by it (encoding 2).
  * Stops at the EOF block; returns the entries (at most cap).
  */
 static size_t zlib_entries(const char *path, uint64_t *e, size_t cap)
@@ -104,7 +106,7 @@ static size_t zlib_entries(const char *path, uint64_t *e, size_t cap)
 
 	while (off + 18 <= flen) {
 		const uint8_t *m = f + off;
-		size_t xlen = m[10] | m[11] << 8, bsize = 0, te = 0;
+		size_t xlen = m[10] | m[11] << 8, bsize = 0, te = 0, enc = 0;
 		size_t isize, i;
 		z_stream zs = { 0 };
 
@@ -114,7 +116,8 @@ static size_t zlib_entries(const char *path, uint64_t *e, size_t cap)
 				bsize = (m[12 + i + 4] | m[12 + i + 5] << 8) +
 					1u;
 			if (m[12 + i] == 'T' && m[12 + i + 1] == 'E') {
-				assert_int_equal(m[12 + i + 4], 1);
+				enc = m[12 + i + 4];
+				assert_true(enc == 1 || enc == 2);
 				te = m[12 + i + 5] | m[12 + i + 6] << 8;
 			}
 		}
@@ -136,16 +139,28 @@ static size_t zlib_entries(const char *path, uint64_t *e, size_t cap)
 		} else {
 			uint64_t v = 0;
 
-			for (i = 0; te && n < cap; te--) {
-				uint64_t z = 0;
+			for (i = 0; te && n < cap;) {
+				uint64_t z = 0, k = 0, d;
 				unsigned sh = 0;
 
 				do
 					z |= (uint64_t)(out[i] & 0x7f) << sh,
 						sh += 7;
 				while (out[i++] & 0x80);
-				v += z & 1 ? ~(z >> 1) : z >> 1;
-				e[n++] = v;
+				d = z & 1 ? ~(z >> 1) : z >> 1;
+				if (enc == 1) {
+					k = 1;
+				} else {
+					sh = 0;
+					do
+						k |= (uint64_t)(out[i] & 0x7f)
+						     << sh,
+							sh += 7;
+					while (out[i++] & 0x80);
+				}
+				assert_true(k >= 1 && k <= te);
+				for (; k && n < cap; k--, te--)
+					e[n++] = v += d;
 			}
 			assert_int_equal(i, isize);
 		}
@@ -372,10 +387,10 @@ static void backwards_across_segments(void **state)
 	"}\n"
 
 /*
- * Version 2 (docs/formats.md 3.2): a steady clock takes almost nothing;
- * a member whose varints would be larger than u64s is written as version
- * 1; a TE subfield that promises more entries than the data holds is
- * damage, named with the member's offset.
+ * Version 2 (docs/formats.md 3.2): a steady clock takes almost nothing
+ * (encoding 2, runs); a member whose runs would be larger than u64s is
+ * written as version 1; a TE subfield that promises more entries than
+ * the data holds is damage, named with the member's offset.
  */
 static void delta_members(void **state)
 {
@@ -393,7 +408,7 @@ static void delta_members(void **state)
 	write_sidecar("steady.time.gz", NULL);
 	f = slurp("steady.time.gz", &flen);
 	/* 6 members and the EOF block, each a few dozen bytes */
-	assert_true(flen < 6 * 120 + 28);
+	assert_true(flen < 6 * 60 + 28);
 	assert_int_equal(f[10] | f[11] << 8, 6 + 12 + 7); /* BC, BT, TE */
 	free(f);
 	assert_int_equal(zlib_entries("steady.time.gz", ref, N + 1), N);
@@ -404,9 +419,10 @@ static void delta_members(void **state)
 	assert_memory_equal(got, clk, sizeof(clk));
 	bach_times_free(t);
 
-	/* differences of 2^56 and more: 9 or 10 bytes each, so u64s */
+	/* differences of 2^56 and more, no two alike: 10 or 11 bytes each,
+	 * so u64s */
 	for (size_t i = 0; i < N; i++)
-		clk[i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+		clk[i] = (uint64_t)i * i * 0x9e3779b97f4a7c15ull;
 	write_sidecar("wild.time.gz", NULL);
 	f = slurp("wild.time.gz", &flen);
 	assert_int_equal(f[10] | f[11] << 8, 6 + 12); /* BC, BT: version 1 */
@@ -426,10 +442,172 @@ static void delta_members(void **state)
 	fclose(fp);
 	t = bach_times_new();
 	assert_int_equal(bach_times_get(t, trace, 0, 100, &got), -EBADMSG);
+	assert_non_null(strstr(bach_times_strerror(t),
+			       "steady.time.gz: member at byte offset 0: its data ("));
 	assert_non_null(strstr(
 		bach_times_strerror(t),
-		"steady.time.gz: member at byte offset 0: its data (8161 bytes) is not the 8159 varints its TE subfield says"));
+		" bytes) is not the 8159 entries its TE subfield says, as runs"));
 	bach_times_free(t);
+}
+
+/*
+ * A sidecar of encoding 1 (what bach wrote before encoding 2: one zigzag
+ * varint an entry), made here with zlib from docs/formats.md 3.2, and
+ * one member of version 1 (u64s) after it: both still read.
+ */
+static void put_member(FILE *fp, const uint8_t *data, size_t len,
+		       unsigned enc, size_t entries)
+{
+	static uint8_t out[70000];
+	uint8_t h[37] = { 0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff };
+	size_t xlen = enc ? 25 : 18, clen;
+	uLong crc = crc32(0, data, (uInt)len);
+	z_stream zs = { 0 };
+
+	assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8,
+				      Z_DEFAULT_STRATEGY),
+			 Z_OK);
+	zs.next_in = (uint8_t *)data;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = sizeof(out);
+	assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	clen = zs.total_out;
+	deflateEnd(&zs);
+	bach_put_le16(h + 10, (uint16_t)xlen);
+	memcpy(h + 12, "BC\2\0", 4);
+	bach_put_le16(h + 16, (uint16_t)(12 + xlen + clen + 8 - 1));
+	memcpy(h + 18, "BT\10\0", 4);
+	bach_put_le64(h + 22, 1000);
+	memcpy(h + 30, "TE\3\0", 4);
+	h[34] = (uint8_t)enc;
+	bach_put_le16(h + 35, (uint16_t)entries);
+	assert_int_equal(fwrite(h, 1, 12 + xlen, fp), 12 + xlen);
+	assert_int_equal(fwrite(out, 1, clen, fp), clen);
+	bach_put_le32(h, (uint32_t)crc);
+	bach_put_le32(h + 4, (uint32_t)len);
+	assert_int_equal(fwrite(h, 1, 8, fp), 8);
+}
+
+static void older_encodings_read(void **state)
+{
+	static uint8_t data[BACH_TIME_MEMBER_ENTRIES * 10];
+	uint64_t e[BACH_TIME_MEMBER_ENTRIES + 3];
+	size_t n = BACH_TIME_MEMBER_ENTRIES, len = 0;
+	const uint64_t *got;
+	struct bach_times *t = bach_times_new();
+	char path[256];
+	uint64_t prev = 0;
+	FILE *fp;
+
+	(void)state;
+	for (size_t i = 0; i < n + 3; i++)
+		e[i] = i < 5 ? BACH_TIME_NONE : 70000 + 3 * i + 40 * (i / 7);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = e[i] - prev;
+		uint64_t z = (d << 1) ^ (uint64_t) - (int64_t)(d >> 63);
+
+		prev = e[i];
+		for (; z >= 0x80; z >>= 7)
+			data[len++] = (uint8_t)(z | 0x80);
+		data[len++] = (uint8_t)z;
+	}
+	mkdir(strcat(strcpy(path, dir), "/old"), 0755);
+	strcat(path, "/o.time.gz");
+	fp = fopen(path, "wb");
+	assert_non_null(fp);
+	put_member(fp, data, len, 1, n);
+	for (size_t i = 0; i < 3; i++)
+		bach_put_le64(data + 8 * i, e[n + i]);
+	put_member(fp, data, 24, 0, 3);
+	assert_int_equal(fwrite(bach_bgzf_eof, 1, BACH_BGZF_EOF_SIZE, fp),
+			 BACH_BGZF_EOF_SIZE);
+	fclose(fp);
+	assert_int_equal(get_all(t, "old", "o.byu.gz", n + 3, &got), 0);
+	assert_memory_equal(got, e, sizeof(e));
+	assert_int_equal(bach_times_end(t), 0);
+	bach_times_free(t);
+}
+
+/*
+ * bach_time_writer_steps() (the capture's ring's steps) writes the file
+ * bach_time_writer_put() writes of the same entries, and the same
+ * summary: steps of every size, escapes (steps of 65535 and more, and
+ * to and from BACH_TIME_NONE), runs across members, and chunks whose
+ * base is not the entry before them.
+ */
+static void steps_are_put(void **state)
+{
+	static uint16_t step[N];
+	static uint64_t esc[N];
+	struct bach_time_summary a, b;
+	struct bach_time_writer *w;
+	uint8_t *fa, *fb;
+	size_t la, lb, ne = 0;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	uint64_t v = BACH_TIME_NONE;
+
+	(void)state;
+	assert_true(dfd >= 0);
+	for (size_t i = 0; i < N; i++) {
+		if (i < 300 || (i >= 20000 && i < 20017))
+			clk[i] = BACH_TIME_NONE;
+		else if (i < 9000)
+			clk[i] = 1000 + 2 * i; /* the board: a run */
+		else if (i < 12000)
+			clk[i] = clk[i - 1] + (i % 3 ? 65535 : 65534);
+		else if (i < 14000)
+			clk[i] = clk[i - 1] + (i % 7 == 0 ? 1ull << 40 : i % 5);
+		else
+			clk[i] = (i == 20017 ? clk[19999] : clk[i - 1]) +
+				 (i % 4096 ? 2 : 70000);
+	}
+	/* as core/producer.c makes them: a block's steps begin at NONE */
+	for (size_t i = 0; i < N; i++) {
+		uint64_t d = clk[i] - v;
+
+		if (i % 10880 == 0)
+			v = BACH_TIME_NONE, d = clk[i] - v;
+		if (d >= BACH_TIME_ESCAPE ||
+		    (clk[i] == BACH_TIME_NONE) != (v == BACH_TIME_NONE)) {
+			step[i] = BACH_TIME_ESCAPE;
+			esc[ne++] = clk[i];
+		} else {
+			step[i] = (uint16_t)d;
+		}
+		v = clk[i];
+	}
+	write_sidecar_sum("put.time.gz", NULL, &a);
+	assert_int_equal(bach_time_writer_open(&w, dfd, "steps.time.gz",
+					       66666666),
+			 0);
+	ne = 0;
+	for (size_t i = 0; i < N;) {
+		size_t k = i + 10880 <= N ? 10880 : N - i, e = 0;
+
+		for (size_t j = 0; j < k; j++)
+			e += step[i + j] == BACH_TIME_ESCAPE;
+		assert_int_equal(bach_time_writer_steps(w, BACH_TIME_NONE,
+							step + i, esc + ne, k),
+				 0);
+		ne += e;
+		i += k;
+	}
+	assert_int_equal(bach_time_writer_close(w, false), 0);
+	bach_time_writer_summary(w, &b);
+	bach_time_writer_free(w);
+	close(dfd);
+	fa = slurp("put.time.gz", &la);
+	fb = slurp("steps.time.gz", &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(fa, fb, la);
+	free(fa);
+	free(fb);
+	assert_int_equal(a.entries, b.entries);
+	assert_true(a.has_clocks && b.has_clocks);
+	assert_int_equal(a.first_clock, b.first_clock);
+	assert_int_equal(a.last_clock, b.last_clock);
+	assert_int_equal(a.crc, b.crc);
 }
 
 static void untimed_segment(void **state)
@@ -606,6 +784,8 @@ int main(void)
 		cmocka_unit_test(backwards_across_segments),
 		cmocka_unit_test(untimed_segment),
 		cmocka_unit_test(delta_members),
+		cmocka_unit_test(older_encodings_read),
+		cmocka_unit_test(steps_are_put),
 		cmocka_unit_test(recovered_for_the_records),
 	};
 
