@@ -216,8 +216,7 @@ static void scan_records(struct capture *c, const struct ring_block *b,
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 
-#define SCAN_CLONES                                                            \
-	__attribute__((target_clones("arch=x86-64-v4", "default")))
+#define SCAN_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
 
 /*
  * The addresses of SCAN_CHUNK records at p, with AVX512-VBMI's byte
@@ -301,10 +300,12 @@ SCAN_CLONES static void scan_chunks(struct capture *c,
 		memcpy(w, hit, sizeof(w));
 		for (unsigned j = 0; j < SCAN_CHUNK / 8; j++)
 			for (uint64_t m = w[j]; m; m &= m - 1)
-				scan_records(c, b,
-					     k + 8 * j +
-						     (uint32_t)__builtin_ctzll(m) / 8,
-					     1, lo, span, now);
+				scan_records(
+					c, b,
+					k + 8 * j +
+						(uint32_t)__builtin_ctzll(m) /
+							8,
+					1, lo, span, now);
 	}
 	scan_records(c, b, k, b->nrec - k, lo, span, now);
 }
@@ -312,7 +313,7 @@ SCAN_CLONES static void scan_chunks(struct capture *c,
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 /* The addresses of the 6 records at p (36 bytes) into lanes 0-2, 4-6. */
 __attribute__((target("avx2"))) static inline __m256i addrs6(const uint8_t *p,
-							   __m256i shuf)
+							     __m256i shuf)
 {
 	return _mm256_shuffle_epi8(
 		_mm256_inserti128_si256(
@@ -357,13 +358,13 @@ scan_avx2_n(struct capture *c, const struct ring_block *b, const uint32_t *lo,
 #pragma GCC unroll 4
 		for (size_t r = 0; r < nr; r++) {
 			out0 = _mm256_and_si256(
-				out0, _mm256_cmpgt_epi32(
-					      _mm256_sub_epi32(a0, vlo[r]),
-					      vspan[r]));
+				out0,
+				_mm256_cmpgt_epi32(_mm256_sub_epi32(a0, vlo[r]),
+						   vspan[r]));
 			out1 = _mm256_and_si256(
-				out1, _mm256_cmpgt_epi32(
-					      _mm256_sub_epi32(a1, vlo[r]),
-					      vspan[r]));
+				out1,
+				_mm256_cmpgt_epi32(_mm256_sub_epi32(a1, vlo[r]),
+						   vspan[r]));
 		}
 		m = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(out0)) |
 		    (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(out1))

@@ -383,8 +383,7 @@ static uint64_t onward(uint64_t v, uint64_t *shift, uint64_t *last)
  * Eight at a time where SSE2 is (every x86-64): no work a record but the
  * copy.
  */
-static bool copy_steps(uint16_t *dst, const uint8_t *d, size_t n,
-		       uint64_t *sum)
+static bool copy_steps(uint16_t *dst, const uint8_t *d, size_t n, uint64_t *sum)
 {
 	uint64_t s = 0;
 	size_t i = 0;
@@ -399,9 +398,9 @@ static bool copy_steps(uint16_t *dst, const uint8_t *d, size_t n,
 
 		_mm_storeu_si128((__m128i *)(dst + i), x);
 		esc = _mm_or_si128(esc, _mm_cmpeq_epi16(x, ones));
-		acc = _mm_add_epi32(acc, _mm_add_epi32(
-						 _mm_unpacklo_epi16(x, zero),
-						 _mm_unpackhi_epi16(x, zero)));
+		acc = _mm_add_epi32(acc,
+				    _mm_add_epi32(_mm_unpacklo_epi16(x, zero),
+						  _mm_unpackhi_epi16(x, zero)));
 	}
 	if (_mm_movemask_epi8(esc))
 		return false;

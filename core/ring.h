@@ -48,7 +48,7 @@ struct ring_event {
  * whose escapes are all taken is published as it is (a block's worth of
  * clocks that jump would otherwise need 8 bytes a record).
  */
-#define RING_TIME_ESCAPE 0xffff
+#define RING_TIME_ESCAPE  0xffff
 #define RING_TIME_ESC_MAX (RING_BLOCK_RECS / 8)
 struct ring_times {
 	uint64_t prev; /* the last entry put */

@@ -830,8 +830,7 @@ int bach_sim_from_json(struct bach_sim *s, const json_t *data, char *err,
 		}
 		if (!o)
 			continue;
-		if (json_object_size(o) !=
-			    6 + !!json_object_get(o, "draws") ||
+		if (json_object_size(o) != 6 + !!json_object_get(o, "draws") ||
 		    (json_object_get(o, "draws") &&
 		     !get_u64(o, "draws", INT64_MAX, &draws[i])) ||
 		    !get_array(json_object_get(o, "fetches"), BACH_REF_NKINDS,

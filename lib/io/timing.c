@@ -220,8 +220,7 @@ static void close_run(struct bach_time_writer *w)
 	w->run_n = 0;
 }
 
-static int runs_entries(const uint8_t *p, size_t len, uint64_t *out,
-			size_t n);
+static int runs_entries(const uint8_t *p, size_t len, uint64_t *out, size_t n);
 
 /*
  * The member made so far (its runs closed) at buf: its runs, or, when
@@ -807,8 +806,7 @@ static uint64_t unzigzag(uint64_t z)
  * zigzag varint of the difference from the entry before (mod 2^64; 0
  * before the first), exactly filling len. -1 when it is not that.
  */
-static int deltas_entries(const uint8_t *p, size_t len, uint64_t *out,
-			  size_t n)
+static int deltas_entries(const uint8_t *p, size_t len, uint64_t *out, size_t n)
 {
 	const uint8_t *end = p + len;
 	uint64_t v = 0, z;
@@ -824,8 +822,7 @@ static int deltas_entries(const uint8_t *p, size_t len, uint64_t *out,
  * count (at least 1): count entries, each d more than the one before.
  * The counts add up to n, the runs exactly fill len. -1 when not.
  */
-static int runs_entries(const uint8_t *p, size_t len, uint64_t *out,
-			size_t n)
+static int runs_entries(const uint8_t *p, size_t len, uint64_t *out, size_t n)
 {
 	const uint8_t *end = p + len;
 	uint64_t v = 0, z, k;
@@ -940,9 +937,8 @@ static int next_member(struct bach_times *t, bool decode)
 			for (size_t i = 0; i < nent; i++)
 				t->mbuf[i] = bach_get_le64(t->raw +
 							   i * BACH_TIME_ENTRY);
-		else if ((enc == TE_DELTAS ? deltas_entries
-					   : runs_entries)(t->raw, isize,
-							   t->mbuf, nent))
+		else if ((enc == TE_DELTAS ? deltas_entries : runs_entries)(
+				 t->raw, isize, t->mbuf, nent))
 			return tfail(
 				t, -EBADMSG,
 				"member at byte offset %llu: its data (%zu bytes) is not the %zu entries its TE subfield says, as %s",

@@ -442,8 +442,9 @@ static void delta_members(void **state)
 	fclose(fp);
 	t = bach_times_new();
 	assert_int_equal(bach_times_get(t, trace, 0, 100, &got), -EBADMSG);
-	assert_non_null(strstr(bach_times_strerror(t),
-			       "steady.time.gz: member at byte offset 0: its data ("));
+	assert_non_null(
+		strstr(bach_times_strerror(t),
+		       "steady.time.gz: member at byte offset 0: its data ("));
 	assert_non_null(strstr(
 		bach_times_strerror(t),
 		" bytes) is not the 8159 entries its TE subfield says, as runs"));
@@ -455,8 +456,8 @@ static void delta_members(void **state)
  * varint an entry), made here with zlib from docs/formats.md 3.2, and
  * one member of version 1 (u64s) after it: both still read.
  */
-static void put_member(FILE *fp, const uint8_t *data, size_t len,
-		       unsigned enc, size_t entries)
+static void put_member(FILE *fp, const uint8_t *data, size_t len, unsigned enc,
+		       size_t entries)
 {
 	static uint8_t out[70000];
 	uint8_t h[37] = { 0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff };
@@ -464,9 +465,9 @@ static void put_member(FILE *fp, const uint8_t *data, size_t len,
 	uLong crc = crc32(0, data, (uInt)len);
 	z_stream zs = { 0 };
 
-	assert_int_equal(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8,
-				      Z_DEFAULT_STRATEGY),
-			 Z_OK);
+	assert_int_equal(
+		deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY),
+		Z_OK);
 	zs.next_in = (uint8_t *)data;
 	zs.avail_in = (uInt)len;
 	zs.next_out = out;
@@ -578,9 +579,8 @@ static void steps_are_put(void **state)
 		v = clk[i];
 	}
 	write_sidecar_sum("put.time.gz", NULL, &a);
-	assert_int_equal(bach_time_writer_open(&w, dfd, "steps.time.gz",
-					       66666666),
-			 0);
+	assert_int_equal(
+		bach_time_writer_open(&w, dfd, "steps.time.gz", 66666666), 0);
 	ne = 0;
 	for (size_t i = 0; i < N;) {
 		size_t k = i + 10880 <= N ? 10880 : N - i, e = 0;

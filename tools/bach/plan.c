@@ -335,8 +335,8 @@ static int slurm_configs(struct slurm *sl, const char *arg)
 	int i = 1;
 
 	/* the argument arg is in (getopt may have moved av's) */
-	while (i < sl->ncmd && !(arg >= sl->cmd[i] &&
-				 arg <= sl->cmd[i] + strlen(sl->cmd[i])))
+	while (i < sl->ncmd &&
+	       !(arg >= sl->cmd[i] && arg <= sl->cmd[i] + strlen(sl->cmd[i])))
 		i++;
 	if (i == sl->ncmd) {
 		free(abs);

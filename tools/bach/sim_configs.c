@@ -352,10 +352,9 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 			pthread_join(tid[i], NULL);
 	}
 	if (!status && partial)
-		status = sim_write_part(partial, file, w.c, w.n, f, argc, argv,
-					start, end,
-					records > start ? records - start : 0,
-					crc);
+		status = sim_write_part(
+			partial, file, w.c, w.n, f, argc, argv, start, end,
+			records > start ? records - start : 0, crc);
 	else if (!status)
 		sim_configs_print(file, w.c, w.n, json);
 	for (size_t i = 0; i < w.n; i++) {

@@ -83,10 +83,10 @@ static json_t *configs_json(const struct sim_line *c, size_t n,
 
 	for (size_t i = 0; a && i < n; i++)
 		if (json_array_append_new(
-			    a, json_pack("{sIssso*}", "line", (json_int_t)c[i].line,
-					 "text", c[i].text,
-					 "options",
-					 options_json(&c[i].cfg, f)))) {
+			    a,
+			    json_pack("{sIssso*}", "line",
+				      (json_int_t)c[i].line, "text", c[i].text,
+				      "options", options_json(&c[i].cfg, f)))) {
 			json_decref(a);
 			return NULL;
 		}
@@ -95,8 +95,7 @@ static json_t *configs_json(const struct sim_line *c, size_t n,
 
 /* the state of c[0..n): a sweep's {"configs": [STATE, ...]} (file), or
  * bach sim's own */
-static json_t *state_json(const char *file, const struct sim_line *c,
-			  size_t n)
+static json_t *state_json(const char *file, const struct sim_line *c, size_t n)
 {
 	json_t *a;
 
@@ -124,8 +123,8 @@ static int write_sim(const char *out, const char *file,
 
 	if (!head || !data || !paths ||
 	    json_object_set_new(head, "paths", paths) ||
-	    (file && json_object_set_new(head, "configs_file",
-					 json_string(file)))) {
+	    (file &&
+	     json_object_set_new(head, "configs_file", json_string(file)))) {
 		json_decref(head);
 		json_decref(data);
 		errmsg("out of memory");
@@ -136,11 +135,11 @@ static int write_sim(const char *out, const char *file,
 
 int sim_write_part(const char *out, const char *file, const struct sim_line *c,
 		   size_t n, const struct rec_filter *f, int argc, char **argv,
-		   uint64_t start, uint64_t end, uint64_t records,
-		   uint32_t crc)
+		   uint64_t start, uint64_t end, uint64_t records, uint32_t crc)
 {
 	return write_sim(out, file, c, n,
-			 file ? configs_json(c, n, f) : options_json(&c[0].cfg, f),
+			 file ? configs_json(c, n, f)
+			      : options_json(&c[0].cfg, f),
 			 trace_identity(argc, argv), paths_json(argc, argv),
 			 start, end, records, crc);
 }
@@ -253,9 +252,8 @@ struct rerun {
  * many records as a comparison costs.
  */
 static size_t rerun_block(const struct join *jn, struct rerun *u,
-			  struct bach_sim_ref *refs, const uint8_t *q,
-			  size_t k, uint64_t base, const uint32_t *off,
-			  size_t left)
+			  struct bach_sim_ref *refs, const uint8_t *q, size_t k,
+			  uint64_t base, const uint32_t *off, size_t left)
 {
 	for (size_t i = 0; i < k && left;) {
 		size_t m = k - i < REFS ? k - i : REFS;
@@ -305,8 +303,7 @@ static int join(const struct join *jn, struct bach_sim **r,
 	if (!u)
 		errmsg("out of memory");
 	for (size_t c = 0; !status && c < jn->n; c++) {
-		if (bach_sim_new(&u[c].cold, &jn->c[c].cfg, why,
-				 sizeof(why))) {
+		if (bach_sim_new(&u[c].cold, &jn->c[c].cfg, why, sizeof(why))) {
 			errmsg("out of memory for these caches");
 			status = EXIT_USAGE;
 			break;
@@ -422,10 +419,13 @@ static int merge_configs(const char *name, const json_t *head,
 	*n = lines ? json_array_size(lines) : 1;
 	*c = *n ? calloc(*n, sizeof(**c)) : NULL;
 	if (!*c)
-		return lines ? bad_head(name, "\"options\": \"configs\" not a list of configurations")
+		return lines ? bad_head(
+				       name,
+				       "\"options\": \"configs\" not a list of configurations")
 			     : (errmsg("out of memory"), EXIT_USAGE);
 	if (lines) {
-		*file = json_string_value(json_object_get(head, "configs_file"));
+		*file = json_string_value(
+			json_object_get(head, "configs_file"));
 		if (!*file)
 			return bad_head(name, "\"configs_file\" missing");
 	}
@@ -434,18 +434,24 @@ static int merge_configs(const char *name, const json_t *head,
 		const json_t *o = lines ? json_object_get(l, "options") : op;
 		const json_t *line = json_object_get(l, "line");
 
-		if (lines && (!json_is_integer(line) ||
-			      json_integer_value(line) < 1 ||
-			      json_integer_value(line) > UINT_MAX ||
-			      !json_is_string(json_object_get(l, "text"))))
-			return bad_head(name, "\"options\": \"configs\": a line without its \"line\" and \"text\"");
+		if (lines &&
+		    (!json_is_integer(line) || json_integer_value(line) < 1 ||
+		     json_integer_value(line) > UINT_MAX ||
+		     !json_is_string(json_object_get(l, "text"))))
+			return bad_head(
+				name,
+				"\"options\": \"configs\": a line without its \"line\" and \"text\"");
 		if (fo && !json_equal(fo, json_object_get(o, "filter")))
-			return bad_head(name, "\"options\": \"configs\": lines of different filters");
+			return bad_head(
+				name,
+				"\"options\": \"configs\": lines of different filters");
 		fo = json_object_get(o, "filter");
 		if (bach_sim_config_from_json(&(*c)[i].cfg, o, err,
 					      sizeof(err)) ||
 		    bach_sim_new(&(*c)[i].s, &(*c)[i].cfg, err, sizeof(err)))
-			return bad_head(name, "\"options\" are not those of a bach sim it merges");
+			return bad_head(
+				name,
+				"\"options\" are not those of a bach sim it merges");
 		if (lines) {
 			(*c)[i].line = (unsigned)json_integer_value(line);
 			(*c)[i].text = (char *)json_string_value(
@@ -453,7 +459,9 @@ static int merge_configs(const char *name, const json_t *head,
 		}
 	}
 	if (!filter_from_json(f, fo))
-		return bad_head(name, "\"options\" are not those of a bach sim it merges");
+		return bad_head(
+			name,
+			"\"options\" are not those of a bach sim it merges");
 	return EXIT_OK;
 }
 
@@ -528,12 +536,12 @@ int sim_merge(const struct merge_job *j)
 	if (!status && j->out && !json_is_array(json_object_get(h, "paths"))) {
 		status = bad_head(j->names[0], "\"paths\" missing");
 	} else if (!status && j->out) {
-		status = write_sim(
-			j->out, file, c, n,
-			json_deep_copy(json_object_get(h, "options")),
-			json_deep_copy(json_object_get(h, "trace")),
-			json_deep_copy(json_object_get(h, "paths")), j->start,
-			j->end, j->records, j->crc);
+		status =
+			write_sim(j->out, file, c, n,
+				  json_deep_copy(json_object_get(h, "options")),
+				  json_deep_copy(json_object_get(h, "trace")),
+				  json_deep_copy(json_object_get(h, "paths")),
+				  j->start, j->end, j->records, j->crc);
 	} else if (!status && file) {
 		sim_configs_print(file, c, n, j->json);
 	} else if (!status) {
