@@ -370,7 +370,8 @@ void gap_causes_free(struct gap_causes *g);
  * ran out. partial_write() writes the partial (steals options, trace and
  * data) whole or not at all, "-" to standard output; partial_load() reads
  * one, with a message naming the file. Each returns EXIT_OK or the status.
- * partial_crc(): zlib's CRC-32, for the records of the range.
+ * partial_crc(): the CRC-32 of zlib's crc32() (libdeflate's, faster), for
+ * the records of the range.
  */
 struct bach_partial;
 json_t *trace_identity(int argc, char **argv);
