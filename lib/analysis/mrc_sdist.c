@@ -285,7 +285,8 @@ void sd_push(struct sdist *s, const uint32_t *lines, size_t n, int *err)
 		}
 		prev = *slot;
 		if (prev)
-			s->bits[(prev - 1) >> 6] &= ~(1ull << ((prev - 1) & 63));
+			s->bits[(prev - 1) >> 6] &=
+				~(1ull << ((prev - 1) & 63));
 		else
 			s->live++;
 		s->bits[s->now >> 6] |= 1ull << (s->now & 63);
