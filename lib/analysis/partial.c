@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Partial results: their two lines of JSON (partial.h, docs/formats.md
- * section 10), and bach stat's state in them.
+ * Partial results: their two lines of JSON and the binary section after
+ * them (partial.h, docs/formats.md section 11), and the commands' states
+ * in them.
  */
 #include <errno.h>
 #include <stdio.h>
