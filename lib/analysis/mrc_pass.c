@@ -550,8 +550,9 @@ int bach_mrc_combine(struct bach_mrc *m, const struct bach_mrc_part *p)
 		sd_reset(&m->sd);
 		m->gap = true;
 	}
-	for (size_t i = 0; i < p->nlast && !m->err; i++)
-		sd_access(&m->sd, p->last[i], &m->err);
+	/* its stack on top of ours: no distance to count */
+	if (!m->err)
+		sd_push(&m->sd, p->last, p->nlast, &m->err);
 counts:
 	m->refs += p->refs;
 	m->flushes += p->flushes;

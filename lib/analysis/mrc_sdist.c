@@ -267,6 +267,35 @@ uint32_t sd_access(struct sdist *s, uint32_t line, int *err)
 	return d;
 }
 
+void sd_push(struct sdist *s, const uint32_t *lines, size_t n, int *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t *slot, prev;
+
+		/* sd_compact() counts from the bits: stale counts do not
+		 * matter to it */
+		if (__builtin_expect(s->now == s->cap, 0) && sd_compact(s)) {
+			*err = -ENOMEM;
+			break;
+		}
+		slot = sd_where(s, lines[i]);
+		if (!slot) {
+			*err = -ENOMEM;
+			break;
+		}
+		prev = *slot;
+		if (prev)
+			s->bits[(prev - 1) >> 6] &=
+				~(1ull << ((prev - 1) & 63));
+		else
+			s->live++;
+		s->bits[s->now >> 6] |= 1ull << (s->now & 63);
+		s->owner[s->now] = lines[i];
+		*slot = ++s->now;
+	}
+	sd_recount(s);
+}
+
 void sd_reset(struct sdist *s)
 {
 	for (uint32_t w = 0; w < (s->now + 63) >> 6; w++)

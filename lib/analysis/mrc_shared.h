@@ -93,6 +93,13 @@ void sd_free(struct sdist *s);
  * the line made the most recent. *err is set when memory runs out.
  */
 uint32_t sd_access(struct sdist *s, uint32_t line, int *err);
+/*
+ * lines (n of them, distinct) made the most recent in their order, as
+ * sd_access() of each would, without their distances (a merge puts a
+ * chunk's stack on top of its own): their counts made once, at the end.
+ * *err is set when memory runs out.
+ */
+void sd_push(struct sdist *s, const uint32_t *lines, size_t n, int *err);
 /* Everything cold again (a gap marker). */
 void sd_reset(struct sdist *s);
 

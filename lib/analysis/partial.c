@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Partial results: their two lines of JSON (partial.h, docs/formats.md
- * section 10), and bach stat's state in them.
+ * Partial results: their two lines of JSON and the binary section after
+ * them (partial.h, docs/formats.md section 11), and the commands' states
+ * in them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -48,21 +49,43 @@ static json_t *parse_line(const char *buf, size_t len, int line, char *err,
 	return j;
 }
 
+/* the header's "words" (version 3): the binary section is that many */
+static int check_words(const char *rest, size_t len, struct bach_partial *p,
+		       char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (!get_u64(p->head, "words", len / 4, &n) || len != 4 * n)
+		return bad(
+			err, errlen,
+			"the binary section after line 2 is not the header's \"words\" 32-bit words (cut short, or more)");
+	p->words.w = malloc((n + 1) * sizeof(*p->words.w));
+	if (!p->words.w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *q = (const uint8_t *)rest + 4 * i;
+
+		p->words.w[i] = (uint32_t)q[0] | (uint32_t)q[1] << 8 |
+				(uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+	}
+	p->words.n = p->words.cap = n;
+	return 0;
+}
+
 int bach_partial_parse(const char *buf, size_t len, struct bach_partial *p,
 		       char *err, size_t errlen)
 {
 	const char *nl = memchr(buf, '\n', len), *nl2;
 	const json_t *j;
 	uint64_t v;
+	int rc;
 
 	memset(p, 0, sizeof(*p));
 	if (!nl)
 		return bad(err, errlen,
 			   "line 1: no end of line (not a partial)");
-	nl2 = memchr(nl + 1, '\n', len - (size_t)(nl + 1 - buf));
-	if (!nl2 || nl2 + 1 != buf + len)
-		return bad(err, errlen,
-			   "not two lines of JSON (cut short, or more)");
 	p->head = parse_line(buf, (size_t)(nl - buf), 1, err, errlen);
 	if (!p->head)
 		return -EBADMSG;
@@ -82,6 +105,21 @@ int bach_partial_parse(const char *buf, size_t len, struct bach_partial *p,
 			"line 1: \"version\": not 1 to %d (a partial of another bach)",
 			BACH_PARTIAL_VERSION);
 		return -EBADMSG;
+	}
+	/* then line 2, and the binary section (version 3) or nothing */
+	nl2 = memchr(nl + 1, '\n', len - (size_t)(nl + 1 - buf));
+	if (!nl2 || (v < 3 && nl2 + 1 != buf + len)) {
+		bach_partial_free(p);
+		return bad(err, errlen,
+			   "not two lines of JSON (cut short, or more)");
+	}
+	if (v >= 3) {
+		rc = check_words(nl2 + 1, len - (size_t)(nl2 + 1 - buf), p, err,
+				 errlen);
+		if (rc) {
+			bach_partial_free(p);
+			return rc;
+		}
 	}
 	j = json_object_get(p->head, "command");
 	if (!json_is_string(j) ||
@@ -113,27 +151,69 @@ int bach_partial_parse(const char *buf, size_t len, struct bach_partial *p,
 	return 0;
 }
 
+void bach_partial_words_free(struct bach_partial_words *w)
+{
+	if (!w)
+		return;
+	free(w->w);
+	memset(w, 0, sizeof(*w));
+}
+
 void bach_partial_free(struct bach_partial *p)
 {
 	json_decref(p->head);
 	json_decref(p->data);
+	bach_partial_words_free(&p->words);
 	memset(p, 0, sizeof(*p));
 }
 
-char *bach_partial_format(json_t *head, json_t *data)
+char *bach_partial_format_words(json_t *head, json_t *data,
+				struct bach_partial_words *bin, size_t *len)
 {
 	size_t flags = JSON_COMPACT | JSON_ENSURE_ASCII | JSON_SORT_KEYS;
-	char *h = head && data ? json_dumps(head, flags) : NULL;
-	char *d = h ? json_dumps(data, flags) : NULL;
-	char *t = NULL;
+	size_t nw = bin ? bin->n : 0, hl, dl;
+	char *h = NULL, *d = NULL, *t = NULL;
 
-	if (d && (t = malloc(strlen(h) + strlen(d) + 3)))
-		sprintf(t, "%s\n%s\n", h, d);
+	if (head && data &&
+	    !json_object_set_new(head, "words", json_integer((json_int_t)nw)))
+		h = json_dumps(head, flags);
+	d = h ? json_dumps(data, flags) : NULL;
+	if (d) {
+		hl = strlen(h);
+		dl = strlen(d);
+		t = malloc(hl + dl + 2 + 4 * nw + 1);
+	}
+	if (t) {
+		uint8_t *q = (uint8_t *)t + hl + dl + 2;
+
+		memcpy(t, h, hl);
+		t[hl] = '\n';
+		memcpy(t + hl + 1, d, dl);
+		t[hl + 1 + dl] = '\n';
+		for (size_t i = 0; i < nw; i++, q += 4) {
+			uint32_t w = bin->w[i];
+
+			q[0] = (uint8_t)w;
+			q[1] = (uint8_t)(w >> 8);
+			q[2] = (uint8_t)(w >> 16);
+			q[3] = (uint8_t)(w >> 24);
+		}
+		t[hl + dl + 2 + 4 * nw] = 0;
+		*len = hl + dl + 2 + 4 * nw;
+	}
 	free(h);
 	free(d);
 	json_decref(head);
 	json_decref(data);
+	bach_partial_words_free(bin);
 	return t;
+}
+
+char *bach_partial_format(json_t *head, json_t *data)
+{
+	size_t len;
+
+	return bach_partial_format_words(head, data, NULL, &len);
 }
 
 json_t *bach_stats_to_json(struct bach_stats *s)
@@ -286,35 +366,60 @@ static json_t *u64_array(const uint64_t *v, size_t n)
 static json_t *words_b64(const uint32_t *w, size_t n);
 static int b64_words(const char *t, size_t len, uint32_t **wp, size_t *np);
 
-/* A list of lines: base64 of their 32-bit little-endian words (format
- * version 2; one string to parse, where an array of numbers cost the merge
- * an allocation and a number's parse per line). */
-static json_t *u32_array(const uint32_t *v, size_t n)
+/*
+ * A list of lines: {"at": W, "n": N}, N words of the binary section from
+ * word W (version 3: the lines are copied, not written as text and parsed
+ * again), or without words base64 of their 32-bit little-endian words
+ * (version 2). NULL when memory ran out.
+ */
+static json_t *u32_array(struct bach_partial_words *words, const uint32_t *v,
+			 size_t n)
 {
-	return words_b64(v, n);
+	size_t at;
+
+	if (!words)
+		return words_b64(v, n);
+	at = words->n;
+	if (n > words->cap - at) {
+		size_t c = words->cap ? words->cap : 4096;
+		uint32_t *w;
+
+		while (c - at < n)
+			c *= 2;
+		w = realloc(words->w, c * sizeof(*w));
+		if (!w)
+			return NULL;
+		words->w = w;
+		words->cap = c;
+	}
+	if (n)
+		memcpy(words->w + at, v, n * sizeof(*v));
+	words->n += n;
+	return json_pack("{sIsI}", "at", (json_int_t)at, "n", (json_int_t)n);
 }
 
-json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p)
+json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p,
+			      struct bach_partial_words *words)
 {
-	json_t *o = json_pack("{sIsIsIsososbsoso}", "refs", (json_int_t)p->refs,
-			      "flushes", (json_int_t)p->flushes, "cold",
-			      (json_int_t)p->cold, "counts",
-			      u64_array(p->cnt, p->ncnt), "hist",
-			      u64_array(p->hist, BACH_MRC_HIST_BUCKETS), "gap",
-			      p->gap, "first", u32_array(p->first, p->nfirst),
-			      "last", u32_array(p->last, p->nlast));
+	json_t *o = json_pack(
+		"{sIsIsIsososbsoso}", "refs", (json_int_t)p->refs, "flushes",
+		(json_int_t)p->flushes, "cold", (json_int_t)p->cold, "counts",
+		u64_array(p->cnt, p->ncnt), "hist",
+		u64_array(p->hist, BACH_MRC_HIST_BUCKETS), "gap", p->gap,
+		"first", u32_array(words, p->first, p->nfirst), "last",
+		u32_array(words, p->last, p->nlast));
 	json_t *sets = p->nsa ? json_array() : NULL;
 
 	for (size_t i = 0; o && sets && i < p->nsa; i++)
 		if (json_array_append_new(
 			    sets,
-			    json_pack(
-				    "{sIsoso}", "misses",
-				    (json_int_t)p->sa[i].misses, "first",
-				    u32_array(p->sa[i].first, p->sa[i].nfirst),
-				    "last",
-				    u32_array(p->sa[i].last,
-					      p->sa[i].nlast)))) {
+			    json_pack("{sIsoso}", "misses",
+				      (json_int_t)p->sa[i].misses, "first",
+				      u32_array(words, p->sa[i].first,
+						p->sa[i].nfirst),
+				      "last",
+				      u32_array(words, p->sa[i].last,
+						p->sa[i].nlast)))) {
 			json_decref(sets);
 			sets = NULL;
 		}
@@ -324,12 +429,13 @@ json_t *bach_mrc_part_to_json(const struct bach_mrc_part *p)
 	}
 	if (o && p->nnear_cnt &&
 	    json_object_update_new(
-		    o, json_pack("{sososo}", "near_counts",
-				 u64_array(p->near_cnt, p->nnear_cnt),
-				 "near_first",
-				 u32_array(p->near_first, p->nnear_first),
-				 "near_last",
-				 u32_array(p->near_last, p->nnear_last)))) {
+		    o,
+		    json_pack("{sososo}", "near_counts",
+			      u64_array(p->near_cnt, p->nnear_cnt),
+			      "near_first",
+			      u32_array(words, p->near_first, p->nnear_first),
+			      "near_last",
+			      u32_array(words, p->near_last, p->nnear_last)))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -353,10 +459,28 @@ static bool get_array(const json_t *a, size_t n, uint64_t max, uint64_t *v)
 	return true;
 }
 
-static uint32_t *get_lines(const json_t *a, size_t *n)
+static uint32_t *get_lines(const json_t *a,
+			   const struct bach_partial_words *words, size_t *n)
 {
 	uint32_t *v;
 
+	if (json_is_object(a)) { /* version 3: words of the binary section */
+		uint64_t at, k;
+
+		if (!words || json_object_size(a) != 2 ||
+		    !get_u64(a, "at", words->n, &at) ||
+		    !get_u64(a, "n", words->n - at, &k))
+			return NULL;
+		for (size_t i = 0; i < k; i++)
+			if (words->w[at + i] == UINT32_MAX)
+				return NULL;
+		v = malloc((k + 1) * sizeof(*v));
+		if (v && k)
+			memcpy(v, words->w + at, k * sizeof(*v));
+		if (v)
+			*n = k;
+		return v;
+	}
 	if (json_is_string(a)) { /* version 2: base64 of the words */
 		uint32_t *w;
 		size_t k;
@@ -400,7 +524,9 @@ void bach_mrc_part_release(struct bach_mrc_part *p)
 }
 
 int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
-			    const json_t *data, char *err, size_t errlen)
+			    const json_t *data,
+			    const struct bach_partial_words *words, char *err,
+			    size_t errlen)
 {
 	const json_t *gap = json_object_get(data, "gap");
 	const json_t *sets = json_object_get(data, "sets"), *near;
@@ -425,16 +551,16 @@ int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 			"line 2: \"sets\": not one per size of a set-associative curve");
 	p->ncnt = ncnt;
 	p->gap = json_is_true(gap);
-	p->first = get_lines(json_object_get(data, "first"), &p->nfirst);
-	p->last = get_lines(json_object_get(data, "last"), &p->nlast);
+	p->first = get_lines(json_object_get(data, "first"), words, &p->nfirst);
+	p->last = get_lines(json_object_get(data, "last"), words, &p->nlast);
 	p->nsa = nsa;
 	for (size_t i = 0; i < nsa; i++) {
 		const json_t *q = json_array_get(sets, i);
 
-		p->sa[i].first = get_lines(json_object_get(q, "first"),
+		p->sa[i].first = get_lines(json_object_get(q, "first"), words,
 					   &p->sa[i].nfirst);
-		p->sa[i].last =
-			get_lines(json_object_get(q, "last"), &p->sa[i].nlast);
+		p->sa[i].last = get_lines(json_object_get(q, "last"), words,
+					  &p->sa[i].nlast);
 		if (!p->sa[i].first || !p->sa[i].last ||
 		    !get_u64(q, "misses", INT64_MAX, &p->sa[i].misses)) {
 			bach_mrc_part_release(p);
@@ -453,10 +579,10 @@ int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 	if (!near)
 		return 0;
 	p->nnear_cnt = json_array_size(near);
-	p->near_first =
-		get_lines(json_object_get(data, "near_first"), &p->nnear_first);
-	p->near_last =
-		get_lines(json_object_get(data, "near_last"), &p->nnear_last);
+	p->near_first = get_lines(json_object_get(data, "near_first"), words,
+				  &p->nnear_first);
+	p->near_last = get_lines(json_object_get(data, "near_last"), words,
+				 &p->nnear_last);
 	if (!p->nnear_cnt || p->nnear_cnt > BACH_MRC_MAX_SIZES + 1 ||
 	    !get_array(near, p->nnear_cnt, INT64_MAX, p->near_cnt) ||
 	    !p->near_first || !p->near_last) {
@@ -468,7 +594,8 @@ int bach_mrc_part_from_json(struct bach_mrc_part *p, size_t ncnt, size_t nsa,
 	return 0;
 }
 
-json_t *bach_wss_pieces_to_json(const struct bach_wss_piece *p, size_t n)
+json_t *bach_wss_pieces_to_json(const struct bach_wss_piece *p, size_t n,
+				struct bach_partial_words *words)
 {
 	json_t *a = json_array();
 
@@ -487,8 +614,9 @@ json_t *bach_wss_pieces_to_json(const struct bach_wss_piece *p, size_t n)
 			json_object_update_new(
 				o,
 				json_pack("{soso}", "line",
-					  u32_array(q->line, q->nline), "page",
-					  u32_array(q->page, q->npage)));
+					  u32_array(words, q->line, q->nline),
+					  "page",
+					  u32_array(words, q->page, q->npage)));
 		if (!o || json_array_append_new(a, o)) {
 			json_decref(a);
 			return NULL;
@@ -498,7 +626,9 @@ json_t *bach_wss_pieces_to_json(const struct bach_wss_piece *p, size_t n)
 }
 
 int bach_wss_pieces_from_json(struct bach_wss_piece **pp, size_t *n,
-			      const json_t *data, char *err, size_t errlen)
+			      const json_t *data,
+			      const struct bach_partial_words *words, char *err,
+			      size_t errlen)
 {
 	const json_t *a = json_object_get(data, "pieces");
 	struct bach_wss_piece *p;
@@ -525,10 +655,10 @@ int bach_wss_pieces_from_json(struct bach_wss_piece **pp, size_t *n,
 				       !get_u64(o, "pages", INT64_MAX,
 						&q->pages)
 			     : !(q->line = get_lines(json_object_get(o, "line"),
-						     &q->nline)) ||
+						     words, &q->nline)) ||
 				       !(q->page = get_lines(
 						 json_object_get(o, "page"),
-						 &q->npage)))) {
+						 words, &q->npage)))) {
 			bach_wss_pieces_free(p, i + 1);
 			return bad(
 				err, errlen,

@@ -11,7 +11,9 @@ bach command prints them (docs/scale.md).
 
 mrc and stat return what json.loads() of `bach mrc --json` and `bach stat
 --json` over the same traces returns. The trace is cut by `bach plan --json`
-into a few large chunks (by default twice the workers' threads); each task
+into a few large chunks (by default one per worker thread: each chunk
+repeats some work, its cold start and its lists of lines for the merge,
+so fewer are cheaper); each task
 runs `bach CMD --range A:B --partial -` on a worker, and the partials are
 merged as a tree of `bach merge --partial -` runs (up to `fanin` partials
 each), the root printing `bach merge --json`. sim returns a list, one entry
@@ -180,7 +182,10 @@ def _tree(client, bach, level, fanin):
 def _split(client, cmd, traces, argv, bach, chunks, fanin):
     traces = _traces(traces)
     _check("fanin", fanin, 2)
-    n = chunks if chunks is not None else 2 * _threads(client)
+    # one chunk per thread: a chunk's own cost (its first and last
+    # references, kept for the merge and replayed there) grows with the
+    # chunks, while more of them than threads would only even out the load
+    n = chunks if chunks is not None else _threads(client)
     _check("chunks", n, 1)
     ranges = client.submit(_plan_task, bach, traces, n, pure=False).result()
     level = [client.submit(_part_task, bach, cmd, argv, traces, a, b,
@@ -194,8 +199,8 @@ def mrc(client, traces, line=32, *, bach=None, chunks=None, fanin=8,
     returns, computed in chunks on client's workers. traces: a path or a
     list of paths read as one trace; options: the command's (sizes="1k,4k",
     assoc=4, sample=0.01, reuse=True, window=N, kind="d", type="fetch",
-    ...). chunks: how many ranges to ask bach plan for (default twice the
-    workers' threads); fanin: partials per merge."""
+    ...). chunks: how many ranges to ask bach plan for (default one per
+    worker thread); fanin: partials per merge."""
     return _split(client, "mrc", traces,
                   ["--line", str(line)] + _options(options), bach, chunks,
                   fanin)

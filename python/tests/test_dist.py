@@ -148,13 +148,13 @@ def test_tree_of_merges(client, traces, logged):
 
 
 def test_default_chunks_few_and_large(client, traces, logged):
-    """By default twice the workers' threads: 4 chunks on 2 x 1."""
+    """By default one per worker thread: 2 chunks on 2 x 1."""
     w, log = logged
     log.write_text("")
     bach.dist.stat(client, traces["file"], bach=str(w))
     lines = log.read_text().splitlines()
-    assert lines[0].startswith("plan --chunks 4 --json")
-    assert sum(x.startswith("stat ") for x in lines) == 4
+    assert lines[0].startswith("plan --chunks 2 --json")
+    assert sum(x.startswith("stat ") for x in lines) == 2
 
 
 SIMS = ["--l1 16k:32:4",

@@ -113,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		size_t ns = json_array_size(json_object_get(p.data, "sets"));
 
-		rc = bach_mrc_part_from_json(&mp, nc, ns, p.data, err,
+		rc = bach_mrc_part_from_json(&mp, nc, ns, p.data, &p.words, err,
 					     sizeof(err));
 		CHECK(rc == 0 || (rc == -EBADMSG && err[0]), "mrc rc %d", rc);
 		CHECK(rc || (mp.first && mp.last && mp.ncnt == nc &&
@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct bach_wss_merge acc = { 0 };
 		size_t np;
 
-		rc = bach_wss_pieces_from_json(&pc, &np, p.data, err,
+		rc = bach_wss_pieces_from_json(&pc, &np, p.data, &p.words, err,
 					       sizeof(err));
 		CHECK(rc == 0 || ((rc == -EBADMSG || rc == -ENOMEM) && err[0]),
 		      "wss rc %d", rc);

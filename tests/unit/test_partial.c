@@ -92,48 +92,86 @@ static json_t *roundtrip(json_t *j)
 	return back;
 }
 
-static json_t *mrc_state(struct bach_mrc *m)
+/*
+ * A state as a partial file holds it and bach merge reads it back: its
+ * lists in the binary section (version 3) or, by chance, as base64 in
+ * the JSON (version 2's lists), which a merge still takes.
+ */
+static struct bach_partial *as_partial(json_t *data,
+				       struct bach_partial_words *words)
 {
-	struct bach_mrc_part p;
-	json_t *j;
+	json_t *head = json_pack(
+		"{sssisssssos[]sIsnsI}", "format", BACH_PARTIAL_FORMAT,
+		"version", BACH_PARTIAL_VERSION, "bach", "test", "command",
+		"mrc", "options", json_object(), "trace", "start",
+		(json_int_t)0, "end", "records", (json_int_t)0);
+	struct bach_partial *p = calloc(1, sizeof(*p));
+	char err[200], *text;
+	size_t len;
 
-	assert_int_equal(bach_mrc_part_get(m, &p), 0);
-	j = bach_mrc_part_to_json(&p);
-	bach_mrc_part_free(&p);
-	assert_non_null(j);
-	return roundtrip(j);
+	assert_non_null(data);
+	assert_non_null(p);
+	text = bach_partial_format_words(head, data, words, &len);
+	assert_non_null(text);
+	assert_int_equal(bach_partial_parse(text, len, p, err, sizeof(err)), 0);
+	free(text);
+	return p;
 }
 
-static void mrc_add_state(struct bach_mrc *m, const json_t *j)
+static void free_partial(struct bach_partial *p)
+{
+	bach_partial_free(p);
+	free(p);
+}
+
+static struct bach_partial *mrc_state(struct bach_mrc *m)
+{
+	struct bach_partial_words words = { 0 };
+	struct bach_partial *r;
+	struct bach_mrc_part p;
+	json_t *j;
+	bool bin = rnd(4) != 0;
+
+	assert_int_equal(bach_mrc_part_get(m, &p), 0);
+	j = bach_mrc_part_to_json(&p, bin ? &words : NULL);
+	bach_mrc_part_free(&p);
+	r = as_partial(j, &words);
+	assert_true(bin || !r->words.n);
+	return r;
+}
+
+static void mrc_add_state(struct bach_mrc *m, const struct bach_partial *s)
 {
 	struct bach_mrc_part p;
 	char err[200];
 
 	assert_int_equal(bach_mrc_part_from_json(&p, SIZES + 1,
-						 assoc ? SIZES : 0, j, err,
-						 sizeof(err)),
+						 assoc ? SIZES : 0, s->data,
+						 &s->words, err, sizeof(err)),
 			 0);
 	assert_int_equal(bach_mrc_combine(m, &p), 0);
 	bach_mrc_part_release(&p);
 }
 
 /* the states of parts i..j-1 combined as a random tree */
-static json_t *mrc_tree(json_t **st, size_t i, size_t j)
+static struct bach_partial *mrc_tree(struct bach_partial **st, size_t i,
+				     size_t j)
 {
 	struct bach_mrc *m = new_mrc(true);
-	json_t *r;
+	struct bach_partial *r;
 
 	if (j - i <= 1) {
 		if (j > i)
 			mrc_add_state(m, st[i]);
 	} else {
 		size_t k = i + 1 + rnd((uint32_t)(j - i - 1));
-		json_t *a = mrc_tree(st, i, k), *b = mrc_tree(st, k, j);
+		struct bach_partial *a = mrc_tree(st, i, k),
+				    *b = mrc_tree(st, k, j);
 
 		mrc_add_state(m, a);
 		mrc_add_state(m, b);
-		json_decref(a);
-		json_decref(b);
+		free_partial(a);
+		free_partial(b);
 	}
 	r = mrc_state(m);
 	bach_mrc_free(m);
@@ -198,7 +236,7 @@ static void mrc_splits(void)
 	bach_mrc_add(whole, recs, NREC);
 	for (int round = 0; round < 40; round++) {
 		size_t at[17], n = cuts(at, 16);
-		json_t *st[16], *t;
+		struct bach_partial *st[16], *t;
 		struct bach_mrc *m;
 
 		for (size_t k = 0; k < n; k++) {
@@ -219,9 +257,9 @@ static void mrc_splits(void)
 		mrc_add_state(m, t);
 		check_mrc_same(m, whole);
 		bach_mrc_free(m);
-		json_decref(t);
+		free_partial(t);
 		for (size_t k = 0; k < n; k++)
-			json_decref(st[k]);
+			free_partial(st[k]);
 	}
 	bach_mrc_free(whole);
 }
@@ -276,9 +314,10 @@ static void test_wss_splits(void **state)
 
 			for (size_t k = 0; k < n; k++) {
 				struct bach_wss *w;
+				struct bach_partial_words words = { 0 };
 				struct bach_wss_piece *pc, *back;
+				struct bach_partial *j;
 				size_t np, nb;
-				json_t *j;
 
 				assert_int_equal(bach_wss_new(&w, win, 32,
 							      BACH_MRC_KIND_ALL,
@@ -289,9 +328,12 @@ static void test_wss_splits(void **state)
 					     at[k + 1] - at[k]);
 				assert_int_equal(bach_wss_pieces(w, &pc, &np),
 						 0);
-				j = roundtrip(bach_wss_pieces_to_json(pc, np));
+				j = as_partial(
+					bach_wss_pieces_to_json(pc, np, &words),
+					&words);
 				assert_int_equal(bach_wss_pieces_from_json(
-							 &back, &nb, j, why,
+							 &back, &nb, j->data,
+							 &j->words, why,
 							 sizeof(why)),
 						 0);
 				/* the first half through a merge of its own */
@@ -301,26 +343,29 @@ static void test_wss_splits(void **state)
 							   back, nb),
 					0);
 				if (k + 1 == n / 2) {
-					json_t *l = roundtrip(
+					/* its sets as version 2 wrote them */
+					struct bach_partial *l = as_partial(
 						bach_wss_pieces_to_json(
-							left.p, left.n));
+							left.p, left.n, NULL),
+						NULL);
 					struct bach_wss_piece *lp;
 					size_t nl;
 
 					assert_int_equal(
 						bach_wss_pieces_from_json(
-							&lp, &nl, l, why,
+							&lp, &nl, l->data,
+							&l->words, why,
 							sizeof(why)),
 						0);
 					assert_int_equal(bach_wss_merge_add(
 								 &acc, lp, nl),
 							 0);
 					bach_wss_pieces_free(lp, nl);
-					json_decref(l);
+					free_partial(l);
 				}
 				bach_wss_pieces_free(back, nb);
 				bach_wss_pieces_free(pc, np);
-				json_decref(j);
+				free_partial(j);
 				bach_wss_free(w);
 			}
 			assert_int_equal(bach_wss_merge_windows(&acc, 0, got),
@@ -416,11 +461,80 @@ static void test_parse(void **state)
 		-EBADMSG);
 	assert_non_null(strstr(err, "\"start\""));
 	snprintf(buf, sizeof(buf), "%s", good);
-	strstr(buf, "\"version\":1")[10] = '3'; /* 1 and 2 are read */
+	strstr(buf, "\"version\":1")[10] = '4'; /* 1 to 3 are read */
 	assert_int_equal(
 		bach_partial_parse(buf, strlen(buf), &p, err, sizeof(err)),
 		-EBADMSG);
 	assert_non_null(strstr(err, "version"));
+}
+
+/* version 3: the header's "words" after line 2, which the lists point into */
+static void test_parse_words(void **state)
+{
+	static const char head[] =
+		"{\"format\":\"bach-partial\",\"version\":3,\"bach\":\"x\",\"command\":\"mrc\",\"options\":{},\"trace\":[],\"start\":0,\"end\":null,\"records\":0,\"words\":2}\n";
+	static const char *const lists[] = {
+		"{\"first\":{\"at\":0,\"n\":1},\"last\":{\"at\":1,\"n\":1}}\n",
+		"{\"first\":{\"at\":1,\"n\":2},\"last\":{\"at\":0,\"n\":0}}\n",
+		"{\"first\":{\"at\":3,\"n\":0},\"last\":{\"at\":0,\"n\":0}}\n",
+	};
+	/* two words, little-endian: 5 and 0x01020304 */
+	static const uint8_t words[8] = { 5, 0, 0, 0, 4, 3, 2, 1 };
+	struct bach_mrc_part mp;
+	struct bach_partial p;
+	char err[300], buf[600];
+	size_t len;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		len = (size_t)snprintf(buf, sizeof(buf), "%s%s", head,
+				       lists[i]);
+		memcpy(buf + len, words, sizeof(words));
+		/* cut short by a byte, by a word; a word too many */
+		for (size_t cut = 1; cut <= 4; cut += 3)
+			assert_int_equal(bach_partial_parse(buf, len + 8 - cut,
+							    &p, err,
+							    sizeof(err)),
+					 -EBADMSG);
+		assert_non_null(strstr(err, "\"words\""));
+		assert_int_equal(
+			bach_partial_parse(buf, len + 12, &p, err, sizeof(err)),
+			-EBADMSG);
+		assert_int_equal(
+			bach_partial_parse(buf, len + 8, &p, err, sizeof(err)),
+			0);
+		assert_int_equal(p.words.n, 2);
+		assert_int_equal(p.words.w[1], 0x01020304);
+		/* the mrc state's lists: the first in the section, the
+		 * others beyond it */
+		json_object_update_new(
+			p.data,
+			json_pack("{sIsIsIs[iii]s[" /* 34 buckets */
+				  "iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii]sb}",
+				  "refs", (json_int_t)0, "flushes",
+				  (json_int_t)0, "cold", (json_int_t)0,
+				  "counts", 0, 0, 0, "hist", 0, 0, 0, 0, 0, 0,
+				  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+				  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "gap",
+				  0));
+		assert_int_equal(bach_mrc_part_from_json(&mp, 3, 0, p.data,
+							 &p.words, err,
+							 sizeof(err)),
+				 i ? -EBADMSG : 0);
+		if (!i) {
+			assert_int_equal(mp.nfirst, 1);
+			assert_int_equal(mp.first[0], 5);
+			assert_int_equal(mp.nlast, 1);
+			assert_int_equal(mp.last[0], 0x01020304);
+			bach_mrc_part_release(&mp);
+		}
+		/* without the section, nothing to point into */
+		assert_int_equal(bach_mrc_part_from_json(&mp, 3, 0, p.data,
+							 NULL, err,
+							 sizeof(err)),
+				 -EBADMSG);
+		bach_partial_free(&p);
+	}
 }
 
 /* ---- bach sim ----------------------------------------------------------- */
@@ -559,6 +673,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_words),
 		cmocka_unit_test(test_stats_splits),
 		cmocka_unit_test(test_mrc_splits),
 		cmocka_unit_test(test_mrc_assoc_splits),

@@ -368,15 +368,18 @@ void gap_causes_free(struct gap_causes *g);
  * trace_identity(): the TRACE arguments' identity, a JSON array (a
  * capture's id and its segments' CRCs, a file's size); NULL when memory
  * ran out. partial_write() writes the partial (steals options, trace and
- * data) whole or not at all, "-" to standard output; partial_load() reads
+ * data; its binary section the words of words, NULL for none, which it
+ * frees) whole or not at all, "-" to standard output; partial_load() reads
  * one, with a message naming the file. Each returns EXIT_OK or the status.
- * partial_crc(): zlib's CRC-32, for the records of the range.
+ * partial_crc(): the CRC-32 of zlib's crc32() (libdeflate's, faster), for
+ * the records of the range.
  */
 struct bach_partial;
+struct bach_partial_words;
 json_t *trace_identity(int argc, char **argv);
 int partial_write(const char *out, const char *cmd, json_t *options,
 		  json_t *trace, uint64_t start, uint64_t end, uint64_t records,
-		  uint32_t crc, json_t *data);
+		  uint32_t crc, json_t *data, struct bach_partial_words *words);
 int partial_load(const char *path, struct bach_partial *p);
 uint32_t partial_crc(uint32_t crc, const uint8_t *p, size_t n);
 /* partial_write() in two steps: the header (steals options and trace;
@@ -386,6 +389,8 @@ json_t *partial_head(const char *cmd, json_t *options, json_t *trace,
 		     uint64_t start, uint64_t end, uint64_t records,
 		     uint32_t crc);
 int partial_write_head(const char *out, json_t *head, json_t *data);
+int partial_write_words(const char *out, json_t *head, json_t *data,
+			struct bach_partial_words *words);
 /*
  * What bach merge hands a command's merge function (merge.c): the
  * partials, checked to share command, options, version and trace and to
@@ -403,7 +408,8 @@ struct merge_job {
 	uint32_t crc;
 };
 /* partial_write() for a merged job: its range, options and trace. */
-int merge_write(const struct merge_job *j, json_t *data);
+int merge_write(const struct merge_job *j, json_t *data,
+		struct bach_partial_words *words);
 int stat_merge(const struct merge_job *j); /* stat.c */
 int mrc_merge(const struct merge_job *j);  /* mrc.c */
 

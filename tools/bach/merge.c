@@ -60,11 +60,13 @@ static int check_same(const struct part *v, size_t n, const char *key,
 	return EXIT_OK;
 }
 
-int merge_write(const struct merge_job *j, json_t *data)
+int merge_write(const struct merge_job *j, json_t *data,
+		struct bach_partial_words *words)
 {
 	const json_t *h = j->p[0].head;
 
 	if (!data) {
+		bach_partial_words_free(words);
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
@@ -72,7 +74,7 @@ int merge_write(const struct merge_job *j, json_t *data)
 			     json_string_value(json_object_get(h, "command")),
 			     json_deep_copy(json_object_get(h, "options")),
 			     json_deep_copy(json_object_get(h, "trace")),
-			     j->start, j->end, j->records, j->crc, data);
+			     j->start, j->end, j->records, j->crc, data, words);
 }
 
 static int run(int argc, char **argv)

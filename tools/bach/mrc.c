@@ -361,22 +361,24 @@ static int write_part(const char *out, const struct bach_mrc *m,
 		      uint64_t start, uint64_t end, uint64_t records,
 		      uint32_t crc)
 {
+	struct bach_partial_words words = { 0 };
 	struct bach_mrc_part p;
 	json_t *d = NULL;
 
 	if (!bach_mrc_part_get(m, &p))
-		d = bach_mrc_part_to_json(&p);
+		d = bach_mrc_part_to_json(&p, &words);
 	bach_mrc_part_free(&p);
 	if (j)
-		return merge_write(j, d);
+		return merge_write(j, d, &words);
 	if (!d) {
+		bach_partial_words_free(&words);
 		json_decref(options);
 		json_decref(trace);
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
 	return partial_write(out, "mrc", options, trace, start, end, records,
-			     crc, d);
+			     crc, d, &words);
 }
 
 /* --window: the chunks' pieces, windows aligned at record 0 */
@@ -397,7 +399,8 @@ static int wss_merge(const struct merge_job *j, struct opts *o)
 		size_t np;
 		int err;
 
-		if (bach_wss_pieces_from_json(&pc, &np, j->p[i].data, why,
+		if (bach_wss_pieces_from_json(&pc, &np, j->p[i].data,
+					      &j->p[i].words, why,
 					      sizeof(why))) {
 			errmsg("partial %zu: %s", i + 1, why);
 			status = EXIT_DATA;
@@ -414,7 +417,11 @@ static int wss_merge(const struct merge_job *j, struct opts *o)
 		}
 	}
 	if (!status && j->out) {
-		status = merge_write(j, bach_wss_pieces_to_json(acc.p, acc.n));
+		struct bach_partial_words words = { 0 };
+
+		status = merge_write(
+			j, bach_wss_pieces_to_json(acc.p, acc.n, &words),
+			&words);
 	} else if (!status) {
 		win = malloc((acc.n + 1) * sizeof(*win));
 		if (!win) {
@@ -488,7 +495,8 @@ int mrc_merge(const struct merge_job *j)
 
 		if (bach_mrc_part_from_json(&p, o.cfg.nsizes + 1,
 					    o.cfg.assoc ? o.cfg.nsizes : 0,
-					    j->p[i].data, why, sizeof(why))) {
+					    j->p[i].data, &j->p[i].words, why,
+					    sizeof(why))) {
 			errmsg("partial %zu: %s", i + 1, why);
 			status = EXIT_DATA;
 			break;
@@ -573,21 +581,26 @@ static int run(int argc, char **argv)
 		goto out;
 	}
 	if (o.partial && w) {
+		struct bach_partial_words words = { 0 };
 		struct bach_wss_piece *pc;
 		size_t np;
 		json_t *d = NULL;
 
 		if (!bach_wss_pieces(w, &pc, &np))
-			d = bach_wss_pieces_to_json(pc, np);
+			d = bach_wss_pieces_to_json(pc, np, &words);
 		bach_wss_pieces_free(pc, np);
-		status = d ? partial_write(o.partial, "mrc", options_json(&o),
-					   trace_identity(argc - optind,
-							  argv + optind),
-					   o.start, o.end,
-					   records > o.start ? records - o.start
-							     : 0,
-					   crc, d)
-			   : (errmsg("out of memory"), EXIT_USAGE);
+		if (!d) {
+			bach_partial_words_free(&words);
+			errmsg("out of memory");
+			status = EXIT_USAGE;
+		} else {
+			status = partial_write(
+				o.partial, "mrc", options_json(&o),
+				trace_identity(argc - optind, argv + optind),
+				o.start, o.end,
+				records > o.start ? records - o.start : 0, crc,
+				d, &words);
+		}
 	} else if (o.partial) {
 		status = write_part(
 			o.partial, m, NULL, options_json(&o),

@@ -8,12 +8,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "cmd.h"
 #include "lib/io/manifest.h"
@@ -81,26 +81,31 @@ json_t *partial_head(const char *cmd, json_t *options, json_t *trace,
 
 int partial_write(const char *out, const char *cmd, json_t *options,
 		  json_t *trace, uint64_t start, uint64_t end, uint64_t records,
-		  uint32_t crc, json_t *data)
+		  uint32_t crc, json_t *data, struct bach_partial_words *words)
 {
-	return partial_write_head(
+	return partial_write_words(
 		out,
 		partial_head(cmd, options, trace, start, end, records, crc),
-		data);
+		data, words);
 }
 
 int partial_write_head(const char *out, json_t *head, json_t *data)
 {
-	char *text = bach_partial_format(head, data);
+	return partial_write_words(out, head, data, NULL);
+}
+
+int partial_write_words(const char *out, json_t *head, json_t *data,
+			struct bach_partial_words *words)
+{
+	size_t len = 0, done = 0;
+	char *text = bach_partial_format_words(head, data, words, &len);
 	struct bach_outfile of;
-	size_t len, done = 0;
 	int err;
 
 	if (!text) {
 		errmsg("out of memory");
 		return EXIT_USAGE;
 	}
-	len = strlen(text);
 	err = bach_outfile_open(&of, out);
 	if (err) {
 		errmsg("%s: %s", out, strerror(-err));
@@ -192,12 +197,7 @@ int partial_load(const char *path, struct bach_partial *p)
 
 uint32_t partial_crc(uint32_t crc, const uint8_t *p, size_t n)
 {
-	while (n) {
-		uInt k = n > (1u << 30) ? 1u << 30 : (uInt)n;
-
-		crc = (uint32_t)crc32(crc, p, k);
-		p += k;
-		n -= k;
-	}
-	return crc;
+	/* libdeflate's: the same CRC-32 as zlib's crc32() (bach merge
+	 * combines them with zlib's crc32_combine()), several times faster */
+	return libdeflate_crc32(crc, p, n);
 }

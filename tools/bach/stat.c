@@ -238,7 +238,7 @@ int stat_merge(const struct merge_job *j)
 		if (d && json_object_set_new(d, "files",
 					     json_integer((json_int_t)files)))
 			d = NULL;
-		status = merge_write(j, d);
+		status = merge_write(j, d, NULL);
 	} else if (!status) {
 		bach_stats_summary(&st, &m);
 		if (j->json)
@@ -358,7 +358,7 @@ static int run(int argc, char **argv)
 				bach_reader_records(r) > start
 					? bach_reader_records(r) - start
 					: 0,
-				crc, d);
+				crc, d, NULL);
 		}
 	} else {
 		bach_stats_summary(&st, &m);
