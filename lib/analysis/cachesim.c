@@ -560,12 +560,18 @@ static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind);
 static inline void send_down(struct cache *c, uint32_t addr, uint32_t size,
 			     unsigned kind)
 {
+	struct cache *d = c->down;
+
 	if (kind == BACH_REF_WRITE)
 		c->st.bytes_written += size;
 	else
 		c->st.bytes_read += size;
-	if (c->down)
-		ref(c->down, addr, size, kind);
+	if (!d)
+		return;
+	if ((addr & (d->line - 1)) + size <= d->line)
+		d->access(d, addr, size, kind); /* within one line of d */
+	else
+		ref(d, addr, size, kind);
 }
 
 /* A miss of one line: allocate it (or not), and send down what Dinero does. */
@@ -647,13 +653,31 @@ static void ways_access(struct cache *c, uint32_t addr, uint32_t size,
  * a miss sends down: the line fetch, the write-through, the old line.
  */
 static inline __attribute__((always_inline)) void
-lanes_miss(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
-	   unsigned kind, const uint32_t A)
+lanes_miss_to(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
+	      unsigned kind, const uint32_t A, const bool memory)
 {
 	uint32_t block = addr >> c->lg_line, old = e[A - 1];
 	bool write = kind == BACH_REF_WRITE;
 
 	c->st.miss[kind]++;
+	if (memory) { /* what send_down() counts, and no call */
+		if (write && c->nwa) {
+			c->st.bytes_written += size;
+			return;
+		}
+#pragma GCC unroll 16
+		for (uint32_t w = A - 1; w > 0; w--)
+			e[w] = e[w - 1];
+		e[0] = block | (write && !c->wt ? DIRTY : 0);
+		c->valid += old == NONE;
+		if (!write || size != c->line)
+			c->st.bytes_read += c->line;
+		if (write && c->wt)
+			c->st.bytes_written += size;
+		if (old != NONE && (old & DIRTY))
+			c->st.bytes_written += c->line;
+		return;
+	}
 	if (write && c->nwa) {
 		send_down(c, addr, size, BACH_REF_WRITE);
 		return;
@@ -694,32 +718,65 @@ lanes_hit(struct cache *c, uint32_t *e, uint32_t pos, uint32_t addr,
 	}
 }
 
+/* four ways at a time (GCC's and clang's vectors, on any target) */
+typedef uint32_t lane4 __attribute__((vector_size(16)));
+
 /*
- * The way of a set of lanes (A ways from e) that holds block, or A: a
- * search without a branch, which the compiler unrolls for a constant A.
+ * The way of a set of lanes (A ways from e) that holds block, or A,
+ * without a branch: the ways that hold it (one at most) give their
+ * number + 1, ORed, the others 0.
  */
 static inline __attribute__((always_inline)) uint32_t
 lanes_search(const uint32_t *e, uint32_t block, const uint32_t A)
 {
-	uint32_t key = block | DIRTY, pos = A;
+	uint32_t key = block | DIRTY, r = 0;
 
+	if (A % 4 == 0) {
+		lane4 acc = { 0, 0, 0, 0 };
+
+#pragma GCC unroll 4
+		for (uint32_t w = 0; w < A; w += 4) {
+			lane4 x, one = { w + 1, w + 2, w + 3, w + 4 };
+
+			memcpy(&x, e + w, sizeof(x));
+			acc |= (lane4)((x | DIRTY) == key) & one;
+		}
+		r = acc[0] | acc[1] | acc[2] | acc[3];
+	} else {
 #pragma GCC unroll 16
-	for (uint32_t w = 0; w < A; w++)
-		pos = (e[w] | DIRTY) == key ? w : pos;
-	return pos;
+		for (uint32_t w = 0; w < A; w++)
+			r |= -(uint32_t)((e[w] | DIRTY) == key) & (w + 1);
+	}
+	return r ? r - 1 : A;
 }
 
 /*
  * For each A, lanes_A, the access_fn of a cache of lanes with A ways
  * (any: c->assoc), and lanes_miss_A, its miss kept out of line so that
- * bach_sim_add_refs() can take the hit in line.
+ * bach_sim_add_refs() can take the hit in line: lanes_leaf_A with memory
+ * below (it calls nothing, so saves no registers), else lanes_down_A.
  */
 #define LANES(A, assoc)                                                       \
-	static __attribute__((noinline)) void lanes_miss_##A(                \
+	static __attribute__((noinline)) void lanes_leaf_##A(                \
 		struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,  \
 		unsigned kind)                                               \
 	{                                                                    \
-		lanes_miss(c, e, addr, size, kind, assoc);                   \
+		lanes_miss_to(c, e, addr, size, kind, assoc, true);          \
+	}                                                                    \
+	static __attribute__((noinline)) void lanes_down_##A(                \
+		struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,  \
+		unsigned kind)                                               \
+	{                                                                    \
+		lanes_miss_to(c, e, addr, size, kind, assoc, false);         \
+	}                                                                    \
+	static inline void lanes_miss_##A(struct cache *c, uint32_t *e,      \
+					  uint32_t addr, uint32_t size,      \
+					  unsigned kind)                     \
+	{                                                                    \
+		if (c->down)                                                 \
+			lanes_down_##A(c, e, addr, size, kind);              \
+		else                                                         \
+			lanes_leaf_##A(c, e, addr, size, kind);              \
 	}                                                                    \
 	static void lanes_##A(struct cache *c, uint32_t addr, uint32_t size, \
 			      unsigned kind)                                 \
