@@ -290,7 +290,7 @@ typedef void access_fn(struct cache *c, uint32_t addr, uint32_t size,
 struct cache {
 	/* geometry and policy */
 	unsigned lg_line;
-	uint32_t line, nsets, assoc,
+	uint32_t line, nsets, assoc, ways, /* ways: nsets x assoc */
 		set_mask; /* set_mask: nsets - 1 if a power of 2 */
 	bool pow2, lanes, hashed, wt, nwa;
 	enum bach_repl repl;
@@ -312,7 +312,7 @@ struct cache {
 	 * to the next of that hash; per set a list, most recent first */
 	uint32_t *hash, *chain;
 	unsigned hash_bits;
-	uint32_t *prev, *next, *head, *tail;
+	uint32_t *prev, *next; /* list_end() */
 	uint32_t *order; /* a set's dirty slots, for copyback() */
 	/* the line served last, and its slot */
 	uint32_t memo, memo_slot;
@@ -384,27 +384,40 @@ static void hash_remove(struct cache *c, uint32_t block)
 	*p = c->chain[*p];
 }
 
-static void list_unlink(struct cache *c, uint32_t set, uint32_t slot)
+/*
+ * A set's list is a ring through prev and next that holds its lines and
+ * the set's own entry, slot ways + set (the end): next of the end is the
+ * most recent line, prev of it the oldest.
+ */
+static inline uint32_t list_end(const struct cache *c, uint32_t set)
 {
-	if (c->prev[slot] != NONE)
-		c->next[c->prev[slot]] = c->next[slot];
-	else
-		c->head[set] = c->next[slot];
-	if (c->next[slot] != NONE)
-		c->prev[c->next[slot]] = c->prev[slot];
-	else
-		c->tail[set] = c->prev[slot];
+	return c->ways + set;
 }
 
-static void list_push(struct cache *c, uint32_t set, uint32_t slot)
+static inline void list_unlink(struct cache *c, uint32_t slot)
 {
-	c->prev[slot] = NONE;
-	c->next[slot] = c->head[set];
-	if (c->head[set] != NONE)
-		c->prev[c->head[set]] = slot;
-	else
-		c->tail[set] = slot;
-	c->head[set] = slot;
+	c->next[c->prev[slot]] = c->next[slot];
+	c->prev[c->next[slot]] = c->prev[slot];
+}
+
+static inline void list_push(struct cache *c, uint32_t set, uint32_t slot)
+{
+	uint32_t end = list_end(c, set), first = c->next[end];
+
+	c->next[slot] = first;
+	c->prev[slot] = end;
+	c->prev[first] = slot;
+	c->next[end] = slot;
+}
+
+/* Every set's list empty. */
+static void list_clear(struct cache *c)
+{
+	for (uint32_t set = 0; set < c->nsets; set++) {
+		uint32_t end = list_end(c, set);
+
+		c->next[end] = c->prev[end] = end;
+	}
 }
 
 static void invalidate(struct cache *c)
@@ -423,8 +436,7 @@ static void invalidate(struct cache *c)
 	if (c->hashed) {
 		memset(c->hash, 0xff,
 		       ((size_t)1 << c->hash_bits) * sizeof(*c->hash));
-		memset(c->head, 0xff, c->nsets * sizeof(*c->head));
-		memset(c->tail, 0xff, c->nsets * sizeof(*c->tail));
+		list_clear(c);
 	}
 }
 
@@ -441,6 +453,7 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 	c->line = sp->line;
 	c->assoc = sp->assoc;
 	c->nsets = (uint32_t)(ways / sp->assoc);
+	c->ways = (uint32_t)ways;
 	c->pow2 = !(c->nsets & (c->nsets - 1));
 	c->set_mask = c->nsets - 1;
 	c->hashed = sp->assoc > SMALL_ASSOC;
@@ -481,17 +494,13 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 		c->hash =
 			malloc(((size_t)1 << c->hash_bits) * sizeof(*c->hash));
 		c->chain = malloc(ways * sizeof(*c->chain));
-		c->prev = malloc(ways * sizeof(*c->prev));
-		c->next = malloc(ways * sizeof(*c->next));
-		c->head = malloc(c->nsets * sizeof(*c->head));
-		c->tail = malloc(c->nsets * sizeof(*c->tail));
-		if (!c->hash || !c->chain || !c->prev || !c->next || !c->head ||
-		    !c->tail)
+		c->prev = malloc((ways + c->nsets) * sizeof(*c->prev));
+		c->next = malloc((ways + c->nsets) * sizeof(*c->next));
+		if (!c->hash || !c->chain || !c->prev || !c->next)
 			return -ENOMEM;
 		memset(c->hash, 0xff,
 		       ((size_t)1 << c->hash_bits) * sizeof(*c->hash));
-		memset(c->head, 0xff, c->nsets * sizeof(*c->head));
-		memset(c->tail, 0xff, c->nsets * sizeof(*c->tail));
+		list_clear(c);
 	}
 	return 0;
 }
@@ -507,8 +516,6 @@ static void cache_free(struct cache *c)
 	free(c->chain);
 	free(c->prev);
 	free(c->next);
-	free(c->head);
-	free(c->tail);
 }
 
 /* The slot holding block in the set starting at slot base, or NONE. */
@@ -528,8 +535,8 @@ static inline uint32_t lookup(const struct cache *c, uint32_t base,
 /* A hit: LRU (hashed, then) moves the line to the front of its list. */
 static inline void touch(struct cache *c, uint32_t set, uint32_t slot)
 {
-	if (c->repl == BACH_REPL_LRU && c->head[set] != slot) {
-		list_unlink(c, set, slot);
+	if (c->repl == BACH_REPL_LRU && c->next[list_end(c, set)] != slot) {
+		list_unlink(c, slot);
 		list_push(c, set, slot);
 	}
 }
@@ -542,7 +549,7 @@ static uint32_t victim(struct cache *c, uint32_t set, uint32_t base)
 	if (c->filled[set] < c->assoc)
 		return base + c->filled[set]++;
 	if (c->repl != BACH_REPL_RANDOM)
-		return c->tail[set]; /* hashed: LRU or oldest filled */
+		return c->prev[list_end(c, set)]; /* hashed: the oldest */
 	if (c->draw_at != *c->now) {
 		c->draw_at = *c->now;
 		c->draws = 0;
@@ -594,7 +601,7 @@ static __attribute__((noinline)) void miss(struct cache *c, uint32_t set,
 		if (c->hashed) {
 			hash_remove(c, old);
 			if (c->repl != BACH_REPL_RANDOM)
-				list_unlink(c, set, slot);
+				list_unlink(c, slot);
 		}
 	} else {
 		c->valid++;
@@ -845,8 +852,8 @@ static void copyback(struct cache *c)
 			continue;
 		}
 		if (c->repl != BACH_REPL_RANDOM) { /* hashed: its list */
-			for (uint32_t slot = c->tail[set]; slot != NONE;
-			     slot = c->prev[slot])
+			for (uint32_t slot = c->prev[list_end(c, set)];
+			     slot != list_end(c, set); slot = c->prev[slot])
 				if (c->dirty[slot]) {
 					c->dirty[slot] = 0;
 					send_down(c, c->tag[slot] << c->lg_line,
@@ -1214,8 +1221,8 @@ static void set_words(struct cache *c, uint32_t set, uint32_t *out)
 	if (c->hashed && c->repl != BACH_REPL_RANDOM) {
 		uint32_t r = 0;
 
-		for (uint32_t slot = c->tail[set]; slot != NONE;
-		     slot = c->prev[slot], r++) {
+		for (uint32_t slot = c->prev[list_end(c, set)];
+		     slot != list_end(c, set); slot = c->prev[slot], r++) {
 			out[2 * r] = c->tag[slot];
 			out[2 * r + 1] = flags_of(c, slot, r);
 		}
@@ -1396,9 +1403,11 @@ static bool same_cache(struct cache *a, struct cache *b)
 			if (memcmp(wa, wb, 2 * n * sizeof(*wa)))
 				return false;
 		} else if (a->repl != BACH_REPL_RANDOM) {
-			uint32_t x = a->head[set], y = b->head[set];
+			uint32_t x = a->next[list_end(a, set)],
+				 y = b->next[list_end(b, set)];
 
-			for (; x != NONE; x = a->next[x], y = b->next[y])
+			for (; x != list_end(a, set);
+			     x = a->next[x], y = b->next[y])
 				if (a->tag[x] != b->tag[y] ||
 				    flags_of(a, x, 0) != flags_of(b, y, 0))
 					return false;
