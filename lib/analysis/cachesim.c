@@ -729,14 +729,18 @@ lanes_hit(struct cache *c, uint32_t *e, uint32_t pos, uint32_t addr,
 typedef uint32_t lane4 __attribute__((vector_size(16)));
 
 /*
- * The way of a set of lanes (A ways from e) that holds block, or A,
- * without a branch: the ways that hold it (one at most) give their
- * number + 1, ORed, the others 0.
+ * The way of a set of lanes (A ways from e) that holds block, or A. The
+ * first way first, as the line used last (LRU) is most often used next;
+ * then the others without a branch: the ways that hold it (one at most)
+ * give their number + 1, ORed, the others 0.
  */
 static inline __attribute__((always_inline)) uint32_t
 lanes_search(const uint32_t *e, uint32_t block, const uint32_t A)
 {
 	uint32_t key = block | DIRTY, r = 0;
+
+	if ((e[0] | DIRTY) == key)
+		return 0;
 
 	if (A % 4 == 0) {
 		lane4 acc = { 0, 0, 0, 0 };
