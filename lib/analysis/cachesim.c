@@ -707,13 +707,20 @@ lanes_miss_to(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
 /* A hit in the set of lanes e, way pos. */
 static inline __attribute__((always_inline)) void
 lanes_hit(struct cache *c, uint32_t *e, uint32_t pos, uint32_t addr,
-	  uint32_t size, unsigned kind)
+	  uint32_t size, unsigned kind, const uint32_t A)
 {
 	if (c->repl == BACH_REPL_LRU && pos) { /* the line to the front */
 		uint32_t v = e[pos];
 
-		for (uint32_t w = pos; w > 0; w--)
-			e[w] = e[w - 1];
+		if (A <= 8) { /* unrolled, ways 1 to pos, without a branch */
+#pragma GCC unroll 8
+			for (uint32_t w = A - 1; w > 0; w--)
+				e[w] ^= (e[w] ^ e[w - 1]) &
+					-(uint32_t)(w <= pos);
+		} else {
+			for (uint32_t w = pos; w > 0; w--)
+				e[w] = e[w - 1];
+		}
 		e[0] = v;
 		pos = 0;
 	}
@@ -800,7 +807,7 @@ lanes_search(const uint32_t *e, uint32_t block, const uint32_t A)
 		if (pos == (assoc))                                          \
 			lanes_miss_##A(c, e, addr, size, kind);              \
 		else                                                         \
-			lanes_hit(c, e, pos, addr, size, kind);              \
+			lanes_hit(c, e, pos, addr, size, kind, assoc);       \
 	}
 LANES(1, 1)
 LANES(2, 2)
@@ -1069,7 +1076,7 @@ add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
 			if (pos == A)
 				lanes_miss_of(c, e, addr, size, kind, A);
 			else
-				lanes_hit(c, e, pos, addr, size, kind);
+				lanes_hit(c, e, pos, addr, size, kind, A);
 		} else {
 			c->access(c, addr, size, kind);
 		}
