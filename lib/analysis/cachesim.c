@@ -628,8 +628,8 @@ static __attribute__((noinline)) void miss(struct cache *c, uint32_t set,
 }
 
 /* One reference within one line, of a cache of ways. */
-static void ways_access(struct cache *c, uint32_t addr, uint32_t size,
-			unsigned kind)
+static inline __attribute__((always_inline)) void
+ways_ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
 {
 	uint32_t block = addr >> c->lg_line, slot = c->memo_slot;
 
@@ -652,6 +652,12 @@ static void ways_access(struct cache *c, uint32_t addr, uint32_t size,
 		else
 			c->dirty[slot] = 1;
 	}
+}
+
+static void ways_access(struct cache *c, uint32_t addr, uint32_t size,
+			unsigned kind)
+{
+	ways_ref(c, addr, size, kind);
 }
 
 /*
@@ -1078,7 +1084,10 @@ add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
 			else
 				lanes_hit(c, e, pos, addr, size, kind, A);
 		} else {
-			c->access(c, addr, size, kind);
+			if (c->lanes)
+				c->access(c, addr, size, kind);
+			else /* an L1 of ways: in line */
+				ways_ref(c, addr, size, kind);
 		}
 	}
 	s->t.records += n;
