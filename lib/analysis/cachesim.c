@@ -3,24 +3,25 @@
  * The cache simulator behind bach sim (lib/analysis/cachesim.h says what every
  * count means). Caches come in two layouts:
  *
- * - lanes, for LRU and FIFO sets of up to SMALL_ASSOC ways (most caches):
- *   a set's lines are kept in their order, the newest first (LRU: the
- *   most recently used; FIFO: the last filled), empty ways last, each
- *   line's dirty bit in its tag word. A reference searches its set
- *   without a branch, then moves lines down by one way to put a new or
- *   (LRU) used line first; a miss drops the last line, the victim. A
- *   function per associativity (1, 2, 4, 8, 16 and any) lets the
- *   compiler unroll the search and the moves, and bach_sim_add_refs()
- *   takes an L1's search and hits in line.
- * - ways, for random replacement and sets of more than SMALL_ASSOC ways
- *   (fully associative caches): a line stays in the way it was filled
- *   into. Sets of up to SMALL_ASSOC ways are searched in place; larger
- *   ones find a line through one hash table per cache, chained through
- *   the slots, and under LRU and FIFO keep their order in a list per
- *   set. Random replacement stamps a line with when it was filled. Such
- *   a cache remembers the line it served last: a reference to that line
- *   (the next quadwords of a line being fetched) is a hit that changes
- *   nothing but the counts and, for a write, the dirty bit.
+ * - lanes, for sets of up to SMALL_ASSOC ways (most caches): a set's
+ *   tags are contiguous, each line's dirty bit in its tag word, empty
+ *   ways last. A reference looks at the first way, then searches the
+ *   others without a branch (four at a time). Under LRU and FIFO a set
+ *   keeps its lines in order, the newest first (LRU: the most recently
+ *   used; FIFO: the last filled): a new or (LRU) used line goes first and
+ *   the others move down by one way, which drops the last line on a
+ *   miss, the victim. Under random replacement a line stays in the way
+ *   it was filled into, stamped with when. A function per associativity
+ *   (1, 2, 4, 8, 16 and any) lets the compiler unroll the search and the
+ *   moves, and bach_sim_add_refs() takes an L1's search and hits in line.
+ * - ways, for sets of more than SMALL_ASSOC ways (fully associative
+ *   caches): a line stays in the way it was filled into and is found
+ *   through one hash table per cache, chained through the slots; LRU and
+ *   FIFO keep their order in a list per set, random replacement stamps
+ *   a line with when it was filled. Such a cache remembers the line it
+ *   served last: a reference to that line (the next quadwords of a line
+ *   being fetched) is a hit that changes nothing but the counts and, for
+ *   a write, the dirty bit.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -429,10 +430,10 @@ static void invalidate(struct cache *c)
 		return;
 	c->valid = 0;
 	memset(c->tag, 0xff, ways * sizeof(*c->tag));
-	if (c->lanes)
-		return;
-	memset(c->dirty, 0, ways);
-	memset(c->filled, 0, c->nsets * sizeof(*c->filled));
+	if (c->dirty)
+		memset(c->dirty, 0, ways);
+	if (c->filled)
+		memset(c->filled, 0, c->nsets * sizeof(*c->filled));
 	if (c->hashed) {
 		memset(c->hash, 0xff,
 		       ((size_t)1 << c->hash_bits) * sizeof(*c->hash));
@@ -457,7 +458,7 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 	c->pow2 = !(c->nsets & (c->nsets - 1));
 	c->set_mask = c->nsets - 1;
 	c->hashed = sp->assoc > SMALL_ASSOC;
-	c->lanes = !c->hashed && sp->repl != BACH_REPL_RANDOM;
+	c->lanes = !c->hashed;
 	c->wt = sp->write_through;
 	c->nwa = sp->no_allocate;
 	c->repl = sp->repl;
@@ -470,6 +471,12 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 	if (!c->tag || !c->order)
 		return -ENOMEM;
 	memset(c->tag, 0xff, ways * sizeof(*c->tag));
+	if (c->repl == BACH_REPL_RANDOM) {
+		c->stamp = calloc(ways, sizeof(*c->stamp));
+		c->filled = calloc(c->nsets, sizeof(*c->filled));
+		if (!c->stamp || !c->filled)
+			return -ENOMEM;
+	}
 	if (c->lanes) {
 		c->access = c->assoc == 1    ? lanes_1
 			    : c->assoc == 2  ? lanes_2
@@ -481,11 +488,9 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 	}
 	c->access = ways_access;
 	c->dirty = calloc(ways, 1);
-	c->filled = calloc(c->nsets, sizeof(*c->filled));
-	if (c->repl == BACH_REPL_RANDOM)
-		c->stamp = calloc(ways, sizeof(*c->stamp));
-	if (!c->dirty || !c->filled ||
-	    (c->repl == BACH_REPL_RANDOM && !c->stamp))
+	if (!c->filled)
+		c->filled = calloc(c->nsets, sizeof(*c->filled));
+	if (!c->dirty || !c->filled)
 		return -ENOMEM;
 	if (c->hashed) {
 		c->hash_bits = 1;
@@ -518,20 +523,6 @@ static void cache_free(struct cache *c)
 	free(c->next);
 }
 
-/* The slot holding block in the set starting at slot base, or NONE. */
-static inline uint32_t lookup(const struct cache *c, uint32_t base,
-			      uint32_t block)
-{
-	const uint32_t *t = c->tag + base;
-	uint32_t slot = NONE;
-
-	if (c->hashed)
-		return hash_find(c, block);
-	for (uint32_t w = 0; w < c->assoc; w++)
-		slot = t[w] == block ? base + w : slot;
-	return slot;
-}
-
 /* A hit: LRU (hashed, then) moves the line to the front of its list. */
 static inline void touch(struct cache *c, uint32_t set, uint32_t slot)
 {
@@ -542,23 +533,28 @@ static inline void touch(struct cache *c, uint32_t set, uint32_t slot)
 }
 
 /* The slot a new line of set takes: an empty way first. */
-static uint32_t victim(struct cache *c, uint32_t set, uint32_t base)
+/* The way random replacement draws (bach_sim_draw()) in a full set. */
+static uint32_t draw(struct cache *c)
 {
 	uint64_t x;
 
-	if (c->filled[set] < c->assoc)
-		return base + c->filled[set]++;
-	if (c->repl != BACH_REPL_RANDOM)
-		return c->prev[list_end(c, set)]; /* hashed: the oldest */
 	if (c->draw_at != *c->now) {
 		c->draw_at = *c->now;
 		c->draws = 0;
 	}
 	x = sm(sm(c->key ^ c->draw_at) ^ c->draws++);
 	/* % ASSOC, without a division when it is a power of 2 */
-	return base + (uint32_t)(c->assoc & (c->assoc - 1)
-					 ? x % c->assoc
-					 : x & (c->assoc - 1));
+	return (uint32_t)(c->assoc & (c->assoc - 1) ? x % c->assoc
+						    : x & (c->assoc - 1));
+}
+
+static uint32_t victim(struct cache *c, uint32_t set, uint32_t base)
+{
+	if (c->filled[set] < c->assoc)
+		return base + c->filled[set]++;
+	if (c->repl != BACH_REPL_RANDOM)
+		return c->prev[list_end(c, set)]; /* hashed: the oldest */
+	return base + draw(c);
 }
 
 static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind);
@@ -637,7 +633,7 @@ ways_ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
 	if (block != c->memo) {
 		uint32_t set = set_of(c, block), base = set * c->assoc;
 
-		slot = lookup(c, base, block);
+		slot = hash_find(c, block);
 		if (slot == NONE) {
 			miss(c, set, base, addr, size, kind);
 			return;
@@ -665,11 +661,39 @@ static void ways_access(struct cache *c, uint32_t addr, uint32_t size,
  * ways (the file's comment at the top says how). Dinero's order for what
  * a miss sends down: the line fetch, the write-through, the old line.
  */
+/*
+ * A new line (its tag word) into the set of lanes e: LRU and FIFO move
+ * every line down by one, the last one out; random replacement fills the
+ * first empty way, else the way it draws, and stamps the line. The line
+ * that was there, or NONE.
+ */
+static inline __attribute__((always_inline)) uint32_t
+lanes_fill(struct cache *c, uint32_t *e, uint32_t line, const uint32_t A)
+{
+	uint32_t old = e[A - 1];
+
+	if (c->repl == BACH_REPL_RANDOM) {
+		uint32_t base = (uint32_t)(e - c->tag), set = base / A, w;
+
+		w = c->filled[set] < A ? c->filled[set]++ : draw(c);
+		old = e[w];
+		e[w] = line;
+		c->stamp[base + w] = ++c->clock;
+	} else {
+#pragma GCC unroll 16
+		for (uint32_t w = A - 1; w > 0; w--)
+			e[w] = e[w - 1];
+		e[0] = line;
+	}
+	c->valid += old == NONE;
+	return old;
+}
+
 static inline __attribute__((always_inline)) void
 lanes_miss_to(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
 	      unsigned kind, const uint32_t A, const bool memory)
 {
-	uint32_t block = addr >> c->lg_line, old = e[A - 1];
+	uint32_t block = addr >> c->lg_line, old;
 	bool write = kind == BACH_REF_WRITE;
 
 	c->st.miss[kind]++;
@@ -678,11 +702,8 @@ lanes_miss_to(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
 			c->st.bytes_written += size;
 			return;
 		}
-#pragma GCC unroll 16
-		for (uint32_t w = A - 1; w > 0; w--)
-			e[w] = e[w - 1];
-		e[0] = block | (write && !c->wt ? DIRTY : 0);
-		c->valid += old == NONE;
+		old = lanes_fill(c, e, block | (write && !c->wt ? DIRTY : 0),
+				 A);
 		if (!write || size != c->line)
 			c->st.bytes_read += c->line;
 		if (write && c->wt)
@@ -695,11 +716,7 @@ lanes_miss_to(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
 		send_down(c, addr, size, BACH_REF_WRITE);
 		return;
 	}
-#pragma GCC unroll 16
-	for (uint32_t w = A - 1; w > 0; w--)
-		e[w] = e[w - 1];
-	e[0] = block | (write && !c->wt ? DIRTY : 0);
-	c->valid += old == NONE;
+	old = lanes_fill(c, e, block | (write && !c->wt ? DIRTY : 0), A);
 	if (!write || size != c->line)
 		send_down(c, block << c->lg_line, c->line,
 			  write ? BACH_REF_READ : kind);
@@ -851,6 +868,25 @@ static int by_stamp(const void *a, const void *b, void *arg)
  * sends them from the top of that stack: the last set first, each set
  * from its least recent line.
  */
+/* A line's number, whether it is dirty, and its cleaning, in any layout. */
+static inline uint32_t line_tag(const struct cache *c, uint32_t slot)
+{
+	return c->lanes ? c->tag[slot] & ~DIRTY : c->tag[slot];
+}
+
+static inline uint32_t line_dirty(const struct cache *c, uint32_t slot)
+{
+	return c->lanes ? c->tag[slot] >> 31 : c->dirty[slot];
+}
+
+static inline void line_clean(struct cache *c, uint32_t slot)
+{
+	if (c->lanes)
+		c->tag[slot] &= ~DIRTY;
+	else
+		c->dirty[slot] = 0;
+}
+
 static void copyback(struct cache *c)
 {
 	uint32_t *order = c->order;
@@ -858,7 +894,7 @@ static void copyback(struct cache *c)
 	for (uint32_t set = c->nsets; c->valid && set-- > 0;) {
 		uint32_t n = 0, base = set * c->assoc;
 
-		if (c->lanes) { /* the oldest line last */
+		if (c->lanes && c->repl != BACH_REPL_RANDOM) { /* oldest last */
 			for (uint32_t *e = c->tag + base, w = c->assoc;
 			     w-- > 0;)
 				if (e[w] != NONE && (e[w] & DIRTY)) {
@@ -879,13 +915,13 @@ static void copyback(struct cache *c)
 			continue;
 		}
 		for (uint32_t w = 0; w < c->filled[set]; w++)
-			if (c->dirty[base + w])
+			if (line_dirty(c, base + w))
 				order[n++] = base + w;
 		qsort_r(order, n, sizeof(*order), by_stamp, c->stamp);
 		for (uint32_t i = 0; i < n; i++) {
-			c->dirty[order[i]] = 0;
-			send_down(c, c->tag[order[i]] << c->lg_line, c->line,
-				  BACH_REF_WRITE);
+			line_clean(c, order[i]);
+			send_down(c, line_tag(c, order[i]) << c->lg_line,
+				  c->line, BACH_REF_WRITE);
 		}
 	}
 	if (c->down)
@@ -993,27 +1029,31 @@ void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *p, size_t n,
 /*
  * A reference to the TLB, which remembers the page it served last: most
  * references are to that page, a hit that changes nothing but the counts
- * and, for a write, the dirty bit (a TLB is write-back and LRU: that page
- * is the first line of its set when the TLB is of lanes).
+ * and, for a write, the dirty bit (under LRU, that page is the first
+ * line of its set when the TLB is of lanes; a TLB of ways remembers it
+ * itself).
  */
 static inline void tlb_access(struct cache *tlb, uint32_t addr, unsigned kind)
 {
-	uint32_t page = addr / BACH_TLB_PAGE;
+	uint32_t page = addr & ~(BACH_TLB_PAGE - 1), block = page >> tlb->lg_line;
 
-	if (page == tlb->memo) {
+	if (block == tlb->memo) {
 		tlb->st.fetch[kind]++;
 		if (kind == BACH_REF_WRITE) {
-			if (tlb->lanes)
+			if (tlb->wt)
+				send_down(tlb, page, 1, BACH_REF_WRITE);
+			else if (tlb->lanes)
 				tlb->tag[tlb->memo_slot] |= DIRTY;
 			else
 				tlb->dirty[tlb->memo_slot] = 1;
 		}
 		return;
 	}
-	tlb->access(tlb, page * BACH_TLB_PAGE, 1, kind);
-	if (tlb->lanes) {
-		tlb->memo = page;
-		tlb->memo_slot = set_of(tlb, page) * tlb->assoc;
+	tlb->access(tlb, page, 1, kind);
+	if (tlb->lanes && tlb->repl == BACH_REPL_LRU &&
+	    !(kind == BACH_REF_WRITE && tlb->nwa)) {
+		tlb->memo = block;
+		tlb->memo_slot = set_of(tlb, block) * tlb->assoc;
 	}
 }
 
@@ -1204,7 +1244,7 @@ uint64_t bach_sim_ways(const struct bach_sim *s)
 static inline uint32_t flags_of(const struct cache *c, uint32_t slot,
 				uint32_t rank)
 {
-	return rank << 1 | c->dirty[slot];
+	return rank << 1 | line_dirty(c, slot);
 }
 
 /* The lines set holds (they fill its ways in order, lanes too). */
@@ -1229,7 +1269,7 @@ static void set_words(struct cache *c, uint32_t set, uint32_t *out)
 	uint32_t n = set_filled(c, set), base = set * c->assoc,
 		 *o = c->order;
 
-	if (c->lanes) { /* the oldest line last */
+	if (c->lanes && c->repl != BACH_REPL_RANDOM) { /* oldest last */
 		for (uint32_t r = 0; r < n; r++) {
 			uint32_t x = c->tag[base + n - 1 - r];
 
@@ -1267,7 +1307,7 @@ static void set_words(struct cache *c, uint32_t set, uint32_t *out)
 	for (uint32_t r = 0; r < n; r++) {
 		uint32_t at = c->repl == BACH_REPL_RANDOM ? o[r] - base : r;
 
-		out[2 * at] = c->tag[o[r]];
+		out[2 * at] = line_tag(c, o[r]);
 		out[2 * at + 1] = flags_of(c, o[r], r);
 	}
 }
@@ -1369,24 +1409,26 @@ int bach_sim_state_set(struct bach_sim *s, enum bach_sim_cache ci,
 					why, whylen, i + 1,
 					"dirty in a cache that keeps no dirty line");
 			if (c->lanes ? lanes_find(c, base, tag)
-				     : lookup(c, base, tag) != NONE)
+				     : hash_find(c, tag) != NONE)
 				return bad_word(why, whylen, i,
 						"a line given twice");
 			c->order[rank] = slot;
-			if (c->lanes) { /* the oldest line last */
+			if (c->lanes && c->repl != BACH_REPL_RANDOM) {
+				/* in order, the oldest line last */
 				c->tag[base + cnt - 1 - j] =
 					tag | (dirty ? DIRTY : 0);
 				continue;
 			}
-			c->tag[slot] = tag;
-			c->dirty[slot] = dirty;
+			c->tag[slot] = tag | (c->lanes && dirty ? DIRTY : 0);
+			if (!c->lanes)
+				c->dirty[slot] = dirty;
 			if (c->repl == BACH_REPL_RANDOM)
 				c->stamp[slot] = rank + 1;
 			if (c->hashed)
 				hash_insert(c, slot);
 		}
 		c->valid += cnt;
-		if (c->lanes)
+		if (c->lanes && c->repl != BACH_REPL_RANDOM)
 			continue;
 		if (c->hashed && c->repl != BACH_REPL_RANDOM)
 			for (uint32_t r = 0; r < cnt; r++)
@@ -1407,7 +1449,7 @@ static bool same_cache(struct cache *a, struct cache *b)
 		return false;
 	if (!a->valid)
 		return true;
-	if (a->lanes) /* each line in its place, with its dirty bit */
+	if (a->lanes && a->repl != BACH_REPL_RANDOM) /* in order, dirty bits */
 		return !memcmp(a->tag, b->tag,
 			       (size_t)a->nsets * a->assoc * sizeof(*a->tag));
 	if (memcmp(a->filled, b->filled, a->nsets * sizeof(*a->filled)))
