@@ -296,13 +296,13 @@ struct cache {
 	bool pow2, lanes, hashed, wt, nwa;
 	enum bach_repl repl;
 	access_fn *access;
-	/* way w of set s is slot s * assoc + w: lanes, the line w-th newest
-	 * (| DIRTY when dirty); ways, any line */
-	uint32_t *tag; /* line number, or NONE */
-	/* ways only */
-	uint64_t *stamp; /* random: when filled (LRU, FIFO: a list) */
-	uint8_t *dirty;
-	uint32_t *filled; /* per set: ways in use (they fill in order) */
+	/* way w of set s is slot s * assoc + w: lanes under LRU and FIFO,
+	 * the line w-th newest; else the line filled into that way */
+	uint32_t *tag;	  /* line number (lanes: | DIRTY when dirty), or NONE */
+	uint8_t *dirty;	  /* ways only */
+	uint64_t *stamp;  /* random only: when filled */
+	uint32_t *filled; /* ways and random only: per set, ways in use (they
+			     fill in order) */
 	uint64_t clock;
 	uint64_t key;	     /* random: sm(seed * 8 + n) (bach_sim_draw) */
 	const uint64_t *now; /* the position of the record simulated */
