@@ -1,12 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
  * The cache simulator behind bach sim (lib/analysis/cachesim.h says what every
- * count means). Sets of up to SMALL_ASSOC ways are searched in place;
- * larger ones (fully associative caches) find a line through one hash
- * table per cache and keep their order in a list per set. Every cache
- * remembers the line it served last: a reference to that line (the next
- * quadwords of a line being fetched, most of a trace) is a hit that
- * changes nothing but the counts and, for a write, the dirty bit.
+ * count means). Caches come in two layouts:
+ *
+ * - lanes, for sets of up to SMALL_ASSOC ways (most caches): a set's
+ *   tags are contiguous, each line's dirty bit in its tag word, empty
+ *   ways last. A reference looks at the first way, then searches the
+ *   others without a branch (four at a time). Under LRU and FIFO a set
+ *   keeps its lines in order, the newest first (LRU: the most recently
+ *   used; FIFO: the last filled): a new or (LRU) used line goes first and
+ *   the others move down by one way, which drops the last line on a
+ *   miss, the victim. Under random replacement a line stays in the way
+ *   it was filled into, stamped with when. A function per associativity
+ *   (1, 2, 4, 8, 16 and any) lets the compiler unroll the search and the
+ *   moves, and bach_sim_add_refs() takes an L1's search and hits in line.
+ * - ways, for sets of more than SMALL_ASSOC ways (fully associative
+ *   caches): a line stays in the way it was filled into and is found
+ *   through one hash table per cache, chained through the slots; LRU and
+ *   FIFO keep their order in a list per set, random replacement stamps
+ *   a line with when it was filled. Such a cache remembers the line it
+ *   served last: a reference to that line (the next quadwords of a line
+ *   being fetched) is a hit that changes nothing but the counts and, for
+ *   a write, the dirty bit.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,6 +33,9 @@
 
 #define SMALL_ASSOC 16
 #define NONE	    UINT32_MAX /* an empty way, no line */
+#define DIRTY                                                                  \
+	(1u << 31) /* lanes: a dirty line's tag word (a line                   \
+		      number is below 2^30: lines are >= 4 bytes) */
 
 const char *const bach_sim_cache_names[BACH_SIM_NCACHES] = {
 	"l1i", "l1d", "l1", "l2", "l3", "tlb",
@@ -266,29 +284,38 @@ void bach_cache_spec_describe(const struct bach_cache_spec *c, char *buf,
 
 /* ---- the caches --------------------------------------------------------- */
 
+struct cache;
+/* One reference within one line of cache c (lanes or ways). */
+typedef void access_fn(struct cache *c, uint32_t addr, uint32_t size,
+		       unsigned kind);
+
 struct cache {
 	/* geometry and policy */
 	unsigned lg_line;
-	uint32_t line, nsets, assoc,
+	uint32_t line, nsets, assoc, ways, /* ways: nsets x assoc */
 		set_mask; /* set_mask: nsets - 1 if a power of 2 */
-	bool pow2, hashed, wt, nwa;
+	bool pow2, lanes, hashed, wt, nwa;
 	enum bach_repl repl;
-	/* ways: way w of set s is slot s * assoc + w */
-	uint32_t *tag;	 /* line number, or NONE */
-	uint64_t *stamp; /* LRU: last use; FIFO, random: when filled */
-	uint8_t *dirty;
-	uint32_t *filled; /* per set: ways in use (they fill in order) */
+	access_fn *access;
+	/* way w of set s is slot s * assoc + w: lanes under LRU and FIFO,
+	 * the line w-th newest; else the line filled into that way */
+	uint32_t *tag;	  /* line number (lanes: | DIRTY when dirty), or NONE */
+	uint8_t *dirty;	  /* ways only */
+	uint64_t *stamp;  /* random only: when filled */
+	uint32_t *filled; /* ways and random only: per set, ways in use (they
+			     fill in order) */
 	uint64_t clock;
 	uint64_t key;	     /* random: sm(seed * 8 + n) (bach_sim_draw) */
 	const uint64_t *now; /* the position of the record simulated */
 	uint64_t draw_at;    /* the record of the last draw, and its draws */
 	uint64_t draws;
 	uint64_t valid; /* ways in use in all */
-	/* hashed sets: slot of a line, and per set a list, most recent first */
-	uint32_t *hash;
+	/* hashed sets: a slot of a line by a hash of it, then the slot's chain
+	 * to the next of that hash; per set a list, most recent first */
+	uint32_t *hash, *chain;
 	unsigned hash_bits;
-	uint32_t *prev, *next, *head, *tail;
-	uint32_t *order; /* a set's dirty slots, for copyback() */
+	uint32_t *prev, *next; /* list_end() */
+	uint32_t *order;       /* a set's dirty slots, for copyback() */
 	/* the line served last, and its slot */
 	uint32_t memo, memo_slot;
 	struct cache *down; /* the next level; NULL: memory */
@@ -301,6 +328,7 @@ struct bach_sim {
 	struct cache *top[BACH_REF_NKINDS]; /* L1 for each kind */
 	struct cache *data_top;		    /* where a copy-back starts */
 	struct cache *tlb;
+	uint32_t l1_lanes; /* the ways of L1's lanes (both halves), or 0 */
 	struct bach_sim_totals t;
 	uint64_t pos;  /* the position of the record simulated */
 	uint64_t next; /* bach_sim_add()'s next position */
@@ -334,72 +362,64 @@ static inline uint32_t hash_of(const struct cache *c, uint32_t block)
 
 static uint32_t hash_find(const struct cache *c, uint32_t block)
 {
-	uint32_t mask = (1u << c->hash_bits) - 1;
+	uint32_t slot = c->hash[hash_of(c, block)];
 
-	for (uint32_t i = hash_of(c, block);; i = (i + 1) & mask) {
-		uint32_t slot = c->hash[i];
-
-		if (slot == NONE || c->tag[slot] == block)
-			return slot;
-	}
+	while (slot != NONE && c->tag[slot] != block)
+		slot = c->chain[slot];
+	return slot;
 }
 
 static void hash_insert(struct cache *c, uint32_t slot)
 {
-	uint32_t mask = (1u << c->hash_bits) - 1;
-	uint32_t i = hash_of(c, c->tag[slot]);
+	uint32_t *head = &c->hash[hash_of(c, c->tag[slot])];
 
-	while (c->hash[i] != NONE)
-		i = (i + 1) & mask;
-	c->hash[i] = slot;
+	c->chain[slot] = *head;
+	*head = slot;
 }
 
-/* Linear probing's deletion: shift back what the hole would hide. */
 static void hash_remove(struct cache *c, uint32_t block)
 {
-	uint32_t mask = (1u << c->hash_bits) - 1;
-	uint32_t i = hash_of(c, block), j;
+	uint32_t *p = &c->hash[hash_of(c, block)];
 
-	while (c->tag[c->hash[i]] != block)
-		i = (i + 1) & mask;
-	for (j = i;;) {
-		uint32_t home;
+	while (c->tag[*p] != block)
+		p = &c->chain[*p];
+	*p = c->chain[*p];
+}
 
-		j = (j + 1) & mask;
-		if (c->hash[j] == NONE)
-			break;
-		home = hash_of(c, c->tag[c->hash[j]]);
-		/* j's entry may move to i when home is not in (i, j] */
-		if ((j > i && (home <= i || home > j)) ||
-		    (j < i && home <= i && home > j)) {
-			c->hash[i] = c->hash[j];
-			i = j;
-		}
+/*
+ * A set's list is a ring through prev and next that holds its lines and
+ * the set's own entry, slot ways + set (the end): next of the end is the
+ * most recent line, prev of it the oldest.
+ */
+static inline uint32_t list_end(const struct cache *c, uint32_t set)
+{
+	return c->ways + set;
+}
+
+static inline void list_unlink(struct cache *c, uint32_t slot)
+{
+	c->next[c->prev[slot]] = c->next[slot];
+	c->prev[c->next[slot]] = c->prev[slot];
+}
+
+static inline void list_push(struct cache *c, uint32_t set, uint32_t slot)
+{
+	uint32_t end = list_end(c, set), first = c->next[end];
+
+	c->next[slot] = first;
+	c->prev[slot] = end;
+	c->prev[first] = slot;
+	c->next[end] = slot;
+}
+
+/* Every set's list empty. */
+static void list_clear(struct cache *c)
+{
+	for (uint32_t set = 0; set < c->nsets; set++) {
+		uint32_t end = list_end(c, set);
+
+		c->next[end] = c->prev[end] = end;
 	}
-	c->hash[i] = NONE;
-}
-
-static void list_unlink(struct cache *c, uint32_t set, uint32_t slot)
-{
-	if (c->prev[slot] != NONE)
-		c->next[c->prev[slot]] = c->next[slot];
-	else
-		c->head[set] = c->next[slot];
-	if (c->next[slot] != NONE)
-		c->prev[c->next[slot]] = c->prev[slot];
-	else
-		c->tail[set] = c->prev[slot];
-}
-
-static void list_push(struct cache *c, uint32_t set, uint32_t slot)
-{
-	c->prev[slot] = NONE;
-	c->next[slot] = c->head[set];
-	if (c->head[set] != NONE)
-		c->prev[c->head[set]] = slot;
-	else
-		c->tail[set] = slot;
-	c->head[set] = slot;
 }
 
 static void invalidate(struct cache *c)
@@ -411,15 +431,19 @@ static void invalidate(struct cache *c)
 		return;
 	c->valid = 0;
 	memset(c->tag, 0xff, ways * sizeof(*c->tag));
-	memset(c->dirty, 0, ways);
-	memset(c->filled, 0, c->nsets * sizeof(*c->filled));
+	if (c->dirty)
+		memset(c->dirty, 0, ways);
+	if (c->filled)
+		memset(c->filled, 0, c->nsets * sizeof(*c->filled));
 	if (c->hashed) {
 		memset(c->hash, 0xff,
 		       ((size_t)1 << c->hash_bits) * sizeof(*c->hash));
-		memset(c->head, 0xff, c->nsets * sizeof(*c->head));
-		memset(c->tail, 0xff, c->nsets * sizeof(*c->tail));
+		list_clear(c);
 	}
 }
+
+static access_fn lanes_1, lanes_2, lanes_4, lanes_8, lanes_16, lanes_any,
+	ways_access;
 
 static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 		      struct cache *down, uint64_t seed)
@@ -431,9 +455,11 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 	c->line = sp->line;
 	c->assoc = sp->assoc;
 	c->nsets = (uint32_t)(ways / sp->assoc);
+	c->ways = (uint32_t)ways;
 	c->pow2 = !(c->nsets & (c->nsets - 1));
 	c->set_mask = c->nsets - 1;
 	c->hashed = sp->assoc > SMALL_ASSOC;
+	c->lanes = !c->hashed;
 	c->wt = sp->write_through;
 	c->nwa = sp->no_allocate;
 	c->repl = sp->repl;
@@ -442,29 +468,45 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 	c->down = down;
 	c->memo = NONE;
 	c->tag = malloc(ways * sizeof(*c->tag));
-	c->stamp = calloc(ways, sizeof(*c->stamp));
-	c->dirty = calloc(ways, 1);
-	c->filled = calloc(c->nsets, sizeof(*c->filled));
 	c->order = malloc(c->assoc * sizeof(*c->order));
-	if (!c->tag || !c->stamp || !c->dirty || !c->filled || !c->order)
+	if (!c->tag || !c->order)
 		return -ENOMEM;
 	memset(c->tag, 0xff, ways * sizeof(*c->tag));
+	if (c->repl == BACH_REPL_RANDOM) {
+		c->stamp = calloc(ways, sizeof(*c->stamp));
+		c->filled = calloc(c->nsets, sizeof(*c->filled));
+		if (!c->stamp || !c->filled)
+			return -ENOMEM;
+	}
+	if (c->lanes) {
+		c->access = c->assoc == 1    ? lanes_1
+			    : c->assoc == 2  ? lanes_2
+			    : c->assoc == 4  ? lanes_4
+			    : c->assoc == 8  ? lanes_8
+			    : c->assoc == 16 ? lanes_16
+					     : lanes_any;
+		return 0;
+	}
+	c->access = ways_access;
+	c->dirty = calloc(ways, 1);
+	if (!c->filled)
+		c->filled = calloc(c->nsets, sizeof(*c->filled));
+	if (!c->dirty || !c->filled)
+		return -ENOMEM;
 	if (c->hashed) {
 		c->hash_bits = 1;
 		while (((size_t)1 << c->hash_bits) < 2 * ways)
 			c->hash_bits++;
 		c->hash =
 			malloc(((size_t)1 << c->hash_bits) * sizeof(*c->hash));
-		c->prev = malloc(ways * sizeof(*c->prev));
-		c->next = malloc(ways * sizeof(*c->next));
-		c->head = malloc(c->nsets * sizeof(*c->head));
-		c->tail = malloc(c->nsets * sizeof(*c->tail));
-		if (!c->hash || !c->prev || !c->next || !c->head || !c->tail)
+		c->chain = malloc(ways * sizeof(*c->chain));
+		c->prev = malloc((ways + c->nsets) * sizeof(*c->prev));
+		c->next = malloc((ways + c->nsets) * sizeof(*c->next));
+		if (!c->hash || !c->chain || !c->prev || !c->next)
 			return -ENOMEM;
 		memset(c->hash, 0xff,
 		       ((size_t)1 << c->hash_bits) * sizeof(*c->hash));
-		memset(c->head, 0xff, c->nsets * sizeof(*c->head));
-		memset(c->tail, 0xff, c->nsets * sizeof(*c->tail));
+		list_clear(c);
 	}
 	return 0;
 }
@@ -477,65 +519,43 @@ static void cache_free(struct cache *c)
 	free(c->filled);
 	free(c->order);
 	free(c->hash);
+	free(c->chain);
 	free(c->prev);
 	free(c->next);
-	free(c->head);
-	free(c->tail);
 }
 
-/* The slot holding block in the set starting at slot base, or NONE. */
-static inline uint32_t lookup(const struct cache *c, uint32_t base,
-			      uint32_t block)
-{
-	const uint32_t *t = c->tag + base;
-	uint32_t slot = NONE;
-
-	if (c->hashed)
-		return hash_find(c, block);
-	for (uint32_t w = 0; w < c->assoc; w++)
-		slot = t[w] == block ? base + w : slot;
-	return slot;
-}
-
-/* A hit: LRU moves the line to the front. */
+/* A hit: LRU (hashed, then) moves the line to the front of its list. */
 static inline void touch(struct cache *c, uint32_t set, uint32_t slot)
 {
-	if (c->repl != BACH_REPL_LRU)
-		return;
-	c->stamp[slot] = ++c->clock;
-	if (c->hashed && c->head[set] != slot) {
-		list_unlink(c, set, slot);
+	if (c->repl == BACH_REPL_LRU && c->next[list_end(c, set)] != slot) {
+		list_unlink(c, slot);
 		list_push(c, set, slot);
 	}
 }
 
 /* The slot a new line of set takes: an empty way first. */
+/* The way random replacement draws (bach_sim_draw()) in a full set. */
+static uint32_t draw(struct cache *c)
+{
+	uint64_t x;
+
+	if (c->draw_at != *c->now) {
+		c->draw_at = *c->now;
+		c->draws = 0;
+	}
+	x = sm(sm(c->key ^ c->draw_at) ^ c->draws++);
+	/* % ASSOC, without a division when it is a power of 2 */
+	return (uint32_t)(c->assoc & (c->assoc - 1) ? x % c->assoc
+						    : x & (c->assoc - 1));
+}
+
 static uint32_t victim(struct cache *c, uint32_t set, uint32_t base)
 {
-	uint32_t v = base;
-	uint64_t min;
-
 	if (c->filled[set] < c->assoc)
 		return base + c->filled[set]++;
-	if (c->repl == BACH_REPL_RANDOM) {
-		if (c->draw_at != *c->now) {
-			c->draw_at = *c->now;
-			c->draws = 0;
-		}
-		return base +
-		       (uint32_t)(sm(sm(c->key ^ c->draw_at) ^ c->draws++) %
-				  c->assoc);
-	}
-	if (c->hashed)
-		return c->tail[set]; /* LRU or oldest filled */
-	min = c->stamp[base];
-	for (uint32_t w = 1; w < c->assoc; w++) {
-		uint64_t st = c->stamp[base + w];
-
-		v = st < min ? base + w : v;
-		min = st < min ? st : min;
-	}
-	return v;
+	if (c->repl != BACH_REPL_RANDOM)
+		return c->prev[list_end(c, set)]; /* hashed: the oldest */
+	return base + draw(c);
 }
 
 static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind);
@@ -544,12 +564,18 @@ static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind);
 static inline void send_down(struct cache *c, uint32_t addr, uint32_t size,
 			     unsigned kind)
 {
+	struct cache *d = c->down;
+
 	if (kind == BACH_REF_WRITE)
 		c->st.bytes_written += size;
 	else
 		c->st.bytes_read += size;
-	if (c->down)
-		ref(c->down, addr, size, kind);
+	if (!d)
+		return;
+	if ((addr & (d->line - 1)) + size <= d->line)
+		d->access(d, addr, size, kind); /* within one line of d */
+	else
+		ref(d, addr, size, kind);
 }
 
 /* A miss of one line: allocate it (or not), and send down what Dinero does. */
@@ -572,13 +598,14 @@ static __attribute__((noinline)) void miss(struct cache *c, uint32_t set,
 		if (c->hashed) {
 			hash_remove(c, old);
 			if (c->repl != BACH_REPL_RANDOM)
-				list_unlink(c, set, slot);
+				list_unlink(c, slot);
 		}
 	} else {
 		c->valid++;
 	}
 	c->tag[slot] = block;
-	c->stamp[slot] = ++c->clock;
+	if (c->repl == BACH_REPL_RANDOM)
+		c->stamp[slot] = ++c->clock;
 	c->dirty[slot] = write && !c->wt;
 	if (c->hashed) {
 		hash_insert(c, slot);
@@ -597,9 +624,9 @@ static __attribute__((noinline)) void miss(struct cache *c, uint32_t set,
 		send_down(c, old << c->lg_line, c->line, BACH_REF_WRITE);
 }
 
-/* One reference within one line. */
+/* One reference within one line, of a cache of ways. */
 static inline __attribute__((always_inline)) void
-access_line(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
+ways_ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
 {
 	uint32_t block = addr >> c->lg_line, slot = c->memo_slot;
 
@@ -607,7 +634,7 @@ access_line(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
 	if (block != c->memo) {
 		uint32_t set = set_of(c, block), base = set * c->assoc;
 
-		slot = lookup(c, base, block);
+		slot = hash_find(c, block);
 		if (slot == NONE) {
 			miss(c, set, base, addr, size, kind);
 			return;
@@ -624,6 +651,195 @@ access_line(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
 	}
 }
 
+static void ways_access(struct cache *c, uint32_t addr, uint32_t size,
+			unsigned kind)
+{
+	ways_ref(c, addr, size, kind);
+}
+
+/*
+ * One reference within one line, of a cache of lanes whose sets have A
+ * ways (the file's comment at the top says how). Dinero's order for what
+ * a miss sends down: the line fetch, the write-through, the old line.
+ */
+/*
+ * A new line (its tag word) into the set of lanes e: LRU and FIFO move
+ * every line down by one, the last one out; random replacement fills the
+ * first empty way, else the way it draws, and stamps the line. The line
+ * that was there, or NONE.
+ */
+static inline __attribute__((always_inline)) uint32_t
+lanes_fill(struct cache *c, uint32_t *e, uint32_t line, const uint32_t A)
+{
+	uint32_t old = e[A - 1];
+
+	if (c->repl == BACH_REPL_RANDOM) {
+		uint32_t base = (uint32_t)(e - c->tag), set = base / A, w;
+
+		w = c->filled[set] < A ? c->filled[set]++ : draw(c);
+		old = e[w];
+		e[w] = line;
+		c->stamp[base + w] = ++c->clock;
+	} else {
+#pragma GCC unroll 16
+		for (uint32_t w = A - 1; w > 0; w--)
+			e[w] = e[w - 1];
+		e[0] = line;
+	}
+	c->valid += old == NONE;
+	return old;
+}
+
+static inline __attribute__((always_inline)) void
+lanes_miss_to(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
+	      unsigned kind, const uint32_t A, const bool memory)
+{
+	uint32_t block = addr >> c->lg_line, old;
+	bool write = kind == BACH_REF_WRITE;
+
+	c->st.miss[kind]++;
+	if (memory) { /* what send_down() counts, and no call */
+		if (write && c->nwa) {
+			c->st.bytes_written += size;
+			return;
+		}
+		old = lanes_fill(c, e, block | (write && !c->wt ? DIRTY : 0),
+				 A);
+		if (!write || size != c->line)
+			c->st.bytes_read += c->line;
+		if (write && c->wt)
+			c->st.bytes_written += size;
+		if (old != NONE && (old & DIRTY))
+			c->st.bytes_written += c->line;
+		return;
+	}
+	if (write && c->nwa) {
+		send_down(c, addr, size, BACH_REF_WRITE);
+		return;
+	}
+	old = lanes_fill(c, e, block | (write && !c->wt ? DIRTY : 0), A);
+	if (!write || size != c->line)
+		send_down(c, block << c->lg_line, c->line,
+			  write ? BACH_REF_READ : kind);
+	if (write && c->wt)
+		send_down(c, addr, size, BACH_REF_WRITE);
+	if (old != NONE && (old & DIRTY))
+		send_down(c, (old & ~DIRTY) << c->lg_line, c->line,
+			  BACH_REF_WRITE);
+}
+
+/* A hit in the set of lanes e, way pos. */
+static inline __attribute__((always_inline)) void
+lanes_hit(struct cache *c, uint32_t *e, uint32_t pos, uint32_t addr,
+	  uint32_t size, unsigned kind, const uint32_t A)
+{
+	if (c->repl == BACH_REPL_LRU && pos) { /* the line to the front */
+		uint32_t v = e[pos];
+
+		if (A <= 8) { /* unrolled, ways 1 to pos, without a branch */
+#pragma GCC unroll 8
+			for (uint32_t w = A - 1; w > 0; w--)
+				e[w] ^= (e[w] ^ e[w - 1]) &
+					-(uint32_t)(w <= pos);
+		} else {
+			for (uint32_t w = pos; w > 0; w--)
+				e[w] = e[w - 1];
+		}
+		e[0] = v;
+		pos = 0;
+	}
+	if (kind == BACH_REF_WRITE) {
+		if (c->wt)
+			send_down(c, addr, size, BACH_REF_WRITE);
+		else
+			e[pos] |= DIRTY;
+	}
+}
+
+/* four ways at a time (GCC's and clang's vectors, on any target) */
+typedef uint32_t lane4 __attribute__((vector_size(16)));
+
+/*
+ * The way of a set of lanes (A ways from e) that holds block, or A. The
+ * first way first, as the line used last (LRU) is most often used next;
+ * then the others without a branch: the ways that hold it (one at most)
+ * give their number + 1, ORed, the others 0.
+ */
+static inline __attribute__((always_inline)) uint32_t
+lanes_search(const uint32_t *e, uint32_t block, const uint32_t A)
+{
+	uint32_t key = block | DIRTY, r = 0;
+
+	if ((e[0] | DIRTY) == key)
+		return 0;
+
+	if (A % 4 == 0) {
+		lane4 acc = { 0, 0, 0, 0 };
+
+#pragma GCC unroll 4
+		for (uint32_t w = 0; w < A; w += 4) {
+			lane4 x, one = { w + 1, w + 2, w + 3, w + 4 };
+
+			memcpy(&x, e + w, sizeof(x));
+			acc |= (lane4)((x | DIRTY) == key) & one;
+		}
+		r = acc[0] | acc[1] | acc[2] | acc[3];
+	} else {
+#pragma GCC unroll 16
+		for (uint32_t w = 0; w < A; w++)
+			r |= -(uint32_t)((e[w] | DIRTY) == key) & (w + 1);
+	}
+	return r ? r - 1 : A;
+}
+
+/*
+ * For each A, lanes_A, the access_fn of a cache of lanes with A ways
+ * (any: c->assoc), and lanes_miss_A, its miss kept out of line so that
+ * bach_sim_add_refs() can take the hit in line: lanes_leaf_A with memory
+ * below (it calls nothing, so saves no registers), else lanes_down_A.
+ */
+#define LANES(A, assoc)                                                        \
+	static __attribute__((noinline)) void lanes_leaf_##A(                  \
+		struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,    \
+		unsigned kind)                                                 \
+	{                                                                      \
+		lanes_miss_to(c, e, addr, size, kind, assoc, true);            \
+	}                                                                      \
+	static __attribute__((noinline)) void lanes_down_##A(                  \
+		struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,    \
+		unsigned kind)                                                 \
+	{                                                                      \
+		lanes_miss_to(c, e, addr, size, kind, assoc, false);           \
+	}                                                                      \
+	static inline void lanes_miss_##A(struct cache *c, uint32_t *e,        \
+					  uint32_t addr, uint32_t size,        \
+					  unsigned kind)                       \
+	{                                                                      \
+		if (c->down)                                                   \
+			lanes_down_##A(c, e, addr, size, kind);                \
+		else                                                           \
+			lanes_leaf_##A(c, e, addr, size, kind);                \
+	}                                                                      \
+	static void lanes_##A(struct cache *c, uint32_t addr, uint32_t size,   \
+			      unsigned kind)                                   \
+	{                                                                      \
+		uint32_t block = addr >> c->lg_line, pos,                      \
+			 *e = c->tag + (size_t)set_of(c, block) * (assoc);     \
+                                                                               \
+		c->st.fetch[kind]++;                                           \
+		pos = lanes_search(e, block, assoc);                           \
+		if (pos == (assoc))                                            \
+			lanes_miss_##A(c, e, addr, size, kind);                \
+		else                                                           \
+			lanes_hit(c, e, pos, addr, size, kind, assoc);         \
+	}
+LANES(1, 1)
+LANES(2, 2)
+LANES(4, 4)
+LANES(8, 8)
+LANES(16, 16)
+LANES(any, c->assoc)
+
 /* A reference of any size: split at line boundaries (multi-block). */
 static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
 {
@@ -631,11 +847,11 @@ static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind)
 		uint32_t piece = c->line - (addr & (c->line - 1));
 
 		c->st.multiblock++;
-		access_line(c, addr, piece, kind);
+		c->access(c, addr, piece, kind);
 		addr += piece;
 		size -= piece;
 	}
-	access_line(c, addr, size, kind);
+	c->access(c, addr, size, kind);
 }
 
 static int by_stamp(const void *a, const void *b, void *arg)
@@ -653,6 +869,25 @@ static int by_stamp(const void *a, const void *b, void *arg)
  * sends them from the top of that stack: the last set first, each set
  * from its least recent line.
  */
+/* A line's number, whether it is dirty, and its cleaning, in any layout. */
+static inline uint32_t line_tag(const struct cache *c, uint32_t slot)
+{
+	return c->lanes ? c->tag[slot] & ~DIRTY : c->tag[slot];
+}
+
+static inline uint32_t line_dirty(const struct cache *c, uint32_t slot)
+{
+	return c->lanes ? c->tag[slot] >> 31 : c->dirty[slot];
+}
+
+static inline void line_clean(struct cache *c, uint32_t slot)
+{
+	if (c->lanes)
+		c->tag[slot] &= ~DIRTY;
+	else
+		c->dirty[slot] = 0;
+}
+
 static void copyback(struct cache *c)
 {
 	uint32_t *order = c->order;
@@ -660,14 +895,34 @@ static void copyback(struct cache *c)
 	for (uint32_t set = c->nsets; c->valid && set-- > 0;) {
 		uint32_t n = 0, base = set * c->assoc;
 
+		if (c->lanes && c->repl != BACH_REPL_RANDOM) { /* oldest last */
+			for (uint32_t *e = c->tag + base, w = c->assoc;
+			     w-- > 0;)
+				if (e[w] != NONE && (e[w] & DIRTY)) {
+					e[w] &= ~DIRTY;
+					send_down(c, e[w] << c->lg_line,
+						  c->line, BACH_REF_WRITE);
+				}
+			continue;
+		}
+		if (c->repl != BACH_REPL_RANDOM) { /* hashed: its list */
+			for (uint32_t slot = c->prev[list_end(c, set)];
+			     slot != list_end(c, set); slot = c->prev[slot])
+				if (c->dirty[slot]) {
+					c->dirty[slot] = 0;
+					send_down(c, c->tag[slot] << c->lg_line,
+						  c->line, BACH_REF_WRITE);
+				}
+			continue;
+		}
 		for (uint32_t w = 0; w < c->filled[set]; w++)
-			if (c->dirty[base + w])
+			if (line_dirty(c, base + w))
 				order[n++] = base + w;
 		qsort_r(order, n, sizeof(*order), by_stamp, c->stamp);
 		for (uint32_t i = 0; i < n; i++) {
-			c->dirty[order[i]] = 0;
-			send_down(c, c->tag[order[i]] << c->lg_line, c->line,
-				  BACH_REF_WRITE);
+			line_clean(c, order[i]);
+			send_down(c, line_tag(c, order[i]) << c->lg_line,
+				  c->line, BACH_REF_WRITE);
 		}
 	}
 	if (c->down)
@@ -734,6 +989,15 @@ int bach_sim_new(struct bach_sim **sp, const struct bach_sim_config *cfg,
 	}
 	s->top[BACH_REF_READ] = s->top[BACH_REF_WRITE] = s->data_top;
 	s->tlb = have[BACH_SIM_TLB] ? &s->c[BACH_SIM_TLB] : NULL;
+	{
+		const struct cache *i = s->top[BACH_REF_IFETCH],
+				   *d = s->data_top;
+		uint32_t a = i->assoc;
+
+		if (i->lanes && d->lanes && a == d->assoc && !(a & (a - 1)) &&
+		    a <= 16)
+			s->l1_lanes = a;
+	}
 	*sp = s;
 	return 0;
 }
@@ -763,8 +1027,70 @@ void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *p, size_t n,
 	}
 }
 
-void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
-		       size_t n)
+/*
+ * A reference to the TLB, which remembers the page it served last: most
+ * references are to that page, a hit that changes nothing but the counts
+ * and, for a write, the dirty bit (under LRU, that page is the first
+ * line of its set when the TLB is of lanes; a TLB of ways remembers it
+ * itself).
+ */
+static inline void tlb_access(struct cache *tlb, uint32_t addr, unsigned kind)
+{
+	uint32_t page = addr & ~(BACH_TLB_PAGE - 1),
+		 block = page >> tlb->lg_line;
+
+	if (block == tlb->memo) {
+		tlb->st.fetch[kind]++;
+		if (kind == BACH_REF_WRITE) {
+			if (tlb->wt)
+				send_down(tlb, page, 1, BACH_REF_WRITE);
+			else if (tlb->lanes)
+				tlb->tag[tlb->memo_slot] |= DIRTY;
+			else
+				tlb->dirty[tlb->memo_slot] = 1;
+		}
+		return;
+	}
+	tlb->access(tlb, page, 1, kind);
+	if (tlb->lanes && tlb->repl == BACH_REPL_LRU &&
+	    !(kind == BACH_REF_WRITE && tlb->nwa)) {
+		tlb->memo = block;
+		tlb->memo_slot = set_of(tlb, block) * tlb->assoc;
+	}
+}
+
+/* The miss of a cache of lanes with A ways, for a constant A. */
+static inline __attribute__((always_inline)) void
+lanes_miss_of(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
+	      unsigned kind, const uint32_t A)
+{
+	switch (A) {
+	case 1:
+		lanes_miss_1(c, e, addr, size, kind);
+		break;
+	case 2:
+		lanes_miss_2(c, e, addr, size, kind);
+		break;
+	case 4:
+		lanes_miss_4(c, e, addr, size, kind);
+		break;
+	case 8:
+		lanes_miss_8(c, e, addr, size, kind);
+		break;
+	default:
+		lanes_miss_16(c, e, addr, size, kind);
+		break;
+	}
+}
+
+/*
+ * The references r[0..n) to s, whose L1 (unified, or both halves) is of
+ * lanes with A ways, A 1, 2, 4, 8 or 16; A 0: any L1. A reference within
+ * one line of that L1 takes its search and a hit in line.
+ */
+static inline __attribute__((always_inline)) void
+add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
+	 const uint32_t A)
 {
 	struct cache *tlb = s->tlb;
 	uint64_t refs = 0;
@@ -784,16 +1110,55 @@ void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
 		}
 		refs++;
 		if (tlb)
-			access_line(tlb, addr & ~(BACH_TLB_PAGE - 1), 1, kind);
+			tlb_access(tlb, addr, kind);
 		c = s->top[kind];
-		if (__builtin_expect((addr & (c->line - 1)) + size <= c->line,
-				     1))
-			access_line(c, addr, size, kind);
-		else
+		if (__builtin_expect((addr & (c->line - 1)) + size > c->line,
+				     0)) {
 			ref(c, addr, size, kind);
+		} else if (A) {
+			uint32_t block = addr >> c->lg_line, pos,
+				 *e = c->tag + (size_t)set_of(c, block) * A;
+
+			c->st.fetch[kind]++;
+			pos = lanes_search(e, block, A);
+			if (pos == A)
+				lanes_miss_of(c, e, addr, size, kind, A);
+			else
+				lanes_hit(c, e, pos, addr, size, kind, A);
+		} else {
+			if (c->lanes)
+				c->access(c, addr, size, kind);
+			else /* an L1 of ways: in line */
+				ways_ref(c, addr, size, kind);
+		}
 	}
 	s->t.records += n;
 	s->t.refs += refs;
+}
+
+void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
+		       size_t n)
+{
+	switch (s->l1_lanes) {
+	case 1:
+		add_refs(s, r, n, 1);
+		break;
+	case 2:
+		add_refs(s, r, n, 2);
+		break;
+	case 4:
+		add_refs(s, r, n, 4);
+		break;
+	case 8:
+		add_refs(s, r, n, 8);
+		break;
+	case 16:
+		add_refs(s, r, n, 16);
+		break;
+	default:
+		add_refs(s, r, n, 0);
+		break;
+	}
 }
 
 void bach_sim_add_at(struct bach_sim *s, const uint8_t *p, size_t n,
@@ -881,7 +1246,20 @@ uint64_t bach_sim_ways(const struct bach_sim *s)
 static inline uint32_t flags_of(const struct cache *c, uint32_t slot,
 				uint32_t rank)
 {
-	return rank << 1 | c->dirty[slot];
+	return rank << 1 | line_dirty(c, slot);
+}
+
+/* The lines set holds (they fill its ways in order, lanes too). */
+static uint32_t set_filled(const struct cache *c, uint32_t set)
+{
+	const uint32_t *e = c->tag + (size_t)set * c->assoc;
+	uint32_t n = 0;
+
+	if (!c->lanes)
+		return c->filled[set];
+	while (n < c->assoc && e[n] != NONE)
+		n++;
+	return n;
 }
 
 /*
@@ -890,13 +1268,22 @@ static inline uint32_t flags_of(const struct cache *c, uint32_t slot,
  */
 static void set_words(struct cache *c, uint32_t set, uint32_t *out)
 {
-	uint32_t n = c->filled[set], base = set * c->assoc, *o = c->order;
+	uint32_t n = set_filled(c, set), base = set * c->assoc, *o = c->order;
 
+	if (c->lanes && c->repl != BACH_REPL_RANDOM) { /* oldest last */
+		for (uint32_t r = 0; r < n; r++) {
+			uint32_t x = c->tag[base + n - 1 - r];
+
+			out[2 * r] = x & ~DIRTY;
+			out[2 * r + 1] = r << 1 | x >> 31;
+		}
+		return;
+	}
 	if (c->hashed && c->repl != BACH_REPL_RANDOM) {
 		uint32_t r = 0;
 
-		for (uint32_t slot = c->tail[set]; slot != NONE;
-		     slot = c->prev[slot], r++) {
+		for (uint32_t slot = c->prev[list_end(c, set)];
+		     slot != list_end(c, set); slot = c->prev[slot], r++) {
 			out[2 * r] = c->tag[slot];
 			out[2 * r + 1] = flags_of(c, slot, r);
 		}
@@ -921,7 +1308,7 @@ static void set_words(struct cache *c, uint32_t set, uint32_t *out)
 	for (uint32_t r = 0; r < n; r++) {
 		uint32_t at = c->repl == BACH_REPL_RANDOM ? o[r] - base : r;
 
-		out[2 * at] = c->tag[o[r]];
+		out[2 * at] = line_tag(c, o[r]);
 		out[2 * at + 1] = flags_of(c, o[r], r);
 	}
 }
@@ -944,16 +1331,27 @@ int bach_sim_state_get(const struct bach_sim *s, enum bach_sim_cache ci,
 	if (!w)
 		return -ENOMEM;
 	for (uint32_t set = 0; set < c->nsets; set++) {
-		if (!c->filled[set])
+		uint32_t k = set_filled(c, set);
+
+		if (!k)
 			continue;
 		w[n] = set;
-		w[n + 1] = c->filled[set];
+		w[n + 1] = k;
 		set_words(c, set, w + n + 2);
-		n += 2 + 2 * (size_t)c->filled[set];
+		n += 2 + 2 * (size_t)k;
 	}
 	*wp = w;
 	*np = n;
 	return 0;
+}
+
+/* Whether the set of lanes from slot base holds block. */
+static bool lanes_find(const struct cache *c, uint32_t base, uint32_t block)
+{
+	for (uint32_t w = 0; w < c->assoc; w++)
+		if ((c->tag[base + w] | DIRTY) == (block | DIRTY))
+			return true;
+	return false;
 }
 
 static int bad_word(char *why, size_t len, size_t at, const char *what)
@@ -1011,21 +1409,32 @@ int bach_sim_state_set(struct bach_sim *s, enum bach_sim_cache ci,
 				return bad_word(
 					why, whylen, i + 1,
 					"dirty in a cache that keeps no dirty line");
-			if (lookup(c, base, tag) != NONE)
+			if (c->lanes ? lanes_find(c, base, tag)
+				     : hash_find(c, tag) != NONE)
 				return bad_word(why, whylen, i,
 						"a line given twice");
 			c->order[rank] = slot;
-			c->tag[slot] = tag;
-			c->dirty[slot] = dirty;
-			c->stamp[slot] = rank + 1;
+			if (c->lanes && c->repl != BACH_REPL_RANDOM) {
+				/* in order, the oldest line last */
+				c->tag[base + cnt - 1 - j] =
+					tag | (dirty ? DIRTY : 0);
+				continue;
+			}
+			c->tag[slot] = tag | (c->lanes && dirty ? DIRTY : 0);
+			if (!c->lanes)
+				c->dirty[slot] = dirty;
+			if (c->repl == BACH_REPL_RANDOM)
+				c->stamp[slot] = rank + 1;
 			if (c->hashed)
 				hash_insert(c, slot);
 		}
+		c->valid += cnt;
+		if (c->lanes && c->repl != BACH_REPL_RANDOM)
+			continue;
 		if (c->hashed && c->repl != BACH_REPL_RANDOM)
 			for (uint32_t r = 0; r < cnt; r++)
 				list_push(c, set, c->order[r]);
 		c->filled[set] = cnt;
-		c->valid += cnt;
 		if (c->clock < cnt)
 			c->clock = cnt;
 	}
@@ -1041,6 +1450,9 @@ static bool same_cache(struct cache *a, struct cache *b)
 		return false;
 	if (!a->valid)
 		return true;
+	if (a->lanes && a->repl != BACH_REPL_RANDOM) /* in order, dirty bits */
+		return !memcmp(a->tag, b->tag,
+			       (size_t)a->nsets * a->assoc * sizeof(*a->tag));
 	if (memcmp(a->filled, b->filled, a->nsets * sizeof(*a->filled)))
 		return false;
 	for (uint32_t set = 0; set < a->nsets; set++) {
@@ -1054,9 +1466,11 @@ static bool same_cache(struct cache *a, struct cache *b)
 			if (memcmp(wa, wb, 2 * n * sizeof(*wa)))
 				return false;
 		} else if (a->repl != BACH_REPL_RANDOM) {
-			uint32_t x = a->head[set], y = b->head[set];
+			uint32_t x = a->next[list_end(a, set)],
+				 y = b->next[list_end(b, set)];
 
-			for (; x != NONE; x = a->next[x], y = b->next[y])
+			for (; x != list_end(a, set);
+			     x = a->next[x], y = b->next[y])
 				if (a->tag[x] != b->tag[y] ||
 				    flags_of(a, x, 0) != flags_of(b, y, 0))
 					return false;

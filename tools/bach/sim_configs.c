@@ -6,11 +6,14 @@
  * references (bach_sim_refs()), and every configuration's simulator takes
  * the same decoded chunk. The simulators run on worker threads, one
  * configuration on one thread at a time and each chunk after the one
- * before, so what each counts does not depend on the threads; the main
- * thread decodes the next chunk meanwhile and then joins in. The results
- * are printed in FILE's order, each as `bach sim` alone prints it, or
- * with --partial (a range of the trace) written in one partial that holds
- * each configuration's (sim_part.c, docs/formats.md section 11).
+ * before, so what each counts does not depend on the threads. The main
+ * thread decodes up to NBUF chunks ahead of the configuration furthest
+ * behind, and joins in when it has to wait; a configuration goes on to
+ * the next chunk as soon as it is decoded, without waiting for the
+ * others to finish theirs. The results are printed in FILE's order, each
+ * as `bach sim` alone prints it, or with --partial (a range of the trace)
+ * written in one partial that holds each configuration's (sim_part.c,
+ * docs/formats.md section 11).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,21 +25,24 @@
 #include "cmd.h"
 #include "lib/analysis/cachesim.h"
 
-#define CHUNK 16384 /* references handed to the simulators at a time */
+#define CHUNK 8192 /* references handed to the simulators at a time */
+#define NBUF  4	   /* chunks decoded and not yet taken by every config */
 
 struct sweep {
 	struct sim_line *c;
 	size_t n;
-	/* the chunk being decoded (buf[fb], fill references) */
-	struct bach_sim_ref *buf[2];
-	int fb;
-	size_t fill;
-	/* the chunk the simulators take: configuration next is the next one
-	 * to give it to; done: how many have taken it */
+	/* chunk k is in buf[k % NBUF], len[k % NBUF] references; chunk pub
+	 * is being decoded (fill references so far), the ones before it are
+	 * for the simulators to take */
+	struct bach_sim_ref *buf[NBUF];
+	size_t len[NBUF], fill;
+	uint64_t pub;
+	/* per configuration, under mu: the chunk it takes next, and whether
+	 * a thread is simulating it; cv: any of these, pub or quit changed */
 	pthread_mutex_t mu;
-	pthread_cond_t go, fin;
-	const struct bach_sim_ref *cur;
-	size_t ncur, next, done;
+	pthread_cond_t cv;
+	uint64_t *at;
+	bool *busy;
 	bool quit;
 	/* the filter, and the trace position of the next record read (random
 	 * replacement draws by it, as in a single run: sim_read()) */
@@ -198,58 +204,76 @@ static int load(const char *file, const struct bach_sim_config *base,
 /* ---- the pass ------------------------------------------------------------ */
 
 /*
- * Give the chunk in flight to the configurations not yet claimed, one at
- * a time; a helper thread (until quit) or the main thread (until none is
- * left, then waiting for the others to finish it).
+ * With mu held: simulate, mu released, the next chunk of the
+ * configuration furthest behind that no thread is simulating and that
+ * has one decoded. Whether there was one.
  */
-static void take(struct sweep *w, bool helper)
+static bool step(struct sweep *w)
 {
-	pthread_mutex_lock(&w->mu);
-	for (;;) {
-		const struct bach_sim_ref *r;
-		size_t i, n;
+	size_t i = w->n;
+	uint64_t k;
 
-		if (w->next >= w->n) {
-			if (!helper) {
-				while (w->done < w->n)
-					pthread_cond_wait(&w->fin, &w->mu);
-				break;
-			}
-			if (w->quit)
-				break;
-			pthread_cond_wait(&w->go, &w->mu);
-			continue;
-		}
-		i = w->next++;
-		r = w->cur;
-		n = w->ncur;
-		pthread_mutex_unlock(&w->mu);
-		bach_sim_add_refs(w->c[i].s, r, n);
-		pthread_mutex_lock(&w->mu);
-		if (++w->done == w->n)
-			pthread_cond_broadcast(&w->fin);
-	}
+	for (size_t j = 0; j < w->n; j++)
+		if (!w->busy[j] && w->at[j] < w->pub &&
+		    (i == w->n || w->at[j] < w->at[i]))
+			i = j;
+	if (i == w->n)
+		return false;
+	w->busy[i] = true;
+	k = w->at[i];
 	pthread_mutex_unlock(&w->mu);
+	bach_sim_add_refs(w->c[i].s, w->buf[k % NBUF], w->len[k % NBUF]);
+	pthread_mutex_lock(&w->mu);
+	w->at[i]++;
+	w->busy[i] = false;
+	pthread_cond_broadcast(&w->cv);
+	return true;
+}
+
+/* With mu held: the chunk every configuration has taken up to. */
+static uint64_t taken(const struct sweep *w)
+{
+	uint64_t m = w->pub;
+
+	for (size_t j = 0; j < w->n; j++)
+		m = w->at[j] < m ? w->at[j] : m;
+	return m;
 }
 
 static void *helper(void *arg)
 {
-	take(arg, true);
+	struct sweep *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		if (step(w))
+			continue;
+		if (w->quit) /* every chunk taken */
+			break;
+		pthread_cond_wait(&w->cv, &w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }
 
-/* The chunk decoded so far to the simulators, once the last one is done. */
-static void dispatch(struct sweep *w)
+/*
+ * The chunk decoded so far to the simulators; then, simulating meanwhile,
+ * wait until the next one's buffer is free, or with last until every
+ * configuration has taken every chunk.
+ */
+static void dispatch(struct sweep *w, bool last)
 {
-	take(w, false);
 	pthread_mutex_lock(&w->mu);
-	w->cur = w->buf[w->fb];
-	w->ncur = w->fill;
-	w->next = w->done = 0;
-	pthread_cond_broadcast(&w->go);
+	if (w->fill) {
+		w->len[w->pub % NBUF] = w->fill;
+		w->pub++;
+		w->fill = 0;
+		pthread_cond_broadcast(&w->cv);
+	}
+	while (last ? taken(w) < w->pub : taken(w) + NBUF <= w->pub)
+		if (!step(w))
+			pthread_cond_wait(&w->cv, &w->mu);
 	pthread_mutex_unlock(&w->mu);
-	w->fb ^= 1;
-	w->fill = 0;
 }
 
 static void add(void *ctx, const uint8_t *recs, size_t n)
@@ -270,13 +294,13 @@ static void add(void *ctx, const uint8_t *recs, size_t n)
 				   ? CHUNK - w->fill
 				   : (size_t)kept - i;
 
-		bach_sim_refs(w->buf[w->fb] + w->fill, recs, k,
+		bach_sim_refs(w->buf[w->pub % NBUF] + w->fill, recs, k,
 			      off ? base : base + i, off ? off + i : NULL);
 		w->fill += k;
 		recs += k * BACH_REC_SIZE;
 		i += k;
 		if (w->fill == CHUNK)
-			dispatch(w);
+			dispatch(w, false);
 	}
 }
 
@@ -304,21 +328,25 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		int threads, struct rec_filter *f, uint64_t start, uint64_t end,
 		const char *partial, int argc, char **argv)
 {
-	struct sweep w = { .fb = 0, .f = f, .pos = start };
+	struct sweep w = { .f = f, .pos = start };
 	pthread_t tid[64];
 	uint64_t records = 0;
 	uint32_t crc = 0;
 	int status, nt = 0;
 
 	pthread_mutex_init(&w.mu, NULL);
-	pthread_cond_init(&w.go, NULL);
-	pthread_cond_init(&w.fin, NULL);
+	pthread_cond_init(&w.cv, NULL);
 	status = load(file, cfg, &w);
-	w.next = w.done = w.n; /* nothing in flight */
 	if (!status) {
-		w.buf[0] = malloc(CHUNK * sizeof(*w.buf[0]));
-		w.buf[1] = malloc(CHUNK * sizeof(*w.buf[1]));
-		if (!w.buf[0] || !w.buf[1]) {
+		bool oom = false;
+
+		for (int b = 0; b < NBUF; b++) {
+			w.buf[b] = malloc(CHUNK * sizeof(*w.buf[b]));
+			oom |= !w.buf[b];
+		}
+		w.at = calloc(w.n, sizeof(*w.at));
+		w.busy = calloc(w.n, sizeof(*w.busy));
+		if (oom || !w.at || !w.busy) {
 			errmsg("out of memory");
 			status = EXIT_USAGE;
 		}
@@ -341,12 +369,10 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 			errmsg("out of memory");
 			status = EXIT_USAGE;
 		}
-		if (w.fill)
-			dispatch(&w);
-		take(&w, false);
+		dispatch(&w, true);
 		pthread_mutex_lock(&w.mu);
 		w.quit = true;
-		pthread_cond_broadcast(&w.go);
+		pthread_cond_broadcast(&w.cv);
 		pthread_mutex_unlock(&w.mu);
 		for (int i = 0; i < nt; i++)
 			pthread_join(tid[i], NULL);
@@ -362,10 +388,11 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		free(w.c[i].text);
 	}
 	free(w.c);
-	free(w.buf[0]);
-	free(w.buf[1]);
-	pthread_cond_destroy(&w.fin);
-	pthread_cond_destroy(&w.go);
+	for (int b = 0; b < NBUF; b++)
+		free(w.buf[b]);
+	free(w.at);
+	free(w.busy);
+	pthread_cond_destroy(&w.cv);
 	pthread_mutex_destroy(&w.mu);
 	return status;
 }
