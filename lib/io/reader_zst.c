@@ -152,7 +152,7 @@ static void ring_stop(struct zst_in *z)
 	for (unsigned i = 0; i < RING; i++)
 		g->s[i].state = SLOT_EMPTY;
 	g->head = g->n = 0;
-	z->ahead = z->ahead_d = 0;
+	z->ahead = z->ahead_d = z->ring_given = 0;
 }
 
 static void ring_free(struct zst_in *z)
@@ -294,6 +294,8 @@ static int fill_one(struct bach_reader *r, struct zst_ring *g)
 		/* the frame's bytes at hand, and the rest read into the
 		 * slot; what is read past its end goes back to r->in */
 		bound = ZSTD_compressBound((size_t)fcs) + 64;
+		if (bound < avail)
+			bound = avail;
 		if (grow(&s->cbuf, &s->ccap, bound))
 			return reader_fail(r, -ENOMEM, "%s: out of memory",
 					   bach_reader_file(r));
@@ -341,13 +343,20 @@ static int fill_one(struct bach_reader *r, struct zst_ring *g)
 	return 1;
 }
 
-/* The free slots filled; a read's error kept for after them. */
+/*
+ * The free slots filled, a read's error kept for after them. As many
+ * frames ahead as were handed out since the file was opened or a seek,
+ * up to RING: a few records read after a seek decompress one frame more,
+ * not RING.
+ */
 static void ring_fill(struct bach_reader *r, struct zst_ring *g)
 {
 	struct zst_in *z = &r->zs;
+	uint64_t ahead = z->ring_given < 1 ? 1 : z->ring_given;
 	int st = 1;
 
-	while (g->n < RING && !z->ring_err && (st = fill_one(r, g)) > 0)
+	while (g->n < RING && g->n < ahead && !z->ring_err &&
+	       (st = fill_one(r, g)) > 0)
 		;
 	if (st < 0) {
 		z->ring_err = r->err;
@@ -423,6 +432,7 @@ static ssize_t ring_produce(struct bach_reader *r)
 		memcpy(r->out + r->carry, s->dbuf, n);
 	}
 	z->frames++;
+	z->ring_given++;
 	z->csum = s->off + s->c;
 	z->dsum += n;
 	z->ahead -= s->c;
