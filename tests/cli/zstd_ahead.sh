@@ -70,6 +70,23 @@ for f in m d s big; do
 	[ "$rc" -eq 0 ] || fail "bach verify $f.byu.zst exited $rc: $(cat "$T/verify.$f.1.err")"
 done
 
+# frames of other tools, the one-thread way on two CPUs too: zstd's own
+# (one frame of 18 MB, over 16 MiB; from a pipe, no content size), then
+# bach's frames after them (cat): no seek table after zstd's (and
+# bach's table does not list them), exit 1 after all their records
+zstd -q -c "$T/big.byu" > "$T/z1.zst"
+cat "$T/big.byu" | zstd -q -c > "$T/z2.zst"
+cat "$T/z1.zst" "$T/m.byu.zst" > "$T/z3.zst"
+for f in z1 z2 z3; do
+	both other.$f stat "$T/$f.zst"
+	[ "$rc" -eq 1 ] || fail "stat of $f.zst exited $rc, expected 1"
+	[ $f = z3 ] || grep -qF "missing seek table" "$T/other.$f.2.err" ||
+		fail "stat of $f.zst: $(cat "$T/other.$f.2.err")"
+	both other.$f dump --format csv "$T/$f.zst"
+	zstd -q -dc "$T/$f.zst" | $BACH dump --format csv - > "$T/ref.out"
+	same "$T/other.$f.2.out" "$T/ref.out"
+done
+
 # frames of FILE: "offset size" a line, then "table OFFSET"
 cat > "$T/frames.py" << 'EOF'
 import struct, sys
