@@ -3,6 +3,11 @@
 calc() { awk "BEGIN { print $1 }"; }
 now() { date +%s.%N; }
 fmt() { printf '%.2f' "$1"; }
+# median VALUE...: the middle one (of an even count, the mean of the two)
+median() {
+	printf '%s\n' "$@" | sort -g |
+		awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 check() { # NAME OK-EXPR DETAIL
 	if [ "$(calc "($2) ? 1 : 0")" -eq 1 ]; then r=MEETS; else r=MISSES; missed=1; fi
 	printf '%-58s %s  (%s)\n' "$1" "$r" "$3"

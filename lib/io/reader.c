@@ -43,6 +43,7 @@ struct bach_reader *bach_reader_new(void)
 	r->out = malloc(OUT_CAP);
 	r->out_cap = OUT_CAP;
 	r->in = malloc(IN_CAP);
+	r->in_cap = IN_CAP;
 	if (!r->out || !r->in) {
 		free(r->out);
 		free(r->in);
@@ -225,7 +226,8 @@ void bach_reader_info(const struct bach_reader *r, struct bach_file_info *fi)
 		/* frames (the seek table's too), and the table ends it */
 		fi->members = r->zs.frames + r->zs.tab_done;
 		fi->eof_block = r->zs.tab_done;
-		fi->in_bytes = r->in_off - (r->zs.zlen - r->zs.zpos);
+		fi->in_bytes =
+			r->in_off - (r->zs.zlen - r->zs.zpos) - r->zs.ahead;
 	}
 	fi->out_bytes = r->out_off - r->carry;
 }

@@ -52,6 +52,7 @@ void reader_close_file(struct bach_reader *r)
 	r->fd = -1;
 	r->open = false;
 	gzin_end(&r->gz);
+	reader_zst_close(r);
 }
 
 /* read() until the buffer is full or the file ends; returns bytes or -errno */

@@ -93,7 +93,8 @@ struct bach_reader {
 	size_t tail;  /* ... at out[tail], moved to out[0] next call */
 
 	/* gzip state */
-	uint8_t *in; /* IN_CAP bytes */
+	uint8_t *in; /* in_cap bytes: IN_CAP, or a zstd frame's more */
+	size_t in_cap;
 	struct gzin gz;
 
 	/* zstd state (lib/io/reader_zst.c): its input is in[zpos, zlen) */
@@ -103,8 +104,13 @@ struct bach_reader {
 		bool in_frame; /* a zstd frame begun, not ended */
 		size_t whole;  /* its compressed size: it is all at hand */
 		unsigned long long fcs; /* its content size, from its header */
-		struct zst_helper *helper; /* a second decompressing thread */
-		bool no_helper;		   /* none could be started */
+		/* frames read ahead, decompressed on a second thread */
+		struct zst_ring *ring;
+		bool no_ring;  /* one CPU, or no memory for it */
+		bool ring_off; /* it takes no more of this file's frames */
+		int ring_err;  /* a read's error, after the frames before */
+		uint64_t ahead, ahead_d; /* its frames' bytes, and records' */
+		uint64_t ring_given; /* frames it handed out */
 		uint64_t skip_left;   /* bytes of a skippable frame to pass */
 		uint64_t frame_start; /* file offset of the frame being read */
 		uint64_t frames;      /* frames read whole (skippable too) */
@@ -165,6 +171,8 @@ ssize_t reader_gz_read(void *ctx, uint8_t *buf, size_t len);
  * r->out after the carry (bytes, or r->err), its end checked. */
 void reader_zst_restart(struct bach_reader *r);
 void reader_zst_end(struct bach_reader *r);
+/* The file closed: frames read ahead dropped, the helper thread joined. */
+void reader_zst_close(struct bach_reader *r);
 /* Go on at byte offset at of the file after the damaged frame at byte
  * offset from (resync.h). */
 void reader_zst_resume(struct bach_reader *r, uint64_t from, uint64_t at);

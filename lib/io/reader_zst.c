@@ -17,8 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "bach/bytes.h"
+#include "lib/cpus.h"
 #include "lib/io/reader_state.h"
 #include "lib/io/zst.h"
 
@@ -35,140 +37,438 @@
 #define WHOLE_IN (1u << 17)
 
 /*
- * Frames decompressed two at a time: when several whole frames are at hand
- * and fit the block, a second thread takes them one by one, as the
- * reader's thread does, from the same list (a lock taken per 64 KiB frame,
- * never per record). The reader's thread never waits for a frame the
- * helper has not begun: on a machine busy with other work, where the
- * helper may not run for a while, it decompresses them all itself (waiting
- * each block for a thread that was not scheduled cost more than it gave).
- * Started with the first such block, on a machine of more than one CPU;
- * the frames' results are taken in file order, so damage is reported as a
- * read through one thread reports it.
+ * Read-ahead on a second thread: the frames ahead of the one handed out
+ * go into a ring of RING slots, each its compressed bytes, read here, and
+ * the room for its records. A helper thread decompresses them in file
+ * order, whole (ZSTD_decompressDCtx()), while the reader's thread hands out
+ * the records of the slot before; when the slot it needs is not done, the
+ * reader's thread decompresses the next one not begun itself, or waits
+ * for the helper's. A slot goes whole from one thread to the other under
+ * one lock, taken a few times per frame (8 MiB of records, bach's
+ * default), never per record; and a done slot's records are handed out
+ * by swapping its buffer for r->out, not copied (but after a partial
+ * record carried over, never in bach's frames of whole records).
+ *
+ * Only frames of bach's kind go through it: a content size in the header,
+ * of 1 byte to WHOLE_FRAME_MAX, their bytes whole before the file ends and
+ * within what a zstd frame of that content can take, and all of their
+ * records wanted (a range's end is not in them). Any other frame, and
+ * skippable frames, wait until the slots before them are handed out and
+ * go the way below, one thread's; one that begins as bach's but turns out
+ * not to be (cut short, or damaged in a block's header) is given back to
+ * it whole, and the ring takes no frame of the file after it. A slot that
+ * does not decompress is a damaged frame as below: the slots before it
+ * handed out, then the error naming its byte offset. The thread is
+ * started for the first slot on a process that may run on two CPUs or
+ * more (lib/cpus.h: taskset -c 0 starts none, and reads as before), and
+ * joined when the file is closed, a seek or resync leaves its frames, or
+ * a frame is damaged.
  */
-#define BATCH_MAX 8
+#define RING 4
 
-struct zst_job {
-	const uint8_t *src;
-	size_t c, fcs; /* compressed size, content size */
-	uint8_t *dst;
-	size_t got; /* bytes made, or a zstd error code */
+enum { SLOT_EMPTY, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
+
+struct zst_slot {
+	uint8_t *cbuf, *dbuf; /* compressed bytes, records */
+	size_t ccap, dcap;    /* at least IN_CAP and OUT_CAP */
+	size_t c, fcs;	      /* the frame's compressed and content sizes */
+	uint64_t off;	      /* its byte offset in the file */
+	size_t got;	      /* bytes made, or a zstd error code */
+	int state;	      /* under mu */
 };
 
-struct zst_helper {
+struct zst_ring {
 	pthread_t tid;
+	bool running;	/* tid is the helper, to be joined */
+	bool no_thread; /* none could be started */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;   /* jobs to take, or quit */
-	pthread_cond_t done; /* the last job taken is finished */
-	ZSTD_DCtx *d;
-	/* under mu: jobs[next, njobs) are not taken yet, finished of them
-	 * are */
-	struct zst_job *jobs;
-	size_t njobs, next, finished;
+	pthread_cond_t work; /* a slot queued, or quit */
+	pthread_cond_t done; /* a slot done */
 	bool quit;
+	ZSTD_DCtx *d; /* the helper's */
+	/* s[head], and n slots after it (mod RING), in file order; changed
+	 * by the reader's thread, under mu */
+	struct zst_slot s[RING];
+	unsigned head, n;
 };
 
-static void run_job(ZSTD_DCtx *d, struct zst_job *j)
+/* The first slot queued and not begun, in file order, or NULL; mu held. */
+static struct zst_slot *queued(struct zst_ring *g)
 {
-	j->got = ZSTD_decompressDCtx(d, j->dst, j->fcs, j->src, j->c);
-}
+	for (unsigned i = 0; i < g->n; i++) {
+		struct zst_slot *s = &g->s[(g->head + i) % RING];
 
-/* Take and decompress the jobs left, with mu held (and held again on
- * return); d is the taking thread's. */
-static void take_jobs(struct zst_helper *h, ZSTD_DCtx *d)
-{
-	while (h->next < h->njobs) {
-		struct zst_job *j = &h->jobs[h->next++];
-
-		pthread_mutex_unlock(&h->mu);
-		run_job(d, j);
-		pthread_mutex_lock(&h->mu);
-		if (++h->finished == h->njobs)
-			pthread_cond_signal(&h->done);
+		if (s->state == SLOT_QUEUED)
+			return s;
 	}
-}
-
-static void *helper_main(void *arg)
-{
-	struct zst_helper *h = arg;
-
-	pthread_mutex_lock(&h->mu);
-	for (;;) {
-		while (h->next >= h->njobs && !h->quit)
-			pthread_cond_wait(&h->cv, &h->mu);
-		if (h->quit)
-			break;
-		take_jobs(h, h->d);
-	}
-	pthread_mutex_unlock(&h->mu);
 	return NULL;
 }
 
-static void helper_stop(struct zst_helper *h)
+/* Decompress slot s on the calling thread (its dctx d); mu held, and held
+ * again on return. */
+static void run_slot(struct zst_ring *g, struct zst_slot *s, ZSTD_DCtx *d)
 {
-	if (!h)
-		return;
-	pthread_mutex_lock(&h->mu);
-	h->quit = true;
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
-	pthread_join(h->tid, NULL);
-	pthread_mutex_destroy(&h->mu);
-	pthread_cond_destroy(&h->cv);
-	pthread_cond_destroy(&h->done);
-	ZSTD_freeDCtx(h->d);
-	free(h);
+	s->state = SLOT_BUSY;
+	pthread_mutex_unlock(&g->mu);
+	s->got = ZSTD_decompressDCtx(d, s->dbuf, s->fcs, s->cbuf, s->c);
+	pthread_mutex_lock(&g->mu);
+	s->state = SLOT_DONE;
+	pthread_cond_signal(&g->done);
 }
 
-/* The helper thread, started once; NULL (and never tried again) when
- * there is one CPU, or no memory or thread for it. */
-static struct zst_helper *helper(struct zst_in *z)
+static void *ring_main(void *arg)
 {
-	struct zst_helper *h;
+	struct zst_ring *g = arg;
+	struct zst_slot *s;
 
-	if (z->helper || z->no_helper)
-		return z->helper;
-	z->no_helper = true;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || !(h = calloc(1, sizeof(*h))))
+	pthread_mutex_lock(&g->mu);
+	for (;;) {
+		while (!g->quit && !(s = queued(g)))
+			pthread_cond_wait(&g->work, &g->mu);
+		if (g->quit)
+			break;
+		run_slot(g, s, g->d);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+/* The ring emptied: its helper joined, its slots dropped (their buffers
+ * kept), nothing read ahead. */
+static void ring_stop(struct zst_in *z)
+{
+	struct zst_ring *g = z->ring;
+
+	if (!g)
+		return;
+	if (g->running) {
+		pthread_mutex_lock(&g->mu);
+		g->quit = true;
+		pthread_cond_signal(&g->work);
+		pthread_mutex_unlock(&g->mu);
+		pthread_join(g->tid, NULL);
+		g->running = g->quit = false;
+	}
+	for (unsigned i = 0; i < RING; i++)
+		g->s[i].state = SLOT_EMPTY;
+	g->head = g->n = 0;
+	z->ahead = z->ahead_d = z->ring_given = 0;
+}
+
+static void ring_free(struct zst_in *z)
+{
+	struct zst_ring *g = z->ring;
+
+	if (!g)
+		return;
+	ring_stop(z);
+	for (unsigned i = 0; i < RING; i++) {
+		free(g->s[i].cbuf);
+		free(g->s[i].dbuf);
+	}
+	ZSTD_freeDCtx(g->d);
+	pthread_mutex_destroy(&g->mu);
+	pthread_cond_destroy(&g->work);
+	pthread_cond_destroy(&g->done);
+	free(g);
+	z->ring = NULL;
+}
+
+/* The ring, made when first wanted; NULL (and never tried again) on one
+ * CPU, or with no memory for it. */
+static struct zst_ring *ring(struct zst_in *z)
+{
+	struct zst_ring *g;
+
+	if (z->ring || z->no_ring)
+		return z->ring;
+	z->no_ring = true;
+	if (bach_cpus(2) < 2 || !(g = calloc(1, sizeof(*g))))
 		return NULL;
-	h->d = ZSTD_createDCtx();
-	if (!h->d || pthread_mutex_init(&h->mu, NULL)) {
-		ZSTD_freeDCtx(h->d);
-		free(h);
+	if (!(g->d = ZSTD_createDCtx()) || pthread_mutex_init(&g->mu, NULL)) {
+		ZSTD_freeDCtx(g->d);
+		free(g);
 		return NULL;
 	}
-	pthread_cond_init(&h->cv, NULL);
-	pthread_cond_init(&h->done, NULL);
-	if (pthread_create(&h->tid, NULL, helper_main, h)) {
-		pthread_mutex_destroy(&h->mu);
-		pthread_cond_destroy(&h->cv);
-		pthread_cond_destroy(&h->done);
-		ZSTD_freeDCtx(h->d);
-		free(h);
-		return NULL;
+	pthread_cond_init(&g->work, NULL);
+	pthread_cond_init(&g->done, NULL);
+	z->no_ring = false;
+	return z->ring = g;
+}
+
+/* *buf of at least want bytes (*cap), its contents kept; 0 or -ENOMEM. */
+static int grow(uint8_t **buf, size_t *cap, size_t want)
+{
+	uint8_t *p;
+
+	if (*cap >= want)
+		return 0;
+	if (!(p = realloc(*buf, want)))
+		return -ENOMEM;
+	*buf = p;
+	*cap = want;
+	return 0;
+}
+
+/*
+ * Record bytes still wanted after the carry: all of them, or up to a
+ * range's end (a seek's records to pass over included).
+ */
+static uint64_t wanted(const struct bach_reader *r)
+{
+	uint64_t recs, b;
+
+	if (r->limit == UINT64_MAX || r->skip_recs)
+		return UINT64_MAX;
+	if (r->total_recs >= r->limit)
+		return 0;
+	recs = r->limit - r->total_recs;
+	if (recs > (UINT64_MAX / 4) / BACH_REC_SIZE)
+		return UINT64_MAX;
+	b = r->skip + recs * BACH_REC_SIZE;
+	return b > r->carry ? b - r->carry : 0;
+}
+
+static int want(struct bach_reader *r, size_t k);
+static uint64_t zat(const struct bach_reader *r);
+
+/*
+ * The bytes of a frame that turned out not to be bach's, s->cbuf[0, len),
+ * given back to the one-thread way as its input (the slot keeps r->in's
+ * buffer in exchange); the ring takes no more of this file's frames.
+ */
+static void give_back(struct bach_reader *r, struct zst_slot *s, size_t len)
+{
+	uint8_t *in = r->in;
+	size_t cap = r->in_cap;
+
+	r->in = r->gz.in = s->cbuf;
+	r->in_cap = s->ccap;
+	s->cbuf = in;
+	s->ccap = cap;
+	r->zs.zpos = 0;
+	r->zs.zlen = len;
+	r->zs.ring_off = true;
+}
+
+/*
+ * The next frame into the ring's next slot, when it is bach's kind (above)
+ * and all of it wanted. 1 when queued, 0 when not (the frame goes the
+ * one-thread way), or r->err: a read that failed, or no memory.
+ */
+static int fill_one(struct bach_reader *r, struct zst_ring *g)
+{
+	struct zst_in *z = &r->zs;
+	struct zst_slot *s = &g->s[(g->head + g->n) % RING];
+	unsigned long long fcs;
+	size_t avail, c, len, bound;
+	uint64_t off;
+	const uint8_t *p;
+	int err;
+
+	if (z->in_frame || z->skip_left || z->tab_done || z->ring_off)
+		return 0;
+	if ((err = want(r, ZST_HEADER_MAX)) < 0)
+		return err;
+	avail = z->zlen - z->zpos;
+	p = r->in + z->zpos;
+	if (avail < 4 || bach_get_le32(p) != ZST_FRAME_MAGIC)
+		return 0;
+	fcs = ZSTD_getFrameContentSize(p, avail);
+	if (fcs >= ZSTD_CONTENTSIZE_ERROR || !fcs || fcs > WHOLE_FRAME_MAX ||
+	    wanted(r) < z->ahead_d || wanted(r) - z->ahead_d < fcs)
+		return 0;
+	if (grow(&s->dbuf, &s->dcap, fcs > OUT_CAP ? (size_t)fcs : OUT_CAP) ||
+	    grow(&s->cbuf, &s->ccap, IN_CAP))
+		return reader_fail(r, -ENOMEM, "%s: out of memory",
+				   bach_reader_file(r));
+	off = zat(r);
+	c = ZSTD_findFrameCompressedSize(p, avail);
+	if (!ZSTD_isError(c) && c <= avail) {
+		if (grow(&s->cbuf, &s->ccap, c))
+			return reader_fail(r, -ENOMEM, "%s: out of memory",
+					   bach_reader_file(r));
+		memcpy(s->cbuf, p, c);
+		z->zpos += c;
+	} else {
+		/* the frame's bytes at hand, and the rest read into the
+		 * slot; what is read past its end goes back to r->in */
+		bound = ZSTD_compressBound((size_t)fcs) + 64;
+		if (bound < avail)
+			bound = avail;
+		if (grow(&s->cbuf, &s->ccap, bound))
+			return reader_fail(r, -ENOMEM, "%s: out of memory",
+					   bach_reader_file(r));
+		memcpy(s->cbuf, p, avail);
+		len = avail;
+		z->zpos = z->zlen = 0;
+		for (;;) {
+			ssize_t n;
+
+			c = ZSTD_findFrameCompressedSize(s->cbuf, len);
+			if (!ZSTD_isError(c) && c <= len)
+				break;
+			if ((ZSTD_isError(c) &&
+			     ZSTD_getErrorCode(c) != ZSTD_error_srcSize_wrong) ||
+			    len == bound || r->file_eof) {
+				give_back(r, s, len);
+				return 0;
+			}
+			n = reader_gz_read(r, s->cbuf + len,
+					   bound - len < IN_CAP ? bound - len
+								: IN_CAP);
+			if (n < 0) {
+				give_back(r, s, len);
+				return (int)n;
+			}
+			len += (size_t)n;
+		}
+		memcpy(r->in, s->cbuf + c, len - c);
+		z->zlen = len - c;
 	}
-	z->no_helper = false;
-	return z->helper = h;
+	s->c = c;
+	s->fcs = (size_t)fcs;
+	s->off = off;
+	z->ahead += c;
+	z->ahead_d += fcs;
+	pthread_mutex_lock(&g->mu);
+	s->state = SLOT_QUEUED;
+	g->n++;
+	pthread_cond_signal(&g->work);
+	pthread_mutex_unlock(&g->mu);
+	/* the helper, for the first slot (none: this thread does them all) */
+	if (!g->running && !g->no_thread)
+		g->no_thread =
+			!(g->running = !pthread_create(&g->tid, NULL, ring_main, g));
+	return 1;
+}
+
+/*
+ * The free slots filled, a read's error kept for after them. As many
+ * frames ahead as were handed out since the file was opened or a seek,
+ * up to RING: a few records read after a seek decompress one frame more,
+ * not RING.
+ */
+static void ring_fill(struct bach_reader *r, struct zst_ring *g)
+{
+	struct zst_in *z = &r->zs;
+	uint64_t ahead = z->ring_given < 1 ? 1 : z->ring_given;
+	int st = 1;
+
+	while (g->n < RING && g->n < ahead && !z->ring_err &&
+	       (st = fill_one(r, g)) > 0)
+		;
+	if (st < 0) {
+		z->ring_err = r->err;
+		z->ring_off = true;
+		r->err = 0;
+	}
+}
+
+/* The slot at the ring's head, decompressed. */
+static struct zst_slot *ring_take(struct zst_in *z, struct zst_ring *g)
+{
+	struct zst_slot *s = &g->s[g->head], *o;
+
+	pthread_mutex_lock(&g->mu);
+	while (s->state != SLOT_DONE) {
+		if (s->state == SLOT_QUEUED)
+			run_slot(g, s, z->dctx);
+		else if ((o = queued(g)))
+			run_slot(g, o, z->dctx); /* while the helper does s */
+		else
+			pthread_cond_wait(&g->done, &g->mu);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return s;
+}
+
+/*
+ * The records of the ring's next frame, after the carry: bytes, 0 when the
+ * ring holds none (the one-thread way goes on), or r->err.
+ */
+static ssize_t ring_produce(struct bach_reader *r)
+{
+	struct zst_in *z = &r->zs;
+	struct zst_ring *g = ring(z);
+	struct zst_slot *s;
+	size_t n;
+
+	if (!g)
+		return 0;
+	ring_fill(r, g);
+	if (!g->n) {
+		if (!z->ring_err)
+			return 0;
+		r->err = z->ring_err; /* r->msg says it */
+		z->ring_err = 0;
+		return r->err;
+	}
+	s = ring_take(z, g);
+	z->frame_start = s->off;
+	if (ZSTD_isError(s->got)) {
+		z->bad = true;
+		reader_fail(r, -BACH_EDATA,
+			    "%s: bad zstd frame at byte offset %llu: %s",
+			    bach_reader_file(r), (unsigned long long)s->off,
+			    ZSTD_getErrorName(s->got));
+		ring_stop(z);
+		z->ring_err = 0;
+		return r->err;
+	}
+	n = s->got;
+	if (!r->carry) {
+		uint8_t *o = r->out;
+		size_t cap = r->out_cap;
+
+		r->out = s->dbuf;
+		r->out_cap = s->dcap;
+		s->dbuf = o;
+		s->dcap = cap;
+	} else {
+		if (grow(&r->out, &r->out_cap, r->carry + n))
+			return reader_fail(r, -ENOMEM, "%s: out of memory",
+					   bach_reader_file(r));
+		memcpy(r->out + r->carry, s->dbuf, n);
+	}
+	z->frames++;
+	z->ring_given++;
+	z->csum = s->off + s->c;
+	z->dsum += n;
+	z->ahead -= s->c;
+	z->ahead_d -= s->fcs;
+	pthread_mutex_lock(&g->mu);
+	s->state = SLOT_EMPTY;
+	g->head = (g->head + 1) % RING;
+	g->n--;
+	pthread_mutex_unlock(&g->mu);
+	ring_fill(r, g); /* the helper's next while these are read */
+	return (ssize_t)n;
 }
 
 void reader_zst_restart(struct bach_reader *r)
 {
 	struct ZSTD_DCtx_s *dctx = r->zs.dctx;
-	struct zst_helper *h = r->zs.helper;
-	bool no_helper = r->zs.no_helper;
+	struct zst_ring *g = r->zs.ring;
+	bool no_ring = r->zs.no_ring;
 
+	ring_stop(&r->zs);
 	free(r->zs.tab);
 	memset(&r->zs, 0, sizeof(r->zs));
 	r->zs.dctx = dctx;
-	r->zs.helper = h;
-	r->zs.no_helper = no_helper;
+	r->zs.ring = g;
+	r->zs.no_ring = no_ring;
+}
+
+void reader_zst_close(struct bach_reader *r)
+{
+	ring_stop(&r->zs);
 }
 
 void reader_zst_end(struct bach_reader *r)
 {
 	reader_zst_restart(r);
-	helper_stop(r->zs.helper);
-	r->zs.helper = NULL;
+	ring_free(&r->zs);
 	ZSTD_freeDCtx(r->zs.dctx);
 	r->zs.dctx = NULL;
 }
@@ -182,6 +482,9 @@ void reader_zst_resume(struct bach_reader *r, uint64_t from, uint64_t at)
 		z->first_dsum = z->dsum;
 	}
 
+	ring_stop(z);
+	z->ring_err = 0;
+	z->ring_off = false;
 	free(z->tab);
 	z->tab = NULL;
 	z->tab_len = z->skip_left = 0;
@@ -214,7 +517,7 @@ static int want(struct bach_reader *r, size_t k)
 			z->zlen -= z->zpos;
 			z->zpos = 0;
 		}
-		n = reader_gz_read(r, r->in + z->zlen, IN_CAP - z->zlen);
+		n = reader_gz_read(r, r->in + z->zlen, r->in_cap - z->zlen);
 		if (n < 0)
 			return (int)n;
 		z->zlen += (size_t)n;
@@ -224,7 +527,7 @@ static int want(struct bach_reader *r, size_t k)
 
 bool reader_zst_done(const struct bach_reader *r)
 {
-	return !r->zs.in_frame && !r->zs.skip_left &&
+	return !(r->zs.ring && r->zs.ring->n) && !r->zs.in_frame && !r->zs.skip_left &&
 	       r->zs.zpos == r->zs.zlen && r->file_eof;
 }
 
@@ -358,86 +661,6 @@ static int frame_start(struct bach_reader *r, size_t left, bool made)
 	return frame_start_whole(r, left);
 }
 
-/*
- * The whole zstd frames at hand from in[zpos] that fit room bytes at dst,
- * at most BATCH_MAX, into jobs; how many.
- */
-static size_t frames_at_hand(struct bach_reader *r, uint8_t *dst, size_t room,
-			     struct zst_job *jobs)
-{
-	struct zst_in *z = &r->zs;
-	size_t pos = z->zpos, n = 0, out = 0;
-
-	while (n < BATCH_MAX && z->zlen - pos >= ZST_HEADER_MAX &&
-	       bach_get_le32(r->in + pos) == ZST_FRAME_MAGIC) {
-		const uint8_t *p = r->in + pos;
-		unsigned long long fcs =
-			ZSTD_getFrameContentSize(p, z->zlen - pos);
-		size_t c;
-
-		if (fcs >= ZSTD_CONTENTSIZE_ERROR || fcs > room - out)
-			break;
-		c = ZSTD_findFrameCompressedSize(p, z->zlen - pos);
-		if (ZSTD_isError(c) || c > z->zlen - pos)
-			break;
-		jobs[n++] = (struct zst_job){ p, c, (size_t)fcs, dst + out, 0 };
-		out += (size_t)fcs;
-		pos += c;
-	}
-	return n;
-}
-
-/*
- * Two or more whole frames at hand: decompressed by this thread and the
- * helper, each taking the next one left, into dst. Returns the frames done (0:
- * not two at hand, nothing done), their bytes added to *made; or -1 at a
- * damaged frame, the frames before it done and r->msg naming it.
- */
-static int batch(struct bach_reader *r, uint8_t *dst, size_t room, size_t *made)
-{
-	struct zst_in *z = &r->zs;
-	struct zst_job jobs[BATCH_MAX];
-	struct zst_helper *h;
-	size_t n;
-
-	if (want(r, BATCH_MAX * WHOLE_IN / 2) < 0)
-		return -1;
-	n = frames_at_hand(r, dst, room, jobs);
-	if (n < 2 || !(h = helper(z)))
-		return 0;
-	pthread_mutex_lock(&h->mu);
-	h->jobs = jobs;
-	h->njobs = n;
-	h->next = h->finished = 0;
-	pthread_cond_signal(&h->cv);
-	take_jobs(h, z->dctx);
-	/* only for a frame the helper is decompressing */
-	while (h->finished < h->njobs)
-		pthread_cond_wait(&h->done, &h->mu);
-	h->jobs = NULL;
-	h->njobs = h->next = 0;
-	pthread_mutex_unlock(&h->mu);
-	for (size_t i = 0; i < n; i++) {
-		z->frame_start = zat(r);
-		if (ZSTD_isError(jobs[i].got)) {
-			z->bad = true;
-			reader_fail(
-				r, -BACH_EDATA,
-				"%s: bad zstd frame at byte offset %llu: %s",
-				bach_reader_file(r),
-				(unsigned long long)z->frame_start,
-				ZSTD_getErrorName(jobs[i].got));
-			return -1;
-		}
-		z->zpos += jobs[i].c;
-		z->frames++;
-		z->csum = zat(r);
-		z->dsum += jobs[i].got;
-		*made += jobs[i].got;
-	}
-	return (int)n;
-}
-
 static ssize_t damaged(struct bach_reader *r, size_t good)
 {
 	/* the frames before the damage are handed out first */
@@ -458,6 +681,12 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 	if (!z->dctx && !(z->dctx = ZSTD_createDCtx()))
 		return reader_fail(r, -ENOMEM, "%s: out of memory",
 				   bach_reader_file(r));
+	if (!z->no_ring) {
+		ssize_t n = ring_produce(r);
+
+		if (n)
+			return n;
+	}
 	while (made < room) {
 		ZSTD_inBuffer ib;
 		ZSTD_outBuffer ob = { dst, room, made };
@@ -493,14 +722,6 @@ ssize_t reader_zst_produce(struct bach_reader *r, size_t room)
 		if (z->skip_left) {
 			pass_skippable(r);
 			continue;
-		}
-		if (!z->in_frame && !z->tab_done) {
-			st = batch(r, dst + made, room - made, &made);
-			if (st < 0)
-				return damaged(r, made);
-			good = made;
-			if (st > 0)
-				continue;
 		}
 		if (!z->in_frame) {
 			st = frame_start(r, room - made, made > 0);
