@@ -110,7 +110,7 @@ struct bach_reader {
 		bool ring_off; /* it takes no more of this file's frames */
 		int ring_err;  /* a read's error, after the frames before */
 		uint64_t ahead, ahead_d; /* its frames' bytes, and records' */
-		uint64_t ring_given; /* frames it handed out */
+		uint64_t ring_given;	 /* frames it handed out */
 		uint64_t skip_left;   /* bytes of a skippable frame to pass */
 		uint64_t frame_start; /* file offset of the frame being read */
 		uint64_t frames;      /* frames read whole (skippable too) */

@@ -309,7 +309,8 @@ static int fill_one(struct bach_reader *r, struct zst_ring *g)
 			if (!ZSTD_isError(c) && c <= len)
 				break;
 			if ((ZSTD_isError(c) &&
-			     ZSTD_getErrorCode(c) != ZSTD_error_srcSize_wrong) ||
+			     ZSTD_getErrorCode(c) !=
+				     ZSTD_error_srcSize_wrong) ||
 			    len == bound || r->file_eof) {
 				give_back(r, s, len);
 				return 0;
@@ -338,8 +339,8 @@ static int fill_one(struct bach_reader *r, struct zst_ring *g)
 	pthread_mutex_unlock(&g->mu);
 	/* the helper, for the first slot (none: this thread does them all) */
 	if (!g->running && !g->no_thread)
-		g->no_thread =
-			!(g->running = !pthread_create(&g->tid, NULL, ring_main, g));
+		g->no_thread = !(g->running = !pthread_create(&g->tid, NULL,
+							      ring_main, g));
 	return 1;
 }
 
@@ -527,8 +528,8 @@ static int want(struct bach_reader *r, size_t k)
 
 bool reader_zst_done(const struct bach_reader *r)
 {
-	return !(r->zs.ring && r->zs.ring->n) && !r->zs.in_frame && !r->zs.skip_left &&
-	       r->zs.zpos == r->zs.zlen && r->file_eof;
+	return !(r->zs.ring && r->zs.ring->n) && !r->zs.in_frame &&
+	       !r->zs.skip_left && r->zs.zpos == r->zs.zlen && r->file_eof;
 }
 
 /* The bytes of a skippable frame at hand, passed over or collected. */
