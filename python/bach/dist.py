@@ -314,14 +314,15 @@ def sim(client, traces, configs, *, bach=None, groups=None, chunks=None,
     --json CONFIG OPTIONS TRACES`) returns, in a list in the order given.
     options are added to every configuration (seed=, type=, ...).
 
-    The configurations go in groups (default: one per worker thread, at
-    most one per configuration), and each group's run is cut by time
-    into chunks (bach plan's; default: as many as bring the tasks, groups
-    x chunks, to about twice the workers' threads): each task runs `bach
+    The configurations go in groups (default one: every task simulates
+    them all, and the trace is read once), and each group's run is cut by
+    time into chunks (bach plan's; default: as many as bring the tasks,
+    groups x chunks, to the workers' threads): each task runs `bach
     sim --configs GROUP --range A:B --partial -`, and a group's partials
     are merged as a tree of bach merge (fanin partials each). chunks=1
     runs each group whole, as does a bach whose sim --configs takes no
-    --partial."""
+    --partial; without groups=, the configurations are then shared out
+    in a group per worker thread instead."""
     if isinstance(configs, str):
         raise TypeError("bach.dist.sim: configs is a list of configurations")
     cfgs = [_config(c) for c in configs]
@@ -331,17 +332,21 @@ def sim(client, traces, configs, *, bach=None, groups=None, chunks=None,
     if not cfgs:
         return []
     threads = _threads(client)
-    n = groups if groups is not None else threads
+    n = groups if groups is not None else 1
     _check("groups", n, 1)
     n = min(n, len(cfgs))
-    k = chunks if chunks is not None else -(-2 * threads // n)
+    k = chunks if chunks is not None else -(-threads // n)
     _check("chunks", k, 1)
-    cut = [len(cfgs) * i // n for i in range(n + 1)]
-    parts = [cfgs[a:b] for a, b in zip(cut, cut[1:])]
     ranges = None
     if k > 1 and _one_line(cfgs):
         ranges = client.submit(_sim_plan_task, bach, traces, k,
                                pure=False).result()
+    if not ranges and groups is None:
+        # not split by time (a bach without sim --configs --partial):
+        # the workers share the configurations instead
+        n = min(threads, len(cfgs))
+    cut = [len(cfgs) * i // n for i in range(n + 1)]
+    parts = [cfgs[a:b] for a, b in zip(cut, cut[1:])]
     if not ranges:
         futures = [client.submit(_sim_group_task, bach, g, common, traces,
                                  pure=False) for g in parts]

@@ -178,10 +178,9 @@ def test_sim_equals_bach(client, traces, which):
 
 
 def test_sim_groups(client, traces, logged):
-    """By default one group a worker thread (2), each cut into chunks that
-    bring the tasks to twice the threads (2 chunks a group): one bach sim
-    --configs GROUP --range A:B --partial - a task, a bach merge --json a
-    group; the results in the order given."""
+    """By default one group, cut into a chunk per worker thread (2): one
+    bach sim --configs ALL --range A:B --partial - a chunk, one bach merge
+    --json of the two; the results in the order given."""
     w, log = logged
     log.write_text("")
     t = traces["file"]
@@ -196,13 +195,15 @@ def test_sim_groups(client, traces, logged):
     assert all(x.startswith("--threads 1 --range ") for x in runs), runs
     assert runs == sorted(
         "--threads 1 --range %d:%d --partial - %s" % (c["start"], c["end"], t)
-        for c in plan for g in range(2))
+        for c in plan)
     merges = [x.split() for x in lines if x.startswith("merge ")]
-    assert len(merges) == 2 and all(m[1] == "--json" and len(m) == 4
+    assert len(merges) == 1 and all(m[1] == "--json" and len(m) == 4
                                     for m in merges)
-    # chunks=1: each group whole, one bach sim --configs --json a group
+    # groups=2, chunks=1: each group whole, one bach sim --configs --json
+    # a group
     log.write_text("")
-    assert bach.dist.sim(client, t, SIMS, bach=str(w), chunks=1) == got
+    assert bach.dist.sim(client, t, SIMS, bach=str(w), groups=2,
+                         chunks=1) == got
     runs = [x for x in log.read_text().splitlines()
             if x.startswith("sim ") and x != "sim --help"]
     assert len(runs) == 2 and all(x.startswith("sim --configs ") and
