@@ -35,9 +35,3 @@ manifest_span() {
 		/"event":"segment"/ { t1 = s($4) }
 		END { d = t1 - t0; if (d < 0) d += 86400; if (d <= 0) d = 0.001; print d }' "$1"
 }
-# median V...: the median of the numbers (the mean of the middle two of
-# an even count)
-median() {
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
