@@ -20,6 +20,7 @@
 #include "bach/record.h"
 #include "bach/trace.h"
 #include "capture_priv.h"
+#include "lib/cpus.h"
 #include "lib/io/zpool.h"
 #define LOG_PREFIX NULL
 #include "log.h"
@@ -234,8 +235,7 @@ static void time_fail(struct capture *c, const char *what, int err)
 static struct bach_zpool *time_pool(struct capture *c)
 {
 	struct capture_wr *w = &c->wr;
-	int threads = c->cfg.threads > 0 ? c->cfg.threads
-					 : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = c->cfg.threads > 0 ? c->cfg.threads : (int)bach_cpus(256);
 
 	if (w->tpool || w->tpool_failed)
 		return w->tpool;

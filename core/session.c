@@ -20,6 +20,7 @@
 #include "bach/trace.h"
 #include "capture_priv.h"
 #include "lib/bus/frame.h"
+#include "lib/cpus.h"
 #include "lib/io/manifest.h"
 #include "lib/io/zpool.h"
 #define LOG_PREFIX NULL
@@ -298,9 +299,8 @@ int capture_open(struct capture **cp, const struct capture_config *cfg)
 		log_warn("io_uring refused (%s): writing with pwrite instead",
 			 strerror(-uring_err));
 	if (cfg->compress) {
-		int threads = cfg->threads > 0
-				      ? cfg->threads
-				      : (int)sysconf(_SC_NPROCESSORS_ONLN);
+		int threads =
+			cfg->threads > 0 ? cfg->threads : (int)bach_cpus(256);
 
 		/*
 		 * The ring holds the input of every block in flight: the pool

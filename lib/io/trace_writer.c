@@ -26,6 +26,7 @@
 #include "bach/index.h"
 #include "bach/record.h"
 #include "bach/trace.h"
+#include "lib/cpus.h"
 #include "lib/io/outfile.h"
 #include "lib/io/timing.h"
 #include "lib/io/zpool.h"
@@ -259,8 +260,7 @@ int bach_writer_open_framed(struct bach_writer **wp, const char *path,
 			return wfail(w, -ENOMEM, "%s: out of memory", wname(w));
 		return 0;
 	}
-	threads = o->threads > 0 ? o->threads
-				 : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	threads = o->threads > 0 ? o->threads : (int)bach_cpus(MAX_THREADS);
 	if (threads < 1)
 		threads = 1;
 	if (threads > MAX_THREADS)

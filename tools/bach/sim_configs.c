@@ -24,6 +24,7 @@
 
 #include "cmd.h"
 #include "lib/analysis/cachesim.h"
+#include "lib/cpus.h"
 
 #define CHUNK 8192 /* references handed to the simulators at a time */
 #define NBUF  4	   /* chunks decoded and not yet taken by every config */
@@ -352,11 +353,8 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		}
 	}
 	if (!status) {
-		if (!threads) {
-			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-			threads = cpus < 1 ? 1 : cpus > 64 ? 64 : (int)cpus;
-		}
+		if (!threads) /* the CPUs this process may run on */
+			threads = (int)bach_cpus(64);
 		if ((size_t)threads > w.n)
 			threads = (int)w.n;
 		/* the main thread is one of them */
