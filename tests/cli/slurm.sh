@@ -79,6 +79,9 @@ done
 same "$T/sweep/result" "$T/whole"
 expect_status 2 "$BACH" plan --chunks 3 "$T/g.byu.gz" --slurm "$T/d2" -- sim --configs "$T/none.txt"
 expect_err "--slurm: --configs: $T/none.txt: No such file or directory"
+# one FILE: the scripts are written from the rewritten argument
+expect_status 2 "$BACH" plan --chunks 3 "$T/g.byu.gz" --slurm "$T/d2" -- sim --configs "$T/sweep.txt" --configs "$T/sweep.txt"
+expect_err "--slurm: --configs given twice"
 
 [ "$(id -u)" -eq 0 ] || skip "not root: a Slurm of its own runs slurmd as root"
 for p in munged slurmctld slurmd sbatch scontrol; do

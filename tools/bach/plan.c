@@ -330,10 +330,16 @@ static void slurm_path(FILE *f, const char *dir, const char *name)
  */
 static int slurm_configs(struct slurm *sl, const char *arg)
 {
-	char *abs = realpath(arg, NULL);
+	char *abs;
 	size_t pre;
 	int i = 1;
 
+	/* one: the scripts keep a pointer to the rewritten argument */
+	if (sl->configs) {
+		errmsg("--slurm: --configs given twice");
+		return EXIT_USAGE;
+	}
+	abs = realpath(arg, NULL);
 	/* the argument arg is in (getopt may have moved av's) */
 	while (i < sl->ncmd &&
 	       !(arg >= sl->cmd[i] && arg <= sl->cmd[i] + strlen(sl->cmd[i])))
@@ -352,7 +358,6 @@ static int slurm_configs(struct slurm *sl, const char *arg)
 		errmsg("--slurm: --configs: %s: %s", ep, strerror(errno));
 		return EXIT_USAGE;
 	}
-	free(sl->configs);
 	sl->configs = malloc(pre + strlen(abs) + 1);
 	if (!sl->configs) {
 		free(abs);
