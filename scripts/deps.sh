@@ -11,7 +11,8 @@ set -eu
 # pigz and gzip (reference figures in make bench), zstd (the reference
 # reader of .byu.zst in the tests, and its figures in make bench), valgrind
 # (make bench only: its lackey tool traces a real program for
-# bench/compress.sh), libisal (ISA-L's igzip,
+# bench/compress.sh), strace (tests that look for the threads a command
+# starts, or the programs it runs), libisal (ISA-L's igzip,
 # measured beside the block compressors in make bench; not used to write:
 # it compresses traces less than gzip -1).
 # bachd: liburing (io_uring writes), libinih (configuration), libsystemd
@@ -52,7 +53,7 @@ set -eu
 # /run/munge where the system starts services; slurmctld's and slurmd's
 # do not start without an /etc/slurm/slurm.conf, which they do not ship).
 PKGS="gcc make pkg-config clang-format zlib1g-dev libdeflate-dev libzstd-dev libcmocka-dev clang pigz gzip zstd
-valgrind
+valgrind strace
 libisal-dev
 liburing-dev libinih-dev libsystemd-dev
 libusb-1.0-0-dev umockdev libumockdev-dev iverilog verilator yosys nextpnr-ice40
