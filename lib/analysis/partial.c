@@ -55,10 +55,18 @@ static int check_words(const char *rest, size_t len, struct bach_partial *p,
 {
 	uint64_t n;
 
-	if (!get_u64(p->head, "words", len / 4, &n) || len != 4 * n)
-		return bad(
+	if (!json_is_integer(json_object_get(p->head, "words")))
+		return bad(err, errlen,
+			   "line 1: \"words\" missing or not a whole number");
+	if (!get_u64(p->head, "words", len / 4, &n) || len != 4 * n) {
+		snprintf(
 			err, errlen,
-			"the binary section after line 2 is not the header's \"words\" 32-bit words (cut short, or more)");
+			"the binary section after line 2 is %zu bytes, not the header's \"words\" %lld 32-bit words (cut short, or more)",
+			len,
+			(long long)json_integer_value(
+				json_object_get(p->head, "words")));
+		return -EBADMSG;
+	}
 	p->words.w = malloc((n + 1) * sizeof(*p->words.w));
 	if (!p->words.w) {
 		snprintf(err, errlen, "out of memory");

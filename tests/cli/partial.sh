@@ -180,6 +180,15 @@ expect_status 1 "$BACH" merge "$T/x.1" "$T/cut" "$T/x.3"
 expect_err "$T/cut: not two lines of JSON"
 expect_status 1 "$BACH" merge "$T/g.byu"
 expect_err "$T/g.byu: "
+# an mrc partial's binary section (version 3) cut short, or its count gone
+"$BACH" mrc --range 0:5000 --partial "$T/m.1" "$C" || fail "mrc --partial 0:5000"
+"$BACH" mrc --range 5000: --partial "$T/m.2" "$C" || fail "mrc --partial 5000:"
+head -c -4 "$T/m.1" > "$T/mcut"
+expect_status 1 "$BACH" merge "$T/mcut" "$T/m.2"
+expect_err "$T/mcut: the binary section after line 2 is $(($(wc -c < "$T/m.1") - 4 - $(head -n 2 "$T/m.1" | wc -c))) bytes, not the header's \"words\""
+sed '1s/"words":[0-9]*/"wordz":0/' "$T/m.1" > "$T/mnow"
+expect_status 1 "$BACH" merge "$T/mnow" "$T/m.2"
+expect_err "$T/mnow: line 1: \"words\" missing or not a whole number"
 
 # a damaged member inside a chunk fails as the unsplit run does
 damaged_member "$T/g.byu.gz"
