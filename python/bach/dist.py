@@ -18,9 +18,9 @@ runs `bach CMD --range A:B --partial -` on a worker, and the partials are
 merged as a tree of `bach merge --partial -` runs (up to `fanin` partials
 each), the root printing `bach merge --json`. sim returns a list, one entry
 per configuration: what json.loads() of `bach sim --json CONFIG` returns;
-the configurations are split into a few groups (by default one per worker
-thread), and each group's pass over the trace into chunks of time, so
-that there are about twice as many tasks as worker threads: each task
+the configurations are split into groups (by default one), and each
+group's pass over the trace into chunks of time, so that there are about
+as many tasks as worker threads: each task
 runs `bach sim --configs GROUP --range A:B --partial -`, merged like the
 others.
 
