@@ -264,6 +264,16 @@ static bool have_vbmi(void)
 }
 #endif
 
+/* w as a little-endian host holds it */
+static inline uint64_t le64(uint64_t w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(w);
+#else
+	return w;
+#endif
+}
+
 /*
  * The scan, SCAN_CHUNK records at a time: their addresses into an array,
  * then, rule after rule, which of them are in range (a byte each), with
@@ -299,7 +309,8 @@ SCAN_CLONES static void scan_chunks(struct capture *c,
 		/* only the candidates, one by one: a byte of hit each */
 		memcpy(w, hit, sizeof(w));
 		for (unsigned j = 0; j < SCAN_CHUNK / 8; j++)
-			for (uint64_t m = w[j]; m; m &= m - 1)
+			/* byte i of the word is hit[8j + i] on any host */
+			for (uint64_t m = le64(w[j]); m; m &= m - 1)
 				scan_records(
 					c, b,
 					k + 8 * j +
