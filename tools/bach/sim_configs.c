@@ -26,8 +26,10 @@
 #include "lib/analysis/cachesim.h"
 #include "lib/cpus.h"
 
-#define CHUNK 8192 /* references handed to the simulators at a time */
-#define NBUF  4	   /* chunks decoded and not yet taken by every config */
+/* references handed to the simulators at a time: 32 KiB of them, which
+ * stay in L1 while each configuration takes them (8192 took 6% more CPU) */
+#define CHUNK 2048
+#define NBUF  16 /* chunks decoded and not yet taken by every config */
 
 struct sweep {
 	struct sim_line *c;
