@@ -442,8 +442,15 @@ static void invalidate(struct cache *c)
 	}
 }
 
-static access_fn lanes_1, lanes_2, lanes_4, lanes_8, lanes_16, lanes_any,
-	ways_access;
+/*
+ * The associativities a cache of lanes has a function of its own for, a
+ * constant the compiler unrolls by: X(A) for each (power of two, at most
+ * SMALL_ASSOC). Any other takes lanes_any.
+ */
+#define LANE_COUNTS(X)	 X(1) X(2) X(4) X(8) X(16)
+#define DECLARE_LANES(A) static access_fn lanes_##A;
+LANE_COUNTS(DECLARE_LANES)
+static access_fn lanes_any, ways_access;
 
 static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 		      struct cache *down, uint64_t seed)
@@ -479,12 +486,11 @@ static int cache_init(struct cache *c, const struct bach_cache_spec *sp,
 			return -ENOMEM;
 	}
 	if (c->lanes) {
-		c->access = c->assoc == 1    ? lanes_1
-			    : c->assoc == 2  ? lanes_2
-			    : c->assoc == 4  ? lanes_4
-			    : c->assoc == 8  ? lanes_8
-			    : c->assoc == 16 ? lanes_16
-					     : lanes_any;
+		c->access = lanes_any;
+#define PICK_LANES(A)                                                          \
+	if (c->assoc == (A))                                                   \
+		c->access = lanes_##A;
+		LANE_COUNTS(PICK_LANES)
 		return 0;
 	}
 	c->access = ways_access;
@@ -833,11 +839,8 @@ lanes_search(const uint32_t *e, uint32_t block, const uint32_t A)
 		else                                                           \
 			lanes_hit(c, e, pos, addr, size, kind, assoc);         \
 	}
-LANES(1, 1)
-LANES(2, 2)
-LANES(4, 4)
-LANES(8, 8)
-LANES(16, 16)
+#define LANES_OF(A) LANES(A, A)
+LANE_COUNTS(LANES_OF)
 LANES(any, c->assoc)
 
 /* A reference of any size: split at line boundaries (multi-block). */
@@ -994,9 +997,12 @@ int bach_sim_new(struct bach_sim **sp, const struct bach_sim_config *cfg,
 				   *d = s->data_top;
 		uint32_t a = i->assoc;
 
-		if (i->lanes && d->lanes && a == d->assoc && !(a & (a - 1)) &&
-		    a <= 16)
-			s->l1_lanes = a;
+		if (i->lanes && d->lanes && a == d->assoc) {
+#define L1_LANES(A)                                                            \
+	if (a == (A))                                                          \
+		s->l1_lanes = A;
+			LANE_COUNTS(L1_LANES)
+		}
 	}
 	*sp = s;
 	return 0;
@@ -1065,21 +1071,13 @@ lanes_miss_of(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
 	      unsigned kind, const uint32_t A)
 {
 	switch (A) {
-	case 1:
-		lanes_miss_1(c, e, addr, size, kind);
+#define MISS_OF(N)                                                             \
+	case N:                                                                \
+		lanes_miss_##N(c, e, addr, size, kind);                        \
 		break;
-	case 2:
-		lanes_miss_2(c, e, addr, size, kind);
-		break;
-	case 4:
-		lanes_miss_4(c, e, addr, size, kind);
-		break;
-	case 8:
-		lanes_miss_8(c, e, addr, size, kind);
-		break;
+		LANE_COUNTS(MISS_OF)
 	default:
-		lanes_miss_16(c, e, addr, size, kind);
-		break;
+		__builtin_unreachable(); /* A is one of LANE_COUNTS */
 	}
 }
 
@@ -1140,21 +1138,11 @@ void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
 		       size_t n)
 {
 	switch (s->l1_lanes) {
-	case 1:
-		add_refs(s, r, n, 1);
+#define ADD_REFS_OF(A)                                                         \
+	case A:                                                                \
+		add_refs(s, r, n, A);                                          \
 		break;
-	case 2:
-		add_refs(s, r, n, 2);
-		break;
-	case 4:
-		add_refs(s, r, n, 4);
-		break;
-	case 8:
-		add_refs(s, r, n, 8);
-		break;
-	case 16:
-		add_refs(s, r, n, 16);
-		break;
+		LANE_COUNTS(ADD_REFS_OF)
 	default:
 		add_refs(s, r, n, 0);
 		break;
