@@ -1026,11 +1026,59 @@ void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *p, size_t n,
 		r[i].pos = base + (off ? off[i] : i);
 		r[i].addr = bach_ref_span(p, &size);
 		r[i].size = (uint8_t)size;
+		r[i].more = 0;
 		if (__builtin_expect(kind == BACH_REF_NONE, 0) &&
 		    bach_rec_is_gap(p))
 			kind = BACH_SIM_GAP;
 		r[i].kind = (uint8_t)kind;
 	}
+}
+
+#define NO_RUN 256u /* no kind */
+
+size_t bach_sim_collapse(struct bach_sim_ref *out, const struct bach_sim_ref *r,
+			 size_t n, unsigned lg)
+{
+	size_t k = 0;
+	uint32_t block = 0;
+	unsigned fk = NO_RUN; /* the kind of the run's next ones */
+
+	for (size_t i = 0; i < n; i++) {
+		const struct bach_sim_ref *x = &r[i];
+		uint32_t b = x->addr >> lg;
+
+		if (x->kind == fk && b == block &&
+		    (x->addr + x->size - 1) >> lg == b && i + 1 < n &&
+		    out[k - 1].more < UINT16_MAX) {
+			out[k - 1].more++;
+			continue;
+		}
+		out[k++] = *x;
+		block = b;
+		fk = NO_RUN;
+		if (x->kind < BACH_REF_NKINDS &&
+		    (x->addr + x->size - 1) >> lg == b)
+			fk = x->kind == BACH_REF_IFETCH ? BACH_REF_IFETCH
+							: BACH_REF_READ;
+	}
+	return k;
+}
+
+int bach_sim_collapse_lg(const struct bach_sim *s)
+{
+	unsigned lg = 31;
+
+	for (int i = 0; i < BACH_SIM_NCACHES; i++) {
+		const struct cache *c = &s->c[i];
+
+		if (!s->have[i])
+			continue;
+		if ((i <= BACH_SIM_L1 || i == BACH_SIM_TLB) && c->nwa)
+			return -1; /* a write miss leaves the line out */
+		if ((i <= BACH_SIM_L1 || i == BACH_SIM_TLB) && c->lg_line < lg)
+			lg = c->lg_line; /* a TLB's lines are its pages */
+	}
+	return (int)lg;
 }
 
 /*
@@ -1091,7 +1139,7 @@ add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
 	 const uint32_t A)
 {
 	struct cache *tlb = s->tlb;
-	uint64_t refs = 0;
+	uint64_t refs = 0, more = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned kind = r[i].kind, size = r[i].size;
@@ -1106,10 +1154,18 @@ add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
 				s->t.skipped++;
 			continue;
 		}
-		refs++;
-		if (tlb)
-			tlb_access(tlb, addr, kind);
+		refs += 1 + r[i].more;
+		more += r[i].more;
 		c = s->top[kind];
+		/* the run's next ones (bach_sim_collapse()): hits, counted */
+		c->st.fetch[kind == BACH_REF_WRITE ? BACH_REF_READ : kind] +=
+			r[i].more;
+		if (tlb) {
+			tlb_access(tlb, addr, kind);
+			tlb->st.fetch[kind == BACH_REF_WRITE ? BACH_REF_READ
+							     : kind] +=
+				r[i].more;
+		}
 		if (__builtin_expect((addr & (c->line - 1)) + size > c->line,
 				     0)) {
 			ref(c, addr, size, kind);
@@ -1130,7 +1186,7 @@ add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
 				ways_ref(c, addr, size, kind);
 		}
 	}
-	s->t.records += n;
+	s->t.records += n + more;
 	s->t.refs += refs;
 }
 

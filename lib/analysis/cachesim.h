@@ -178,11 +178,31 @@ struct bach_sim_ref {
 	uint32_t addr;
 	uint8_t size; /* 1 to 8 */
 	uint8_t kind;
+	uint16_t more; /* bach_sim_collapse(); 0 from bach_sim_refs() */
 };
 void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *recs, size_t n,
 		   uint64_t base, const uint32_t *off);
 void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
 		       size_t n);
+
+/*
+ * A run of references to one block of 2^lg bytes, each within it, takes
+ * one entry: the first (of any kind), with in more the number after it,
+ * each an instruction fetch when the first is one and a data read when
+ * it is a read or a write. To a simulator whose L1 lines (and TLB pages)
+ * are of 2^lg bytes or more and whose L1 and TLB allocate on a write
+ * miss, every reference after the first of a run is
+ * a hit on the line the first left in its L1 and the page in its TLB,
+ * changing nothing but the counts, so the entries give it the same
+ * counts and state as the references (bach sim --configs: fewer entries
+ * for every configuration, decoded once). The last of r[0..n) stays an
+ * entry of its own: its position is where a simulator ends. The entries
+ * into out (room for n); their count. bach_sim_collapse_lg(): the lg a
+ * simulator takes such entries for, or -1 when it can not.
+ */
+size_t bach_sim_collapse(struct bach_sim_ref *out, const struct bach_sim_ref *r,
+			 size_t n, unsigned lg);
+int bach_sim_collapse_lg(const struct bach_sim *s);
 
 /* The end of the trace: copy dirty lines back. Call once, after the last add.
  */

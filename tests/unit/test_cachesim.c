@@ -360,6 +360,176 @@ static void test_two_levels(void **state)
 	bach_sim_free(s);
 }
 
+/*
+ * bach_sim_collapse(): a run of fetches, or of reads after a read or a
+ * write, within one block is one entry; a write, another block, a
+ * record that is no reference, a gap marker and the last record end it.
+ */
+static void test_collapse_entries(void **state)
+{
+	struct bach_sim_ref r[16], c[16];
+	size_t k;
+
+	(void)state;
+	put(0x100, 0x00, IF);
+	put(0x108, 0x00, IF); /* a run of 3 fetches */
+	put(0x110, 0x00, IF);
+	put(0x120, 0x00, RD); /* another 32-byte block */
+	put(0x128, 0x00, RD);
+	put(0x120, 0x00, WR); /* a write starts a run */
+	put(0x130, 0x00, RD);
+	put(0x138, 0x00, IF); /* a fetch after data: its own */
+	put(0x138, 0x00, IO); /* no reference */
+	put(0x138, 0x00, IF);
+	gap(5);
+	put(0x138, 0x00, IF);
+	put(0x138, 0x00, IF); /* the last record: its own */
+	bach_sim_refs(r, recs, nrecs, 100, NULL);
+	k = bach_sim_collapse(c, r, nrecs, 5);
+	assert_int_equal(k, 9);
+	assert_int_equal(c[0].pos, 100);
+	assert_int_equal(c[0].more, 2);
+	assert_int_equal(c[1].addr, 0x120);
+	assert_int_equal(c[1].more, 1);
+	assert_int_equal(c[2].kind, BACH_REF_WRITE);
+	assert_int_equal(c[2].more, 1);
+	assert_int_equal(c[3].kind, BACH_REF_IFETCH);
+	assert_int_equal(c[3].more, 0);
+	assert_int_equal(c[4].kind, BACH_REF_NONE);
+	assert_int_equal(c[5].more, 0);
+	assert_int_equal(c[6].kind, BACH_SIM_GAP);
+	assert_int_equal(c[7].more, 0);
+	assert_int_equal(c[8].pos, 100 + nrecs - 1);
+	/* blocks of 8 bytes: no two fetches share one */
+	assert_int_equal(bach_sim_collapse(c, r, 3, 3), 3);
+}
+
+/* 32-bit xorshift: the property test's references */
+static uint32_t rnd(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/*
+ * The collapsed entries give a simulator that takes them
+ * (bach_sim_collapse_lg() >= 0) exactly the counts, state and position
+ * the references one by one do, under every policy, with a TLB, an L2 and
+ * gap markers; a cache that does not allocate on a write miss can not
+ * take them.
+ */
+static void test_collapse_same(void **state)
+{
+	static const char *const hier[][4] = {
+		/* L1 or L1I, L1D, L2, TLB */
+		{ "1k:32:2", NULL, NULL, "8:2" },
+		{ "1k:16:1", "2k:64:4:fifo", NULL, NULL },
+		{ "2k:32:4:random", NULL, "8k:64:2:random", "4:full" },
+		{ "512:32:2:wt", NULL, "4k:32:4", NULL },
+		{ "512:32:full", NULL, NULL, "32:full" },
+		{ "1k:4:2", NULL, "2k:8:2:fifo", "2:2" },
+		{ "1k:32:16:fifo", "1k:64:full:random", "16k:64:4", "16:4" },
+	};
+	enum { N = 60000, CH = 700 };
+	static uint8_t t[N * BACH_REC_SIZE];
+	static struct bach_sim_ref r[CH], c[CH];
+	uint32_t x = 7, lines[64] = { 0 };
+	size_t total = 0;
+
+	(void)state;
+	for (size_t i = 0; i < 64; i++)
+		lines[i] = (rnd(&x) % 4096) * 32;
+	for (size_t i = 0, at = 0; i < N; i++) { /* runs in a working set */
+		static const uint8_t ctl[] = { IF, IF, RD, RD, WR, IO };
+		uint32_t v = rnd(&x);
+
+		if (v % 3 == 0) /* the next line, else the same */
+			at = v % 7 ? lines[(v >> 4) % 64] : v & ~7u;
+		if (v % 997 == 0)
+			bach_rec_put(t + i * BACH_REC_SIZE, 9, 0xff,
+				     BACH_GAP_CTL);
+		else
+			bach_rec_put(t + i * BACH_REC_SIZE,
+				     (uint32_t)at + (v >> 8) % 4 * 8, 0x00,
+				     ctl[(v >> 16) % 6]);
+	}
+	for (size_t h = 0; h < sizeof(hier) / sizeof(*hier); h++) {
+		struct bach_sim_config cfg = { 0 };
+		struct bach_sim_counts ca, cb;
+		struct bach_sim *a, *b;
+		uint64_t da[BACH_SIM_NCACHES], db[BACH_SIM_NCACHES];
+		char why[200] = "";
+		int lg;
+
+		cfg.seed = h;
+		if (hier[h][1]) {
+			spec(&cfg, BACH_SIM_L1I, hier[h][0]);
+			spec(&cfg, BACH_SIM_L1D, hier[h][1]);
+		} else {
+			spec(&cfg, BACH_SIM_L1, hier[h][0]);
+		}
+		if (hier[h][2])
+			spec(&cfg, BACH_SIM_L2, hier[h][2]);
+		if (hier[h][3])
+			spec(&cfg, BACH_SIM_TLB, hier[h][3]);
+		assert_int_equal(bach_sim_new(&a, &cfg, why, sizeof(why)), 0);
+		assert_int_equal(bach_sim_new(&b, &cfg, why, sizeof(why)), 0);
+		lg = bach_sim_collapse_lg(b);
+		assert_true(lg >= 2);
+		for (size_t i = 0; i < N; i += CH) {
+			size_t n = N - i < CH ? N - i : CH, k;
+
+			bach_sim_refs(r, t + i * BACH_REC_SIZE, n, i, NULL);
+			bach_sim_add_refs(a, r, n);
+			k = bach_sim_collapse(c, r, n, (unsigned)lg);
+			assert_true(k <= n);
+			total += n - k;
+			bach_sim_add_refs(b, c, k);
+		}
+		assert_true(bach_sim_same_state(a, b));
+		assert_int_equal(bach_sim_last_get(a, da),
+				 bach_sim_last_get(b, db));
+		assert_memory_equal(da, db, sizeof(da));
+		bach_sim_finish(a);
+		bach_sim_finish(b);
+		bach_sim_get_counts(a, &ca);
+		bach_sim_get_counts(b, &cb);
+		assert_memory_equal(&ca, &cb, sizeof(ca));
+		bach_sim_free(a);
+		bach_sim_free(b);
+	}
+	assert_true(total > N / 2); /* runs were collapsed (58853 here) */
+
+	{ /* no write allocation in L1 or the TLB: not for it */
+		struct bach_sim_config cfg = { 0 };
+		struct bach_sim *s;
+		char why[200] = "";
+
+		spec(&cfg, BACH_SIM_L1, "1k:32:2:wt:nwa");
+		assert_int_equal(bach_sim_new(&s, &cfg, why, sizeof(why)), 0);
+		assert_int_equal(bach_sim_collapse_lg(s), -1);
+		bach_sim_free(s);
+		spec(&cfg, BACH_SIM_L1, "1k:32:2");
+		spec(&cfg, BACH_SIM_L2, "4k:32:2:wt:nwa");
+		assert_int_equal(bach_sim_new(&s, &cfg, why, sizeof(why)), 0);
+		assert_int_equal(bach_sim_collapse_lg(s), 5);
+		bach_sim_free(s);
+	}
+	{ /* lines larger than a page: blocks of a page */
+		struct bach_sim_config cfg = { 0 };
+		struct bach_sim *s;
+		char why[200] = "";
+
+		spec(&cfg, BACH_SIM_L1, "64k:8k:2");
+		spec(&cfg, BACH_SIM_TLB, "4:full");
+		assert_int_equal(bach_sim_new(&s, &cfg, why, sizeof(why)), 0);
+		assert_int_equal(bach_sim_collapse_lg(s), 12);
+		bach_sim_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +541,8 @@ int main(void)
 		cmocka_unit_test_setup(test_multiblock, reset),
 		cmocka_unit_test_setup(test_gap_flush, reset),
 		cmocka_unit_test_setup(test_two_levels, reset),
+		cmocka_unit_test_setup(test_collapse_entries, reset),
+		cmocka_unit_test(test_collapse_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,9 +4,12 @@
  * configurations in one pass over the trace. The trace is read and
  * decompressed once, each block of records is decoded once into
  * references (bach_sim_refs()), and every configuration's simulator takes
- * the same decoded chunk. The simulators run on worker threads, one
- * configuration on one thread at a time and each chunk after the one
- * before, so what each counts does not depend on the threads. The main
+ * the same decoded chunk. The configurations that can (most: those whose
+ * L1 and TLB allocate on a write) take it collapsed instead: a run of
+ * fetches or reads within the line just referenced is one entry
+ * (bach_sim_collapse()), hits that only count. The simulators run on worker
+ * threads, one configuration on one thread at a time and each chunk after the
+ * one before, so what each counts does not depend on the threads. The main
  * thread decodes up to NBUF chunks ahead of the configuration furthest
  * behind, and joins in when it has to wait; a configuration goes on to
  * the next chunk as soon as it is decoded, without waiting for the
@@ -39,6 +42,12 @@ struct sweep {
 	 * for the simulators to take */
 	struct bach_sim_ref *buf[NBUF];
 	size_t len[NBUF], fill;
+	/* the same chunks collapsed (bach_sim_collapse(), blocks of 2^lg
+	 * bytes), for the configurations with shortcut[i]; NULL: none */
+	struct bach_sim_ref *cbuf[NBUF];
+	size_t clen[NBUF];
+	unsigned lg;
+	bool *shortcut;
 	uint64_t pub;
 	/* per configuration, under mu: the chunk it takes next, and whether
 	 * a thread is simulating it; cv: any of these, pub or quit changed */
@@ -225,7 +234,12 @@ static bool step(struct sweep *w)
 	w->busy[i] = true;
 	k = w->at[i];
 	pthread_mutex_unlock(&w->mu);
-	bach_sim_add_refs(w->c[i].s, w->buf[k % NBUF], w->len[k % NBUF]);
+	if (w->shortcut[i])
+		bach_sim_add_refs(w->c[i].s, w->cbuf[k % NBUF],
+				  w->clen[k % NBUF]);
+	else
+		bach_sim_add_refs(w->c[i].s, w->buf[k % NBUF],
+				  w->len[k % NBUF]);
 	pthread_mutex_lock(&w->mu);
 	w->at[i]++;
 	w->busy[i] = false;
@@ -266,9 +280,14 @@ static void *helper(void *arg)
  */
 static void dispatch(struct sweep *w, bool last)
 {
+	size_t b = w->pub % NBUF; /* the main thread's own until published */
+
+	if (w->fill && w->cbuf[b])
+		w->clen[b] = bach_sim_collapse(w->cbuf[b], w->buf[b], w->fill,
+					       w->lg);
 	pthread_mutex_lock(&w->mu);
 	if (w->fill) {
-		w->len[w->pub % NBUF] = w->fill;
+		w->len[b] = w->fill;
 		w->pub++;
 		w->fill = 0;
 		pthread_cond_broadcast(&w->cv);
@@ -347,6 +366,21 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 			w.buf[b] = malloc(CHUNK * sizeof(*w.buf[b]));
 			oom |= !w.buf[b];
 		}
+		w.shortcut = calloc(w.n, sizeof(*w.shortcut));
+		oom |= !w.shortcut;
+		/* the configurations that take runs collapsed: at the
+		 * smallest L1 line among them */
+		for (size_t i = 0; !oom && i < w.n; i++) {
+			int lg = bach_sim_collapse_lg(w.c[i].s);
+
+			w.shortcut[i] = lg >= 0;
+			if (lg >= 0 && (!w.lg || (unsigned)lg < w.lg))
+				w.lg = (unsigned)lg;
+		}
+		for (int b = 0; w.lg && b < NBUF; b++) {
+			w.cbuf[b] = malloc(CHUNK * sizeof(*w.cbuf[b]));
+			oom |= !w.cbuf[b];
+		}
 		w.at = calloc(w.n, sizeof(*w.at));
 		w.busy = calloc(w.n, sizeof(*w.busy));
 		if (oom || !w.at || !w.busy) {
@@ -388,8 +422,11 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		free(w.c[i].text);
 	}
 	free(w.c);
-	for (int b = 0; b < NBUF; b++)
+	for (int b = 0; b < NBUF; b++) {
 		free(w.buf[b]);
+		free(w.cbuf[b]);
+	}
+	free(w.shortcut);
 	free(w.at);
 	free(w.busy);
 	pthread_cond_destroy(&w.cv);
