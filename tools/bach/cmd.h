@@ -361,6 +361,15 @@ struct gap_causes {
  */
 const char *gap_cause(struct gap_causes *g, const char *path, uint64_t idx);
 void gap_causes_free(struct gap_causes *g);
+/*
+ * A gap marker's line (docs/formats.md section 5), dump's and convert
+ * --to csv's: the type is GAP:lost=N:cause=C (jsonl: "GAP" and the two as
+ * members), the other fields as any record's. index is its trace
+ * position (csv, jsonl); under BACH_TEXT_MAX bytes into d.
+ */
+enum gap_form { GAP_TEXT, GAP_CSV, GAP_JSONL };
+size_t fmt_gap(char *d, const uint8_t *p, uint64_t index, const char *cause,
+	       enum gap_form form);
 
 /*
  * --partial FILE (partial.c; docs/formats.md section 11): a command run

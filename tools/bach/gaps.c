@@ -2,8 +2,8 @@
 /*
  * Gap markers in what the commands print: the one way records are counted
  * (verify, stat, ls: docs/formats.md section 5), and the cause of a gap
- * marker, which the record does not carry, from its capture's manifest
- * (dump).
+ * marker, which the record does not carry, from its capture's manifest,
+ * and the line that shows a gap marker as a gap (dump, convert --to csv).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bach/record.h"
 #include "cmd.h"
 #include "lib/io/manifest.h"
 #include "lib/options.h"
@@ -32,6 +33,25 @@ size_t fmt_records(char *d, size_t cap, uint64_t records, uint64_t markers,
 			(unsigned long long)markers, bach_s(markers),
 			(unsigned long long)lost);
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+size_t fmt_gap(char *d, const uint8_t *p, uint64_t index, const char *cause,
+	       enum gap_form form)
+{
+	unsigned long long i = (unsigned long long)index;
+	uint32_t lost = bach_get_be32(p);
+
+	if (form == GAP_TEXT)
+		return (size_t)sprintf(d, "%08x %02x GAP:lost=%u:cause=%s\n",
+				       lost, p[4], lost, cause);
+	if (form == GAP_CSV)
+		return (size_t)sprintf(
+			d, "%llu,0x%08x,0x%02x,0x%02x,GAP:lost=%u:cause=%s\n",
+			i, lost, p[4], p[5], lost, cause);
+	return (size_t)sprintf(
+		d,
+		"{\"index\":%llu,\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"control\":\"0x%02x\",\"type\":\"GAP\",\"lost\":%u,\"cause\":\"%s\"}\n",
+		i, lost, p[4], p[5], lost, cause);
 }
 
 /* The trace positions one gap event's markers stand at, and its cause. */
