@@ -3,12 +3,14 @@
  * Gap markers in what the commands print: the one way records are counted
  * (verify, stat, ls: docs/formats.md section 5), and the cause of a gap
  * marker, which the record does not carry, from its capture's manifest,
- * and the line that shows a gap marker as a gap (dump, convert --to csv).
+ * and the line that shows a gap marker as a gap (dump, convert --to csv,
+ * diff).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bach/record.h"
@@ -110,14 +112,45 @@ static void load_dir(struct gap_causes *g, const char *dir, size_t len)
 	qsort(g->spans, g->nspans, sizeof(*g->spans), by_at);
 }
 
+/* The cause of the gap event whose markers stand at capture position pos. */
+static const char *span_cause(const struct gap_causes *g, uint64_t pos)
+{
+	size_t lo = 0, hi = g->nspans;
+
+	while (lo < hi) { /* the last span starting at or before pos */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->spans[mid].at <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pos < g->spans[lo - 1].end ? g->spans[lo - 1].cause
+						: "unknown";
+}
+
+const char *gap_cause_at(struct gap_causes *g, const char *trace, uint64_t pos)
+{
+	struct stat st;
+	size_t len = strlen(trace);
+
+	if (!strcmp(trace, "-") || stat(trace, &st) < 0)
+		return "unknown";
+	if (!S_ISDIR(st.st_mode))
+		return gap_cause(g, trace, pos);
+	if (!g->m || strcmp(g->dir, trace)) {
+		load_dir(g, trace, len);
+		g->seg[0] = 0;
+	}
+	return span_cause(g, pos);
+}
+
 const char *gap_cause(struct gap_causes *g, const char *path, uint64_t idx)
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
 	size_t dlen = slash ? (size_t)(slash - path) : 1;
 	const struct bach_manifest_seg *ms;
-	size_t lo = 0, hi;
-	uint64_t pos;
 
 	if (!strcmp(path, "<stdin>"))
 		return "unknown";
@@ -138,18 +171,5 @@ const char *gap_cause(struct gap_causes *g, const char *path, uint64_t idx)
 		for (size_t i = 0; ms && &g->m->segs[i] != ms; i++)
 			g->seg_start += g->m->segs[i].records;
 	}
-	if (!g->seg_known)
-		return "unknown";
-	pos = g->seg_start + idx;
-	hi = g->nspans;
-	while (lo < hi) { /* the last span starting at or before pos */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->spans[mid].at <= pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && pos < g->spans[lo - 1].end ? g->spans[lo - 1].cause
-						: "unknown";
+	return g->seg_known ? span_cause(g, g->seg_start + idx) : "unknown";
 }
