@@ -75,6 +75,14 @@ expect_status 1 "$BACH" diff "$C" "$T/gchg.byu"
 expect_out "first difference at record $((at + 2))"
 grep -qxF -- "  ${line}corrupt" "$T/out" || fail "a gap marker in the context: $(cat "$T/out")"
 
+# the help's run of matching records is the one docs/formats.md section 9
+# gives (RUN in diff.c)
+run=$(sed -n 's/.*smallest shift k of A or of B (A first at equal k) after which \([0-9]*\) records.*/\1/p' \
+	"$TOP/docs/formats.md")
+[ -n "$run" ] || fail "docs/formats.md section 9 names no run"
+"$BACH" help diff | tr -s ' \n' '  ' | grep -q "after which $run records" ||
+	fail "bach help diff does not say $run records match: $("$BACH" help diff | grep -A 1 'after which')"
+
 # ---- one record inserted, one missing, one changed --------------------
 
 expect_status 0 "$BACH" gen --records 20000 --seed 5 -o "$T/g.byu"
