@@ -278,8 +278,7 @@ int manifest_segment(struct manifest *m, const struct manifest_segment *s)
 				",\"timing_bytes\":%llu,\"timing_crc32\":\"%08x\"",
 				U(ts->bytes), ts->crc);
 		/* JSON readers take integers up to 2^63 - 1 */
-		if (ts && ts->has_clocks && ts->first_clock <= INT64_MAX &&
-		    ts->last_clock <= INT64_MAX)
+		if (ts && bach_time_summary_json(ts))
 			snprintf(tm + n, sizeof(tm) - n,
 				 ",\"first_clock\":%llu,\"last_clock\":%llu",
 				 U(ts->first_clock), U(ts->last_clock));

@@ -2,7 +2,9 @@
 /*
  * csv: one line per record as bach_fmt_csv() (lib/io/text.c) writes it,
  * after BACH_CSV_HEADER; the BYU record fields of the BYU Address Trace
- * Specification V1.0 (../shared/references: 000). Export only.
+ * Specification V1.0 (../shared/references: 000). Export only. Its gap
+ * markers are written as any INVALID record here; bach convert writes
+ * them as dump does, with their cause (tools/bach/convert.c to_text()).
  */
 #include "lib/formats/format_kit.h"
 

@@ -98,6 +98,16 @@ struct bach_time_summary {
 	bool has_clocks;
 	uint64_t first_clock, last_clock;
 };
+/*
+ * Whether s's first and last clocks are in its segment event: JSON readers
+ * take integers up to 2^63 - 1 (docs/bachd.md section 5), so a sidecar
+ * with a clock past that has none there, as one without clocks.
+ */
+static inline bool bach_time_summary_json(const struct bach_time_summary *s)
+{
+	return s->has_clocks && s->first_clock <= INT64_MAX &&
+	       s->last_clock <= INT64_MAX;
+}
 /* Of a writer closed successfully. */
 void bach_time_writer_summary(const struct bach_time_writer *w,
 			      struct bach_time_summary *s);

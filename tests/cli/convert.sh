@@ -501,5 +501,33 @@ for c in record libdeflate gzip; do
 	cat "$T/big-$c.byu.gz" | expect_status 0 "$BACH" diff -q "$T/big.byu" -
 done
 
+# csv shows a gap marker as dump --format csv does, as a gap with its lost
+# count and the cause of the capture's manifest (docs/formats.md 5, 7.4):
+# the whole capture, a range that starts past a gap, filtered, and a lone
+# segment (cause unknown)
+mkdir "$T/gcap"
+expect_status 0 "$BACH" capture --driver fake --option records=30000 \
+	--option seed=4 --option frame=1000 --option drop_every=4 \
+	--output "$T/gcap"
+C=$(ls -d "$T"/gcap/2*Z*)
+"$BACH" dump --format csv "$C" >"$T/gdump.csv"
+grep -q ',0x0f,GAP:lost=[0-9]*:cause=frames$' "$T/gdump.csv" ||
+	fail "no gap markers in the capture: $(head -n 3 "$T/gdump.csv")"
+expect_status 0 "$BACH" convert -q --to csv "$C" "$T/gconv.csv"
+same "$T/gdump.csv" "$T/gconv.csv"
+at=$(awk -F, '$5 ~ /^GAP:/ { n++; if (n == 2) { print $1; exit } }' "$T/gdump.csv")
+expect_status 0 "$BACH" convert -q --range "$((at - 5)):" "$C" "$T/grange.csv"
+awk -F, -v a="$((at - 5))" 'NR == 1 || $1 >= a' "$T/gdump.csv" >"$T/want.csv"
+same "$T/want.csv" "$T/grange.csv"
+expect_status 0 "$BACH" convert -q --type write "$C" "$T/gtype.csv"
+"$BACH" dump --format csv --type write "$C" >"$T/want.csv"
+grep -q GAP: "$T/want.csv" || fail "the filter dropped the gap markers"
+same "$T/want.csv" "$T/gtype.csv"
+S=$(ls "$C"/seg-*.byu* | head -n 1)
+cp "$S" "$T/glone-$(basename "$S")"
+expect_status 0 "$BACH" convert -q "$T/glone-$(basename "$S")" "$T/glone.csv"
+grep -q ',GAP:lost=[0-9]*:cause=unknown$' "$T/glone.csv" ||
+	fail "a lone segment's gap: $(grep -m 1 GAP: "$T/glone.csv")"
+
 [ -z "${BACH_REGOLD:-}" ] || echo "golden files rewritten in $G"
 exit 0

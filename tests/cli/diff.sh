@@ -53,6 +53,35 @@ summary $((produced - lost)) 0 "$markers" "$lost"
 # gap markers passed over: only the lost records remain
 expect_status 1 "$BACH" diff --align --ignore-gaps "$C" "$T/model.byu"
 summary $((produced - lost)) 0 0 "$lost"
+# a gap marker is shown as a gap, as dump shows it (docs/formats.md 5, 9):
+# its lost count and the cause of the capture's manifest (unknown for a
+# file outside a capture), on either side and in the context
+gap=$(grep -m 1 '"event":"gap"' "$C/manifest.jsonl")
+at=$(echo "$gap" | sed 's/.*"at":\([0-9]*\).*/\1/')
+glost=$(echo "$gap" | sed 's/.*"lost":\([0-9]*\).*/\1/')
+cause=$(echo "$gap" | sed 's/.*"cause":"\([a-z]*\)".*/\1/')
+[ "$cause" = corrupt ] || fail "the first gap's cause: $gap"
+line=$(printf '%12d  %08x 00 GAP:lost=%d:cause=' "$at" "$glost" "$glost")
+expect_status 1 "$BACH" diff "$C" "$T/model.byu"
+expect_out "first difference at record $at"
+grep -qxF -- "- ${line}corrupt" "$T/out" || fail "A's gap marker: $(grep -m 1 "^- *$at " "$T/out")"
+expect_status 1 "$BACH" diff "$T/model.byu" "$C"
+grep -qxF -- "+ ${line}corrupt" "$T/out" || fail "B's gap marker: $(grep -m 1 "^+ *$at " "$T/out")"
+expect_status 1 "$BACH" diff "$T/cap.byu.gz" "$T/model.byu"
+grep -qxF -- "- ${line}unknown" "$T/out" || fail "a file's gap marker: $(grep -m 1 "^- *$at " "$T/out")"
+expect_status 0 "$BACH" convert -q "$T/cap.byu.gz" "$T/gchg.byu"
+printf '\377' | dd of="$T/gchg.byu" bs=1 seek=$((6 * (at + 2) + 4)) conv=notrunc status=none
+expect_status 1 "$BACH" diff "$C" "$T/gchg.byu"
+expect_out "first difference at record $((at + 2))"
+grep -qxF -- "  ${line}corrupt" "$T/out" || fail "a gap marker in the context: $(cat "$T/out")"
+
+# the help's run of matching records is the one docs/formats.md section 9
+# gives (RUN in diff.c)
+run=$(sed -n 's/.*smallest shift k of A or of B (A first at equal k) after which \([0-9]*\) records.*/\1/p' \
+	"$TOP/docs/formats.md")
+[ -n "$run" ] || fail "docs/formats.md section 9 names no run"
+"$BACH" help diff | tr -s ' \n' '  ' | grep -q "after which $run records" ||
+	fail "bach help diff does not say $run records match: $("$BACH" help diff | grep -A 1 'after which')"
 
 # ---- one record inserted, one missing, one changed --------------------
 

@@ -85,11 +85,9 @@ parts "$T/f" "$C" 0:5000 5000:$g $g:$((g + 7)) $((g + 7)):
 same_as_whole "$C" "$T/f" "filtered"
 STATOPT="--configs $T/sweep.txt"
 
-# a tree of merges is one merge, and the partial of the whole range
-"$BACH" sim $STATOPT --partial "$T/whole" --range 0: "$C" || fail "sim --configs --partial whole"
-tree_merges 2 "$T/whole"
+# a tree of merges is one merge, and the partial of the whole range;
 # random trees over 16 chunks
-random_trees 11
+split_trees 2 11
 
 # refusals, exit 2 naming the files: another FILE's contents, a plain
 # bach sim partial, overlapping ranges, a hole

@@ -64,12 +64,10 @@ parts "$T/f" "$C" 0:5000 5000:$g $g:$((g + 7)) $((g + 7)):
 same_as_whole "$C" "$T/f" "filtered"
 
 # a tree of merges is one merge, and the partial of the whole range:
-# associativity over random splits and groupings
+# associativity over random splits and groupings, and random trees over
+# 16 chunks
 STATOPT="--l1i 1k:32:full:random --l1d 3k:32:3:lru:wb:nwa --l2 16k:8:2:wt --l3 64k:64:4:nwa --tlb 8:full"
-"$BACH" sim $STATOPT --partial "$T/whole" --range 0: "$C" || fail "sim --partial whole"
-tree_merges 4 "$T/whole"
-# random trees over 16 chunks
-random_trees 5
+split_trees 4 5
 
 # the state's layout (docs/formats.md section 11), read with Python's
 # own base64: per set SET, N, then N pairs TAG, RANK << 1 | DIRTY

@@ -57,3 +57,36 @@ for s in 1 2 3; do
 done > "$T/want"
 same "$T/ev" "$T/want"
 $BACH verify "$R" > /dev/null || fail "the replay does not verify"
+
+# Clocks are u64 (docs/formats.md 3.2): a capture whose clocks pass 2^63
+# verifies, and dump --time gives them back. 3 segments: the first all
+# below 2^63 (its segment event has its first and last clocks), the
+# second crossing it, the third above it up to near 2^64 - 1 after a jump
+# of more than 2^62 (neither has them: the manifest's JSON integers end at
+# 2^63 - 1, docs/bachd.md section 5).
+N=400000
+$BACH gen --records $N --seed 6 -o "$T/big.byu" || fail "gen"
+python3 -c '
+import sys
+n, h = int(sys.argv[1]), 2**63
+for i in range(n):
+    print(h - 750000 + 3 * i if i < 380000 else 2**64 - 100000 + i - 380000)' $N > "$T/bigclk"
+$SC write "$T/big.time.gz" 66666666 < "$T/bigclk"
+mkdir "$T/rb"
+$BACH capture --driver replay --option path="$T/big.byu" --set rotate_mb=1 \
+	--output "$T/rb" 2> "$T/err" || fail "replay: $(cat "$T/err")"
+R=$(ls -d "$T"/rb/2*Z*)
+[ -f "$R/seg-000003.time.gz" ] || fail "not 3 segments: $(ls "$R")"
+$BACH dump --time "$R" | awk '{ print $4 }' > "$T/got"
+cmp -s "$T/got" "$T/bigclk" ||
+	fail "clocks past 2^63 differ: $(diff "$T/got" "$T/bigclk" | head -5)"
+$BACH verify "$R" > "$T/v" || fail "clocks past 2^63 do not verify: $(grep -v ': OK' "$T/v")"
+# segment 3: the entries after 2 * 184960 (rotate_mb=1's segments)
+c3="$(sed -n 369921p "$T/bigclk") to $(tail -n 1 "$T/bigclk")"
+grep -q "seg-000003.time.gz: OK, .*, clocks $c3$" "$T/v" ||
+	fail "verify's clocks of segment 3: $(grep seg-000003.time "$T/v")"
+first=$(sed -n 1p "$T/bigclk")
+grep "\"name\":\"seg-000001" "$R/manifest.jsonl" | grep -q "\"first_clock\":$first," ||
+	fail "segment 1's event has not its first clock $first: $(grep seg-000001 "$R/manifest.jsonl")"
+! grep "\"name\":\"seg-00000[23]" "$R/manifest.jsonl" | grep -q _clock ||
+	fail "a clock past 2^63 - 1 in the manifest: $(grep _clock "$R/manifest.jsonl")"

@@ -130,3 +130,15 @@ for trial in range(2):
     assert a == b, (a[:400], b[:400])
 PY
 }
+
+# split_trees K SEED: $T/whole, the partial of $CMD $STATOPT over all of
+# $C, is what bach merge --partial gives for K random splits merged as
+# trees (tree_merges K) and for two random trees of merges over bach
+# plan's 16 chunks (random_trees SEED)
+split_trees() {
+	# shellcheck disable=SC2086
+	"$BACH" $CMD $STATOPT --partial "$T/whole" --range 0: "$C" ||
+		fail "$CMD $STATOPT --partial whole"
+	tree_merges "$1" "$T/whole"
+	random_trees "$2"
+}

@@ -360,7 +360,22 @@ struct gap_causes {
  * no gap event there).
  */
 const char *gap_cause(struct gap_causes *g, const char *path, uint64_t idx);
+/*
+ * The same for the gap marker at position pos of trace, one path as the
+ * user gave it: a capture directory (pos counts the records of its
+ * segments from the first), a file (pos is its record), or "-".
+ */
+const char *gap_cause_at(struct gap_causes *g, const char *trace, uint64_t pos);
 void gap_causes_free(struct gap_causes *g);
+/*
+ * A gap marker's line (docs/formats.md section 5), dump's, convert
+ * --to csv's and diff's: the type is GAP:lost=N:cause=C (jsonl: "GAP" and the
+ * two as members), the other fields as any record's. index is its trace
+ * position (csv, jsonl); under BACH_TEXT_MAX bytes into d.
+ */
+enum gap_form { GAP_TEXT, GAP_CSV, GAP_JSONL };
+size_t fmt_gap(char *d, const uint8_t *p, uint64_t index, const char *cause,
+	       enum gap_form form);
 
 /*
  * --partial FILE (partial.c; docs/formats.md section 11): a command run

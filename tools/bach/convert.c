@@ -80,7 +80,8 @@ static const uint64_t *export_times(const uint64_t *clk, size_t n,
 /*
  * records to a foreign format, through its write() a block at a time (a
  * run of consecutive records at a time when filtered, so that each is
- * numbered by its trace position)
+ * numbered by its trace position); csv's gap markers are lines of their
+ * own, as dump --format csv writes them (docs/formats.md section 7.4)
  */
 static int to_text(struct source *s, const struct bach_format *f,
 		   const char *out, uint64_t first, struct trace_times *tt,
@@ -92,6 +93,9 @@ static int to_text(struct source *s, const struct bach_format *f,
 	const uint8_t *p;
 	const uint64_t *clk = NULL;
 	uint64_t *tbuf = NULL, last = 0;
+	/* csv shows a gap marker as a gap, with its cause */
+	bool gaps = f == bach_format_find("csv", BACH_FORMAT_OUT);
+	struct gap_causes gc = { 0 };
 	ssize_t n = 0;
 	int err;
 
@@ -113,6 +117,9 @@ static int to_text(struct source *s, const struct bach_format *f,
 		o.err = -ENOMEM;
 	while (!o.err && (n = source_read(s, &p)) > 0) {
 		uint64_t at = first + *nrec; /* the block's trace position */
+		/* its first record's in its file */
+		uint64_t in_file =
+			s->r ? bach_reader_file_records(s->r) - (uint64_t)n : 0;
 		const uint32_t *off;
 		ssize_t kept;
 		size_t done = 0;
@@ -132,6 +139,8 @@ static int to_text(struct source *s, const struct bach_format *f,
 		/* format in slices that fit the buffer */
 		while (done < (size_t)kept && !o.err) {
 			size_t k = (size_t)kept - done;
+			/* the slice's position in the block */
+			uint64_t rel = off ? off[done] : done;
 			char *d;
 			const uint64_t *t;
 
@@ -139,11 +148,28 @@ static int to_text(struct source *s, const struct bach_format *f,
 			for (size_t j = 1; off && j < k; j++)
 				if (off[done + j] != off[done] + j)
 					k = j;
+			/* a gap marker alone, the records before it apart */
+			for (size_t j = 0; gaps && j < k; j++)
+				if (__builtin_expect(
+					    bach_rec_is_gap(p +
+							    j * BACH_REC_SIZE),
+					    0)) {
+					k = j ? j : 1;
+					break;
+				}
 			d = obuf_room(&o, k * BACH_TEXT_MAX);
 			t = clk ? export_times(clk, k, &last, tbuf) : NULL;
-			o.len +=
-				f->write(d, p, k, at + (off ? off[done] : done),
-					 t, skipped, carry);
+			if (gaps && bach_rec_is_gap(p))
+				o.len += fmt_gap(
+					d, p, at + rel,
+					s->r ? gap_cause(&gc,
+							 bach_reader_file(s->r),
+							 in_file + rel)
+					     : "unknown",
+					GAP_CSV);
+			else
+				o.len += f->write(d, p, k, at + rel, t, skipped,
+						  carry);
 			*nkept += k;
 			p += k * BACH_REC_SIZE;
 			clk = clk ? clk + k : NULL;
@@ -155,6 +181,7 @@ static int to_text(struct source *s, const struct bach_format *f,
 	obuf_flush(&o);
 	obuf_free(&o);
 	free(tbuf);
+	gap_causes_free(&gc);
 	if (tt && err) {
 		/* times_block() said which sidecar and where */
 		bach_outfile_abort(&of);

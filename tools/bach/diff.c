@@ -209,6 +209,7 @@ struct diff {
 	bool reported;
 	uint8_t hist[CONTEXT * BACH_REC_SIZE]; /* last records both had */
 	size_t nhist;
+	struct gap_causes gc; /* of the gap markers shown */
 };
 
 /* Keep the last CONTEXT of n records both sides had in common. */
@@ -224,11 +225,24 @@ static void remember(struct diff *d, const uint8_t *p, size_t n)
 	d->nhist = keep + k;
 }
 
-static void show(char mark, uint64_t index, const uint8_t *rec)
+/*
+ * Record index of side s as the reference text, a gap marker as a gap
+ * with its cause (docs/formats.md sections 5, 9), after its number.
+ */
+static void show(struct diff *d, struct side *s, char mark, uint64_t index,
+		 const uint8_t *rec)
 {
 	char line[BACH_TEXT_MAX];
 
-	bach_fmt_text(line, rec);
+	if (bach_rec_is_gap(rec))
+		/* an import's or --as's numbers are no capture's */
+		fmt_gap(line, rec, index,
+			s->src.r && !s->as
+				? gap_cause_at(&d->gc, s->name, index)
+				: "unknown",
+			GAP_TEXT);
+	else
+		bach_fmt_text(line, rec);
 	printf("%c %12llu  %s", mark, (unsigned long long)index, line);
 }
 
@@ -252,11 +266,12 @@ static void report(struct diff *d)
 	printf("first difference at record %llu%s\n", (unsigned long long)at,
 	       d->a.ignore_gaps ? " (gap markers not counted)" : "");
 	for (size_t i = 0; i < d->nhist; i++)
-		show(' ', at - d->nhist + i, d->hist + i * BACH_REC_SIZE);
+		show(d, &d->a, ' ', at - d->nhist + i,
+		     d->hist + i * BACH_REC_SIZE);
 	for (size_t i = 0; i < na; i++)
-		show('-', at + i, pa + i * BACH_REC_SIZE);
+		show(d, &d->a, '-', at + i, pa + i * BACH_REC_SIZE);
 	for (size_t i = 0; i < nb; i++)
-		show('+', at + i, pb + i * BACH_REC_SIZE);
+		show(d, &d->b, '+', at + i, pb + i * BACH_REC_SIZE);
 }
 
 /* Whether a[0..r) == b[0..r) for r = min(RUN, na, nb) >= 1. */
@@ -582,6 +597,7 @@ static int run(int argc, char **argv)
 	}
 	close_side(&d.a);
 	close_side(&d.b);
+	gap_causes_free(&d.gc);
 	return status;
 }
 
@@ -596,12 +612,14 @@ const struct bach_cmd cmd_diff = {
 		"A and B are traces of any form: .byu, .byu.gz (any gzip), a capture\n"
 		"directory, or - for standard input. Records are compared by position;\n"
 		"the first difference is shown with a few records of context ('-' A,\n"
-		"'+' B), then the summary: matched, changed, only in A, only in B.\n"
+		"'+' B; a gap marker as bach dump shows it, GAP:lost=N:cause=C), then\n"
+		"the summary: matched, changed, only in A, only in B.\n"
 		"\n"
 		"  --align        after a difference, resynchronize: a gap marker on\n"
 		"                 one side is that side's alone; otherwise the nearest\n"
-		"                 shift of A or of B (up to the window) after which 4\n"
-		"                 records match is taken as records only in that side.\n"
+		"                 shift of A or of B (up to the window) after which 16\n"
+		"                 records (or all that are left) match is taken as\n"
+		"                 records only in that side.\n"
 		"                 Greedy: the first shift found is kept, never revised;\n"
 		"                 records in neither shift count as changed\n"
 		"  --window N     how far --align looks ahead, in records (default 1024;\n"

@@ -9,7 +9,8 @@
 #include "cmd.h"
 #include "lib/formats/formats.h"
 
-enum fmt { F_TEXT, F_CSV, F_JSONL };
+/* the forms of a gap marker's line (gaps.c) are the same three */
+enum fmt { F_TEXT = GAP_TEXT, F_CSV = GAP_CSV, F_JSONL = GAP_JSONL };
 /* --format's words, in enum fmt's order */
 static const char *const fmt_names[] = { "text", "csv", "jsonl", NULL };
 
@@ -37,29 +38,6 @@ static size_t add_time(char *d, size_t len, uint64_t clk, uint64_t hz,
 	len += fmt_time(d + len, clk, hz, fmt == F_CSV ? ',' : ' ');
 	d[len++] = '\n';
 	return len;
-}
-
-/*
- * A gap marker's line (docs/formats.md section 5): the type is GAP, with
- * the records it stands for and the cause the manifest gives its gap.
- */
-static size_t fmt_gap(char *d, const uint8_t *p, uint64_t index,
-		      const char *cause, enum fmt fmt)
-{
-	unsigned long long i = (unsigned long long)index;
-	uint32_t lost = bach_get_be32(p);
-
-	if (fmt == F_TEXT)
-		return (size_t)sprintf(d, "%08x %02x GAP:lost=%u:cause=%s\n",
-				       lost, p[4], lost, cause);
-	if (fmt == F_CSV)
-		return (size_t)sprintf(
-			d, "%llu,0x%08x,0x%02x,0x%02x,GAP:lost=%u:cause=%s\n",
-			i, lost, p[4], p[5], lost, cause);
-	return (size_t)sprintf(
-		d,
-		"{\"index\":%llu,\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"control\":\"0x%02x\",\"type\":\"GAP\",\"lost\":%u,\"cause\":\"%s\"}\n",
-		i, lost, p[4], p[5], lost, cause);
 }
 
 static int run(int argc, char **argv)
@@ -203,7 +181,7 @@ static int run(int argc, char **argv)
 					      gap_cause(&gc,
 							bach_reader_file(r),
 							in_file + (pos - at)),
-					      fmt);
+					      (enum gap_form)fmt);
 			else if (fmt == F_TEXT)
 				len = bach_fmt_text(d, p);
 			else if (fmt == F_CSV)

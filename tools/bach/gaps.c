@@ -2,15 +2,18 @@
 /*
  * Gap markers in what the commands print: the one way records are counted
  * (verify, stat, ls: docs/formats.md section 5), and the cause of a gap
- * marker, which the record does not carry, from its capture's manifest
- * (dump).
+ * marker, which the record does not carry, from its capture's manifest,
+ * and the line that shows a gap marker as a gap (dump, convert --to csv,
+ * diff).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "bach/record.h"
 #include "cmd.h"
 #include "lib/io/manifest.h"
 #include "lib/options.h"
@@ -32,6 +35,25 @@ size_t fmt_records(char *d, size_t cap, uint64_t records, uint64_t markers,
 			(unsigned long long)markers, bach_s(markers),
 			(unsigned long long)lost);
 	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+size_t fmt_gap(char *d, const uint8_t *p, uint64_t index, const char *cause,
+	       enum gap_form form)
+{
+	unsigned long long i = (unsigned long long)index;
+	uint32_t lost = bach_get_be32(p);
+
+	if (form == GAP_TEXT)
+		return (size_t)sprintf(d, "%08x %02x GAP:lost=%u:cause=%s\n",
+				       lost, p[4], lost, cause);
+	if (form == GAP_CSV)
+		return (size_t)sprintf(
+			d, "%llu,0x%08x,0x%02x,0x%02x,GAP:lost=%u:cause=%s\n",
+			i, lost, p[4], p[5], lost, cause);
+	return (size_t)sprintf(
+		d,
+		"{\"index\":%llu,\"address\":\"0x%08x\",\"be\":\"0x%02x\",\"control\":\"0x%02x\",\"type\":\"GAP\",\"lost\":%u,\"cause\":\"%s\"}\n",
+		i, lost, p[4], p[5], lost, cause);
 }
 
 /* The trace positions one gap event's markers stand at, and its cause. */
@@ -90,14 +112,45 @@ static void load_dir(struct gap_causes *g, const char *dir, size_t len)
 	qsort(g->spans, g->nspans, sizeof(*g->spans), by_at);
 }
 
+/* The cause of the gap event whose markers stand at capture position pos. */
+static const char *span_cause(const struct gap_causes *g, uint64_t pos)
+{
+	size_t lo = 0, hi = g->nspans;
+
+	while (lo < hi) { /* the last span starting at or before pos */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->spans[mid].at <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pos < g->spans[lo - 1].end ? g->spans[lo - 1].cause
+						: "unknown";
+}
+
+const char *gap_cause_at(struct gap_causes *g, const char *trace, uint64_t pos)
+{
+	struct stat st;
+	size_t len = strlen(trace);
+
+	if (!strcmp(trace, "-") || stat(trace, &st) < 0)
+		return "unknown";
+	if (!S_ISDIR(st.st_mode))
+		return gap_cause(g, trace, pos);
+	if (!g->m || strcmp(g->dir, trace)) {
+		load_dir(g, trace, len);
+		g->seg[0] = 0;
+	}
+	return span_cause(g, pos);
+}
+
 const char *gap_cause(struct gap_causes *g, const char *path, uint64_t idx)
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
 	size_t dlen = slash ? (size_t)(slash - path) : 1;
 	const struct bach_manifest_seg *ms;
-	size_t lo = 0, hi;
-	uint64_t pos;
 
 	if (!strcmp(path, "<stdin>"))
 		return "unknown";
@@ -118,18 +171,5 @@ const char *gap_cause(struct gap_causes *g, const char *path, uint64_t idx)
 		for (size_t i = 0; ms && &g->m->segs[i] != ms; i++)
 			g->seg_start += g->m->segs[i].records;
 	}
-	if (!g->seg_known)
-		return "unknown";
-	pos = g->seg_start + idx;
-	hi = g->nspans;
-	while (lo < hi) { /* the last span starting at or before pos */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->spans[mid].at <= pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && pos < g->spans[lo - 1].end ? g->spans[lo - 1].cause
-						: "unknown";
+	return g->seg_known ? span_cause(g, g->seg_start + idx) : "unknown";
 }
