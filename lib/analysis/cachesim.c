@@ -1556,6 +1556,76 @@ void bach_sim_last_set(struct bach_sim *s, uint64_t pos,
 	}
 }
 
+/* ---- a configuration whose L1 is another's ----------------------------- */
+
+static bool l1_cache(int i)
+{
+	return i == BACH_SIM_L1I || i == BACH_SIM_L1D || i == BACH_SIM_L1;
+}
+
+bool bach_sim_same_l1(const struct bach_sim *a, const struct bach_sim *b)
+{
+	for (int i = 0; i < BACH_SIM_NCACHES; i++) {
+		const struct cache *x = &a->c[i], *y = &b->c[i];
+
+		if (!l1_cache(i) || (!a->have[i] && !b->have[i]))
+			continue;
+		if (a->have[i] != b->have[i] || x->lg_line != y->lg_line ||
+		    x->nsets != y->nsets || x->assoc != y->assoc ||
+		    x->repl != y->repl || x->wt != y->wt || x->nwa != y->nwa ||
+		    (x->repl == BACH_REPL_RANDOM && x->key != y->key))
+			return false;
+	}
+	return true;
+}
+
+void bach_sim_add_tlb(struct bach_sim *s, const struct bach_sim_ref *r,
+		      size_t n)
+{
+	struct cache *tlb = s->tlb;
+
+	for (size_t i = 0; tlb && i < n; i++) {
+		unsigned kind = r[i].kind;
+
+		s->pos = r[i].pos;
+		if (kind == BACH_SIM_GAP)
+			invalidate(tlb); /* as flush() does */
+		if (kind >= BACH_REF_NKINDS)
+			continue;
+		tlb_access(tlb, r[i].addr, kind);
+		tlb->st.fetch[kind == BACH_REF_WRITE ? BACH_REF_READ : kind] +=
+			r[i].more;
+	}
+}
+
+int bach_sim_adopt_l1(struct bach_sim *s, const struct bach_sim *from)
+{
+	uint64_t draws[BACH_SIM_NCACHES];
+	uint64_t pos = bach_sim_last_get(from, draws);
+
+	for (int i = 0; i < BACH_SIM_NCACHES; i++) {
+		uint32_t *w;
+		size_t n;
+		int err;
+
+		if (!l1_cache(i) || !s->have[i])
+			continue;
+		err = bach_sim_state_get(from, (enum bach_sim_cache)i, &w, &n);
+		if (!err)
+			err = bach_sim_state_set(s, (enum bach_sim_cache)i, w,
+						 n, NULL, 0);
+		free(w);
+		if (err)
+			return err;
+		s->c[i].st = from->c[i].st;
+		s->c[i].draw_at = draws[i] ? pos : UINT64_MAX;
+		s->c[i].draws = draws[i];
+	}
+	s->t = from->t;
+	s->pos = pos;
+	return 0;
+}
+
 bool bach_sim_same_state(struct bach_sim *a, struct bach_sim *b)
 {
 	for (int i = 0; i < BACH_SIM_NCACHES; i++)

@@ -204,6 +204,22 @@ size_t bach_sim_collapse(struct bach_sim_ref *out, const struct bach_sim_ref *r,
 			 size_t n, unsigned lg);
 int bach_sim_collapse_lg(const struct bach_sim *s);
 
+/*
+ * A configuration whose L1 is another's (bach sim --configs): what an L1
+ * does depends on nothing below it, so two simulators whose L1 caches are
+ * the same (bach_sim_same_l1(): geometry, policies and, for random
+ * replacement, seed) count the same there and hold the same lines. One
+ * without an L2 is then the other's L1 and its own TLB: it takes the
+ * references for its TLB alone (bach_sim_add_tlb(), with the same
+ * entries as the other), and after the last, bach_sim_adopt_l1() copies
+ * the other's L1 counts and state, totals and position into it (0, or
+ * -ENOMEM); its bach_sim_finish() then copies back as the other's would.
+ */
+bool bach_sim_same_l1(const struct bach_sim *a, const struct bach_sim *b);
+void bach_sim_add_tlb(struct bach_sim *s, const struct bach_sim_ref *r,
+		      size_t n);
+int bach_sim_adopt_l1(struct bach_sim *s, const struct bach_sim *from);
+
 /* The end of the trace: copy dirty lines back. Call once, after the last add.
  */
 void bach_sim_finish(struct bach_sim *s);

@@ -37,9 +37,10 @@ EOF
 $BACH convert -q --from din "$T/trace.din" "$T/imported.byu.gz" ||
 	fail "the din trace does not import"
 
-# 18 configurations: sizes, line sizes, ways, LRU/FIFO/random, wb/wt,
+# 24 configurations: sizes, line sizes, ways, LRU/FIFO/random, wb/wt,
 # wa/nwa, split and unified L1, with and without L2, L3 and a TLB, a seed
-# of their own; comments, blank lines and --opt=value
+# of their own; comments, blank lines and --opt=value; L1s of an earlier
+# line (simulated once: not a random one of another seed)
 cat >"$T/sweep" <<'EOF'
 # a design sweep
 
@@ -61,9 +62,16 @@ cat >"$T/sweep" <<'EOF'
 --l1 1k:4:2 --l2 4k:64:1:wt
 --l1 32k:32:8:lru:wb:wa
 --l1i 2k:16:1 --l1d 4k:16:1:random --l2 32k:32:4:fifo:wt --tlb 8:2
+# an L1 an earlier line has, without an L2: that line's L1 and its own TLB
+--l1 8k:32:4 --tlb 16:4
+--l1 4k:32:4:random --tlb 8:full
+--l1i 8k:32:4 --l1d 8k:32:4
+--l1 8k:32:2:wt:nwa --tlb 4:2
+--l1 1k:32:1
+--l1i 2k:16:1 --l1d 4k:16:1:random --seed 4 --tlb 2:full
 EOF
 grep -v '^#' "$T/sweep" | sed 's/#.*//' | grep -v '^[[:space:]]*$' >"$T/lines"
-[ "$(wc -l <"$T/lines")" -eq 18 ] || fail "the sweep lost lines"
+[ "$(wc -l <"$T/lines")" -eq 24 ] || fail "the sweep lost lines"
 
 # check FILE TRACE OPTIONS...: --configs FILE against one bach sim run a
 # line of FILE, each with the OPTIONS before the line's
@@ -105,8 +113,8 @@ EOF
 }
 
 check "$T/sweep" "$C"
-[ "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$T/all.json")" -eq 18 ] ||
-	fail "not 18 entries: $(head -c 300 "$T/all.json")"
+[ "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$T/all.json")" -eq 24 ] ||
+	fail "not 24 entries: $(head -c 300 "$T/all.json")"
 grep -q '"flushes":[1-9]' "$T/all.json" || fail "the capture has no gap markers: nothing flushed"
 grep -q '^== .*/sweep:3: --l1 1k:32:1$' "$T/all.txt" || fail "no header naming line 3: $(head -n 3 "$T/all.txt")"
 grep -q '^== .*/sweep:10: --l1=8k:32:2:wt:nwa$' "$T/all.txt" || fail "no header naming line 10"

@@ -7,7 +7,9 @@
  * the same decoded chunk. The configurations that can (most: those whose
  * L1 and TLB allocate on a write) take it collapsed instead: a run of
  * fetches or reads within the line just referenced is one entry
- * (bach_sim_collapse()), hits that only count. The simulators run on worker
+ * (bach_sim_collapse()), hits that only count. A configuration without
+ * an L2 whose L1 is an earlier one's simulates only its TLB, and takes
+ * that one's L1 at the end (bach_sim_adopt_l1()). The simulators run on worker
  * threads, one configuration on one thread at a time and each chunk after the
  * one before, so what each counts does not depend on the threads. The main
  * thread decodes up to NBUF chunks ahead of the configuration furthest
@@ -48,6 +50,9 @@ struct sweep {
 	size_t clen[NBUF];
 	unsigned lg;
 	bool *shortcut;
+	/* per configuration, the one whose L1 it is, or itself: one without
+	 * an L2 whose L1 is an earlier one's simulates only its TLB */
+	size_t *lead;
 	uint64_t pub;
 	/* per configuration, under mu: the chunk it takes next, and whether
 	 * a thread is simulating it; cv: any of these, pub or quit changed */
@@ -234,12 +239,17 @@ static bool step(struct sweep *w)
 	w->busy[i] = true;
 	k = w->at[i];
 	pthread_mutex_unlock(&w->mu);
-	if (w->shortcut[i])
-		bach_sim_add_refs(w->c[i].s, w->cbuf[k % NBUF],
-				  w->clen[k % NBUF]);
-	else
-		bach_sim_add_refs(w->c[i].s, w->buf[k % NBUF],
-				  w->len[k % NBUF]);
+	{
+		const struct bach_sim_ref *r =
+			w->shortcut[i] ? w->cbuf[k % NBUF] : w->buf[k % NBUF];
+		size_t n =
+			w->shortcut[i] ? w->clen[k % NBUF] : w->len[k % NBUF];
+
+		if (w->lead[i] == i)
+			bach_sim_add_refs(w->c[i].s, r, n);
+		else
+			bach_sim_add_tlb(w->c[i].s, r, n);
+	}
 	pthread_mutex_lock(&w->mu);
 	w->at[i]++;
 	w->busy[i] = false;
@@ -367,7 +377,16 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 			oom |= !w.buf[b];
 		}
 		w.shortcut = calloc(w.n, sizeof(*w.shortcut));
-		oom |= !w.shortcut;
+		w.lead = calloc(w.n, sizeof(*w.lead));
+		oom |= !w.shortcut || !w.lead;
+		for (size_t j = 0; !oom && j < w.n; j++) {
+			w.lead[j] = j;
+			for (size_t i = 0; i < j && w.lead[j] == j; i++)
+				if (!w.c[j].cfg.have[BACH_SIM_L2] &&
+				    w.lead[i] == i &&
+				    bach_sim_same_l1(w.c[i].s, w.c[j].s))
+					w.lead[j] = i;
+		}
 		/* the configurations that take runs collapsed: at the
 		 * smallest L1 line among them */
 		for (size_t i = 0; !oom && i < w.n; i++) {
@@ -410,6 +429,13 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		pthread_mutex_unlock(&w.mu);
 		for (int i = 0; i < nt; i++)
 			pthread_join(tid[i], NULL);
+		/* the L1 counts and state of the configurations that shared */
+		for (size_t j = 0; !status && j < w.n; j++)
+			if (w.lead[j] != j &&
+			    bach_sim_adopt_l1(w.c[j].s, w.c[w.lead[j]].s)) {
+				errmsg("out of memory");
+				status = EXIT_USAGE;
+			}
 	}
 	if (!status && partial)
 		status = sim_write_part(
@@ -427,6 +453,7 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		free(w.cbuf[b]);
 	}
 	free(w.shortcut);
+	free(w.lead);
 	free(w.at);
 	free(w.busy);
 	pthread_cond_destroy(&w.cv);
