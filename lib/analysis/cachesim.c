@@ -318,7 +318,8 @@ struct cache {
 	uint32_t *order;       /* a set's dirty slots, for copyback() */
 	/* the line served last, and its slot */
 	uint32_t memo, memo_slot;
-	struct cache *down; /* the next level; NULL: memory */
+	struct cache *down;	    /* the next level; NULL: memory */
+	struct bach_sim_downs *rec; /* an L1's sends down recorded: or NULL */
 	struct bach_cache_stats st;
 };
 
@@ -567,6 +568,33 @@ static uint32_t victim(struct cache *c, uint32_t set, uint32_t base)
 static void ref(struct cache *c, uint32_t addr, uint32_t size, unsigned kind);
 
 /* What a cache sends to the level below it, counted as Dinero counts. */
+static void record_down(struct bach_sim_downs *d, uint64_t pos, uint32_t addr,
+			uint32_t size, unsigned kind)
+{
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 4096;
+		struct bach_sim_down *v = realloc(d->v, cap * sizeof(*v));
+
+		if (!v) {
+			d->oom = true;
+			return;
+		}
+		d->v = v;
+		d->cap = cap;
+	}
+	d->v[d->n++] = (struct bach_sim_down){ pos, addr, size, kind };
+}
+
+/* A reference of c's line size or less to d (split at its lines). */
+static inline void deliver(struct cache *d, uint32_t addr, uint32_t size,
+			   unsigned kind)
+{
+	if ((addr & (d->line - 1)) + size <= d->line)
+		d->access(d, addr, size, kind); /* within one line of d */
+	else
+		ref(d, addr, size, kind);
+}
+
 static inline void send_down(struct cache *c, uint32_t addr, uint32_t size,
 			     unsigned kind)
 {
@@ -578,10 +606,9 @@ static inline void send_down(struct cache *c, uint32_t addr, uint32_t size,
 		c->st.bytes_read += size;
 	if (!d)
 		return;
-	if ((addr & (d->line - 1)) + size <= d->line)
-		d->access(d, addr, size, kind); /* within one line of d */
-	else
-		ref(d, addr, size, kind);
+	if (__builtin_expect(c->rec != NULL, 0))
+		record_down(c->rec, *c->now, addr, size, kind);
+	deliver(d, addr, size, kind);
 }
 
 /* A miss of one line: allocate it (or not), and send down what Dinero does. */
@@ -939,6 +966,8 @@ static void flush(struct bach_sim *s)
 		if (s->have[i])
 			invalidate(&s->c[i]);
 	s->t.flushes++;
+	if (s->data_top->rec) /* after what the L1's copy-back sent */
+		record_down(s->data_top->rec, s->pos, 0, 0, BACH_SIM_GAP);
 }
 
 /* ---- the hierarchy ------------------------------------------------------ */
@@ -1624,6 +1653,31 @@ int bach_sim_adopt_l1(struct bach_sim *s, const struct bach_sim *from)
 	s->t = from->t;
 	s->pos = pos;
 	return 0;
+}
+
+void bach_sim_record(struct bach_sim *s, struct bach_sim_downs *d)
+{
+	for (int i = 0; i < BACH_SIM_NCACHES; i++)
+		if (l1_cache(i))
+			s->c[i].rec = d;
+}
+
+void bach_sim_add_below(struct bach_sim *s, const struct bach_sim_down *d,
+			size_t n)
+{
+	struct cache *l2 = &s->c[BACH_SIM_L2];
+
+	for (size_t i = 0; s->have[BACH_SIM_L2] && i < n; i++) {
+		s->pos = d[i].pos;
+		if (d[i].kind == BACH_SIM_GAP) { /* flush() below the L1 */
+			copyback(l2);
+			for (int c = BACH_SIM_L2; c <= BACH_SIM_L3; c++)
+				if (s->have[c])
+					invalidate(&s->c[c]);
+			continue;
+		}
+		deliver(l2, d[i].addr, d[i].size, d[i].kind);
+	}
 }
 
 bool bach_sim_same_state(struct bach_sim *a, struct bach_sim *b)

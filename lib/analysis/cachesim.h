@@ -220,6 +220,28 @@ void bach_sim_add_tlb(struct bach_sim *s, const struct bach_sim_ref *r,
 		      size_t n);
 int bach_sim_adopt_l1(struct bach_sim *s, const struct bach_sim *from);
 
+/*
+ * One with an L2 takes, besides, what the other's L1 sent below it: a
+ * simulator with an L2 records, while it takes references, what its L1
+ * sends down (bach_sim_record(): appended to *d, which grows; NULL
+ * stops), and a gap marker's flush after the L1's copy-back (kind
+ * BACH_SIM_GAP); bach_sim_add_below() gives those to another's L2, in
+ * the same order, at the same positions.
+ */
+struct bach_sim_down {
+	uint64_t pos;
+	uint32_t addr, size;
+	unsigned kind;
+};
+struct bach_sim_downs {
+	struct bach_sim_down *v;
+	size_t n, cap;
+	bool oom; /* one was lost: the counts are not to be used */
+};
+void bach_sim_record(struct bach_sim *s, struct bach_sim_downs *d);
+void bach_sim_add_below(struct bach_sim *s, const struct bach_sim_down *d,
+			size_t n);
+
 /* The end of the trace: copy dirty lines back. Call once, after the last add.
  */
 void bach_sim_finish(struct bach_sim *s);

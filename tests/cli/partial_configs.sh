@@ -31,6 +31,7 @@ cat > "$T/sweep.txt" << 'EOF'
 --l1 4k:16:4 --l2 32k:64:8:random --tlb 16:4
 --l1 8k:32:2 --tlb 4:full   # line 2's L1, simulated once
 --l1=2k:32:64:random --seed=3 --tlb 4:2
+--l1 4k:16:4 --l2 16k:32:2:fifo   # line 8's L1 sends to this L2
 EOF
 STATOPT="--configs $T/sweep.txt"
 
@@ -55,10 +56,10 @@ python3 - "$T/sw" "$T/one" << 'PY' || fail "a sweep's partial is not its lines' 
 import json, sys
 head, data = [json.loads(l) for l in open(sys.argv[1])]
 lines = head["options"]["configs"]
-assert [l["line"] for l in lines] == [2, 3, 5, 6, 7, 8, 9, 10], lines
+assert [l["line"] for l in lines] == [2, 3, 5, 6, 7, 8, 9, 10, 11], lines
 assert lines[2]["text"] == "--l1 4k:16:4:fifo:wt:nwa --l2 32k:64:8:random --seed 7"
 assert head["configs_file"].endswith("/sweep.txt"), head
-assert len(data["configs"]) == 8
+assert len(data["configs"]) == 9
 for i, (l, d) in enumerate(zip(lines, data["configs"])):
     h1, d1 = [json.loads(x) for x in open("%s.%d" % (sys.argv[2], i))]
     assert l["options"] == h1["options"], (i, l, h1["options"])

@@ -37,10 +37,11 @@ EOF
 $BACH convert -q --from din "$T/trace.din" "$T/imported.byu.gz" ||
 	fail "the din trace does not import"
 
-# 24 configurations: sizes, line sizes, ways, LRU/FIFO/random, wb/wt,
+# 29 configurations: sizes, line sizes, ways, LRU/FIFO/random, wb/wt,
 # wa/nwa, split and unified L1, with and without L2, L3 and a TLB, a seed
 # of their own; comments, blank lines and --opt=value; L1s of an earlier
-# line (simulated once: not a random one of another seed)
+# line, with and without an L2 (simulated once: not a random one of
+# another seed)
 cat >"$T/sweep" <<'EOF'
 # a design sweep
 
@@ -69,9 +70,15 @@ cat >"$T/sweep" <<'EOF'
 --l1 8k:32:2:wt:nwa --tlb 4:2
 --l1 1k:32:1
 --l1i 2k:16:1 --l1d 4k:16:1:random --seed 4 --tlb 2:full
+# and with an L2: that line's L1 sends below it to this one's L2
+--l1i 8k:32:4 --l1d 8k:32:4 --l2 64k:64:4:fifo --tlb 8:2
+--l1i 8k:32:2 --l1d 8k:32:2 --l2 32k:32:8:wt --l3 256k:64:4:random
+--l1 1k:4:2 --l2 8k:64:2:nwa
+--l1i 2k:16:1 --l1d 4k:16:1:random --l2 16k:64:2:random
+--l1 3k:32:3 --l2 12k:32:6
 EOF
 grep -v '^#' "$T/sweep" | sed 's/#.*//' | grep -v '^[[:space:]]*$' >"$T/lines"
-[ "$(wc -l <"$T/lines")" -eq 24 ] || fail "the sweep lost lines"
+[ "$(wc -l <"$T/lines")" -eq 29 ] || fail "the sweep lost lines"
 
 # check FILE TRACE OPTIONS...: --configs FILE against one bach sim run a
 # line of FILE, each with the OPTIONS before the line's
@@ -113,8 +120,8 @@ EOF
 }
 
 check "$T/sweep" "$C"
-[ "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$T/all.json")" -eq 24 ] ||
-	fail "not 24 entries: $(head -c 300 "$T/all.json")"
+[ "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$T/all.json")" -eq 29 ] ||
+	fail "not 29 entries: $(head -c 300 "$T/all.json")"
 grep -q '"flushes":[1-9]' "$T/all.json" || fail "the capture has no gap markers: nothing flushed"
 grep -q '^== .*/sweep:3: --l1 1k:32:1$' "$T/all.txt" || fail "no header naming line 3: $(head -n 3 "$T/all.txt")"
 grep -q '^== .*/sweep:10: --l1=8k:32:2:wt:nwa$' "$T/all.txt" || fail "no header naming line 10"

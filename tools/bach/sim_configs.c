@@ -7,11 +7,13 @@
  * the same decoded chunk. The configurations that can (most: those whose
  * L1 and TLB allocate on a write) take it collapsed instead: a run of
  * fetches or reads within the line just referenced is one entry
- * (bach_sim_collapse()), hits that only count. A configuration without
- * an L2 whose L1 is an earlier one's simulates only its TLB, and takes
- * that one's L1 at the end (bach_sim_adopt_l1()). The simulators run on worker
- * threads, one configuration on one thread at a time and each chunk after the
- * one before, so what each counts does not depend on the threads. The main
+ * (bach_sim_collapse()), hits that only count. A configuration whose L1
+ * is an earlier one's simulates only its TLB and its L2, which takes what
+ * that one's L1 sent below it (bach_sim_record()), a chunk after that one
+ * has simulated it; it takes that one's L1 at the end
+ * (bach_sim_adopt_l1()). The simulators run on worker threads, one
+ * configuration on one thread at a time and each chunk after the one
+ * before, so what each counts does not depend on the threads. The main
  * thread decodes up to NBUF chunks ahead of the configuration furthest
  * behind, and joins in when it has to wait; a configuration goes on to
  * the next chunk as soon as it is decoded, without waiting for the
@@ -50,9 +52,14 @@ struct sweep {
 	size_t clen[NBUF];
 	unsigned lg;
 	bool *shortcut;
-	/* per configuration, the one whose L1 it is, or itself: one without
-	 * an L2 whose L1 is an earlier one's simulates only its TLB */
+	/* per configuration, the one whose L1 it is, or itself: one whose L1
+	 * is an earlier one's simulates only its TLB, and its L2 (if it has
+	 * one, so has that one) takes what that one's L1 sent below it
+	 * (down[that one][chunk % NBUF]; NULL for a configuration that no
+	 * other's L2 needs) */
 	size_t *lead;
+	bool *needed;
+	struct bach_sim_downs (*down)[NBUF];
 	uint64_t pub;
 	/* per configuration, under mu: the chunk it takes next, and whether
 	 * a thread is simulating it; cv: any of these, pub or quit changed */
@@ -232,6 +239,7 @@ static bool step(struct sweep *w)
 
 	for (size_t j = 0; j < w->n; j++)
 		if (!w->busy[j] && w->at[j] < w->pub &&
+		    (w->lead[j] == j || w->at[w->lead[j]] > w->at[j]) &&
 		    (i == w->n || w->at[j] < w->at[i]))
 			i = j;
 	if (i == w->n)
@@ -245,10 +253,18 @@ static bool step(struct sweep *w)
 		size_t n =
 			w->shortcut[i] ? w->clen[k % NBUF] : w->len[k % NBUF];
 
-		if (w->lead[i] == i)
-			bach_sim_add_refs(w->c[i].s, r, n);
-		else
+		struct bach_sim_downs *d = &w->down[w->lead[i]][k % NBUF];
+
+		if (w->lead[i] != i) {
 			bach_sim_add_tlb(w->c[i].s, r, n);
+			bach_sim_add_below(w->c[i].s, d->v, d->n);
+		} else {
+			if (w->needed[i]) { /* this chunk's, from empty */
+				d->n = 0;
+				bach_sim_record(w->c[i].s, d);
+			}
+			bach_sim_add_refs(w->c[i].s, r, n);
+		}
 	}
 	pthread_mutex_lock(&w->mu);
 	w->at[i]++;
@@ -378,14 +394,20 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		}
 		w.shortcut = calloc(w.n, sizeof(*w.shortcut));
 		w.lead = calloc(w.n, sizeof(*w.lead));
-		oom |= !w.shortcut || !w.lead;
+		w.needed = calloc(w.n, sizeof(*w.needed));
+		w.down = calloc(w.n, sizeof(*w.down));
+		oom |= !w.shortcut || !w.lead || !w.needed || !w.down;
+		/* the first with that L1 (and an L2, for one with an L2) */
 		for (size_t j = 0; !oom && j < w.n; j++) {
+			bool l2 = w.c[j].cfg.have[BACH_SIM_L2];
+
 			w.lead[j] = j;
 			for (size_t i = 0; i < j && w.lead[j] == j; i++)
-				if (!w.c[j].cfg.have[BACH_SIM_L2] &&
-				    w.lead[i] == i &&
+				if (w.lead[i] == i &&
+				    (!l2 || w.c[i].cfg.have[BACH_SIM_L2]) &&
 				    bach_sim_same_l1(w.c[i].s, w.c[j].s))
 					w.lead[j] = i;
+			w.needed[w.lead[j]] |= l2 && w.lead[j] != j;
 		}
 		/* the configurations that take runs collapsed: at the
 		 * smallest L1 line among them */
@@ -429,6 +451,13 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		pthread_mutex_unlock(&w.mu);
 		for (int i = 0; i < nt; i++)
 			pthread_join(tid[i], NULL);
+		for (size_t i = 0; !status && i < w.n; i++)
+			for (int b = 0; b < NBUF; b++)
+				if (w.down[i][b].oom) {
+					errmsg("out of memory");
+					status = EXIT_USAGE;
+					break;
+				}
 		/* the L1 counts and state of the configurations that shared */
 		for (size_t j = 0; !status && j < w.n; j++)
 			if (w.lead[j] != j &&
@@ -454,6 +483,11 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 	}
 	free(w.shortcut);
 	free(w.lead);
+	for (size_t i = 0; w.down && i < w.n; i++)
+		for (int b = 0; b < NBUF; b++)
+			free(w.down[i][b].v);
+	free(w.down);
+	free(w.needed);
 	free(w.at);
 	free(w.busy);
 	pthread_cond_destroy(&w.cv);
