@@ -133,6 +133,7 @@ cat >"$T/small" <<'EOF'
 --l1 4k:32:4:random --seed 5
 --l1 4k:32:4:random
 --l1i 2k:32:2 --l1d 2k:32:2:wt
+--l1 4k:32:4:random --tlb 4:2
 EOF
 check "$T/small" "$C" --seed 9 --type fetch,read --addr 0-0x7fffffff --l2 64k:64:4:random
 grep -q '"name":"l2","size":65536' "$T/all.json" || fail "the command line's --l2 is not in every configuration"
