@@ -9,7 +9,8 @@
 #     absolute error of 0.01 or less against the exact curve at every size.
 #   - bach sim --configs: 16 configurations in one pass over the trace as
 #     blocked gzip at least 4x faster than the 16 bach sim runs it
-#     replaces (elapsed time: the pass runs on all CPUs).
+#     replaces (elapsed time: the pass runs on all CPUs); and, a figure
+#     without a target, 16 L2s under one L1 (CPU time, one thread).
 # Times are CPU seconds (user + system) of each command, so that other
 # work on a shared machine does not move the ratios much; the --configs
 # ratio is of elapsed time, meaningful only on an otherwise idle machine
@@ -157,4 +158,21 @@ echo "sim --configs, 16 configurations ($(getconf _NPROCESSORS_ONLN) CPUs):" \
 r=$(median $ratios)
 check "sim --configs, 16 configurations >= 4x 16 sim runs" "$r >= 4" \
 	"median of $rounds rounds, each 16 runs then the pass: $(fmt "$r")x"
+
+# No target, a figure: a sweep of 16 L2s under one split L1, whose L1 the
+# pass simulates once (docs/analysis.md section 2.2), CPU seconds of the
+# 16 runs against the pass on one thread
+for z in 64k 128k 256k 512k 1M 2M 4M 8M; do
+	for a in 4 8; do
+		echo "--l1i 16k:32:4 --l1d 16k:32:4 --l2 $z:64:$a"
+	done
+done >"$D/l2sweep"
+sep=0
+while IFS= read -r l; do
+	# shellcheck disable=SC2086 # the line's words are options
+	sep=$(calc "$sep + $(cpu "$BACH" sim $l "$G")")
+done <"$D/l2sweep"
+one=$(cpu "$BACH" sim --threads 1 --configs "$D/l2sweep" "$G")
+echo "(sim --configs, 16 L2s under one L1: 16 runs $(fmt "$sep") s CPU," \
+	"the pass on 1 thread $(fmt "$one") s CPU: $(fmt "$(calc "$sep / $one")")x)"
 exit $missed
