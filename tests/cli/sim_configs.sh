@@ -37,7 +37,7 @@ EOF
 $BACH convert -q --from din "$T/trace.din" "$T/imported.byu.gz" ||
 	fail "the din trace does not import"
 
-# 29 configurations: sizes, line sizes, ways, LRU/FIFO/random, wb/wt,
+# 31 configurations: sizes, line sizes, ways, LRU/FIFO/random, wb/wt,
 # wa/nwa, split and unified L1, with and without L2, L3 and a TLB, a seed
 # of their own; comments, blank lines and --opt=value; L1s of an earlier
 # line, with and without an L2 (simulated once: not a random one of
@@ -76,9 +76,11 @@ cat >"$T/sweep" <<'EOF'
 --l1 1k:4:2 --l2 8k:64:2:nwa
 --l1i 2k:16:1 --l1d 4k:16:1:random --l2 16k:64:2:random
 --l1 3k:32:3 --l2 12k:32:6
+--l1 8k:32:2:wt:nwa --l2 16k:32:4
+--l1 8k:32:2:wt:nwa --l2 64k:64:2:random --tlb 4:full
 EOF
 grep -v '^#' "$T/sweep" | sed 's/#.*//' | grep -v '^[[:space:]]*$' >"$T/lines"
-[ "$(wc -l <"$T/lines")" -eq 29 ] || fail "the sweep lost lines"
+[ "$(wc -l <"$T/lines")" -eq 31 ] || fail "the sweep lost lines"
 
 # check FILE TRACE OPTIONS...: --configs FILE against one bach sim run a
 # line of FILE, each with the OPTIONS before the line's
@@ -120,8 +122,8 @@ EOF
 }
 
 check "$T/sweep" "$C"
-[ "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$T/all.json")" -eq 29 ] ||
-	fail "not 29 entries: $(head -c 300 "$T/all.json")"
+[ "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$T/all.json")" -eq 31 ] ||
+	fail "not 31 entries: $(head -c 300 "$T/all.json")"
 grep -q '"flushes":[1-9]' "$T/all.json" || fail "the capture has no gap markers: nothing flushed"
 grep -q '^== .*/sweep:3: --l1 1k:32:1$' "$T/all.txt" || fail "no header naming line 3: $(head -n 3 "$T/all.txt")"
 grep -q '^== .*/sweep:10: --l1=8k:32:2:wt:nwa$' "$T/all.txt" || fail "no header naming line 10"
