@@ -246,16 +246,25 @@ static unsigned log2_bucket(uint64_t d)
 	return b < BACH_MRC_HIST_BUCKETS ? b : BACH_MRC_HIST_BUCKETS - 1;
 }
 
-/* A fully associative reference at distance d (sampled: among samples). */
+/*
+ * A fully associative reference at distance d (sampled: among samples).
+ * How many thresholds d reaches is known from its bucket alone, but for
+ * thresholds inside the bucket (none, when the sizes are powers of two):
+ * those are searched.
+ */
 static inline void count_distance(struct bach_mrc *m, uint32_t d)
 {
-	size_t lo = 0, hi = m->cfg.nsizes;
+	unsigned b;
+	size_t lo, hi;
 
 	if (d == COLD) {
 		m->cold++;
 		return;
 	}
-	while (lo < hi) { /* how many thresholds d reaches */
+	b = log2_bucket(d);
+	lo = m->th_below[b];
+	hi = m->th_below[b + 1];
+	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
 		if (m->th[mid] <= d)
@@ -264,8 +273,8 @@ static inline void count_distance(struct bach_mrc *m, uint32_t d)
 			hi = mid;
 	}
 	m->cnt[lo]++;
-	m->hist[log2_bucket(m->sampled ? (uint64_t)((double)d / m->rate)
-				       : d)]++;
+	m->hist[m->sampled ? log2_bucket((uint64_t)((double)d / m->rate))
+			   : b]++;
 }
 
 /* A reference at distance d among the nearest lines, or NEAR_FAR. */
@@ -362,44 +371,75 @@ static inline uint32_t line_of(const uint8_t *p, unsigned lg)
 
 /* Records stream from the page cache: ask for them a few pages ahead. */
 #define PREFETCH_AHEAD 2048
+/* Records per pass of the filters of add_exact() and add_sampled(). */
+#define PICK_BLOCK 4096
+#define PICK_GAP   UINT32_MAX /* a gap marker; lines are below 2^29 */
+/* add_exact(): the stack asked for a line's time this many picks ahead */
+#define PICK_AHEAD 8
 
+/*
+ * Every reference's distance. A block of records is filtered first, as
+ * add_sampled() does, with no branch that depends on the data: each
+ * record's class (a reference of a kind counted, a gap marker, neither)
+ * and whether it repeats the last line make a pick, stored always and
+ * kept by advancing the count: a line (not the last one), or a gap. A
+ * repeat is at distance 0, a hit at every size, only counted. Then the
+ * picks go to the stack in trace order, each one's time in the line ->
+ * time table asked for PICK_AHEAD picks before (a look-up in a table of
+ * megabytes, most often a miss of the caches otherwise).
+ */
 static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
 {
-	unsigned kinds = m->cfg.kinds, lg = m->lg_line;
+	uint32_t pick[PICK_BLOCK + PICK_AHEAD];
+	unsigned lg = m->lg_line;
 	uint32_t last = m->last;
+	uint64_t refs = 0, reps = 0;
 
-	for (size_t i = 0; i < n && !m->err; i++, p += BACH_REC_SIZE) {
-		unsigned kind = bach_ref_kind(p[5]);
-		uint32_t line;
+	while (n) {
+		size_t b = n < PICK_BLOCK ? n : PICK_BLOCK, k = 0;
 
-		__builtin_prefetch(p + PREFETCH_AHEAD);
-		if (!(kinds >> kind & 1)) {
-			if (kind == BACH_REF_NONE && bach_rec_is_gap(p)) {
+		for (size_t i = 0; i < b; i++, p += BACH_REC_SIZE) {
+			uint32_t line = line_of(p, lg);
+			uint32_t c = m->cls[p[5]], ref = c & 1, gap = c >> 1;
+			uint32_t rep = ref & (line == last), mref = 0u - ref;
+
+			__builtin_prefetch(p + PREFETCH_AHEAD);
+			pick[k] = line | (0u - gap);
+			k += (ref & ~rep) | gap;
+			/* a reference's line, or after a gap COLD */
+			last = ((last & ~mref) | (line & mref)) | (0u - gap);
+			refs += ref;
+			reps += rep;
+		}
+		n -= b;
+		for (size_t j = 0; j < PICK_AHEAD; j++)
+			pick[k + j] = PICK_GAP;
+		for (size_t j = 0; j < k && !m->err; j++) {
+			uint32_t line = pick[j];
+
+			if (line == PICK_GAP) {
 				flush(m);
-				last = COLD;
+				continue;
 			}
-			continue;
-		}
-		line = line_of(p, lg);
-		m->refs++;
-		if (line == last) { /* distance 0: a hit at every size */
-			m->cnt[0]++;
-			m->hist[0]++;
-			continue;
-		}
-		last = line;
-		if (m->cfg.assoc) {
-			sa_access(m, line);
-		} else {
-			uint32_t d = sd_access(&m->sd, line, &m->err);
+			if (m->cfg.assoc) {
+				sa_access(m, line);
+			} else {
+				uint32_t d;
 
-			if (__builtin_expect(d == COLD && m->chunk && !m->gap,
-					     0))
-				mrc_pend(m, line);
-			else
-				count_distance(m, d);
+				sd_prefetch(&m->sd, pick[j + PICK_AHEAD]);
+				d = sd_access(&m->sd, line, &m->err);
+				if (__builtin_expect(d == COLD && m->chunk &&
+							     !m->gap,
+						     0))
+					mrc_pend(m, line);
+				else
+					count_distance(m, d);
+			}
 		}
 	}
+	m->cnt[0] += reps;
+	m->hist[0] += reps;
+	m->refs += refs;
 	m->last = last;
 }
 
@@ -565,10 +605,6 @@ counts:
 	return m->err;
 }
 
-/* Records per pass of add_sampled()'s filter. */
-#define SAMPLE_BLOCK 4096
-#define PICK_GAP     UINT32_MAX /* a gap marker; lines are below 2^29 */
-
 /*
  * SHARDS: every reference is counted, a line's hash decides whether it is
  * tracked (section 3 of the paper: "sample if hash(L) mod P < T", one
@@ -584,14 +620,14 @@ counts:
  */
 static void add_sampled(struct bach_mrc *m, const uint8_t *p, size_t n)
 {
-	uint32_t pick[SAMPLE_BLOCK];
+	uint32_t pick[PICK_BLOCK];
 	unsigned lg = m->lg_line;
 	uint32_t th = m->threshold, nth = m->nthreshold, last = m->last;
 	uint32_t any = nth > th ? nth : th; /* picked by either stack */
 	uint64_t refs = 0;
 
 	while (n) {
-		size_t b = n < SAMPLE_BLOCK ? n : SAMPLE_BLOCK, k = 0;
+		size_t b = n < PICK_BLOCK ? n : PICK_BLOCK, k = 0;
 
 		for (size_t i = 0; i < b; i++, p += BACH_REC_SIZE) {
 			uint32_t line = line_of(p, lg);

@@ -13,7 +13,6 @@
 
 #include "lib/analysis/mrc_shared.h"
 
-#define CHUNK_BITS 12 /* lines per radix chunk: 4096 */
 #define GROUP_BITS 15 /* times per second-level count: 32768 */
 
 /* ---- line -> value, a two-level table of chunks made on first use ------- */
@@ -111,6 +110,13 @@ static size_t level_len(uint32_t cap, unsigned k)
 	return n ? n : 1;
 }
 
+/* A level's room: whole groups of 16, so that sd_move() reads a group
+ * whole (its counts after the last live time are 0). */
+static size_t level_room(uint32_t cap, unsigned k)
+{
+	return (level_len(cap, k) + FAN - 1) & ~(size_t)(FAN - 1);
+}
+
 static int sd_alloc(struct sdist *s, uint32_t cap)
 {
 	uint64_t *bits = realloc(s->bits, cap / 8);
@@ -125,14 +131,17 @@ static int sd_alloc(struct sdist *s, uint32_t cap)
 	s->owner = owner;
 	s->nlev = 0;
 	for (unsigned k = 0; k < MAX_LEVELS; k++) {
+		/* counted again by sd_recount(): no copy; a group in one
+		 * 64-byte cache line */
 		uint32_t *c =
-			realloc(s->cnt[k], level_len(cap, k) * sizeof(*c));
+			aligned_alloc(64, level_room(cap, k) * sizeof(*c));
 
 		if (!c)
 			return -ENOMEM;
+		free(s->cnt[k]);
 		s->cnt[k] = c;
 		s->nlev = k + 1;
-		if (level_len(cap, k) == 1)
+		if (level_len(cap, k) <= FAN) /* one group: the top */
 			break;
 	}
 	s->cap = cap;
@@ -145,7 +154,8 @@ static void sd_recount(struct sdist *s)
 	uint32_t words = (s->now + 63) >> 6;
 
 	for (unsigned k = 0; k < s->nlev; k++)
-		memset(s->cnt[k], 0, level_len(s->cap, k) * sizeof(*s->cnt[k]));
+		memset(s->cnt[k], 0,
+		       level_room(s->cap, k) * sizeof(*s->cnt[k]));
 	for (uint32_t w = 0; w < words; w++) {
 		unsigned n = pop64(s->bits[w]);
 
@@ -182,32 +192,52 @@ void sd_free(struct sdist *s)
 	free(s->owner);
 }
 
-static inline void sd_count(struct sdist *s, uint32_t t, uint32_t delta)
-{
-	uint32_t i = t >> 6;
+typedef uint32_t v4u __attribute__((vector_size(16)));
 
-	for (unsigned k = 0; k < s->nlev; k++, i >>= FAN_BITS)
-		s->cnt[k][i] += delta;
-}
+/* 16 zeros then 16 ones: from 15 - j, the lanes of a group after lane j */
+static const uint32_t ramp[2 * FAN] = { [FAN... 2 * FAN - 1] = ~0u };
 
-/* Live times after t (t < now). */
-static uint32_t sd_after(const struct sdist *s, uint32_t t)
+/*
+ * Live times after t (t < now), with t's time moved to now: the rest of
+ * t's word, then at each level the counts after t's own in its group of
+ * 16, t's count one less and now's one more. Every level's group is read
+ * whole, masked, with no branch: the counts after the last live time are
+ * 0, so a level above the one where t and the last live time meet adds
+ * nothing.
+ */
+static uint32_t sd_move(struct sdist *s, uint32_t t)
 {
-	uint32_t i = t >> 6, last = (s->now - 1) >> 6, n;
+	uint32_t i = t >> 6, j = s->now >> 6, n;
+	unsigned nlev = s->nlev;
+	v4u acc = { 0, 0, 0, 0 };
 
 	n = pop64(s->bits[i] >> (t & 63) >> 1);
-	for (unsigned k = 0; k < s->nlev && i != last; k++) {
-		uint32_t end = (i | ((1u << FAN_BITS) - 1)) < last
-				       ? (i | ((1u << FAN_BITS) - 1))
-				       : last;
-		const uint32_t *c = s->cnt[k];
+	for (unsigned k = 0; k < nlev; k++, i >>= FAN_BITS, j >>= FAN_BITS) {
+		uint32_t *c = s->cnt[k];
+		const v4u *g =
+			__builtin_assume_aligned(c + (i & ~(FAN - 1u)), 64);
+		const uint32_t *r = ramp + FAN - 1 - (i & (FAN - 1));
+		v4u m0, m1, m2, m3;
 
-		for (uint32_t j = i + 1; j <= end; j++)
-			n += c[j];
-		i >>= FAN_BITS;
-		last >>= FAN_BITS;
+		memcpy(&m0, r, sizeof(m0));
+		memcpy(&m1, r + 4, sizeof(m1));
+		memcpy(&m2, r + 8, sizeof(m2));
+		memcpy(&m3, r + 12, sizeof(m3));
+		acc += (g[0] & m0) + (g[1] & m1) + (g[2] & m2) + (g[3] & m3);
+		c[i]--;
+		c[j]++;
 	}
-	return n;
+	return n + acc[0] + acc[1] + acc[2] + acc[3];
+}
+
+/* A time at now, the line's first since the stack was empty. */
+static void sd_add(struct sdist *s)
+{
+	uint32_t j = s->now >> 6;
+	unsigned nlev = s->nlev;
+
+	for (unsigned k = 0; k < nlev; k++, j >>= FAN_BITS)
+		s->cnt[k][j]++;
 }
 
 /* Renumber the live times from 0; double the room when half of it is live. */
@@ -254,14 +284,13 @@ uint32_t sd_access(struct sdist *s, uint32_t line, int *err)
 	if (prev == s->now && prev) /* already the most recent */
 		return 0;
 	if (prev) {
-		d = sd_after(s, prev - 1);
+		d = sd_move(s, prev - 1);
 		s->bits[(prev - 1) >> 6] &= ~(1ull << ((prev - 1) & 63));
-		sd_count(s, prev - 1, (uint32_t)-1);
 	} else {
+		sd_add(s);
 		s->live++;
 	}
 	s->bits[s->now >> 6] |= 1ull << (s->now & 63);
-	sd_count(s, s->now, 1);
 	s->owner[s->now] = line;
 	*slot = ++s->now;
 	return d;

@@ -64,6 +64,7 @@ struct lhash {
 };
 
 #define FAN_BITS   4 /* each count above the words sums 16 below it */
+#define FAN	   (1u << FAN_BITS)
 #define MAX_LEVELS 8
 
 /*
@@ -102,6 +103,26 @@ uint32_t sd_access(struct sdist *s, uint32_t line, int *err);
 void sd_push(struct sdist *s, const uint32_t *lines, size_t n, int *err);
 /* Everything cold again (a gap marker). */
 void sd_reset(struct sdist *s);
+
+#define CHUNK_BITS 12 /* lines per radix chunk: 4096 */
+
+/*
+ * Ask for the place where line's time is kept, ahead of its sd_access():
+ * in the radix table, when its chunk is made (any line: one beyond the
+ * table asks for nothing).
+ */
+static inline void sd_prefetch(const struct sdist *s, uint32_t line)
+{
+	if (s->hashed) {
+		__builtin_prefetch(&s->few.slot[line_hash(line, s->few.shift)]);
+	} else if (line >> CHUNK_BITS < s->where.ndir) {
+		const uint32_t *c = s->where.dir[line >> CHUNK_BITS];
+
+		if (c)
+			__builtin_prefetch(c +
+					   (line & ((1u << CHUNK_BITS) - 1)));
+	}
+}
 
 /* ---- the near stack (mrc_pass.c) --------------------------------------- */
 
@@ -165,6 +186,9 @@ struct bach_mrc {
 					    i */
 	uint64_t cnt[BACH_MRC_MAX_SIZES +
 		     1]; /* by how many th[] a distance reaches */
+	/* bucket b of the histogram: how many th[] its least distance
+	 * reaches (a distance in it reaches th_below[b] to th_below[b + 1]) */
+	uint8_t th_below[BACH_MRC_HIST_BUCKETS + 1];
 	uint64_t hist[BACH_MRC_HIST_BUCKETS];
 	uint64_t cold;
 	/* sampled: the first nnear sizes from the near stack, at a rate */
