@@ -177,6 +177,9 @@ struct bach_mrc {
 	unsigned lg_line;
 	unsigned types;	  /* bit t: records of type t are counted */
 	uint8_t cls[256]; /* by control byte: 1 counted, 2 a gap marker */
+	uint16_t ref_types, gap_types; /* the same by type: bit t */
+	/* by a mask of 8 lanes: the lanes set, in order, then the rest */
+	uint64_t squeeze[256];
 	bool sampled;
 	double rate;
 	uint32_t threshold; /* sampled: hash below this */
