@@ -176,10 +176,8 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 				      (unsigned)bach_rec_is_gap(rec) << 1);
 	}
 	/* a gap marker: its type's bit, and the control byte's low 4 set */
-	for (unsigned t = 0; t < BACH_NTYPES; t++) {
-		m->ref_types |= (uint16_t)((m->cls[t << 4] & 1u) << t);
+	for (unsigned t = 0; t < BACH_NTYPES; t++)
 		m->gap_types |= (uint16_t)((m->cls[t << 4 | 15] >> 1) << t);
-	}
 	for (unsigned v = 0; v < 256; v++) {
 		unsigned j = 0;
 

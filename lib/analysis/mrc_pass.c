@@ -663,7 +663,7 @@ pick_sampled_avx2(const struct bach_mrc *m, const uint8_t *p, size_t n,
 	const __m256i lanes = _mm256_setr_epi32(-1, -1, -1, 0, -1, -1, -1, 0);
 	const __m256i one = _mm256_set1_epi32(1), low = _mm256_set1_epi32(15);
 	const __m256i seven = _mm256_set1_epi32(7);
-	const __m256i reft = _mm256_set1_epi32((int)m->ref_types);
+	const __m256i reft = _mm256_set1_epi32((int)m->types);
 	const __m256i gapt = _mm256_set1_epi32((int)m->gap_types);
 	const __m256i mlo = _mm256_set1_epi32((int)0x7f4a7c15u);
 	const __m256i mhi = _mm256_set1_epi32((int)0x9e3779b9u);

@@ -175,10 +175,10 @@ struct bach_mrc {
 	struct bach_mrc_config cfg;
 	uint64_t sizes[BACH_MRC_MAX_SIZES];
 	unsigned lg_line;
-	unsigned types;	  /* bit t: records of type t are counted */
-	uint8_t cls[256]; /* by control byte: 1 counted, 2 a gap marker */
-	uint16_t ref_types, gap_types; /* the same by type: bit t */
-	/* by a mask of 8 lanes: the lanes set, in order, then the rest */
+	unsigned types;	    /* bit t: records of type t are counted */
+	uint8_t cls[256];   /* by control byte: 1 counted, 2 a gap marker */
+	uint16_t gap_types; /* bit t: type t with the low 4 bits set a gap */
+	/* by a mask of 8 lanes: the lanes set, in order, a byte each */
 	uint64_t squeeze[256];
 	bool sampled;
 	double rate;
