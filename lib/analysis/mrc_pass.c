@@ -15,6 +15,26 @@
 
 #include "lib/analysis/mrc_shared.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* AVX2 (and POPCNT, which every CPU with AVX2 has), at run time */
+static bool have_avx2(void)
+{
+	static int v = -1;
+
+	if (v < 0)
+		v = __builtin_cpu_supports("avx2") &&
+		    __builtin_cpu_supports("popcnt");
+	return v;
+}
+#else
+static bool have_avx2(void)
+{
+	return false;
+}
+#endif
+
 /* ---- the nearest lines exactly, for sampled curves' small sizes -------- */
 
 /*
@@ -36,11 +56,11 @@ int near_init(struct near *n, uint32_t k)
 		n->ring_size = 4;
 		while (n->ring_size < k)
 			n->ring_size *= 2;
-		n->ring = aligned_alloc(16, n->ring_size * sizeof(*n->ring));
+		n->ring = aligned_alloc(32, n->ring_size * sizeof(*n->ring));
 		if (!n->ring)
 			return -ENOMEM;
 		memset(n->ring, 0, n->ring_size * sizeof(*n->ring));
-		n->head = 0;
+		n->avx2 = n->ring_size >= 8 && have_avx2();
 		return 0;
 	}
 
@@ -67,7 +87,6 @@ static void near_reset(struct near *n)
 {
 	if (n->ring) {
 		memset(n->ring, 0, n->ring_size * sizeof(*n->ring));
-		n->head = 0;
 		return;
 	}
 	memset(n->key, 0, (n->mask + 1) * sizeof(*n->key));
@@ -133,19 +152,16 @@ typedef uint32_t v4u __attribute__((vector_size(16)));
 
 /*
  * The same for K <= NEAR_RING_MAX, as Mattson's stack itself: the lines
- * in recency order in a ring (place p at ring[(head + p) mod size], the
- * places from K on empty). The line is found by comparing four slots at
- * a time, every slot, no branch; its place is its distance. A line
- * beyond the K nearest (most references: a cache of K sampled lines
- * misses them) costs two stores: the farthest line's slot emptied and
- * the new one at the new head. A nearer one at place d moves the d lines
- * before it back one place.
+ * in recency order, place p at ring[p], the places from K on empty. The
+ * line is found by comparing four places at a time, every place, no
+ * branch; its place s is its distance. The lines before it move back one
+ * place and the line takes place 0; a line not found moves them all, the
+ * farthest (place K - 1) falling off.
  */
 static inline __attribute__((always_inline)) uint32_t
 ring_access(struct near *n, uint32_t line, const uint32_t size)
 {
-	const uint32_t *r = __builtin_assume_aligned(n->ring, 16);
-	uint32_t *w = n->ring, mask = size - 1, head = n->head, s, d;
+	uint32_t *r = __builtin_assume_aligned(n->ring, 32), s;
 	const v4u key = { line + 1, line + 1, line + 1, line + 1 };
 	v4u found = { 0, 0, 0, 0 }, at = { 0, 0, 0, 0 }, slot = { 0, 1, 2, 3 };
 	const v4u four = { 4, 4, 4, 4 };
@@ -163,25 +179,95 @@ ring_access(struct near *n, uint32_t line, const uint32_t size)
 	found |= __builtin_shufflevector(found, found, 1, 0, 3, 2);
 	at |= __builtin_shufflevector(at, at, 2, 3, 0, 1);
 	at |= __builtin_shufflevector(at, at, 1, 0, 3, 2);
-	if (!found[0]) {
-		w[(head + n->k - 1) & mask] = 0; /* the farthest falls off */
-		n->head = head = (head - 1) & mask;
-		w[head] = line + 1;
-		return NEAR_FAR;
-	}
-	s = at[0];
-	d = (s - head) & mask;
-	for (; s != head; s = (s - 1) & mask)
-		w[s] = w[(s - 1) & mask];
-	w[head] = line + 1;
-	return d;
+	s = found[0] ? at[0] : n->k - 1;
+	memmove(r + 1, r, s * sizeof(*r));
+	r[0] = line + 1;
+	return found[0] ? s : NEAR_FAR;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * The same with AVX2, eight places at a time and with no branch at all:
+ * every place up to s takes the line of the place before it (a lane
+ * permute, the first lane from the eight before), those after s keep
+ * theirs.
+ */
+__attribute__((target("avx2"), always_inline)) static inline uint32_t
+ring_avx2_n(struct near *n, uint32_t line, const uint32_t size)
+{
+	uint32_t *r = __builtin_assume_aligned(n->ring, 32), s, at;
+	const __m256i key = _mm256_set1_epi32((int)(line + 1));
+	const __m256i eight = _mm256_set1_epi32(8);
+	const __m256i back = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+	__m256i c[NEAR_RING_MAX / 8], found = _mm256_setzero_si256();
+	__m256i where = found, slot = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	__m256i carry = key, upto, x;
+	bool hit;
+
+#pragma GCC unroll 8
+	for (uint32_t i = 0; i < size / 8; i++) {
+		__m256i eq;
+
+		c[i] = _mm256_load_si256((const __m256i *)(r + 8 * i));
+		eq = _mm256_cmpeq_epi32(c[i], key);
+		found = _mm256_or_si256(found, eq);
+		where = _mm256_or_si256(where, _mm256_and_si256(eq, slot));
+		slot = _mm256_add_epi32(slot, eight);
+	}
+	hit = !_mm256_testz_si256(found, found);
+	x = _mm256_or_si256(where, _mm256_permute2x128_si256(where, where, 1));
+	x = _mm256_or_si256(x, _mm256_shuffle_epi32(x, 0x4e));
+	x = _mm256_or_si256(x, _mm256_shuffle_epi32(x, 0xb1));
+	at = (uint32_t)_mm256_cvtsi256_si32(x);
+	s = hit ? at : n->k - 1;
+	upto = _mm256_set1_epi32((int)s + 1);
+	slot = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+#pragma GCC unroll 8
+	for (uint32_t i = 0; i < size / 8; i++) {
+		/* the places before: lane 0 the last of the eight before */
+		__m256i b = _mm256_permutevar8x32_epi32(c[i], back);
+		__m256i moved = _mm256_blend_epi32(b, carry, 1);
+
+		carry = b;
+		_mm256_store_si256(
+			(__m256i *)(r + 8 * i),
+			_mm256_blendv_epi8(c[i], moved,
+					   _mm256_cmpgt_epi32(upto, slot)));
+		slot = _mm256_add_epi32(slot, eight);
+	}
+	return hit ? s : NEAR_FAR;
+}
+
+/* Built for each size of 8 places or more. */
+__attribute__((target("avx2"))) static uint32_t ring_avx2(struct near *n,
+							  uint32_t line)
+{
+	switch (n->ring_size) {
+	case 8:
+		return ring_avx2_n(n, line, 8);
+	case 16:
+		return ring_avx2_n(n, line, 16);
+	case 32:
+		return ring_avx2_n(n, line, 32);
+	default:
+		return ring_avx2_n(n, line, 64);
+	}
+}
+#else
+static uint32_t ring_avx2(struct near *n, uint32_t line)
+{
+	(void)n, (void)line;
+	return NEAR_FAR;
+}
+#endif
 
 /* A reference to line (not the last line): its distance, or NEAR_FAR. */
 static inline uint32_t near_access(struct near *n, uint32_t line)
 {
 	uint32_t h, d = NEAR_FAR;
 
+	if (n->avx2)
+		return ring_avx2(n, line);
 	switch (n->ring_size) { /* constants: the search unrolled */
 	case 4:
 		return ring_access(n, line, 4);
@@ -634,8 +720,6 @@ static inline size_t pick_sampled(const struct bach_mrc *m, const uint8_t *p,
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
 /*
  * The same with AVX2, six records (36 bytes) a step: two 16-byte loads,
  * from records 0 and 3, into the halves of a register, whose first 16
@@ -735,15 +819,6 @@ pick_sampled_avx2(const struct bach_mrc *m, const uint8_t *p, size_t n,
 	return i;
 }
 
-static bool have_avx2(void)
-{
-	static int v = -1;
-
-	if (v < 0)
-		v = __builtin_cpu_supports("avx2") &&
-		    __builtin_cpu_supports("popcnt");
-	return v;
-}
 #else
 static size_t pick_sampled_avx2(const struct bach_mrc *m, const uint8_t *p,
 				size_t n, uint32_t any, uint32_t *pick,
@@ -751,11 +826,6 @@ static size_t pick_sampled_avx2(const struct bach_mrc *m, const uint8_t *p,
 {
 	(void)m, (void)p, (void)n, (void)any, (void)pick, (void)kp, (void)refs;
 	return 0;
-}
-
-static bool have_avx2(void)
-{
-	return false;
 }
 #endif
 
@@ -843,10 +913,9 @@ size_t mrc_near_last(const struct bach_mrc *m, uint32_t *out)
 
 	if (!m->nnear)
 		return 0;
-	if (n->ring) { /* nearest first from head: oldest first backwards */
+	if (n->ring) { /* nearest first: oldest first backwards */
 		for (uint32_t i = n->k; i-- > 0;) {
-			uint32_t v =
-				n->ring[(n->head + i) & (n->ring_size - 1)];
+			uint32_t v = n->ring[i];
 
 			if (v)
 				out[k++] = v - 1;

@@ -140,9 +140,9 @@ struct near {
 	uint32_t *stamp;		 /* slot: its line's last stamp */
 	uint32_t *slot;			 /* live stamp: its line's slot */
 	uint64_t bits[NEAR_STAMPS / 64]; /* live stamps */
-	uint32_t *ring; /* K <= NEAR_RING_MAX: lines + 1 from head, nearest
-			   first */
-	uint32_t ring_size, head; /* a power of two >= K; place 0 */
+	uint32_t *ring;	    /* K <= NEAR_RING_MAX: lines + 1, nearest first */
+	uint32_t ring_size; /* a power of two >= K, at least 4 */
+	bool avx2;	    /* the ring searched and moved with AVX2 */
 };
 
 int near_init(struct near *n, uint32_t k);
