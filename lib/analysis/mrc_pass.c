@@ -479,39 +479,164 @@ static inline uint32_t line_of(const uint8_t *p, unsigned lg)
 #define PICK_AHEAD 8
 
 /*
+ * The exact pass's filter of n records at p, one by one: each record's
+ * class (a reference of a kind counted, a gap marker, neither) and
+ * whether it repeats the last line (*last, COLD after a gap) make a
+ * pick, stored always and kept by advancing the count: a line (not the
+ * last one), or a gap. Returns the count of picks; *refs counts the
+ * references, *reps the repeats.
+ */
+static inline size_t pick_exact(const struct bach_mrc *m, const uint8_t *p,
+				size_t n, uint32_t *pick, uint32_t *lastp,
+				uint64_t *refs, uint64_t *reps)
+{
+	unsigned lg = m->lg_line;
+	uint32_t last = *lastp;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++, p += BACH_REC_SIZE) {
+		uint32_t line = line_of(p, lg);
+		uint32_t c = m->cls[p[5]], ref = c & 1, gap = c >> 1;
+		uint32_t rep = ref & (line == last), mref = 0u - ref;
+
+		__builtin_prefetch(p + PREFETCH_AHEAD);
+		pick[k] = line | (0u - gap);
+		k += (ref & ~rep) | gap;
+		/* a reference's line, or after a gap COLD */
+		last = ((last & ~mref) | (line & mref)) | (0u - gap);
+		*refs += ref;
+		*reps += rep;
+	}
+	*lastp = last;
+	return k;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Bytes of 16 records (96) by lane: the big-endian address turned
+ * around, the control byte */
+static const uint8_t addr_idx[64] = {
+#define A(j) 6 * (j) + 3, 6 * (j) + 2, 6 * (j) + 1, 6 * (j)
+	A(0), A(1), A(2),  A(3),  A(4),	 A(5),	A(6),  A(7),
+	A(8), A(9), A(10), A(11), A(12), A(13), A(14), A(15),
+#undef A
+};
+static const uint8_t ctl_idx[64] = {
+#define C(j) 6 * (j) + 5, 0, 0, 0
+	C(0), C(1), C(2),  C(3),  C(4),	 C(5),	C(6),  C(7),
+	C(8), C(9), C(10), C(11), C(12), C(13), C(14), C(15),
+#undef C
+};
+
+/*
+ * The same with AVX-512, sixteen records a step, loaded as
+ * pick_sampled_vbmi() does. Each reference's previous one is found by
+ * packing the references' lines together (a compress), moving them one
+ * lane on behind the last line, and spreading them back (an expand). A
+ * step with a gap marker, or an address not a quadword's, takes its
+ * records one by one. Returns the records it took, a multiple of 16;
+ * pick has room for 16 more than n.
+ */
+__attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) static size_t
+pick_exact_vbmi(const struct bach_mrc *m, const uint8_t *p, size_t n,
+		uint32_t *pick, size_t *kp, uint32_t *lastp, uint64_t *refs,
+		uint64_t *reps)
+{
+	const __m512i aix = _mm512_loadu_si512(addr_idx);
+	const __m512i cix = _mm512_loadu_si512(ctl_idx);
+	const __m512i one = _mm512_set1_epi32(1), low = _mm512_set1_epi32(15);
+	const __m512i seven = _mm512_set1_epi32(7);
+	const __m512i reft = _mm512_set1_epi32((int)m->types);
+	const __m512i gapt = _mm512_set1_epi32((int)m->gap_types);
+	const __m128i lg = _mm_cvtsi32_si128((int)m->lg_line);
+	__m512i last = _mm512_set1_epi32((int)*lastp);
+	size_t i = 0, k = *kp;
+	uint64_t nref = 0, nrep = 0;
+
+	for (; i + 16 <= n; i += 16, p += 16 * BACH_REC_SIZE) {
+		__m512i a = _mm512_loadu_si512(p);
+		__m512i b = _mm512_maskz_loadu_epi8(0xffffffffull, p + 64);
+		__m512i addr = _mm512_permutex2var_epi8(a, aix, b);
+		__m512i ctl = _mm512_maskz_permutex2var_epi8(
+			0x1111111111111111ull, a, cix, b);
+		__m512i line, type, refs_in, prev;
+		__mmask16 ref, gap, rep, pk;
+		unsigned nr;
+
+		__builtin_prefetch(p + PREFETCH_AHEAD);
+		__builtin_prefetch(p + PREFETCH_AHEAD + 64);
+		type = _mm512_srli_epi32(ctl, 4);
+		gap = _mm512_test_epi32_mask(_mm512_srlv_epi32(gapt, type),
+					     one) &
+		      _mm512_cmpeq_epi32_mask(_mm512_and_si512(ctl, low), low);
+		if (__builtin_expect(gap || _mm512_test_epi32_mask(addr, seven),
+				     0)) {
+			uint32_t l = (uint32_t)_mm512_cvtsi512_si32(last);
+
+			k += pick_exact(m, p, 16, pick + k, &l, refs, reps);
+			last = _mm512_set1_epi32((int)l);
+			continue;
+		}
+		line = _mm512_srl_epi32(addr, lg);
+		ref = _mm512_test_epi32_mask(_mm512_srlv_epi32(reft, type),
+					     one);
+		/* the references' lines together, then each one's previous */
+		refs_in = _mm512_maskz_compress_epi32(ref, line);
+		prev = _mm512_maskz_expand_epi32(
+			ref, _mm512_alignr_epi32(refs_in, last, 15));
+		rep = _mm512_mask_cmpeq_epi32_mask(ref, line, prev);
+		pk = (__mmask16)(ref & ~rep);
+		_mm512_storeu_si512(pick + k,
+				    _mm512_maskz_compress_epi32(pk, line));
+		k += (unsigned)__builtin_popcount(pk);
+		nr = (unsigned)__builtin_popcount(ref);
+		nref += nr;
+		nrep += (unsigned)__builtin_popcount(rep);
+		/* the last reference's line, in every lane */
+		last = _mm512_mask_permutexvar_epi32(
+			last, (__mmask16)(0u - (nr != 0)),
+			_mm512_set1_epi32((int)nr - 1), refs_in);
+	}
+	*refs += nref;
+	*reps += nrep;
+	*lastp = (uint32_t)_mm512_cvtsi512_si32(last);
+	*kp = k;
+	return i;
+}
+#else
+static size_t pick_exact_vbmi(const struct bach_mrc *m, const uint8_t *p,
+			      size_t n, uint32_t *pick, size_t *kp,
+			      uint32_t *lastp, uint64_t *refs, uint64_t *reps)
+{
+	(void)m, (void)p, (void)n, (void)pick, (void)kp, (void)lastp,
+		(void)refs, (void)reps;
+	return 0;
+}
+#endif
+
+/*
  * Every reference's distance. A block of records is filtered first, as
- * add_sampled() does, with no branch that depends on the data: each
- * record's class (a reference of a kind counted, a gap marker, neither)
- * and whether it repeats the last line make a pick, stored always and
- * kept by advancing the count: a line (not the last one), or a gap. A
- * repeat is at distance 0, a hit at every size, only counted. Then the
- * picks go to the stack in trace order, each one's time in the line ->
- * time table asked for PICK_AHEAD picks before (a look-up in a table of
- * megabytes, most often a miss of the caches otherwise).
+ * add_sampled() does, with no branch that depends on the data
+ * (pick_exact(), with AVX-512 where the CPU has it): a line not the last
+ * one, or a gap. A repeat is at distance 0, a hit at every size, only
+ * counted. Then the picks go to the stack in trace order, each one's
+ * time in the line -> time table asked for PICK_AHEAD picks before.
  */
 static void add_exact(struct bach_mrc *m, const uint8_t *p, size_t n)
 {
-	uint32_t pick[PICK_BLOCK + PICK_AHEAD];
-	unsigned lg = m->lg_line;
+	uint32_t pick[PICK_BLOCK + 16];
 	uint32_t last = m->last;
 	uint64_t refs = 0, reps = 0;
+	bool vbmi = have_vbmi();
 
 	while (n) {
-		size_t b = n < PICK_BLOCK ? n : PICK_BLOCK, k = 0;
+		size_t b = n < PICK_BLOCK ? n : PICK_BLOCK, k = 0, i = 0;
 
-		for (size_t i = 0; i < b; i++, p += BACH_REC_SIZE) {
-			uint32_t line = line_of(p, lg);
-			uint32_t c = m->cls[p[5]], ref = c & 1, gap = c >> 1;
-			uint32_t rep = ref & (line == last), mref = 0u - ref;
-
-			__builtin_prefetch(p + PREFETCH_AHEAD);
-			pick[k] = line | (0u - gap);
-			k += (ref & ~rep) | gap;
-			/* a reference's line, or after a gap COLD */
-			last = ((last & ~mref) | (line & mref)) | (0u - gap);
-			refs += ref;
-			reps += rep;
-		}
+		if (vbmi)
+			i = pick_exact_vbmi(m, p, b, pick, &k, &last, &refs,
+					    &reps);
+		k += pick_exact(m, p + i * BACH_REC_SIZE, b - i, pick + k,
+				&last, &refs, &reps);
+		p += b * BACH_REC_SIZE;
 		n -= b;
 		for (size_t j = 0; j < PICK_AHEAD; j++)
 			pick[k + j] = PICK_GAP;
@@ -845,18 +970,6 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,popcnt"))) static size_t
 pick_sampled_vbmi(const struct bach_mrc *m, const uint8_t *p, size_t n,
 		  uint32_t any, uint32_t *pick, size_t *kp, uint64_t *refs)
 {
-	static const uint8_t addr_idx[64] = {
-#define A(j) 6 * (j) + 3, 6 * (j) + 2, 6 * (j) + 1, 6 * (j)
-		A(0), A(1), A(2),  A(3),  A(4),	 A(5),	A(6),  A(7),
-		A(8), A(9), A(10), A(11), A(12), A(13), A(14), A(15),
-#undef A
-	};
-	static const uint8_t ctl_idx[64] = {
-#define C(j) 6 * (j) + 5, 0, 0, 0
-		C(0), C(1), C(2),  C(3),  C(4),	 C(5),	C(6),  C(7),
-		C(8), C(9), C(10), C(11), C(12), C(13), C(14), C(15),
-#undef C
-	};
 	const __m512i aix = _mm512_loadu_si512(addr_idx);
 	const __m512i cix = _mm512_loadu_si512(ctl_idx);
 	const __m512i one = _mm512_set1_epi32(1), low = _mm512_set1_epi32(15);
