@@ -4,12 +4,14 @@
  * line's time of last reference in an order-statistic structure, which
  * counts the distinct lines referenced since. mrc_pass.c asks it for the
  * distance of every reference, every line's or, for a sampled curve, only
- * the sampled lines'; the line -> time table is a two-level radix table
- * for the one, an open-addressed hash for the other.
+ * the sampled lines'; the line -> time table is a flat array (or a
+ * two-level radix table) for the one, an open-addressed hash for the
+ * other.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "lib/analysis/mrc_shared.h"
 
@@ -17,8 +19,32 @@
 
 /* ---- line -> value, a two-level table of chunks made on first use ------- */
 
+/*
+ * Where the address space allows, the table is one array over every line
+ * (4 bytes a line: 512 MiB for 32-byte lines), mapped without reserving
+ * memory so that only the pages of lines referenced are made, zero, by
+ * the kernel: one look-up instead of two, and a 4 KiB page made where a
+ * chunk of the radix table was 16 KiB. Else (no room for the mapping) the
+ * radix table's chunks.
+ */
 static int radix_init(struct radix *r, unsigned key_bits)
 {
+	size_t len = (size_t)sizeof(*r->flat) << key_bits;
+
+	r->flat = NULL;
+	if (sizeof(size_t) >= 8) {
+		void *f = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+
+		if (f != MAP_FAILED) {
+			r->flat = f;
+			r->flat_len = len;
+			r->ndir = 0;
+			r->dir = NULL;
+			return 0;
+		}
+	}
 	r->ndir = (size_t)1
 		  << (key_bits > CHUNK_BITS ? key_bits - CHUNK_BITS : 0);
 	r->dir = calloc(r->ndir, sizeof(*r->dir));
@@ -27,6 +53,9 @@ static int radix_init(struct radix *r, unsigned key_bits)
 
 static void radix_free(struct radix *r)
 {
+	if (r->flat)
+		munmap(r->flat, r->flat_len);
+	r->flat = NULL;
 	for (size_t i = 0; r->dir && i < r->ndir; i++)
 		free(r->dir[i]);
 	free(r->dir);
@@ -36,8 +65,11 @@ static void radix_free(struct radix *r)
 /* The value of key, made (zero) when new; NULL when out of memory. */
 static inline uint32_t *radix_slot(struct radix *r, uint32_t key)
 {
-	uint32_t **d = &r->dir[key >> CHUNK_BITS];
+	uint32_t **d;
 
+	if (r->flat)
+		return r->flat + key;
+	d = &r->dir[key >> CHUNK_BITS];
 	if (__builtin_expect(!*d, 0)) {
 		*d = calloc((size_t)1 << CHUNK_BITS, sizeof(**d));
 		if (!*d)

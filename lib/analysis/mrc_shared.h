@@ -41,8 +41,11 @@ static inline uint32_t line_hash(uint32_t line, uint32_t shift)
 
 /* ---- stack distances (mrc_sdist.c) ------------------------------------- */
 
-/* line -> value, a two-level table of chunks made on first use */
+/* line -> value, one array over all lines, or a two-level table of
+ * chunks made on first use (mrc_sdist.c) */
 struct radix {
+	uint32_t *flat; /* mapped, flat_len bytes; NULL: the chunks */
+	size_t flat_len;
 	uint32_t **dir;
 	size_t ndir;
 };
@@ -108,13 +111,16 @@ void sd_reset(struct sdist *s);
 
 /*
  * Ask for the place where line's time is kept, ahead of its sd_access():
- * in the radix table, when its chunk is made (any line: one beyond the
- * table asks for nothing).
+ * in the flat table, or in the radix table when its chunk is made (any
+ * line: one beyond the table asks for nothing).
  */
 static inline void sd_prefetch(const struct sdist *s, uint32_t line)
 {
 	if (s->hashed) {
 		__builtin_prefetch(&s->few.slot[line_hash(line, s->few.shift)]);
+	} else if (s->where.flat) {
+		if (line < s->where.flat_len / sizeof(*s->where.flat))
+			__builtin_prefetch(s->where.flat + line);
 	} else if (line >> CHUNK_BITS < s->where.ndir) {
 		const uint32_t *c = s->where.dir[line >> CHUNK_BITS];
 
