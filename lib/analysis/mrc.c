@@ -214,15 +214,18 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 						  (1u << SAMPLE_BITS) - 1) >>
 							 SAMPLE_BITS;
 		}
-		for (unsigned b = 0; b <= BACH_MRC_HIST_BUCKETS; b++) {
-			/* the least distance of bucket b: 0, then 2^(b - 1) */
+		for (unsigned b = 0; b < BACH_MRC_HIST_BUCKETS; b++) {
+			/* bucket b: 0, then 2^(b - 1) to 2^b - 1 */
 			uint64_t least = b ? 1ull << (b - 1) : 0;
+			uint64_t most = b ? (1ull << b) - 1 : 0;
+			size_t i = 0;
 
-			while (m->th_below[b] < cfg->nsizes &&
-			       m->th[m->th_below[b]] <= least)
-				m->th_below[b]++;
-			if (b < BACH_MRC_HIST_BUCKETS)
-				m->th_below[b + 1] = m->th_below[b];
+			while (i < cfg->nsizes && m->th[i] <= least)
+				i++;
+			m->th_below[b] = (uint8_t)i;
+			while (i < cfg->nsizes && m->th[i] <= most)
+				i++;
+			m->th_upto[b] = (uint8_t)i;
 		}
 		if (m->sampled)
 			near_sizes(m);

@@ -364,7 +364,7 @@ static inline void count_distance(struct bach_mrc *m, uint32_t d)
 	}
 	b = log2_bucket(d);
 	lo = m->th_below[b];
-	hi = m->th_below[b + 1];
+	hi = m->th_upto[b];
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 

@@ -196,8 +196,9 @@ struct bach_mrc {
 	uint64_t cnt[BACH_MRC_MAX_SIZES +
 		     1]; /* by how many th[] a distance reaches */
 	/* bucket b of the histogram: how many th[] its least distance
-	 * reaches (a distance in it reaches th_below[b] to th_below[b + 1]) */
-	uint8_t th_below[BACH_MRC_HIST_BUCKETS + 1];
+	 * reaches, and its greatest (a distance in it reaches th_below[b],
+	 * and of the th[] from there up to th_upto[b], those at most it) */
+	uint8_t th_below[BACH_MRC_HIST_BUCKETS], th_upto[BACH_MRC_HIST_BUCKETS];
 	uint64_t hist[BACH_MRC_HIST_BUCKETS];
 	uint64_t cold;
 	/* sampled: the first nnear sizes from the near stack, at a rate */
