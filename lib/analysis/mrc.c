@@ -175,6 +175,16 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 		m->cls[c] = (uint8_t)((m->types >> (c >> 4) & 1) |
 				      (unsigned)bach_rec_is_gap(rec) << 1);
 	}
+	/* a gap marker: its type's bit, and the control byte's low 4 set */
+	for (unsigned t = 0; t < BACH_NTYPES; t++)
+		m->gap_types |= (uint16_t)((m->cls[t << 4 | 15] >> 1) << t);
+	for (unsigned v = 0; v < 256; v++) {
+		unsigned j = 0;
+
+		for (unsigned l = 0; l < 8; l++)
+			if (v >> l & 1)
+				m->squeeze[v] |= (uint64_t)l << (8 * j++);
+	}
 	m->rate = cfg->sample;
 	m->sampled = cfg->sample < 1;
 	m->last = COLD;
@@ -203,6 +213,19 @@ int bach_mrc_new(struct bach_mrc **mp, const struct bach_mrc_config *cfg,
 					       : (lines * m->threshold +
 						  (1u << SAMPLE_BITS) - 1) >>
 							 SAMPLE_BITS;
+		}
+		for (unsigned b = 0; b < BACH_MRC_HIST_BUCKETS; b++) {
+			/* bucket b: 0, then 2^(b - 1) to 2^b - 1 */
+			uint64_t least = b ? 1ull << (b - 1) : 0;
+			uint64_t most = b ? (1ull << b) - 1 : 0;
+			size_t i = 0;
+
+			while (i < cfg->nsizes && m->th[i] <= least)
+				i++;
+			m->th_below[b] = (uint8_t)i;
+			while (i < cfg->nsizes && m->th[i] <= most)
+				i++;
+			m->th_upto[b] = (uint8_t)i;
 		}
 		if (m->sampled)
 			near_sizes(m);

@@ -4,22 +4,47 @@
  * line's time of last reference in an order-statistic structure, which
  * counts the distinct lines referenced since. mrc_pass.c asks it for the
  * distance of every reference, every line's or, for a sampled curve, only
- * the sampled lines'; the line -> time table is a two-level radix table
- * for the one, an open-addressed hash for the other.
+ * the sampled lines'; the line -> time table is a flat array (or a
+ * two-level radix table) for the one, an open-addressed hash for the
+ * other.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "lib/analysis/mrc_shared.h"
 
-#define CHUNK_BITS 12 /* lines per radix chunk: 4096 */
 #define GROUP_BITS 15 /* times per second-level count: 32768 */
 
 /* ---- line -> value, a two-level table of chunks made on first use ------- */
 
+/*
+ * Where the address space allows, the table is one array over every line
+ * (4 bytes a line: 512 MiB for 32-byte lines), mapped without reserving
+ * memory so that only the pages of lines referenced are made, zero, by
+ * the kernel: one look-up instead of two, and a 4 KiB page made where a
+ * chunk of the radix table was 16 KiB. Else (no room for the mapping) the
+ * radix table's chunks.
+ */
 static int radix_init(struct radix *r, unsigned key_bits)
 {
+	size_t len = (size_t)sizeof(*r->flat) << key_bits;
+
+	r->flat = NULL;
+	if (sizeof(size_t) >= 8) {
+		void *f = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+
+		if (f != MAP_FAILED) {
+			r->flat = f;
+			r->flat_len = len;
+			r->ndir = 0;
+			r->dir = NULL;
+			return 0;
+		}
+	}
 	r->ndir = (size_t)1
 		  << (key_bits > CHUNK_BITS ? key_bits - CHUNK_BITS : 0);
 	r->dir = calloc(r->ndir, sizeof(*r->dir));
@@ -28,6 +53,9 @@ static int radix_init(struct radix *r, unsigned key_bits)
 
 static void radix_free(struct radix *r)
 {
+	if (r->flat)
+		munmap(r->flat, r->flat_len);
+	r->flat = NULL;
 	for (size_t i = 0; r->dir && i < r->ndir; i++)
 		free(r->dir[i]);
 	free(r->dir);
@@ -37,8 +65,11 @@ static void radix_free(struct radix *r)
 /* The value of key, made (zero) when new; NULL when out of memory. */
 static inline uint32_t *radix_slot(struct radix *r, uint32_t key)
 {
-	uint32_t **d = &r->dir[key >> CHUNK_BITS];
+	uint32_t **d;
 
+	if (r->flat)
+		return r->flat + key;
+	d = &r->dir[key >> CHUNK_BITS];
 	if (__builtin_expect(!*d, 0)) {
 		*d = calloc((size_t)1 << CHUNK_BITS, sizeof(**d));
 		if (!*d)
@@ -111,6 +142,13 @@ static size_t level_len(uint32_t cap, unsigned k)
 	return n ? n : 1;
 }
 
+/* A level's room: whole groups of 16, so that sd_move() reads a group
+ * whole (its counts after the last live time are 0). */
+static size_t level_room(uint32_t cap, unsigned k)
+{
+	return (level_len(cap, k) + FAN - 1) & ~(size_t)(FAN - 1);
+}
+
 static int sd_alloc(struct sdist *s, uint32_t cap)
 {
 	uint64_t *bits = realloc(s->bits, cap / 8);
@@ -125,14 +163,17 @@ static int sd_alloc(struct sdist *s, uint32_t cap)
 	s->owner = owner;
 	s->nlev = 0;
 	for (unsigned k = 0; k < MAX_LEVELS; k++) {
+		/* counted again by sd_recount(): no copy; a group in one
+		 * 64-byte cache line */
 		uint32_t *c =
-			realloc(s->cnt[k], level_len(cap, k) * sizeof(*c));
+			aligned_alloc(64, level_room(cap, k) * sizeof(*c));
 
 		if (!c)
 			return -ENOMEM;
+		free(s->cnt[k]);
 		s->cnt[k] = c;
 		s->nlev = k + 1;
-		if (level_len(cap, k) == 1)
+		if (level_len(cap, k) <= FAN) /* one group: the top */
 			break;
 	}
 	s->cap = cap;
@@ -145,7 +186,8 @@ static void sd_recount(struct sdist *s)
 	uint32_t words = (s->now + 63) >> 6;
 
 	for (unsigned k = 0; k < s->nlev; k++)
-		memset(s->cnt[k], 0, level_len(s->cap, k) * sizeof(*s->cnt[k]));
+		memset(s->cnt[k], 0,
+		       level_room(s->cap, k) * sizeof(*s->cnt[k]));
 	for (uint32_t w = 0; w < words; w++) {
 		unsigned n = pop64(s->bits[w]);
 
@@ -182,32 +224,52 @@ void sd_free(struct sdist *s)
 	free(s->owner);
 }
 
-static inline void sd_count(struct sdist *s, uint32_t t, uint32_t delta)
-{
-	uint32_t i = t >> 6;
+typedef uint32_t v4u __attribute__((vector_size(16)));
 
-	for (unsigned k = 0; k < s->nlev; k++, i >>= FAN_BITS)
-		s->cnt[k][i] += delta;
-}
+/* 16 zeros then 16 ones: from 15 - j, the lanes of a group after lane j */
+static const uint32_t ramp[2 * FAN] = { [FAN... 2 * FAN - 1] = ~0u };
 
-/* Live times after t (t < now). */
-static uint32_t sd_after(const struct sdist *s, uint32_t t)
+/*
+ * Live times after t (t < now), with t's time moved to now: the rest of
+ * t's word, then at each level the counts after t's own in its group of
+ * 16, t's count one less and now's one more. Every level's group is read
+ * whole, masked, with no branch: the counts after the last live time are
+ * 0, so a level above the one where t and the last live time meet adds
+ * nothing.
+ */
+static uint32_t sd_move(struct sdist *s, uint32_t t)
 {
-	uint32_t i = t >> 6, last = (s->now - 1) >> 6, n;
+	uint32_t i = t >> 6, j = s->now >> 6, n;
+	unsigned nlev = s->nlev;
+	v4u acc = { 0, 0, 0, 0 };
 
 	n = pop64(s->bits[i] >> (t & 63) >> 1);
-	for (unsigned k = 0; k < s->nlev && i != last; k++) {
-		uint32_t end = (i | ((1u << FAN_BITS) - 1)) < last
-				       ? (i | ((1u << FAN_BITS) - 1))
-				       : last;
-		const uint32_t *c = s->cnt[k];
+	for (unsigned k = 0; k < nlev; k++, i >>= FAN_BITS, j >>= FAN_BITS) {
+		uint32_t *c = s->cnt[k];
+		const v4u *g =
+			__builtin_assume_aligned(c + (i & ~(FAN - 1u)), 64);
+		const uint32_t *r = ramp + FAN - 1 - (i & (FAN - 1));
+		v4u m0, m1, m2, m3;
 
-		for (uint32_t j = i + 1; j <= end; j++)
-			n += c[j];
-		i >>= FAN_BITS;
-		last >>= FAN_BITS;
+		memcpy(&m0, r, sizeof(m0));
+		memcpy(&m1, r + 4, sizeof(m1));
+		memcpy(&m2, r + 8, sizeof(m2));
+		memcpy(&m3, r + 12, sizeof(m3));
+		acc += (g[0] & m0) + (g[1] & m1) + (g[2] & m2) + (g[3] & m3);
+		c[i]--;
+		c[j]++;
 	}
-	return n;
+	return n + acc[0] + acc[1] + acc[2] + acc[3];
+}
+
+/* A time at now, the line's first since the stack was empty. */
+static void sd_add(struct sdist *s)
+{
+	uint32_t j = s->now >> 6;
+	unsigned nlev = s->nlev;
+
+	for (unsigned k = 0; k < nlev; k++, j >>= FAN_BITS)
+		s->cnt[k][j]++;
 }
 
 /* Renumber the live times from 0; double the room when half of it is live. */
@@ -254,14 +316,13 @@ uint32_t sd_access(struct sdist *s, uint32_t line, int *err)
 	if (prev == s->now && prev) /* already the most recent */
 		return 0;
 	if (prev) {
-		d = sd_after(s, prev - 1);
+		d = sd_move(s, prev - 1);
 		s->bits[(prev - 1) >> 6] &= ~(1ull << ((prev - 1) & 63));
-		sd_count(s, prev - 1, (uint32_t)-1);
 	} else {
+		sd_add(s);
 		s->live++;
 	}
 	s->bits[s->now >> 6] |= 1ull << (s->now & 63);
-	sd_count(s, s->now, 1);
 	s->owner[s->now] = line;
 	*slot = ++s->now;
 	return d;

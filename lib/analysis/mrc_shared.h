@@ -41,8 +41,11 @@ static inline uint32_t line_hash(uint32_t line, uint32_t shift)
 
 /* ---- stack distances (mrc_sdist.c) ------------------------------------- */
 
-/* line -> value, a two-level table of chunks made on first use */
+/* line -> value, one array over all lines, or a two-level table of
+ * chunks made on first use (mrc_sdist.c) */
 struct radix {
+	uint32_t *flat; /* mapped, flat_len bytes; NULL: the chunks */
+	size_t flat_len;
 	uint32_t **dir;
 	size_t ndir;
 };
@@ -64,6 +67,7 @@ struct lhash {
 };
 
 #define FAN_BITS   4 /* each count above the words sums 16 below it */
+#define FAN	   (1u << FAN_BITS)
 #define MAX_LEVELS 8
 
 /*
@@ -103,6 +107,29 @@ void sd_push(struct sdist *s, const uint32_t *lines, size_t n, int *err);
 /* Everything cold again (a gap marker). */
 void sd_reset(struct sdist *s);
 
+#define CHUNK_BITS 12 /* lines per radix chunk: 4096 */
+
+/*
+ * Ask for the place where line's time is kept, ahead of its sd_access():
+ * in the flat table, or in the radix table when its chunk is made (any
+ * line: one beyond the table asks for nothing).
+ */
+static inline void sd_prefetch(const struct sdist *s, uint32_t line)
+{
+	if (s->hashed) {
+		__builtin_prefetch(&s->few.slot[line_hash(line, s->few.shift)]);
+	} else if (s->where.flat) {
+		if (line < s->where.flat_len / sizeof(*s->where.flat))
+			__builtin_prefetch(s->where.flat + line);
+	} else if (line >> CHUNK_BITS < s->where.ndir) {
+		const uint32_t *c = s->where.dir[line >> CHUNK_BITS];
+
+		if (c)
+			__builtin_prefetch(c +
+					   (line & ((1u << CHUNK_BITS) - 1)));
+	}
+}
+
 /* ---- the near stack (mrc_pass.c) --------------------------------------- */
 
 #define NEAR_MAX_LINES 1024u	  /* the largest K */
@@ -119,9 +146,9 @@ struct near {
 	uint32_t *stamp;		 /* slot: its line's last stamp */
 	uint32_t *slot;			 /* live stamp: its line's slot */
 	uint64_t bits[NEAR_STAMPS / 64]; /* live stamps */
-	uint32_t *ring; /* K <= NEAR_RING_MAX: lines + 1 from head, nearest
-			   first */
-	uint32_t ring_size, head; /* a power of two >= K; place 0 */
+	uint32_t *ring;	    /* K <= NEAR_RING_MAX: lines + 1, nearest first */
+	uint32_t ring_size; /* a power of two >= K, at least 4 */
+	bool avx2;	    /* the ring searched and moved with AVX2 */
 };
 
 int near_init(struct near *n, uint32_t k);
@@ -154,8 +181,11 @@ struct bach_mrc {
 	struct bach_mrc_config cfg;
 	uint64_t sizes[BACH_MRC_MAX_SIZES];
 	unsigned lg_line;
-	unsigned types;	  /* bit t: records of type t are counted */
-	uint8_t cls[256]; /* by control byte: 1 counted, 2 a gap marker */
+	unsigned types;	    /* bit t: records of type t are counted */
+	uint8_t cls[256];   /* by control byte: 1 counted, 2 a gap marker */
+	uint16_t gap_types; /* bit t: type t with the low 4 bits set a gap */
+	/* by a mask of 8 lanes: the lanes set, in order, a byte each */
+	uint64_t squeeze[256];
 	bool sampled;
 	double rate;
 	uint32_t threshold; /* sampled: hash below this */
@@ -165,6 +195,10 @@ struct bach_mrc {
 					    i */
 	uint64_t cnt[BACH_MRC_MAX_SIZES +
 		     1]; /* by how many th[] a distance reaches */
+	/* bucket b of the histogram: how many th[] its least distance
+	 * reaches, and its greatest (a distance in it reaches th_below[b],
+	 * and of the th[] from there up to th_upto[b], those at most it) */
+	uint8_t th_below[BACH_MRC_HIST_BUCKETS], th_upto[BACH_MRC_HIST_BUCKETS];
 	uint64_t hist[BACH_MRC_HIST_BUCKETS];
 	uint64_t cold;
 	/* sampled: the first nnear sizes from the near stack, at a rate */
