@@ -15,6 +15,7 @@
 
 #include "bach/record.h"
 #include "capture_priv.h"
+#include "lib/cpus.h"
 
 /*
  * The block offset of source index n (0..nrec): the gap events are the
@@ -245,12 +246,7 @@ addrs_vbmi(const uint8_t *p, uint32_t *addr)
 
 static bool have_vbmi(void)
 {
-	static int v = -1;
-
-	if (v < 0)
-		v = __builtin_cpu_supports("avx512vbmi") &&
-		    __builtin_cpu_supports("avx512bw");
-	return v;
+	return bach_simd() >= BACH_SIMD_AVX512;
 }
 #else
 #define SCAN_CLONES
@@ -413,11 +409,7 @@ scan_avx2(struct capture *c, const struct ring_block *b, const uint32_t *lo,
 
 static bool have_avx2(void)
 {
-	static int v = -1;
-
-	if (v < 0)
-		v = __builtin_cpu_supports("avx2");
-	return v;
+	return bach_simd() >= BACH_SIMD_AVX2;
 }
 #else
 static uint32_t scan_avx2(struct capture *c, const struct ring_block *b,

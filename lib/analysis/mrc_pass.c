@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lib/analysis/mrc_shared.h"
+#include "lib/cpus.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -21,24 +22,13 @@
 /* AVX2 (and POPCNT, which every CPU with AVX2 has), at run time */
 static bool have_avx2(void)
 {
-	static int v = -1;
-
-	if (v < 0)
-		v = __builtin_cpu_supports("avx2") &&
-		    __builtin_cpu_supports("popcnt");
-	return v;
+	return bach_simd() >= BACH_SIMD_AVX2;
 }
 
 /* AVX-512 with its byte permutes (VBMI), at run time */
 static bool have_vbmi(void)
 {
-	static int v = -1;
-
-	if (v < 0)
-		v = have_avx2() && __builtin_cpu_supports("avx512f") &&
-		    __builtin_cpu_supports("avx512bw") &&
-		    __builtin_cpu_supports("avx512vbmi");
-	return v;
+	return bach_simd() >= BACH_SIMD_AVX512;
 }
 #else
 static bool have_avx2(void)

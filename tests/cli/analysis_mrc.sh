@@ -199,6 +199,24 @@ bad "--window: '0' is not a number of records" --window 0
 expect_status 2 $BACH mrc
 expect_err "no TRACE given"
 
+# the narrower vector paths (lib/cpus.h: BACH_SIMD), on a CPU that has
+# the wider: the same curves, and the exact ones bach sim's
+for simd in avx2 none; do
+	for mode in "" "--sample 0.1" "--sample 0.01 --min 128 --max 2k" \
+		"--assoc 4" "--kind d --line 64" "--reuse" "--window 1000"; do
+		# shellcheck disable=SC2086 # the mode's words are options
+		$BACH mrc --json $mode "$T/gaps.byu" >"$T/wide.json" || fail "mrc $mode"
+		# shellcheck disable=SC2086
+		BACH_SIMD=$simd $BACH mrc --json $mode "$T/gaps.byu" >"$T/narrow.json" ||
+			fail "BACH_SIMD=$simd mrc $mode"
+		cmp -s "$T/wide.json" "$T/narrow.json" ||
+			fail "BACH_SIMD=$simd mrc $mode: not the curve of the widest path"
+	done
+	export BACH_SIMD=$simd
+	exact "$T/gaps.byu" 32 full all
+	unset BACH_SIMD
+done
+
 # damaged traces: exit 1, the file and offset named, nothing printed
 head -c 6001 "$T/gen.byu" >"$T/cut.byu"
 for mode in "" "--reuse" "--window 100" "--sample 0.5"; do
