@@ -1055,11 +1055,11 @@ void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *p, size_t n,
 		r[i].pos = base + (off ? off[i] : i);
 		r[i].addr = bach_ref_span(p, &size);
 		r[i].size = (uint8_t)size;
-		r[i].more = 0;
 		if (__builtin_expect(kind == BACH_REF_NONE, 0) &&
 		    bach_rec_is_gap(p))
 			kind = BACH_SIM_GAP;
 		r[i].kind = (uint8_t)kind;
+		r[i].more = 0;
 	}
 }
 
@@ -1165,7 +1165,7 @@ lanes_miss_of(struct cache *c, uint32_t *e, uint32_t addr, uint32_t size,
  */
 static inline __attribute__((always_inline)) void
 add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
-	 const uint32_t A)
+	 const uint32_t A, const bool runs)
 {
 	struct cache *tlb = s->tlb;
 	uint64_t refs = 0, more = 0;
@@ -1183,17 +1183,19 @@ add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
 				s->t.skipped++;
 			continue;
 		}
-		refs += 1 + r[i].more;
-		more += r[i].more;
-		c = s->top[kind];
-		/* the run's next ones (bach_sim_collapse()): hits, counted */
-		c->st.fetch[kind == BACH_REF_WRITE ? BACH_REF_READ : kind] +=
-			r[i].more;
-		if (tlb) {
+		refs++;
+		if (tlb)
 			tlb_access(tlb, addr, kind);
-			tlb->st.fetch[kind == BACH_REF_WRITE ? BACH_REF_READ
-							     : kind] +=
-				r[i].more;
+		c = s->top[kind];
+		if (runs) { /* a run's next ones (bach_sim_collapse()): hits */
+			unsigned fk =
+				kind == BACH_REF_WRITE ? BACH_REF_READ : kind;
+
+			refs += r[i].more;
+			more += r[i].more;
+			c->st.fetch[fk] += r[i].more;
+			if (tlb)
+				tlb->st.fetch[fk] += r[i].more;
 		}
 		if (__builtin_expect((addr & (c->line - 1)) + size > c->line,
 				     0)) {
@@ -1219,19 +1221,33 @@ add_refs(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
 	s->t.refs += refs;
 }
 
-void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
-		       size_t n)
+/* add_refs() for s's L1, the entries runs or not */
+static inline __attribute__((always_inline)) void
+add_any(struct bach_sim *s, const struct bach_sim_ref *r, size_t n,
+	const bool runs)
 {
 	switch (s->l1_lanes) {
 #define ADD_REFS_OF(A)                                                         \
 	case A:                                                                \
-		add_refs(s, r, n, A);                                          \
+		add_refs(s, r, n, A, runs);                                    \
 		break;
 		LANE_COUNTS(ADD_REFS_OF)
 	default:
-		add_refs(s, r, n, 0);
+		add_refs(s, r, n, 0, runs);
 		break;
 	}
+}
+
+void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
+		       size_t n)
+{
+	add_any(s, r, n, false);
+}
+
+void bach_sim_add_runs(struct bach_sim *s, const struct bach_sim_ref *r,
+		       size_t n)
+{
+	add_any(s, r, n, true);
 }
 
 void bach_sim_add_at(struct bach_sim *s, const uint8_t *p, size_t n,

@@ -178,7 +178,7 @@ struct bach_sim_ref {
 	uint32_t addr;
 	uint8_t size; /* 1 to 8 */
 	uint8_t kind;
-	uint16_t more; /* bach_sim_collapse(); 0 from bach_sim_refs() */
+	uint16_t more; /* bach_sim_collapse(): bach_sim_add_runs() takes it */
 };
 void bach_sim_refs(struct bach_sim_ref *r, const uint8_t *recs, size_t n,
 		   uint64_t base, const uint32_t *off);
@@ -203,6 +203,9 @@ void bach_sim_add_refs(struct bach_sim *s, const struct bach_sim_ref *r,
 size_t bach_sim_collapse(struct bach_sim_ref *out, const struct bach_sim_ref *r,
 			 size_t n, unsigned lg);
 int bach_sim_collapse_lg(const struct bach_sim *s);
+/* bach_sim_add_refs() of such entries (it takes each more as 0) */
+void bach_sim_add_runs(struct bach_sim *s, const struct bach_sim_ref *r,
+		       size_t n);
 
 /*
  * A configuration whose L1 is another's (bach sim --configs): what an L1

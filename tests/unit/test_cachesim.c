@@ -486,7 +486,7 @@ static void test_collapse_same(void **state)
 			k = bach_sim_collapse(c, r, n, (unsigned)lg);
 			assert_true(k <= n);
 			total += n - k;
-			bach_sim_add_refs(b, c, k);
+			bach_sim_add_runs(b, c, k);
 		}
 		assert_true(bach_sim_same_state(a, b));
 		assert_int_equal(bach_sim_last_get(a, da),

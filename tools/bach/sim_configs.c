@@ -264,7 +264,10 @@ static bool step(struct sweep *w)
 				d->n = 0;
 				bach_sim_record(w->c[i].s, d);
 			}
-			bach_sim_add_refs(w->c[i].s, r, n);
+			if (w->shortcut[i])
+				bach_sim_add_runs(w->c[i].s, r, n);
+			else
+				bach_sim_add_refs(w->c[i].s, r, n);
 		}
 	}
 	pthread_mutex_lock(&w->mu);
