@@ -432,6 +432,12 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 			errmsg("out of memory");
 			status = EXIT_USAGE;
 		}
+		/* one whose L1 is another's, with neither an L2 nor a TLB,
+		 * takes nothing: not scheduled, it takes that L1 at the end */
+		for (size_t j = 0; !status && j < w.n; j++)
+			if (w.lead[j] != j && !w.c[j].cfg.have[BACH_SIM_L2] &&
+			    !w.c[j].cfg.have[BACH_SIM_TLB])
+				w.at[j] = UINT64_MAX;
 	}
 	if (!status) {
 		if (!threads) /* the CPUs this process may run on */
@@ -462,13 +468,22 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 					status = EXIT_USAGE;
 					break;
 				}
-		/* the L1 counts and state of the configurations that shared */
-		for (size_t j = 0; !status && j < w.n; j++)
-			if (w.lead[j] != j &&
-			    bach_sim_adopt_l1(w.c[j].s, w.c[w.lead[j]].s)) {
-				errmsg("out of memory");
+		/* the L1 counts and state of the configurations that shared
+		 * (their end, a copy-back, is each one's own: no recording) */
+		for (size_t j = 0; !status && j < w.n; j++) {
+			int err = 0;
+
+			bach_sim_record(w.c[j].s, NULL);
+			if (w.lead[j] != j)
+				err = bach_sim_adopt_l1(w.c[j].s,
+							w.c[w.lead[j]].s);
+			if (err) {
+				errmsg("%s:%u: %s", file, w.c[j].line,
+				       err == -ENOMEM ? "out of memory"
+						      : strerror(-err));
 				status = EXIT_USAGE;
 			}
+		}
 	}
 	if (!status && partial)
 		status = sim_write_part(
