@@ -63,7 +63,11 @@ int near_init(struct near *n, uint32_t k)
 		n->ring_size = 4;
 		while (n->ring_size < k)
 			n->ring_size *= 2;
-		n->ring = aligned_alloc(32, n->ring_size * sizeof(*n->ring));
+		/* a size that is a multiple of the alignment (C11 7.22.3.1):
+		 * 32 bytes at least */
+		n->ring = aligned_alloc(32,
+					(n->ring_size < 8 ? 8 : n->ring_size) *
+						sizeof(*n->ring));
 		if (!n->ring)
 			return -ENOMEM;
 		memset(n->ring, 0, n->ring_size * sizeof(*n->ring));
