@@ -530,6 +530,143 @@ static void test_collapse_same(void **state)
 	}
 }
 
+/* cfg from "L1|L1I,L1D|L2|L3|TLB" texts (NULL: none) and a seed */
+static void hier_cfg(struct bach_sim_config *cfg, const char *const h[5],
+		     uint64_t seed)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->seed = seed;
+	if (strchr(h[0], ',')) {
+		char a[64], *b;
+
+		strcpy(a, h[0]);
+		b = strchr(a, ',');
+		*b++ = 0;
+		spec(cfg, BACH_SIM_L1I, a);
+		spec(cfg, BACH_SIM_L1D, b);
+	} else {
+		spec(cfg, BACH_SIM_L1, h[0]);
+	}
+	if (h[1])
+		spec(cfg, BACH_SIM_L2, h[1]);
+	if (h[2])
+		spec(cfg, BACH_SIM_L3, h[2]);
+	if (h[3])
+		spec(cfg, BACH_SIM_TLB, h[3]);
+}
+
+/*
+ * A configuration whose L1 is another's (sim --configs): its TLB given
+ * the references, its L2 what the other's L1 sent below it, then the
+ * other's L1 taken, it counts and ends as it does on its own, gap
+ * markers, random L2s and L3s and the end's copy-back included.
+ */
+static void test_shared_l1(void **state)
+{
+	static const char *const pairs[][2][5] = {
+		/* the one simulated, the one that takes its L1 */
+		{ { "1k:32:2", "8k:64:4:random", NULL, "8:2" },
+		  { "1k:32:2", "4k:32:2:fifo", "16k:64:4:random", "4:full" } },
+		{ { "512:16:1,2k:64:4:random", "8k:64:2:wt", NULL, NULL },
+		  { "512:16:1,2k:64:4:random", "16k:32:8:random", NULL,
+		    NULL } },
+		{ { "1k:32:2:wt:nwa", "4k:32:4", NULL, NULL },
+		  { "1k:32:2:wt:nwa", "8k:64:2:nwa", "32k:64:4", "2:2" } },
+		{ { "512:32:full", "4k:64:full:random", NULL, NULL },
+		  { "512:32:full", "2k:32:2", NULL, "16:4" } },
+		{ { "1k:4:2", "2k:8:2:fifo", NULL, NULL },
+		  { "1k:4:2", "4k:64:1:wt", NULL, NULL } },
+		{ { "2k:32:4:random", NULL, NULL, NULL }, /* no L2 either */
+		  { "2k:32:4:random", NULL, NULL, "8:full" } },
+	};
+	enum { N = 40000, CH = 900 };
+	static uint8_t t[N * BACH_REC_SIZE];
+	static struct bach_sim_ref r[CH];
+	uint32_t x = 11, lines[128] = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < 128; i++)
+		lines[i] = (rnd(&x) % 8192) * 32;
+	for (size_t i = 0, at = 0; i < N; i++) {
+		static const uint8_t ctl[] = { IF, RD, RD, WR, WR, IO };
+		uint32_t v = rnd(&x);
+
+		if (v % 2 == 0)
+			at = v % 9 ? lines[(v >> 4) % 128] : v & ~7u;
+		if (v % 1499 == 0)
+			bach_rec_put(t + i * BACH_REC_SIZE, 3, 0xff,
+				     BACH_GAP_CTL);
+		else
+			bach_rec_put(t + i * BACH_REC_SIZE,
+				     (uint32_t)at + (v >> 8) % 4 * 8, 0x00,
+				     ctl[(v >> 16) % 6]);
+	}
+	for (size_t p = 0; p < sizeof(pairs) / sizeof(*pairs); p++) {
+		struct bach_sim_config ca, cb;
+		struct bach_sim *lead, *own, *shared;
+		struct bach_sim_downs d = { 0 };
+		struct bach_sim_counts co, cs;
+		uint64_t da[BACH_SIM_NCACHES], db[BACH_SIM_NCACHES];
+		char why[200] = "";
+
+		hier_cfg(&ca, pairs[p][0], p);
+		hier_cfg(&cb, pairs[p][1], p);
+		assert_int_equal(bach_sim_new(&lead, &ca, why, sizeof(why)), 0);
+		assert_int_equal(bach_sim_new(&own, &cb, why, sizeof(why)), 0);
+		assert_int_equal(bach_sim_new(&shared, &cb, why, sizeof(why)),
+				 0);
+		assert_true(bach_sim_same_l1(lead, shared));
+		if (pairs[p][0][1])
+			bach_sim_record(lead, &d);
+		for (size_t i = 0; i < N; i += CH) {
+			size_t n = N - i < CH ? N - i : CH;
+
+			bach_sim_refs(r, t + i * BACH_REC_SIZE, n, i, NULL);
+			bach_sim_add_refs(own, r, n);
+			d.n = 0;
+			bach_sim_add_refs(lead, r, n);
+			bach_sim_add_tlb(shared, r, n);
+			bach_sim_add_below(shared, d.v, d.n);
+		}
+		assert_false(d.oom);
+		bach_sim_record(lead, NULL);
+		assert_int_equal(bach_sim_adopt_l1(shared, lead), 0);
+		assert_true(bach_sim_same_state(own, shared));
+		assert_int_equal(bach_sim_last_get(own, da),
+				 bach_sim_last_get(shared, db));
+		assert_memory_equal(da, db, sizeof(da));
+		bach_sim_finish(own);
+		bach_sim_finish(shared);
+		bach_sim_get_counts(own, &co);
+		bach_sim_get_counts(shared, &cs);
+		assert_memory_equal(&co, &cs, sizeof(co));
+		assert_true(co.t.flushes > 10);
+		free(d.v);
+		bach_sim_free(lead);
+		bach_sim_free(own);
+		bach_sim_free(shared);
+	}
+	{ /* not the same L1: another seed for a random one, another size */
+		static const char *const a[5] = { "2k:32:4:random" },
+					 *b[5] = { "2k:32:2" };
+		struct bach_sim_config ca, cb;
+		struct bach_sim *s1, *s2;
+		char why[200] = "";
+
+		hier_cfg(&ca, a, 1);
+		hier_cfg(&cb, a, 2);
+		assert_int_equal(bach_sim_new(&s1, &ca, why, sizeof(why)), 0);
+		assert_int_equal(bach_sim_new(&s2, &cb, why, sizeof(why)), 0);
+		assert_false(bach_sim_same_l1(s1, s2));
+		bach_sim_free(s2);
+		hier_cfg(&cb, b, 1);
+		assert_int_equal(bach_sim_new(&s2, &cb, why, sizeof(why)), 0);
+		assert_false(bach_sim_same_l1(s1, s2));
+		bach_sim_free(s1);
+		bach_sim_free(s2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +680,7 @@ int main(void)
 		cmocka_unit_test_setup(test_two_levels, reset),
 		cmocka_unit_test_setup(test_collapse_entries, reset),
 		cmocka_unit_test(test_collapse_same),
+		cmocka_unit_test(test_shared_l1),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
