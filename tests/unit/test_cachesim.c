@@ -414,6 +414,79 @@ static uint32_t rnd(uint32_t *x)
 }
 
 /*
+ * The property tests' trace: n records in runs over a working set of
+ * nlines 32-byte lines (the next line one time in jump, a line anywhere
+ * one jump in 8), kinds from ctl, and a gap marker one record in gap
+ */
+static void runs_trace(uint8_t *t, size_t n, uint32_t x, unsigned nlines,
+		       unsigned jump, unsigned gap, const uint8_t ctl[6])
+{
+	uint32_t lines[128];
+
+	assert_true(nlines <= 128);
+	for (unsigned i = 0; i < nlines; i++)
+		lines[i] = (rnd(&x) % (nlines * 64)) * 32;
+	for (size_t i = 0, at = 0; i < n; i++) {
+		uint32_t v = rnd(&x);
+
+		if (v % jump == 0)
+			at = v % 8 ? lines[(v >> 4) % nlines] : v & ~7u;
+		if (v % gap == 0)
+			bach_rec_put(t + i * BACH_REC_SIZE, 9, 0xff,
+				     BACH_GAP_CTL);
+		else
+			bach_rec_put(t + i * BACH_REC_SIZE,
+				     (uint32_t)at + (v >> 8) % 4 * 8, 0x00,
+				     ctl[(v >> 16) % 6]);
+	}
+}
+
+/* cfg from texts h: L1 (or "L1I,L1D"), L2, L3, TLB (NULL: none) */
+static void hier_cfg(struct bach_sim_config *cfg, const char *const h[4],
+		     uint64_t seed)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->seed = seed;
+	if (strchr(h[0], ',')) {
+		char a[64], *b;
+
+		strcpy(a, h[0]);
+		b = strchr(a, ',');
+		*b++ = 0;
+		spec(cfg, BACH_SIM_L1I, a);
+		spec(cfg, BACH_SIM_L1D, b);
+	} else {
+		spec(cfg, BACH_SIM_L1, h[0]);
+	}
+	if (h[1])
+		spec(cfg, BACH_SIM_L2, h[1]);
+	if (h[2])
+		spec(cfg, BACH_SIM_L3, h[2]);
+	if (h[3])
+		spec(cfg, BACH_SIM_TLB, h[3]);
+}
+
+/* b, fed otherwise, in a's state and position, and counting as a does
+ * after both end; both freed */
+static void same_run(struct bach_sim *a, struct bach_sim *b)
+{
+	uint64_t da[BACH_SIM_NCACHES], db[BACH_SIM_NCACHES];
+	struct bach_sim_counts ca, cb;
+
+	assert_true(bach_sim_same_state(a, b));
+	assert_int_equal(bach_sim_last_get(a, da), bach_sim_last_get(b, db));
+	assert_memory_equal(da, db, sizeof(da));
+	bach_sim_finish(a);
+	bach_sim_finish(b);
+	bach_sim_get_counts(a, &ca);
+	bach_sim_get_counts(b, &cb);
+	assert_memory_equal(&ca, &cb, sizeof(ca));
+	assert_true(ca.t.flushes > 10);
+	bach_sim_free(a);
+	bach_sim_free(b);
+}
+
+/*
  * The collapsed entries give a simulator that takes them
  * (bach_sim_collapse_lg() >= 0) exactly the counts, state and position
  * the references one by one do, under every policy, with a TLB, an L2 and
@@ -423,57 +496,29 @@ static uint32_t rnd(uint32_t *x)
 static void test_collapse_same(void **state)
 {
 	static const char *const hier[][4] = {
-		/* L1 or L1I, L1D, L2, TLB */
 		{ "1k:32:2", NULL, NULL, "8:2" },
-		{ "1k:16:1", "2k:64:4:fifo", NULL, NULL },
-		{ "2k:32:4:random", NULL, "8k:64:2:random", "4:full" },
-		{ "512:32:2:wt", NULL, "4k:32:4", NULL },
+		{ "1k:16:1,2k:64:4:fifo", NULL, NULL, NULL },
+		{ "2k:32:4:random", "8k:64:2:random", NULL, "4:full" },
+		{ "512:32:2:wt", "4k:32:4", NULL, NULL },
 		{ "512:32:full", NULL, NULL, "32:full" },
-		{ "1k:4:2", NULL, "2k:8:2:fifo", "2:2" },
-		{ "1k:32:16:fifo", "1k:64:full:random", "16k:64:4", "16:4" },
+		{ "1k:4:2", "2k:8:2:fifo", NULL, "2:2" },
+		{ "1k:32:16:fifo,1k:64:full:random", "16k:64:4", NULL, "16:4" },
 	};
+	static const uint8_t ctl[] = { IF, IF, RD, RD, WR, IO };
 	enum { N = 60000, CH = 700 };
 	static uint8_t t[N * BACH_REC_SIZE];
 	static struct bach_sim_ref r[CH], c[CH];
-	uint32_t x = 7, lines[64] = { 0 };
 	size_t total = 0;
 
 	(void)state;
-	for (size_t i = 0; i < 64; i++)
-		lines[i] = (rnd(&x) % 4096) * 32;
-	for (size_t i = 0, at = 0; i < N; i++) { /* runs in a working set */
-		static const uint8_t ctl[] = { IF, IF, RD, RD, WR, IO };
-		uint32_t v = rnd(&x);
-
-		if (v % 3 == 0) /* the next line, else the same */
-			at = v % 7 ? lines[(v >> 4) % 64] : v & ~7u;
-		if (v % 997 == 0)
-			bach_rec_put(t + i * BACH_REC_SIZE, 9, 0xff,
-				     BACH_GAP_CTL);
-		else
-			bach_rec_put(t + i * BACH_REC_SIZE,
-				     (uint32_t)at + (v >> 8) % 4 * 8, 0x00,
-				     ctl[(v >> 16) % 6]);
-	}
+	runs_trace(t, N, 7, 64, 3, 997, ctl);
 	for (size_t h = 0; h < sizeof(hier) / sizeof(*hier); h++) {
-		struct bach_sim_config cfg = { 0 };
-		struct bach_sim_counts ca, cb;
+		struct bach_sim_config cfg;
 		struct bach_sim *a, *b;
-		uint64_t da[BACH_SIM_NCACHES], db[BACH_SIM_NCACHES];
 		char why[200] = "";
 		int lg;
 
-		cfg.seed = h;
-		if (hier[h][1]) {
-			spec(&cfg, BACH_SIM_L1I, hier[h][0]);
-			spec(&cfg, BACH_SIM_L1D, hier[h][1]);
-		} else {
-			spec(&cfg, BACH_SIM_L1, hier[h][0]);
-		}
-		if (hier[h][2])
-			spec(&cfg, BACH_SIM_L2, hier[h][2]);
-		if (hier[h][3])
-			spec(&cfg, BACH_SIM_TLB, hier[h][3]);
+		hier_cfg(&cfg, hier[h], h);
 		assert_int_equal(bach_sim_new(&a, &cfg, why, sizeof(why)), 0);
 		assert_int_equal(bach_sim_new(&b, &cfg, why, sizeof(why)), 0);
 		lg = bach_sim_collapse_lg(b);
@@ -488,17 +533,7 @@ static void test_collapse_same(void **state)
 			total += n - k;
 			bach_sim_add_runs(b, c, k);
 		}
-		assert_true(bach_sim_same_state(a, b));
-		assert_int_equal(bach_sim_last_get(a, da),
-				 bach_sim_last_get(b, db));
-		assert_memory_equal(da, db, sizeof(da));
-		bach_sim_finish(a);
-		bach_sim_finish(b);
-		bach_sim_get_counts(a, &ca);
-		bach_sim_get_counts(b, &cb);
-		assert_memory_equal(&ca, &cb, sizeof(ca));
-		bach_sim_free(a);
-		bach_sim_free(b);
+		same_run(a, b);
 	}
 	assert_true(total > N / 2); /* runs were collapsed (58853 here) */
 
@@ -530,31 +565,6 @@ static void test_collapse_same(void **state)
 	}
 }
 
-/* cfg from "L1|L1I,L1D|L2|L3|TLB" texts (NULL: none) and a seed */
-static void hier_cfg(struct bach_sim_config *cfg, const char *const h[5],
-		     uint64_t seed)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->seed = seed;
-	if (strchr(h[0], ',')) {
-		char a[64], *b;
-
-		strcpy(a, h[0]);
-		b = strchr(a, ',');
-		*b++ = 0;
-		spec(cfg, BACH_SIM_L1I, a);
-		spec(cfg, BACH_SIM_L1D, b);
-	} else {
-		spec(cfg, BACH_SIM_L1, h[0]);
-	}
-	if (h[1])
-		spec(cfg, BACH_SIM_L2, h[1]);
-	if (h[2])
-		spec(cfg, BACH_SIM_L3, h[2]);
-	if (h[3])
-		spec(cfg, BACH_SIM_TLB, h[3]);
-}
-
 /*
  * A configuration whose L1 is another's (sim --configs): its TLB given
  * the references, its L2 what the other's L1 sent below it, then the
@@ -563,7 +573,7 @@ static void hier_cfg(struct bach_sim_config *cfg, const char *const h[5],
  */
 static void test_shared_l1(void **state)
 {
-	static const char *const pairs[][2][5] = {
+	static const char *const pairs[][2][4] = {
 		/* the one simulated, the one that takes its L1 */
 		{ { "1k:32:2", "8k:64:4:random", NULL, "8:2" },
 		  { "1k:32:2", "4k:32:2:fifo", "16k:64:4:random", "4:full" } },
@@ -579,34 +589,17 @@ static void test_shared_l1(void **state)
 		{ { "2k:32:4:random", NULL, NULL, NULL }, /* no L2 either */
 		  { "2k:32:4:random", NULL, NULL, "8:full" } },
 	};
+	static const uint8_t ctl[] = { IF, RD, RD, WR, WR, IO };
 	enum { N = 40000, CH = 900 };
 	static uint8_t t[N * BACH_REC_SIZE];
 	static struct bach_sim_ref r[CH];
-	uint32_t x = 11, lines[128] = { 0 };
 
 	(void)state;
-	for (size_t i = 0; i < 128; i++)
-		lines[i] = (rnd(&x) % 8192) * 32;
-	for (size_t i = 0, at = 0; i < N; i++) {
-		static const uint8_t ctl[] = { IF, RD, RD, WR, WR, IO };
-		uint32_t v = rnd(&x);
-
-		if (v % 2 == 0)
-			at = v % 9 ? lines[(v >> 4) % 128] : v & ~7u;
-		if (v % 1499 == 0)
-			bach_rec_put(t + i * BACH_REC_SIZE, 3, 0xff,
-				     BACH_GAP_CTL);
-		else
-			bach_rec_put(t + i * BACH_REC_SIZE,
-				     (uint32_t)at + (v >> 8) % 4 * 8, 0x00,
-				     ctl[(v >> 16) % 6]);
-	}
+	runs_trace(t, N, 11, 128, 2, 1499, ctl);
 	for (size_t p = 0; p < sizeof(pairs) / sizeof(*pairs); p++) {
 		struct bach_sim_config ca, cb;
 		struct bach_sim *lead, *own, *shared;
 		struct bach_sim_downs d = { 0 };
-		struct bach_sim_counts co, cs;
-		uint64_t da[BACH_SIM_NCACHES], db[BACH_SIM_NCACHES];
 		char why[200] = "";
 
 		hier_cfg(&ca, pairs[p][0], p);
@@ -631,24 +624,13 @@ static void test_shared_l1(void **state)
 		assert_false(d.oom);
 		bach_sim_record(lead, NULL);
 		assert_int_equal(bach_sim_adopt_l1(shared, lead), 0);
-		assert_true(bach_sim_same_state(own, shared));
-		assert_int_equal(bach_sim_last_get(own, da),
-				 bach_sim_last_get(shared, db));
-		assert_memory_equal(da, db, sizeof(da));
-		bach_sim_finish(own);
-		bach_sim_finish(shared);
-		bach_sim_get_counts(own, &co);
-		bach_sim_get_counts(shared, &cs);
-		assert_memory_equal(&co, &cs, sizeof(co));
-		assert_true(co.t.flushes > 10);
+		same_run(own, shared);
 		free(d.v);
 		bach_sim_free(lead);
-		bach_sim_free(own);
-		bach_sim_free(shared);
 	}
 	{ /* not the same L1: another seed for a random one, another size */
-		static const char *const a[5] = { "2k:32:4:random" },
-					 *b[5] = { "2k:32:2" };
+		static const char *const a[4] = { "2k:32:4:random" },
+					 *b[4] = { "2k:32:2" };
 		struct bach_sim_config ca, cb;
 		struct bach_sim *s1, *s2;
 		char why[200] = "";
