@@ -15,8 +15,7 @@
 
 # a capture with gap markers in several segments
 split_capture
-"$BACH" gen --records 200000 -o "$T/g.byu.gz" 2> "$T/err" || fail "gen"
-"$BACH" convert "$T/g.byu.gz" "$T/g.byu" 2> "$T/err" || fail "convert: $(cat "$T/err")"
+gen_traces 200000
 # frames of 64 KiB, so that plan has frame starts to cut at (the 8 MiB
 # default makes this small file one frame)
 "$BACH" convert --zstd-frame-kb 64 "$T/g.byu" "$T/g.byu.zst" 2> "$T/err" || fail "convert: $(cat "$T/err")"

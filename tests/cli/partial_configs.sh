@@ -17,8 +17,7 @@
 CMD=sim
 CSV=
 split_capture
-"$BACH" gen --records 150000 -o "$T/g.byu.gz" 2> "$T/err" || fail "gen"
-"$BACH" convert "$T/g.byu.gz" "$T/g.byu" 2> "$T/err" || fail "convert: $(cat "$T/err")"
+gen_traces 150000
 
 cat > "$T/sweep.txt" << 'EOF'
 # a sweep: one configuration a line

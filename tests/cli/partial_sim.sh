@@ -18,8 +18,7 @@ CMD=sim
 CSV=
 # a capture with gap markers in several segments, and a generated trace
 split_capture
-"$BACH" gen --records 150000 -o "$T/g.byu.gz" 2> "$T/err" || fail "gen"
-"$BACH" convert "$T/g.byu.gz" "$T/g.byu" 2> "$T/err" || fail "convert: $(cat "$T/err")"
+gen_traces 150000
 
 for STATOPT in "--l1 8k:32:2" \
 	"--l1i 8k:32:2 --l1d 8k:32:4 --l2 64k:32:8 --tlb 16:4" \

@@ -38,6 +38,12 @@ split_capture() {
 	[ "$(ls "$C"/seg-*.byu.zst | wc -l)" -gt 1 ] || fail "one segment only"
 }
 
+# gen_traces RECORDS: $T/g.byu.gz, RECORDS of bach gen, and as $T/g.byu
+gen_traces() {
+	"$BACH" gen --records "$1" -o "$T/g.byu.gz" 2> "$T/err" || fail "gen"
+	"$BACH" convert "$T/g.byu.gz" "$T/g.byu" 2> "$T/err" || fail "convert: $(cat "$T/err")"
+}
+
 # damaged_member GZ: $T/d.byu.gz, GZ with its second member damaged
 damaged_member() {
 	cp "$1" "$T/d.byu.gz"
