@@ -48,7 +48,8 @@ struct sweep {
 	struct bach_sim_ref *buf[NBUF];
 	size_t len[NBUF], fill;
 	/* the same chunks collapsed (bach_sim_collapse(), blocks of 2^lg
-	 * bytes), for the configurations with shortcut[i]; NULL: none */
+	 * bytes), for the configurations with shortcut[i]; NULL when none
+	 * has */
 	struct bach_sim_ref *cbuf[NBUF];
 	size_t clen[NBUF];
 	unsigned lg;
@@ -56,8 +57,7 @@ struct sweep {
 	/* per configuration, the one whose L1 it is, or itself: one whose L1
 	 * is an earlier one's simulates only its TLB, and its L2 (if it has
 	 * one, so has that one) takes what that one's L1 sent below it
-	 * (down[that one][chunk % NBUF]; NULL for a configuration that no
-	 * other's L2 needs) */
+	 * (down[that one][chunk % NBUF], kept when needed[that one]) */
 	size_t *lead;
 	bool *needed;
 	struct bach_sim_downs (*down)[NBUF];
@@ -253,7 +253,6 @@ static bool step(struct sweep *w)
 			w->shortcut[i] ? w->cbuf[k % NBUF] : w->buf[k % NBUF];
 		size_t n =
 			w->shortcut[i] ? w->clen[k % NBUF] : w->len[k % NBUF];
-
 		struct bach_sim_downs *d = &w->down[w->lead[i]][k % NBUF];
 
 		if (w->lead[i] != i) {
@@ -390,7 +389,7 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 	pthread_cond_init(&w.cv, NULL);
 	status = load(file, cfg, &w);
 	if (!status) {
-		bool oom = false;
+		bool oom = false, runs = false;
 
 		for (int b = 0; b < NBUF; b++) {
 			w.buf[b] = malloc(CHUNK * sizeof(*w.buf[b]));
@@ -415,14 +414,16 @@ int sim_configs(const char *file, const struct bach_sim_config *cfg, bool json,
 		}
 		/* the configurations that take runs collapsed: at the
 		 * smallest L1 line among them */
+		w.lg = 31;
 		for (size_t i = 0; !oom && i < w.n; i++) {
 			int lg = bach_sim_collapse_lg(w.c[i].s);
 
 			w.shortcut[i] = lg >= 0;
-			if (lg >= 0 && (!w.lg || (unsigned)lg < w.lg))
+			runs |= lg >= 0;
+			if (lg >= 0 && (unsigned)lg < w.lg)
 				w.lg = (unsigned)lg;
 		}
-		for (int b = 0; w.lg && b < NBUF; b++) {
+		for (int b = 0; runs && b < NBUF; b++) {
 			w.cbuf[b] = malloc(CHUNK * sizeof(*w.cbuf[b]));
 			oom |= !w.cbuf[b];
 		}
